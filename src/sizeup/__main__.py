@@ -1,0 +1,5 @@
+import sys
+
+from sizeup.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,118 @@
+"""The documented entry points. Each returns a typed result with `to_dict()`.
+
+Nothing heavy is imported here at module level: torch loads only when a torch model is traced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sizeup.errors import ConfigError
+from sizeup.ledger import CostTotals, Ledger, MemoryPeak, OpKind, Phase, scope_depth
+
+__all__ = ["FlopsReport", "count_flops", "parse_input_specs"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ParsedInput:
+    shape: tuple[int, ...]
+    dtype: str | None = None
+    name: str | None = None
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    """'1x64x64x64' -> (1, 64, 64, 64); every dimension a positive integer."""
+    parts = text.strip().lower().split("x")
+    try:
+        shape = tuple(int(p) for p in parts)
+    except ValueError:
+        raise ConfigError(f"input shape {text!r}: expected positive integers joined by 'x', e.g. 1x3x224x224") from None
+    if not shape or any(d <= 0 for d in shape):
+        raise ConfigError(f"input shape {text!r}: every dimension must be a positive integer")
+    return shape
+
+
+def parse_input_specs(shapes: Sequence[str] = (), specs: Sequence[str] = ()) -> list[ParsedInput]:
+    """`shapes`: '1x64x64x64' (float inputs, comma-separated for several); `specs`:
+    'NAME=DTYPE:SHAPE' or 'DTYPE:SHAPE' (e.g. 'input_ids=int64:1x128'), comma-separated."""
+    from sizeup.units import normalize_dtype
+
+    out: list[ParsedInput] = []
+    for group in shapes:
+        for text in filter(None, (s.strip() for s in group.split(","))):
+            out.append(ParsedInput(shape=parse_shape(text)))
+    for group in specs:
+        for text in filter(None, (s.strip() for s in group.split(","))):
+            name, _, rest = text.rpartition("=")
+            dtype, sep, shape = rest.partition(":")
+            if not sep:
+                raise ConfigError(f"input spec {text!r}: expected [NAME=]DTYPE:SHAPE, e.g. input_ids=int64:1x128")
+            out.append(ParsedInput(shape=parse_shape(shape), dtype=normalize_dtype(dtype), name=name or None))
+    return out
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlopsReport:
+    """FLOPs, bytes and peak memory of one traced model."""
+
+    ledger: Ledger
+    mode: str
+    dtype: str
+    memory: MemoryPeak
+    assumptions: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def total(self) -> CostTotals:
+        return self.ledger.totals()
+
+    def scopes(self, depth: int | None = None) -> dict[str, CostTotals]:
+        return self.ledger.by_scope(depth)
+
+    def to_dict(self, depth: int | None = None) -> dict[str, Any]:
+        total = self.total
+        scopes = []
+        for scope, t in self.scopes(depth).items():
+            row = {"scope": scope, "depth": scope_depth(scope), **t.to_dict()}
+            row["share_of_flops"] = t.flops / total.flops if total.flops else 0.0
+            scopes.append(row)
+        return {
+            "model": self.ledger.name,
+            "mode": self.mode,
+            "dtype": self.dtype,
+            "total": total.to_dict(),
+            "by_phase": {k: v.to_dict() for k, v in self.ledger.by_phase().items()},
+            "by_kind": {k: v.to_dict() for k, v in self.ledger.by_kind().items()},
+            "scopes": scopes,
+            "ops": [o.to_dict() for o in self.ledger.ops if o.kind != OpKind.VIEW],
+            "uncounted_ops": self.ledger.uncounted_ops(),
+            "memory": self.memory.to_dict(),
+            "assumptions": list(self.assumptions),
+        }
+
+
+def count_flops(
+    target: str | Callable[[], Any],
+    inputs: Sequence[ParsedInput],
+    *,
+    dtype: str = "fp32",
+    mode: str = "inference",
+    optimizer: str = "adamw",
+) -> FlopsReport:
+    """Trace a PyTorch model (a "file.py:factory" / "module:factory" target or a factory) on fake
+    tensors and count every op. `mode`: inference, backward or train (forward + backward + optimizer)."""
+    from sizeup.ingest.target import load_factory
+    from sizeup.ingest.torch_trace import InputSpec, TraceMode, trace_module
+
+    try:
+        trace_mode = TraceMode(mode)
+    except ValueError:
+        raise ConfigError(f"mode {mode!r}: expected inference, backward or train") from None
+    factory = load_factory(target) if isinstance(target, str) else target
+    specs = [InputSpec(shape=i.shape, dtype=i.dtype, name=i.name) for i in inputs]
+    ledger = trace_module(factory, specs, dtype=dtype, mode=trace_mode, optimizer=optimizer,
+                          name=target.rpartition(":")[2] if isinstance(target, str) else None)
+    phases = [Phase.FORWARD] if trace_mode == TraceMode.INFERENCE else None
+    return FlopsReport(ledger=ledger, mode=trace_mode.value, dtype=dtype, memory=ledger.memory_peak(phases),
+                       assumptions=tuple(ledger.assumptions))

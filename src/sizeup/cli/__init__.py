@@ -1,0 +1,1 @@
+"""The `sizeup` command line."""

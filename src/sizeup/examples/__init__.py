@@ -1,0 +1,1 @@
+"""Built-in example models (import `sizeup.examples.zoo` explicitly: it needs torch)."""

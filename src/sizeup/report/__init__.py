@@ -1,0 +1,1 @@
+"""Renderers of typed results; they format, never recompute."""

@@ -1,0 +1,6 @@
+import pytest
+
+
+@pytest.fixture(scope="session")
+def torch():
+    return pytest.importorskip("torch")
