@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from sizeup.errors import SizeupError
 
-COMMANDS = ("flops",)
+COMMANDS = ("flops", "hw", "roofline")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,143 @@
+"""`sizeup hw list|show|offers|local`: the hardware catalog."""
+
+from __future__ import annotations
+
+import argparse
+
+from sizeup.report.terminal import render_table
+from sizeup.units import GIGA, TERA, format_bytes
+
+
+def add_catalog_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--catalog", action="append", default=[], metavar="DIR",
+                   help="extra folder of device/offer YAML files (repeatable; overrides the built-in ones)")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("hw", help="the hardware catalog: devices, cloud offers, this machine")
+    verbs = p.add_subparsers(dest="verb", required=True, metavar="VERB")
+    ls = verbs.add_parser("list", help="list the devices")
+    ls.add_argument("--kind", choices=["gpu", "tpu", "npu", "soc", "cpu"], help="only this kind")
+    show = verbs.add_parser("show", help="one device in full")
+    show.add_argument("name", help="device id, name or alias (e.g. 4090, 'H100 SXM', a100-80g)")
+    offers = verbs.add_parser("offers", help="cloud offers and their dated prices")
+    offers.add_argument("--gpu", help="only offers with this device")
+    offers.add_argument("--provider", help="only this provider (aws, gcp, azure, lambda, runpod, autodl)")
+    local = verbs.add_parser("local", help="this machine's CPU and GPUs, mapped to the catalog")
+    for q in (ls, show, offers, local):
+        add_catalog_argument(q)
+        q.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from sizeup.cli.main import emit_json
+    from sizeup.hardware.catalog import load_catalog
+    from sizeup.hardware.usable import usable_memory
+
+    catalog = load_catalog(args.catalog)
+    if args.verb == "list":
+        devices = [d for d in catalog.devices.values() if args.kind is None or d.kind == args.kind]
+        devices.sort(key=lambda d: (d.kind, d.vendor, -d.memory_bytes, d.id))
+        if args.json:
+            emit_json({"devices": [device_summary(d, catalog) for d in devices]})
+            return 0
+        rows = [[d.id, d.kind, format_bytes(d.memory_bytes), f"{d.memory_bandwidth_bytes_per_s / GIGA:,.0f}",
+                 _peak(d, "bf16") or _peak(d, "fp16"), _peak(d, "fp8"), _peak(d, "int8"),
+                 f"{d.tdp_w:.0f}" if d.tdp_w else "", d.retrieved] for d in devices]
+        print(render_table(["device", "kind", "memory", "GB/s", "bf16 TF", "fp8 TF", "int8 TOPS", "W", "read"], rows,
+                           right=[False, False, True, True, True, True, True, True, False]))
+        print(f"\n{len(devices)} devices; dense tensor peaks (no sparsity); blank = not supported or not published")
+        return 0
+    if args.verb == "show":
+        device = catalog.device(args.name)
+        usable = usable_memory(device)
+        data = device_summary(device, catalog) | device.to_dict() | {
+            "usable_memory_bytes": usable.bytes.typical, "usable_memory": usable.to_dict(),
+            "offers": [o.id for o in catalog.offers_for(device.id)],
+        }
+        if args.json:
+            emit_json(data)
+            return 0
+        print(render_device(device, usable, catalog))
+        return 0
+    if args.verb == "offers":
+        gpu = catalog.device(args.gpu).id if args.gpu else None
+        offers = [o for o in catalog.offers_for(gpu) if args.provider is None or o.provider == args.provider]
+        offers.sort(key=lambda o: (o.on_demand_usd_per_hour / o.gpu_count, o.id))
+        if args.json:
+            emit_json({"offers": [o.to_dict() for o in offers]})
+            return 0
+        rows = [[o.id, f"{o.gpu_count}x {o.gpu}", o.region, f"{o.on_demand_usd_per_hour:.2f}",
+                 "" if o.spot_usd_per_hour is None else f"{o.spot_usd_per_hour:.2f}",
+                 f"{o.on_demand_usd_per_hour / o.gpu_count:.2f}", o.currency, o.price_date] for o in offers]
+        print(render_table(["offer", "gpus", "region", "$/h", "spot $/h", "$/GPU-h", "listed in", "price date"], rows,
+                           right=[False, False, False, True, True, True, False, False]))
+        print("\nprices go stale: each is as of its price date; non-USD prices converted with data/offers/fx.yaml")
+        return 0
+    from sizeup.hardware.local import detect_local
+
+    local = detect_local(catalog)
+    if args.json:
+        emit_json(local.to_dict())
+        return 0
+    print(local.render())
+    return 0
+
+
+def _peak(device, precision: str) -> str:
+    value = device.peak_flops_per_s.get(precision)
+    return "" if value is None else f"{value / TERA:,.1f}"
+
+
+def device_summary(device, catalog) -> dict:
+    from sizeup.hardware.usable import usable_memory
+
+    return {
+        "id": device.id, "name": device.name, "kind": device.kind, "vendor": device.vendor,
+        "memory_bytes": device.memory_bytes, "usable_memory_bytes": usable_memory(device).bytes.typical,
+        "memory_bandwidth_bytes_per_s": device.memory_bandwidth_bytes_per_s,
+        "peak_flops_per_s": dict(device.peak_flops_per_s),
+        "interconnect_bytes_per_s": device.interconnect_bytes_per_s, "tdp_w": device.tdp_w,
+    }
+
+
+def render_device(device, usable, catalog) -> str:
+    lines = [f"{device.name}  ({device.id}; {device.kind}, {device.vendor})"]
+    if device.aliases:
+        lines.append(f"aliases: {', '.join(device.aliases)}")
+    lines.append(f"memory: {format_bytes(device.memory_bytes)} {device.memory_type or ''}, "
+                 f"{device.memory_bandwidth_bytes_per_s / GIGA:,.0f} GB/s")
+    u = usable.bytes
+    lines.append(f"usable by a framework: {format_bytes(u.typical)} (range {format_bytes(u.low)} - "
+                 f"{format_bytes(u.high)}; class {usable.class_id}: {usable.basis})")
+    rows = []
+    for p in ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "int8", "int4"):
+        tensor, vector = device.peak_flops_per_s.get(p), device.vector_flops_per_s.get(p)
+        if tensor or vector:
+            ridge = (tensor or vector) / device.memory_bandwidth_bytes_per_s
+            rows.append([p, "" if tensor is None else f"{tensor / TERA:,.1f}",
+                         "" if vector is None else f"{vector / TERA:,.1f}", f"{ridge:,.0f}"])
+    if rows:
+        lines.append(render_table(["precision", "tensor T/s", "vector T/s", "ridge FLOP/B"], rows))
+    if device.fp16_acc16_flops_per_s:
+        lines.append(f"fp16 with fp16 accumulate: {device.fp16_acc16_flops_per_s / TERA:,.1f} TFLOP/s "
+                     f"(the table's fp16 is the fp32-accumulate rate PyTorch uses)")
+    link = device.interconnect
+    if link:
+        lines.append(f"interconnect: {link.kind}, {link.bytes_per_s / GIGA:,.0f} GB/s")
+    if device.pcie_gen:
+        lines.append(f"host link: PCIe gen {device.pcie_gen} x{device.pcie_lanes or 16}")
+    extra = [f"TDP {device.tdp_w:.0f} W" if device.tdp_w else "",
+             f"L2 {format_bytes(device.l2_bytes)}" if device.l2_bytes else "",
+             f"{device.compute_units} {device.compute_unit_name or 'units'}" if device.compute_units else "",
+             f"{device.boost_clock_hz / 1e6:,.0f} MHz boost" if device.boost_clock_hz else ""]
+    if any(extra):
+        lines.append(", ".join(e for e in extra if e))
+    for note in device.notes:
+        lines.append(f"note: {note}")
+    lines.append(f"source: {device.source} (read {device.retrieved})")
+    offers = catalog.offers_for(device.id)
+    if offers:
+        lines.append(f"offers: {', '.join(o.id for o in offers)}")
+    return "\n".join(lines)

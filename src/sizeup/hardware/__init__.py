@@ -1,0 +1,1 @@
+"""Hardware: the sourced catalog of devices and cloud offers, name resolution, local detection."""

@@ -1,0 +1,329 @@
+"""Frozen value types for devices and offers, and the one place data-file units convert to SI.
+
+Data files say `memory_gib: 80` or `dense_tflops: {bf16: 989.4}`; code sees bytes, bytes/s and
+FLOP/s. A precision missing from a file is unsupported on that device, never extrapolated.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sizeup.errors import CatalogError
+from sizeup.units import GIB, GIGA, MIB, TERA
+
+__all__ = ["DeviceSpec", "Interconnect", "Offer", "parse_device", "parse_offers", "parse_fx", "DEVICE_KINDS", "PRECISIONS"]
+
+DEVICE_KINDS = ("gpu", "tpu", "npu", "soc", "cpu")
+FLOAT_PRECISIONS = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp4")
+INT_PRECISIONS = ("int8", "int4")
+PRECISIONS = FLOAT_PRECISIONS + INT_PRECISIONS
+INTERCONNECT_KINDS = ("nvlink1", "nvlink2", "nvlink3", "nvlink4", "nvlink5", "pcie", "infinity-fabric", "ici",
+                      "roce", "infiniband", "ethernet", "none")
+# PCIe x16 one-direction bandwidth per generation (GB/s, after encoding), PCI-SIG specifications.
+PCIE_X16_GB_PER_S = {3: 15.75, 4: 31.5, 5: 63.0, 6: 121.0}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Interconnect:
+    kind: str
+    bytes_per_s: float
+    """Total bidirectional per-device bandwidth as the vendor quotes it."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceSpec:
+    id: str
+    name: str
+    vendor: str
+    kind: str
+    aliases: tuple[str, ...]
+    memory_bytes: int
+    memory_bandwidth_bytes_per_s: float
+    peak_flops_per_s: dict[str, float]
+    """Dense peak of the tensor/matrix unit per precision (int8/int4 in OP/s)."""
+    vector_flops_per_s: dict[str, float]
+    """Non-tensor (CUDA core / SIMD) peak per precision."""
+    fp16_acc16_flops_per_s: float | None = None
+    """GeForce: FP16 tensor rate with FP16 accumulate; peak_flops_per_s['fp16'] is the FP32-accumulate rate."""
+    interconnect: Interconnect | None = None
+    pcie_gen: int | None = None
+    pcie_lanes: int | None = None
+    tdp_w: float | None = None
+    l2_bytes: int | None = None
+    compute_units: int | None = None
+    compute_unit_name: str | None = None
+    boost_clock_hz: float | None = None
+    memory_type: str | None = None
+    ecc_default: bool = False
+    notes: tuple[str, ...] = ()
+    source: str
+    retrieved: str
+    path: str = ""
+
+    @property
+    def pcie_bytes_per_s(self) -> float | None:
+        """One-direction PCIe bandwidth of the host link."""
+        if self.pcie_gen is None or self.pcie_gen not in PCIE_X16_GB_PER_S:
+            return None
+        return PCIE_X16_GB_PER_S[self.pcie_gen] * GIGA * (self.pcie_lanes or 16) / 16
+
+    @property
+    def interconnect_bytes_per_s(self) -> float | None:
+        if self.interconnect is not None:
+            return self.interconnect.bytes_per_s
+        return self.pcie_bytes_per_s
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "name": self.name, "vendor": self.vendor, "kind": self.kind,
+            "aliases": list(self.aliases), "memory_bytes": self.memory_bytes,
+            "memory_bandwidth_bytes_per_s": self.memory_bandwidth_bytes_per_s,
+            "peak_flops_per_s": dict(self.peak_flops_per_s),
+            "vector_flops_per_s": dict(self.vector_flops_per_s),
+            "fp16_acc16_flops_per_s": self.fp16_acc16_flops_per_s,
+            "interconnect": None if self.interconnect is None else
+            {"kind": self.interconnect.kind, "bytes_per_s": self.interconnect.bytes_per_s},
+            "interconnect_bytes_per_s": self.interconnect_bytes_per_s,
+            "pcie_gen": self.pcie_gen, "pcie_lanes": self.pcie_lanes, "tdp_w": self.tdp_w,
+            "l2_bytes": self.l2_bytes, "compute_units": self.compute_units,
+            "compute_unit_name": self.compute_unit_name, "boost_clock_hz": self.boost_clock_hz,
+            "memory_type": self.memory_type, "ecc_default": self.ecc_default, "notes": list(self.notes),
+            "source": self.source, "retrieved": self.retrieved,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Offer:
+    """A cloud instance type and its hourly prices (whole instance, in USD after conversion)."""
+
+    id: str
+    provider: str
+    instance: str
+    gpu: str
+    gpu_count: int
+    region: str
+    on_demand_usd_per_hour: float
+    spot_usd_per_hour: float | None = None
+    reserved_1y_usd_per_hour: float | None = None
+    currency: str = "USD"
+    on_demand_per_hour_local: float = 0.0
+    """The price as published, in `currency`."""
+    vcpus: int | None = None
+    ram_bytes: int | None = None
+    interconnect: Interconnect | None = None
+    network_bytes_per_s: float | None = None
+    price_date: str = ""
+    source: str = ""
+    retrieved: str = ""
+    notes: tuple[str, ...] = ()
+    path: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "provider": self.provider, "instance": self.instance, "gpu": self.gpu,
+            "gpu_count": self.gpu_count, "region": self.region,
+            "on_demand_usd_per_hour": self.on_demand_usd_per_hour, "spot_usd_per_hour": self.spot_usd_per_hour,
+            "reserved_1y_usd_per_hour": self.reserved_1y_usd_per_hour, "currency": self.currency,
+            "on_demand_per_hour_local": self.on_demand_per_hour_local, "vcpus": self.vcpus,
+            "ram_bytes": self.ram_bytes, "network_bytes_per_s": self.network_bytes_per_s,
+            "price_date": self.price_date, "source": self.source, "retrieved": self.retrieved,
+            "notes": list(self.notes),
+        }
+
+
+# ---- validation -------------------------------------------------------------------------------
+
+class _Fields:
+    """Typed access to a mapping from a data file; every error names the file and the field."""
+
+    def __init__(self, data: Any, path: str, prefix: str = "") -> None:
+        if not isinstance(data, dict):
+            raise CatalogError(f"{path}: {prefix or 'top level'} must be a mapping, got {type(data).__name__}")
+        self.data, self.path, self.prefix = data, path, prefix
+
+    def _name(self, key: str) -> str:
+        return f"{self.prefix}{key}"
+
+    def fail(self, key: str, expected: str) -> CatalogError:
+        return CatalogError(f"{self.path}: field '{self._name(key)}' = {self.data.get(key)!r}: expected {expected}")
+
+    def check_keys(self, allowed: set[str]) -> None:
+        unknown = sorted(set(self.data) - allowed)
+        if unknown:
+            raise CatalogError(f"{self.path}: unknown field '{self._name(unknown[0])}' "
+                               f"(expected one of: {', '.join(sorted(allowed))})")
+
+    def text(self, key: str, required: bool = True) -> str | None:
+        value = self.data.get(key)
+        if value is None:
+            if required:
+                raise CatalogError(f"{self.path}: missing field '{self._name(key)}'")
+            return None
+        if isinstance(value, (dt.date, dt.datetime)):
+            return value.isoformat()
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(key, "a non-empty string")
+        return value
+
+    def number(self, key: str, required: bool = True, positive: bool = True) -> float | None:
+        value = self.data.get(key)
+        if value is None:
+            if required:
+                raise CatalogError(f"{self.path}: missing field '{self._name(key)}'")
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(key, "a number")
+        if positive and not value > 0:
+            raise self.fail(key, "a positive number")
+        return float(value)
+
+    def integer(self, key: str, required: bool = False) -> int | None:
+        value = self.number(key, required)
+        if value is not None and value != int(value):
+            raise self.fail(key, "a whole number")
+        return None if value is None else int(value)
+
+    def mapping(self, key: str) -> _Fields | None:
+        value = self.data.get(key)
+        if value is None:
+            return None
+        return _Fields(value, self.path, f"{self._name(key)}.")
+
+    def strings(self, key: str) -> tuple[str, ...]:
+        value = self.data.get(key) or []
+        if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) for v in value):
+            raise self.fail(key, "a list of strings")
+        return tuple(str(v) for v in value)
+
+    def date(self, key: str) -> str:
+        text = self.text(key)
+        try:
+            dt.date.fromisoformat(text[:10])
+        except ValueError:
+            raise self.fail(key, "a date YYYY-MM-DD") from None
+        return text[:10]
+
+
+def _rates(fields: _Fields | None, allowed: tuple[str, ...], scale: float) -> dict[str, float]:
+    if fields is None:
+        return {}
+    fields.check_keys(set(allowed))
+    return {k: fields.number(k) * scale for k in allowed if k in fields.data}
+
+
+def _interconnect(fields: _Fields | None) -> Interconnect | None:
+    if fields is None:
+        return None
+    fields.check_keys({"kind", "gb_per_s"})
+    kind = fields.text("kind")
+    if kind not in INTERCONNECT_KINDS:
+        raise fields.fail("kind", f"one of {', '.join(INTERCONNECT_KINDS)}")
+    return Interconnect(kind=kind, bytes_per_s=fields.number("gb_per_s") * GIGA)
+
+
+_DEVICE_KEYS = {
+    "id", "name", "vendor", "kind", "aliases", "memory_gib", "memory_bandwidth_gb_per_s", "dense_tflops",
+    "dense_tops", "vector_tflops", "fp16_acc16_dense_tflops", "interconnect", "pcie", "tdp_w", "l2_mib",
+    "compute_units", "compute_unit_name", "boost_clock_mhz", "memory_type", "ecc_default", "notes", "source",
+    "retrieved",
+}
+
+
+def parse_device(data: Any, path: str | Path) -> DeviceSpec:
+    """Validate one device file's mapping and convert it to SI units."""
+    path = str(path)
+    f = _Fields(data, path)
+    f.check_keys(_DEVICE_KEYS)
+    device_id = f.text("id")
+    stem = Path(path).stem
+    if Path(path).suffix in (".yaml", ".yml") and stem != device_id:
+        raise f.fail("id", f"the file name without extension ({stem!r})")
+    kind = f.text("kind")
+    if kind not in DEVICE_KINDS:
+        raise f.fail("kind", f"one of {', '.join(DEVICE_KINDS)}")
+    pcie = f.mapping("pcie")
+    if pcie is not None:
+        pcie.check_keys({"gen", "lanes"})
+    ecc = f.data.get("ecc_default", False)
+    if not isinstance(ecc, bool):
+        raise f.fail("ecc_default", "true or false")
+    peak = _rates(f.mapping("dense_tflops"), FLOAT_PRECISIONS, TERA)
+    peak |= _rates(f.mapping("dense_tops"), INT_PRECISIONS, TERA)
+    vector = _rates(f.mapping("vector_tflops"), FLOAT_PRECISIONS, TERA)
+    acc16 = f.number("fp16_acc16_dense_tflops", required=False)
+    l2 = f.number("l2_mib", required=False)
+    clock = f.number("boost_clock_mhz", required=False)
+    return DeviceSpec(
+        id=device_id, name=f.text("name"), vendor=f.text("vendor"), kind=kind, aliases=f.strings("aliases"),
+        memory_bytes=int(f.number("memory_gib") * GIB),
+        memory_bandwidth_bytes_per_s=f.number("memory_bandwidth_gb_per_s") * GIGA,
+        peak_flops_per_s=peak, vector_flops_per_s=vector,
+        fp16_acc16_flops_per_s=None if acc16 is None else acc16 * TERA,
+        interconnect=_interconnect(f.mapping("interconnect")),
+        pcie_gen=None if pcie is None else pcie.integer("gen"),
+        pcie_lanes=None if pcie is None else pcie.integer("lanes"),
+        tdp_w=f.number("tdp_w", required=False),
+        l2_bytes=None if l2 is None else int(l2 * MIB),
+        compute_units=f.integer("compute_units"), compute_unit_name=f.text("compute_unit_name", required=False),
+        boost_clock_hz=None if clock is None else clock * 1e6,
+        memory_type=f.text("memory_type", required=False), ecc_default=ecc, notes=f.strings("notes"),
+        source=f.text("source"), retrieved=f.date("retrieved"), path=path,
+    )
+
+
+_OFFER_KEYS = {
+    "id", "instance", "gpu", "gpu_count", "vcpus", "ram_gib", "region", "on_demand_per_hour", "spot_per_hour",
+    "reserved_1y_per_hour", "interconnect", "network_gbit_per_s", "price_date", "source", "retrieved", "notes",
+}
+
+
+def parse_offers(data: Any, path: str | Path, usd_per_unit: dict[str, float]) -> list[Offer]:
+    """Validate one provider file (`provider`, `currency`, `offers: [...]`)."""
+    path = str(path)
+    f = _Fields(data, path)
+    f.check_keys({"provider", "currency", "offers"})
+    provider = f.text("provider")
+    currency = f.text("currency")
+    if currency != "USD" and currency not in usd_per_unit:
+        raise f.fail("currency", f"USD or a currency with a rate in fx.yaml ({', '.join(usd_per_unit) or 'none'})")
+    rate = 1.0 if currency == "USD" else usd_per_unit[currency]
+    items = f.data.get("offers")
+    if not isinstance(items, list) or not items:
+        raise f.fail("offers", "a non-empty list of offers")
+    offers = []
+    for i, item in enumerate(items):
+        o = _Fields(item, path, f"offers[{i}].")
+        o.check_keys(_OFFER_KEYS)
+        on_demand = o.number("on_demand_per_hour")
+        spot = o.number("spot_per_hour", required=False)
+        reserved = o.number("reserved_1y_per_hour", required=False)
+        ram = o.number("ram_gib", required=False)
+        network = o.number("network_gbit_per_s", required=False)
+        offers.append(Offer(
+            id=o.text("id"), provider=provider, instance=o.text("instance"), gpu=o.text("gpu"),
+            gpu_count=o.integer("gpu_count", required=True), region=o.text("region"),
+            on_demand_usd_per_hour=on_demand * rate,
+            spot_usd_per_hour=None if spot is None else spot * rate,
+            reserved_1y_usd_per_hour=None if reserved is None else reserved * rate,
+            currency=currency, on_demand_per_hour_local=on_demand, vcpus=o.integer("vcpus"),
+            ram_bytes=None if ram is None else int(ram * GIB),
+            interconnect=_interconnect(o.mapping("interconnect")),
+            network_bytes_per_s=None if network is None else network * GIGA / 8,
+            price_date=o.date("price_date"), source=o.text("source"), retrieved=o.date("retrieved"),
+            notes=o.strings("notes"), path=path,
+        ))
+    return offers
+
+
+def parse_fx(data: Any, path: str | Path) -> dict[str, float]:
+    f = _Fields(data, str(path))
+    f.check_keys({"usd_per_unit", "source", "retrieved"})
+    f.text("source")
+    f.date("retrieved")
+    rates = f.mapping("usd_per_unit")
+    if rates is None:
+        raise CatalogError(f"{path}: missing field 'usd_per_unit'")
+    return {k: rates.number(k) for k in rates.data}

@@ -1,0 +1,1 @@
+"""Pricing: roofline time per op on a device, memory models, communication."""

@@ -1,0 +1,82 @@
+"""Achievable fractions of peak per device kind: defaults with provenance in data/efficiency/.
+
+A calibration profile (measured on the user's device) overrides them field by field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+
+from sizeup.errors import CatalogError
+from sizeup.hardware.catalog import builtin_data_dir, read_yaml
+from sizeup.ranges import Range
+
+__all__ = ["Efficiency", "TENSOR_KINDS", "default_efficiency"]
+
+TENSOR_KINDS = ("matmul", "conv", "attention")
+_ENTRY_KEYS = {"low", "typical", "high", "basis", "source", "retrieved"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Efficiency:
+    """Fractions of peak (0..1] as ranges, and the fixed cost of launching one op."""
+
+    tensor: dict[str, Range]
+    """Per tensor op kind (matmul, conv, attention): achieved fraction of the dense tensor peak."""
+    vector: Range
+    memory: Range
+    overhead_s: Range
+    origin: str = "defaults"
+    sources: tuple[str, ...] = field(default_factory=tuple)
+
+    def with_overrides(self, **changes) -> Efficiency:
+        return replace(self, **changes)
+
+
+def _entry(data: object, path: Path, key: str, fraction: bool) -> tuple[Range, str]:
+    if not isinstance(data, dict):
+        raise CatalogError(f"{path}: field '{key}' must be a mapping with low, typical, high, basis, source, retrieved")
+    unknown = sorted(set(data) - _ENTRY_KEYS)
+    if unknown:
+        raise CatalogError(f"{path}: unknown field '{key}.{unknown[0]}'")
+    for name in ("basis", "source", "retrieved"):
+        if not data.get(name):
+            raise CatalogError(f"{path}: missing field '{key}.{name}'")
+    try:
+        value = Range.parse(data, f"{path}: field '{key}'")
+    except ValueError as e:
+        raise CatalogError(str(e)) from None
+    if value.low <= 0 or (fraction and value.high > 1):
+        raise CatalogError(f"{path}: field '{key}' = {data.get('high')!r}: expected fractions in (0, 1]")
+    return value, f"{key}: {data['source']} (read {data['retrieved']})"
+
+
+def parse_efficiency(data: object, path: Path) -> Efficiency:
+    if not isinstance(data, dict):
+        raise CatalogError(f"{path}: top level must be a mapping")
+    unknown = sorted(set(data) - {"kind", "tensor", "vector", "memory", "overhead_s", "notes"})
+    if unknown:
+        raise CatalogError(f"{path}: unknown field '{unknown[0]}'")
+    tensor_data = data.get("tensor") or {}
+    tensor, sources = {}, []
+    for kind in TENSOR_KINDS:
+        if kind not in tensor_data:
+            raise CatalogError(f"{path}: missing field 'tensor.{kind}'")
+        tensor[kind], src = _entry(tensor_data[kind], path, f"tensor.{kind}", True)
+        sources.append(src)
+    vector, s1 = _entry(data.get("vector"), path, "vector", True)
+    memory, s2 = _entry(data.get("memory"), path, "memory", True)
+    overhead, s3 = _entry(data.get("overhead_s"), path, "overhead_s", False)
+    return Efficiency(tensor=tensor, vector=vector, memory=memory, overhead_s=overhead,
+                      origin=f"defaults for {data.get('kind', path.stem)} devices ({path.name})",
+                      sources=tuple(sources + [s1, s2, s3]))
+
+
+@lru_cache(maxsize=16)
+def default_efficiency(device_kind: str) -> Efficiency:
+    path = builtin_data_dir() / "efficiency" / f"{device_kind}.yaml"
+    if not path.is_file():
+        raise CatalogError(f"no efficiency defaults for device kind {device_kind!r} ({path} is missing)")
+    return parse_efficiency(read_yaml(path), path)

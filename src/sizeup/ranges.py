@@ -1,0 +1,49 @@
+"""A predicted quantity: low / typical / high, with the assumptions behind it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Range"]
+
+
+@dataclass(frozen=True, slots=True)
+class Range:
+    low: float
+    typical: float
+    high: float
+
+    def __post_init__(self) -> None:
+        if not self.low <= self.typical <= self.high:
+            raise ValueError(f"range out of order: {self.low} <= {self.typical} <= {self.high} does not hold")
+
+    @classmethod
+    def exact(cls, value: float) -> Range:
+        return cls(value, value, value)
+
+    @classmethod
+    def parse(cls, data: Any, what: str) -> Range:
+        """From a {low, typical, high} mapping; raises ValueError naming `what`."""
+        try:
+            return cls(float(data["low"]), float(data["typical"]), float(data["high"]))
+        except (TypeError, KeyError, ValueError) as e:
+            raise ValueError(f"{what}: expected {{low, typical, high}} numbers in order, got {data!r}") from e
+
+    def __add__(self, other: Range | float) -> Range:
+        if isinstance(other, Range):
+            return Range(self.low + other.low, self.typical + other.typical, self.high + other.high)
+        return Range(self.low + other, self.typical + other, self.high + other)
+
+    __radd__ = __add__
+
+    def scale(self, factor: float) -> Range:
+        values = sorted((self.low * factor, self.typical * factor, self.high * factor))
+        return Range(*values)
+
+    def inverse(self, numerator: float = 1.0) -> Range:
+        """numerator / x, with low and high swapped (e.g. time -> rate)."""
+        return Range(numerator / self.high, numerator / self.typical, numerator / self.low)
+
+    def to_dict(self) -> dict[str, float]:
+        return {"low": self.low, "typical": self.typical, "high": self.high}
