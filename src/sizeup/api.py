@@ -12,7 +12,7 @@ from typing import Any
 from sizeup.errors import ConfigError
 from sizeup.ledger import CostTotals, Ledger, MemoryPeak, OpKind, Phase, scope_depth
 
-__all__ = ["FlopsReport", "count_flops", "parse_input_specs"]
+__all__ = ["FlopsReport", "count_flops", "estimate", "parse_input_specs"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -116,3 +116,31 @@ def count_flops(
     phases = [Phase.FORWARD] if trace_mode == TraceMode.INFERENCE else None
     return FlopsReport(ledger=ledger, mode=trace_mode.value, dtype=dtype, memory=ledger.memory_peak(phases),
                        assumptions=tuple(ledger.assumptions))
+
+
+def estimate(
+    model: str,
+    *,
+    device: str,
+    gpus: int = 1,
+    quant: str = "bf16",
+    kv_dtype: str = "fp16",
+    engine: str = "hf",
+    batch: int = 1,
+    prompt: int = 512,
+    output: int = 128,
+    context: int | None = None,
+    gpu_layers: int | None = None,
+    catalog: Sequence[str] = (),
+):
+    """Memory, largest context and batch, and prefill / decode speed of serving `model` (a preset,
+    a Hugging Face id of a preset, a config.json, or a .safetensors / .gguf file) on `device`."""
+    from sizeup.hardware.catalog import load_catalog
+    from sizeup.ingest.hf_config import load_model
+    from sizeup.workload.inference import InferenceConfig, estimate_inference
+
+    target = load_catalog(catalog).device(device)
+    arch = load_model(model)
+    cfg = InferenceConfig(batch=batch, prompt=prompt, output=output, context=context, weights=quant,
+                          kv_dtype=kv_dtype, engine=engine, gpus=gpus, gpu_layers=gpu_layers)
+    return estimate_inference(arch, target, cfg)

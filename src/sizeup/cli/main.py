@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from sizeup.errors import SizeupError
 
-COMMANDS = ("flops", "hw", "roofline")
+COMMANDS = ("flops", "roofline", "estimate", "hw")
 
 
 def build_parser() -> argparse.ArgumentParser:

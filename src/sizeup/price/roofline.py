@@ -101,7 +101,8 @@ class LedgerArrays:
         for i, o in enumerate(ledger.ops):
             tensor_flops[i] = o.matmul_flops * o.count
             vector_flops[i] = (o.flops - o.matmul_flops) * o.count
-            nbytes[i] = (o.bytes_read + o.bytes_written) * o.count
+            # collectives move bytes over links, priced by price.comm, not through device memory
+            nbytes[i] = 0 if o.kind == OpKind.COMM else (o.bytes_read + o.bytes_written) * o.count
             moves = o.flops or o.bytes_read or o.bytes_written
             launches[i] = o.count if (o.kind != OpKind.VIEW and moves) else 0
             if o.matmul_flops:

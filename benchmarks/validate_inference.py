@@ -1,0 +1,95 @@
+"""Predicted vs published inference measurements (tests/validation/inference_measurements.yaml).
+
+Prints one row per measurement and, per metric group, the median and 90th-percentile absolute error.
+Targets (issue 4): median |error| <= 15% on decode tokens/s and <= 5% on memory, out of the box.
+
+Run from the repo root: python benchmarks/validate_inference.py [--rows]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+import yaml  # noqa: E402
+
+from sizeup.hardware.catalog import load_catalog  # noqa: E402
+from sizeup.ingest.hf_config import load_model  # noqa: E402
+from sizeup.workload.inference import InferenceConfig, estimate_inference  # noqa: E402
+from sizeup.workload.quantize import get_format, weight_bytes  # noqa: E402
+
+DATA = ROOT / "tests" / "validation" / "inference_measurements.yaml"
+GROUPS = {"decode_tokens_per_s": "decode tokens/s", "total_decode_tokens_per_s": "batched throughput",
+          "prefill_tokens_per_s": "prefill tokens/s", "model_file_bytes": "memory", "peak_memory_bytes": "memory"}
+_KV = {"f16": "fp16", "fp16": "fp16", "bf16": "bf16", "fp8": "fp8", "q8_0": "q8_0", "q4_0": "q4_0"}
+
+
+def predict(row: dict, catalog) -> float | None:
+    """The prediction for a row, or None when the device lists no peak for the FLOPs it needs."""
+    arch = load_model(row["model"])
+    quant = row["quant"]
+    if row["engine"] != "llama.cpp":  # llama.cpp's f16 is the GGUF F16 format; elsewhere plain fp16
+        quant = {"f16": "fp16"}.get(quant, quant)
+    if row["metric"] == "model_file_bytes":
+        return float(sum(weight_bytes(arch, get_format(quant)).values()))
+    device = catalog.device(row["device"])
+    engine = row["engine"] if row["engine"] in ("hf", "vllm", "llama.cpp", "tensorrt-llm") else "hf"
+    prompt = row.get("prompt_tokens") or 1
+    output = row.get("output_tokens") or 0
+    cfg = InferenceConfig(batch=row.get("batch") or 1, prompt=prompt, output=output if row["metric"] != "prefill_tokens_per_s" else 0,
+                          weights=quant, kv_dtype=_KV.get(row.get("kv_dtype") or "f16", "fp16"), engine=engine,
+                          gpus=row.get("gpus") or 1)
+    e = estimate_inference(arch, device, cfg)
+    if row["metric"] == "decode_tokens_per_s":
+        return e.decode.tokens_per_s.typical / cfg.batch
+    if row["metric"] == "prefill_tokens_per_s":
+        return e.prefill.tokens_per_s.typical if e.prefill.compute_priced else None
+    if row["metric"] == "total_decode_tokens_per_s":
+        # static batch, end to end: B·output tokens over the prefill plus output decode steps
+        elapsed = e.prefill.latency_s.typical + output * e.decode.latency_s.typical
+        return cfg.batch * output / elapsed
+    if row["metric"] == "peak_memory_bytes":
+        return float(e.memory.total_bytes)
+    raise ValueError(f"unknown metric {row['metric']!r}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", action="store_true", help="print every row")
+    args = parser.parse_args()
+    catalog = load_catalog(include_user=False)
+    rows = yaml.safe_load(DATA.read_text())
+    errors: dict[str, list[float]] = {}
+    table, skipped = [], []
+    for row in rows:
+        predicted = predict(row, catalog)
+        if predicted is None:
+            skipped.append(row["id"])
+            continue
+        error = predicted / row["value"] - 1
+        group = GROUPS[row["metric"]]
+        errors.setdefault(group, []).append(abs(error))
+        table.append((row["id"], row["device"], row["quant"], row["metric"], row["value"], predicted, error))
+    if args.rows:
+        print("| id | device | quant | metric | measured | predicted | error |")
+        print("|---|---|---|---|---:|---:|---:|")
+        for r in table:
+            print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]:,.4g} | {r[5]:,.4g} | {r[6]:+.1%} |")
+        print()
+    print("| metric | rows | median abs error | p90 abs error |")
+    print("|---|---:|---:|---:|")
+    for group, values in errors.items():
+        values.sort()
+        p90 = values[min(len(values) - 1, int(round(0.9 * (len(values) - 1))))]
+        print(f"| {group} | {len(values)} | {statistics.median(values):.1%} | {p90:.1%} |")
+    if skipped:
+        print(f"\nnot predicted (the device lists no compute peak for these FLOPs): {', '.join(skipped)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""`sizeup estimate MODEL --device NAME`: memory, limits and speed of serving a transformer."""
+
+from __future__ import annotations
+
+import argparse
+
+from sizeup.cli.commands.hw import add_catalog_argument
+from sizeup.report.terminal import render_table
+from sizeup.units import format_bytes, format_seconds
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("estimate", help="memory and speed of a transformer from its config, on a device",
+                       description="MODEL is a preset name (llama-3.1-8b), a Hugging Face id of a preset, a "
+                                   "config.json or model folder, or a .safetensors / .gguf file (header only).")
+    p.add_argument("model")
+    p.add_argument("--device", required=True, help="device name (see 'sizeup hw list')")
+    p.add_argument("--gpus", type=int, default=1, help="tensor-parallel GPUs (default 1)")
+    p.add_argument("--quant", default="bf16", help="weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, "
+                                                  "q4_k_m, q8_0, … (default bf16)")
+    p.add_argument("--kv-dtype", default="fp16", help="KV cache: fp16, bf16, fp8, q8_0, q4_0 (default fp16)")
+    p.add_argument("--engine", default="hf", choices=["hf", "vllm", "llama.cpp", "tensorrt-llm"])
+    p.add_argument("--batch", type=int, default=1, help="concurrent sequences (default 1)")
+    p.add_argument("--prompt", type=int, default=512, help="prompt tokens (default 512)")
+    p.add_argument("--output", type=int, default=128, help="generated tokens (default 128)")
+    p.add_argument("--context", type=int, help="tokens the cache must hold per sequence (default prompt + output)")
+    p.add_argument("--gpu-layers", type=int, help="llama.cpp: layers offloaded to the GPU (default all)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_catalog_argument(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from sizeup.api import estimate
+    from sizeup.cli.main import emit_json
+
+    result = estimate(args.model, device=args.device, gpus=args.gpus, quant=args.quant, kv_dtype=args.kv_dtype,
+                      engine=args.engine, batch=args.batch, prompt=args.prompt, output=args.output,
+                      context=args.context, gpu_layers=args.gpu_layers, catalog=args.catalog)
+    if args.json:
+        emit_json(result.to_dict())
+        return 0
+    print(render_estimate(result))
+    return 0
+
+
+def _range(r, fmt) -> str:
+    return f"{fmt(r.typical)} ({fmt(r.low)} - {fmt(r.high)})"
+
+
+def render_estimate(e) -> str:
+    cfg, m, arch = e.config, e.memory, e.arch
+    moe = f", {arch.active_params / 1e9:.2f}B active" if arch.is_moe else ""
+    lines = [f"{arch.name} ({arch.model_type}, {arch.params / 1e9:.2f}B parameters{moe}) on "
+             f"{cfg.gpus} x {e.device.name}, {cfg.engine}, weights {e.weights.id}, KV {cfg.kv_dtype}",
+             f"batch {cfg.batch}, prompt {cfg.prompt}, output {cfg.output}, cache {cfg.cache_tokens} tokens per sequence",
+             ""]
+    rows = [["weights", format_bytes(m.weights_bytes)],
+            ["KV cache" + (" pool" if m.max_concurrent_sequences is not None else ""), format_bytes(m.kv_cache_bytes)],
+            ["activations (peak)", format_bytes(m.activations_bytes)],
+            ["engine overhead", format_bytes(m.overhead_bytes)],
+            ["total", format_bytes(m.total_bytes)],
+            ["usable on the device", _range(m.usable_bytes, format_bytes)]]
+    if m.cpu_bytes:
+        rows.append(["in CPU RAM", format_bytes(m.cpu_bytes)])
+    lines.append(render_table(["memory per GPU", ""], rows, right=[False, True]))
+    verdict = "FITS" if m.fits else "DOES NOT FIT"
+    lines.append(f"\n{verdict}; largest context at batch {cfg.batch}: {e.max_context:,} tokens; largest batch at "
+                 f"{cfg.cache_tokens:,} tokens: {e.max_batch:,}")
+    if m.max_concurrent_sequences is not None:
+        lines.append(f"vLLM KV pool holds {m.max_concurrent_sequences:,} sequences of {cfg.cache_tokens:,} tokens")
+    lines.append(f"\nprefill (TTFT): {_range(e.prefill.latency_s, format_seconds)}, "
+                 f"{e.prefill.tokens_per_s.typical:,.0f} tokens/s, {e.prefill.bound}-bound")
+    if e.decode is not None:
+        lines.append(f"decode (TPOT):  {_range(e.decode.latency_s, format_seconds)} per token, "
+                     f"{e.decode.tokens_per_s.typical:,.1f} tokens/s "
+                     f"({e.decode.tokens_per_s.low:,.1f} - {e.decode.tokens_per_s.high:,.1f}), {e.decode.bound}-bound")
+    for note in e.assumptions:
+        lines.append(f"assumption: {note}")
+    return "\n".join(lines)

@@ -1,0 +1,328 @@
+"""The analytic ledger of a transformer step, from its `ModelArch`: the same ops a traced run records
+(scopes follow Hugging Face module names: "model.layers.3.self_attn.q_proj"), with FLOPs by the
+conventions of `sizeup.ops`, and the bytes of fused inference kernels (weights in their stored format,
+the KV cache read once per step, attention scores never written).
+
+A step processes `new_tokens` tokens for each of `batch` sequences that already hold
+`context - new_tokens` tokens of cache: prefill is `new_tokens == context`, a decode step is
+`new_tokens == 1`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sizeup.errors import ConfigError
+from sizeup.ingest.hf_config import LayerSpec, ModelArch
+from sizeup.ledger import Ledger, OpKind, OpRecord, Phase
+from sizeup.ops.attention import SOFTMAX_FLOPS_PER_ELEMENT
+from sizeup.ops.elementwise import FLOPS_PER_ELEMENT
+from sizeup.workload.quantize import WeightFormat, get_format, tensor_bytes, tensor_bytes_map
+
+__all__ = ["Step", "KV_BYTES_PER_ELEMENT", "transformer_ledger", "attention_pairs"]
+
+# Cache storage per element: fp16/bf16 2 bytes; fp8 1; llama.cpp q8_0 / q4_0 blocks of 32 (34 / 18 bytes).
+KV_BYTES_PER_ELEMENT = {"fp16": 2.0, "bf16": 2.0, "f16": 2.0, "fp32": 4.0, "fp8": 1.0, "int8": 1.0,
+                        "q8_0": 34 / 32, "q4_0": 18 / 32}
+_ACT_FLOPS = {name: per for per, names in FLOPS_PER_ELEMENT.items() for name in names}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Step:
+    batch: int
+    new_tokens: int
+    context: int
+    causal_blocks: str = "triangle"
+    """"triangle": a causal kernel computes the lower triangle only; "full": the whole rectangle (the
+    convention of traced unfused attention)."""
+    logits: str = "last"
+    """"last": the LM head runs on the last token of each sequence (serving engines); "all"."""
+    absorb_mla: bool | None = None
+    """MLA: attend in the latent space (decode kernels); None: only for single-token steps."""
+
+    def __post_init__(self) -> None:
+        if self.batch < 1 or self.new_tokens < 1 or self.context < self.new_tokens:
+            raise ConfigError(f"step batch={self.batch}, new_tokens={self.new_tokens}, context={self.context}: "
+                              f"expected batch >= 1 and 1 <= new_tokens <= context")
+
+    @property
+    def tokens(self) -> int:
+        return self.batch * self.new_tokens
+
+
+def attention_pairs(new: int, context: int, window: int | None, causal: bool, triangle: bool) -> int:
+    """Query-key pairs one sequence computes: each new token j (1-based) sees the `context - new`
+    cached tokens plus j new ones (causal), capped at the sliding window."""
+    prefix = context - new
+    if not causal:
+        return new * min(context, window or context)
+    if not triangle:
+        return new * (min(context, window) if window else context)
+    cap = window or context + 1
+    # sum_{j=1..new} min(prefix + j, cap)
+    below = max(0, min(new, cap - prefix))  # tokens whose count prefix + j stays under the cap
+    first = below * prefix + below * (below + 1) // 2
+    return first + (new - below) * cap
+
+
+class _Builder:
+    def __init__(self, arch: ModelArch, step: Step, fmt: WeightFormat, kv_bytes: float, act_dtype: str,
+                 tp: int) -> None:
+        self.arch, self.step, self.fmt, self.kv_bytes, self.tp = arch, step, fmt, kv_bytes, tp
+        self.act_dtype = act_dtype
+        self.a = 4 if act_dtype == "fp32" else 2
+        self.ledger = Ledger(name=arch.name)
+        self.weights = {t.name: t for t in arch.tensors()}
+        self.sizes = tensor_bytes_map(arch, fmt)
+
+    def add(self, op: str, kind: OpKind, scope: str, flops: int, read: int, written: int, matmul: int = 0,
+            dtype: str | None = None, notes: tuple[str, ...] = ()) -> None:
+        self.ledger.add(OpRecord(op=op, kind=kind, scope=scope, phase=Phase.FORWARD, flops=int(flops),
+                                 matmul_flops=int(matmul), bytes_read=int(read), bytes_written=int(written),
+                                 dtype=dtype or self.act_dtype, notes=notes))
+
+    def wbytes(self, name: str, shard: bool = True) -> int:
+        size = self.sizes.get(name)
+        if size is None:
+            return 0
+        return size // (self.tp if shard else 1)
+
+    def linear(self, scope: str, weight: str, tokens: int, n_in: int, n_out: int, bias: bool,
+               shard: str = "column") -> None:
+        """y = x W^T (+ b); tensor parallel splits n_out ("column"), n_in ("row") or nothing ("none")."""
+        tp = self.tp if shard != "none" else 1
+        n_in_local = n_in // tp if shard == "row" else n_in
+        n_out_local = n_out // tp if shard == "column" else n_out
+        product = 2 * tokens * n_in_local * n_out_local
+        flops = product + (tokens * n_out_local if bias else 0)
+        bias_bytes = self.wbytes(weight.replace(".weight", ".bias"), shard != "none")
+        self.add("linear", OpKind.MATMUL, scope, flops,
+                 self.wbytes(weight, shard != "none") + bias_bytes + tokens * n_in_local * self.a,
+                 tokens * n_out_local * self.a,
+                 matmul=product, dtype=self.fmt.compute_dtype if self.fmt.family != "plain" else self.act_dtype)
+
+    def elementwise(self, op: str, scope: str, elements: int, per: int, inputs: int = 1) -> None:
+        self.add(op, OpKind.ELEMENTWISE, scope, per * elements, inputs * elements * self.a, elements * self.a)
+
+    def norm(self, scope: str, tokens: int, width: int, weight: str) -> None:
+        per = 4 if self.arch.norm == "rms" else 8
+        self.add("rms_norm" if self.arch.norm == "rms" else "layer_norm", OpKind.NORM, scope, per * tokens * width,
+                 tokens * width * self.a + self.wbytes(weight, shard=False) * 2, tokens * width * self.a)
+
+    def all_reduce(self, scope: str, tokens: int) -> None:
+        if self.tp > 1:
+            size = tokens * self.arch.hidden * self.a
+            self.add("all_reduce", OpKind.COMM, scope, 0, size, size)
+
+    # ---- blocks ----------------------------------------------------------------------------
+    def embeddings(self) -> None:
+        arch, t = self.arch, self.step.tokens
+        h = arch.hidden
+        if arch.image:
+            size, patch, channels = arch.image
+            patches = (size // patch) ** 2
+            product = 2 * self.step.batch * patches * channels * patch * patch * h
+            self.add("convolution", OpKind.CONV, "embeddings.patch_embeddings", product + self.step.batch * patches * h,
+                     self.wbytes("embeddings.patch_embeddings.weight", False)
+                     + self.step.batch * channels * size * size * self.a, self.step.batch * patches * h * self.a,
+                     matmul=product)
+            self.elementwise("add", "embeddings", t * h, 1, inputs=2)
+            return
+        emb = self.weights["embed_tokens.weight"]
+        row_bytes = tensor_bytes(emb, arch, self.fmt) // arch.vocab
+        self.add("embedding", OpKind.EMBED, "model.embed_tokens", 0, t * row_bytes + t * 8, t * h * self.a)
+        if arch.embed_scale:
+            self.elementwise("mul", "model", t * h, 1)
+        if arch.positions:
+            self.add("embedding", OpKind.EMBED, "model.embed_positions", 0, t * h * 2 + t * 8, t * h * self.a)
+            self.elementwise("add", "model", t * h, 1, inputs=2)
+        if arch.type_vocab:
+            self.add("embedding", OpKind.EMBED, "model.token_type_embeddings", 0, t * h * 2 + t * 8, t * h * self.a)
+            self.elementwise("add", "model", t * h, 1, inputs=2)
+        if arch.encoder:
+            self.norm("model.embeddings.LayerNorm", t, h, "embeddings.LayerNorm.weight")
+
+    def attention(self, i: int, layer: LayerSpec) -> None:
+        arch, step, t, a = self.arch, self.step, self.step.tokens, layer.attention
+        h, tp, p = arch.hidden, self.tp, f"model.layers.{i}.self_attn"
+        w = f"layers.{i}.attn"
+        if a.heads % tp or a.kv_heads % tp and a.kv_heads >= tp:
+            raise ConfigError(f"tensor parallel {tp} does not divide {a.heads} attention heads / {a.kv_heads} KV heads")
+        heads, kv_heads = a.heads // tp, max(a.kv_heads // tp, 1)
+        if a.mla is not None:
+            self._mla(i, layer, heads)
+        else:
+            self.linear(f"{p}.q_proj", f"{w}.q_proj.weight", t, h, a.heads * a.head_dim, a.qkv_bias)
+            self.linear(f"{p}.k_proj", f"{w}.k_proj.weight", t, h, a.kv_heads * a.head_dim, a.qkv_bias)
+            self.linear(f"{p}.v_proj", f"{w}.v_proj.weight", t, h, a.kv_heads * a.v_head_dim, a.qkv_bias)
+            if a.qk_norm:
+                self.add("rms_norm", OpKind.NORM, f"{p}.q_norm", 4 * t * heads * a.head_dim,
+                         t * heads * a.head_dim * self.a, t * heads * a.head_dim * self.a)
+                self.add("rms_norm", OpKind.NORM, f"{p}.k_norm", 4 * t * kv_heads * a.head_dim,
+                         t * kv_heads * a.head_dim * self.a, t * kv_heads * a.head_dim * self.a)
+            if not arch.positions and not arch.image:  # rotary embeddings on q and k
+                rotated = t * (heads + kv_heads) * a.head_dim
+                self.add("rotary_embedding", OpKind.ELEMENTWISE, p, 7 * rotated // 2, 2 * rotated * self.a,
+                         rotated * self.a)
+            pairs = step.batch * attention_pairs(step.new_tokens, step.context, a.window, a.causal,
+                                                 step.causal_blocks == "triangle")
+            cached = step.batch * min(step.context, a.window or step.context)
+            product = 2 * pairs * heads * (a.head_dim + a.v_head_dim)
+            kv_read = int(cached * kv_heads * (a.head_dim + a.v_head_dim) * self.kv_bytes)
+            notes = ("causal: the lower triangle a flash kernel computes",) if (
+                a.causal and step.causal_blocks == "triangle" and step.new_tokens > 1) else ()
+            if a.window:
+                notes += (f"sliding window of {a.window} tokens",)
+            self.add("attention", OpKind.ATTENTION, p, product + SOFTMAX_FLOPS_PER_ELEMENT * pairs * heads,
+                     t * heads * a.head_dim * self.a + kv_read, t * heads * a.v_head_dim * self.a, matmul=product,
+                     notes=notes)
+            if not arch.encoder:
+                new_kv = int(t * kv_heads * (a.head_dim + a.v_head_dim) * self.kv_bytes)
+                self.add("kv_cache_write", OpKind.COPY, p, 0, t * kv_heads * (a.head_dim + a.v_head_dim) * self.a,
+                         new_kv)
+        self.linear(f"{p}.o_proj", f"{w}.o_proj.weight", t, a.heads * a.v_head_dim, h, a.o_bias, shard="row")
+        self.all_reduce(p, t)
+
+    def _mla(self, i: int, layer: LayerSpec, heads: int) -> None:
+        arch, step, t, a = self.arch, self.step, self.step.tokens, layer.attention
+        m, h, p, w = a.mla, arch.hidden, f"model.layers.{i}.self_attn", f"layers.{i}.attn"
+        if m.q_lora_rank:
+            self.linear(f"{p}.q_a_proj", f"{w}.q_a_proj.weight", t, h, m.q_lora_rank, False, shard="none")
+            self.add("rms_norm", OpKind.NORM, f"{p}.q_a_layernorm", 4 * t * m.q_lora_rank, t * m.q_lora_rank * self.a,
+                     t * m.q_lora_rank * self.a)
+            self.linear(f"{p}.q_b_proj", f"{w}.q_b_proj.weight", t, m.q_lora_rank, a.heads * a.head_dim, False)
+        else:
+            self.linear(f"{p}.q_proj", f"{w}.q_proj.weight", t, h, a.heads * a.head_dim, False)
+        latent = m.kv_lora_rank + m.qk_rope_head_dim
+        self.linear(f"{p}.kv_a_proj_with_mqa", f"{w}.kv_a_proj_with_mqa.weight", t, h, latent, False, shard="none")
+        self.add("rms_norm", OpKind.NORM, f"{p}.kv_a_layernorm", 4 * t * m.kv_lora_rank, t * m.kv_lora_rank * self.a,
+                 t * m.kv_lora_rank * self.a)
+        rotated = t * (heads + 1) * m.qk_rope_head_dim
+        self.add("rotary_embedding", OpKind.ELEMENTWISE, p, 7 * rotated // 2, 2 * rotated * self.a, rotated * self.a)
+        self.add("kv_cache_write", OpKind.COPY, p, 0, t * latent * self.a, int(t * latent * self.kv_bytes))
+        pairs = step.batch * attention_pairs(step.new_tokens, step.context, None, True,
+                                             step.causal_blocks == "triangle")
+        cached = int(step.batch * step.context * latent * self.kv_bytes)
+        absorb = step.new_tokens == 1 if step.absorb_mla is None else step.absorb_mla
+        kv_b = self.wbytes(f"{w}.kv_b_proj.weight")
+        if absorb:
+            # fold W_UK into the query and W_UV into the output: attention runs over the shared latent
+            fold = 2 * t * heads * m.kv_lora_rank * (m.qk_nope_head_dim + m.v_head_dim)
+            self.add("mla_absorb", OpKind.MATMUL, f"{p}.kv_b_proj", fold, kv_b + t * heads * a.head_dim * self.a,
+                     t * heads * (m.kv_lora_rank + m.v_head_dim) * self.a, matmul=fold,
+                     dtype=self.fmt.compute_dtype if self.fmt.family != "plain" else self.act_dtype)
+            product = 2 * pairs * heads * (latent + m.kv_lora_rank)
+            self.add("attention", OpKind.ATTENTION, p, product + SOFTMAX_FLOPS_PER_ELEMENT * pairs * heads,
+                     t * heads * latent * self.a + cached, t * heads * m.kv_lora_rank * self.a, matmul=product,
+                     notes=("MLA decode in the latent space (weight absorption): the cache is read once for all heads",))
+        else:
+            ctx = step.batch * step.context
+            self.linear(f"{p}.kv_b_proj", f"{w}.kv_b_proj.weight", ctx, m.kv_lora_rank,
+                        a.heads * (m.qk_nope_head_dim + m.v_head_dim), False)
+            product = 2 * pairs * heads * (a.head_dim + a.v_head_dim)
+            self.add("attention", OpKind.ATTENTION, p, product + SOFTMAX_FLOPS_PER_ELEMENT * pairs * heads,
+                     t * heads * a.head_dim * self.a + ctx * heads * (a.head_dim + a.v_head_dim) * self.a,
+                     t * heads * a.v_head_dim * self.a, matmul=product,
+                     notes=("MLA prefill: keys and values decompressed from the latent",))
+
+    def mlp(self, i: int, layer: LayerSpec) -> None:
+        t, m, h = self.step.tokens, layer.mlp, self.arch.hidden
+        p, w = f"model.layers.{i}.mlp", f"layers.{i}.mlp"
+        act = 9 if m.act == "gelu_tanh" else _ACT_FLOPS.get(m.act, 5)
+        if not m.is_moe:
+            self._dense_mlp(p, w, t, m.intermediate, m.gated, m.bias, act)
+            self.all_reduce(p, t)
+            return
+        self.linear(f"{p}.gate", f"{w}.gate.weight", t, h, m.experts, False, shard="none")
+        self.add("topk_softmax", OpKind.ELEMENTWISE, f"{p}.gate", SOFTMAX_FLOPS_PER_ELEMENT * t * m.experts,
+                 t * m.experts * self.a, t * m.top_k * (self.a + 4))
+        routed = t * m.top_k
+        touched = m.experts * (1 - (1 - m.top_k / m.experts) ** t)  # expected distinct experts, uniform routing
+        inter = m.intermediate // self.tp
+        for proj, n_in, n_out in (("gate_proj", h, inter), ("up_proj", h, inter), ("down_proj", inter, h)):
+            full = tensor_bytes(self.weights[f"{w}.experts.{proj}"], self.arch, self.fmt)
+            weight_read = int(full / self.tp * touched / m.experts)
+            product = 2 * routed * n_in * n_out
+            self.add("grouped_linear", OpKind.MATMUL, f"{p}.experts.{proj}", product,
+                     weight_read + routed * n_in * self.a, routed * n_out * self.a, matmul=product,
+                     dtype=self.fmt.compute_dtype if self.fmt.family != "plain" else self.act_dtype,
+                     notes=(f"MoE: {touched:.1f} of {m.experts} experts' weights read (uniform routing)",))
+            if proj == "up_proj":
+                self.add("silu_mul", OpKind.ELEMENTWISE, f"{p}.experts", (act + 1) * routed * inter,
+                         2 * routed * inter * self.a, routed * inter * self.a)
+        self.add("moe_combine", OpKind.ELEMENTWISE, f"{p}.experts", 2 * routed * h, routed * h * self.a, t * h * self.a)
+        if m.shared_experts:
+            self._dense_mlp(f"{p}.shared_experts", f"{w}.shared_experts", t, m.shared_intermediate * m.shared_experts,
+                            True, False, act)
+            self.elementwise("add", p, t * h, 1, inputs=2)
+        if m.shared_gate:
+            self.linear(f"{p}.shared_expert_gate", f"{w}.shared_expert_gate.weight", t, h, 1, False, shard="none")
+        self.all_reduce(p, t)
+
+    def _dense_mlp(self, p: str, w: str, t: int, inter: int, gated: bool, bias: bool, act: int) -> None:
+        h = self.arch.hidden
+        local = inter // self.tp
+        if gated:
+            self.linear(f"{p}.gate_proj", f"{w}.gate_proj.weight", t, h, inter, bias)
+        self.linear(f"{p}.up_proj", f"{w}.up_proj.weight", t, h, inter, bias)
+        if gated:
+            self.add("act_mul", OpKind.ELEMENTWISE, f"{p}.act_fn", (act + 1) * t * local, 2 * t * local * self.a,
+                     t * local * self.a)
+        else:
+            self.elementwise("activation", f"{p}.act_fn", t * local, act)
+        self.linear(f"{p}.down_proj", f"{w}.down_proj.weight", t, inter, h, bias, shard="row")
+
+    def layer(self, i: int, layer: LayerSpec) -> None:
+        t, h, p = self.step.tokens, self.arch.hidden, f"model.layers.{i}"
+        post_norm = self.arch.model_type == "bert"
+        if not post_norm:
+            self.norm(f"{p}.input_layernorm", t, h, f"layers.{i}.norm0.weight")
+        self.attention(i, layer)
+        if layer.norms == 4:
+            self.norm(f"{p}.post_attention_layernorm", t, h, f"layers.{i}.norm1.weight")
+        self.elementwise("add", p, t * h, 1, inputs=2)
+        name = "pre_feedforward_layernorm" if layer.norms == 4 else "post_attention_layernorm"
+        self.norm(f"{p}.{name}", t, h, f"layers.{i}.norm{2 if layer.norms == 4 else 1}.weight")
+        self.mlp(i, layer)
+        if layer.norms == 4:
+            self.norm(f"{p}.post_feedforward_layernorm", t, h, f"layers.{i}.norm3.weight")
+        self.elementwise("add", p, t * h, 1, inputs=2)
+        if post_norm:
+            self.norm(f"{p}.output.LayerNorm", t, h, f"layers.{i}.norm0.weight")
+
+    def head(self) -> None:
+        arch, step, h = self.arch, self.step, self.arch.hidden
+        t = step.tokens
+        if not arch.encoder or arch.image:
+            self.norm("model.norm", t, h, "norm.weight")
+        if arch.lm_head:
+            rows = step.batch if step.logits == "last" else t
+            name = "embed_tokens.weight" if arch.tie_embeddings else "lm_head.weight"
+            self.linear("lm_head", name, rows, h, arch.vocab, False)
+            if self.tp > 1:
+                size = rows * arch.vocab * self.a
+                self.add("all_gather", OpKind.COMM, "lm_head", 0, size // self.tp, size)
+        if arch.pooler:
+            self.linear("pooler.dense", "pooler.dense.weight", step.batch, h, h, True, shard="none")
+        if arch.classifier:
+            self.linear("classifier", "classifier.weight", step.batch, h, arch.classifier, True, shard="none")
+
+
+def transformer_ledger(arch: ModelArch, step: Step, *, weights: WeightFormat | str = "bf16", kv_dtype: str = "fp16",
+                       act_dtype: str = "bf16", tp: int = 1) -> Ledger:
+    """The ledger of one forward step of `arch` (per GPU when `tp` > 1, with its all-reduces)."""
+    fmt = get_format(weights) if isinstance(weights, str) else weights
+    if kv_dtype not in KV_BYTES_PER_ELEMENT:
+        raise ConfigError(f"unknown KV cache dtype {kv_dtype!r}: expected one of {', '.join(KV_BYTES_PER_ELEMENT)}")
+    if tp < 1:
+        raise ConfigError(f"tensor parallel {tp}: expected 1 or more")
+    b = _Builder(arch, step, fmt, KV_BYTES_PER_ELEMENT[kv_dtype], act_dtype, tp)
+    b.embeddings()
+    for i, layer in enumerate(arch.layers):
+        b.layer(i, layer)
+    b.head()
+    ledger = b.ledger
+    ledger.params_by_scope = {"": arch.params}
+    ledger.assumptions.extend(arch.assumptions)
+    return ledger
+

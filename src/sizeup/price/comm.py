@@ -1,0 +1,66 @@
+"""Collectives priced on a link: ring all-reduce moves 2·(n−1)/n of the message over each link,
+all-gather and reduce-scatter (n−1)/n, plus a fixed latency per collective
+(data/efficiency/comm.yaml, measured with nccl-tests)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from sizeup.errors import CatalogError
+from sizeup.hardware.catalog import builtin_data_dir, read_yaml
+from sizeup.hardware.schema import DeviceSpec
+from sizeup.ranges import Range
+
+__all__ = ["Link", "device_link", "collective_time"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Link:
+    kind: str
+    """nvlink | pcie"""
+    bytes_per_s: float
+    """One direction."""
+    latency_s: Range
+    efficiency: Range
+
+
+@lru_cache(maxsize=1)
+def _links() -> dict[str, tuple[Range, Range]]:
+    path = builtin_data_dir() / "efficiency" / "comm.yaml"
+    data = read_yaml(path)
+    try:
+        return {name: (Range.parse(v["latency_s"], f"{path}: {name}.latency_s"),
+                       Range.parse(v["bandwidth_efficiency"], f"{path}: {name}.bandwidth_efficiency"))
+                for name, v in data["links"].items()}
+    except (KeyError, TypeError, ValueError) as e:
+        raise CatalogError(f"{path}: malformed link entry ({e})") from None
+
+
+def device_link(device: DeviceSpec) -> Link | None:
+    """The GPU-to-GPU link of a device: its NVLink (half the quoted bidirectional rate per direction),
+    else its PCIe host link; None when the catalog knows neither."""
+    links = _links()
+    if device.interconnect is not None and device.interconnect.kind.startswith("nvlink"):
+        latency, eff = links["nvlink"]
+        return Link(kind="nvlink", bytes_per_s=device.interconnect.bytes_per_s / 2, latency_s=latency, efficiency=eff)
+    if device.pcie_bytes_per_s:
+        latency, eff = links["pcie"]
+        return Link(kind="pcie", bytes_per_s=device.pcie_bytes_per_s, latency_s=latency, efficiency=eff)
+    if device.interconnect is not None:
+        latency, eff = links["pcie"]
+        return Link(kind=device.interconnect.kind, bytes_per_s=device.interconnect.bytes_per_s / 2, latency_s=latency,
+                    efficiency=eff)
+    return None
+
+
+def collective_time(kind: str, size_bytes: float, n: int, link: Link) -> Range:
+    """Time of one collective over `n` devices of a message of `size_bytes` (the full tensor)."""
+    if n <= 1 or size_bytes <= 0:
+        return Range(0.0, 0.0, 0.0)
+    factor = {"all_reduce": 2 * (n - 1) / n, "all_gather": (n - 1) / n, "reduce_scatter": (n - 1) / n,
+              "all_to_all": (n - 1) / n}[kind]
+    volume = factor * size_bytes
+    return Range(volume / (link.bytes_per_s * link.efficiency.high) + link.latency_s.low,
+                 volume / (link.bytes_per_s * link.efficiency.typical) + link.latency_s.typical,
+                 volume / (link.bytes_per_s * link.efficiency.low) + link.latency_s.high)

@@ -1,0 +1,217 @@
+"""Inference memory of a transformer on one device: weights in their format, the KV cache, the
+activation peak of a forward step and the engine's own overhead, against the memory a framework
+really gets — and the largest context and batch that fit.
+
+Engines differ in policy:
+- `hf`: everything allocated on demand; the whole prompt is one forward pass.
+- `vllm`: takes `gpu_memory_utilization` of the GPU up front; after weights, the activation peak of a
+  `max_num_batched_tokens` step and non-torch memory, the rest is the paged KV pool (blocks of 16).
+- `llama.cpp`: the KV cache is allocated for the whole context; the compute buffer is sized for a
+  physical batch (`n_ubatch`); layers not offloaded to the GPU (`gpu_layers`) stay in CPU RAM.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from sizeup.errors import ConfigError
+from sizeup.hardware.schema import DeviceSpec
+from sizeup.hardware.usable import usable_memory
+from sizeup.ingest.hf_config import ModelArch
+from sizeup.ingest.transformer_ops import KV_BYTES_PER_ELEMENT
+from sizeup.price.engines import EngineProfile
+from sizeup.ranges import Range
+from sizeup.units import GIB
+from sizeup.workload.quantize import WeightFormat, tensor_bytes_map
+
+__all__ = ["MemoryConfig", "InferenceMemory", "inference_memory", "kv_bytes_per_sequence", "max_fitting"]
+
+LOGITS_BYTES = 4
+"""Logits are upcast to fp32 for sampling."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryConfig:
+    batch: int
+    context: int
+    """Tokens per sequence the cache must hold (prompt + output)."""
+    prompt: int
+    weights: WeightFormat
+    kv_dtype: str = "fp16"
+    act_bytes: int = 2
+    tp: int = 1
+    gpu_layers: int | None = None
+    """llama.cpp: layers offloaded to the GPU (None: all)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InferenceMemory:
+    weights_bytes: int
+    kv_cache_bytes: int
+    """KV cache held on the GPU: the requested batch × context (vLLM: the whole pre-allocated pool)."""
+    kv_cache_needed_bytes: int
+    activations_bytes: int
+    overhead_bytes: int
+    usable_bytes: Range
+    fits: bool
+    cpu_bytes: int = 0
+    """Weights and cache left in CPU RAM (llama.cpp partial offload)."""
+    max_concurrent_sequences: int | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def total_bytes(self) -> int:
+        return self.weights_bytes + self.kv_cache_bytes + self.activations_bytes + self.overhead_bytes
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "weights_bytes": self.weights_bytes, "kv_cache_bytes": self.kv_cache_bytes,
+            "kv_cache_needed_bytes": self.kv_cache_needed_bytes, "activations_bytes": self.activations_bytes,
+            "overhead_bytes": self.overhead_bytes, "total_bytes": self.total_bytes,
+            "usable_bytes": self.usable_bytes.typical, "usable_bytes_range": self.usable_bytes.to_dict(),
+            "cpu_bytes": self.cpu_bytes, "max_concurrent_sequences": self.max_concurrent_sequences,
+        }
+
+
+def kv_bytes_per_sequence(arch: ModelArch, context: int, kv_dtype: str, tp: int = 1, block: int = 1) -> int:
+    """Cache bytes one sequence of `context` tokens holds on one GPU (sliding-window layers keep at most
+    the window; a paged cache rounds up to whole blocks)."""
+    if arch.encoder:
+        return 0
+    per_element = KV_BYTES_PER_ELEMENT[kv_dtype]
+    total = 0.0
+    for layer in arch.layers:
+        a = layer.attention
+        tokens = min(context, a.window) if a.window else context
+        tokens = -(-tokens // block) * block
+        elements = arch.kv_elements_per_token(layer)
+        if a.mla is None and tp > 1:
+            elements = max(a.kv_heads // tp, 1) * (a.head_dim + a.v_head_dim)
+        total += tokens * elements * per_element
+    return int(total)
+
+
+def _activation_peak(arch: ModelArch, tokens: int, logit_rows: int, act_bytes: int, tp: int) -> int:
+    """Largest set of live temporaries in one forward step of `tokens` tokens: the residual stream and
+    normed input (2·T·h), plus the widest stage — the MLP (gate and up outputs and the activation,
+    3·T·I) or the q/k/v projections — and the fp32 logits of the sampled rows."""
+    h = arch.hidden
+    widest = 0
+    for layer in arch.layers:
+        m, a = layer.mlp, layer.attention
+        if m.is_moe:
+            mlp = tokens * m.top_k * 3 * m.intermediate // tp + 3 * tokens * m.shared_intermediate * m.shared_experts // tp
+        else:
+            mlp = 3 * tokens * m.intermediate // tp
+        qkv = tokens * (a.heads + 2 * a.kv_heads) * a.head_dim // tp
+        widest = max(widest, mlp, qkv)
+    return (2 * tokens * h + widest) * act_bytes + logit_rows * arch.vocab * LOGITS_BYTES // max(tp, 1)
+
+
+def _weights_on_gpu(arch: ModelArch, cfg: MemoryConfig) -> tuple[int, int]:
+    return _weights_split(arch, cfg.weights, cfg.tp, cfg.gpu_layers)
+
+
+@lru_cache(maxsize=64)
+def _weights_split(arch: ModelArch, weights: WeightFormat, tp: int, gpu_layers: int | None) -> tuple[int, int]:
+    """(GPU bytes, CPU bytes) of the weights, per GPU under tensor parallelism."""
+    gpu = cpu = 0
+    n = arch.num_layers
+    offload = n if gpu_layers is None else gpu_layers
+    sizes = tensor_bytes_map(arch, weights)
+    for t in arch.tensors():
+        size = sizes[t.name]
+        if t.layer is not None:
+            on_gpu = t.layer < offload
+        elif t.role in ("embedding", "position") and gpu_layers is not None:
+            on_gpu = False  # llama.cpp keeps the token embedding lookup on the CPU
+        else:
+            on_gpu = offload >= n
+        if on_gpu:
+            gpu += size // tp if t.role not in ("norm",) else size
+        else:
+            cpu += size
+    return gpu, cpu
+
+
+def inference_memory(arch: ModelArch, device: DeviceSpec, engine: EngineProfile, cfg: MemoryConfig) -> InferenceMemory:
+    if cfg.batch < 1 or cfg.context < 1:
+        raise ConfigError(f"batch {cfg.batch} and context {cfg.context}: expected positive integers")
+    usable = usable_memory(device).bytes
+    weights, cpu_weights = _weights_on_gpu(arch, cfg)
+    notes: list[str] = []
+    if engine.id == "vllm":
+        block = int(engine.value("kv_block_tokens", 16))
+        kv_seq = kv_bytes_per_sequence(arch, cfg.context, cfg.kv_dtype, cfg.tp, block)
+        step_tokens = int(engine.value("max_num_batched_tokens", 8192))
+        max_seqs = int(engine.value("max_num_seqs", 256))
+        activations = _activation_peak(arch, step_tokens, min(max_seqs, step_tokens), cfg.act_bytes, cfg.tp)
+        non_torch = engine.range("non_torch_bytes") or Range(0.5 * GIB, 0.5 * GIB, 0.5 * GIB)
+        graphs = engine.range("cuda_graph_bytes") or Range(0.5 * GIB, 0.5 * GIB, 0.5 * GIB)
+        utilization = engine.value("gpu_memory_utilization", 0.92)
+        # vLLM takes `utilization` of the total CUDA reports; the CUDA context stays outside that budget,
+        # and since v0.21 the CUDA-graph memory is estimated inside it (engines.yaml sources)
+        cuda_total = usable.typical + _context_reserve(device)
+        budget = cuda_total * utilization
+        overhead = int(non_torch.typical + graphs.typical)
+        pool = int(budget - weights - activations - overhead)
+        needed = kv_seq * cfg.batch
+        concurrency = min(max(pool, 0) // kv_seq, max_seqs) if kv_seq else None
+        fits = pool >= needed and pool > 0 and budget <= usable.typical
+        notes.append(f"vLLM takes {utilization:.0%} of the GPU up front; the KV pool is what remains after weights, "
+                     f"the activation peak of a {step_tokens}-token step, non-torch and CUDA-graph memory")
+        return InferenceMemory(weights_bytes=weights, kv_cache_bytes=max(pool, 0), kv_cache_needed_bytes=needed,
+                               activations_bytes=activations, overhead_bytes=overhead, usable_bytes=usable, fits=fits,
+                               cpu_bytes=cpu_weights, max_concurrent_sequences=concurrency, notes=tuple(notes))
+    if engine.id == "llama.cpp":
+        ubatch = int(engine.value("n_ubatch", 512))
+        n = arch.num_layers
+        on_gpu = n if cfg.gpu_layers is None else min(cfg.gpu_layers, n)
+        kv_total = kv_bytes_per_sequence(arch, cfg.context, cfg.kv_dtype, cfg.tp) * cfg.batch
+        kv_gpu = kv_total * on_gpu // n
+        activations = _activation_peak(arch, min(ubatch, cfg.batch * cfg.prompt), cfg.batch, cfg.act_bytes, cfg.tp)
+        overhead = 0
+        if cfg.gpu_layers is not None and on_gpu < n:
+            notes.append(f"{n - on_gpu} of {n} layers and their KV cache stay in CPU RAM")
+        total = weights + kv_gpu + activations + overhead
+        return InferenceMemory(weights_bytes=weights, kv_cache_bytes=kv_gpu, kv_cache_needed_bytes=kv_total,
+                               activations_bytes=activations, overhead_bytes=overhead, usable_bytes=usable,
+                               fits=total <= usable.typical, cpu_bytes=cpu_weights + kv_total - kv_gpu,
+                               notes=tuple(notes))
+    # hf and tensorrt-llm: allocate what the request needs
+    kv = kv_bytes_per_sequence(arch, cfg.context, cfg.kv_dtype, cfg.tp) * cfg.batch
+    activations = _activation_peak(arch, cfg.batch * cfg.prompt, cfg.batch, cfg.act_bytes, cfg.tp)
+    fraction = engine.range("allocator_overhead_fraction")
+    overhead = int((activations + kv) * (fraction.typical if fraction else 0.0))
+    if fraction:
+        notes.append(f"PyTorch caching allocator: +{fraction.typical:.0%} of activations and cache reserved")
+    total = weights + kv + activations + overhead
+    return InferenceMemory(weights_bytes=weights, kv_cache_bytes=kv, kv_cache_needed_bytes=kv,
+                           activations_bytes=activations, overhead_bytes=overhead, usable_bytes=usable,
+                           fits=total <= usable.typical, cpu_bytes=cpu_weights, notes=tuple(notes))
+
+
+def _context_reserve(device: DeviceSpec) -> float:
+    """The per-process part of the reserve (CUDA context): the card total CUDA reports includes it."""
+    from sizeup.hardware.usable import memory_classes
+
+    for cls in memory_classes():
+        if cls.matches(device):
+            return cls.reserve_bytes.typical
+    return 0.0
+
+
+def max_fitting(fits, low: int, high: int) -> int:
+    """Largest integer in [low, high] for which the monotone predicate `fits` holds (low - 1 if none)."""
+    if not fits(low):
+        return low - 1
+    while low < high:
+        mid = (low + high + 1) // 2
+        if fits(mid):
+            low = mid
+        else:
+            high = mid - 1
+    return low
+

@@ -1,0 +1,46 @@
+import json
+
+import pytest
+
+from sizeup.cli.main import main
+
+
+def test_estimate_json_fields(capsys):
+    assert main(["estimate", "llama-3.1-8b", "--device", "rtx-4090", "--quant", "q4_k_m", "--engine", "llama.cpp",
+                 "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["model"]["params"] == 8_030_261_248 and data["model"]["active_params"] == 8_030_261_248
+    for key in ("weights_bytes", "kv_cache_bytes", "activations_bytes", "overhead_bytes", "total_bytes", "usable_bytes"):
+        assert key in data["memory"]
+    assert data["fits"] is True and data["max_context"] > 0 and data["max_batch"] > 0
+    for phase, key in (("prefill", "latency_s"), ("prefill", "tokens_per_s"), ("decode", "latency_per_token_s"),
+                       ("decode", "tokens_per_s")):
+        r = data[phase][key]
+        assert r["low"] <= r["typical"] <= r["high"]
+    assert isinstance(data["assumptions"], list)
+
+
+def test_estimate_table_for_moe(capsys):
+    assert main(["estimate", "mixtral-8x7b", "--device", "a100-80g", "--gpus", "2", "--engine", "vllm"]) == 0
+    out = capsys.readouterr().out
+    assert "12.88B active" in out and "prefill (TTFT)" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["nope-model", "--device", "4090"], "unknown model 'nope-model'"),
+    (["llama-3.1-8b", "--device", "rtx 9999"], "unknown device 'rtx 9999'"),
+    (["llama-3.1-8b", "--device", "4090", "--batch", "-2"], "--batch -2: expected a positive integer"),
+    (["llama-3.1-8b", "--device", "4090", "--quant", "q9"], "unknown quantization 'q9'"),
+    (["llama-3.1-8b", "--device", "4090", "--gpus", "3"], "does not divide"),
+    (["llama-3.1-8b", "--device", "4090", "--gpu-layers", "4"], "--gpu-layers is a llama.cpp option"),
+])
+def test_estimate_bad_input(capsys, argv, message):
+    assert main(["estimate", *argv]) == 1
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_config_missing_field(tmp_path, capsys):
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama", "hidden_size": 64}))
+    assert main(["estimate", str(tmp_path), "--device", "4090"]) == 1
+    assert "missing field" in capsys.readouterr().err

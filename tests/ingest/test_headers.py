@@ -1,0 +1,101 @@
+"""Model files read from their headers only, safely."""
+
+import json
+import struct
+
+import pytest
+
+from sizeup.errors import ConfigError, IngestError
+from sizeup.ingest.headers import model_from_header, read_gguf_header, read_safetensors_header
+
+
+def write_safetensors(path, tensors, claim=None):
+    header, offset = {}, 0
+    for name, shape in tensors.items():
+        size = 2 * (shape[0] * shape[1] if len(shape) == 2 else shape[0])
+        header[name] = {"dtype": "BF16", "shape": list(shape), "data_offsets": [offset, offset + size]}
+        offset += size
+    header["__metadata__"] = {"format": "pt"}
+    blob = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", claim if claim is not None else len(blob)) + blob + b"\0" * offset)
+    return path
+
+
+def test_safetensors_header_counts_parameters(tmp_path):
+    path = write_safetensors(tmp_path / "m.safetensors", {"a.weight": (4, 8), "b.bias": (8,)})
+    header = read_safetensors_header(path)
+    assert header.params == 40 and header.bytes_by_dtype == {"BF16": 80}
+    assert header.metadata == {"format": "pt"}
+
+
+def test_safetensors_header_claiming_100_gb_is_refused_before_reading(tmp_path):
+    path = write_safetensors(tmp_path / "m.safetensors", {"a.weight": (4, 8)}, claim=100 * 10**9)
+    with pytest.raises(IngestError, match="claims 100,000,000,000 bytes"):
+        read_safetensors_header(path)
+
+
+def test_truncated_safetensors(tmp_path):
+    path = write_safetensors(tmp_path / "m.safetensors", {"a.weight": (4, 8)})
+    path.write_bytes(path.read_bytes()[:-10])
+    with pytest.raises(IngestError, match="truncated or corrupt"):
+        read_safetensors_header(path)
+    (tmp_path / "x.safetensors").write_bytes(b"\x01\x02")
+    with pytest.raises(IngestError, match="truncated safetensors"):
+        read_safetensors_header(tmp_path / "x.safetensors")
+
+
+def test_safetensors_without_config_says_what_is_missing(tmp_path):
+    path = write_safetensors(tmp_path / "m.safetensors", {"a.weight": (4, 8)})
+    with pytest.raises(ConfigError, match="put its config.json beside it"):
+        model_from_header(path)
+
+
+def gguf_string(text):
+    raw = text.encode()
+    return struct.pack("<Q", len(raw)) + raw
+
+
+def gguf_kv(key, kind, value):
+    out = gguf_string(key) + struct.pack("<I", kind)
+    if kind == 8:
+        return out + gguf_string(value)
+    if kind == 9:  # array of strings
+        return out + struct.pack("<IQ", 8, len(value)) + b"".join(gguf_string(v) for v in value)
+    return out + struct.pack({4: "<I", 10: "<Q"}[kind], value)
+
+
+def write_gguf(path, n_tensors_claim=None):
+    kvs = [gguf_kv("general.architecture", 8, "llama"), gguf_kv("general.name", 8, "tiny"),
+           gguf_kv("llama.embedding_length", 4, 64), gguf_kv("llama.block_count", 4, 2),
+           gguf_kv("llama.feed_forward_length", 4, 176), gguf_kv("llama.attention.head_count", 4, 8),
+           gguf_kv("llama.attention.head_count_kv", 4, 2), gguf_kv("llama.context_length", 4, 2048),
+           gguf_kv("tokenizer.ggml.tokens", 9, [f"t{i}" for i in range(96)])]
+    tensors = [("token_embd.weight", (64, 96), 1), ("output.weight", (64, 96), 12)]
+    body = b"".join(gguf_string(n) + struct.pack("<I", len(d)) + b"".join(struct.pack("<Q", x) for x in d)
+                    + struct.pack("<IQ", t, 0) for n, d, t in tensors)
+    head = b"GGUF" + struct.pack("<IQQ", 3, n_tensors_claim or len(tensors), len(kvs))
+    path.write_bytes(head + b"".join(kvs) + body + b"\0" * 64)
+    return path
+
+
+def test_gguf_header_gives_architecture_and_types(tmp_path):
+    path = write_gguf(tmp_path / "tiny.gguf")
+    header = read_gguf_header(path)
+    assert header.version == 3 and header.params == 2 * 64 * 96
+    assert header.types == {"F16": 64 * 96, "Q4_K": 64 * 96}
+    arch = model_from_header(path)
+    assert (arch.hidden, arch.num_layers, arch.vocab) == (64, 2, 96)
+    assert arch.layers[0].attention.kv_heads == 2 and not arch.tie_embeddings
+
+
+def test_truncated_or_lying_gguf_is_refused(tmp_path):
+    path = write_gguf(tmp_path / "tiny.gguf")
+    data = path.read_bytes()
+    (tmp_path / "cut.gguf").write_bytes(data[:200])
+    with pytest.raises(IngestError, match="truncated or corrupt"):
+        read_gguf_header(tmp_path / "cut.gguf")
+    with pytest.raises(IngestError, match="more than"):
+        read_gguf_header(write_gguf(tmp_path / "big.gguf", n_tensors_claim=10**15))
+    (tmp_path / "not.gguf").write_bytes(b"GGML" + data[4:])
+    with pytest.raises(IngestError, match="not a GGUF file"):
+        read_gguf_header(tmp_path / "not.gguf")

@@ -1,0 +1,41 @@
+"""The published-measurement suite as a regression guard (benchmarks/validate_inference.py prints it).
+
+Targets from issue 4: median absolute error <= 15% on decode tokens/s and <= 5% on memory."""
+
+import importlib.util
+import statistics
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+ROWS = yaml.safe_load((ROOT / "tests" / "validation" / "inference_measurements.yaml").read_text())
+
+
+def _benchmark():
+    spec = importlib.util.spec_from_file_location("validate_inference", ROOT / "benchmarks" / "validate_inference.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_suite_is_large_and_sourced():
+    assert len(ROWS) >= 40
+    assert all(r["source"] and r["retrieved"] and r["value"] > 0 for r in ROWS)
+    assert len({r["id"] for r in ROWS}) == len(ROWS)
+
+
+def test_median_errors_meet_the_targets():
+    from sizeup.hardware.catalog import load_catalog
+
+    bench, catalog = _benchmark(), load_catalog(include_user=False)
+    errors = {"decode": [], "memory": []}
+    for row in ROWS:
+        group = {"decode_tokens_per_s": "decode", "model_file_bytes": "memory", "peak_memory_bytes": "memory"}.get(
+            row["metric"])
+        if group:
+            predicted = bench.predict(row, catalog)
+            errors[group].append(abs(predicted / row["value"] - 1))
+    assert len(errors["decode"]) >= 25 and len(errors["memory"]) >= 8
+    assert statistics.median(errors["decode"]) <= 0.15
+    assert statistics.median(errors["memory"]) <= 0.05
