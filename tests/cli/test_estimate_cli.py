@@ -44,3 +44,15 @@ def test_config_missing_field(tmp_path, capsys):
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama", "hidden_size": 64}))
     assert main(["estimate", str(tmp_path), "--device", "4090"]) == 1
     assert "missing field" in capsys.readouterr().err
+
+
+def test_batch_sweep(capsys):
+    assert main(["estimate", "llama-3.1-8b", "--device", "l4", "--quant", "awq-int4", "--engine", "vllm",
+                 "--sweep", "1,8,64", "--json"]) == 0
+    sweep = json.loads(capsys.readouterr().out)["batch_sweep"]
+    assert [p["batch"] for p in sweep] == [1, 8, 64]
+    rates = [p["tokens_per_s"]["typical"] for p in sweep]
+    tpots = [p["tpot_s"]["typical"] for p in sweep]
+    assert rates == sorted(rates) and tpots == sorted(tpots)  # throughput and latency both grow with batch
+    assert main(["estimate", "llama-3.1-8b", "--device", "l4", "--sweep", "0,2"]) == 1
+    assert "every batch size must be a positive integer" in capsys.readouterr().err

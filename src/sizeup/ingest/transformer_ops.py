@@ -24,6 +24,8 @@ __all__ = ["Step", "KV_BYTES_PER_ELEMENT", "transformer_ledger", "attention_pair
 # Cache storage per element: fp16/bf16 2 bytes; fp8 1; llama.cpp q8_0 / q4_0 blocks of 32 (34 / 18 bytes).
 KV_BYTES_PER_ELEMENT = {"fp16": 2.0, "bf16": 2.0, "f16": 2.0, "fp32": 4.0, "fp8": 1.0, "int8": 1.0,
                         "q8_0": 34 / 32, "q4_0": 18 / 32}
+DEQUANT_FLOPS_PER_WEIGHT = 2
+"""Unpacking a quantized weight: multiply by its group scale, subtract its zero point (vector work)."""
 _ACT_FLOPS = {name: per for per, names in FLOPS_PER_ELEMENT.items() for name in names}
 
 
@@ -73,6 +75,9 @@ class _Builder:
         self.a = 4 if act_dtype == "fp32" else 2
         self.ledger = Ledger(name=arch.name)
         self.weights = {t.name: t for t in arch.tensors()}
+        # packed weights are unpacked once per matmul: a scale multiply and a zero-point subtract per weight
+        self.dequant = DEQUANT_FLOPS_PER_WEIGHT if fmt.family in ("gguf", "gptq", "awq", "nf4") and \
+            fmt.gguf_base not in ("F16", "BF16", "F32") else 0
         self.sizes = tensor_bytes_map(arch, fmt)
 
     def add(self, op: str, kind: OpKind, scope: str, flops: int, read: int, written: int, matmul: int = 0,
@@ -94,7 +99,7 @@ class _Builder:
         n_in_local = n_in // tp if shard == "row" else n_in
         n_out_local = n_out // tp if shard == "column" else n_out
         product = 2 * tokens * n_in_local * n_out_local
-        flops = product + (tokens * n_out_local if bias else 0)
+        flops = product + (tokens * n_out_local if bias else 0) + self.dequant * n_in_local * n_out_local
         bias_bytes = self.wbytes(weight.replace(".weight", ".bias"), shard != "none")
         self.add("linear", OpKind.MATMUL, scope, flops,
                  self.wbytes(weight, shard != "none") + bias_bytes + tokens * n_in_local * self.a,
@@ -243,7 +248,8 @@ class _Builder:
             full = tensor_bytes(self.weights[f"{w}.experts.{proj}"], self.arch, self.fmt)
             weight_read = int(full / self.tp * touched / m.experts)
             product = 2 * routed * n_in * n_out
-            self.add("grouped_linear", OpKind.MATMUL, f"{p}.experts.{proj}", product,
+            dequant = int(self.dequant * n_in * n_out * touched)
+            self.add("grouped_linear", OpKind.MATMUL, f"{p}.experts.{proj}", product + dequant,
                      weight_read + routed * n_in * self.a, routed * n_out * self.a, matmul=product,
                      dtype=self.fmt.compute_dtype if self.fmt.family != "plain" else self.act_dtype,
                      notes=(f"MoE: {touched:.1f} of {m.experts} experts' weights read (uniform routing)",))

@@ -25,7 +25,7 @@ from sizeup.price.roofline import price
 from sizeup.ranges import Range
 from sizeup.workload.quantize import WeightFormat, get_format, weight_bytes
 
-__all__ = ["InferenceConfig", "PhaseEstimate", "InferenceEstimate", "estimate_inference"]
+__all__ = ["InferenceConfig", "PhaseEstimate", "InferenceEstimate", "SweepPoint", "batch_sweep", "estimate_inference"]
 
 MAX_SEARCH_CONTEXT = 1 << 21
 MAX_SEARCH_BATCH = 1 << 14
@@ -190,8 +190,8 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         assumptions += notes
         assumptions.append(f"decode priced at the mean context of the generation ({mean_context} tokens)")
     if fmt.family in ("gguf", "gptq", "awq", "nf4"):
-        assumptions.append(f"{fmt.id}: weights read in their packed form; matrix products at {fmt.compute_dtype} "
-                           f"after dequantization (its arithmetic not counted)")
+        assumptions.append(f"{fmt.id}: weights read in their packed form, unpacked at 2 FLOPs per weight (vector "
+                           f"work), matrix products at {fmt.compute_dtype}")
     if cfg.gpu_layers is not None and cfg.gpu_layers < arch.num_layers:
         assumptions.append("layers left on the CPU are not priced: speed assumes every layer on the GPU")
     if not memory.fits:
@@ -201,3 +201,37 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     return InferenceEstimate(arch=arch, device=device, config=cfg, weights=fmt, memory=memory,
                              max_context=max_context, max_batch=max_batch, prefill=prefill, decode=decode,
                              flops_per_token=flops_per_token, assumptions=tuple(dict.fromkeys(assumptions)))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SweepPoint:
+    batch: int
+    fits: bool
+    ttft_s: Range
+    tpot_s: Range | None
+    tokens_per_s: Range | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"batch": self.batch, "fits": self.fits, "ttft_s": self.ttft_s.to_dict(),
+                "tpot_s": None if self.tpot_s is None else self.tpot_s.to_dict(),
+                "tokens_per_s": None if self.tokens_per_s is None else self.tokens_per_s.to_dict()}
+
+
+def batch_sweep(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig,
+                batches: list[int] | None = None) -> list[SweepPoint]:
+    """Throughput and latency against batch size: powers of two up to the largest batch that fits
+    (and one past it, marked as not fitting), or the given batches."""
+    if batches is None:
+        limit = estimate_inference(arch, device, cfg).max_batch
+        batches, b = [], 1
+        while b <= max(limit, 1):
+            batches.append(b)
+            b *= 2
+        batches.append(b)
+    out = []
+    for b in batches:
+        e = estimate_inference(arch, device, replace(cfg, batch=b))
+        out.append(SweepPoint(batch=b, fits=e.memory.fits, ttft_s=e.prefill.latency_s,
+                              tpot_s=None if e.decode is None else e.decode.latency_s,
+                              tokens_per_s=None if e.decode is None else e.decode.tokens_per_s))
+    return out

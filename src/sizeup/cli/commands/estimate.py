@@ -25,6 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--output", type=int, default=128, help="generated tokens (default 128)")
     p.add_argument("--context", type=int, help="tokens the cache must hold per sequence (default prompt + output)")
     p.add_argument("--gpu-layers", type=int, help="llama.cpp: layers offloaded to the GPU (default all)")
+    p.add_argument("--sweep", nargs="?", const="auto", metavar="B,B,…",
+                   help="also sweep the batch size: powers of two up to the largest that fits, or a list")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_catalog_argument(p)
     p.set_defaults(func=run)
@@ -37,11 +39,47 @@ def run(args: argparse.Namespace) -> int:
     result = estimate(args.model, device=args.device, gpus=args.gpus, quant=args.quant, kv_dtype=args.kv_dtype,
                       engine=args.engine, batch=args.batch, prompt=args.prompt, output=args.output,
                       context=args.context, gpu_layers=args.gpu_layers, catalog=args.catalog)
+    sweep = None
+    if args.sweep:
+        from sizeup.workload.inference import batch_sweep
+
+        sweep = batch_sweep(result.arch, result.device, result.config, _batches(args.sweep))
     if args.json:
-        emit_json(result.to_dict())
+        data = result.to_dict()
+        if sweep is not None:
+            data["batch_sweep"] = [p.to_dict() for p in sweep]
+        emit_json(data)
         return 0
     print(render_estimate(result))
+    if sweep is not None:
+        print()
+        print(render_sweep(sweep))
     return 0
+
+
+def _batches(text: str) -> list[int] | None:
+    from sizeup.errors import ConfigError
+
+    if text == "auto":
+        return None
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ConfigError(f"--sweep {text!r}: expected batch sizes like 1,4,16") from None
+    if not values or min(values) < 1:
+        raise ConfigError(f"--sweep {text!r}: every batch size must be a positive integer")
+    return values
+
+
+def render_sweep(points) -> str:
+    rows = []
+    for p in points:
+        rows.append([p.batch, "yes" if p.fits else "no", format_seconds(p.ttft_s.typical),
+                     "" if p.tpot_s is None else format_seconds(p.tpot_s.typical),
+                     "" if p.tokens_per_s is None else f"{p.tokens_per_s.typical:,.0f}",
+                     "" if p.tokens_per_s is None else f"{p.tokens_per_s.typical / p.batch:,.1f}"])
+    return render_table(["batch", "fits", "TTFT", "TPOT", "tokens/s", "per sequence"], rows,
+                        title="batch sweep (typical)")
 
 
 def _range(r, fmt) -> str:
