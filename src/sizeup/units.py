@@ -115,6 +115,12 @@ def format_bytes(value: float, digits: int = 3) -> str:
 
 
 def format_seconds(value: float, digits: int = 3) -> str:
+    if value >= 2 * 86400:
+        return f"{value / 86400:.{digits}g} days"
+    if value >= 2 * 3600:
+        return f"{value / 3600:.{digits}g} h"
+    if value >= 120:
+        return f"{value / 60:.{digits}g} min"
     if value >= 1:
         return f"{value:.{digits}g} s"
     if value >= 1e-3:

@@ -113,6 +113,8 @@ class ModelArch:
     embed_scale: bool = False
     max_context: int = 0
     mtp_layers: int = 0
+    dropout: float = 0.0
+    """Largest dropout probability of the config (attention, residual, embedding); training stores its masks."""
     extra_tensors: tuple[WeightTensor, ...] = ()
     assumptions: tuple[str, ...] = ()
 
@@ -308,12 +310,9 @@ def parse_config(data: dict[str, Any], name: str = "model", where: str = "config
                                     f"(vision_config) is not counted",)
         return _replace(arch, assumptions=notes)
     c = _Config(dict(data), where)
-    if model_type == "gpt2":
-        return _gpt2(c, name)
-    if model_type == "bert":
-        return _bert(c, name)
-    if model_type == "vit":
-        return _vit(c, name)
+    if model_type in ("gpt2", "bert", "vit"):
+        arch = {"gpt2": _gpt2, "bert": _bert, "vit": _vit}[model_type](c, name)
+        return _replace(arch, dropout=_dropout(data))
     assumptions: list[str] = []
     if model_type not in DENSE_DECODERS:
         needed = ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size")
@@ -323,7 +322,16 @@ def parse_config(data: dict[str, Any], name: str = "model", where: str = "config
                               f" field: supported model types are {', '.join(SUPPORTED)}")
         assumptions.append(f"unknown model_type {model_type!r}: read as a LLaMA-style decoder "
                            f"(RMSNorm, RoPE, {'gated' if _act(data.get('hidden_act')) == 'silu' else 'plain'} MLP)")
-    return _decoder(c, name, model_type, assumptions)
+    return _replace(_decoder(c, name, model_type, assumptions), dropout=_dropout(data))
+
+
+_DROPOUT_KEYS = ("attention_dropout", "attn_pdrop", "resid_pdrop", "embd_pdrop", "hidden_dropout",
+                 "hidden_dropout_prob", "attention_probs_dropout_prob", "dropout")
+
+
+def _dropout(data: dict[str, Any]) -> float:
+    values = [data.get(k) for k in _DROPOUT_KEYS]
+    return max([float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)] or [0.0])
 
 
 def _replace(arch: ModelArch, **changes: Any) -> ModelArch:

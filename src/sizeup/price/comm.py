@@ -12,7 +12,7 @@ from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ranges import Range
 
-__all__ = ["Link", "device_link", "collective_time"]
+__all__ = ["Link", "device_link", "network_link", "collective_time"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,6 +52,12 @@ def device_link(device: DeviceSpec) -> Link | None:
         return Link(kind=device.interconnect.kind, bytes_per_s=device.interconnect.bytes_per_s / 2, latency_s=latency,
                     efficiency=eff)
     return None
+
+
+def network_link(bytes_per_s_per_gpu: float) -> Link:
+    """The node-to-node network (InfiniBand / RoCE) as seen by one GPU: its share of the node's NICs."""
+    latency, eff = _links()["network"]
+    return Link(kind="network", bytes_per_s=bytes_per_s_per_gpu, latency_s=latency, efficiency=eff)
 
 
 def collective_time(kind: str, size_bytes: float, n: int, link: Link) -> Range:

@@ -1,0 +1,75 @@
+"""Predicted vs published training and fine-tuning measurements (tests/validation/training_measurements.yaml).
+
+Targets (issue 5): median absolute error <= 15% on throughput / MFU and <= 10% on peak memory.
+Run from the repo root: python benchmarks/validate_training.py [--rows]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+import yaml  # noqa: E402
+
+from sizeup.hardware.catalog import load_catalog  # noqa: E402
+from sizeup.ingest.hf_config import load_model, parse_config  # noqa: E402
+from sizeup.workload.finetune import FinetuneSpec  # noqa: E402
+from sizeup.workload.parallel import ParallelConfig  # noqa: E402
+from sizeup.workload.training import TrainingConfig, estimate_training  # noqa: E402
+
+DATA = ROOT / "tests" / "validation" / "training_measurements.yaml"
+GROUPS = {"mfu": "throughput", "tokens_per_s_per_gpu": "throughput", "step_time_s": "throughput",
+          "peak_memory_bytes": "memory"}
+
+
+def predict(row: dict, catalog) -> float:
+    """Unstated settings take the frameworks' defaults: ZeRO-1 (Megatron/NeMo's distributed optimizer)
+    on several GPUs, no recomputation, LoRA rank 8 on q_proj and v_proj."""
+    arch = load_model(row["model"]) if row.get("model") else parse_config(row["config"], name=row["id"])
+    gpus = row.get("gpus") or 1
+    nodes = row.get("nodes") or max(1, gpus // 8)
+    targets = tuple(t.strip() for t in (row.get("lora_targets") or "q_proj,v_proj").replace("+", ",").split(","))
+    cfg = TrainingConfig(
+        finetune=FinetuneSpec(method=row.get("method") or "full", rank=row.get("lora_rank") or 8, targets=targets),
+        optimizer=row.get("optimizer") or "adamw", precision=row.get("precision") or "bf16-mixed",
+        recompute=row.get("recompute") or "none",
+        parallel=ParallelConfig(gpus=gpus, nodes=nodes, tp=row.get("tp") or 1, pp=row.get("pp") or 1,
+                                zero=row["zero"] if row.get("zero") is not None else (1 if gpus > 1 else 0)),
+        seq=row["seq"], micro_batch=row.get("micro_batch") or 1, global_batch=row.get("global_batch"))
+    e = estimate_training(arch, catalog.device(row["device"]), cfg)
+    return {"mfu": e.mfu.typical, "tokens_per_s_per_gpu": e.tokens_per_s.typical / gpus,
+            "step_time_s": e.step_s.typical, "peak_memory_bytes": float(e.memory.total_bytes)}[row["metric"]]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", action="store_true")
+    args = parser.parse_args()
+    catalog = load_catalog(include_user=False)
+    rows = yaml.safe_load(DATA.read_text())
+    errors: dict[str, list[float]] = {}
+    if args.rows:
+        print("| id | device | GPUs | method | metric | measured | predicted | error |")
+        print("|---|---|---:|---|---|---:|---:|---:|")
+    for row in rows:
+        predicted = predict(row, catalog)
+        error = predicted / row["value"] - 1
+        errors.setdefault(GROUPS[row["metric"]], []).append(abs(error))
+        if args.rows:
+            print(f"| {row['id']} | {row['device']} | {row.get('gpus')} | {row.get('method')} | {row['metric']} | "
+                  f"{row['value']:,.4g} | {predicted:,.4g} | {error:+.1%} |")
+    print("\n| metric | rows | median abs error | p90 abs error |")
+    print("|---|---:|---:|---:|")
+    for group, values in errors.items():
+        values.sort()
+        p90 = values[min(len(values) - 1, int(round(0.9 * (len(values) - 1))))]
+        print(f"| {group} | {len(values)} | {statistics.median(values):.1%} | {p90:.1%} |")
+
+
+if __name__ == "__main__":
+    main()

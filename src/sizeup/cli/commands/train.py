@@ -1,0 +1,222 @@
+"""`sizeup train MODEL --method full|lora|qlora|freeze --device NAME`: training memory, time and cost."""
+
+from __future__ import annotations
+
+import argparse
+
+from sizeup.cli.commands.hw import add_catalog_argument
+from sizeup.report.terminal import render_table
+from sizeup.units import format_bytes, format_seconds
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("train", help="memory, step time, MFU and cost of training or fine-tuning a transformer",
+                       description="MODEL is a preset, a Hugging Face id of a preset, or a config.json / model folder.")
+    p.add_argument("model", help="a preset, config.json or model folder; or FILE.py:FACTORY for a torch module "
+                                  "(traced, with --input / --input-spec)")
+    p.add_argument("--device", required=True)
+    p.add_argument("--input", action="append", default=[], metavar="SHAPE",
+                   help="torch module: float input shape like 8x3x224x224 (the batch is the micro-batch)")
+    p.add_argument("--input-spec", action="append", default=[], metavar="SPEC",
+                   help="torch module: [NAME=]DTYPE:SHAPE, e.g. input_ids=int64:4x512")
+    p.add_argument("--dtype", default="fp32", choices=["fp32", "bf16", "fp16"],
+                   help="torch module: precision of the traced step (default fp32)")
+    p.add_argument("--method", default="full", choices=["full", "lora", "qlora", "freeze", "dora"])
+    p.add_argument("--compare", metavar="M,M,…", help="compare methods side by side, e.g. full,lora,qlora")
+    p.add_argument("--rank", type=int, default=16, help="LoRA rank (default 16)")
+    p.add_argument("--targets", default="q_proj,v_proj", help="LoRA target modules, or all-linear (default q_proj,v_proj)")
+    p.add_argument("--trainable-layers", type=int, default=2, help="freeze: how many of the last layers train")
+    p.add_argument("--optimizer", default="adamw", choices=["adamw", "adam", "adamw-8bit", "sgd", "adafactor", "lion"])
+    p.add_argument("--precision", default="bf16-mixed", choices=["bf16-mixed", "fp32", "bf16", "fp8"])
+    p.add_argument("--recompute", default="none", choices=["none", "selective", "full"])
+    p.add_argument("--no-flash", action="store_true", help="attention without a fused kernel (stores the scores)")
+    p.add_argument("--gpus", type=int, default=1, help="GPUs in all (default 1)")
+    p.add_argument("--nodes", type=int, default=1)
+    p.add_argument("--tp", type=int, default=1, help="tensor parallel")
+    p.add_argument("--pp", type=int, default=1, help="pipeline parallel")
+    p.add_argument("--ep", type=int, default=1, help="expert parallel (MoE)")
+    p.add_argument("--zero", type=int, default=0, help="ZeRO stage 0-3 (FSDP full shard = 3)")
+    p.add_argument("--no-sequence-parallel", action="store_true", help="with --tp, keep norm activations replicated")
+    p.add_argument("--seq", type=int, default=2048, help="sequence length (default 2048)")
+    p.add_argument("--micro-batch", type=int, help="per GPU (default: the largest that fits)")
+    p.add_argument("--global-batch", type=int, help="sequences per optimizer step")
+    p.add_argument("--tokens", type=float, help="tokens to train on (e.g. 1e9)")
+    p.add_argument("--epochs", type=float, help="passes over the data (with --dataset-tokens)")
+    p.add_argument("--dataset-tokens", type=float, help="tokens in the data set")
+    p.add_argument("--offer", help="cloud offer id to price on (default: the cheapest for the device)")
+    p.add_argument("--network-gbps", type=float, help="node-to-node network per node, Gb/s (default from the offer)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_catalog_argument(p)
+    p.set_defaults(func=run)
+
+
+def config_from_args(args: argparse.Namespace, method: str):
+    from sizeup.errors import ConfigError
+    from sizeup.workload.finetune import FinetuneSpec
+    from sizeup.workload.parallel import ParallelConfig
+    from sizeup.workload.training import TrainingConfig
+
+    for name in ("tokens", "epochs", "dataset_tokens"):
+        value = getattr(args, name)
+        if value is not None and value <= 0:
+            raise ConfigError(f"--{name.replace('_', '-')} {value:g}: expected a positive number")
+    targets = tuple(t.strip() for t in args.targets.replace("+", ",").split(",") if t.strip())
+    return TrainingConfig(
+        finetune=FinetuneSpec(method=method, rank=args.rank, targets=targets, trainable_layers=args.trainable_layers),
+        optimizer=args.optimizer, precision=args.precision, recompute=args.recompute,
+        parallel=ParallelConfig(gpus=args.gpus, nodes=args.nodes, tp=args.tp, pp=args.pp, ep=args.ep, zero=args.zero,
+                                sequence_parallel=not args.no_sequence_parallel),
+        seq=args.seq, micro_batch=args.micro_batch, global_batch=args.global_batch,
+        tokens=None if args.tokens is None else int(args.tokens), epochs=args.epochs,
+        dataset_tokens=None if args.dataset_tokens is None else int(args.dataset_tokens),
+        flash_attention=not args.no_flash, offer=args.offer, network_gbit_per_s=args.network_gbps)
+
+
+def run(args: argparse.Namespace) -> int:
+    from sizeup.cli.main import emit_json
+    from sizeup.hardware.catalog import load_catalog
+    from sizeup.ingest.hf_config import load_model
+    from sizeup.workload.training import estimate_training
+
+    catalog = load_catalog(args.catalog)
+    device = catalog.device(args.device)
+    if args.input or args.input_spec:
+        return run_traced(args, device)
+    arch = load_model(args.model)
+    offers = catalog.offers_for()
+    if args.compare:
+        from sizeup.errors import ConfigError
+
+        methods = [m.strip() for m in args.compare.split(",") if m.strip()]
+        bad = [m for m in methods if m not in ("full", "lora", "qlora", "freeze", "dora")]
+        if bad or not methods:
+            raise ConfigError(f"--compare {args.compare!r}: expected methods from full, lora, qlora, freeze, dora")
+        # one micro-batch for all methods (the given one, else 1), so memory compares like for like
+        if args.micro_batch is None:
+            args.micro_batch = 1
+        rows = [compare_row(arch, device, config_from_args(args, m), offers) for m in methods]
+        if args.json:
+            emit_json({"model": arch.name, "device": device.id, "methods": rows})
+        else:
+            print(render_compare(arch, device, rows))
+        return 0
+    estimate = estimate_training(arch, device, config_from_args(args, args.method), offers)
+    if args.json:
+        emit_json(estimate.to_dict())
+    else:
+        print(render_training(estimate))
+    return 0
+
+
+def smallest_gpu_count(arch, device, cfg, offers) -> int | None:
+    """The fewest GPUs (1, 2, 4, 8, then whole 8-GPU nodes, up to 1024) at which micro-batch 1 fits,
+    sharding with ZeRO-3 once more than one GPU is used."""
+    from dataclasses import replace
+
+    from sizeup.errors import ConfigError
+    from sizeup.workload.training import training_memory
+
+    counts = [1, 2, 4, 8] + [8 * k for k in (2, 4, 8, 16, 32, 64, 128)]
+    for n in counts:
+        nodes = max(1, n // 8)
+        try:
+            par = replace(cfg.parallel, gpus=n, nodes=nodes, zero=3 if n > 1 else cfg.parallel.zero,
+                          tp=1, pp=1, ep=1)
+        except ConfigError:
+            continue
+        if training_memory(arch, device, replace(cfg, parallel=par, micro_batch=1), 1).fits:
+            return n
+    return None
+
+
+def compare_row(arch, device, cfg, offers) -> dict:
+    from sizeup.workload.training import estimate_training
+
+    e = estimate_training(arch, device, cfg, offers)
+    return {
+        "method": cfg.finetune.method.value,
+        "micro_batch": e.micro_batch,
+        "trainable_params": e.trainable_params,
+        "memory_per_gpu_bytes": e.memory.total_bytes,
+        "fits": e.memory.fits,
+        "smallest_gpu_count": smallest_gpu_count(arch, device, cfg, offers),
+        "step_s": e.step_s.to_dict(),
+        "tokens_per_s": e.tokens_per_s.to_dict(),
+        "time_to_train_s": None if e.time_to_train_s is None else e.time_to_train_s.to_dict(),
+        "cost_usd": None if e.cost_usd is None else {k: v.to_dict() for k, v in e.cost_usd.items()},
+    }
+
+
+def render_compare(arch, device, rows) -> str:
+    table = []
+    for r in rows:
+        cost = r["cost_usd"]["on_demand"]["typical"] if r["cost_usd"] else None
+        time = r["time_to_train_s"]["typical"] if r["time_to_train_s"] else None
+        table.append([r["method"], f"{r['trainable_params']:,}", format_bytes(r["memory_per_gpu_bytes"]),
+                      "yes" if r["fits"] else "no", r["smallest_gpu_count"] or "> 1024",
+                      f"{r['tokens_per_s']['typical']:,.0f}", "" if time is None else format_seconds(time),
+                      "" if cost is None else f"${cost:,.0f}"])
+    return render_table(["method", "trainable", "memory/GPU", "fits", "min GPUs", "tokens/s", "time", "cost"],
+                        table, title=f"{arch.name} on {device.name}, micro-batch {rows[0]['micro_batch']} per GPU")
+
+
+def render_training(e) -> str:
+    cfg, par, m = e.config, e.config.parallel, e.memory
+    lines = [f"{e.arch.name}: {cfg.finetune.method.value} ({e.trainable_params:,} trainable of {e.arch.params:,}), "
+             f"{cfg.optimizer}, {cfg.precision}, recompute {cfg.recompute}",
+             f"{par.gpus} x {e.device.name} ({par.nodes} node{'s' if par.nodes > 1 else ''}): tp {par.tp}, pp {par.pp}, "
+             f"dp {par.dp}, ZeRO {par.zero}; seq {cfg.seq}, micro-batch {e.micro_batch}, accumulation "
+             f"{e.grad_accumulation}, global batch {e.global_batch}", ""]
+    rows = [["weights", format_bytes(m.weights_bytes)], ["gradients", format_bytes(m.gradients_bytes)],
+            ["optimizer state", format_bytes(m.optimizer_bytes)], ["activations", format_bytes(m.activations_bytes)],
+            ["overhead", format_bytes(m.overhead_bytes)], ["total", format_bytes(m.total_bytes)],
+            ["usable", format_bytes(m.usable_bytes.typical)]]
+    lines.append(render_table(["memory per GPU", ""], rows, right=[False, True]))
+    lines.append(f"\n{'FITS' if m.fits else 'DOES NOT FIT'}; largest micro-batch that fits: {e.max_micro_batch}")
+    s = e.step_s
+    lines.append(f"step: {format_seconds(s.typical)} ({format_seconds(s.low)} - {format_seconds(s.high)}); "
+                 f"{e.tokens_per_s.typical:,.0f} tokens/s ({e.tokens_per_s.typical / par.gpus:,.0f} per GPU); "
+                 f"MFU {e.mfu.typical:.1%} ({e.mfu.low:.1%} - {e.mfu.high:.1%}), HFU {e.hfu.typical:.1%}")
+    parts = ", ".join(f"{k} {format_seconds(v)}" for k, v in e.breakdown_s.items() if v > 0)
+    lines.append(f"step breakdown: {parts}")
+    if e.time_to_train_s is not None:
+        t = e.time_to_train_s
+        lines.append(f"time to train: {t.typical / 3600:,.1f} h ({t.low / 3600:,.1f} - {t.high / 3600:,.1f} h), "
+                     f"{t.typical * par.gpus / 3600:,.0f} GPU-hours")
+        if e.cost_usd:
+            lines.append("cost: " + ", ".join(f"{k} ${v.typical:,.0f} (${v.low:,.0f} - ${v.high:,.0f})"
+                                              for k, v in e.cost_usd.items()))
+    for note in e.assumptions:
+        lines.append(f"assumption: {note}")
+    return "\n".join(lines)
+
+
+def run_traced(args: argparse.Namespace, device) -> int:
+    """A torch module: trace one training step (forward, backward, optimizer) and price it."""
+    from sizeup.api import count_flops, parse_input_specs
+    from sizeup.cli.main import emit_json
+    from sizeup.errors import ConfigError
+    from sizeup.workload.training import estimate_traced_training
+
+    if args.optimizer not in ("adamw", "adam", "sgd"):
+        raise ConfigError(f"--optimizer {args.optimizer!r}: a traced step supports adamw, adam or sgd")
+    if args.method != "full" or args.compare:
+        raise ConfigError("a traced torch module trains all its parameters: use --method full without --compare")
+    inputs = parse_input_specs(args.input, args.input_spec)
+    report = count_flops(args.model, inputs, dtype=args.dtype, mode="train", optimizer=args.optimizer)
+    estimate = estimate_traced_training(report.ledger, device, samples_per_step=inputs[0].shape[0])
+    if args.json:
+        emit_json(estimate.to_dict())
+        return 0
+    lines = [f"{estimate.name}: one training step ({args.optimizer}, {args.dtype}) on {device.name}"]
+    rows = [[k, format_bytes(v)] for k, v in estimate.memory_by_category.items()]
+    rows += [["peak", format_bytes(estimate.memory_peak_bytes)], ["usable", format_bytes(estimate.usable_bytes.typical)]]
+    lines.append(render_table(["memory at the peak (traced)", ""], rows, right=[False, True]))
+    s = estimate.step_s
+    lines.append(f"\n{'FITS' if estimate.fits else 'DOES NOT FIT'}; step {format_seconds(s.typical)} "
+                 f"({format_seconds(s.low)} - {format_seconds(s.high)}), "
+                 f"{estimate.samples_per_step / s.typical:,.1f} samples/s")
+    lines.append("by phase: " + ", ".join(f"{k} {format_seconds(v)}" for k, v in estimate.by_phase_s.items()))
+    lines.extend(f"assumption: {a}" for a in estimate.assumptions)
+    print("\n".join(lines))
+    return 0

@@ -1,0 +1,118 @@
+"""Fine-tuning methods: which parameters train, in what format the frozen ones are stored.
+
+- full: every parameter trains.
+- freeze: only the last `trainable_layers` decoder layers (and the final norm and LM head) train.
+- lora: a rank-r adapter per target linear layer, W' = W + B·A with A [r × in] and B [out × r]:
+  r·(in + out) parameters; the base stays in the compute precision, frozen.
+- qlora: LoRA over a base stored in NF4 with double quantization (Dettmers et al. 2023).
+- dora: LoRA plus a trainable magnitude vector of `out` entries per target (Liu et al. 2024).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+from sizeup.errors import ConfigError
+from sizeup.ingest.hf_config import ModelArch, WeightTensor
+
+__all__ = ["Method", "FinetuneSpec", "Trainable", "trainable_parameters", "target_names", "lora_params"]
+
+_LINEAR_ROLES = ("attention", "mlp", "expert", "shared_expert")
+
+
+class Method(str, Enum):
+    FULL = "full"
+    FREEZE = "freeze"
+    LORA = "lora"
+    QLORA = "qlora"
+    DORA = "dora"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FinetuneSpec:
+    method: Method = Method.FULL
+    rank: int = 16
+    targets: tuple[str, ...] = ("q_proj", "v_proj")
+    """Module names (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, …), 'all-linear' and
+    'lm_head'."""
+    trainable_layers: int = 2
+    """freeze: how many of the last layers train."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "method", Method(self.method))
+        if self.method in (Method.LORA, Method.QLORA, Method.DORA) and self.rank < 1:
+            raise ConfigError(f"--rank {self.rank}: a LoRA rank must be a positive integer")
+        if self.method == Method.FREEZE and self.trainable_layers < 1:
+            raise ConfigError(f"--trainable-layers {self.trainable_layers}: expected 1 or more")
+
+    @property
+    def uses_adapters(self) -> bool:
+        return self.method in (Method.LORA, Method.QLORA, Method.DORA)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Trainable:
+    trainable_params: int
+    """Parameters with gradients and optimizer state."""
+    frozen_params: int
+    adapter_params: int = 0
+    trainable_layers: tuple[int, ...] = ()
+    """Layers whose weights (or adapters) receive gradients; backward must reach the lowest."""
+
+
+def module_name(t: WeightTensor) -> str:
+    """"layers.3.attn.q_proj.weight" -> "q_proj"; stacked experts -> "experts.gate_proj"."""
+    parts = t.name.split(".")
+    name = parts[-2]
+    if len(parts) >= 3 and parts[-3] in ("experts", "shared_experts"):
+        return f"{parts[-3]}.{name}"
+    return name
+
+
+def target_names(arch: ModelArch) -> list[str]:
+    return sorted({module_name(t) for t in arch.tensors() if t.role in _LINEAR_ROLES and t.name.endswith(".weight")})
+
+
+def _matches(name: str, targets: tuple[str, ...]) -> bool:
+    if "all-linear" in targets:
+        return True
+    return any(name == t or name.endswith("." + t) or re.fullmatch(t, name) for t in targets)
+
+
+def lora_params(shape: tuple[int, ...], rank: int) -> int:
+    """A [r × in] + B [out × r] per matrix (a stack of experts has one adapter per expert)."""
+    *stack, out, inp = shape
+    experts = stack[0] if stack else 1
+    return experts * rank * (inp + out)
+
+
+def trainable_parameters(arch: ModelArch, spec: FinetuneSpec) -> Trainable:
+    tensors = arch.tensors()
+    total = sum(t.numel for t in tensors)
+    n = arch.num_layers
+    if spec.method == Method.FULL:
+        return Trainable(trainable_params=total, frozen_params=0, trainable_layers=tuple(range(n)))
+    if spec.method == Method.FREEZE:
+        first = max(n - spec.trainable_layers, 0)
+        trainable = sum(t.numel for t in tensors if (t.layer is not None and t.layer >= first)
+                        or (t.layer is None and t.role in ("norm", "lm_head")))
+        return Trainable(trainable_params=trainable, frozen_params=total - trainable,
+                         trainable_layers=tuple(range(first, n)))
+    available = target_names(arch)
+    unknown = [t for t in spec.targets if t not in ("all-linear", "lm_head")
+               and not any(_matches(a, (t,)) for a in available)]
+    if unknown:
+        raise ConfigError(f"--targets {unknown[0]!r} matches no module of {arch.name}: modules are "
+                          f"{', '.join(available)} (or all-linear, lm_head)")
+    adapters, layers = 0, set()
+    for t in tensors:
+        head = t.role == "lm_head" and "lm_head" in spec.targets
+        if head or (t.role in _LINEAR_ROLES and t.name.endswith(".weight") and _matches(module_name(t), spec.targets)):
+            adapters += lora_params(t.shape, spec.rank)
+            if spec.method == Method.DORA:
+                adapters += t.shape[-2] * (t.shape[0] if len(t.shape) == 3 else 1)
+            layers.add(t.layer)
+    return Trainable(trainable_params=adapters, frozen_params=total, adapter_params=adapters,
+                     trainable_layers=tuple(sorted(x for x in layers if x is not None)))

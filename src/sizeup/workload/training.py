@@ -1,0 +1,517 @@
+"""Training and fine-tuning a transformer: memory per GPU with every term, step time, MFU, time to
+train and cost.
+
+Model states per trainable parameter (bytes): weights + gradients + fp32 master copy + optimizer
+state. With AdamW and bf16 mixed precision that is 2 + 2 + 4 + 4 + 4 = 16 (Rajbhandari et al.,
+ZeRO, 2020: "2Ψ + 2Ψ + KΨ" with K = 12 for the master copy and two moments — the "×12 bytes"
+shortcut counts only those K bytes).
+
+Activations per layer follow Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
+Transformer Models", §4), generalised from their GPT-3 layer (s·b·h·(34 + 5·a·s/h) bytes) to
+grouped-query attention, gated MLPs and any intermediate size: every tensor a backward pass reads is
+counted at 2 bytes, dropout masks at 1 byte, the a·s² softmax terms only without a fused (flash)
+kernel. Tensor parallelism divides the inner terms by t, sequence parallelism the rest; selective
+recomputation drops the s² terms, full recomputation keeps only each layer's input.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from sizeup.errors import ConfigError
+from sizeup.hardware.schema import DeviceSpec, Offer
+from sizeup.hardware.usable import usable_memory
+from sizeup.ingest.hf_config import LayerSpec, ModelArch
+from sizeup.ingest.transformer_ops import Step, transformer_ledger
+from sizeup.ledger import OpKind
+from sizeup.price.comm import Link, collective_time, device_link, network_link
+from sizeup.price.efficiency import default_efficiency
+from sizeup.price.engines import get_engine
+from sizeup.price.memory import max_fitting
+from sizeup.price.roofline import price, tensor_precision
+from sizeup.ranges import Range
+from sizeup.units import MIB
+from sizeup.workload.finetune import FinetuneSpec, Method, trainable_parameters
+from sizeup.workload.parallel import ParallelConfig
+from sizeup.workload.quantize import get_format, tensor_bytes_map
+
+__all__ = ["Precision", "PRECISIONS", "OPTIMIZER_STATE_BYTES", "TrainingConfig", "TrainingMemory", "TrainingEstimate",
+           "layer_activation_bytes", "estimate_training"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Precision:
+    weight: float
+    """Bytes of the working copy of each parameter."""
+    grad: float
+    master: float
+    """fp32 master copy kept by mixed precision."""
+    state_scale: float
+    """Optimizer state relative to fp32 moments (0.5: moments kept in bf16)."""
+    compute: str
+    note: str
+
+
+PRECISIONS = {
+    "fp32": Precision(weight=4, grad=4, master=0, state_scale=1, compute="fp32",
+                      note="fp32 weights and gradients, no master copy"),
+    "bf16-mixed": Precision(weight=2, grad=2, master=4, state_scale=1, compute="bf16",
+                            note="bf16 weights and gradients with an fp32 master copy and fp32 optimizer state"),
+    "bf16": Precision(weight=2, grad=2, master=0, state_scale=0.5, compute="bf16",
+                      note="pure bf16: weights, gradients and optimizer moments in bf16, no master copy"),
+    "fp8": Precision(weight=3, grad=2, master=4, state_scale=1, compute="fp8",
+                     note="Transformer Engine style fp8: bf16 weights plus an fp8 copy, fp32 master and state; "
+                          "matrix products at the fp8 peak"),
+}
+
+OPTIMIZER_STATE_BYTES = {
+    "adamw": 8.0, "adam": 8.0,  # two fp32 moments
+    "adamw-8bit": 2.0,  # bitsandbytes: two 8-bit moments (block-wise scales, 2 × 4 bytes per 2048, ignored)
+    "sgd": 4.0,  # momentum buffer
+    "lion": 4.0,  # one momentum buffer
+    "adafactor": 0.0,  # factored second moment: rows + columns per matrix, added per tensor
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrainingConfig:
+    finetune: FinetuneSpec = field(default_factory=FinetuneSpec)
+    optimizer: str = "adamw"
+    precision: str = "bf16-mixed"
+    recompute: str = "none"
+    parallel: ParallelConfig = field(default_factory=ParallelConfig)
+    seq: int = 2048
+    micro_batch: int | None = None
+    """Per GPU; None: the largest that fits."""
+    global_batch: int | None = None
+    """Sequences per optimizer step; None: micro_batch × data parallel (no accumulation)."""
+    tokens: int | None = None
+    epochs: float | None = None
+    dataset_tokens: int | None = None
+    flash_attention: bool = True
+    offer: str | None = None
+    network_gbit_per_s: float | None = None
+    """Per node; default from the offer, else 400 Gb/s per GPU."""
+
+    def __post_init__(self) -> None:
+        if self.optimizer not in OPTIMIZER_STATE_BYTES:
+            raise ConfigError(f"--optimizer {self.optimizer!r}: expected one of {', '.join(OPTIMIZER_STATE_BYTES)}")
+        if self.precision not in PRECISIONS:
+            raise ConfigError(f"--precision {self.precision!r}: expected one of {', '.join(PRECISIONS)}")
+        if self.recompute not in ("none", "selective", "full"):
+            raise ConfigError(f"--recompute {self.recompute!r}: expected none, selective or full")
+        if self.seq < 1:
+            raise ConfigError(f"--seq {self.seq}: expected a positive integer")
+        if self.micro_batch is not None and self.micro_batch < 1:
+            raise ConfigError(f"--micro-batch {self.micro_batch}: expected a positive integer")
+        if self.global_batch is not None and self.global_batch < 1:
+            raise ConfigError(f"--global-batch {self.global_batch}: expected a positive integer")
+        if self.finetune.method == Method.QLORA and self.precision == "fp32":
+            raise ConfigError("--method qlora computes in bf16: use --precision bf16-mixed or bf16")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrainingMemory:
+    weights_bytes: int
+    gradients_bytes: int
+    optimizer_bytes: int
+    activations_bytes: int
+    overhead_bytes: int
+    usable_bytes: Range
+
+    @property
+    def total_bytes(self) -> int:
+        return self.weights_bytes + self.gradients_bytes + self.optimizer_bytes + self.activations_bytes + \
+            self.overhead_bytes
+
+    @property
+    def fits(self) -> bool:
+        return self.total_bytes <= self.usable_bytes.typical
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"weights_bytes": self.weights_bytes, "gradients_bytes": self.gradients_bytes,
+                "optimizer_bytes": self.optimizer_bytes, "activations_bytes": self.activations_bytes,
+                "overhead_bytes": self.overhead_bytes, "total_bytes": self.total_bytes,
+                "usable_bytes": self.usable_bytes.typical}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrainingEstimate:
+    arch: ModelArch
+    device: DeviceSpec
+    config: TrainingConfig
+    micro_batch: int
+    grad_accumulation: int
+    global_batch: int
+    memory: TrainingMemory
+    max_micro_batch: int
+    trainable_params: int
+    step_s: Range
+    tokens_per_s: Range
+    mfu: Range
+    hfu: Range
+    time_to_train_s: Range | None
+    cost_usd: dict[str, Range] | None
+    offer: Offer | None
+    breakdown_s: dict[str, float]
+    assumptions: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        cfg, par = self.config, self.config.parallel
+        return {
+            "model": {"name": self.arch.name, "params": self.arch.params, "active_params": self.arch.active_params,
+                      "trainable_params": self.trainable_params},
+            "device": {"id": self.device.id, "name": self.device.name, "gpus": par.gpus, "nodes": par.nodes},
+            "config": {"method": cfg.finetune.method.value, "rank": cfg.finetune.rank,
+                       "targets": list(cfg.finetune.targets), "optimizer": cfg.optimizer, "precision": cfg.precision,
+                       "recompute": cfg.recompute, "tp": par.tp, "pp": par.pp, "dp": par.dp, "ep": par.ep,
+                       "zero": par.zero, "seq": cfg.seq, "micro_batch": self.micro_batch,
+                       "grad_accumulation": self.grad_accumulation, "global_batch": self.global_batch},
+            "memory": {"per_gpu": self.memory.to_dict()},
+            "fits": self.memory.fits,
+            "max_micro_batch": self.max_micro_batch,
+            "step": {"latency_s": self.step_s.to_dict(), "breakdown_s": dict(self.breakdown_s)},
+            "throughput": {"tokens_per_s": self.tokens_per_s.to_dict(),
+                           "tokens_per_s_per_gpu": self.tokens_per_s.scale(1 / par.gpus).to_dict()},
+            "mfu": self.mfu.to_dict(),
+            "hfu": self.hfu.to_dict(),
+            "time_to_train_s": None if self.time_to_train_s is None else self.time_to_train_s.to_dict(),
+            "cost_usd": None if self.cost_usd is None else {k: v.to_dict() for k, v in self.cost_usd.items()},
+            "offer": None if self.offer is None else {"id": self.offer.id, "price_date": self.offer.price_date},
+            "assumptions": list(self.assumptions),
+        }
+
+
+# ---- activations --------------------------------------------------------------------------
+
+def layer_activation_bytes(arch: ModelArch, layer: LayerSpec, micro_batch: int, seq: int, *, tp: int = 1,
+                           sequence_parallel: bool = False, recompute: str = "none", flash: bool = True,
+                           act_bytes: int = 2) -> int:
+    """Bytes one layer keeps for its backward pass (Korthikanti et al. 2022, generalised)."""
+    s, b, h = seq, micro_batch, arch.hidden
+    a, m = layer.attention, layer.mlp
+    dropout = arch.dropout > 0
+    sbh = s * b * h
+    shard = tp if sequence_parallel else 1
+    if recompute == "full":
+        return act_bytes * sbh // shard  # the layer's input
+    # replicated across tensor-parallel ranks unless sequence parallel: norm inputs, the inputs of the
+    # qkv and MLP projections, the two dropout masks after the attention and MLP projections
+    replicated = act_bytes * sbh * (layer.norms + 2) + (2 * sbh if dropout else 0)
+    # split across tensor-parallel ranks: q, k, v, attention output, MLP intermediates
+    q = act_bytes * s * b * a.heads * a.head_dim
+    kv = act_bytes * s * b * a.kv_heads * (a.head_dim + a.v_head_dim)
+    if a.mla is not None:
+        kv = act_bytes * s * b * a.heads * (a.head_dim + a.v_head_dim) + act_bytes * s * b * (
+            a.mla.kv_lora_rank + a.mla.qk_rope_head_dim)
+    out = act_bytes * s * b * a.heads * a.v_head_dim
+    scores = 0
+    if not flash and recompute == "none":
+        # softmax output, and with dropout its mask (1 byte) and the dropped copy
+        scores = s * s * b * a.heads * (act_bytes + (1 + act_bytes if dropout else 0))
+    inter = m.intermediate * (m.top_k if m.is_moe else 1) + m.shared_intermediate * m.shared_experts
+    mlp = act_bytes * s * b * inter * (4 if m.gated else 2)  # gate, up, act(gate), product | act in, act out
+    split = q + kv + out + scores + mlp
+    return replicated // shard + split // tp
+
+
+def _activation_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: int, trainable_from: int,
+                      in_flight: int) -> int:
+    """Saved activations on the first pipeline stage: its layers (only those at or above the lowest
+    trainable layer need them), pp micro-batches in flight under 1F1B, plus the logits."""
+    par = cfg.parallel
+    per_stage = -(-arch.num_layers // par.pp)
+    sp = par.sequence_parallel and par.tp > 1
+    layers = [layer for i, layer in enumerate(arch.layers) if i < per_stage and i >= trainable_from]
+    act = sum(layer_activation_bytes(arch, layer, micro_batch, cfg.seq, tp=par.tp, sequence_parallel=sp,
+                                     recompute=cfg.recompute, flash=cfg.flash_attention) for layer in layers)
+    if cfg.recompute == "full" and layers:  # one layer is rematerialised at a time during backward
+        act += layer_activation_bytes(arch, layers[0], micro_batch, cfg.seq, tp=par.tp, sequence_parallel=sp,
+                                      flash=cfg.flash_attention)
+    act *= max(1, min(par.pp, in_flight))
+    # the logits and the loss: bf16 logits plus the fp32 copy cross-entropy works on (vocab-parallel ÷ tp)
+    if arch.lm_head:
+        act += micro_batch * cfg.seq * arch.vocab * 6 // par.tp
+    return act
+
+
+# ---- memory -------------------------------------------------------------------------------
+
+def _state_bytes(arch: ModelArch, cfg: TrainingConfig, trainable: int) -> float:
+    """Optimizer state bytes for `trainable` parameters (Adafactor: factored rows + columns)."""
+    precision = PRECISIONS[cfg.precision]
+    if cfg.optimizer != "adafactor":
+        return trainable * OPTIMIZER_STATE_BYTES[cfg.optimizer] * precision.state_scale
+    if cfg.finetune.method != Method.FULL:
+        return trainable * 4.0  # adapters are small: count their full second moment
+    total = 0
+    for t in arch.tensors():
+        total += (t.shape[-2] + t.shape[-1]) * 4 if len(t.shape) >= 2 else t.numel * 4
+    return total * precision.state_scale
+
+
+def training_memory(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro_batch: int,
+                    in_flight: int = 1) -> TrainingMemory:
+    """Memory per GPU; `in_flight`: micro-batches whose activations the first pipeline stage holds."""
+    par, precision = cfg.parallel, PRECISIONS[cfg.precision]
+    spec = cfg.finetune
+    trainable = trainable_parameters(arch, spec)
+    model_split = par.tp * par.pp  # each GPU holds this fraction of every matrix and layer
+    expert_params = sum(t.numel for t in arch.tensors() if t.role == "expert")
+    dense_params = arch.params - expert_params
+    # frozen base weights, in their storage format
+    frozen_width = 4 if precision.compute == "fp32" else 2
+    if spec.method == Method.QLORA:
+        frozen_bytes = sum(tensor_bytes_map(arch, get_format("nf4")).values())
+    elif spec.method == Method.FULL:
+        frozen_bytes = 0
+    elif spec.method == Method.FREEZE:
+        frozen_bytes = (arch.params - trainable.trainable_params) * frozen_width
+    else:
+        frozen_bytes = arch.params * frozen_width
+    local_params = dense_params / model_split + expert_params / (model_split * par.ep)
+    share = local_params / arch.params
+    zero3 = par.dp if par.zero >= 3 else 1
+    weights = frozen_bytes * share / zero3 + trainable.trainable_params * share * precision.weight / zero3
+    grads = trainable.trainable_params * share * precision.grad / (par.dp if par.zero >= 2 else 1)
+    optimizer = (trainable.trainable_params * share * precision.master + _state_bytes(arch, cfg,
+                 trainable.trainable_params) * share) / (par.dp if par.zero >= 1 else 1)
+    trainable_from = min(trainable.trainable_layers, default=0) if spec.method == Method.FREEZE else 0
+    activations = _activation_bytes(arch, cfg, micro_batch, trainable_from, in_flight)
+    overhead = 0.0
+    if par.zero >= 3:  # the layer being computed and the one prefetched, gathered whole
+        layer_params = arch.params / max(arch.num_layers, 1) / model_split
+        overhead += 2 * layer_params * precision.weight
+    if par.dp > 1 and par.zero < 3:
+        overhead += 2 * 25 * MIB  # DDP's two 25 MiB gradient buckets
+    fraction = get_engine("hf").range("allocator_overhead_fraction")
+    overhead += (weights + grads + optimizer + activations) * (fraction.typical if fraction else 0.0)
+    return TrainingMemory(weights_bytes=int(weights), gradients_bytes=int(grads), optimizer_bytes=int(optimizer),
+                          activations_bytes=int(activations), overhead_bytes=int(overhead),
+                          usable_bytes=usable_memory(device).bytes)
+
+
+# ---- time ----------------------------------------------------------------------------------
+
+def _links(device: DeviceSpec, cfg: TrainingConfig, offer: Offer | None) -> tuple[Link | None, Link | None]:
+    intra = device_link(device)
+    if cfg.parallel.nodes == 1:
+        return intra, None
+    per_node = cfg.network_gbit_per_s or (offer.network_bytes_per_s * 8 / 1e9 if offer and offer.network_bytes_per_s
+                                          else 400.0 * cfg.parallel.gpus_per_node)
+    return intra, network_link(per_node * 1e9 / 8 / cfg.parallel.gpus_per_node)
+
+
+def _model_flops_per_token(arch: ModelArch, seq: int, method: Method) -> float:
+    """6·N + 12·L·H·Q·T per token (PaLM appendix B; N without the embedding lookup), with 4·N for
+    adapter methods, which compute no weight gradients for the frozen base."""
+    n = arch.active_params - (0 if arch.image else arch.vocab * arch.hidden * (0 if arch.tie_embeddings else 1))
+    attention = sum(12 * layer.attention.heads * layer.attention.head_dim * seq for layer in arch.layers)
+    factor = 6 if method in (Method.FULL, Method.FREEZE) else 4
+    return factor * n + attention
+
+
+def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, offers: list[Offer] = ()) -> TrainingEstimate:
+    par = cfg.parallel
+    a0 = arch.layers[0].attention
+    par.check_model(a0.heads, a0.kv_heads, arch.num_layers, max((l.mlp.experts for l in arch.layers), default=0))
+    trainable = trainable_parameters(arch, cfg.finetune)
+    assumptions = [PRECISIONS[cfg.precision].note]
+    # micro-batch: given, or the largest that fits
+    def accumulation_for(mb: int) -> int:
+        return max(1, math.ceil((cfg.global_batch or mb * par.dp) / (mb * par.dp)))
+
+    def fits(mb: int) -> bool:
+        return training_memory(arch, device, cfg, mb, accumulation_for(mb)).fits
+
+    max_mb = max_fitting(fits, 1, 4096)
+    micro = cfg.micro_batch or max(max_mb, 1)
+    if cfg.micro_batch is None and max_mb < 1:
+        assumptions.append("not even micro-batch 1 fits: figures are for micro-batch 1")
+    global_batch = cfg.global_batch or micro * par.dp
+    accumulation = accumulation_for(micro)
+    if global_batch % (micro * par.dp):
+        assumptions.append(f"global batch {global_batch} is not a multiple of micro-batch × data parallel "
+                           f"({micro} × {par.dp}): {accumulation} accumulation steps of {micro * par.dp}")
+        global_batch = accumulation * micro * par.dp
+    memory = training_memory(arch, device, cfg, micro, accumulation)
+
+    precision = PRECISIONS[cfg.precision]
+    weights = "nf4" if cfg.finetune.method == Method.QLORA else precision.compute if precision.compute != "fp8" else "fp8"
+    weights = {"fp32": "fp32", "bf16": "bf16"}.get(weights, weights)
+    forward = transformer_ledger(arch, Step(batch=micro, new_tokens=cfg.seq, context=cfg.seq, logits="all"),
+                                 weights=weights, act_dtype="fp32" if cfg.precision == "fp32" else "bf16", tp=par.tp)
+    eff = default_efficiency(device.kind)
+    roof = price(forward, device, eff)
+    t_fwd = roof.total_s.scale(1 / par.pp)
+    attention_share = sum(v["time_s"].typical for k, v in roof.by("kind").items() if k == "attention") / max(
+        roof.total_s.typical, 1e-30)
+    method = cfg.finetune.method
+    if method == Method.FULL:
+        backward_factor = 2.0
+    else:  # dgrad through the layers above the lowest trainable one; weight gradients only for adapters
+        reach = 1 - min(trainable.trainable_layers, default=arch.num_layers) / arch.num_layers
+        backward_factor = reach * (2.0 if method == Method.FREEZE else 1.0)
+    t_bwd = t_fwd.scale(backward_factor)
+    t_recompute = t_fwd if cfg.recompute == "full" else (
+        t_fwd.scale(attention_share) if cfg.recompute == "selective" and not cfg.flash_attention else Range.exact(0.0))
+    offer = _pick_offer(device, par.gpus, offers, cfg.offer)
+    intra, inter = _links(device, cfg, offer)
+    # tensor-parallel collectives: 2 per layer forward, 2 backward (and 2 more with full recompute)
+    t_tp = Range.exact(0.0)
+    if par.tp > 1:
+        if intra is None:
+            assumptions.append(f"{device.id}: no link bandwidth in the catalog: tensor-parallel traffic not priced")
+        else:
+            size = micro * cfg.seq * arch.hidden * 2
+            per_layer = collective_time("all_reduce", size, par.tp, intra)
+            count = (4 + (2 if cfg.recompute == "full" else 0)) * -(-arch.num_layers // par.pp)
+            t_tp = per_layer.scale(count)
+    micro_step = t_fwd + t_bwd + t_recompute + t_tp
+    bubble = (par.pp - 1) / accumulation if par.pp > 1 else 0.0
+    compute = micro_step.scale(accumulation * (1 + bubble))
+    # data-parallel gradient traffic, overlapped with the backward pass
+    t_dp = Range.exact(0.0)
+    link = inter if par.dp_crosses_nodes else intra
+    grad_bytes = trainable.trainable_params * precision.grad / (par.tp * par.pp)
+    if par.dp > 1:
+        if link is None:
+            assumptions.append(f"{device.id}: no link bandwidth in the catalog: data-parallel traffic not priced")
+        else:
+            if par.zero >= 3:  # all-gather weights forward and backward, reduce-scatter gradients, each micro-step
+                weight_bytes = arch.params * precision.weight / (par.tp * par.pp)
+                one = collective_time("all_gather", weight_bytes, par.dp, link).scale(2) + \
+                    collective_time("reduce_scatter", grad_bytes, par.dp, link)
+                t_dp = _exposed(one, t_fwd + t_bwd).scale(accumulation)
+            else:
+                t_dp = _exposed(collective_time("all_reduce", grad_bytes, par.dp, link), t_bwd)
+    # expert-parallel all-to-alls: dispatch and combine, forward and backward, per MoE layer
+    t_ep = Range.exact(0.0)
+    if par.ep > 1 and intra is not None:
+        moe_layers = sum(1 for layer in arch.layers if layer.mlp.is_moe)
+        top_k = max((layer.mlp.top_k for layer in arch.layers), default=0)
+        size = micro * cfg.seq * top_k * arch.hidden * 2
+        t_ep = collective_time("all_to_all", size, par.ep, inter if par.nodes > 1 and inter else intra).scale(
+            4 * moe_layers * accumulation / par.pp)
+    # optimizer step: reads and writes master, moments, gradients and weights once (memory-bound)
+    opt_bytes = 2 * (memory.optimizer_bytes + memory.gradients_bytes + trainable.trainable_params * precision.weight
+                     / (par.tp * par.pp * (par.dp if par.zero >= 3 else 1)))
+    t_opt = Range(*(opt_bytes / (device.memory_bandwidth_bytes_per_s * getattr(eff.memory, lv))
+                    for lv in ("high", "typical", "low")))
+    step = compute + t_dp + t_ep + t_opt
+    tokens_per_step = global_batch * cfg.seq
+    tokens_per_s = step.inverse(tokens_per_step)
+    peak = tensor_precision(device, "matmul", precision.compute)
+    model_flops = _model_flops_per_token(arch, cfg.seq, method) * tokens_per_step
+    recompute_factor = 1 + (1 / (1 + backward_factor) if cfg.recompute == "full" else 0)
+    if peak is None:
+        mfu = hfu = Range.exact(0.0)
+        assumptions.append(f"{device.id} lists no {precision.compute} peak: MFU not computed")
+    else:
+        denominator = peak[2] * par.gpus
+        mfu = step.inverse(model_flops / denominator)
+        hfu = mfu.scale(recompute_factor)
+    total_tokens = cfg.tokens
+    if total_tokens is None and cfg.epochs is not None:
+        if not cfg.dataset_tokens:
+            raise ConfigError("--epochs needs --dataset-tokens (tokens in one pass over the data)")
+        total_tokens = int(cfg.epochs * cfg.dataset_tokens)
+    time_to_train = cost = None
+    if total_tokens:
+        steps = math.ceil(total_tokens / tokens_per_step)
+        time_to_train = step.scale(steps)
+        if offer is not None:
+            instances = math.ceil(par.gpus / offer.gpu_count)
+            hours = time_to_train.scale(1 / 3600)
+            cost = {"on_demand": hours.scale(instances * offer.on_demand_usd_per_hour)}
+            if offer.spot_usd_per_hour:
+                cost["spot"] = hours.scale(instances * offer.spot_usd_per_hour)
+            assumptions.append(f"cost on {instances} × {offer.id} at ${offer.on_demand_usd_per_hour:.2f}/h "
+                               f"(price of {offer.price_date}); spot without preemption overhead")
+    breakdown = {"forward": t_fwd.typical * accumulation, "backward": t_bwd.typical * accumulation,
+                 "recompute": t_recompute.typical * accumulation, "tensor_parallel": t_tp.typical * accumulation,
+                 "pipeline_bubble": micro_step.typical * accumulation * bubble, "data_parallel_exposed": t_dp.typical,
+                 "expert_parallel": t_ep.typical, "optimizer": t_opt.typical}
+    assumptions += [
+        "data-parallel gradient traffic overlaps the backward pass; only what exceeds it is exposed",
+        "tensor-parallel collectives are on the critical path; pipeline 1F1B bubble (p − 1)/m",
+        f"MFU counts {'6' if method in (Method.FULL, Method.FREEZE) else '4'}·N + 12·L·H·Q·T FLOPs per token "
+        f"(PaLM appendix B) against the dense {precision.compute} peak",
+    ]
+    if cfg.optimizer in ("adamw", "adam") and cfg.precision == "bf16-mixed":
+        assumptions.append("model states: 16 bytes per trainable parameter (2 weights + 2 gradients + 4 master + "
+                           "8 moments); the '12 bytes' shortcut is the ZeRO paper's K=12 (master + moments only)")
+    if par.tp > 1 and intra is not None:
+        assumptions.append(f"tensor parallel over {intra.kind}")
+    if par.dp_crosses_nodes and inter is not None:
+        assumptions.append(f"data parallel across nodes at {inter.bytes_per_s * 8 / 1e9:.0f} Gb/s per GPU")
+    if method == Method.QLORA:
+        assumptions.append("QLoRA: NF4 base with double quantization, bf16 adapters; paged optimizer state counted "
+                           "on the GPU (it pages to CPU RAM only under memory spikes)")
+    return TrainingEstimate(arch=arch, device=device, config=cfg, micro_batch=micro, grad_accumulation=accumulation,
+                            global_batch=global_batch, memory=memory, max_micro_batch=max_mb,
+                            trainable_params=trainable.trainable_params, step_s=step, tokens_per_s=tokens_per_s,
+                            mfu=mfu, hfu=hfu, time_to_train_s=time_to_train, cost_usd=cost, offer=offer,
+                            breakdown_s=breakdown, assumptions=tuple(dict.fromkeys(assumptions)))
+
+
+def _exposed(comm: Range, hidden_behind: Range) -> Range:
+    """Communication left over after overlapping it with `hidden_behind` (sorted into a range)."""
+    return Range(*sorted(max(0.0, getattr(comm, lv) - getattr(hidden_behind, lv)) for lv in ("low", "typical", "high")))
+
+
+def _pick_offer(device: DeviceSpec, gpus: int, offers, wanted: str | None) -> Offer | None:
+    candidates = [o for o in offers if o.gpu == device.id]
+    if wanted:
+        chosen = [o for o in offers if o.id == wanted]
+        if not chosen:
+            raise ConfigError(f"--offer {wanted!r}: no such offer (see 'sizeup hw offers')")
+        return chosen[0]
+    if not candidates:
+        return None
+    return min(candidates, key=lambda o: (math.ceil(gpus / o.gpu_count) * o.on_demand_usd_per_hour, o.id))
+
+
+def with_method(cfg: TrainingConfig, method: str) -> TrainingConfig:
+    return replace(cfg, finetune=replace(cfg.finetune, method=Method(method)))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TracedTrainingEstimate:
+    """A training step of a traced torch module: the exact saved-tensor bytes from the trace, priced."""
+
+    name: str
+    device: DeviceSpec
+    memory_peak_bytes: int
+    memory_by_category: dict[str, int]
+    usable_bytes: Range
+    step_s: Range
+    samples_per_step: int
+    by_phase_s: dict[str, float]
+    assumptions: tuple[str, ...]
+
+    @property
+    def fits(self) -> bool:
+        return self.memory_peak_bytes <= self.usable_bytes.typical
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": {"name": self.name}, "device": {"id": self.device.id, "name": self.device.name},
+                "memory": {"per_gpu": {"total_bytes": self.memory_peak_bytes, "by_category": self.memory_by_category,
+                                       "usable_bytes": self.usable_bytes.typical}},
+                "fits": self.fits, "step": {"latency_s": self.step_s.to_dict(), "by_phase_s": self.by_phase_s},
+                "throughput": {"samples_per_s": self.step_s.inverse(self.samples_per_step).to_dict()},
+                "assumptions": list(self.assumptions)}
+
+
+def estimate_traced_training(ledger, device: DeviceSpec, samples_per_step: int) -> TracedTrainingEstimate:
+    """Price a traced training ledger (forward, backward and optimizer phases) on `device`; its peak
+    memory is the trace's own, by category (parameters, gradients, optimizer state, activations…)."""
+    peak = ledger.memory_peak()
+    roof = price(ledger, device)
+    phases = {k: v["time_s"].typical for k, v in roof.by("phase").items()}
+    return TracedTrainingEstimate(name=ledger.name, device=device, memory_peak_bytes=peak.peak_bytes,
+                                  memory_by_category=dict(peak.by_category), usable_bytes=usable_memory(device).bytes,
+                                  step_s=roof.total_s, samples_per_step=samples_per_step, by_phase_s=phases,
+                                  assumptions=tuple(ledger.assumptions) + tuple(roof.notes))

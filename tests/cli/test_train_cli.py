@@ -1,0 +1,67 @@
+import json
+
+import pytest
+
+from sizeup.cli.main import main
+
+
+def run_json(capsys, *argv):
+    assert main(["train", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_train_json_fields(capsys):
+    data = run_json(capsys, "qwen2.5-7b", "--method", "lora", "--rank", "16", "--targets", "q_proj,v_proj",
+                    "--device", "4090", "--seq", "4096", "--recompute", "full", "--micro-batch", "1", "--tokens", "1e8")
+    per_gpu = data["memory"]["per_gpu"]
+    for key in ("total_bytes", "weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
+                "overhead_bytes"):
+        assert key in per_gpu
+    assert data["fits"] is True and data["max_micro_batch"] >= 1
+    for key in ("step", "throughput", "mfu", "time_to_train_s", "cost_usd"):
+        assert data[key] is not None
+    assert data["step"]["latency_s"]["low"] <= data["step"]["latency_s"]["high"]
+    assert data["model"]["trainable_params"] == 28 * 16 * ((3584 + 3584) + (3584 + 512))
+
+
+def test_compare_full_lora_qlora(capsys):
+    data = run_json(capsys, "llama-3.1-8b", "--compare", "full,lora,qlora", "--device", "a100-80g", "--seq", "2048",
+                    "--tokens", "1e9")
+    rows = {r["method"]: r for r in data["methods"]}
+    assert rows["full"]["memory_per_gpu_bytes"] > rows["lora"]["memory_per_gpu_bytes"] > \
+        rows["qlora"]["memory_per_gpu_bytes"]
+    assert rows["qlora"]["smallest_gpu_count"] == 1 and rows["full"]["smallest_gpu_count"] > 1
+    assert main(["train", "llama-3.1-8b", "--compare", "full,lora", "--device", "a100-80g"]) == 0
+    assert "min GPUs" in capsys.readouterr().out
+
+
+def test_multi_node_tensor_and_pipeline_parallel(capsys):
+    data = run_json(capsys, "llama-3.1-70b", "--device", "h100", "--gpus", "64", "--nodes", "8", "--tp", "8",
+                    "--pp", "2", "--zero", "1", "--seq", "4096", "--micro-batch", "1", "--global-batch", "512",
+                    "--recompute", "selective")
+    assert data["config"]["dp"] == 4 and data["config"]["grad_accumulation"] == 128
+    assert data["step"]["breakdown_s"]["tensor_parallel"] > 0 and data["step"]["breakdown_s"]["pipeline_bubble"] > 0
+    assert 0 < data["mfu"]["typical"] < 1
+
+
+def test_traced_torch_module(capsys):
+    pytest.importorskip("torch")
+    data = run_json(capsys, "sizeup.examples.zoo:c2f", "--input", "4x64x32x32", "--device", "a10")
+    by_category = data["memory"]["per_gpu"]["by_category"]
+    assert sum(by_category.values()) == data["memory"]["per_gpu"]["total_bytes"]
+    assert set(data["step"]["by_phase_s"]) == {"forward", "backward", "optimizer"}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["llama-3.1-8b", "--device", "4090", "--method", "lora", "--rank", "0"], "--rank 0"),
+    (["llama-3.1-8b", "--device", "4090", "--method", "lora", "--targets", "wq"],
+     "--targets 'wq' matches no module of llama-3.1-8b: modules are down_proj"),
+    (["llama-3.1-8b", "--device", "h100", "--gpus", "6", "--tp", "6"], "does not divide the 32 attention heads"),
+    (["llama-3.1-8b", "--device", "h100", "--tokens", "-5"], "--tokens -5: expected a positive number"),
+    (["llama-3.1-8b", "--device", "h100", "--epochs", "2"], "--epochs needs --dataset-tokens"),
+    (["llama-3.1-8b", "--device", "h100", "--compare", "full,sgd"], "--compare 'full,sgd'"),
+])
+def test_bad_train_input(capsys, argv, message):
+    assert main(["train", *argv]) == 1
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1

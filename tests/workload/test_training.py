@@ -1,0 +1,141 @@
+"""Training memory and time: the reference write-ups' worked examples, Korthikanti's activation formula,
+sharding invariants."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sizeup.errors import ConfigError
+from sizeup.hardware.catalog import load_catalog
+from sizeup.ingest.hf_config import load_model, parse_config
+from sizeup.workload.finetune import FinetuneSpec, Method, lora_params, trainable_parameters
+from sizeup.workload.parallel import ParallelConfig
+from sizeup.workload.training import TrainingConfig, estimate_training, layer_activation_bytes, training_memory
+
+CATALOG = load_catalog(include_user=False)
+LLAMA2 = load_model("llama-2-7b")
+
+
+def test_lora_gradient_worked_example():
+    """Reference write-up: one 4096×11008 fp16 weight has 4096·11008·2 = 90,177,536 bytes of gradient;
+    rank-8 LoRA adapters for it have A [8 × 4096] + B [11008 × 8] = 8·(4096 + 11008) = 120,832 parameters,
+    whose fp16 gradients take 120,832 · 2 = 241,664 bytes (0.23 MiB — not the write-up's 0.6 MB)."""
+    assert 4096 * 11008 * 2 == 90_177_536
+    assert lora_params((11008, 4096), 8) == 120_832
+    assert lora_params((11008, 4096), 8) * 2 == 241_664
+
+
+def test_lora_trainable_parameters_on_llama_2_7b():
+    spec = FinetuneSpec(method=Method.LORA, rank=8, targets=("q_proj", "v_proj"))
+    # 32 layers × 2 targets × 8 · (4096 + 4096)
+    assert trainable_parameters(LLAMA2, spec).trainable_params == 32 * 2 * 8 * 8192 == 4_194_304
+
+
+def test_adamw_mixed_precision_is_16_bytes_per_parameter():
+    """2 (bf16 weights) + 2 (bf16 gradients) + 4 (fp32 master) + 4 + 4 (fp32 moments) = 16 bytes: a 7B full
+    fine-tune needs ~112 GB of model states before activations (the '×12' shortcut counts only K = 12)."""
+    cfg = TrainingConfig(seq=128, micro_batch=1)
+    m = training_memory(LLAMA2, CATALOG.device("h100"), cfg, 1)
+    states = m.weights_bytes + m.gradients_bytes + m.optimizer_bytes
+    assert states == pytest.approx(16 * LLAMA2.params, rel=1e-6)
+    assert 16 * 7e9 == 112e9
+    e = estimate_training(LLAMA2, CATALOG.device("h100"), cfg)
+    assert any("K=12" in a for a in e.assumptions)
+
+
+def gpt3_layer(dropout=0.1):
+    # GPT-3 175B: h = 12288, a = 96, MLP 4h
+    return parse_config({"model_type": "gpt2", "n_embd": 12288, "n_layer": 1, "n_head": 96, "n_positions": 2048,
+                         "vocab_size": 50257, "attn_pdrop": dropout, "resid_pdrop": dropout})
+
+
+@pytest.mark.parametrize("b, s", [(1, 2048), (4, 1024)])
+def test_korthikanti_activation_formula(b, s):
+    """Korthikanti et al. 2022, eq. (1)-(4): per layer, bytes = s·b·h·(34 + 5·a·s/h) without recomputation;
+    with tensor parallel t: s·b·h·(10 + 24/t + 5·a·s/(h·t)); with sequence parallel: s·b·h/t·(34 + 5·a·s/h);
+    selective recomputation: 34·s·b·h/t; full recomputation: 2·s·b·h."""
+    arch = gpt3_layer()
+    layer, h, a = arch.layers[0], 12288, 96
+    sbh = s * b * h
+    assert layer_activation_bytes(arch, layer, b, s, flash=False) == sbh * 34 + 5 * a * s * s * b
+    assert layer_activation_bytes(arch, layer, b, s, tp=8, flash=False) == sbh * 10 + (sbh * 24 + 5 * a * s * s * b) // 8
+    assert layer_activation_bytes(arch, layer, b, s, tp=8, sequence_parallel=True, flash=False) == \
+        (sbh * 34 + 5 * a * s * s * b) // 8
+    assert layer_activation_bytes(arch, layer, b, s, tp=8, sequence_parallel=True, recompute="selective",
+                                  flash=False) == 34 * sbh // 8
+    assert layer_activation_bytes(arch, layer, b, s, recompute="full") == 2 * sbh
+
+
+def test_flash_attention_drops_the_score_terms():
+    arch = gpt3_layer()
+    assert layer_activation_bytes(arch, arch.layers[0], 1, 2048, flash=True) == 34 * 2048 * 12288
+
+
+def test_zero3_shards_add_up_to_the_unsharded_states():
+    device = CATALOG.device("a100-80g")
+    whole = training_memory(LLAMA2, device, TrainingConfig(seq=512), 1)
+    for stage, dp in ((1, 8), (2, 4), (3, 8)):
+        cfg = TrainingConfig(seq=512, parallel=ParallelConfig(gpus=dp, zero=stage))
+        shard = training_memory(LLAMA2, device, cfg, 1)
+        assert shard.optimizer_bytes * dp == pytest.approx(whole.optimizer_bytes, rel=1e-6)
+        grads = shard.gradients_bytes * (dp if stage >= 2 else 1)
+        weights = shard.weights_bytes * (dp if stage >= 3 else 1)
+        assert grads == pytest.approx(whole.gradients_bytes, rel=1e-6)
+        assert weights == pytest.approx(whole.weights_bytes, rel=1e-6)
+
+
+def test_tensor_parallel_2_halves_the_sharded_weights():
+    device = CATALOG.device("h100")
+    one = training_memory(LLAMA2, device, TrainingConfig(seq=512), 1)
+    two = training_memory(LLAMA2, device, TrainingConfig(seq=512, parallel=ParallelConfig(gpus=2, tp=2)), 1)
+    assert two.weights_bytes * 2 == pytest.approx(one.weights_bytes, rel=1e-6)
+
+
+@settings(max_examples=20, deadline=None)
+@given(mb=st.integers(1, 16), seq=st.sampled_from([256, 512, 1024, 2048, 4096]),
+       method=st.sampled_from(["full", "lora", "qlora"]), recompute=st.sampled_from(["none", "selective", "full"]))
+def test_memory_grows_with_micro_batch_and_sequence(mb, seq, method, recompute):
+    device = CATALOG.device("h100")
+    cfg = TrainingConfig(seq=seq, recompute=recompute, finetune=FinetuneSpec(method=method))
+    base = training_memory(LLAMA2, device, cfg, mb).total_bytes
+    assert training_memory(LLAMA2, device, cfg, mb + 1).total_bytes > base
+    longer = TrainingConfig(seq=seq * 2, recompute=recompute, finetune=FinetuneSpec(method=method))
+    assert training_memory(LLAMA2, device, longer, mb).total_bytes > base
+
+
+def test_qlora_uses_far_less_weight_memory_than_lora():
+    device = CATALOG.device("4090")
+    lora = training_memory(LLAMA2, device, TrainingConfig(finetune=FinetuneSpec(method="lora")), 1)
+    qlora = training_memory(LLAMA2, device, TrainingConfig(finetune=FinetuneSpec(method="qlora")), 1)
+    assert qlora.weights_bytes < lora.weights_bytes / 3
+
+
+def test_step_time_mfu_and_cost():
+    cfg = TrainingConfig(seq=4096, parallel=ParallelConfig(gpus=8, zero=3), micro_batch=1, global_batch=64,
+                         tokens=10**9)
+    e = estimate_training(LLAMA2, CATALOG.device("h100"), cfg, CATALOG.offers_for())
+    assert e.grad_accumulation == 8 and e.global_batch == 64
+    assert 0 < e.mfu.low <= e.mfu.typical <= e.mfu.high < 1
+    assert e.time_to_train_s.typical == pytest.approx(e.step_s.typical * -(-10**9 // (64 * 4096)), rel=1e-9)
+    assert e.cost_usd["on_demand"].typical > 0 and e.offer.gpu == "h100-sxm-80gb"
+
+
+def test_pipeline_bubble_shrinks_with_more_micro_batches():
+    base = dict(seq=2048, micro_batch=1, parallel=ParallelConfig(gpus=4, pp=4))
+    few = estimate_training(LLAMA2, CATALOG.device("h100"), TrainingConfig(global_batch=4, **base))
+    many = estimate_training(LLAMA2, CATALOG.device("h100"), TrainingConfig(global_batch=64, **base))
+    assert few.breakdown_s["pipeline_bubble"] / few.step_s.typical > many.breakdown_s["pipeline_bubble"] / many.step_s.typical
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: FinetuneSpec(method="lora", rank=0), "--rank 0: a LoRA rank must be a positive integer"),
+    (lambda: trainable_parameters(LLAMA2, FinetuneSpec(method="lora", targets=("qkv",))),
+     "--targets 'qkv' matches no module of llama-2-7b: modules are down_proj, gate_proj, k_proj, o_proj, q_proj"),
+    (lambda: estimate_training(LLAMA2, CATALOG.device("h100"), TrainingConfig(parallel=ParallelConfig(gpus=3, tp=3))),
+     "--tp 3 does not divide the 32 attention heads"),
+    (lambda: ParallelConfig(gpus=8, tp=3), "not divisible by tp × pp"),
+    (lambda: TrainingConfig(optimizer="rmsprop"), "--optimizer 'rmsprop'"),
+])
+def test_bad_training_input(make, message):
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)").replace("×", ".")):
+        make()
