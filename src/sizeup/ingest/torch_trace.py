@@ -284,6 +284,57 @@ _OPTIMIZER_STATE_NOTE = {
 }
 
 
+def _build(factory: Callable[[], Any], float_dtype: torch.dtype, fake: FakeTensorMode) -> Any:
+    """Build the model on the meta device (fast: no initialisation kernels run) and give it fake
+    tensors of the same shapes; a factory that fails on meta is built under fake tensors instead."""
+    previous_default = torch.get_default_dtype()
+    torch.set_default_dtype(float_dtype)
+    try:
+        try:
+            with torch.device("meta"):
+                model = factory()
+        except IngestError:
+            raise
+        except Exception:
+            model = None
+        if isinstance(model, torch.nn.Module):
+            with fake:
+                _fake_tensors(model)
+            return model
+        with fake:
+            return factory()
+    except IngestError:
+        raise
+    except Exception as e:
+        raise IngestError(f"building the model failed: {type(e).__name__}: {e}") from e
+    finally:
+        torch.set_default_dtype(previous_default)
+
+
+def _fake_tensors(model: torch.nn.Module) -> None:
+    """Replace every meta parameter, buffer and tensor attribute by a fake tensor of the same shape and
+    dtype (call inside the fake mode); tied parameters stay tied."""
+    made: dict[int, Any] = {}
+
+    def fresh(t: torch.Tensor) -> torch.Tensor:
+        if id(t) not in made:
+            new = torch.empty(t.shape, dtype=t.dtype)
+            made[id(t)] = torch.nn.Parameter(new, requires_grad=t.requires_grad) \
+                if isinstance(t, torch.nn.Parameter) else new
+        return made[id(t)]
+
+    for module in model.modules():
+        for key, p in module._parameters.items():
+            if p is not None:
+                module._parameters[key] = fresh(p)
+        for key, b in module._buffers.items():
+            if b is not None:
+                module._buffers[key] = fresh(b)
+        for key, value in list(vars(module).items()):
+            if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter):
+                setattr(module, key, fresh(value))
+
+
 def _cast_floating(model: torch.nn.Module, dtype: torch.dtype) -> None:
     """Cast floating parameters and buffers in place of `Module.to`, which cannot swap fake tensors."""
     for module in model.modules():
@@ -314,17 +365,8 @@ def trace_module(
     mode = TraceMode(mode)
     float_dtype = torch_dtype(dtype)
     fake = FakeTensorMode(allow_non_fake_inputs=True)
+    model = _build(factory, float_dtype, fake)
     with fake:
-        previous_default = torch.get_default_dtype()
-        torch.set_default_dtype(float_dtype)
-        try:
-            model = factory()
-        except IngestError:
-            raise
-        except Exception as e:
-            raise IngestError(f"building the model failed: {type(e).__name__}: {e}") from e
-        finally:
-            torch.set_default_dtype(previous_default)
         if not isinstance(model, torch.nn.Module):
             raise IngestError(f"the factory returned {type(model).__name__}, expected a torch.nn.Module")
         _cast_floating(model, float_dtype)

@@ -10,7 +10,8 @@ A step processes `new_tokens` tokens for each of `batch` sequences that already 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from sizeup.errors import ConfigError
 from sizeup.ingest.hf_config import LayerSpec, ModelArch
@@ -314,9 +315,27 @@ class _Builder:
             self.linear("classifier", "classifier.weight", step.batch, h, arch.classifier, True, shard="none")
 
 
+@lru_cache(maxsize=64)
+def _distinct_layers(arch: ModelArch, fmt: WeightFormat) -> tuple[tuple[int, int], ...]:
+    """(first layer index, repeats) per group of layers with the same spec and the same stored weight
+    sizes (GGUF mixes give some layers more bits)."""
+    sizes = tensor_bytes_map(arch, fmt)
+    per_layer: dict[int, list[tuple[str, int]]] = {}
+    for t in arch.tensors():
+        if t.layer is not None:
+            per_layer.setdefault(t.layer, []).append((t.name.split(".", 2)[2], sizes[t.name]))
+    groups: dict[tuple, list[int]] = {}
+    for i, layer in enumerate(arch.layers):
+        groups.setdefault((layer, tuple(per_layer.get(i, ()))), []).append(i)
+    return tuple((members[0], len(members)) for members in groups.values())
+
+
 def transformer_ledger(arch: ModelArch, step: Step, *, weights: WeightFormat | str = "bf16", kv_dtype: str = "fp16",
-                       act_dtype: str = "bf16", tp: int = 1) -> Ledger:
-    """The ledger of one forward step of `arch` (per GPU when `tp` > 1, with its all-reduces)."""
+                       act_dtype: str = "bf16", tp: int = 1, per_layer: bool = True) -> Ledger:
+    """The ledger of one forward step of `arch` (per GPU when `tp` > 1, with its all-reduces).
+
+    `per_layer=False` builds each distinct layer once and counts its repeats (scope
+    "model.layers.*"): the same totals, built and priced many times faster."""
     fmt = get_format(weights) if isinstance(weights, str) else weights
     if kv_dtype not in KV_BYTES_PER_ELEMENT:
         raise ConfigError(f"unknown KV cache dtype {kv_dtype!r}: expected one of {', '.join(KV_BYTES_PER_ELEMENT)}")
@@ -324,8 +343,16 @@ def transformer_ledger(arch: ModelArch, step: Step, *, weights: WeightFormat | s
         raise ConfigError(f"tensor parallel {tp}: expected 1 or more")
     b = _Builder(arch, step, fmt, KV_BYTES_PER_ELEMENT[kv_dtype], act_dtype, tp)
     b.embeddings()
-    for i, layer in enumerate(arch.layers):
-        b.layer(i, layer)
+    if per_layer:
+        for i, layer in enumerate(arch.layers):
+            b.layer(i, layer)
+    else:
+        for i, count in _distinct_layers(arch, fmt):
+            start = len(b.ledger.ops)
+            b.layer(i, arch.layers[i])
+            prefix = f"model.layers.{i}"
+            b.ledger.ops[start:] = [replace(o, count=count, scope="model.layers.*" + o.scope[len(prefix):])
+                                    for o in b.ledger.ops[start:]]
     b.head()
     ledger = b.ledger
     ledger.params_by_scope = {"": arch.params}

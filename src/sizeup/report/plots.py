@@ -56,3 +56,68 @@ def plot_roofline(roofline, path: str) -> None:
         raise ConfigError(f"--plot {path!r}: cannot write ({e.strerror})") from e
     finally:
         plt.close(fig)
+
+
+def plot_plan(result, folder: str) -> dict[str, str]:
+    """PNG plots of a plan: the chosen configuration's memory, decode latency against batch with the
+    SLA line, and cost against latency for every configuration that meets the scenario (the Pareto
+    front marked). Returns plot name -> path."""
+    from pathlib import Path
+
+    plt = _pyplot()
+    out = Path(folder)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(f"--plots {folder!r}: cannot create the folder ({e.strerror})") from e
+    paths: dict[str, str] = {}
+    chosen = result.chosen or result.closest
+    if chosen is not None and chosen.memory_bytes:
+        fig, ax = plt.subplots(figsize=(6, 3))
+        ax.barh(["needed", "usable"], [chosen.memory_bytes / 2**30, chosen.usable_bytes / 2**30],
+                color=["#4c72b0", "#dddddd"])
+        ax.set_xlabel("GiB per GPU")
+        ax.set_title(f"memory: {chosen.label}")
+        fig.tight_layout()
+        paths["memory"] = _save(fig, plt, out / "memory.png")
+    if chosen is not None and chosen.detail.get("decode_batches"):
+        fig, ax = plt.subplots(figsize=(6, 4))
+        batches, steps = chosen.detail["decode_batches"], chosen.detail["decode_step_s"]
+        ax.plot(batches, [s * 1e3 for s in steps], marker="o", label="TPOT (decode step)")
+        for key, target in result.scenario.sla.targets.items():
+            if key.startswith("tpot"):
+                ax.axhline(target * 1e3, color="red", linestyle="--", label=f"SLA {key}")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("concurrent sequences")
+        ax.set_ylabel("ms per token")
+        ax.legend()
+        ax.set_title("latency against batch")
+        fig.tight_layout()
+        paths["latency_vs_batch"] = _save(fig, plt, out / "latency_vs_batch.png")
+    if result.ranked:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        key = next(iter(result.ranked[0].latency), None)
+        if key is not None:
+            xs = [c.latency.get(key, 0.0) for c in result.ranked]
+            ax.scatter(xs, [c.cost_usd for c in result.ranked], color="#999999", label="meets")
+            ax.plot([c.latency.get(key, 0.0) for c in result.pareto], [c.cost_usd for c in result.pareto],
+                    color="#c44e52", marker="o", label="Pareto front")
+            ax.set_xlabel(key)
+            ax.set_ylabel("cost (USD)")
+            ax.legend()
+            ax.set_title("cost against latency")
+            fig.tight_layout()
+            paths["pareto"] = _save(fig, plt, out / "pareto.png")
+        else:
+            plt.close(fig)
+    return paths
+
+
+def _save(fig, plt, path) -> str:
+    try:
+        fig.savefig(path, dpi=110)
+    except OSError as e:
+        raise ConfigError(f"cannot write plot {str(path)!r} ({e.strerror})") from e
+    finally:
+        plt.close(fig)
+    return str(path)

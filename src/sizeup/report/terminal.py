@@ -20,3 +20,42 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[object]], right
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def _value(cell) -> str:
+    from sizeup.units import format_bytes, format_seconds
+
+    v = cell.value
+    if isinstance(v, bool) or v is None or isinstance(v, str):
+        return str(v)
+    if cell.unit == "bytes":
+        return format_bytes(v)
+    if cell.unit == "s":
+        return format_seconds(v)
+    if cell.unit == "USD":
+        return f"${v:,.2f}" if abs(v) < 100 else f"${v:,.0f}"
+    if cell.unit == "%":
+        return f"{v:.0%}"
+    text = f"{v:,.4g}" if isinstance(v, float) else f"{v:,}"
+    return f"{text} {cell.unit}".strip()
+
+
+def render_sheet(sheet) -> str:
+    """The compute requirement sheet as plain text."""
+    lines = [sheet.title, "=" * len(sheet.title), sheet.verdict, ""]
+    if sheet.inputs:
+        lines.append(render_table(["input", "value", "note"], [[c.label, _value(c), c.note] for c in sheet.inputs],
+                                  right=[False, True, False]))
+        lines.append("")
+    for section in sheet.sections:
+        lines.append(section.title)
+        lines.append("-" * len(section.title))
+        if section.cells:
+            lines.append(render_table(["item", "value", "note"],
+                                      [[c.label, _value(c), c.note] for c in section.cells], right=[False, True, False]))
+        if section.table_rows:
+            lines.append(render_table(list(section.table_headers), section.table_rows))
+        lines.extend(f"  {n}" for n in section.notes)
+        lines.append("")
+    lines.extend(f"assumption: {a}" for a in sheet.assumptions)
+    return "\n".join(lines)

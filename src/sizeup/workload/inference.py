@@ -149,8 +149,10 @@ def _price_phase(ledger: Ledger, device: DeviceSpec, eff: Efficiency, gpus: int,
                          compute_priced=priced), notes
 
 
-def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig) -> InferenceEstimate:
-    """Memory, limits and speed of serving `arch` on `cfg.gpus` × `device` (tensor parallel)."""
+def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, *,
+                       limits: bool = True) -> InferenceEstimate:
+    """Memory, limits and speed of serving `arch` on `cfg.gpus` × `device` (tensor parallel).
+    `limits=False` skips the searches for the largest context and batch (reported as 0)."""
     engine = get_engine(cfg.engine)
     fmt = get_format(cfg.weights)
     if cfg.gpu_layers is not None and engine.id != "llama.cpp":
@@ -170,13 +172,15 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
 
     memory = memory_for(cfg.batch, cfg.cache_tokens)
     limit = arch.max_context or MAX_SEARCH_CONTEXT
-    max_context = max_fitting(lambda c: memory_for(cfg.batch, c).fits, 1, limit) if not arch.encoder else limit
-    max_batch = max_fitting(lambda b: memory_for(b, cfg.cache_tokens).fits, 1, MAX_SEARCH_BATCH)
+    max_context = max_batch = 0
+    if limits:
+        max_context = max_fitting(lambda c: memory_for(cfg.batch, c).fits, 1, limit) if not arch.encoder else limit
+        max_batch = max_fitting(lambda b: memory_for(b, cfg.cache_tokens).fits, 1, MAX_SEARCH_BATCH)
 
     assumptions = list(arch.assumptions) + list(memory.notes)
     step_overhead = engine.range("step_overhead_s")
     prefill_ledger = transformer_ledger(arch, Step(batch=cfg.batch, new_tokens=cfg.prompt, context=cfg.prompt),
-                                        weights=fmt, kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, tp=tp)
+                                        weights=fmt, kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, tp=tp, per_layer=False)
     prefill, notes = _price_phase(prefill_ledger, device, _phase_efficiency(device, engine, False, fmt), tp,
                                   step_overhead, cfg.batch * cfg.prompt)
     assumptions += notes
@@ -184,7 +188,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     if not arch.encoder and cfg.output > 0:
         mean_context = cfg.prompt + max(cfg.output // 2, 1)
         decode_ledger = transformer_ledger(arch, Step(batch=cfg.batch, new_tokens=1, context=mean_context),
-                                           weights=fmt, kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, tp=tp)
+                                           weights=fmt, kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, tp=tp, per_layer=False)
         decode, notes = _price_phase(decode_ledger, device, _phase_efficiency(device, engine, True, fmt), tp,
                                      step_overhead, cfg.batch)
         assumptions += notes
@@ -197,7 +201,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     if not memory.fits:
         assumptions.append("does not fit: speed is what the configuration would do with enough memory")
     flops_per_token = transformer_ledger(arch, Step(batch=1, new_tokens=1, context=cfg.prompt), weights=fmt,
-                                         kv_dtype=cfg.kv_dtype, act_dtype=act_dtype).totals().flops
+                                         kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, per_layer=False).totals().flops
     return InferenceEstimate(arch=arch, device=device, config=cfg, weights=fmt, memory=memory,
                              max_context=max_context, max_batch=max_batch, prefill=prefill, decode=decode,
                              flops_per_token=flops_per_token, assumptions=tuple(dict.fromkeys(assumptions)))

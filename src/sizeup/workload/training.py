@@ -342,7 +342,7 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
     weights = "nf4" if cfg.finetune.method == Method.QLORA else precision.compute if precision.compute != "fp8" else "fp8"
     weights = {"fp32": "fp32", "bf16": "bf16"}.get(weights, weights)
     forward = transformer_ledger(arch, Step(batch=micro, new_tokens=cfg.seq, context=cfg.seq, logits="all"),
-                                 weights=weights, act_dtype="fp32" if cfg.precision == "fp32" else "bf16", tp=par.tp)
+                                 weights=weights, act_dtype="fp32" if cfg.precision == "fp32" else "bf16", tp=par.tp, per_layer=False)
     eff = default_efficiency(device.kind)
     roof = price(forward, device, eff)
     t_fwd = roof.total_s.scale(1 / par.pp)

@@ -1,0 +1,102 @@
+"""`sizeup plan SCENARIO.yaml` (or `sizeup plan MODEL --task chat --users N …`): the compute
+requirement sheet. Exit code 2 when no configuration meets the scenario."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from sizeup.cli.commands.hw import add_catalog_argument
+
+NO_CONFIGURATION_MEETS = 2
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("plan", help="the cheapest setup that meets the SLA or deadline: the compute requirement sheet",
+                       description="SCENARIO is a YAML file (see examples/), or a model name with --task and flags.")
+    p.add_argument("scenario", help="SCENARIO.yaml, or a model for a quick plan")
+    p.add_argument("--format", default="text", choices=["text", "md", "json", "html", "xlsx"])
+    p.add_argument("--out", help="write the sheet to this file (required for xlsx)")
+    p.add_argument("--plots", metavar="DIR", help="also draw PNG plots into DIR")
+    quick = p.add_argument_group("quick plan without a file")
+    quick.add_argument("--task", choices=["chat", "api", "batch", "finetune", "pretrain", "edge"], default="chat")
+    quick.add_argument("--users", type=float, help="concurrent users (chat/api)")
+    quick.add_argument("--rps", type=float, help="peak requests per second (chat/api)")
+    quick.add_argument("--prompt", type=int, default=800)
+    quick.add_argument("--output", type=int, default=250)
+    quick.add_argument("--ttft-p95", type=float, help="SLA: p95 time to first token, seconds")
+    quick.add_argument("--tpot-p95", type=float, help="SLA: p95 time per output token, seconds")
+    quick.add_argument("--device", action="append", default=[], help="allowed device (repeatable)")
+    quick.add_argument("--engine", default="vllm")
+    add_catalog_argument(p)
+    p.set_defaults(func=run)
+
+
+def _quick_scenario(args: argparse.Namespace):
+    from sizeup.plan.scenario import parse_scenario
+
+    data = {"name": f"{args.scenario}-{args.task}", "model": args.scenario, "task": args.task,
+            "constraints": {"engines": [args.engine]}}
+    if args.device:
+        data["constraints"]["devices"] = args.device
+    if args.task in ("chat", "api"):
+        traffic = {"prompt_tokens": args.prompt, "output_tokens": args.output}
+        if args.rps:
+            traffic["peak_requests_per_s"] = args.rps
+        else:
+            traffic["users"] = args.users or 1
+        data["traffic"] = traffic
+        sla = {}
+        if args.ttft_p95:
+            sla["ttft_p95_s"] = args.ttft_p95
+        if args.tpot_p95:
+            sla["tpot_p95_s"] = args.tpot_p95
+        data["sla"] = sla
+    return parse_scenario(data, source="command line")
+
+
+def run(args: argparse.Namespace) -> int:
+    from sizeup.cli.main import emit_json
+    from sizeup.errors import ConfigError
+    from sizeup.hardware.catalog import load_catalog
+    from sizeup.plan.recommend import plan_scenario
+    from sizeup.plan.scenario import load_scenario
+    from sizeup.plan.sheet import build_sheet
+
+    path = Path(args.scenario)
+    scenario = load_scenario(path) if path.suffix in (".yaml", ".yml") else _quick_scenario(args)
+    if args.format == "xlsx" and not args.out:
+        raise ConfigError("--format xlsx writes a file: give --out SHEET.xlsx")
+    result = plan_scenario(scenario, load_catalog(args.catalog))
+    sheet = build_sheet(result)
+    if args.plots:
+        from dataclasses import replace
+
+        from sizeup.report.plots import plot_plan
+
+        sheet = replace(sheet, plots=plot_plan(result, args.plots))
+    if args.format == "json":
+        emit_json(sheet.to_dict() | {"plan": result.to_dict()})
+    elif args.format == "xlsx":
+        from sizeup.report.xlsx import write_xlsx
+
+        write_xlsx(sheet, args.out)
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        if args.format == "md":
+            from sizeup.report.markdown import render_markdown as render
+        elif args.format == "html":
+            from sizeup.report.html import render_html as render
+        else:
+            from sizeup.report.terminal import render_sheet as render
+        text = render(sheet)
+        if args.out:
+            try:
+                Path(args.out).write_text(text)
+            except OSError as e:
+                raise ConfigError(f"--out {args.out!r}: cannot write ({e.strerror})") from None
+            print(f"wrote {args.out}", file=sys.stderr)
+        else:
+            print(text)
+    return 0 if result.meets else NO_CONFIGURATION_MEETS

@@ -1,0 +1,230 @@
+"""Serving capacity: a discrete-event simulation of continuous batching on one replica, driven by the
+priced prefill and decode step times, and the replica count for a traffic level.
+
+The replica runs one step at a time, as vLLM's scheduler does without chunked prefill: when requests
+wait and a batch slot is free it admits them and runs their prefill as one step (first tokens come
+out at its end); otherwise it runs one decode step for every running sequence. Arrivals are Poisson
+(or a given trace). Percentiles come from the simulated requests.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from sizeup.errors import ConfigError
+
+__all__ = ["ReplicaModel", "SimulationResult", "simulate", "rate_at_sla", "replicas_needed", "Percentiles"]
+
+PERCENTILE_POINTS = {"p50": 50.0, "p90": 90.0, "p95": 95.0, "p99": 99.0, "p999": 99.9}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplicaModel:
+    """Step times of one replica (seconds): prefill of `tokens` prompt tokens, and one decode step at a
+    batch of `b` running sequences."""
+
+    prefill_fixed_s: float
+    prefill_per_token_s: float
+    decode_batches: tuple[int, ...]
+    decode_step_s: tuple[float, ...]
+    max_batch: int
+
+    def __post_init__(self) -> None:
+        if self.max_batch < 1 or not self.decode_batches or len(self.decode_batches) != len(self.decode_step_s):
+            raise ConfigError("replica model needs max_batch >= 1 and decode step times per batch size")
+
+    def decode_table(self) -> list[float]:
+        """Decode step time for every batch size 0..max_batch (interpolated once)."""
+        return [float(v) for v in np.interp(np.arange(self.max_batch + 1), self.decode_batches, self.decode_step_s)]
+
+    def prefill_s(self, tokens: int) -> float:
+        return self.prefill_fixed_s + self.prefill_per_token_s * tokens
+
+    def decode_s(self, batch: int) -> float:
+        return float(np.interp(batch, self.decode_batches, self.decode_step_s))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Percentiles:
+    values: dict[str, float]
+
+    def __getitem__(self, key: str) -> float:
+        return self.values[key]
+
+    @classmethod
+    def of(cls, samples: Sequence[float]) -> Percentiles:
+        arr = np.asarray(samples, dtype=float)
+        if arr.size == 0:
+            return cls(values={k: float("nan") for k in PERCENTILE_POINTS} | {"mean": float("nan")})
+        return cls(values={k: float(np.percentile(arr, q)) for k, q in PERCENTILE_POINTS.items()}
+                   | {"mean": float(arr.mean())})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SimulationResult:
+    rate_per_s: float
+    requests: int
+    ttft: Percentiles
+    tpot: Percentiles
+    e2e: Percentiles
+    throughput_requests_per_s: float
+    output_tokens_per_s: float
+    mean_batch: float
+    stable: bool
+    """False when waiting times keep growing: the replica is past saturation."""
+    ttft_samples: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0))
+
+    def metric(self, name: str) -> float:
+        """"ttft_p95" -> seconds."""
+        metric, _, point = name.partition("_")
+        return getattr(self, metric)[point]
+
+    def meets(self, targets: dict[str, float]) -> bool:
+        return self.stable and all(self.metric(k) <= v for k, v in targets.items())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rate_per_s": self.rate_per_s, "requests": self.requests, "ttft_s": self.ttft.values,
+                "tpot_s": self.tpot.values, "e2e_s": self.e2e.values,
+                "throughput_requests_per_s": self.throughput_requests_per_s,
+                "output_tokens_per_s": self.output_tokens_per_s, "mean_batch": self.mean_batch, "stable": self.stable}
+
+
+def simulate(model: ReplicaModel, rate_per_s: float, prompt_tokens: int, output_tokens: int, *,
+             requests: int = 3000, seed: int = 0, arrivals: Sequence[float] | None = None,
+             lengths: Callable[[random.Random], tuple[int, int]] | None = None) -> SimulationResult:
+    """Simulate `requests` requests arriving at `rate_per_s` (Poisson, or the `arrivals` times)."""
+    if rate_per_s <= 0 and arrivals is None:
+        raise ConfigError(f"arrival rate {rate_per_s}: expected a positive rate")
+    rng = random.Random(seed)
+    if arrivals is None:
+        t, times = 0.0, []
+        for _ in range(requests):
+            t += rng.expovariate(rate_per_s)
+            times.append(t)
+    else:
+        times = sorted(float(a) for a in arrivals)
+        requests = len(times)
+    sizes = [lengths(rng) if lengths else (prompt_tokens, output_tokens) for _ in range(requests)]
+    first = np.zeros(requests)
+    done = np.zeros(requests)
+    now, nxt = 0.0, 0  # next request not yet admitted
+    running: list[tuple[int, int]] = []  # heap of (decode step at which it finishes, request)
+    decode_steps = 0
+    decode_time = model.decode_table()
+    batch_time = 0.0
+    busy = 0.0
+    while nxt < requests or running:
+        if not running and nxt < requests and times[nxt] > now:
+            now = times[nxt]  # idle until the next arrival
+        free = model.max_batch - len(running)
+        admitted = []
+        while free > 0 and nxt < requests and times[nxt] <= now:
+            admitted.append(nxt)
+            nxt += 1
+            free -= 1
+        if admitted:
+            step = model.prefill_s(sum(sizes[i][0] for i in admitted))
+            now += step
+            busy += step
+            for i in admitted:
+                first[i] = now
+                if sizes[i][1] <= 1:
+                    done[i] = now
+                else:
+                    heapq.heappush(running, (decode_steps + sizes[i][1] - 1, i))
+            continue
+        # decode steps at a constant batch until the next finish or the next admissible arrival
+        batch = len(running)
+        step = decode_time[batch]
+        steps = running[0][0] - decode_steps
+        if free > 0 and nxt < requests:
+            steps = min(steps, max(1, math.ceil((times[nxt] - now) / step)))
+        steps = max(steps, 1)
+        batch_time += batch * step * steps
+        now += step * steps
+        busy += step * steps
+        decode_steps += steps
+        while running and running[0][0] <= decode_steps:
+            _, i = heapq.heappop(running)
+            done[i] = now
+    arrive = np.asarray(times)
+    ttft = first - arrive
+    outputs = np.asarray([max(s[1] - 1, 0) for s in sizes])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tpot = np.where(outputs > 0, (done - first) / np.maximum(outputs, 1), np.nan)
+    e2e = done - arrive
+    # stability: TTFT of the last quarter of arrivals far above the first quarter means a growing queue
+    quarter = max(requests // 4, 1)
+    early, late = np.median(ttft[:quarter]), np.median(ttft[-quarter:])
+    stable = late <= max(3 * early, early + 2 * model.prefill_s(prompt_tokens) + 0.05)
+    span = max(done.max() - arrive.min(), 1e-12)
+    return SimulationResult(rate_per_s=rate_per_s if arrivals is None else requests / max(arrive[-1], 1e-12),
+                            requests=requests, ttft=Percentiles.of(ttft), tpot=Percentiles.of(tpot[~np.isnan(tpot)]),
+                            e2e=Percentiles.of(e2e), throughput_requests_per_s=requests / span,
+                            output_tokens_per_s=float(sum(s[1] for s in sizes)) / span,
+                            mean_batch=batch_time / max(busy, 1e-12), stable=bool(stable), ttft_samples=ttft)
+
+
+def rate_at_sla(model: ReplicaModel, prompt_tokens: int, output_tokens: int, targets: dict[str, float], *,
+                requests: int = 2000, seed: int = 0) -> tuple[float, SimulationResult | None]:
+    """The highest Poisson rate one replica sustains while meeting `targets` (0 if none), found by
+    bisection between an idle replica and its throughput bound."""
+    best_step = min(model.decode_s(b) / b for b in range(1, model.max_batch + 1, max(model.max_batch // 64, 1)))
+    upper = 1.0 / (output_tokens * best_step + model.prefill_s(prompt_tokens) / model.max_batch)
+    low, high, best = 0.0, upper * 1.05, None
+    probe = simulate(model, upper * 0.01, prompt_tokens, output_tokens, requests=min(requests, 400), seed=seed)
+    if not probe.meets(targets):
+        return 0.0, probe
+    for _ in range(10):
+        mid = (low + high) / 2
+        result = simulate(model, mid, prompt_tokens, output_tokens, requests=requests, seed=seed)
+        if result.meets(targets):
+            low, best = mid, result
+        else:
+            high = mid
+        if high - low < 0.02 * high:
+            break
+    return low, best
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplicaPlan:
+    peak_requests_per_s: float
+    base_requests_per_s: float
+    rate_per_replica: float
+    headroom: float
+    for_load: int
+    """Replicas the peak needs at (1 − headroom) of each replica's rate at the SLA."""
+    with_redundancy: int
+    """N + 1."""
+    at_base: int
+    scale_out_utilisation: float
+    """Scale out when a replica's request rate passes this fraction of its rate at the SLA."""
+    arithmetic: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in ("peak_requests_per_s", "base_requests_per_s", "rate_per_replica",
+                                              "headroom", "for_load", "with_redundancy", "at_base",
+                                              "scale_out_utilisation", "arithmetic")}
+
+
+def replicas_needed(peak_rps: float, base_rps: float, rate_per_replica: float, headroom: float = 0.0) -> ReplicaPlan:
+    """ceil(peak / (rate × (1 − headroom))) replicas for the load, plus one for redundancy (N + 1)."""
+    if rate_per_replica <= 0:
+        raise ConfigError("a replica that meets the SLA at no load cannot serve any traffic")
+    usable = rate_per_replica * (1 - headroom)
+    for_load = max(1, math.ceil(peak_rps / usable - 1e-9))
+    at_base = max(1, math.ceil(base_rps / usable - 1e-9))
+    text = (f"peak {peak_rps:,.1f} req/s ÷ ({rate_per_replica:,.1f} req/s per replica at the SLA"
+            f"{f' × {1 - headroom:.0%} headroom' if headroom else ''}) = {peak_rps / usable:,.2f} → {for_load} "
+            f"replica{'s' if for_load > 1 else ''} for load, {for_load + 1} with N+1")
+    return ReplicaPlan(peak_requests_per_s=peak_rps, base_requests_per_s=base_rps, rate_per_replica=rate_per_replica,
+                       headroom=headroom, for_load=for_load, with_redundancy=for_load + 1, at_base=at_base,
+                       scale_out_utilisation=1 - headroom, arithmetic=text)

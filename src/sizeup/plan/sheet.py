@@ -1,0 +1,232 @@
+"""The compute requirement sheet: typed content that every renderer (terminal, Markdown, JSON, HTML,
+XLSX) formats without recomputing.
+
+A `Cell` holds a value and, for the key figures, an Excel formula over other cells' keys written as
+`{key}` placeholders (e.g. "=ROUNDUP({peak_rps}/{rps_per_replica},0)+1"); the XLSX renderer turns the
+placeholders into cell references, so a user who edits an input sees the sheet update. The Python
+value of a formula cell is the same arithmetic, so both agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Cell", "Section", "Sheet"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cell:
+    key: str
+    """Unique within the sheet; letters, digits and underscores."""
+    label: str
+    value: float | int | str | bool | None
+    unit: str = ""
+    """"USD", "USD/h", "req/s", "s", "bytes", "%", "" …"""
+    formula: str | None = None
+    """Excel formula with {key} placeholders; None for plain values."""
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "label": self.label, "value": self.value, "unit": self.unit,
+                "formula": self.formula, "note": self.note}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Section:
+    title: str
+    cells: tuple[Cell, ...] = ()
+    table_headers: tuple[str, ...] = ()
+    table_rows: tuple[tuple[Any, ...], ...] = ()
+    """An optional table (e.g. the runners-up and why each lost)."""
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"title": self.title, "cells": [c.to_dict() for c in self.cells],
+                "table": {"headers": list(self.table_headers), "rows": [list(r) for r in self.table_rows]},
+                "notes": list(self.notes)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Sheet:
+    title: str
+    scenario: str
+    meets: bool
+    """False when no configuration meets the scenario (the sheet then shows the closest option)."""
+    verdict: str
+    inputs: tuple[Cell, ...]
+    """Editable inputs (traffic, prices, SLA targets) that the XLSX formulas refer to."""
+    sections: tuple[Section, ...]
+    """Hardware selection, cost budget, SLA commitment, fault plan — in that order."""
+    assumptions: tuple[str, ...] = ()
+    plots: dict[str, str] = field(default_factory=dict)
+    """Plot name -> PNG path, when plots were drawn."""
+
+    def cells(self) -> dict[str, Cell]:
+        out = {c.key: c for c in self.inputs}
+        for section in self.sections:
+            out.update({c.key: c for c in section.cells})
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"title": self.title, "scenario": self.scenario, "meets": self.meets, "verdict": self.verdict,
+                "inputs": [c.to_dict() for c in self.inputs], "sections": [s.to_dict() for s in self.sections],
+                "assumptions": list(self.assumptions), "plots": dict(self.plots)}
+
+
+# ---- building the sheet from a plan ---------------------------------------------------------
+
+def _money(key: str, label: str, value: float, formula: str | None = None, note: str = "") -> Cell:
+    return Cell(key=key, label=label, value=value, unit="USD", formula=formula, note=note)
+
+
+def build_sheet(result) -> Sheet:
+    """The four sections of the compute requirement sheet for a `PlanResult`."""
+    from sizeup.plan.cost import HOURS_PER_MONTH
+
+    scenario = result.scenario
+    chosen = result.chosen or result.closest
+    inputs: list[Cell] = []
+    sections: list[Section] = []
+    if result.meets:
+        verdict = f"meets the scenario with {chosen.label}"
+    elif chosen is not None:
+        verdict = f"NO configuration meets the scenario; closest: {chosen.label} — {result.closest_miss}"
+    else:
+        verdict = "NO configuration meets the scenario and none came close (see the rejected families)"
+    serving = scenario.task in ("chat", "api", "vision") and chosen is not None and chosen.replicas is not None
+    # hardware selection
+    hw: list[Cell] = []
+    if chosen is not None:
+        hw += [Cell(key="device", label="device", value=chosen.device.name),
+               Cell(key="gpus_per_unit", label="GPUs per replica" if serving else "GPUs", value=chosen.gpus),
+               Cell(key="quantization", label="weights", value=chosen.quant),
+               Cell(key="engine", label="engine", value=chosen.engine)]
+        if chosen.offer is not None:
+            hw.append(Cell(key="offer", label="cloud offer", value=f"{chosen.offer.provider} {chosen.offer.instance}",
+                           note=f"price of {chosen.offer.price_date}, {chosen.offer.region}"))
+        if chosen.memory_bytes:
+            hw += [Cell(key="memory_needed", label="memory needed per GPU", value=chosen.memory_bytes, unit="bytes"),
+                   Cell(key="memory_usable", label="memory usable per GPU", value=int(chosen.usable_bytes), unit="bytes")]
+    runners = tuple((c.label, round(c.cost_usd, 2), ", ".join(f"{k} {v:.3g}" for k, v in c.latency.items()))
+                    for c in result.ranked[1:6])
+    rejected = tuple((r.family, r.reason) for r in result.rejected[:12])
+    sections.append(Section(title="Hardware selection", cells=tuple(hw),
+                            table_headers=("runner-up", "cost (USD)", "latency") if runners else (),
+                            table_rows=runners,
+                            notes=tuple(f"rejected {f}: {why}" for f, why in rejected)))
+    # cost budget, with live formulas over the inputs
+    cost_cells: list[Cell] = []
+    if serving:
+        plan, offer = chosen.replicas, chosen.offer
+        inputs += [Cell(key="peak_rps", label="peak requests per second", value=plan.peak_requests_per_s,
+                        unit="req/s"),
+                   Cell(key="base_rps", label="mean requests per second", value=plan.base_requests_per_s,
+                        unit="req/s"),
+                   Cell(key="rate_per_replica", label="requests per second per replica at the SLA",
+                        value=plan.rate_per_replica, unit="req/s"),
+                   Cell(key="headroom", label="capacity kept free at the peak", value=plan.headroom, unit="%"),
+                   Cell(key="hours_per_month", label="hours per month", value=HOURS_PER_MONTH, unit="h")]
+        replicas_formula = "=ROUNDUP({peak_rps}/({rate_per_replica}*(1-{headroom})),0)"
+        cost_cells += [Cell(key="replicas_for_load", label="replicas for the peak load", value=plan.for_load,
+                            formula=replicas_formula, note=plan.arithmetic),
+                       Cell(key="replicas", label="replicas with N+1", value=plan.with_redundancy,
+                            formula="={replicas_for_load}+1"),
+                       Cell(key="replicas_at_base", label="replicas at the mean load (autoscaling floor)",
+                            value=plan.at_base, formula="=ROUNDUP({base_rps}/({rate_per_replica}*(1-{headroom})),0)")]
+        if offer is not None and chosen.monthly is not None:
+            per_instance = max(1, offer.gpu_count // chosen.gpus) if offer.gpu_count >= chosen.gpus else 1
+            gpus_factor = 1 if offer.gpu_count >= chosen.gpus else -(-chosen.gpus // offer.gpu_count)
+            inputs += [Cell(key="instance_price", label=f"{offer.instance} on-demand price",
+                            value=offer.on_demand_usd_per_hour, unit="USD/h", note=f"price of {offer.price_date}"),
+                       Cell(key="replicas_per_instance", label="replicas per instance", value=per_instance),
+                       Cell(key="instances_per_replica", label="instances per replica", value=gpus_factor)]
+            instances = chosen.monthly.instances
+            cost_cells += [Cell(key="instances", label="instances", value=instances,
+                                formula="=ROUNDUP({replicas}/{replicas_per_instance},0)*{instances_per_replica}"),
+                           _money("monthly_on_demand", "monthly cost, on-demand", chosen.monthly.on_demand_usd,
+                                  "={instances}*{instance_price}*{hours_per_month}")]
+            if offer.spot_usd_per_hour is not None:
+                inputs.append(Cell(key="spot_price", label=f"{offer.instance} spot price", value=offer.spot_usd_per_hour,
+                                   unit="USD/h"))
+                cost_cells.append(_money("monthly_spot", "monthly cost, spot (preemptible)", chosen.monthly.spot_usd,
+                                         "={instances}*{spot_price}*{hours_per_month}",
+                                         "spot capacity can be reclaimed: keep the N+1 replica on-demand"))
+            if offer.reserved_1y_usd_per_hour is not None:
+                cost_cells.append(_money("monthly_reserved", "monthly cost, 1-year reserved", chosen.monthly.reserved_usd))
+        if chosen.detail.get("owned_monthly_usd"):
+            cost_cells.append(_money("monthly_owned", "monthly cost, owned (amortised + power)",
+                                     chosen.detail["owned_monthly_usd"]))
+        traffic = scenario.traffic
+        if traffic is not None and chosen.monthly is not None and scenario.task != "vision":
+            inputs.append(Cell(key="output_tokens", label="output tokens per request", value=traffic.output_tokens))
+            tokens_month = plan.base_requests_per_s * traffic.output_tokens * 3600 * HOURS_PER_MONTH
+            cost_cells.append(_money("usd_per_million_tokens", "cost per million output tokens (on-demand, mean load)",
+                                     chosen.monthly.on_demand_usd / tokens_month * 1e6,
+                                     "={monthly_on_demand}/({base_rps}*{output_tokens}*3600*{hours_per_month})*1000000"))
+        if scenario.budget.monthly_usd is not None:
+            inputs.append(Cell(key="budget", label="monthly budget", value=scenario.budget.monthly_usd, unit="USD"))
+    elif chosen is not None and "hours" in chosen.latency and chosen.offer is not None:
+        hours = chosen.latency["hours"]
+        gpus_per_instance = chosen.offer.gpu_count
+        instances = -(-chosen.gpus // gpus_per_instance)
+        inputs += [Cell(key="job_hours", label="run time", value=hours, unit="h"),
+                   Cell(key="instance_price", label=f"{chosen.offer.instance} on-demand price",
+                        value=chosen.offer.on_demand_usd_per_hour, unit="USD/h",
+                        note=f"price of {chosen.offer.price_date}"),
+                   Cell(key="instances", label="instances", value=instances)]
+        share = chosen.gpus / gpus_per_instance if chosen.gpus < gpus_per_instance else 1
+        inputs.append(Cell(key="instance_share", label="share of the instance used", value=share))
+        cost_cells.append(_money("job_on_demand", "job cost, on-demand", hours * instances * share *
+                                 chosen.offer.on_demand_usd_per_hour,
+                                 "={job_hours}*{instances}*{instance_share}*{instance_price}"))
+        cost_cells.append(_money("job_cost", "job cost at the cheapest allowed price", chosen.cost_usd))
+    sections.append(Section(title="Cost budget", cells=tuple(cost_cells)))
+    # SLA commitment
+    sla_cells: list[Cell] = []
+    if chosen is not None and chosen.simulation is not None:
+        sim = chosen.simulation
+        for metric in ("ttft", "tpot", "e2e"):
+            for point in ("p50", "p95", "p99", "p999"):
+                value = sim.metric(f"{metric}_{point}")
+                if value == value:  # not NaN
+                    target = scenario.sla.targets.get(f"{metric}_{point}")
+                    sla_cells.append(Cell(key=f"{metric}_{point}", label=f"{metric.upper()} {point} at the peak",
+                                          value=round(value, 6), unit="s",
+                                          note=f"target {target:g} s" if target else ""))
+    elif chosen is not None:
+        for k, v in chosen.latency.items():
+            sla_cells.append(Cell(key=f"commit_{k}", label=k, value=round(v, 6), unit="h" if k == "hours" else "s"))
+    sections.append(Section(title="SLA commitment", cells=tuple(sla_cells),
+                            notes=("percentiles from a discrete-event simulation of continuous batching at the peak "
+                                   "rate per replica; the priced step times carry the assumptions below",)
+                            if serving else ()))
+    # fault plan
+    fault: list[Cell] = []
+    if chosen is not None and chosen.memory_bytes and chosen.usable_bytes:
+        margin = chosen.usable_bytes - chosen.memory_bytes
+        fault.append(Cell(key="oom_margin", label="OOM margin per GPU", value=int(margin), unit="bytes",
+                          note=f"{margin / chosen.usable_bytes:.0%} of usable memory"))
+        fault.append(Cell(key="leak_threshold", label="memory-leak alert: growth per hour above", value=int(margin / 24),
+                          unit="bytes", note="the margin would be gone within a day"))
+    if serving:
+        plan = chosen.replicas
+        fault.append(Cell(key="scale_out_at", label="scale out when requests per replica exceed",
+                          value=plan.rate_per_replica * plan.scale_out_utilisation, unit="req/s",
+                          formula="={rate_per_replica}*(1-{headroom})"))
+        for k, v in scenario.sla.targets.items():
+            fault.append(Cell(key=f"alert_{k}", label=f"alert: {k} above", value=v, unit="s",
+                              note="a sustained breach at normal load suggests a CPU fallback or a slow node"))
+    if result.ranked[1:]:
+        fault.append(Cell(key="fallback", label="fallback configuration", value=result.ranked[1].label))
+    if scenario.constraints.spot and scenario.task in ("finetune", "pretrain") and chosen is not None:
+        from sizeup.plan.cost import checkpoint_plan
+
+        state = result.arch.params * 16 if result.arch is not None else 0
+        plan_ckpt = checkpoint_plan(state, 1e9, 6 * 3600)
+        fault.append(Cell(key="checkpoint_interval", label="checkpoint every", value=round(plan_ckpt.interval_s, 1),
+                          unit="s", note=plan_ckpt.arithmetic + " (1 GB/s storage, preemption every 6 h assumed)"))
+    sections.append(Section(title="Fault plan", cells=tuple(fault)))
+    return Sheet(title=f"Compute requirement sheet: {scenario.name}", scenario=scenario.name, meets=result.meets,
+                 verdict=verdict, inputs=tuple(inputs), sections=tuple(sections),
+                 assumptions=tuple(result.assumptions))

@@ -1,0 +1,68 @@
+"""Vision serving: a torch model traced once per request shape, priced on each device, served one
+image at a time (a queue with a deterministic service time), sized for the traffic and the SLA."""
+
+from __future__ import annotations
+
+import math
+
+from sizeup.errors import ConfigError
+from sizeup.hardware.catalog import Catalog
+from sizeup.plan.capacity import ReplicaModel, rate_at_sla, replicas_needed, simulate
+from sizeup.plan.cost import HOURS_PER_MONTH, monthly_cost
+from sizeup.plan.recommend import Candidate, PlanResult, Rejection, _devices, _offers, _replica_price, _result
+from sizeup.plan.scenario import Scenario
+from sizeup.price.roofline import LedgerArrays, price
+
+__all__ = ["plan_vision"]
+
+
+def plan_vision(scenario: Scenario, catalog: Catalog) -> PlanResult:
+    from sizeup.api import count_flops, parse_input_specs
+
+    if not scenario.input_shape:
+        raise ConfigError("scenario key 'input_shape' is missing (the input of one request, e.g. 1x3x640x640)")
+    traffic, c = scenario.traffic, scenario.constraints
+    targets = {k: v for k, v in scenario.sla.targets.items() if k.startswith("e2e")} or {"e2e_p99": 0.2}
+    dtype = "fp16" if "fp16" in c.quantizations else "fp32"
+    report = count_flops(scenario.model, parse_input_specs([scenario.input_shape]), dtype=dtype)
+    arrays = LedgerArrays.from_ledger(report.ledger)
+    rejected, candidates, evaluated = [], [], 0
+    closest, closest_miss, gap_best = None, "", math.inf
+    for device in _devices(catalog, scenario):
+        offers = _offers(catalog, scenario, device, 1)
+        if not offers:
+            continue
+        evaluated += 1
+        family = f"1x {device.id} {dtype}"
+        latency = price(arrays, device).total_s.typical
+        model = ReplicaModel(prefill_fixed_s=latency, prefill_per_token_s=0.0, decode_batches=(1,),
+                             decode_step_s=(latency,), max_batch=1)
+        rate, sim = rate_at_sla(model, 1, 1, targets, requests=1500)
+        offer, hourly = _replica_price(offers, 1, c.spot)
+        if rate <= 0:
+            miss = ", ".join(f"{k} {sim.metric(k) * 1e3:,.1f} ms > {v * 1e3:,.0f} ms" for k, v in targets.items())
+            rejected.append(Rejection(family=family, reason=f"misses the SLA even unloaded: {miss}"))
+            gap = max(sim.metric(k) / v for k, v in targets.items())
+            if gap < gap_best:
+                gap_best, closest_miss = gap, miss
+                closest = Candidate(device=device, gpus=1, quant=dtype, engine="torch", offer=offer,
+                                    latency={k: sim.metric(k) for k in targets})
+            continue
+        plan = replicas_needed(traffic.peak_requests_per_s, traffic.base_requests_per_s, rate, c.headroom)
+        peak = simulate(model, traffic.peak_requests_per_s / plan.for_load, 1, 1, requests=1500, seed=1)
+        per_instance = max(1, offer.gpu_count)
+        monthly = monthly_cost(offer, math.ceil(plan.with_redundancy / per_instance))
+        cost = monthly.cheapest(c.spot)
+        candidate = Candidate(device=device, gpus=1, quant=dtype, engine="torch", offer=offer, replicas=plan,
+                              simulation=peak, monthly=monthly, cost_usd=cost,
+                              latency={k: peak.metric(k) for k in targets}, max_batch=1,
+                              detail={"rate_per_replica": rate, "latency_per_image_s": latency,
+                                      "hourly_per_replica": hourly, "monthly_per_replica": hourly * HOURS_PER_MONTH})
+        if scenario.budget.monthly_usd is not None and cost > scenario.budget.monthly_usd:
+            rejected.append(Rejection(family=family, reason=f"${cost:,.0f}/month is over the budget"))
+            continue
+        candidates.append(candidate)
+    assumptions = [f"one image per request ({scenario.input_shape}, {dtype}), served one at a time",
+                   f"traffic: {traffic.description}"]
+    return _result(scenario, None, candidates, rejected, closest, closest_miss, evaluated, assumptions,
+                   latency_key=next(iter(targets)))

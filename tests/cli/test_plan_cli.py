@@ -1,0 +1,64 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from sizeup.cli.main import main
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_plan_sheet_sections(capsys):
+    assert main(["plan", str(EXAMPLES / "team-api-200-users.yaml"), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [s["title"] for s in data["sections"]] == ["Hardware selection", "Cost budget", "SLA commitment",
+                                                      "Fault plan"]
+    assert data["meets"] is True and data["plan"]["chosen"]["replicas"]["with_redundancy"] >= 2
+
+
+def test_plan_markdown_and_quick_plan(capsys, tmp_path):
+    out = tmp_path / "sheet.md"
+    assert main(["plan", str(EXAMPLES / "jetson-edge.yaml"), "--format", "md", "--out", str(out)]) == 0
+    assert "Fault plan" in out.read_text()
+    assert main(["plan", "llama-3.2-1b", "--task", "chat", "--users", "20", "--device", "l4",
+                 "--ttft-p95", "2"]) == 0
+    assert "Compute requirement sheet" in capsys.readouterr().out
+
+
+def test_xlsx_formulas_recompute_to_the_printed_numbers(tmp_path, capsys):
+    openpyxl = pytest.importorskip("openpyxl")
+    formulas = pytest.importorskip("formulas")
+    path = tmp_path / "plan.xlsx"
+    assert main(["plan", str(EXAMPLES / "team-api-200-users.yaml"), "--format", "xlsx", "--out", str(path)]) == 0
+    assert main(["plan", str(EXAMPLES / "team-api-200-users.yaml"), "--format", "json"]) == 0
+    printed = {c["key"]: c for s in json.loads(capsys.readouterr().out)["sections"] for c in s["cells"]}
+    sheet = openpyxl.load_workbook(path)["sheet"]
+    formula_rows = {row[0].value: row[1] for row in sheet.iter_rows(min_row=1) if isinstance(row[1].value, str)
+                    and row[1].value.startswith("=")}
+    assert formula_rows and all("inputs!" in c.value or "$B$" in c.value for c in formula_rows.values())
+    solution = formulas.ExcelModel().loads(str(path)).finish().calculate()
+    computed = {}
+    for ref, value in solution.items():
+        if "SHEET'!B" in ref.upper():
+            computed[ref.upper().rsplit("!", 1)[1]] = value.value[0][0]
+    for cell in printed.values():
+        if cell["formula"]:
+            row = next(r for label, r in formula_rows.items() if label == cell["label"])
+            assert computed[row.coordinate] == pytest.approx(cell["value"], rel=1e-6), cell["key"]
+
+
+def test_unmeetable_sla_exits_2_with_the_closest_option(tmp_path, capsys):
+    scenario = tmp_path / "hard.yaml"
+    scenario.write_text((EXAMPLES / "team-api-200-users.yaml").read_text().replace("ttft_p95_s: 1.5",
+                                                                                   "ttft_p95_s: 0.001"))
+    assert main(["plan", str(scenario)]) == 2
+    out = capsys.readouterr().out
+    assert "NO configuration meets the scenario; closest:" in out and "ttft_p95" in out
+
+
+def test_malformed_scenario_is_one_line(tmp_path, capsys):
+    scenario = tmp_path / "bad.yaml"
+    scenario.write_text("model: llama-3.1-8b\ntask: api\ntraffic: {requests_per_day: many}\n")
+    assert main(["plan", str(scenario)]) == 1
+    err = capsys.readouterr().err
+    assert "scenario key 'traffic.requests_per_day' = 'many': expected a number" in err and err.count("\n") == 1
