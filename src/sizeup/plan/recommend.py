@@ -89,6 +89,8 @@ class PlanResult:
     closest_miss: str = ""
     evaluated: int = 0
     assumptions: tuple[str, ...] = ()
+    method_comparison: tuple[tuple[str, str, float, float], ...] = ()
+    """Fine-tuning: (method, cheapest configuration, hours, cost) for full, LoRA and QLoRA."""
 
     @property
     def meets(self) -> bool:
@@ -99,7 +101,9 @@ class PlanResult:
                 "ranked": [c.to_dict() for c in self.ranked], "pareto": [c.to_dict() for c in self.pareto],
                 "rejected": [r.to_dict() for r in self.rejected],
                 "closest": None if self.closest is None else self.closest.to_dict(), "closest_miss": self.closest_miss,
-                "evaluated": self.evaluated, "assumptions": list(self.assumptions)}
+                "evaluated": self.evaluated, "assumptions": list(self.assumptions),
+                "method_comparison": [{"method": m, "configuration": c, "hours": h, "cost_usd": u}
+                                      for m, c, h, u in self.method_comparison]}
 
 
 # ---- devices and offers -------------------------------------------------------------------
@@ -285,8 +289,24 @@ def _serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: bool 
             continue
         candidates.append(candidate)
         best_cost = min(best_cost, cost)
-    return _result(scenario, arch, candidates, rejected, closest, closest_miss, evaluated, assumptions,
-                   latency_key=next(iter(targets)))
+    result = _result(scenario, arch, candidates, rejected, closest, closest_miss, evaluated, assumptions,
+                     latency_key=next(iter(targets)))
+    if result.chosen is not None:  # the saturation point: the highest rate at which queues stay bounded
+        chosen = result.chosen
+        model = ReplicaModel(prefill_fixed_s=0, prefill_per_token_s=0, decode_batches=(1,), decode_step_s=(1,),
+                             max_batch=1)
+        detail = chosen.detail
+        if detail.get("decode_batches"):
+            cfg = InferenceConfig(prompt=traffic.prompt_tokens, output=traffic.output_tokens, weights=chosen.quant,
+                                  engine=chosen.engine, gpus=chosen.gpus)
+            model = replica_model(arch, chosen.device, cfg, chosen.max_batch)
+            saturation, _ = rate_at_sla(model, traffic.prompt_tokens, traffic.output_tokens, {}, requests=1200)
+            from dataclasses import replace
+
+            chosen = replace(chosen, detail={**detail, "saturation_rps": saturation})
+            result = replace(result, chosen=chosen, ranked=(chosen,) + result.ranked[1:],
+                             pareto=tuple(chosen if c is result.chosen else c for c in result.pareto))
+    return result
 
 
 def _max_batch(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, traffic) -> int:
@@ -480,8 +500,20 @@ def plan_scenario(scenario: Scenario, catalog: Catalog, *, prune: bool = True) -
         raise ConfigError(f"scenario key 'model': {e}") from None
     if scenario.task in ("chat", "api"):
         return _serving(scenario, catalog, arch, prune)
-    if scenario.task in ("finetune", "pretrain"):
+    if scenario.task == "pretrain":
         return _job(scenario, catalog, arch)
+    if scenario.task == "finetune":
+        from dataclasses import replace
+
+        result = _job(scenario, catalog, arch)
+        rows = []
+        for method in ("full", "lora", "qlora"):
+            other = result if method == scenario.job.method else _job(
+                replace(scenario, job=replace(scenario.job, method=method)), catalog, arch)
+            best = other.chosen or other.closest
+            if best is not None:
+                rows.append((method, best.label, best.latency.get("hours", 0.0), best.cost_usd))
+        return replace(result, method_comparison=tuple(rows))
     if scenario.task == "batch":
         return _batch(scenario, catalog, arch)
     return _edge(scenario, catalog, arch)

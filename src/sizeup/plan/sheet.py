@@ -181,7 +181,10 @@ def build_sheet(result) -> Sheet:
                                  chosen.offer.on_demand_usd_per_hour,
                                  "={job_hours}*{instances}*{instance_share}*{instance_price}"))
         cost_cells.append(_money("job_cost", "job cost at the cheapest allowed price", chosen.cost_usd))
-    sections.append(Section(title="Cost budget", cells=tuple(cost_cells)))
+    comparison = tuple((m, label, round(hours, 2), round(cost, 2)) for m, label, hours, cost in result.method_comparison)
+    sections.append(Section(title="Cost budget", cells=tuple(cost_cells),
+                            table_headers=("method", "cheapest configuration", "hours", "cost (USD)") if comparison
+                            else (), table_rows=comparison))
     # SLA commitment
     sla_cells: list[Cell] = []
     if chosen is not None and chosen.simulation is not None:
@@ -197,6 +200,9 @@ def build_sheet(result) -> Sheet:
     elif chosen is not None:
         for k, v in chosen.latency.items():
             sla_cells.append(Cell(key=f"commit_{k}", label=k, value=round(v, 6), unit="h" if k == "hours" else "s"))
+    if chosen is not None and chosen.detail.get("saturation_rps"):
+        sla_cells.append(Cell(key="saturation_rps", label="saturation point per replica (queues grow beyond)",
+                              value=chosen.detail["saturation_rps"], unit="req/s"))
     sections.append(Section(title="SLA commitment", cells=tuple(sla_cells),
                             notes=("percentiles from a discrete-event simulation of continuous batching at the peak "
                                    "rate per replica; the priced step times carry the assumptions below",)
