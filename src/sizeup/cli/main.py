@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from sizeup.errors import SizeupError
 
-COMMANDS = ("flops", "roofline", "estimate", "train", "plan", "hw")
+COMMANDS = ("flops", "roofline", "estimate", "train", "plan", "hw", "measure", "runs")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -18,7 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sizeup", description="How much compute a model needs, and which hardware is just enough.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMANDS:
+    for name in COMMANDS:  # the measure module also registers calibrate and compare
         import_module(f"sizeup.cli.commands.{name}").register(sub)
     return parser
 

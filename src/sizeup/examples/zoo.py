@@ -324,3 +324,31 @@ class ResNet50(nn.Module):
 def resnet50() -> ResNet50:
     """ResNet-50 v1.5 (stride on the 3×3 conv), 25.56M parameters; input [1, 3, 224, 224]."""
     return ResNet50()
+
+
+# ---- a small conv + MLP network for calibrating a device ------------------------------------
+
+class MLPConvNet(nn.Module):
+    """A conv stem (3×3 convs with batch norm and SiLU) and a transformer-style MLP head (LayerNorm,
+    linear layers with GELU): every op kind a calibration needs, in one small model."""
+
+    def __init__(self, channels: int = 32, width: int = 256, depth: int = 2) -> None:
+        super().__init__()
+        self.stem = nn.Sequential(Conv(3, channels, 3), Conv(channels, 2 * channels, 3, 2),
+                                  Conv(2 * channels, 2 * channels, 1))
+        self.proj = nn.Linear(2 * channels, width)
+        self.blocks = nn.ModuleList(nn.Sequential(nn.LayerNorm(width), nn.Linear(width, 4 * width), nn.GELU(),
+                                                  nn.Linear(4 * width, width)) for _ in range(depth))
+        self.head = nn.Linear(width, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.stem(x)
+        tokens = self.proj(x.flatten(2).transpose(1, 2))
+        for block in self.blocks:
+            tokens = tokens + block(tokens)
+        return self.head(tokens.mean(dim=1))
+
+
+def mlp_conv_net() -> MLPConvNet:
+    """Input [batch, 3, 32, 32]."""
+    return MLPConvNet()

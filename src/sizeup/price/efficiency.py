@@ -30,6 +30,9 @@ class Efficiency:
     overhead_s: Range
     origin: str = "defaults"
     sources: tuple[str, ...] = field(default_factory=tuple)
+    size_curve: tuple[tuple[float, float], ...] = ()
+    """Measured (FLOPs of one matrix product, fraction of the peak it reaches) points, increasing in
+    FLOPs: small products run below the peak. Empty: every product reaches the kind's efficiency."""
 
     def with_overrides(self, **changes) -> Efficiency:
         return replace(self, **changes)

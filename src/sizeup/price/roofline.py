@@ -36,7 +36,9 @@ SYNCHRONOUS_KINDS = frozenset({"cpu"})
 # matmul), while cuDNN convolutions use TF32 by default (torch.backends.cudnn.allow_tf32 = True).
 _TENSOR_CHAIN: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
 for _kind in TENSOR_KINDS:
-    _fp32 = (("tensor", "tf32"), ("vector", "fp32")) if _kind == "conv" else (("vector", "fp32"), ("tensor", "fp32"))
+    # a device whose matrix unit lists fp32 (a CPU's measured GEMM rate, an accelerator's MME) uses it
+    _fp32 = (("tensor", "tf32"), ("tensor", "fp32"), ("vector", "fp32")) if _kind == "conv" else \
+        (("tensor", "fp32"), ("vector", "fp32"))
     _TENSOR_CHAIN |= {
         (_kind, "fp32"): _fp32 + (("tensor", "tf32"), ("tensor", "bf16")),
         (_kind, "tf32"): (("tensor", "tf32"), ("vector", "fp32"), ("tensor", "bf16")),
@@ -251,6 +253,11 @@ def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficie
     # few, in-place array operations: each 3×n temporary costs page faults at this size
     compute = np.take(inv_tensor, arrays.tensor_class, axis=1)
     compute *= arrays.tensor_flops
+    if eff.size_curve:  # small matrix products reach only part of the peak (measured curve)
+        sizes, fractions = zip(*eff.size_curve)
+        per_op = np.where(arrays.launches > 0, arrays.tensor_flops / np.maximum(arrays.launches, 1), 0.0)
+        reach = np.interp(np.log(np.maximum(per_op, 1.0)), np.log(sizes), fractions)
+        compute /= np.maximum(reach, 1e-3)
     vector = np.take(inv_vector, arrays.vector_class, axis=1)
     vector *= arrays.vector_flops
     compute += vector

@@ -1,0 +1,334 @@
+"""`sizeup measure`, `sizeup calibrate` and `sizeup compare`: measure on this machine, fit its real
+efficiency, and show where the estimate was wrong."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from sizeup.report.terminal import render_table
+from sizeup.units import format_bytes, format_seconds
+
+
+def _db(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", help="run database (default: the user data folder)")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    m = sub.add_parser("measure", help="run a model on this machine over batch sizes and store every point",
+                       description="TARGET is FILE.py:FACTORY or package.module:FACTORY (an nn.Module), built "
+                                   "with random weights.")
+    m.add_argument("target", nargs="?", help="omit with --collectives")
+    m.add_argument("--input", action="append", default=[], metavar="SHAPE",
+                   help="float input shape; the leading dimension is replaced by each batch size")
+    m.add_argument("--input-spec", action="append", default=[], metavar="SPEC", help="[NAME=]DTYPE:SHAPE")
+    m.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or mps (default cpu)")
+    m.add_argument("--batch", default="auto", help="batch sizes like 1,2,4,8, or auto (powers of two until OOM, "
+                                                  "the latency target or the budget)")
+    m.add_argument("--train", action="store_true", help="time optimizer steps instead of inference")
+    m.add_argument("--grad-acc", default="1", help="gradient accumulation steps to sweep with --train (e.g. 1,2,4)")
+    m.add_argument("--optimizer", default="adamw", choices=["adamw", "adam", "sgd"])
+    m.add_argument("--dtype", default="fp32", choices=["fp32", "bf16", "fp16"])
+    m.add_argument("--latency-target", help="stop auto batches past this P95 latency (e.g. 200ms)")
+    m.add_argument("--budget", default="120s", help="time budget of the sweep (default 120s)")
+    m.add_argument("--memory-cap", help="fail allocations past this much more memory (e.g. 2GiB): an OOM test")
+    m.add_argument("--profile", action="store_true", help="profile one run per point (time per op kind)")
+    m.add_argument("--calibration", default=None, help="calibration profile for the predictions (default: local)")
+    m.add_argument("--collectives", action="store_true",
+                   help="measure all-reduce / all-gather bus bandwidth instead (gloo on CPU, nccl on GPUs; "
+                        "run under torchrun, or spawns --world-size local processes)")
+    m.add_argument("--world-size", type=int, default=2)
+    m.add_argument("--json", action="store_true")
+    _db(m)
+    m.set_defaults(func=run_measure)
+
+    c = sub.add_parser("calibrate", help="fit this device's efficiency from micro-benchmarks and stored runs")
+    c.add_argument("--quick", action="store_true", help="(re)measure the micro-benchmarks: GEMM sweep and copy")
+    c.add_argument("--runs", help="run ids to fit to (default: every finished inference run on this device)")
+    c.add_argument("--name", default="local", help="profile name (default local)")
+    c.add_argument("--device", default="cpu")
+    c.add_argument("--json", action="store_true")
+    _db(c)
+    c.set_defaults(func=run_calibrate)
+
+    k = sub.add_parser("compare", help="predicted against measured, term by term, for a stored run")
+    k.add_argument("run_id", type=int)
+    k.add_argument("--calibration", default="local")
+    k.add_argument("--json", action="store_true")
+    _db(k)
+    k.set_defaults(func=run_compare)
+
+
+def _ints(text: str, what: str) -> tuple[int, ...]:
+    from sizeup.errors import MeasureError
+
+    try:
+        values = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise MeasureError(f"{what} {text!r}: expected integers like 1,2,4") from None
+    if not values or min(values) < 1:
+        raise MeasureError(f"{what} {text!r}: every value must be a positive integer")
+    return values
+
+
+def _bytes(text: str) -> int:
+    import re
+
+    from sizeup.errors import ConfigError
+    from sizeup.units import GIB, KIB, MIB
+
+    match = re.fullmatch(r"\s*([0-9.]+)\s*(gib|gb|mib|mb|kib|kb|b)?\s*", str(text).lower())
+    if not match:
+        raise ConfigError(f"--memory-cap {text!r}: expected a size like 2GiB or 512MiB")
+    scale = {"gib": GIB, "gb": 10**9, "mib": MIB, "mb": 10**6, "kib": KIB, "kb": 10**3, "b": 1, None: 1}
+    return int(float(match.group(1)) * scale[match.group(2)])
+
+
+def _profile(store, name: str | None, device: str):
+    """The calibration profile `name` (default "local"); micro-benchmarks are measured on first use."""
+    from sizeup.errors import MeasureError
+    from sizeup.measure.calibrate import load_profile, local_device, microbenchmarks, profile_to_dict
+
+    name = name or "local"
+    try:
+        return load_profile(store, name)
+    except MeasureError:
+        if name != "local":
+            raise
+    bench = microbenchmarks(device)
+    store.save_calibration(name, device=device, profile=profile_to_dict(local_device(bench), None, None, bench, []),
+                           source_runs=[])
+    return load_profile(store, name)
+
+
+def _predictor(target: str, specs, dtype: str, profile, train: bool = False):
+    """Predicted time of one batch: the traced ledger at that batch priced with the profile."""
+    from sizeup.api import ParsedInput, count_flops
+    from sizeup.price.roofline import price
+
+    cache: dict[int, float] = {}
+
+    def predict(batch: int) -> float:
+        if batch not in cache:
+            inputs = [ParsedInput(shape=(batch, *s.shape[1:]), dtype=s.dtype, name=s.name) for s in specs]
+            report = count_flops(target, inputs, dtype=dtype, mode="train" if train else "inference")
+            cache[batch] = price(report.ledger, profile.device, profile.efficiency).total_s.typical
+        return cache[batch]
+
+    return predict
+
+
+def run_measure(args: argparse.Namespace) -> int:
+    from sizeup.api import parse_input_specs
+    from sizeup.cli.main import emit_json
+    from sizeup.measure.harness import apply_memory_cap, resolve_device
+    from sizeup.measure.store import Store
+    from sizeup.measure.sweep import SweepConfig, run_sweep
+    from sizeup.units import parse_duration_s
+
+    resolve_device(args.device)  # a bad device is reported before anything runs
+    if args.collectives:
+        return run_collectives(args)
+    if not args.target:
+        from sizeup.errors import MeasureError
+
+        raise MeasureError("sizeup measure needs a TARGET (FILE.py:FACTORY), or --collectives")
+    batches = None if args.batch.strip().lower() == "auto" else _ints(args.batch, "--batch")
+    cfg = SweepConfig(target=args.target, inputs=tuple(parse_input_specs(args.input, args.input_spec)),
+                      device=args.device, batches=batches, train=args.train,
+                      grad_accumulation=_ints(args.grad_acc, "--grad-acc"),
+                      latency_target_s=parse_duration_s(args.latency_target) if args.latency_target else None,
+                      budget_s=parse_duration_s(args.budget), dtype=args.dtype, optimizer=args.optimizer,
+                      profile=args.profile)
+    with Store(args.db) as store:
+        profile = _profile(store, args.calibration, args.device)
+        predict = _predictor(args.target, cfg.inputs, args.dtype, profile, train=args.train)
+        if args.memory_cap:
+            apply_memory_cap(_bytes(args.memory_cap))
+        quiet = args.json or not sys.stderr.isatty()
+        result = run_sweep(cfg, store, predict=predict,
+                           progress=None if quiet else (lambda text: print(f"measuring {text}…", file=sys.stderr)))
+    if args.json:
+        emit_json(result.to_dict() | {"calibration": profile.name, "calibrated": profile.fitted})
+        return 0 if result.status in ("ok", "interrupted") else 1
+    rows = []
+    for p in result.points:
+        d = p.to_dict()
+        rows.append([d["batch"] if not args.train else f"{d['batch']} x {d['grad_accumulation']}", d["status"],
+                     format_seconds(d["latency_p50_s"]) if d["latency_p50_s"] else "",
+                     format_seconds(d["latency_p95_s"]) if d["latency_p95_s"] else "",
+                     format_seconds(d["latency_p99_s"]) if d["latency_p99_s"] else "",
+                     f"{d['throughput_per_s']:,.1f}" if d["throughput_per_s"] else "",
+                     format_bytes(d["peak_memory_bytes"]) if d["peak_memory_bytes"] else "",
+                     format_seconds(d["predicted_s"]) if d["predicted_s"] else ""])
+    print(render_table(["batch", "status", "P50", "P95", "P99", "samples/s", "peak memory", "predicted"], rows,
+                       title=f"run {result.run_id}: {args.target} on {args.device} ({result.status})"))
+    print(f"\nknee (P95 starts growing with the batch): {result.knee_batch()}; largest batch that ran: "
+          f"{result.largest_before_oom()}")
+    if cfg.latency_target_s:
+        print(f"largest batch with P95 <= {format_seconds(cfg.latency_target_s)}: "
+              f"{result.largest_meeting(cfg.latency_target_s)}")
+    for w in result.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    if any(p.result.status == "error" for p in result.points):
+        print(f"some points failed: the tracebacks are stored (sizeup runs show {result.run_id})", file=sys.stderr)
+    print(f"predictions from calibration {profile.name!r} ({'fitted' if profile.fitted else 'micro-benchmarks only'})")
+    return 0 if result.status in ("ok", "interrupted") else 1
+
+
+def _observations(store, run_ids, profile):
+    """(traced ledger at the batch, measured median) for every ok inference point of the runs."""
+    from sizeup.api import ParsedInput, count_flops
+
+    observations, held = [], []
+    for run_id in run_ids:
+        run = store.run(run_id)
+        if run.kind != "inference":
+            continue
+        specs = [ParsedInput(shape=tuple(i["shape"]), dtype=i["dtype"], name=i["name"]) for i in run.config["inputs"]]
+        for point in run.points:
+            if point.status != "ok" or not point.latency_p50_s:
+                continue
+            inputs = [ParsedInput(shape=(point.batch, *s.shape[1:]), dtype=s.dtype, name=s.name) for s in specs]
+            ledger = count_flops(run.target, inputs, dtype=run.config.get("dtype", "fp32")).ledger
+            observations.append((ledger, point.latency_p50_s))
+            held.append((run_id, point.batch))
+    return observations, held
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    from sizeup.cli.main import emit_json
+    from sizeup.errors import MeasureError
+    from sizeup.measure.calibrate import fit_efficiency, load_profile, local_device, microbenchmarks, profile_to_dict
+    from sizeup.measure.store import Store
+
+    with Store(args.db) as store:
+        if args.quick or args.name not in store.calibrations():
+            bench = microbenchmarks(args.device)
+        else:
+            bench = store.calibration(args.name)["profile"]["bench"]
+        device = local_device(bench)
+        if args.runs:
+            run_ids = list(_ints(args.runs, "--runs"))
+        else:
+            run_ids = [r.id for r in store.runs(kind="inference") if r.status in ("ok", "interrupted")]
+        values = residual = None
+        if run_ids and not (args.quick and not args.runs):
+            observations, _ = _observations(store, run_ids, None)
+            if observations:
+                from sizeup.measure.calibrate import size_curve
+
+                values, residual = fit_efficiency(device, observations, size_curve(bench))
+        elif not args.quick:
+            raise MeasureError("nothing to calibrate on: measure a model first (sizeup measure) or use --quick")
+        store.save_calibration(args.name, device=args.device,
+                               profile=profile_to_dict(device, values, residual, bench, run_ids if values else []),
+                               source_runs=run_ids if values else [])
+        profile = load_profile(store, args.name)
+    data = {"name": args.name, "bench": bench, "fitted": values, "residual_median": residual,
+            "runs": run_ids if values else []}
+    if args.json:
+        emit_json(data)
+        return 0
+    print(f"calibration {args.name!r}: GEMM {bench['matmul_flops_per_s'] / 1e9:,.1f} GFLOP/s, copy "
+          f"{bench['copy_bytes_per_s'] / 1e9:,.1f} GB/s")
+    if values:
+        rows = [[k, f"{v:.3g}" if k != "overhead_s" else format_seconds(v)] for k, v in values.items()]
+        print(render_table(["efficiency (vs measured peaks)", "fitted"], rows))
+        print(f"fit: median error {residual:.1%} over {len(run_ids)} run(s)")
+    print(f"profile {profile.name!r} saved ({'fitted' if profile.fitted else 'micro-benchmarks only'})")
+    return 0
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    from sizeup.api import ParsedInput, count_flops
+    from sizeup.cli.main import emit_json
+    from sizeup.measure.calibrate import load_profile, uncalibrated_efficiency
+    from sizeup.measure.store import Store
+    from sizeup.price.roofline import price
+
+    with Store(args.db) as store:
+        run = store.run(args.run_id)
+        profile = load_profile(store, args.calibration)
+    specs = [ParsedInput(shape=tuple(i["shape"]), dtype=i["dtype"], name=i["name"]) for i in run.config["inputs"]]
+    rows, kinds_total = [], {}
+    for point in run.points:
+        if point.status != "ok" or not point.latency_p50_s:
+            continue
+        inputs = [ParsedInput(shape=(point.batch, *s.shape[1:]), dtype=s.dtype, name=s.name) for s in specs]
+        report = count_flops(run.target, inputs, dtype=run.config.get("dtype", "fp32"),
+                             mode="train" if run.kind == "train" else "inference")
+        roof = price(report.ledger, profile.device, profile.efficiency)
+        raw = price(report.ledger, profile.device, uncalibrated_efficiency(profile.device.kind,
+                                                                           profile.data.get("bench")))
+        accumulation = point.grad_accumulation or 1
+        predicted = roof.total_s.typical * accumulation
+        by_kind = {k: v["time_s"].typical * accumulation for k, v in roof.by("kind").items()}
+        measured_kinds = point.extra.get("measured_by_kind_s") or {}
+        for kind in set(by_kind) | set(measured_kinds):
+            entry = kinds_total.setdefault(kind, [0.0, 0.0])
+            entry[0] += by_kind.get(kind, 0.0)
+            entry[1] += measured_kinds.get(kind, 0.0)
+        rows.append({"batch": point.batch, "grad_accumulation": point.grad_accumulation,
+                     "measured_s": point.latency_p50_s, "predicted_s": predicted,
+                     "uncalibrated_s": raw.total_s.typical * accumulation,
+                     "error": predicted / point.latency_p50_s - 1,
+                     "predicted_memory_bytes": report.memory.peak_bytes,
+                     "measured_memory_bytes": point.peak_memory_bytes,
+                     "predicted_memory_by_category": report.memory.by_category,
+                     "predicted_by_kind_s": by_kind, "measured_by_kind_s": measured_kinds})
+    profiled = any(v[1] for v in kinds_total.values())
+    moved = None
+    if profiled:
+        moved = max(kinds_total, key=lambda k: abs(kinds_total[k][1] - kinds_total[k][0]))
+    data = {"run_id": run.id, "target": run.target, "calibration": profile.name, "calibrated": profile.fitted,
+            "points": rows, "by_kind": {k: {"predicted_s": v[0], "measured_s": v[1]} for k, v in kinds_total.items()},
+            "largest_gap_kind": moved}
+    if args.json:
+        emit_json(data)
+        return 0
+    table = [[r["batch"], format_seconds(r["measured_s"]), format_seconds(r["predicted_s"]), f"{r['error']:+.1%}",
+              format_seconds(r["uncalibrated_s"]),
+              format_bytes(r["measured_memory_bytes"]) if r["measured_memory_bytes"] is not None else "",
+              format_bytes(r["predicted_memory_bytes"])] for r in rows]
+    print(render_table(["batch", "measured P50", "predicted", "error", "uncalibrated", "measured memory",
+                        "predicted peak"], table, title=f"run {run.id}: {run.target} ({profile.name}, "
+                                                        f"{'fitted' if profile.fitted else 'not fitted'})"))
+    if profiled:
+        kinds = [[k, format_seconds(v[0]), format_seconds(v[1]),
+                  f"{(v[0] - v[1]) / v[1]:+.0%}" if v[1] else ""] for k, v in
+                 sorted(kinds_total.items(), key=lambda kv: -kv[1][1])]
+        print()
+        print(render_table(["op kind", "predicted", "measured (profiler)", "signed error"], kinds))
+        print(f"\nthe largest gap is in {moved} ops: its efficiency assumption moved the estimate most")
+    else:
+        print("\n(measure with --profile to compare time per op kind)")
+    print("measured memory is the process RSS above the point's start on CPU (cuda max_memory_allocated on GPU); "
+          "predicted is the trace's live-tensor peak")
+    return 0
+
+
+def run_collectives(args: argparse.Namespace) -> int:
+    from sizeup.cli.main import emit_json
+    from sizeup.measure.collectives import measure_collectives
+    from sizeup.measure.env import capture_environment
+    from sizeup.measure.store import Store
+
+    backend = "nccl" if args.device.startswith("cuda") else "gloo"
+    rows = measure_collectives(world_size=args.world_size, backend=backend)
+    with Store(args.db) as store:
+        run_id = store.start_run(kind="collectives", target=f"{backend} x{args.world_size}", device=args.device,
+                                 config={"world_size": args.world_size, "backend": backend},
+                                 environment=capture_environment(args.device))
+        for row in rows:
+            store.add_point(run_id, batch=None, phase=row["op"], status="ok", samples_s=[row["time_s"]],
+                            throughput_per_s=row["bus_bytes_per_s"], extra={"size_bytes": row["size_bytes"]})
+        store.finish_run(run_id, "ok")
+    if args.json:
+        emit_json({"run_id": run_id, "backend": backend, "world_size": args.world_size, "points": rows})
+        return 0
+    table = [[r["op"], format_bytes(r["size_bytes"]), format_seconds(r["time_s"]),
+              f"{r['bus_bytes_per_s'] / 1e9:,.2f}"] for r in rows]
+    print(render_table(["collective", "size", "time", "bus GB/s"], table,
+                       title=f"run {run_id}: {backend}, {args.world_size} processes"))
+    return 0

@@ -1,0 +1,1 @@
+"""Measurement on the local device: harness, sweeps, the run store, calibration."""
