@@ -36,3 +36,26 @@ def test_bad_measure_input(tmp_path, capsys, argv, message):
     assert main([*argv, "--db", str(tmp_path / "runs.sqlite")]) == 1
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_preset_llm_prefill_and_decode(tmp_path, capsys):
+    db = ["--db", str(tmp_path / "runs.sqlite")]
+    assert main(["measure", "qwen2.5-0.5b", "--batch", "1", "--prompt", "16", "--context", "32", "--budget", "60s",
+                 "--json", *db]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [p["status"] for p in data["points"]] == ["ok", "ok"]  # prefill, decode
+    assert main(["compare", str(data["run_id"]), "--json", *db]) == 0
+    phases = [p["phase"] for p in json.loads(capsys.readouterr().out)["points"]]
+    assert phases == ["prefill", "decode"]
+    assert main(["measure", "mixtral-8x7b", *db]) == 1
+    assert "is not supported" in capsys.readouterr().err
+
+
+def test_roofline_with_a_calibration_profile(tmp_path, capsys):
+    db = ["--db", str(tmp_path / "runs.sqlite")]
+    assert main(["calibrate", "--quick", "--json", *db]) == 0
+    capsys.readouterr()
+    assert main(["roofline", "sizeup.examples.zoo:c2f", "--input", "1x64x16x16", "--device", "local",
+                 "--calibration", "local", "--json", *db]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["devices"][0]["device"] == "calibrated-local" and data["devices"][0]["time_s"]["typical"] > 0

@@ -188,3 +188,88 @@ def run_sweep(cfg: SweepConfig, store, *, predict: Callable[[int], float | None]
         status = "error" if status == "ok" else status
     store.finish_run(run_id, status)
     return SweepResult(run_id=run_id, points=tuple(points), status=status, warnings=warnings)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LLMSweepConfig:
+    model: str
+    """A preset name, Hugging Face id of a preset, or config.json."""
+    device: str = "cpu"
+    batches: tuple[int, ...] = (1, 2, 4)
+    prompt: int = 128
+    context: int = 256
+    """Cache length at which decode steps are timed."""
+    dtype: str = "fp32"
+    budget_s: float = 120.0
+    policy: TimingPolicy = field(default_factory=TimingPolicy)
+
+    def __post_init__(self) -> None:
+        if not self.batches or min(self.batches) < 1:
+            raise MeasureError(f"batch sizes {list(self.batches)}: every batch size must be a positive integer")
+        if self.prompt < 1 or self.context < self.prompt:
+            raise MeasureError(f"prompt {self.prompt} and context {self.context}: expected 1 <= prompt <= context")
+
+
+def run_llm_sweep(cfg: LLMSweepConfig, store, *, predict: Callable[[str, int], float | None] | None = None,
+                  progress: Callable[[str], None] | None = None) -> SweepResult:
+    """Prefill (TTFT) and decode (TPOT at `context` cached tokens) per batch size, stored as phases
+    "prefill" and "decode" of one run."""
+    from sizeup.ingest.hf_config import load_model
+    from sizeup.ingest.torch_trace import torch_dtype
+    from sizeup.measure.env import capture_environment, environment_warnings
+    from sizeup.measure.harness import _point
+    from sizeup.measure.llm import build_decoder
+
+    device = resolve_device(cfg.device)
+    dtype = torch_dtype(cfg.dtype)
+    arch = load_model(cfg.model)
+    environment = capture_environment(str(device))
+    run_id = store.start_run(kind="inference", target=cfg.model, device=str(device),
+                             config={"llm": True, "prompt": cfg.prompt, "context": cfg.context,
+                                     "batches": list(cfg.batches), "dtype": cfg.dtype, "inputs": []},
+                             environment=environment)
+    points: list[SweepPoint] = []
+    status = "ok"
+    try:
+        model = build_decoder(arch, device, dtype)
+        start = time.perf_counter()
+        for batch in cfg.batches:
+            if time.perf_counter() - start > cfg.budget_s:
+                break
+            if progress:
+                progress(f"batch {batch}")
+            ids = torch.randint(0, arch.vocab, (batch, cfg.prompt), device=device)
+
+            def prefill() -> None:
+                with torch.inference_mode():
+                    model(ids, model.empty_caches())
+
+            caches = model.empty_caches()
+            with torch.inference_mode():
+                model(torch.randint(0, arch.vocab, (batch, cfg.context - 1), device=device), caches)
+            token = torch.randint(0, arch.vocab, (batch, 1), device=device)
+
+            def decode() -> None:
+                saved = [list(c) for c in caches]
+                with torch.inference_mode():
+                    model(token, caches, start=cfg.context - 1)
+                for c, s in zip(caches, saved):  # back to the same cache length for the next repetition
+                    c[0], c[1] = s
+
+            for phase, fn in (("prefill", prefill), ("decode", decode)):
+                result = _point(fn, device, cfg.policy)
+                predicted = predict(phase, batch) if predict and result.status == "ok" else None
+                tokens = batch * (cfg.prompt if phase == "prefill" else 1)
+                point_id = store.add_point(run_id, batch=batch, phase=phase, status=result.status,
+                                           samples_s=result.samples_s, peak_memory_bytes=result.peak_memory_bytes,
+                                           throughput_per_s=tokens / result.median_s if result.samples_s else None,
+                                           error=result.error, extra={**result.extra, "predicted_s": predicted,
+                                                                      "prompt": cfg.prompt, "context": cfg.context})
+                points.append(SweepPoint(batch=batch, grad_accumulation=1, result=result, predicted_s=predicted,
+                                         point_id=point_id))
+            del caches
+    except KeyboardInterrupt:
+        status = "interrupted"
+    store.finish_run(run_id, status)
+    return SweepResult(run_id=run_id, points=tuple(points), status=status,
+                       warnings=tuple(environment_warnings(environment)))

@@ -18,7 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     m = sub.add_parser("measure", help="run a model on this machine over batch sizes and store every point",
                        description="TARGET is FILE.py:FACTORY or package.module:FACTORY (an nn.Module), built "
                                    "with random weights.")
-    m.add_argument("target", nargs="?", help="omit with --collectives")
+    m.add_argument("target", nargs="?", help="FILE.py:FACTORY, or a preset LLM (llama-3.2-1b, qwen2.5-0.5b…) "
+                                              "for prefill and decode; omit with --collectives")
     m.add_argument("--input", action="append", default=[], metavar="SHAPE",
                    help="float input shape; the leading dimension is replaced by each batch size")
     m.add_argument("--input-spec", action="append", default=[], metavar="SPEC", help="[NAME=]DTYPE:SHAPE")
@@ -34,6 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--memory-cap", help="fail allocations past this much more memory (e.g. 2GiB): an OOM test")
     m.add_argument("--profile", action="store_true", help="profile one run per point (time per op kind)")
     m.add_argument("--calibration", default=None, help="calibration profile for the predictions (default: local)")
+    m.add_argument("--prompt", type=int, default=128, help="preset LLMs: prompt tokens timed for prefill")
+    m.add_argument("--context", type=int, default=256, help="preset LLMs: cached tokens at which decode is timed")
     m.add_argument("--collectives", action="store_true",
                    help="measure all-reduce / all-gather bus bandwidth instead (gloo on CPU, nccl on GPUs; "
                         "run under torchrun, or spawns --world-size local processes)")
@@ -133,6 +136,8 @@ def run_measure(args: argparse.Namespace) -> int:
         from sizeup.errors import MeasureError
 
         raise MeasureError("sizeup measure needs a TARGET (FILE.py:FACTORY), or --collectives")
+    if ":" not in args.target:
+        return run_llm(args)
     batches = None if args.batch.strip().lower() == "auto" else _ints(args.batch, "--batch")
     cfg = SweepConfig(target=args.target, inputs=tuple(parse_input_specs(args.input, args.input_spec)),
                       device=args.device, batches=batches, train=args.train,
@@ -250,6 +255,8 @@ def run_compare(args: argparse.Namespace) -> int:
     with Store(args.db) as store:
         run = store.run(args.run_id)
         profile = load_profile(store, args.calibration)
+    if run.config.get("llm"):
+        return _compare_llm(run, profile, args)
     specs = [ParsedInput(shape=tuple(i["shape"]), dtype=i["dtype"], name=i["name"]) for i in run.config["inputs"]]
     rows, kinds_total = [], {}
     for point in run.points:
@@ -331,4 +338,72 @@ def run_collectives(args: argparse.Namespace) -> int:
               f"{r['bus_bytes_per_s'] / 1e9:,.2f}"] for r in rows]
     print(render_table(["collective", "size", "time", "bus GB/s"], table,
                        title=f"run {run_id}: {backend}, {args.world_size} processes"))
+    return 0
+
+
+def run_llm(args: argparse.Namespace) -> int:
+    """A preset LLM with random weights: prefill (TTFT) and decode (TPOT) per batch size."""
+    from sizeup.cli.main import emit_json
+    from sizeup.ingest.hf_config import load_model
+    from sizeup.ingest.transformer_ops import Step, transformer_ledger
+    from sizeup.measure.store import Store
+    from sizeup.measure.sweep import LLMSweepConfig, run_llm_sweep
+    from sizeup.price.roofline import price
+    from sizeup.units import parse_duration_s
+
+    batches = (1, 2, 4) if args.batch.strip().lower() == "auto" else _ints(args.batch, "--batch")
+    cfg = LLMSweepConfig(model=args.target, device=args.device, batches=batches, prompt=args.prompt,
+                         context=args.context, dtype=args.dtype, budget_s=parse_duration_s(args.budget))
+    arch = load_model(args.target)
+    with Store(args.db) as store:
+        profile = _profile(store, args.calibration, args.device)
+
+        def predict(phase: str, batch: int) -> float:
+            step = Step(batch=batch, new_tokens=args.prompt, context=args.prompt, logits="last") if phase == "prefill" \
+                else Step(batch=batch, new_tokens=1, context=args.context)
+            weights = {"fp32": "fp32", "bf16": "bf16", "fp16": "fp16"}[args.dtype]
+            ledger = transformer_ledger(arch, step, weights=weights, act_dtype=args.dtype, per_layer=False)
+            return price(ledger, profile.device, profile.efficiency).total_s.typical
+
+        result = run_llm_sweep(cfg, store, predict=predict)
+    if args.json:
+        emit_json(result.to_dict() | {"calibration": profile.name, "calibrated": profile.fitted})
+        return 0
+    rows = []
+    for point, phase in zip(result.points, ["prefill", "decode"] * len(result.points)):
+        d = point.to_dict()
+        rows.append([d["batch"], phase, d["status"], format_seconds(d["latency_p50_s"]) if d["latency_p50_s"] else "",
+                     format_seconds(d["latency_p95_s"]) if d["latency_p95_s"] else "",
+                     format_seconds(d["predicted_s"]) if d["predicted_s"] else ""])
+    print(render_table(["batch", "phase", "status", "P50", "P95", "predicted"], rows,
+                       title=f"run {result.run_id}: {args.target} on {args.device}, prompt {args.prompt}, "
+                             f"decode at {args.context} cached tokens"))
+    return 0
+
+
+def _compare_llm(run, profile, args: argparse.Namespace) -> int:
+    """Prefill and decode of a preset LLM run against the analytic ledger priced with the profile."""
+    from sizeup.cli.main import emit_json
+    from sizeup.ingest.hf_config import load_model
+    from sizeup.ingest.transformer_ops import Step, transformer_ledger
+    from sizeup.price.roofline import price
+
+    arch = load_model(run.target)
+    prompt, context, dtype = run.config["prompt"], run.config["context"], run.config.get("dtype", "fp32")
+    rows = []
+    for point in run.points:
+        if point.status != "ok" or not point.latency_p50_s:
+            continue
+        step = Step(batch=point.batch, new_tokens=prompt, context=prompt) if point.phase == "prefill" else \
+            Step(batch=point.batch, new_tokens=1, context=context)
+        ledger = transformer_ledger(arch, step, weights=dtype, act_dtype=dtype, per_layer=False)
+        predicted = price(ledger, profile.device, profile.efficiency).total_s.typical
+        rows.append({"batch": point.batch, "phase": point.phase, "measured_s": point.latency_p50_s,
+                     "predicted_s": predicted, "error": predicted / point.latency_p50_s - 1})
+    if args.json:
+        emit_json({"run_id": run.id, "target": run.target, "calibration": profile.name, "points": rows})
+        return 0
+    print(render_table(["batch", "phase", "measured P50", "predicted", "error"],
+                       [[r["batch"], r["phase"], format_seconds(r["measured_s"]), format_seconds(r["predicted_s"]),
+                         f"{r['error']:+.1%}"] for r in rows], title=f"run {run.id}: {run.target} ({profile.name})"))
     return 0
