@@ -1,0 +1,109 @@
+"""`sizeup load URL` (a serving load test) and `sizeup serve-model PRESET --tiny` (the reference server)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from sizeup.report.terminal import render_table
+from sizeup.units import format_seconds
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("load", help="load-test an OpenAI-compatible (or plain HTTP) endpoint")
+    p.add_argument("url", help="e.g. http://127.0.0.1:8000/v1/chat/completions")
+    p.add_argument("--api", default="openai", choices=["openai", "http"])
+    mode = p.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--rate", type=float, help="open loop: Poisson arrivals per second")
+    mode.add_argument("--concurrency", type=int, help="closed loop: requests in flight")
+    p.add_argument("--duration", default="60s", help="how long to send (default 60s)")
+    p.add_argument("--requests", type=int, help="stop after this many requests")
+    p.add_argument("--prompts", help="a file with one prompt per line")
+    p.add_argument("--max-tokens", type=int, default=64)
+    p.add_argument("--timeout", default="30s", help="per request")
+    p.add_argument("--sla", metavar="SCENARIO.yaml", help="show the scenario's promised percentiles beside the "
+                                                         "measured ones")
+    p.add_argument("--db", help="run database (default: the user data folder)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run_load_command)
+
+    s = sub.add_parser("serve-model", help="a small OpenAI-compatible server on 127.0.0.1 (tests and demos)")
+    s.add_argument("preset", help="a preset of a dense LLaMA-style family (e.g. llama-3.2-1b)")
+    s.add_argument("--tiny", action="store_true", help="2 layers, hidden 64: the same family, tiny")
+    s.add_argument("--port", type=int, default=8000)
+    s.add_argument("--host", default="127.0.0.1")
+    s.set_defaults(func=run_serve)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from sizeup.measure.serve import serve
+
+    httpd = serve(args.preset, host=args.host, port=args.port, tiny=args.tiny)
+    host, port = httpd.server_address[:2]
+    print(f"serving on http://{host}:{port}/v1/chat/completions (Ctrl-C to stop)", file=sys.stderr, flush=True)
+    try:
+        httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        httpd.server_close()
+    return 0
+
+
+def run_load_command(args: argparse.Namespace) -> int:
+    from sizeup.cli.main import emit_json
+    from sizeup.errors import ConfigError
+    from sizeup.measure.loadtest import LoadConfig, run_load
+    from sizeup.measure.store import Store
+    from sizeup.units import parse_duration_s
+
+    prompts = None
+    if args.prompts:
+        try:
+            prompts = tuple(line.strip() for line in Path(args.prompts).read_text().splitlines() if line.strip())
+        except OSError as e:
+            raise ConfigError(f"--prompts {args.prompts!r}: cannot read ({e.strerror})") from None
+        if not prompts:
+            raise ConfigError(f"--prompts {args.prompts!r}: the file has no prompts")
+    cfg = LoadConfig(url=args.url, api=args.api, rate=args.rate, concurrency=args.concurrency,
+                     duration_s=parse_duration_s(args.duration) if args.duration else None, requests=args.requests,
+                     max_tokens=args.max_tokens, timeout_s=parse_duration_s(args.timeout),
+                     **({"prompts": prompts} if prompts else {}))
+    result = run_load(cfg)
+    data = result.to_dict()
+    with Store(args.db) as store:
+        run_id = store.start_run(kind="load", target=args.url, device="remote",
+                                 config={"api": args.api, "rate": args.rate, "concurrency": args.concurrency,
+                                         "max_tokens": args.max_tokens}, environment={})
+        e2e = [r.e2e_s for r in result.ok]
+        store.add_point(run_id, batch=args.concurrency, phase="e2e", status="ok" if result.ok else "error",
+                        samples_s=e2e, throughput_per_s=data["request_throughput_per_s"],
+                        extra={k: data[k] for k in ("ttft_s", "tpot_s", "itl_s", "errors", "token_throughput_per_s")})
+        store.finish_run(run_id, "ok")
+    data["run_id"] = run_id
+    promised = {}
+    if args.sla:
+        from sizeup.plan.scenario import load_scenario
+
+        promised = load_scenario(args.sla).sla.targets
+        data["sla"] = {k: {"promised_s": v, "measured_s": data.get(k.split("_")[0] + "_s", {}).get(k.split("_")[1])}
+                       for k, v in promised.items()}
+    if args.json:
+        emit_json(data)
+        return 0
+    rows = []
+    for metric in ("ttft", "tpot", "e2e"):
+        values = data[f"{metric}_s"]
+        rows.append([metric.upper()] + [format_seconds(values[p]) if p in values else "" for p in
+                                        ("p50", "p90", "p95", "p99", "p999")])
+    print(render_table(["", "P50", "P90", "P95", "P99", "P99.9"], rows,
+                       title=f"run {run_id}: {data['requests']} requests, {data['ok']} ok, errors {data['errors'] or 'none'}"))
+    print(f"\n{data['request_throughput_per_s']:,.2f} requests/s, {data['token_throughput_per_s']:,.1f} tokens/s "
+          f"over {format_seconds(data['elapsed_s'])}")
+    for key, row in data.get("sla", {}).items():
+        measured = row["measured_s"]
+        verdict = "met" if measured is not None and measured <= row["promised_s"] else "MISSED"
+        print(f"SLA {key}: promised {format_seconds(row['promised_s'])}, measured "
+              f"{format_seconds(measured) if measured is not None else 'n/a'} — {verdict}")
+    return 0

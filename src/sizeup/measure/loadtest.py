@@ -1,0 +1,224 @@
+"""Serving load test: open-loop Poisson arrivals (`rate`) or closed-loop concurrency, streaming
+OpenAI-compatible requests (or plain HTTP), with TTFT, inter-token latency (TPOT) and end-to-end
+percentiles, request and token throughput, and errors and timeouts by kind. Bounded in request count
+and time: it stops by itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+import numpy as np
+
+from sizeup.errors import ConfigError, MeasureError
+
+__all__ = ["LoadConfig", "RequestRecord", "LoadResult", "run_load", "percentiles"]
+
+POINTS = {"p50": 50.0, "p90": 90.0, "p95": 95.0, "p99": 99.0, "p999": 99.9}
+DEFAULT_PROMPTS = ("Summarise the plot of a novel in three sentences.", "Explain what a KV cache is.",
+                   "Write a haiku about GPUs.", "List five uses of a hash map.")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadConfig:
+    url: str
+    api: str = "openai"
+    """openai (chat/completions, streamed) | http (a GET or POST of `body`, end-to-end only)"""
+    rate: float | None = None
+    concurrency: int | None = None
+    duration_s: float | None = 60.0
+    requests: int | None = None
+    max_tokens: int = 64
+    prompts: tuple[str, ...] = DEFAULT_PROMPTS
+    timeout_s: float = 30.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        parsed = urlparse(self.url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise ConfigError(f"URL {self.url!r}: expected http://HOST:PORT/…")
+        if self.api not in ("openai", "http"):
+            raise ConfigError(f"--api {self.api!r}: expected openai or http")
+        if (self.rate is None) == (self.concurrency is None):
+            raise ConfigError("give exactly one of --rate (open loop) and --concurrency (closed loop)")
+        if self.rate is not None and self.rate <= 0:
+            raise ConfigError(f"--rate {self.rate}: expected requests per second > 0")
+        if self.concurrency is not None and self.concurrency < 1:
+            raise ConfigError(f"--concurrency {self.concurrency}: expected 1 or more")
+        if self.duration_s is None and self.requests is None:
+            raise ConfigError("give --duration or --requests: a load test must end by itself")
+        if self.requests is not None and self.requests < 1:
+            raise ConfigError(f"--requests {self.requests}: expected 1 or more")
+        if self.max_tokens < 1:
+            raise ConfigError(f"--max-tokens {self.max_tokens}: expected 1 or more")
+
+
+@dataclass(slots=True)
+class RequestRecord:
+    start: float
+    first_token: float | None = None
+    end: float | None = None
+    tokens: int = 0
+    token_times: list[float] = field(default_factory=list)
+    status: str = "ok"
+    """ok | http_<code> | timeout | connect | protocol"""
+
+    @property
+    def ttft_s(self) -> float | None:
+        return None if self.first_token is None else self.first_token - self.start
+
+    @property
+    def e2e_s(self) -> float | None:
+        return None if self.end is None else self.end - self.start
+
+    @property
+    def tpot_s(self) -> float | None:
+        if self.first_token is None or self.end is None or self.tokens < 2:
+            return None
+        return (self.end - self.first_token) / (self.tokens - 1)
+
+
+def percentiles(values: list[float]) -> dict[str, float]:
+    arr = np.asarray([v for v in values if v is not None], dtype=float)
+    if arr.size == 0:
+        return {}
+    return {k: float(np.percentile(arr, q)) for k, q in POINTS.items()} | {"mean": float(arr.mean())}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadResult:
+    config: LoadConfig
+    records: tuple[RequestRecord, ...]
+    elapsed_s: float
+
+    @property
+    def ok(self) -> list[RequestRecord]:
+        return [r for r in self.records if r.status == "ok"]
+
+    def errors(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.records:
+            if r.status != "ok":
+                out[r.status] = out.get(r.status, 0) + 1
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        ok = self.ok
+        itl = [b - a for r in ok for a, b in zip(r.token_times, r.token_times[1:])]
+        return {
+            "url": self.config.url, "requests": len(self.records), "ok": len(ok), "errors": self.errors(),
+            "elapsed_s": self.elapsed_s, "request_throughput_per_s": len(ok) / self.elapsed_s if self.elapsed_s else 0,
+            "token_throughput_per_s": sum(r.tokens for r in ok) / self.elapsed_s if self.elapsed_s else 0,
+            "ttft_s": percentiles([r.ttft_s for r in ok]), "tpot_s": percentiles([r.tpot_s for r in ok]),
+            "itl_s": percentiles(itl), "e2e_s": percentiles([r.e2e_s for r in ok]),
+        }
+
+
+async def _one(client, cfg: LoadConfig, prompt: str, record: RequestRecord) -> None:
+    import httpx
+
+    try:
+        if cfg.api == "http":
+            response = await client.get(cfg.url)
+            record.end = time.perf_counter()
+            record.first_token = record.end
+            record.status = "ok" if response.status_code < 400 else f"http_{response.status_code}"
+            return
+        body = {"model": "default", "messages": [{"role": "user", "content": prompt}], "max_tokens": cfg.max_tokens,
+                "stream": True}
+        async with client.stream("POST", cfg.url, json=body) as response:
+            if response.status_code >= 400:
+                await response.aread()
+                record.status = f"http_{response.status_code}"
+                record.end = time.perf_counter()
+                return
+            async for line in response.aiter_lines():
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    break
+                try:
+                    chunk = json.loads(data)
+                except json.JSONDecodeError:
+                    record.status = "protocol"
+                    break
+                choices = chunk.get("choices") or [{}]
+                text = (choices[0].get("delta") or {}).get("content") or choices[0].get("text")
+                if text:
+                    now = time.perf_counter()
+                    if record.first_token is None:
+                        record.first_token = now
+                    record.token_times.append(now)
+                    record.tokens += 1
+        record.end = time.perf_counter()
+    except httpx.TimeoutException:
+        record.status, record.end = "timeout", None
+    except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError) as e:
+        record.status = "connect" if isinstance(e, httpx.ConnectError) else "protocol"
+
+
+async def _run(cfg: LoadConfig) -> LoadResult:
+    import httpx
+
+    rng = random.Random(cfg.seed)
+    records: list[RequestRecord] = []
+    timeout = httpx.Timeout(cfg.timeout_s, connect=3.0)
+    limits = httpx.Limits(max_connections=max(cfg.concurrency or 0, 256))
+    start = time.perf_counter()
+    deadline = start + cfg.duration_s if cfg.duration_s is not None else None
+    limit = cfg.requests if cfg.requests is not None else 10**9
+
+    def open_request() -> bool:
+        now = time.perf_counter()
+        return len(records) < limit and (deadline is None or now < deadline)
+
+    async with httpx.AsyncClient(timeout=timeout, limits=limits) as client:
+        tasks = []
+        if cfg.rate is not None:  # open loop: Poisson arrivals, independent of the responses
+            while open_request():
+                record = RequestRecord(start=time.perf_counter())
+                records.append(record)
+                tasks.append(asyncio.create_task(_one(client, cfg, rng.choice(cfg.prompts), record)))
+                await asyncio.sleep(rng.expovariate(cfg.rate))
+        else:  # closed loop: each worker sends its next request when the last one is done
+            async def worker() -> None:
+                while open_request():
+                    record = RequestRecord(start=time.perf_counter())
+                    records.append(record)
+                    await _one(client, cfg, rng.choice(cfg.prompts), record)
+
+            tasks = [asyncio.create_task(worker()) for _ in range(cfg.concurrency)]
+        grace = cfg.timeout_s + 1.0
+        done, pending = await asyncio.wait(tasks, timeout=(deadline - time.perf_counter() + grace)
+                                           if deadline else None)
+        for task in pending:  # a hung server: whatever is still open is a timeout
+            task.cancel()
+        for record in records:
+            if record.end is None and record.status == "ok":
+                record.status = "timeout"
+    return LoadResult(config=cfg, records=tuple(records), elapsed_s=time.perf_counter() - start)
+
+
+def check_reachable(url: str, timeout_s: float = 3.0) -> None:
+    """Fail fast with one line when nothing listens at `url`."""
+    import socket
+
+    parsed = urlparse(url)
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parsed.hostname, port), timeout=timeout_s):
+            pass
+    except OSError as e:
+        raise MeasureError(f"cannot reach {url}: {e.strerror or e}") from None
+
+
+def run_load(cfg: LoadConfig) -> LoadResult:
+    check_reachable(cfg.url)
+    return asyncio.run(_run(cfg))
