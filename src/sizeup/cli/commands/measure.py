@@ -37,6 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--calibration", default=None, help="calibration profile for the predictions (default: local)")
     m.add_argument("--prompt", type=int, default=128, help="preset LLMs: prompt tokens timed for prefill")
     m.add_argument("--context", type=int, default=256, help="preset LLMs: cached tokens at which decode is timed")
+    m.add_argument("--backends", metavar="B,B,…",
+                   help="compare backends instead of sweeping: eager, compile, channels_last, onnxruntime "
+                        "(at the first --batch size)")
     m.add_argument("--collectives", action="store_true",
                    help="measure all-reduce / all-gather bus bandwidth instead (gloo on CPU, nccl on GPUs; "
                         "run under torchrun, or spawns --world-size local processes)")
@@ -138,6 +141,8 @@ def run_measure(args: argparse.Namespace) -> int:
         raise MeasureError("sizeup measure needs a TARGET (FILE.py:FACTORY), or --collectives")
     if ":" not in args.target:
         return run_llm(args)
+    if args.backends:
+        return run_backends(args)
     batches = None if args.batch.strip().lower() == "auto" else _ints(args.batch, "--batch")
     cfg = SweepConfig(target=args.target, inputs=tuple(parse_input_specs(args.input, args.input_spec)),
                       device=args.device, batches=batches, train=args.train,
@@ -406,4 +411,36 @@ def _compare_llm(run, profile, args: argparse.Namespace) -> int:
     print(render_table(["batch", "phase", "measured P50", "predicted", "error"],
                        [[r["batch"], r["phase"], format_seconds(r["measured_s"]), format_seconds(r["predicted_s"]),
                          f"{r['error']:+.1%}"] for r in rows], title=f"run {run.id}: {run.target} ({profile.name})"))
+    return 0
+
+
+def run_backends(args: argparse.Namespace) -> int:
+    from sizeup.api import parse_input_specs
+    from sizeup.cli.main import emit_json
+    from sizeup.ingest.target import load_factory
+    from sizeup.measure.backends import compare_backends
+    from sizeup.measure.harness import TimingPolicy
+
+    inputs = parse_input_specs(args.input, args.input_spec)
+    if not inputs:
+        from sizeup.errors import MeasureError
+
+        raise MeasureError("--backends needs --input or --input-spec")
+    batch = 1 if args.batch.strip().lower() == "auto" else _ints(args.batch, "--batch")[0]
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    results = compare_backends(load_factory(args.target), inputs, batch, backends, args.device,
+                               TimingPolicy(point_budget_s=5.0))
+    rows = [r.to_dict(batch) for r in results]
+    if args.json:
+        emit_json({"target": args.target, "batch": batch, "device": args.device,
+                   "backends": [{k: v for k, v in r.items() if k != "traceback"} for r in rows]})
+        return 0
+    table = [[r["backend"], r["status"], format_seconds(r["latency_p50_s"]) if r["latency_p50_s"] else "",
+              format_seconds(r["latency_p99_s"]) if r["latency_p99_s"] else "",
+              f"{r['throughput_per_s']:,.1f}" if r["throughput_per_s"] else "",
+              format_bytes(r["peak_memory_bytes"]) if r["peak_memory_bytes"] is not None else "",
+              f"{r['max_abs_diff']:.2e}" if r["max_abs_diff"] is not None else "",
+              format_seconds(r["setup_s"]) if r["setup_s"] else "", r["error"] or ""] for r in rows]
+    print(render_table(["backend", "status", "P50", "P99", "samples/s", "peak memory", "max |diff|", "setup", "note"],
+                       table, title=f"{args.target}, batch {batch} on {args.device}"))
     return 0
