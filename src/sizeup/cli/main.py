@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from sizeup.errors import SizeupError
 
-COMMANDS = ("flops", "roofline", "estimate", "train", "plan", "hw", "measure", "runs", "load")
+COMMANDS = ("flops", "roofline", "estimate", "train", "plan", "hw", "measure", "runs", "load", "watch")
 
 
 def build_parser() -> argparse.ArgumentParser:

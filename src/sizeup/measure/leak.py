@@ -48,6 +48,7 @@ __all__ = [
     "fit_trend",
     "classify",
     "verdict",
+    "format_mb_per_hour",
     "watch",
     "plot_trend",
 ]
@@ -129,7 +130,9 @@ def _gpu_memory_bytes(pids: set[int]) -> int | None:
     except Exception:  # no driver, no device: no GPU reading, never an error
         return None
     try:
-        total, seen = 0, False
+        import psutil
+
+        total, seen, listed = 0, False, set()
         for index in range(pynvml.nvmlDeviceGetCount()):
             handle = pynvml.nvmlDeviceGetHandleByIndex(index)
             for getter in (pynvml.nvmlDeviceGetComputeRunningProcesses,
@@ -139,12 +142,15 @@ def _gpu_memory_bytes(pids: set[int]) -> int | None:
                 except pynvml.NVMLError:
                     continue
                 for proc in processes:
+                    listed.add(proc.pid)
                     if proc.pid in pids and proc.usedGpuMemory is not None:
                         total += int(proc.usedGpuMemory)
                         seen = True
-        # A process NVML does not list holds no GPU memory, unless NVML sees other PIDs (containers): then None.
-        return total if seen else 0
-    except Exception:
+        if seen:
+            return total
+        # Not listed: no GPU memory, unless NVML lists PIDs this namespace cannot see (a container): unknown.
+        return None if any(not psutil.pid_exists(p) for p in listed) else 0
+    except Exception:  # an NVML call that fails mid-way: no GPU reading, never an error
         return None
     finally:
         try:
@@ -316,8 +322,9 @@ def theil_sen(times_s: Sequence[float], values: Sequence[float], *, band_level: 
 def sawtooth_minima(times_s: Sequence[float], values: Sequence[float]) -> tuple[list[float], list[float], int]:
     """The lowest sample of each stretch between two sawtooth drops: (times, values, number of drops).
 
-    A drop is a fall between successive samples larger than `_DROP_FACTOR` times the median absolute step (and
-    than `_DROP_FLOOR_BYTES`). The stretch before the first drop is left out when at least `_MIN_POINTS` stretches
+    A drop is a fall between successive samples larger than `_DROP_FACTOR` times the median absolute step or half
+    the largest fall, whichever is smaller (and larger than `_DROP_FLOOR_BYTES`, page-level jitter); falls in
+    successive steps are one drop. The stretch before the first drop is left out when at least `_MIN_POINTS` stretches
     follow it, since the watch may have started half-way up a tooth. Without drops every sample is returned.
     """
     import numpy as np
@@ -325,12 +332,16 @@ def sawtooth_minima(times_s: Sequence[float], values: Sequence[float]) -> tuple[
     t = np.asarray(times_s, dtype=float)
     v = np.asarray(values, dtype=float)
     if t.size < 2:
-        return list(t), list(v), 0
+        return t.tolist(), v.tolist(), 0
     steps = np.diff(v)
-    threshold = max(_DROP_FACTOR * float(np.median(np.abs(steps))), float(_DROP_FLOOR_BYTES))
-    drops = np.flatnonzero(steps < -threshold) + 1  # index of the first sample after each drop
+    largest_fall = max(0.0, -float(steps.min()))
+    threshold = max(min(_DROP_FACTOR * float(np.median(np.abs(steps))), 0.5 * largest_fall), float(_DROP_FLOOR_BYTES))
+    falls = np.flatnonzero(steps < -threshold)
+    # A drop spread over successive samples (a collection caught half-way) is one drop: keep its last fall.
+    falls = falls[np.append(np.diff(falls) > 1, True)] if falls.size else falls
+    drops = falls + 1  # index of the first sample after each drop
     if drops.size == 0:
-        return list(t), list(v), 0
+        return t.tolist(), v.tolist(), 0
     bounds = [0, *drops.tolist(), int(t.size)]
     stretches = [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
     if len(stretches) > _MIN_POINTS:
@@ -369,8 +380,11 @@ def classify(trend: Trend | None, threshold_bytes_per_hour: float = DEFAULT_THRE
     return LeakStatus.INCONCLUSIVE
 
 
-def _mb_per_hour(bytes_per_hour: float) -> str:
-    return f"{bytes_per_hour / MEGA:,.3g}"
+def format_mb_per_hour(bytes_per_hour: float, *, sign: bool = False) -> str:
+    """A byte rate per hour in MB (10**6 bytes): 3.02e9 -> "3,020", 1.5e6 -> "1.5"; `sign` adds "+" to growth."""
+    value = bytes_per_hour / MEGA
+    plus = "+" if sign else ""
+    return f"{value:{plus},.0f}" if abs(value) >= 100 else f"{value:{plus}.3g}"
 
 
 def verdict(trend: Trend | None, threshold_bytes_per_hour: float = DEFAULT_THRESHOLD_BYTES_PER_HOUR) -> str:
@@ -381,11 +395,11 @@ def verdict(trend: Trend | None, threshold_bytes_per_hour: float = DEFAULT_THRES
     if trend is None:
         return f"inconclusive: fewer than {_MIN_POINTS} samples"
     low, high = trend.band_bytes_per_hour
-    band = f"{trend.band_level:.0%} band {_mb_per_hour(low)} to {_mb_per_hour(high)} MB/hour"
+    band = f"{trend.band_level:.0%} band {format_mb_per_hour(low)} to {format_mb_per_hour(high)} MB/hour"
     if status is LeakStatus.LEAKING:
-        return (f"leaking at {_mb_per_hour(trend.slope_bytes_per_hour)} MB/hour "
+        return (f"leaking at {format_mb_per_hour(trend.slope_bytes_per_hour)} MB/hour "
                 f"(confidence {trend.confidence:.1%}; {band})")
-    return (f"inconclusive: {_mb_per_hour(trend.slope_bytes_per_hour)} MB/hour but the {band} includes 0; "
+    return (f"inconclusive: {format_mb_per_hour(trend.slope_bytes_per_hour)} MB/hour but the {band} includes 0; "
             "watch for longer")
 
 

@@ -68,9 +68,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _mb_per_hour(bytes_per_s: float) -> str:
-    from sizeup.units import MEGA, parse_duration_s
+    from sizeup.measure.leak import format_mb_per_hour
+    from sizeup.units import parse_duration_s
 
-    return f"{bytes_per_s * parse_duration_s('1h') / MEGA:+,.3g}"
+    return format_mb_per_hour(bytes_per_s * parse_duration_s("1h"), sign=True)
 
 
 def render_watch(result, *, gpu: bool = False) -> str:
