@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from sizeup.errors import ConfigError
@@ -115,6 +116,20 @@ def count_flops(
                           name=target.rpartition(":")[2] if isinstance(target, str) else None)
     phases = [Phase.FORWARD] if trace_mode == TraceMode.INFERENCE else None
     return FlopsReport(ledger=ledger, mode=trace_mode.value, dtype=dtype, memory=ledger.memory_peak(phases),
+                       assumptions=tuple(ledger.assumptions))
+
+
+def count_onnx(path: str, *, dims: dict[str, int] | None = None) -> FlopsReport:
+    """Read an ONNX graph (inference only) and cost every node; `dims` binds its symbolic input sizes,
+    e.g. {"batch": 8}. The precision is the graph's own (shown as the dtype doing most FLOPs)."""
+    from sizeup.ingest.onnx_graph import onnx_ledger
+
+    ledger = onnx_ledger(path, dims=dims, name=Path(path).stem)
+    by_dtype: dict[str, int] = {}
+    for o in ledger.ops:
+        by_dtype[o.dtype] = by_dtype.get(o.dtype, 0) + o.flops
+    dtype = max(by_dtype, key=by_dtype.__getitem__) if by_dtype else "fp32"
+    return FlopsReport(ledger=ledger, mode="inference", dtype=str(dtype), memory=ledger.memory_peak([Phase.FORWARD]),
                        assumptions=tuple(ledger.assumptions))
 
 

@@ -1,4 +1,4 @@
-"""`sizeup flops TARGET --input SHAPE`: exact per-op FLOPs, bytes and peak memory of a torch model."""
+"""`sizeup flops TARGET --input SHAPE`: exact per-op FLOPs, bytes and peak memory of a torch model or ONNX graph."""
 
 from __future__ import annotations
 
@@ -12,11 +12,13 @@ from sizeup.units import format_bytes, format_si
 
 def add_model_arguments(p: argparse.ArgumentParser) -> None:
     """Arguments shared by the commands that trace a torch model."""
-    p.add_argument("target", help="FILE.py:FACTORY or package.module:FACTORY returning an nn.Module")
+    p.add_argument("target", help="FILE.py:FACTORY or package.module:FACTORY returning an nn.Module, or MODEL.onnx")
     p.add_argument("--input", action="append", default=[], metavar="SHAPE",
                    help="float input shape like 1x64x64x64; comma-separate several inputs")
     p.add_argument("--input-spec", action="append", default=[], metavar="SPEC",
                    help="[NAME=]DTYPE:SHAPE, e.g. input_ids=int64:1x128 (keyword when NAME is given)")
+    p.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
+                   help="bind a symbolic input dimension of an ONNX graph, e.g. batch=8 (repeatable)")
     p.add_argument("--dtype", default="fp32", choices=["fp32", "bf16", "fp16", "fp64"],
                    help="precision of parameters and float inputs (default fp32)")
     mode = p.add_mutually_exclusive_group()
@@ -43,9 +45,33 @@ def trace_from_args(args: argparse.Namespace):
 
     if args.depth is not None and args.depth < 0:
         raise ConfigError(f"--depth {args.depth}: expected 0 or more")
-    inputs = parse_input_specs(args.input, args.input_spec)
     mode = "train" if args.train else "backward" if args.backward else "inference"
+    if args.target.lower().endswith(".onnx"):
+        from sizeup.api import count_onnx
+
+        if args.input or args.input_spec:
+            raise ConfigError(f"{args.target}: an ONNX graph carries its input shapes; bind symbolic sizes with "
+                              "--dim NAME=SIZE instead of --input")
+        if mode != "inference":
+            raise ConfigError(f"{args.target}: an ONNX graph is priced for inference only (drop --{mode})")
+        return count_onnx(args.target, dims=parse_dims(args.dim))
+    if args.dim:
+        raise ConfigError(f"--dim {args.dim[0]}: only for ONNX targets (MODEL.onnx); use --input for torch models")
+    inputs = parse_input_specs(args.input, args.input_spec)
     return count_flops(args.target, inputs, dtype=args.dtype, mode=mode, optimizer=args.optimizer)
+
+
+def parse_dims(items: list[str]) -> dict[str, int]:
+    """["batch=8", "seq=128"] -> {"batch": 8, "seq": 128}."""
+    from sizeup.errors import ConfigError
+
+    dims: dict[str, int] = {}
+    for item in items:
+        name, sep, size = item.partition("=")
+        if not sep or not name.strip() or not size.strip().isdigit() or int(size) <= 0:
+            raise ConfigError(f"--dim {item!r}: expected NAME=SIZE with a positive integer size, e.g. batch=8")
+        dims[name.strip()] = int(size)
+    return dims
 
 
 def run(args: argparse.Namespace) -> int:
