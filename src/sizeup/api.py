@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from sizeup.errors import ConfigError
+from sizeup.hardware.schema import DeviceSpec
 from sizeup.ledger import CostTotals, Ledger, MemoryPeak, OpKind, Phase, scope_depth
 
 __all__ = ["FlopsReport", "count_flops", "estimate", "parse_input_specs"]
@@ -136,7 +137,7 @@ def count_onnx(path: str, *, dims: dict[str, int] | None = None) -> FlopsReport:
 def estimate(
     model: str,
     *,
-    device: str,
+    device: str | DeviceSpec,
     gpus: int = 1,
     quant: str = "bf16",
     kv_dtype: str = "fp16",
@@ -149,12 +150,13 @@ def estimate(
     catalog: Sequence[str] = (),
 ):
     """Memory, largest context and batch, and prefill / decode speed of serving `model` (a preset,
-    a Hugging Face id of a preset, a config.json, or a .safetensors / .gguf file) on `device`."""
+    a Hugging Face id of a preset, a config.json, or a .safetensors / .gguf file) on `device` (a catalog
+    name, or a device spec such as a calibrated local machine)."""
     from sizeup.hardware.catalog import load_catalog
     from sizeup.ingest.hf_config import load_model
     from sizeup.workload.inference import InferenceConfig, estimate_inference
 
-    target = load_catalog(catalog).device(device)
+    target = device if isinstance(device, DeviceSpec) else load_catalog(catalog).device(device)
     arch = load_model(model)
     cfg = InferenceConfig(batch=batch, prompt=prompt, output=output, context=context, weights=quant,
                           kv_dtype=kv_dtype, engine=engine, gpus=gpus, gpu_layers=gpu_layers)

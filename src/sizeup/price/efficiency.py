@@ -5,6 +5,9 @@ A calibration profile (measured on the user's device) overrides them field by fi
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -13,7 +16,7 @@ from sizeup.errors import CatalogError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.ranges import Range
 
-__all__ = ["Efficiency", "TENSOR_KINDS", "default_efficiency"]
+__all__ = ["Efficiency", "TENSOR_KINDS", "calibrated", "default_efficiency", "device_efficiency"]
 
 TENSOR_KINDS = ("matmul", "conv", "attention")
 _ENTRY_KEYS = {"low", "typical", "high", "basis", "source", "retrieved"}
@@ -83,3 +86,22 @@ def default_efficiency(device_kind: str) -> Efficiency:
     if not path.is_file():
         raise CatalogError(f"no efficiency defaults for device kind {device_kind!r} ({path} is missing)")
     return parse_efficiency(read_yaml(path), path)
+
+
+_CALIBRATED: ContextVar[Mapping[str, Efficiency]] = ContextVar("sizeup_calibrated", default={})
+
+
+@contextmanager
+def calibrated(by_device: Mapping[str, Efficiency]) -> Iterator[None]:
+    """Within the block, devices with these ids are priced with these (measured) efficiencies instead
+    of their kind's defaults: how `--calibration NAME` reaches estimate, train and plan."""
+    token = _CALIBRATED.set({**_CALIBRATED.get(), **by_device})
+    try:
+        yield
+    finally:
+        _CALIBRATED.reset(token)
+
+
+def device_efficiency(device) -> Efficiency:
+    """The calibrated efficiency of `device` when one is in force, else the defaults of its kind."""
+    return _CALIBRATED.get().get(device.id) or default_efficiency(device.kind)

@@ -22,7 +22,7 @@ import numpy as np
 
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ledger import Ledger, OpKind, enclosing_scopes
-from sizeup.price.efficiency import TENSOR_KINDS, Efficiency, default_efficiency
+from sizeup.price.efficiency import TENSOR_KINDS, Efficiency, device_efficiency
 from sizeup.ranges import Range
 
 __all__ = ["LedgerArrays", "Roofline", "price", "tensor_precision", "vector_precision", "ridge_point"]
@@ -213,7 +213,7 @@ class Roofline:
 def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficiency | None = None) -> Roofline:
     """Price every op of `ledger` on `device`; `efficiency` defaults to the device kind's defaults."""
     arrays = ledger if isinstance(ledger, LedgerArrays) else LedgerArrays.from_ledger(ledger)
-    eff = efficiency or default_efficiency(device.kind)
+    eff = efficiency or device_efficiency(device)
     notes: list[str] = []
 
     # inverse rates (seconds per FLOP) per class, one row per efficiency level; the extra last

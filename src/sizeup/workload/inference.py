@@ -18,7 +18,7 @@ from sizeup.ingest.hf_config import ModelArch
 from sizeup.ingest.transformer_ops import KV_BYTES_PER_ELEMENT, Step, transformer_ledger
 from sizeup.ledger import Ledger, OpKind
 from sizeup.price.comm import collective_time, device_link
-from sizeup.price.efficiency import Efficiency, default_efficiency
+from sizeup.price.efficiency import Efficiency, device_efficiency
 from sizeup.price.engines import EngineProfile, get_engine
 from sizeup.price.memory import InferenceMemory, MemoryConfig, inference_memory, max_fitting
 from sizeup.price.roofline import price
@@ -113,7 +113,7 @@ class InferenceEstimate:
 
 
 def _phase_efficiency(device: DeviceSpec, engine: EngineProfile, decode: bool, weights: WeightFormat) -> Efficiency:
-    eff = default_efficiency(device.kind)
+    eff = device_efficiency(device)
     if device.kind == "cpu":
         return eff
     changes: dict[str, Any] = {}

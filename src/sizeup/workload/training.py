@@ -27,7 +27,7 @@ from sizeup.ingest.hf_config import LayerSpec, ModelArch
 from sizeup.ingest.transformer_ops import Step, transformer_ledger
 from sizeup.ledger import OpKind
 from sizeup.price.comm import Link, collective_time, device_link, network_link
-from sizeup.price.efficiency import default_efficiency
+from sizeup.price.efficiency import device_efficiency
 from sizeup.price.engines import get_engine
 from sizeup.price.memory import max_fitting
 from sizeup.price.roofline import price, tensor_precision
@@ -343,7 +343,7 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
     weights = {"fp32": "fp32", "bf16": "bf16"}.get(weights, weights)
     forward = transformer_ledger(arch, Step(batch=micro, new_tokens=cfg.seq, context=cfg.seq, logits="all"),
                                  weights=weights, act_dtype="fp32" if cfg.precision == "fp32" else "bf16", tp=par.tp, per_layer=False)
-    eff = default_efficiency(device.kind)
+    eff = device_efficiency(device)
     roof = price(forward, device, eff)
     t_fwd = roof.total_s.scale(1 / par.pp)
     attention_share = sum(v["time_s"].typical for k, v in roof.by("kind").items() if k == "attention") / max(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from sizeup.cli.calibration import add_calibration_arguments
 from sizeup.cli.commands.hw import add_catalog_argument
 from sizeup.report.terminal import render_table
 from sizeup.units import format_bytes, format_seconds
@@ -14,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="MODEL is a preset name (llama-3.1-8b), a Hugging Face id of a preset, a "
                                    "config.json or model folder, or a .safetensors / .gguf file (header only).")
     p.add_argument("model")
-    p.add_argument("--device", required=True, help="device name (see 'sizeup hw list')")
+    p.add_argument("--device", required=True, help="device name (see 'sizeup hw list'), or 'local' with --calibration")
     p.add_argument("--gpus", type=int, default=1, help="tensor-parallel GPUs (default 1)")
     p.add_argument("--quant", default="bf16", help="weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, "
                                                   "q4_k_m, q8_0, … (default bf16)")
@@ -28,6 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sweep", nargs="?", const="auto", metavar="B,B,…",
                    help="also sweep the batch size: powers of two up to the largest that fits, or a list")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_calibration_arguments(p)
     add_catalog_argument(p)
     p.set_defaults(func=run)
 
@@ -36,14 +38,23 @@ def run(args: argparse.Namespace) -> int:
     from sizeup.api import estimate
     from sizeup.cli.main import emit_json
 
-    result = estimate(args.model, device=args.device, gpus=args.gpus, quant=args.quant, kv_dtype=args.kv_dtype,
-                      engine=args.engine, batch=args.batch, prompt=args.prompt, output=args.output,
-                      context=args.context, gpu_layers=args.gpu_layers, catalog=args.catalog)
-    sweep = None
-    if args.sweep:
-        from sizeup.workload.inference import batch_sweep
+    from dataclasses import replace
 
-        sweep = batch_sweep(result.arch, result.device, result.config, _batches(args.sweep))
+    from sizeup.cli.calibration import calibrated_scope, load_calibration, resolve_device
+    from sizeup.hardware.catalog import load_catalog
+
+    profile = load_calibration(args)
+    device = resolve_device(args, load_catalog(args.catalog), profile)
+    sweep = None
+    with calibrated_scope(profile, [device]) as notes:
+        result = estimate(args.model, device=device, gpus=args.gpus, quant=args.quant, kv_dtype=args.kv_dtype,
+                          engine=args.engine, batch=args.batch, prompt=args.prompt, output=args.output,
+                          context=args.context, gpu_layers=args.gpu_layers)
+        if args.sweep:
+            from sizeup.workload.inference import batch_sweep
+
+            sweep = batch_sweep(result.arch, result.device, result.config, _batches(args.sweep))
+    result = replace(result, assumptions=(*notes, *result.assumptions))
     if args.json:
         data = result.to_dict()
         if sweep is not None:

@@ -29,6 +29,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     quick.add_argument("--tpot-p95", type=float, help="SLA: p95 time per output token, seconds")
     quick.add_argument("--device", action="append", default=[], help="allowed device (repeatable)")
     quick.add_argument("--engine", default="vllm")
+    p.add_argument("--calibration", metavar="NAME",
+                   help="price the device this profile from 'sizeup calibrate' was measured on with its measured "
+                        "efficiencies (the device must be in the catalog)")
+    p.add_argument("--db", help="run database holding the calibration (default: the user data folder)")
     add_catalog_argument(p)
     p.set_defaults(func=run)
 
@@ -57,6 +61,9 @@ def _quick_scenario(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from sizeup.cli.calibration import calibrated_scope, load_calibration
     from sizeup.cli.main import emit_json
     from sizeup.errors import ConfigError
     from sizeup.hardware.catalog import load_catalog
@@ -68,11 +75,20 @@ def run(args: argparse.Namespace) -> int:
     scenario = load_scenario(path) if path.suffix in (".yaml", ".yml") else _quick_scenario(args)
     if args.format == "xlsx" and not args.out:
         raise ConfigError("--format xlsx writes a file: give --out SHEET.xlsx")
-    result = plan_scenario(scenario, load_catalog(args.catalog))
+    catalog = load_catalog(args.catalog)
+    devices = []
+    profile = load_calibration(args)
+    if profile is not None:
+        if not profile.catalog_id:
+            raise ConfigError(f"calibration {args.calibration!r} was measured on {profile.device.name}, which is not "
+                              "in the catalog: plan prices catalog devices (use estimate/train --device local)")
+        devices = [catalog.device(profile.catalog_id)]
+    with calibrated_scope(profile, devices) as notes:
+        result = plan_scenario(scenario, catalog)
+    if notes:
+        result = replace(result, assumptions=(*notes, *result.assumptions))
     sheet = build_sheet(result)
     if args.plots:
-        from dataclasses import replace
-
         from sizeup.report.plots import plot_plan
 
         sheet = replace(sheet, plots=plot_plan(result, args.plots))

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
+from sizeup.cli.calibration import add_calibration_arguments
 from sizeup.cli.commands.hw import add_catalog_argument
 from sizeup.report.terminal import render_table
 from sizeup.units import format_bytes, format_seconds
@@ -14,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="MODEL is a preset, a Hugging Face id of a preset, or a config.json / model folder.")
     p.add_argument("model", help="a preset, config.json or model folder; or FILE.py:FACTORY for a torch module "
                                   "(traced, with --input / --input-spec)")
-    p.add_argument("--device", required=True)
+    p.add_argument("--device", required=True, help="device name (see 'sizeup hw list'), or 'local' with --calibration")
     p.add_argument("--input", action="append", default=[], metavar="SHAPE",
                    help="torch module: float input shape like 8x3x224x224 (the batch is the micro-batch)")
     p.add_argument("--input-spec", action="append", default=[], metavar="SPEC",
@@ -46,6 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--offer", help="cloud offer id to price on (default: the cheapest for the device)")
     p.add_argument("--network-gbps", type=float, help="node-to-node network per node, Gb/s (default from the offer)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_calibration_arguments(p)
     add_catalog_argument(p)
     p.set_defaults(func=run)
 
@@ -73,13 +76,25 @@ def config_from_args(args: argparse.Namespace, method: str):
 
 
 def run(args: argparse.Namespace) -> int:
-    from sizeup.cli.main import emit_json
     from sizeup.hardware.catalog import load_catalog
+
+    from sizeup.cli.calibration import calibrated_scope, load_calibration, resolve_device
+
+    catalog = load_catalog(args.catalog)
+    profile = load_calibration(args)
+    device = resolve_device(args, catalog, profile)
+    with calibrated_scope(profile, [device]) as notes:
+        return _run(args, catalog, device, notes)
+
+
+def _run(args: argparse.Namespace, catalog, device, notes: list[str]) -> int:
+    from sizeup.cli.main import emit_json
     from sizeup.ingest.hf_config import load_model
     from sizeup.workload.training import estimate_training
 
-    catalog = load_catalog(args.catalog)
-    device = catalog.device(args.device)
+    if notes and not args.json:
+        for note in notes:
+            print(f"calibration: {note}", file=sys.stderr)
     if args.input or args.input_spec:
         return run_traced(args, device)
     arch = load_model(args.model)
@@ -101,6 +116,10 @@ def run(args: argparse.Namespace) -> int:
             print(render_compare(arch, device, rows))
         return 0
     estimate = estimate_training(arch, device, config_from_args(args, args.method), offers)
+    if notes:
+        from dataclasses import replace
+
+        estimate = replace(estimate, assumptions=(*notes, *estimate.assumptions))
     if args.json:
         emit_json(estimate.to_dict())
     else:

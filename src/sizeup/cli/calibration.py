@@ -1,0 +1,61 @@
+"""`--calibration NAME` for estimate, train and plan: price with the efficiencies measured on a device.
+
+A profile from `sizeup calibrate` holds the local device's measured peaks and fitted efficiencies.
+`--device local` prices on that measured device; naming the catalog entry of the same hardware
+(`--device h200`, recognised when the profile was measured) prices on its datasheet peaks with the
+efficiencies rescaled so that the achieved rates stay the measured ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sizeup.errors import ConfigError
+from sizeup.hardware.schema import DeviceSpec
+
+LOCAL = "local"
+
+
+def add_calibration_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--calibration", metavar="NAME",
+                   help="price with the efficiencies of this profile from 'sizeup calibrate' (--device local: the "
+                        "measured machine itself)")
+    p.add_argument("--db", help="run database holding the calibration (default: the user data folder)")
+
+
+def load_calibration(args: argparse.Namespace):
+    """The profile named by --calibration, or None."""
+    if not getattr(args, "calibration", None):
+        return None
+    from sizeup.measure.calibrate import load_profile
+    from sizeup.measure.store import Store
+
+    with Store(args.db) as store:
+        return load_profile(store, args.calibration)
+
+
+def resolve_device(args: argparse.Namespace, catalog, profile) -> DeviceSpec:
+    """--device NAME from the catalog, or the calibrated machine for `--device local`."""
+    if args.device == LOCAL:
+        if profile is None:
+            raise ConfigError("--device local prices on a measured machine: add --calibration NAME "
+                              "(from 'sizeup calibrate')")
+        return profile.device
+    return catalog.device(args.device)
+
+
+@contextmanager
+def calibrated_scope(profile, devices: list[DeviceSpec]) -> Iterator[list[str]]:
+    """Price `devices` with the profile's efficiencies inside the block; yields the notes to show."""
+    from sizeup.price.efficiency import calibrated
+
+    if profile is None:
+        yield []
+        return
+    overrides = {d.id: profile.efficiency_on(d) for d in devices}
+    fitted = "fitted to measured runs" if profile.fitted else "micro-benchmarks only, not yet fitted to models"
+    notes = [f"{d.id}: efficiencies from calibration {profile.name!r} ({fitted})" for d in devices]
+    with calibrated(overrides):
+        yield notes
