@@ -14,12 +14,12 @@ import json
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from sizeup.errors import MeasureError
+from sizeup.errors import ConfigError, MeasureError
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ledger import Ledger
 from sizeup.price.efficiency import TENSOR_KINDS, Efficiency, default_efficiency
@@ -54,7 +54,23 @@ def microbenchmarks(device: str = "cpu", dtype: str = "fp32", budget_s: float = 
     bandwidth = 2 * size / float(np.median(samples))
     return {"device": str(dev), "dtype": dtype, "gemm": gemm,
             "matmul_flops_per_s": max(g["flops_per_s"] for g in gemm), "copy_bytes_per_s": bandwidth,
-            "measured": time.strftime("%Y-%m-%d %H:%M:%S")}
+            "measured": time.strftime("%Y-%m-%d %H:%M:%S"), "catalog_id": _catalog_id(dev)}
+
+
+def _catalog_id(dev) -> str | None:
+    """The catalog device this benchmark ran on (its CPU model or GPU name), when the catalog has it."""
+    from sizeup.errors import SizeupError
+    from sizeup.hardware.catalog import load_catalog
+    from sizeup.hardware.local import detect_local
+
+    try:
+        machine = detect_local(load_catalog())
+    except SizeupError:
+        return None
+    if dev.type == "cpu":
+        return machine.cpu_catalog_id
+    index = dev.index or 0
+    return machine.gpus[index].catalog_id if index < len(machine.gpus) else None
 
 
 def local_device(bench: dict[str, Any], name: str = "local-cpu") -> DeviceSpec:
@@ -82,6 +98,34 @@ class Profile:
     fitted: bool
     residual_median: float | None
     data: dict[str, Any]
+
+    @property
+    def catalog_id(self) -> str | None:
+        """The catalog device the profile was measured on, when it was recognised."""
+        return self.data["bench"].get("catalog_id")
+
+    def efficiency_on(self, device: DeviceSpec) -> Efficiency:
+        """The profile's efficiencies as fractions of `device`'s peaks: unchanged on the measured local
+        device; on the catalog entry of the same hardware, rescaled by measured / datasheet peak, so
+        that the achieved rates (efficiency × peak) stay the measured ones."""
+        if device.id == self.device.id:
+            return self.efficiency
+        if device.id != self.catalog_id:
+            where = f"catalog device {self.catalog_id!r}" if self.catalog_id else "a device not in the catalog"
+            raise ConfigError(f"calibration {self.name!r} was measured on {where} ({self.device.name}), "
+                              f"not on {device.id!r}: measure that device, or use --device local")
+        dtype = self.data["bench"].get("dtype", "fp32")
+        peak = device.peak_flops_per_s.get(dtype) or device.vector_flops_per_s.get(dtype)
+        if not peak or not device.memory_bandwidth_bytes_per_s:
+            raise ConfigError(f"calibration {self.name!r}: {device.id} lists no {dtype} peak or memory bandwidth "
+                              "to rescale the measured efficiencies against")
+        compute = self.device.peak_flops_per_s[dtype] / peak
+        vector = self.device.vector_flops_per_s["fp32"] / (device.vector_flops_per_s.get("fp32") or peak)
+        memory = self.device.memory_bandwidth_bytes_per_s / device.memory_bandwidth_bytes_per_s
+        e = self.efficiency
+        return replace(e, tensor={k: v.scale(compute) for k, v in e.tensor.items()}, vector=e.vector.scale(vector),
+                       memory=e.memory.scale(memory),
+                       origin=f"{e.origin}; rescaled from the measured peaks to the {device.id} datasheet peaks")
 
 
 def size_curve(bench: dict[str, Any]) -> tuple[tuple[float, float], ...]:
@@ -208,6 +252,14 @@ def load_profile(store, name: str = DEFAULT_PROFILE) -> Profile:
     data = store.calibration(name)["profile"]
     bench = data["bench"]
     device = local_device(bench, name=f"calibrated-{name}")
+    if bench.get("catalog_id"):  # recognised hardware: its memory, links and type from the catalog, peaks measured
+        from sizeup.hardware.catalog import load_catalog
+
+        known = load_catalog().device(bench["catalog_id"])
+        device = replace(known, id=device.id, name=f"{known.name}, measured ({bench.get('device', '')})", aliases=(),
+                         peak_flops_per_s=device.peak_flops_per_s, vector_flops_per_s=device.vector_flops_per_s,
+                         memory_bandwidth_bytes_per_s=device.memory_bandwidth_bytes_per_s,
+                         source=device.source, retrieved=device.retrieved)
     values = data.get("values")
     efficiency = profile_efficiency(values, data.get("residual_median") or 0.0, size_curve(bench)) if values else \
         uncalibrated_efficiency(device.kind, bench)

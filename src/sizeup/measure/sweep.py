@@ -38,6 +38,12 @@ class SweepConfig:
     profile: bool = False
     """Also profile one run per point: measured time per op kind, for `sizeup compare`."""
     policy: TimingPolicy = field(default_factory=TimingPolicy)
+    dims: tuple[tuple[str, int], ...] = ()
+    """ONNX targets: sizes of the symbolic dimensions other than the batch."""
+
+    @property
+    def onnx(self) -> bool:
+        return self.target.lower().endswith(".onnx")
 
     def __post_init__(self) -> None:
         if self.batches is not None and (not self.batches or min(self.batches) < 1):
@@ -46,7 +52,12 @@ class SweepConfig:
             raise MeasureError(f"gradient accumulation {list(self.grad_accumulation)}: expected positive integers")
         if self.budget_s <= 0:
             raise MeasureError(f"budget {self.budget_s} s: expected a positive time")
-        if not self.inputs:
+        if self.onnx and self.profile:
+            raise MeasureError(f"{self.target}: --profile times torch ops; it does not apply to ONNX Runtime")
+        if self.onnx and (self.train or self.inputs):
+            raise MeasureError(f"{self.target}: an ONNX file is measured for inference with the shapes it carries "
+                               "(no --train, no --input; bind symbolic sizes with --dim NAME=SIZE)")
+        if not self.inputs and not self.onnx:
             raise MeasureError("a measurement needs --input or --input-spec (the leading dimension is the batch)")
 
 
@@ -129,12 +140,19 @@ def run_sweep(cfg: SweepConfig, store, *, predict: Callable[[int], float | None]
               "batches": None if cfg.batches is None else list(cfg.batches), "train": cfg.train,
               "grad_accumulation": list(cfg.grad_accumulation), "latency_target_s": cfg.latency_target_s,
               "budget_s": cfg.budget_s, "dtype": cfg.dtype, "optimizer": cfg.optimizer, "profile": cfg.profile}
+    onnx_model = None
+    if cfg.onnx:  # a file ONNX Runtime cannot load is reported before a run is recorded
+        from sizeup.measure.onnx_runner import load_onnx
+
+        onnx_model = load_onnx(cfg.target, str(device), dict(cfg.dims))
+        config |= {"onnx": True, "dims": dict(cfg.dims), "batch_dim": onnx_model.batch_dim,
+                   "backend": f"onnxruntime ({onnx_model.provider})"}
     run_id = store.start_run(kind="train" if cfg.train else "inference", target=cfg.target, device=str(device),
                              config=config, environment=environment)
     points: list[SweepPoint] = []
     status = "ok"
     try:
-        model = build_model(load_factory(cfg.target), device, dtype)
+        model = build_model(load_factory(cfg.target), device, dtype) if onnx_model is None else None
         optimizer = None
         if cfg.train:
             optimizer = {"adamw": torch.optim.AdamW, "adam": torch.optim.Adam, "sgd": torch.optim.SGD}.get(
@@ -149,7 +167,11 @@ def run_sweep(cfg: SweepConfig, store, *, predict: Callable[[int], float | None]
                     break
                 if progress:
                     progress(f"batch {batch}" + (f" × {accumulation}" if cfg.train else ""))
-                if cfg.train:
+                if onnx_model is not None:
+                    from sizeup.measure.onnx_runner import measure_onnx
+
+                    result = measure_onnx(onnx_model, batch, cfg.policy)
+                elif cfg.train:
                     result = measure_train(model, cfg.inputs, batch, accumulation, device, dtype, cfg.policy, optimizer)
                 else:
                     result = measure_inference(model, cfg.inputs, batch, device, dtype, cfg.policy, cfg.profile)

@@ -17,12 +17,14 @@ def _db(p: argparse.ArgumentParser) -> None:
 def register(sub: argparse._SubParsersAction) -> None:
     m = sub.add_parser("measure", help="run a model on this machine over batch sizes and store every point",
                        description="TARGET is FILE.py:FACTORY or package.module:FACTORY (an nn.Module), built "
-                                   "with random weights.")
-    m.add_argument("target", nargs="?", help="FILE.py:FACTORY, or a preset LLM (llama-3.2-1b, qwen2.5-0.5b…) "
-                                              "for prefill and decode; omit with --collectives")
+                                   "with random weights, a preset LLM, or MODEL.onnx (run by ONNX Runtime).")
+    m.add_argument("target", nargs="?", help="FILE.py:FACTORY, MODEL.onnx, or a preset LLM (llama-3.2-1b, "
+                                              "qwen2.5-0.5b…) for prefill and decode; omit with --collectives")
     m.add_argument("--input", action="append", default=[], metavar="SHAPE",
                    help="float input shape; the leading dimension is replaced by each batch size")
     m.add_argument("--input-spec", action="append", default=[], metavar="SPEC", help="[NAME=]DTYPE:SHAPE")
+    m.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
+                   help="MODEL.onnx: size of a symbolic dimension other than the batch (repeatable)")
     m.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or mps (default cpu)")
     m.add_argument("--batch", default="auto", help="batch sizes like 1,2,4,8, or auto (powers of two until OOM, "
                                                   "the latency target or the budget)")
@@ -107,17 +109,29 @@ def _profile(store, name: str | None, device: str):
     return load_profile(store, name)
 
 
-def _predictor(target: str, specs, dtype: str, profile, train: bool = False):
-    """Predicted time of one batch: the traced ledger at that batch priced with the profile."""
-    from sizeup.api import ParsedInput, count_flops
+def _report_at(target: str, config: dict, batch: int, train: bool = False):
+    """The cost report of a measured target at one batch size: the torch trace with the inputs'
+    leading dimension set to the batch, or the ONNX graph with its batch dimension bound."""
+    from sizeup.api import ParsedInput, count_flops, count_onnx
+
+    if config.get("onnx"):
+        dims = dict(config.get("dims") or {})
+        if config.get("batch_dim"):
+            dims[config["batch_dim"]] = batch
+        return count_onnx(target, dims=dims)
+    inputs = [ParsedInput(shape=(batch, *i["shape"][1:]), dtype=i["dtype"], name=i["name"]) for i in config["inputs"]]
+    return count_flops(target, inputs, dtype=config.get("dtype", "fp32"), mode="train" if train else "inference")
+
+
+def _predictor(target: str, config: dict, profile, train: bool = False):
+    """Predicted time of one batch: the target's ledger at that batch priced with the profile."""
     from sizeup.price.roofline import price
 
     cache: dict[int, float] = {}
 
     def predict(batch: int) -> float:
         if batch not in cache:
-            inputs = [ParsedInput(shape=(batch, *s.shape[1:]), dtype=s.dtype, name=s.name) for s in specs]
-            report = count_flops(target, inputs, dtype=dtype, mode="train" if train else "inference")
+            report = _report_at(target, config, batch, train)
             cache[batch] = price(report.ledger, profile.device, profile.efficiency).total_s.typical
         return cache[batch]
 
@@ -139,12 +153,20 @@ def run_measure(args: argparse.Namespace) -> int:
         from sizeup.errors import MeasureError
 
         raise MeasureError("sizeup measure needs a TARGET (FILE.py:FACTORY), or --collectives")
-    if ":" not in args.target:
+    onnx = args.target.lower().endswith(".onnx")
+    if ":" not in args.target and not onnx:
         return run_llm(args)
     if args.backends:
         return run_backends(args)
+    if args.dim and not onnx:
+        from sizeup.errors import ConfigError
+
+        raise ConfigError(f"--dim {args.dim[0]}: only for ONNX targets (MODEL.onnx); use --input for torch models")
+    from sizeup.cli.commands.flops import parse_dims
+
     batches = None if args.batch.strip().lower() == "auto" else _ints(args.batch, "--batch")
     cfg = SweepConfig(target=args.target, inputs=tuple(parse_input_specs(args.input, args.input_spec)),
+                      dims=tuple(parse_dims(args.dim).items()),
                       device=args.device, batches=batches, train=args.train,
                       grad_accumulation=_ints(args.grad_acc, "--grad-acc"),
                       latency_target_s=parse_duration_s(args.latency_target) if args.latency_target else None,
@@ -152,7 +174,13 @@ def run_measure(args: argparse.Namespace) -> int:
                       profile=args.profile)
     with Store(args.db) as store:
         profile = _profile(store, args.calibration, args.device)
-        predict = _predictor(args.target, cfg.inputs, args.dtype, profile, train=args.train)
+        config = {"onnx": cfg.onnx, "dims": dict(cfg.dims), "dtype": args.dtype,
+                  "inputs": [{"shape": list(i.shape), "dtype": i.dtype, "name": i.name} for i in cfg.inputs]}
+        if cfg.onnx:
+            from sizeup.measure.onnx_runner import load_onnx
+
+            config["batch_dim"] = load_onnx(cfg.target, args.device, dict(cfg.dims)).batch_dim
+        predict = _predictor(args.target, config, profile, train=args.train)
         if args.memory_cap:
             apply_memory_cap(_bytes(args.memory_cap))
         quiet = args.json or not sys.stderr.isatty()
@@ -188,19 +216,15 @@ def run_measure(args: argparse.Namespace) -> int:
 
 def _observations(store, run_ids, profile):
     """(traced ledger at the batch, measured median) for every ok inference point of the runs."""
-    from sizeup.api import ParsedInput, count_flops
-
     observations, held = [], []
     for run_id in run_ids:
         run = store.run(run_id)
-        if run.kind != "inference":
+        if run.kind != "inference" or run.config.get("llm"):
             continue
-        specs = [ParsedInput(shape=tuple(i["shape"]), dtype=i["dtype"], name=i["name"]) for i in run.config["inputs"]]
         for point in run.points:
             if point.status != "ok" or not point.latency_p50_s:
                 continue
-            inputs = [ParsedInput(shape=(point.batch, *s.shape[1:]), dtype=s.dtype, name=s.name) for s in specs]
-            ledger = count_flops(run.target, inputs, dtype=run.config.get("dtype", "fp32")).ledger
+            ledger = _report_at(run.target, run.config, point.batch).ledger
             observations.append((ledger, point.latency_p50_s))
             held.append((run_id, point.batch))
     return observations, held
@@ -251,7 +275,6 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from sizeup.api import ParsedInput, count_flops
     from sizeup.cli.main import emit_json
     from sizeup.measure.calibrate import load_profile, uncalibrated_efficiency
     from sizeup.measure.store import Store
@@ -262,14 +285,11 @@ def run_compare(args: argparse.Namespace) -> int:
         profile = load_profile(store, args.calibration)
     if run.config.get("llm"):
         return _compare_llm(run, profile, args)
-    specs = [ParsedInput(shape=tuple(i["shape"]), dtype=i["dtype"], name=i["name"]) for i in run.config["inputs"]]
     rows, kinds_total = [], {}
     for point in run.points:
         if point.status != "ok" or not point.latency_p50_s:
             continue
-        inputs = [ParsedInput(shape=(point.batch, *s.shape[1:]), dtype=s.dtype, name=s.name) for s in specs]
-        report = count_flops(run.target, inputs, dtype=run.config.get("dtype", "fp32"),
-                             mode="train" if run.kind == "train" else "inference")
+        report = _report_at(run.target, run.config, point.batch, train=run.kind == "train")
         roof = price(report.ledger, profile.device, profile.efficiency)
         raw = price(report.ledger, profile.device, uncalibrated_efficiency(profile.device.kind,
                                                                            profile.data.get("bench")))
