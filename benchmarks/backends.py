@@ -21,7 +21,7 @@ CASES = [("c2f (convnet)", zoo.c2f, (1, 64, 32, 32), 8, ["eager", "channels_last
 
 
 def main() -> None:
-    print("| model | batch | backend | P50 (ms) | P99 (ms) | samples/s | peak memory (MiB) | max abs diff | setup (s) |")
+    print("| model | batch | backend | P50 (ms) | P99 (ms) | samples/s | RSS growth (MiB) | max abs diff | setup (s) |")
     print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
     for name, factory, shape, batch, backends in CASES:
         for r in compare_backends(factory, [ParsedInput(shape=shape)], batch, backends,
