@@ -83,7 +83,7 @@ def test_train_and_plan_take_the_calibration(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["estimate", "llama-3.1-8b", "--device", "local"], "--device local prices on a measured machine"),
+    (["estimate", "llama-3.1-8b", "--device", "local"], "run 'sizeup calibrate --quick' first"),
     (["estimate", "llama-3.1-8b", "--device", "a100-80g", "--calibration", "h100-half"],
      "was measured on catalog device 'h100-sxm-80gb'"),
     (["train", "llama-3.1-8b", "--device", "a100-80g", "--calibration", "h100-half"], "not on 'a100"),
@@ -97,3 +97,23 @@ def test_calibration_errors_are_one_line(tmp_path, capsys, argv, message):
     assert main([*argv, "--db", db]) == 1
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err
+
+
+def test_local_uses_the_default_profile_when_one_is_saved(tmp_path, capsys):
+    db = str(tmp_path / "runs.sqlite")
+    save_profile(db, "local")
+    assert main(["estimate", "llama-3.1-8b", "--device", "local", "--db", db, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert any("calibration 'local'" in a for a in data["assumptions"])
+
+
+def test_roofline_on_the_catalog_device_with_its_calibration_matches_local(tmp_path, capsys):
+    db = str(tmp_path / "runs.sqlite")
+    save_profile(db)
+    argv = ["roofline", "sizeup.examples.zoo:llama_block", "--input", "1x128x512", "--calibration", "h100-half",
+            "--db", db, "--json"]
+    times = []
+    for device in ("local", "h100-sxm"):
+        assert main([*argv, "--device", device]) == 0
+        times.append(json.loads(capsys.readouterr().out)["devices"][0]["time_s"]["typical"])
+    assert times[1] == pytest.approx(times[0], rel=1e-9)

@@ -26,14 +26,21 @@ def add_calibration_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def load_calibration(args: argparse.Namespace):
-    """The profile named by --calibration, or None."""
-    if not getattr(args, "calibration", None):
-        return None
-    from sizeup.measure.calibrate import load_profile
+    """The profile named by --calibration; for `--device local` without one, the default profile
+    ("local", what `sizeup calibrate` saves); otherwise None."""
+    from sizeup.measure.calibrate import DEFAULT_PROFILE, load_profile
     from sizeup.measure.store import Store
 
+    name = getattr(args, "calibration", None)
+    if not name and LOCAL in [d.strip() for d in (getattr(args, "device", None) or "").split(",")]:
+        name = DEFAULT_PROFILE
+    if not name:
+        return None
     with Store(args.db) as store:
-        return load_profile(store, args.calibration)
+        if name == DEFAULT_PROFILE and not args.calibration and name not in store.calibrations():
+            raise ConfigError("--device local prices on a measured machine: run 'sizeup calibrate --quick' first "
+                              "(or name a profile with --calibration NAME)")
+        return load_profile(store, name)
 
 
 def resolve_device(args: argparse.Namespace, catalog, profile) -> DeviceSpec:

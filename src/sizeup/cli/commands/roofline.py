@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from sizeup.cli.calibration import LOCAL, add_calibration_arguments, calibrated_scope, load_calibration
 from sizeup.cli.commands.flops import add_model_arguments, trace_from_args
 from sizeup.cli.commands.hw import add_catalog_argument
 from sizeup.report.terminal import render_table
@@ -15,11 +16,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Trace the model, then price each op on the device: compute- or memory-bound, "
                                    "time as low/typical/high.")
     add_model_arguments(p)
-    p.add_argument("--device", required=True, help="device name, or several separated by commas to compare")
+    p.add_argument("--device", required=True, help="device name, or several separated by commas to compare; "
+                                                   "'local' prices on this machine with its calibration")
     p.add_argument("--plot", metavar="FILE.png", help="draw the roofline chart of the first device (matplotlib)")
-    p.add_argument("--calibration", metavar="NAME",
-                   help="price on this machine with a calibration profile from 'sizeup calibrate' (use --device local)")
-    p.add_argument("--db", help="run database holding the calibration (default: the user data folder)")
+    add_calibration_arguments(p)
     add_catalog_argument(p)
     p.set_defaults(func=run)
 
@@ -30,23 +30,16 @@ def run(args: argparse.Namespace) -> int:
     from sizeup.hardware.catalog import load_catalog
     from sizeup.price.roofline import LedgerArrays, price
 
-    efficiency = None
-    if args.calibration:
-        from sizeup.measure.calibrate import load_profile
-        from sizeup.measure.store import Store
-
-        with Store(args.db) as store:
-            profile = load_profile(store, args.calibration)
-        devices, efficiency = [profile.device], profile.efficiency
-    else:
-        catalog = load_catalog(args.catalog)
-        names = [n.strip() for n in args.device.split(",") if n.strip()]
-        if not names:
-            raise ConfigError(f"--device {args.device!r}: expected a device name (see 'sizeup hw list')")
-        devices = [catalog.device(n) for n in names]
+    profile = load_calibration(args)
+    catalog = load_catalog(args.catalog)
+    names = [n.strip() for n in args.device.split(",") if n.strip()]
+    if not names:
+        raise ConfigError(f"--device {args.device!r}: expected a device name (see 'sizeup hw list')")
+    devices = [profile.device if n == LOCAL and profile is not None else catalog.device(n) for n in names]
     report = trace_from_args(args)
     arrays = LedgerArrays.from_ledger(report.ledger)
-    results = [price(arrays, d, efficiency) for d in devices]
+    with calibrated_scope(profile, devices):
+        results = [price(arrays, d) for d in devices]
     by = {"module": "scope", "op": "op", "kind": "kind"}[args.by]
     if args.plot:
         from sizeup.report.plots import plot_roofline
