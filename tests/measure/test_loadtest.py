@@ -91,3 +91,54 @@ def test_bad_load_configs():
         LoadConfig(url="http://127.0.0.1:1/x", duration_s=1)
     with pytest.raises(ConfigError, match="expected http://HOST:PORT"):
         LoadConfig(url="ftp://x", rate=1)
+
+
+def test_load_run_is_compared_with_the_plan_sla(server, tmp_path, capsys):
+    import json
+
+    from sizeup.cli.main import main
+
+    scenario = tmp_path / "sla.yaml"
+    scenario.write_text("name: tiny\nmodel: llama-3.2-1b\ntask: api\ntraffic: {peak_requests_per_s: 1}\n"
+                        "sla: {ttft_p95_s: 30, tpot_p95_s: 0.000001}\n")
+    db = str(tmp_path / "runs.sqlite")
+    assert main(["load", server, "--concurrency", "2", "--requests", "6", "--max-tokens", "4", "--sla",
+                 str(scenario), "--db", db, "--json"]) == 0
+    loaded = json.loads(capsys.readouterr().out)
+    assert main(["compare", str(loaded["run_id"]), "--db", db, "--json"]) == 0
+    compared = json.loads(capsys.readouterr().out)
+    assert compared["sla"]["ttft_p95"]["measured_s"] == pytest.approx(loaded["ttft_s"]["p95"])
+    assert compared["sla"]["ttft_p95"]["met"] is True  # 30 s is generous
+    assert compared["sla"]["tpot_p95"]["met"] is False and compared["all_met"] is False  # 1 µs is not
+    assert main(["compare", str(loaded["run_id"]), "--db", db]) == 0
+    text = capsys.readouterr().out
+    assert "SLA ttft_p95: promised 30 s" in text and "MISSED" in text
+
+
+def test_leak_watch_on_the_reference_server_under_load(tmp_path):
+    """The watch samples a real serving process while the load test drives it."""
+    import os
+    import subprocess
+    import sys
+
+    from sizeup.measure.leak import watch
+
+    port_file = tmp_path / "port"
+    code = ("import sys; from sizeup.measure.serve import serve; s = serve('llama-3.2-1b', port=0, tiny=True); "
+            f"open({str(port_file)!r}, 'w').write(str(s.server_address[1])); s.serve_forever()")
+    proc = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "OMP_NUM_THREADS": "1"})
+    try:
+        deadline = time.monotonic() + 60
+        while not (port_file.exists() and port_file.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        url = f"http://127.0.0.1:{port_file.read_text()}/v1/chat/completions"
+        load = threading.Thread(target=run_load, args=(LoadConfig(url=url, concurrency=2, duration_s=3,
+                                                                  max_tokens=4),))
+        load.start()
+        result = watch(pid=proc.pid, interval_s=0.2, duration_s=3)
+        load.join()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert len(result.samples) >= 10 and all(s.rss_bytes > 10 * 2**20 for s in result.samples)
+    assert result.status.value in ("stable", "leaking", "inconclusive") and result.verdict

@@ -70,6 +70,11 @@ def run_load_command(args: argparse.Namespace) -> int:
                      duration_s=parse_duration_s(args.duration) if args.duration else None, requests=args.requests,
                      max_tokens=args.max_tokens, timeout_s=parse_duration_s(args.timeout),
                      **({"prompts": prompts} if prompts else {}))
+    promised = {}
+    if args.sla:  # a bad scenario is reported before any request is sent
+        from sizeup.plan.scenario import load_scenario
+
+        promised = load_scenario(args.sla).sla.targets
     result = run_load(cfg)
     data = result.to_dict()
     with Store(args.db) as store:
@@ -79,16 +84,12 @@ def run_load_command(args: argparse.Namespace) -> int:
         e2e = [r.e2e_s for r in result.ok]
         store.add_point(run_id, batch=args.concurrency, phase="e2e", status="ok" if result.ok else "error",
                         samples_s=e2e, throughput_per_s=data["request_throughput_per_s"],
-                        extra={k: data[k] for k in ("ttft_s", "tpot_s", "itl_s", "errors", "token_throughput_per_s")})
+                        extra={k: data[k] for k in ("ttft_s", "tpot_s", "itl_s", "e2e_s", "errors",
+                                                    "token_throughput_per_s")} | {"sla": promised})
         store.finish_run(run_id, "ok")
     data["run_id"] = run_id
-    promised = {}
-    if args.sla:
-        from sizeup.plan.scenario import load_scenario
-
-        promised = load_scenario(args.sla).sla.targets
-        data["sla"] = {k: {"promised_s": v, "measured_s": data.get(k.split("_")[0] + "_s", {}).get(k.split("_")[1])}
-                       for k, v in promised.items()}
+    if promised:
+        data["sla"] = sla_rows(promised, data)
     if args.json:
         emit_json(data)
         return 0
@@ -101,9 +102,23 @@ def run_load_command(args: argparse.Namespace) -> int:
                        title=f"run {run_id}: {data['requests']} requests, {data['ok']} ok, errors {data['errors'] or 'none'}"))
     print(f"\n{data['request_throughput_per_s']:,.2f} requests/s, {data['token_throughput_per_s']:,.1f} tokens/s "
           f"over {format_seconds(data['elapsed_s'])}")
-    for key, row in data.get("sla", {}).items():
-        measured = row["measured_s"]
-        verdict = "met" if measured is not None and measured <= row["promised_s"] else "MISSED"
-        print(f"SLA {key}: promised {format_seconds(row['promised_s'])}, measured "
-              f"{format_seconds(measured) if measured is not None else 'n/a'} — {verdict}")
+    for line in render_sla(data.get("sla", {})):
+        print(line)
     return 0
+
+
+def sla_rows(promised: dict[str, float], measured: dict) -> dict[str, dict]:
+    """{target: {promised_s, measured_s, met}} for SLA targets like ttft_p95 against measured
+    percentiles ({"ttft_s": {"p95": …}, …}); a percentile not measured is None and not met."""
+    rows = {}
+    for key, value in promised.items():
+        metric, _, point = key.partition("_")
+        got = (measured.get(f"{metric}_s") or {}).get(point)
+        rows[key] = {"promised_s": value, "measured_s": got, "met": got is not None and got <= value}
+    return rows
+
+
+def render_sla(rows: dict[str, dict]) -> list[str]:
+    return [f"SLA {key}: promised {format_seconds(row['promised_s'])}, measured "
+            f"{format_seconds(row['measured_s']) if row['measured_s'] is not None else 'n/a'} — "
+            f"{'met' if row['met'] else 'MISSED'}" for key, row in rows.items()]

@@ -62,6 +62,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     k = sub.add_parser("compare", help="predicted against measured, term by term, for a stored run")
     k.add_argument("run_id", type=int)
     k.add_argument("--calibration", default="local")
+    k.add_argument("--sla", metavar="SCENARIO.yaml",
+                   help="load-test runs: the scenario whose SLA the run is checked against (default: the one "
+                        "given to 'sizeup load --sla')")
     k.add_argument("--json", action="store_true")
     _db(k)
     k.set_defaults(func=run_compare)
@@ -282,6 +285,13 @@ def run_compare(args: argparse.Namespace) -> int:
 
     with Store(args.db) as store:
         run = store.run(args.run_id)
+        if run.kind == "load":
+            return _compare_load(run, args)
+        if run.kind not in ("inference", "train"):
+            from sizeup.errors import MeasureError
+
+            raise MeasureError(f"run {run.id} is a {run.kind} run: nothing was predicted for it "
+                               f"(see sizeup runs show {run.id})")
         profile = load_profile(store, args.calibration)
     if run.config.get("llm"):
         return _compare_llm(run, profile, args)
@@ -337,6 +347,40 @@ def run_compare(args: argparse.Namespace) -> int:
         print("\n(measure with --profile to compare time per op kind)")
     print("measured memory is the process RSS above the point's start on CPU (cuda max_memory_allocated on GPU); "
           "predicted is the trace's live-tensor peak")
+    return 0
+
+
+def _compare_load(run, args: argparse.Namespace) -> int:
+    """A load test against the SLA its plan promised: percentile by percentile, met or missed."""
+    from sizeup.cli.commands.load import render_sla, sla_rows
+    from sizeup.cli.main import emit_json
+    from sizeup.errors import ConfigError
+
+    point = run.points[0] if run.points else None
+    if point is None:
+        raise ConfigError(f"run {run.id}: the load test recorded no requests")
+    measured = {k: point.extra.get(k) or {} for k in ("ttft_s", "tpot_s", "itl_s", "e2e_s")}
+    if not measured["e2e_s"] and point.samples_s:  # runs stored before e2e percentiles were kept
+        import numpy as np
+
+        measured["e2e_s"] = {f"p{q:g}".replace(".", ""): float(np.percentile(point.samples_s, q))
+                             for q in (50, 90, 95, 99, 99.9)}
+    if args.sla:
+        from sizeup.plan.scenario import load_scenario
+
+        promised, source = load_scenario(args.sla).sla.targets, args.sla
+    else:
+        promised, source = point.extra.get("sla") or {}, "the scenario given to sizeup load --sla"
+    if not promised:
+        raise ConfigError(f"run {run.id} is a load test with no SLA to compare with: give --sla SCENARIO.yaml")
+    rows = sla_rows(promised, measured)
+    if args.json:
+        emit_json({"run_id": run.id, "target": run.target, "sla_source": source, "sla": rows,
+                   "all_met": all(r["met"] for r in rows.values())})
+        return 0
+    print(f"run {run.id}: load test of {run.target} against {source}")
+    for line in render_sla(rows):
+        print(line)
     return 0
 
 
