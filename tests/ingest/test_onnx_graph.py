@@ -223,3 +223,33 @@ def test_cli_bad_onnx_arguments_are_one_line_with_exit_code_1(c2f_with_bn, capsy
     assert main(["flops", str(c2f_with_bn), *argv]) == 1
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err
+
+
+def test_cli_estimate_on_an_onnx_file(c2f_with_bn, c2f_trace, capsys):
+    from sizeup.cli.main import main
+
+    assert main(["estimate", str(c2f_with_bn), "--device", "rtx-4090", "--batch", "4", "--sweep", "1,4",
+                 "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["batch_dim"] == "batch" and data["flops"] == 4 * c2f_trace.totals().flops
+    assert data["fits"] and data["latency_s"]["low"] <= data["latency_s"]["typical"] <= data["latency_s"]["high"]
+    assert data["throughput_per_s"]["typical"] == pytest.approx(4 / data["latency_s"]["typical"])
+    one, four = data["batch_sweep"]
+    assert four["peak_memory_bytes"] == data["peak_memory_bytes"] > one["peak_memory_bytes"]
+    params = data["memory"]["by_category"]["parameter"]
+    assert (four["peak_memory_bytes"] - params) == pytest.approx(4 * (one["peak_memory_bytes"] - params), rel=0.01)
+    assert main(["estimate", str(c2f_with_bn), "--device", "rtx-4090"]) == 0
+    assert "peak live memory" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--gpus", "2"], "an ONNX graph is estimated on one device"),
+    (["--dim", "batch=2"], "is the batch dimension"),
+    (["--batch", "0"], "--batch 0: expected a positive integer"),
+])
+def test_cli_estimate_bad_onnx_arguments(c2f_with_bn, capsys, argv, message):
+    from sizeup.cli.main import main
+
+    assert main(["estimate", str(c2f_with_bn), "--device", "rtx-4090", *argv]) == 1
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err

@@ -82,6 +82,19 @@ def _load(onnx: Any, path: Path) -> Any:
     return model
 
 
+def batch_dim(path: str | Path) -> str | None:
+    """The symbolic leading dimension of the graph's first (non-weight) input, taken as its batch."""
+    path = Path(path)
+    model = _load(_import_onnx(), path)
+    weights = {i.name for i in model.graph.initializer}
+    for value in model.graph.input:
+        if value.name in weights or not value.type.HasField("tensor_type"):
+            continue
+        shape = value.type.tensor_type.shape.dim
+        return shape[0].dim_param or None if len(shape) else None
+    return None
+
+
 def _bind_dims(model: Any, dims: Mapping[str, int], path: Path) -> None:
     """Replace every symbolic dimension named in `dims`; any other symbolic input dimension raises."""
     for key, size in dims.items():

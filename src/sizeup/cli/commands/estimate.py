@@ -13,7 +13,8 @@ from sizeup.units import format_bytes, format_seconds
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("estimate", help="memory and speed of a transformer from its config, on a device",
                        description="MODEL is a preset name (llama-3.1-8b), a Hugging Face id of a preset, a "
-                                   "config.json or model folder, or a .safetensors / .gguf file (header only).")
+                                   "config.json or model folder, a .safetensors / .gguf file (header only), or an "
+                                   "ONNX graph (memory and latency per batch from its own ledger).")
     p.add_argument("model")
     p.add_argument("--device", required=True, help="device name (see 'sizeup hw list'), or 'local' with --calibration")
     p.add_argument("--gpus", type=int, default=1, help="tensor-parallel GPUs (default 1)")
@@ -26,6 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--output", type=int, default=128, help="generated tokens (default 128)")
     p.add_argument("--context", type=int, help="tokens the cache must hold per sequence (default prompt + output)")
     p.add_argument("--gpu-layers", type=int, help="llama.cpp: layers offloaded to the GPU (default all)")
+    p.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
+                   help="MODEL.onnx: size of a symbolic dimension other than the batch (repeatable)")
     p.add_argument("--sweep", nargs="?", const="auto", metavar="B,B,…",
                    help="also sweep the batch size: powers of two up to the largest that fits, or a list")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -45,6 +48,13 @@ def run(args: argparse.Namespace) -> int:
 
     profile = load_calibration(args)
     device = resolve_device(args, load_catalog(args.catalog), profile)
+    if args.model.lower().endswith(".onnx"):
+        with calibrated_scope(profile, [device]) as notes:
+            return run_onnx(args, device, notes)
+    if args.dim:
+        from sizeup.errors import ConfigError
+
+        raise ConfigError(f"--dim {args.dim[0]}: only for ONNX models (MODEL.onnx)")
     sweep = None
     with calibrated_scope(profile, [device]) as notes:
         result = estimate(args.model, device=device, gpus=args.gpus, quant=args.quant, kv_dtype=args.kv_dtype,
@@ -65,6 +75,92 @@ def run(args: argparse.Namespace) -> int:
     if sweep is not None:
         print()
         print(render_sweep(sweep))
+    return 0
+
+
+ONNX_MAX_AUTO_BATCH = 1024
+
+
+def onnx_point(path: str, device, dims: dict[str, int], batch_name: str | None, batch: int) -> dict:
+    """Memory and latency of one inference of the ONNX graph at `batch` on `device`."""
+    from sizeup.api import count_onnx
+    from sizeup.hardware.usable import usable_memory
+    from sizeup.price.roofline import price
+
+    report = count_onnx(path, dims={**dims, batch_name: batch} if batch_name else dims)
+    roof = price(report.ledger, device)
+    usable = usable_memory(device).bytes
+    parts = {b: sum(v["time_by_bound_s"][b] for v in roof.by("kind").values()) for b in ("compute", "memory",
+                                                                                        "overhead")}
+    return {"batch": batch, "report": report, "roofline": roof, "usable": usable,
+            "fits": report.memory.peak_bytes <= usable.typical, "bound": max(parts, key=parts.get),
+            "latency_s": roof.total_s, "throughput_per_s": roof.total_s.inverse(batch)}
+
+
+def run_onnx(args: argparse.Namespace, device, notes: list[str]) -> int:
+    """`sizeup estimate MODEL.onnx --device NAME [--batch B] [--dim NAME=SIZE] [--sweep]`."""
+    from sizeup.cli.commands.flops import parse_dims
+    from sizeup.cli.main import emit_json
+    from sizeup.errors import ConfigError
+    from sizeup.ingest.onnx_graph import batch_dim
+
+    if args.gpus != 1:
+        raise ConfigError(f"--gpus {args.gpus}: an ONNX graph is estimated on one device")
+    if args.batch < 1:
+        raise ConfigError(f"--batch {args.batch}: expected a positive integer")
+    dims = parse_dims(args.dim)
+    name = batch_dim(args.model)
+    if name in dims:
+        raise ConfigError(f"--dim {name}=…: '{name}' is the batch dimension of {args.model}: use --batch")
+    if name is None and (args.batch != 1 or args.sweep):
+        raise ConfigError(f"{args.model} has a fixed batch (its first input's leading dimension is not symbolic): "
+                          "--batch and --sweep do not apply")
+    point = onnx_point(args.model, device, dims, name, args.batch)
+    sweep = []
+    if args.sweep:
+        batches = _batches(args.sweep)
+        if batches is None:  # powers of two while they fit
+            batches = [2 ** k for k in range(ONNX_MAX_AUTO_BATCH.bit_length())]
+        for b in batches:
+            p = onnx_point(args.model, device, dims, name, b)
+            sweep.append(p)
+            if args.sweep == "auto" and not p["fits"]:
+                break
+    report, usable = point["report"], point["usable"]
+    assumptions = [*notes, *report.assumptions, *point["roofline"].notes,
+                   "memory: parameters and live tensors of one inference (ideal allocator); the runtime's own "
+                   "arena and workspace are not modelled",
+                   f"usable memory: {device.name} after the framework's reserve ({usable.typical / 2**30:.1f} GiB)"]
+
+    def row(p: dict) -> dict:
+        return {"batch": p["batch"], "peak_memory_bytes": p["report"].memory.peak_bytes, "fits": p["fits"],
+                "latency_s": p["latency_s"].to_dict(), "throughput_per_s": p["throughput_per_s"].to_dict(),
+                "bound": p["bound"]}
+
+    if args.json:
+        emit_json({"model": report.ledger.name, "device": device.id, "dims": dims, "batch_dim": name,
+                   **row(point), "flops": report.total.flops, "params": report.total.params,
+                   "memory": report.memory.to_dict() | {"usable_bytes": usable.to_dict()},
+                   "batch_sweep": [row(p) for p in sweep], "assumptions": assumptions})
+        return 0
+    total = report.total
+    print(f"{report.ledger.name} (ONNX, {report.dtype}) on {device.name}: batch {args.batch}"
+          + (f" ({name})" if name else "") + (f", {', '.join(f'{k}={v}' for k, v in dims.items())}" if dims else ""))
+    print(f"  {format_bytes(report.memory.peak_bytes)} peak live memory of {format_bytes(int(usable.typical))} "
+          f"usable: {'fits' if point['fits'] else 'does NOT fit'}  ("
+          + ", ".join(f"{k} {format_bytes(v)}" for k, v in report.memory.by_category.items() if v) + ")")
+    lat, thr = point["latency_s"], point["throughput_per_s"]
+    print(f"  {total.flops / 1e9:,.2f} GFLOP per inference; latency {format_seconds(lat.typical)} "
+          f"({format_seconds(lat.low)} - {format_seconds(lat.high)}), {thr.typical:,.1f} samples/s, "
+          f"{point['bound']}-bound")
+    if sweep:
+        print()
+        print(render_table(["batch", "peak memory", "fits", "latency", "samples/s", "bound"],
+                           [[p["batch"], format_bytes(p["report"].memory.peak_bytes), "yes" if p["fits"] else "no",
+                             format_seconds(p["latency_s"].typical), f"{p['throughput_per_s'].typical:,.1f}",
+                             p["bound"]] for p in sweep]))
+    for note in assumptions:
+        print(f"assumption: {note}")
     return 0
 
 
