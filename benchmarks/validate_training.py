@@ -27,9 +27,22 @@ GROUPS = {"mfu": "throughput", "tokens_per_s_per_gpu": "throughput", "step_time_
           "peak_memory_bytes": "memory"}
 
 
+# Settings a framework's published recipe sets when a row leaves them unstated (null), by row id prefix.
+FRAMEWORK_DEFAULTS = {
+    # pytorch/torchtune recipes/configs/llama3_1/8B_qlora_single_device.yaml (commit 0b3e04a, read
+    # 2026-12-02): enable_activation_checkpointing: True; lora_rank 8 on q, k, v, output_proj and the MLP
+    "torchtune-": {"recompute": "full", "lora_rank": 8,
+                   "lora_targets": "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj"},
+}
+
+
 def predict(row: dict, catalog) -> float:
-    """Unstated settings take the frameworks' defaults: ZeRO-1 (Megatron/NeMo's distributed optimizer)
-    on several GPUs, no recomputation, LoRA rank 8 on q_proj and v_proj."""
+    """Unstated settings take the frameworks' defaults: the recipe's own (FRAMEWORK_DEFAULTS) where
+    known, else ZeRO-1 (Megatron/NeMo's distributed optimizer) on several GPUs, no recomputation, LoRA
+    rank 8 on q_proj and v_proj."""
+    for prefix, defaults in FRAMEWORK_DEFAULTS.items():
+        if row["id"].startswith(prefix):
+            row = {**row, **{k: v for k, v in defaults.items() if row.get(k) is None}}
     arch = load_model(row["model"]) if row.get("model") else parse_config(row["config"], name=row["id"])
     gpus = row.get("gpus") or 1
     nodes = row.get("nodes") or max(1, gpus // 8)
