@@ -145,6 +145,19 @@ class OpRecord:
         }
 
 
+@dataclass(slots=True)
+class LiveBuffer:
+    """A buffer being followed while a ledger is built (its last use moves on); it becomes a
+    TensorRecord when the ledger is finished. Shared by the torch trace and the ONNX reader."""
+
+    name: str
+    category: TensorCategory
+    nbytes: int
+    first_use: int
+    last_use: int
+    scope: str
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TensorRecord:
     """A buffer of memory and the op interval during which it is live.

@@ -15,7 +15,6 @@ import ast
 import copy
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ import numpy as np
 
 import sizeup.ops.onnx_ops  # noqa: F401  (registers the "onnx.*" formulas)
 from sizeup.errors import IngestError
-from sizeup.ledger import Ledger, OpKind, OpRecord, TensorCategory, TensorRecord, TensorSpec
+from sizeup.ledger import Ledger, LiveBuffer, OpKind, OpRecord, TensorCategory, TensorRecord, TensorSpec
 from sizeup.ops import OpCall, cost_of
 from sizeup.units import FLOAT_DTYPES
 
@@ -333,16 +332,6 @@ def _compute_dtype(inputs: list[TensorSpec | None], outputs: list[TensorSpec | N
     return first.dtype
 
 
-@dataclass(slots=True)
-class _Buffer:
-    name: str
-    category: TensorCategory
-    nbytes: int
-    first_use: int
-    last_use: int
-    scope: str
-
-
 # ---- entry point -----------------------------------------------------------------------------
 
 def onnx_ledger(path: str | Path, *, dims: dict[str, int] | None = None, name: str | None = None) -> Ledger:
@@ -379,11 +368,11 @@ def onnx_ledger(path: str | Path, *, dims: dict[str, int] | None = None, name: s
     ledger = Ledger(name=name or path.stem)
     static: set[str] = set(weight_specs)
     folded = unknown_shape = 0
-    buffers: dict[str, _Buffer] = {}
+    buffers: dict[str, LiveBuffer] = {}
     alias: dict[str, str] = {}
     consumers: dict[str, list[tuple[str, str, int]]] = {}  # initializer -> (scope, op type, input slot)
     for n in inputs:
-        buffers[n] = _Buffer(n, TensorCategory.INPUT, _nbytes(specs.get(n)), 0, 0, "")
+        buffers[n] = LiveBuffer(n, TensorCategory.INPUT, _nbytes(specs.get(n)), 0, 0, "")
 
     for index, node in enumerate(nodes):
         op, scope = _op_name(node), _scope(node)
@@ -447,7 +436,7 @@ def _opset(model: Any) -> int:
 
 
 def _track(node: Any, index: int, record: OpRecord, scope: str, is_static: bool,
-           specs: Mapping[str, TensorSpec | None], buffers: dict[str, _Buffer], alias: dict[str, str]) -> None:
+           specs: Mapping[str, TensorSpec | None], buffers: dict[str, LiveBuffer], alias: dict[str, str]) -> None:
     """Extend the lifetimes of the buffers a node reads and start those it writes; a view's output
     shares its input's buffer."""
     for n in node.input:
@@ -462,11 +451,11 @@ def _track(node: Any, index: int, record: OpRecord, scope: str, is_static: bool,
             alias[n] = alias.get(data_input, data_input)
             continue
         category = TensorCategory.BUFFER if is_static else TensorCategory.ACTIVATION
-        buffers[n] = _Buffer(n, category, _nbytes(specs.get(n)), index, index, scope)
+        buffers[n] = LiveBuffer(n, category, _nbytes(specs.get(n)), index, index, scope)
 
 
 def _add_tensors(ledger: Ledger, graph: Any, weights: Mapping[str, TensorSpec | None],
-                 specs: Mapping[str, TensorSpec | None], buffers: dict[str, _Buffer], alias: Mapping[str, str],
+                 specs: Mapping[str, TensorSpec | None], buffers: dict[str, LiveBuffer], alias: Mapping[str, str],
                  consumers: Mapping[str, list[tuple[str, str, int]]]) -> None:
     """Parameters per scope and the ledger's tensor records (initializers and constants live throughout)."""
     end = max(len(ledger.ops) - 1, 0)

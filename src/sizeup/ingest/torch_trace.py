@@ -27,7 +27,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from sizeup.errors import IngestError
-from sizeup.ledger import Ledger, OpKind, OpRecord, Phase, TensorCategory, TensorRecord, TensorSpec
+from sizeup.ledger import Ledger, LiveBuffer, OpKind, OpRecord, Phase, TensorCategory, TensorRecord, TensorSpec
 from sizeup.ops import OpCall, cost_of
 from sizeup.units import normalize_dtype
 
@@ -153,16 +153,6 @@ class _ScopeTracker:
 
 # ---- the recorder ----------------------------------------------------------------------------
 
-@dataclass(slots=True)
-class _Buffer:
-    name: str
-    category: TensorCategory
-    nbytes: int
-    first_use: int
-    last_use: int
-    scope: str
-
-
 class _Recorder(TorchDispatchMode):
     """Records each aten op with its cost, scope and phase, and the lifetime of every storage."""
 
@@ -171,7 +161,7 @@ class _Recorder(TorchDispatchMode):
         self.scopes = scopes
         self.ledger = ledger
         self.phase = Phase.FORWARD
-        self.buffers: dict[int, _Buffer] = {}
+        self.buffers: dict[int, LiveBuffer] = {}
         self._keep: list[Any] = []  # storages kept alive so their addresses are never reused
         self.paused = False
 
@@ -184,14 +174,14 @@ class _Recorder(TorchDispatchMode):
     def register(self, t: torch.Tensor, name: str, category: TensorCategory, first_use: int = 0) -> None:
         k = self.key(t)
         if k not in self.buffers:
-            self.buffers[k] = _Buffer(name, category, t.untyped_storage().nbytes(), first_use, first_use, "")
+            self.buffers[k] = LiveBuffer(name, category, t.untyped_storage().nbytes(), first_use, first_use, "")
 
     def touch(self, t: torch.Tensor, index: int, scope: str) -> None:
         k = self.key(t)
         buf = self.buffers.get(k)
         if buf is None:
             category = TensorCategory.ACTIVATION if self.phase == Phase.FORWARD else TensorCategory.TEMPORARY
-            buf = self.buffers[k] = _Buffer(f"op{index}", category, t.untyped_storage().nbytes(), index, index, scope)
+            buf = self.buffers[k] = LiveBuffer(f"op{index}", category, t.untyped_storage().nbytes(), index, index, scope)
         buf.last_use = max(buf.last_use, index)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):

@@ -38,12 +38,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sizeup.api import estimate
-    from sizeup.cli.main import emit_json
-
     from dataclasses import replace
 
+    from sizeup.api import estimate
     from sizeup.cli.calibration import calibrated_scope, load_calibration, resolve_device
+    from sizeup.cli.main import emit_json
     from sizeup.hardware.catalog import load_catalog
 
     profile = load_calibration(args)
