@@ -32,7 +32,9 @@ def load_calibration(args: argparse.Namespace):
     from sizeup.measure.store import Store
 
     name = getattr(args, "calibration", None)
-    if not name and LOCAL in [d.strip() for d in (getattr(args, "device", None) or "").split(",")]:
+    device = getattr(args, "device", None)  # one name, a comma-separated list, or (plan) a list of names
+    names = device.split(",") if isinstance(device, str) else list(device or [])
+    if not name and LOCAL in [d.strip() for d in names]:
         name = DEFAULT_PROFILE
     if not name:
         return None
