@@ -111,3 +111,22 @@ def test_tiny_ops_on_a_gpu_are_launch_bound_but_sized_by_the_roofline():
         if o.scope.endswith("dw.conv"):
             assert result.memory[i] > result.compute[i]
             assert result.bound()[i] == "overhead"
+
+
+def test_efficiency_file_accepts_kind_at_precision_and_rejects_others(tmp_path):
+    import copy
+
+    import yaml
+
+    from sizeup.errors import CatalogError
+    from sizeup.hardware.catalog import builtin_data_dir
+    from sizeup.price.efficiency import parse_efficiency
+
+    path = builtin_data_dir() / "efficiency" / "gpu.yaml"
+    data = yaml.safe_load(path.read_text())
+    assert "matmul@fp8" in parse_efficiency(data, path).tensor
+    for bad in ("gemm@fp8", "matmul@"):
+        broken = copy.deepcopy(data)
+        broken["tensor"][bad] = broken["tensor"]["matmul"]
+        with pytest.raises(CatalogError, match=f"unknown field 'tensor.{bad}'"):
+            parse_efficiency(broken, path)

@@ -16,7 +16,7 @@ from sizeup.errors import CatalogError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.ranges import Range
 
-__all__ = ["Efficiency", "TENSOR_KINDS", "calibrated", "default_efficiency", "device_efficiency"]
+__all__ = ["Efficiency", "TENSOR_KINDS", "calibrated", "default_efficiency", "device_efficiency", "tensor_fraction"]
 
 TENSOR_KINDS = ("matmul", "conv", "attention")
 _ENTRY_KEYS = {"low", "typical", "high", "basis", "source", "retrieved"}
@@ -27,7 +27,8 @@ class Efficiency:
     """Fractions of peak (0..1] as ranges, and the fixed cost of launching one op."""
 
     tensor: dict[str, Range]
-    """Per tensor op kind (matmul, conv, attention): achieved fraction of the dense tensor peak."""
+    """Per tensor op kind (matmul, conv, attention): achieved fraction of the dense tensor peak; an
+    entry 'kind@precision' (matmul@fp8) overrides the kind at that precision's peak."""
     vector: Range
     memory: Range
     overhead_s: Range
@@ -39,6 +40,11 @@ class Efficiency:
 
     def with_overrides(self, **changes) -> Efficiency:
         return replace(self, **changes)
+
+
+def tensor_fraction(eff: Efficiency, kind: str, precision: str) -> Range:
+    """Achieved fraction of the `precision` tensor peak for ops of `kind`."""
+    return eff.tensor.get(f"{kind}@{precision}") or eff.tensor[kind]
 
 
 def _entry(data: object, path: Path, key: str, fraction: bool) -> tuple[Range, str]:
@@ -71,6 +77,13 @@ def parse_efficiency(data: object, path: Path) -> Efficiency:
         if kind not in tensor_data:
             raise CatalogError(f"{path}: missing field 'tensor.{kind}'")
         tensor[kind], src = _entry(tensor_data[kind], path, f"tensor.{kind}", True)
+        sources.append(src)
+    for key in sorted(set(tensor_data) - set(TENSOR_KINDS)):
+        kind, _, precision = key.partition("@")
+        if kind not in TENSOR_KINDS or not precision:
+            raise CatalogError(f"{path}: unknown field 'tensor.{key}': expected {', '.join(TENSOR_KINDS)} "
+                               f"or KIND@PRECISION")
+        tensor[key], src = _entry(tensor_data[key], path, f"tensor.{key}", True)
         sources.append(src)
     vector, s1 = _entry(data.get("vector"), path, "vector", True)
     memory, s2 = _entry(data.get("memory"), path, "memory", True)

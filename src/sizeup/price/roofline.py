@@ -22,7 +22,7 @@ import numpy as np
 
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ledger import Ledger, OpKind, enclosing_scopes
-from sizeup.price.efficiency import TENSOR_KINDS, Efficiency, device_efficiency
+from sizeup.price.efficiency import TENSOR_KINDS, Efficiency, device_efficiency, tensor_fraction
 from sizeup.ranges import Range
 
 __all__ = ["LedgerArrays", "Roofline", "price", "tensor_precision", "vector_precision", "ridge_point"]
@@ -233,7 +233,7 @@ def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficie
             notes.append(f"fp32 {kind} priced at the TF32 tensor peak: cuDNN allows TF32 for convolutions by default")
         elif precision != dtype:
             notes.append(f"{dtype} {kind} priced at the {unit} {precision} peak: {device.id} lists no {dtype} figure")
-        fraction = eff.tensor[kind] if unit == "tensor" else eff.vector
+        fraction = tensor_fraction(eff, kind, precision) if unit == "tensor" else eff.vector
         for row, level in enumerate(reversed(LEVELS)):  # the low time comes from the high efficiency
             inv_tensor[row, c] = 1.0 / (peak * getattr(fraction, level))
     inv_vector = np.zeros((3, len(arrays.vector_classes) + 1))
