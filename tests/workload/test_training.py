@@ -139,3 +139,97 @@ def test_pipeline_bubble_shrinks_with_more_micro_batches():
 def test_bad_training_input(make, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)").replace("×", ".")):
         make()
+
+
+LLAMA31 = load_model("llama-3.1-8b")
+
+
+def test_selective_op_keeps_the_input_the_attention_output_and_every_other_product():
+    """torchtitan's per-op policy on a Llama-3.1-8B layer: products in call order are q, k, v, o, gate,
+    up, down; the 1st, 3rd, 5th and 7th outputs (q, v, gate, down) are kept, with the layer input and the
+    attention output (plus its fp32 log-sum-exp)."""
+    s, b, h, heads = 4096, 2, 4096, 32
+    layer = LLAMA31.layers[0]
+    kept = 2 * s * b * h + 2 * s * b * h + 4 * s * b * heads + 2 * s * b * (4096 + 1024 + 14336 + 4096)
+    assert layer_activation_bytes(LLAMA31, layer, b, s, recompute="selective-op") == kept
+    full = layer_activation_bytes(LLAMA31, layer, b, s, recompute="full")
+    none = layer_activation_bytes(LLAMA31, layer, b, s, recompute="none")
+    assert full < kept < none
+
+
+def test_selective_op_reruns_part_of_the_forward_pass():
+    def recompute(policy):
+        cfg = TrainingConfig(seq=4096, micro_batch=1, recompute=policy, parallel=ParallelConfig(gpus=8, zero=3))
+        e = estimate_training(LLAMA31, CATALOG.device("a100-sxm-80gb"), cfg)
+        return e.breakdown_s["recompute"], e.breakdown_s["forward"], e.hfu.typical / e.mfu.typical
+
+    op, forward, op_hfu = recompute("selective-op")
+    full, _, full_hfu = recompute("full")
+    assert 0 < op < full == pytest.approx(forward)
+    assert 1 < op_hfu < full_hfu
+
+
+def test_flash_attention_backward_recomputes_the_scores():
+    """FlashAttention's backward runs 5 matrix products against the forward's 2 (2.5×); with stored
+    scores every op's backward is 2× its forward."""
+    def ratio(**kw):
+        cfg = TrainingConfig(seq=8192, micro_batch=1, **kw)
+        e = estimate_training(LLAMA31, CATALOG.device("h100"), cfg)
+        return e.breakdown_s["backward"] / e.breakdown_s["forward"]
+
+    assert ratio(flash_attention=False) == pytest.approx(2.0, rel=1e-9)
+    assert 2.0 < ratio() < 2.5
+    lora = ratio(finetune=FinetuneSpec(method="lora"))
+    assert 1.0 < lora < 2.0  # frozen weights get no weight gradient, attention still backpropagates
+
+
+def test_chunked_loss_keeps_one_fp32_chunk():
+    """bf16 logits (2 bytes) stay; the fp32 upcast and log-softmax (4 + 4 bytes) exist one chunk at a time."""
+    device = CATALOG.device("h100")
+    mb, seq = 2, 2048
+    one = training_memory(LLAMA31, device, TrainingConfig(seq=seq), mb).activations_bytes
+    eight = training_memory(LLAMA31, device, TrainingConfig(seq=seq, loss_chunks=8), mb).activations_bytes
+    assert one - eight == mb * seq * LLAMA31.vocab * (8 - 1)
+
+
+def test_interleaved_pipeline_divides_the_bubble():
+    def bubble(vp):
+        cfg = TrainingConfig(seq=2048, micro_batch=1, global_batch=16, parallel=ParallelConfig(gpus=4, pp=4, vp=vp))
+        e = estimate_training(LLAMA2, CATALOG.device("h100"), cfg)
+        return e.breakdown_s["pipeline_bubble"]
+
+    assert bubble(1) == pytest.approx(2 * bubble(2), rel=1e-9)
+
+
+def test_overlapped_tensor_parallel_traffic_is_hidden_behind_the_products():
+    def tp_time(overlap):
+        cfg = TrainingConfig(seq=4096, micro_batch=1, parallel=ParallelConfig(gpus=8, tp=8, tp_overlap=overlap))
+        return estimate_training(load_model("llama-3.1-70b"), CATALOG.device("h100"), cfg).breakdown_s["tensor_parallel"]
+
+    assert tp_time(False) > 0 and tp_time(True) < tp_time(False)
+
+
+def test_fp8_products_run_at_their_own_efficiency_and_pay_for_quantization():
+    from sizeup.price.efficiency import default_efficiency, tensor_fraction
+
+    eff = default_efficiency("gpu")
+    assert tensor_fraction(eff, "matmul", "fp8") is eff.tensor["matmul@fp8"]
+    assert tensor_fraction(eff, "matmul", "bf16") is eff.tensor["matmul"]
+    assert eff.tensor["matmul@fp8"].typical < eff.tensor["matmul"].typical
+    cfg = dict(seq=4096, micro_batch=1, parallel=ParallelConfig(gpus=8, zero=1))
+    bf16 = estimate_training(LLAMA2, CATALOG.device("h100"), TrainingConfig(**cfg))
+    fp8 = estimate_training(LLAMA2, CATALOG.device("h100"), TrainingConfig(precision="fp8", **cfg))
+    assert fp8.step_s.typical < bf16.step_s.typical  # faster, but far from the 2× the peaks suggest
+    assert bf16.step_s.typical / fp8.step_s.typical < 1.5
+    assert any("quantization" in a for a in fp8.assumptions)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: ParallelConfig(gpus=4, vp=2).check_model(32, 8, 32, 0), "--vp 2: needs --pp > 1"),
+    (lambda: ParallelConfig(gpus=4, pp=4, vp=3).check_model(32, 8, 32, 0), "pp × vp dividing the 32 layers"),
+    (lambda: TrainingConfig(loss_chunks=0), "--loss-chunks 0: expected a positive integer"),
+    (lambda: TrainingConfig(recompute="some"), "--recompute 'some': expected one of none, selective, selective-op"),
+])
+def test_bad_parallel_and_recompute_input(make, message):
+    with pytest.raises(ConfigError, match=message.replace("×", ".")):
+        make()

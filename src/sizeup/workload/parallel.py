@@ -1,6 +1,7 @@
 """Parallelism of a training job: data parallel with ZeRO stages 1-3 (FSDP full shard = 3), tensor
 parallel (Megatron column/row split, optionally with sequence parallelism), pipeline parallel (1F1B
-schedule, bubble (p − 1)/m for m micro-batches), expert parallel for MoE.
+schedule, bubble (p − 1)/m for m micro-batches; interleaved over v model chunks per GPU, (p − 1)/(v·m),
+Narayanan et al. 2021 §2.2), expert parallel for MoE.
 
 What each shards, per GPU:
 - weights: ÷ tp (linear layers and the vocabulary), ÷ pp (layers per stage), ÷ dp with ZeRO-3;
@@ -26,11 +27,16 @@ class ParallelConfig:
     pp: int = 1
     ep: int = 1
     zero: int = 0
+    vp: int = 1
+    """Virtual pipeline stages (model chunks) per GPU: the interleaved 1F1B schedule."""
     sequence_parallel: bool = True
     """With tp > 1, shard the norm/dropout activations along the sequence too (Korthikanti et al. 2022)."""
+    tp_overlap: bool = False
+    """Tensor-parallel collectives overlapped with the layer's matrix products (Megatron/TE userbuffers,
+    PyTorch async TP); False: on the critical path."""
 
     def __post_init__(self) -> None:
-        for name in ("gpus", "nodes", "tp", "pp", "ep"):
+        for name in ("gpus", "nodes", "tp", "pp", "vp", "ep"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"--{name} {getattr(self, name)}: expected a positive integer")
         if self.zero not in (0, 1, 2, 3):
@@ -64,5 +70,7 @@ class ParallelConfig:
             raise ConfigError(f"--tp {self.tp} does not divide the {kv_heads} KV heads (nor is a multiple of them)")
         if self.pp > layers:
             raise ConfigError(f"--pp {self.pp} is more pipeline stages than the {layers} layers")
+        if self.vp > 1 and (self.pp == 1 or layers % (self.pp * self.vp)):
+            raise ConfigError(f"--vp {self.vp}: needs --pp > 1 and pp × vp dividing the {layers} layers")
         if self.ep > 1 and (not experts or experts % self.ep):
             raise ConfigError(f"--ep {self.ep} must divide the {experts} routed experts")

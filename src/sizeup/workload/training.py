@@ -37,7 +37,7 @@ from sizeup.workload.finetune import FinetuneSpec, Method, trainable_parameters
 from sizeup.workload.parallel import ParallelConfig
 from sizeup.workload.quantize import get_format, tensor_bytes_map
 
-__all__ = ["Precision", "PRECISIONS", "OPTIMIZER_STATE_BYTES", "TrainingConfig", "TrainingMemory", "TrainingEstimate",
+__all__ = ["Precision", "PRECISIONS", "OPTIMIZER_STATE_BYTES", "RECOMPUTE_POLICIES", "TrainingConfig", "TrainingMemory", "TrainingEstimate",
            "layer_activation_bytes", "estimate_training"]
 
 
@@ -66,6 +66,16 @@ PRECISIONS = {
                           "matrix products at the fp8 peak"),
 }
 
+RECOMPUTE_POLICIES = {
+    "none": "no recomputation: every layer keeps what its backward pass reads",
+    "selective": "Megatron-style selective recomputation: the attention scores (a·s² terms) are recomputed, "
+                 "which saves nothing more under FlashAttention",
+    "selective-op": "per-op selective checkpointing as torchtitan applies it (selective_ac_option 'op'): each layer "
+                    "keeps its input, the attention output and every other matrix-product output in call order; "
+                    "the other products, norms and activations are recomputed",
+    "full": "full recomputation: each layer keeps only its input and reruns its forward pass in backward",
+}
+
 OPTIMIZER_STATE_BYTES = {
     "adamw": 8.0, "adam": 8.0,  # two fp32 moments
     "adamw-8bit": 2.0,  # bitsandbytes: two 8-bit moments (block-wise scales, 2 × 4 bytes per 2048, ignored)
@@ -91,6 +101,9 @@ class TrainingConfig:
     epochs: float | None = None
     dataset_tokens: int | None = None
     flash_attention: bool = True
+    loss_chunks: int = 1
+    """The cross-entropy runs over this many slices of the sequence (litgpt, torchtune chunk it); 1: all
+    at once."""
     offer: str | None = None
     network_gbit_per_s: float | None = None
     """Per node; default from the offer, else 400 Gb/s per GPU."""
@@ -100,12 +113,14 @@ class TrainingConfig:
             raise ConfigError(f"--optimizer {self.optimizer!r}: expected one of {', '.join(OPTIMIZER_STATE_BYTES)}")
         if self.precision not in PRECISIONS:
             raise ConfigError(f"--precision {self.precision!r}: expected one of {', '.join(PRECISIONS)}")
-        if self.recompute not in ("none", "selective", "full"):
-            raise ConfigError(f"--recompute {self.recompute!r}: expected none, selective or full")
+        if self.recompute not in RECOMPUTE_POLICIES:
+            raise ConfigError(f"--recompute {self.recompute!r}: expected one of {', '.join(RECOMPUTE_POLICIES)}")
         if self.seq < 1:
             raise ConfigError(f"--seq {self.seq}: expected a positive integer")
         if self.micro_batch is not None and self.micro_batch < 1:
             raise ConfigError(f"--micro-batch {self.micro_batch}: expected a positive integer")
+        if self.loss_chunks < 1:
+            raise ConfigError(f"--loss-chunks {self.loss_chunks}: expected a positive integer")
         if self.global_batch is not None and self.global_batch < 1:
             raise ConfigError(f"--global-batch {self.global_batch}: expected a positive integer")
         if self.finetune.method == Method.QLORA and self.precision == "fp32":
@@ -166,7 +181,8 @@ class TrainingEstimate:
             "device": {"id": self.device.id, "name": self.device.name, "gpus": par.gpus, "nodes": par.nodes},
             "config": {"method": cfg.finetune.method.value, "rank": cfg.finetune.rank,
                        "targets": list(cfg.finetune.targets), "optimizer": cfg.optimizer, "precision": cfg.precision,
-                       "recompute": cfg.recompute, "tp": par.tp, "pp": par.pp, "dp": par.dp, "ep": par.ep,
+                       "recompute": cfg.recompute, "tp": par.tp, "pp": par.pp, "vp": par.vp, "dp": par.dp, "ep": par.ep,
+                       "tp_overlap": par.tp_overlap, "loss_chunks": cfg.loss_chunks,
                        "zero": par.zero, "seq": cfg.seq, "micro_batch": self.micro_batch,
                        "grad_accumulation": self.grad_accumulation, "global_batch": self.global_batch},
             "memory": {"per_gpu": self.memory.to_dict()},
@@ -186,6 +202,36 @@ class TrainingEstimate:
 
 # ---- activations --------------------------------------------------------------------------
 
+def layer_projections(arch: ModelArch, layer: LayerSpec) -> list[tuple[int, int, bool]]:
+    """The layer's matrix products with a weight, in call order: (output width, input width, split
+    across tensor-parallel ranks). Column-parallel products split their output; row-parallel ones
+    (attention output, MLP down) produce a full-width partial sum on every rank. Routed experts run as
+    grouped products and are left out."""
+    a, m, h = layer.attention, layer.mlp, arch.hidden
+    out: list[tuple[int, int, bool]] = []
+    if a.mla is not None:
+        nope_rope = a.mla.qk_nope_head_dim + a.mla.qk_rope_head_dim
+        if a.mla.q_lora_rank:
+            out += [(a.mla.q_lora_rank, h, False), (a.heads * nope_rope, a.mla.q_lora_rank, True)]
+        else:
+            out.append((a.heads * nope_rope, h, True))
+        out += [(a.mla.kv_lora_rank + a.mla.qk_rope_head_dim, h, False),
+                (a.heads * (a.mla.qk_nope_head_dim + a.mla.v_head_dim), a.mla.kv_lora_rank, True)]
+    else:
+        out += [(a.heads * a.head_dim, h, True), (a.kv_heads * a.head_dim, h, True),
+                (a.kv_heads * a.v_head_dim, h, True)]
+    out.append((h, a.heads * a.v_head_dim, False))
+    def mlp(inter: int) -> list[tuple[int, int, bool]]:
+        return ([(inter, h, True)] if m.gated else []) + [(inter, h, True), (h, inter, False)]
+    if m.is_moe:
+        out.append((m.experts, h, False))  # the router
+        if m.shared_experts:
+            out += mlp(m.shared_intermediate * m.shared_experts)
+    else:
+        out += mlp(m.intermediate)
+    return out
+
+
 def layer_activation_bytes(arch: ModelArch, layer: LayerSpec, micro_batch: int, seq: int, *, tp: int = 1,
                            sequence_parallel: bool = False, recompute: str = "none", flash: bool = True,
                            act_bytes: int = 2) -> int:
@@ -197,6 +243,12 @@ def layer_activation_bytes(arch: ModelArch, layer: LayerSpec, micro_batch: int, 
     shard = tp if sequence_parallel else 1
     if recompute == "full":
         return act_bytes * sbh // shard  # the layer's input
+    if recompute == "selective-op":
+        # the input, the attention output with its fp32 log-sum-exp, and the 1st, 3rd, 5th… products' outputs
+        kept = act_bytes * sbh // shard + (act_bytes * s * b * a.heads * a.v_head_dim + 4 * s * b * a.heads) // tp
+        for width, _, split in layer_projections(arch, layer)[::2]:
+            kept += act_bytes * s * b * width // (tp if split else 1)
+        return kept
     # replicated across tensor-parallel ranks unless sequence parallel: norm inputs, the inputs of the
     # qkv and MLP projections, the two dropout masks after the attention and MLP projections
     replicated = act_bytes * sbh * (layer.norms + 2) + (2 * sbh if dropout else 0)
@@ -227,13 +279,15 @@ def _activation_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: int, tr
     layers = [layer for i, layer in enumerate(arch.layers) if i < per_stage and i >= trainable_from]
     act = sum(layer_activation_bytes(arch, layer, micro_batch, cfg.seq, tp=par.tp, sequence_parallel=sp,
                                      recompute=cfg.recompute, flash=cfg.flash_attention) for layer in layers)
-    if cfg.recompute == "full" and layers:  # one layer is rematerialised at a time during backward
+    act *= max(1, min(par.pp, in_flight))
+    if cfg.recompute in ("full", "selective-op") and layers:  # one layer is rematerialised at a time in backward
         act += layer_activation_bytes(arch, layers[0], micro_batch, cfg.seq, tp=par.tp, sequence_parallel=sp,
                                       flash=cfg.flash_attention)
-    act *= max(1, min(par.pp, in_flight))
-    # the logits and the loss: bf16 logits plus the fp32 copy cross-entropy works on (vocab-parallel ÷ tp)
+    # the logits and the loss (vocab-parallel ÷ tp): the bf16 logits stay alive through the loss, and
+    # cross-entropy upcasts them to fp32 and keeps an fp32 log-softmax for its backward: 2 + 4 + 4 bytes
+    # per logit, the fp32 part for one chunk at a time when the loss is chunked
     if arch.lm_head:
-        act += micro_batch * cfg.seq * arch.vocab * 6 // par.tp
+        act += int(micro_batch * cfg.seq * arch.vocab * (2 + 8 / min(cfg.loss_chunks, cfg.seq))) // par.tp
     return act
 
 
@@ -313,6 +367,20 @@ def _model_flops_per_token(arch: ModelArch, seq: int, method: Method) -> float:
     return factor * n + attention
 
 
+def _recomputed_product_share(arch: ModelArch) -> float:
+    """Share of the weight products' FLOPs that per-op selective checkpointing reruns: the 2nd, 4th…
+    product of every layer (FLOPs ∝ output × input width at a fixed token count), against all
+    products including the head."""
+    rerun = total = 0
+    for layer in arch.layers:
+        products = [w * i for w, i, _ in layer_projections(arch, layer)]
+        rerun += sum(products[1::2])
+        total += sum(products)
+    if arch.lm_head:
+        total += arch.vocab * arch.hidden
+    return rerun / total if total else 0.0
+
+
 def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, offers: list[Offer] = ()) -> TrainingEstimate:
     par = cfg.parallel
     a0 = arch.layers[0].attention
@@ -345,18 +413,37 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
                                  weights=weights, act_dtype="fp32" if cfg.precision == "fp32" else "bf16", tp=par.tp, per_layer=False)
     eff = device_efficiency(device)
     roof = price(forward, device, eff)
+    by_kind = {k: v["time_s"].scale(1 / par.pp) for k, v in roof.by("kind").items()}
+    zero = Range.exact(0.0)
     t_fwd = roof.total_s.scale(1 / par.pp)
-    attention_share = sum(v["time_s"].typical for k, v in roof.by("kind").items() if k == "attention") / max(
-        roof.total_s.typical, 1e-30)
+    t_attn = by_kind.get("attention", zero)
+    t_weights = by_kind.get("matmul", zero)  # products with a weight matrix (the projections, the head)
+    if precision.compute == "fp8":  # each FP8 product first quantizes its operands (cast, scale, transpose)
+        quantize = get_engine("transformer-engine").range("fp8_quantize_overhead_fraction") or zero
+        t_quantize = Range(*(getattr(t_weights, lv) * getattr(quantize, lv) for lv in ("low", "typical", "high")))
+        t_fwd, t_weights = t_fwd + t_quantize, t_weights + t_quantize
+        assumptions.append(f"FP8 products pay Transformer Engine's operand quantization, +{quantize.typical:.0%} "
+                           f"of their kernel time (current scaling)")
+    t_rest = sum((t for k, t in by_kind.items() if k not in ("attention", "matmul")), zero)  # norms, activations…
     method = cfg.finetune.method
-    if method == Method.FULL:
-        backward_factor = 2.0
-    else:  # dgrad through the layers above the lowest trainable one; weight gradients only for adapters
-        reach = 1 - min(trainable.trainable_layers, default=arch.num_layers) / arch.num_layers
-        backward_factor = reach * (2.0 if method == Method.FREEZE else 1.0)
-    t_bwd = t_fwd.scale(backward_factor)
-    t_recompute = t_fwd if cfg.recompute == "full" else (
-        t_fwd.scale(attention_share) if cfg.recompute == "selective" and not cfg.flash_attention else Range.exact(0.0))
+    reach = 1.0 if method == Method.FULL else \
+        1 - min(trainable.trainable_layers, default=arch.num_layers) / arch.num_layers
+    # backward per op kind: a weight product costs its input gradient plus, where the weight is
+    # trained, its weight gradient (1 + 1 forward); adapter methods skip the frozen weights' half.
+    # FlashAttention's backward recomputes the scores: 5 matrix products against the forward's 2
+    # (Dao 2022, FlashAttention §3.1); materialised scores need 4. Everything else ≈ 2× forward.
+    weight_factor = 2.0 if method in (Method.FULL, Method.FREEZE) else 1.0
+    attention_factor = 2.5 if cfg.flash_attention else 2.0
+    t_bwd = (t_weights.scale(weight_factor) + t_attn.scale(attention_factor) + t_rest.scale(2.0)).scale(reach)
+    backward_factor = t_bwd.typical / max(t_fwd.typical, 1e-30)
+    if cfg.recompute == "full":
+        t_recompute = t_fwd
+    elif cfg.recompute == "selective-op":  # the even-numbered products and every non-product op, not attention
+        t_recompute = t_weights.scale(_recomputed_product_share(arch)) + t_rest
+    elif cfg.recompute == "selective" and not cfg.flash_attention:
+        t_recompute = t_attn
+    else:
+        t_recompute = zero
     offer = _pick_offer(device, par.gpus, offers, cfg.offer)
     intra, inter = _links(device, cfg, offer)
     # tensor-parallel collectives: 2 per layer forward, 2 backward (and 2 more with full recompute)
@@ -369,8 +456,10 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
             per_layer = collective_time("all_reduce", size, par.tp, intra)
             count = (4 + (2 if cfg.recompute == "full" else 0)) * -(-arch.num_layers // par.pp)
             t_tp = per_layer.scale(count)
+            if par.tp_overlap:  # hidden behind the products it is split into, only the excess exposed
+                t_tp = _exposed(t_tp, t_weights + t_weights.scale(weight_factor * reach))
     micro_step = t_fwd + t_bwd + t_recompute + t_tp
-    bubble = (par.pp - 1) / accumulation if par.pp > 1 else 0.0
+    bubble = (par.pp - 1) / (par.vp * accumulation) if par.pp > 1 else 0.0
     compute = micro_step.scale(accumulation * (1 + bubble))
     # data-parallel gradient traffic, overlapped with the backward pass
     t_dp = Range.exact(0.0)
@@ -405,7 +494,7 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
     tokens_per_s = step.inverse(tokens_per_step)
     peak = tensor_precision(device, "matmul", precision.compute)
     model_flops = _model_flops_per_token(arch, cfg.seq, method) * tokens_per_step
-    recompute_factor = 1 + (1 / (1 + backward_factor) if cfg.recompute == "full" else 0)
+    recompute_factor = 1 + t_recompute.typical / max((t_fwd + t_bwd).typical, 1e-30)
     if peak is None:
         mfu = hfu = Range.exact(0.0)
         assumptions.append(f"{device.id} lists no {precision.compute} peak: MFU not computed")
@@ -436,7 +525,8 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
                  "expert_parallel": t_ep.typical, "optimizer": t_opt.typical}
     assumptions += [
         "data-parallel gradient traffic overlaps the backward pass; only what exceeds it is exposed",
-        "tensor-parallel collectives are on the critical path; pipeline 1F1B bubble (p − 1)/m",
+        "tensor-parallel collectives " + ("overlapped with the matrix products" if par.tp_overlap
+                                          else "on the critical path") + "; pipeline 1F1B bubble (p − 1)/(v·m)",
         f"MFU counts {'6' if method in (Method.FULL, Method.FREEZE) else '4'}·N + 12·L·H·Q·T FLOPs per token "
         f"(PaLM appendix B) against the dense {precision.compute} peak",
     ]

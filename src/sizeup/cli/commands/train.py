@@ -30,12 +30,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--trainable-layers", type=int, default=2, help="freeze: how many of the last layers train")
     p.add_argument("--optimizer", default="adamw", choices=["adamw", "adam", "adamw-8bit", "sgd", "adafactor", "lion"])
     p.add_argument("--precision", default="bf16-mixed", choices=["bf16-mixed", "fp32", "bf16", "fp8"])
-    p.add_argument("--recompute", default="none", choices=["none", "selective", "full"])
+    p.add_argument("--recompute", default="none", choices=["none", "selective", "selective-op", "full"],
+                   help="activation recomputation: selective = Megatron's (attention scores), selective-op = "
+                        "torchtitan's per-op policy (every other matmul output kept)")
+    p.add_argument("--loss-chunks", type=int, default=1,
+                   help="the cross-entropy runs over this many sequence chunks (litgpt, torchtune: default 1)")
     p.add_argument("--no-flash", action="store_true", help="attention without a fused kernel (stores the scores)")
     p.add_argument("--gpus", type=int, default=1, help="GPUs in all (default 1)")
     p.add_argument("--nodes", type=int, default=1)
     p.add_argument("--tp", type=int, default=1, help="tensor parallel")
     p.add_argument("--pp", type=int, default=1, help="pipeline parallel")
+    p.add_argument("--vp", type=int, default=1, help="virtual pipeline stages per GPU (interleaved 1F1B)")
+    p.add_argument("--tp-overlap", action="store_true",
+                   help="tensor-parallel collectives overlapped with the matrix products (TE userbuffers, async TP)")
     p.add_argument("--ep", type=int, default=1, help="expert parallel (MoE)")
     p.add_argument("--zero", type=int, default=0, help="ZeRO stage 0-3 (FSDP full shard = 3)")
     p.add_argument("--no-sequence-parallel", action="store_true", help="with --tp, keep norm activations replicated")
@@ -67,12 +74,14 @@ def config_from_args(args: argparse.Namespace, method: str):
     return TrainingConfig(
         finetune=FinetuneSpec(method=method, rank=args.rank, targets=targets, trainable_layers=args.trainable_layers),
         optimizer=args.optimizer, precision=args.precision, recompute=args.recompute,
-        parallel=ParallelConfig(gpus=args.gpus, nodes=args.nodes, tp=args.tp, pp=args.pp, ep=args.ep, zero=args.zero,
-                                sequence_parallel=not args.no_sequence_parallel),
+        parallel=ParallelConfig(gpus=args.gpus, nodes=args.nodes, tp=args.tp, pp=args.pp, vp=args.vp, ep=args.ep,
+                                zero=args.zero, sequence_parallel=not args.no_sequence_parallel,
+                                tp_overlap=args.tp_overlap),
         seq=args.seq, micro_batch=args.micro_batch, global_batch=args.global_batch,
         tokens=None if args.tokens is None else int(args.tokens), epochs=args.epochs,
         dataset_tokens=None if args.dataset_tokens is None else int(args.dataset_tokens),
-        flash_attention=not args.no_flash, offer=args.offer, network_gbit_per_s=args.network_gbps)
+        flash_attention=not args.no_flash, loss_chunks=args.loss_chunks, offer=args.offer,
+        network_gbit_per_s=args.network_gbps)
 
 
 def run(args: argparse.Namespace) -> int:
