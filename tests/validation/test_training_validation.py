@@ -1,7 +1,9 @@
 """Published training measurements as a regression guard (benchmarks/validate_training.py prints them).
 
-Issue 5's targets (15% on throughput, 10% on memory) are not met yet: see benchmarks/README.md. The
-bounds below hold the current accuracy so that it cannot silently get worse."""
+Issue 5's targets: 15% median error on throughput (met on rows priced on their own hardware) and 10% on
+peak memory (met for LoRA, not yet for QLoRA and full training: see benchmarks/README.md). The memory
+bound holds the current accuracy so that it cannot silently get worse. Rows on off-catalog hardware
+(unpublished peak) are printed by the benchmark but kept out of the medians."""
 
 import importlib.util
 import statistics
@@ -33,6 +35,15 @@ def test_lora_peak_memory_within_10_percent():
     assert len(errors) >= 3 and statistics.median(errors) <= 0.10
 
 
-def test_throughput_median_error_does_not_regress():
-    errors = _errors(lambda r: r["metric"] in ("mfu", "tokens_per_s_per_gpu"))
-    assert len(errors) >= 15 and statistics.median(errors) <= 0.30
+def test_throughput_median_error_meets_the_15_percent_target():
+    errors = _errors(lambda r: r["metric"] in ("mfu", "tokens_per_s_per_gpu") and not r.get("off_catalog"))
+    assert len(errors) >= 15 and statistics.median(errors) <= 0.15
+
+
+def test_memory_median_error_does_not_regress():
+    errors = _errors(lambda r: r["metric"] == "peak_memory_bytes")
+    assert len(errors) >= 10 and statistics.median(errors) <= 0.20
+
+
+def test_off_catalog_rows_say_why():
+    assert all(len(r["off_catalog"]) > 40 for r in ROWS if r.get("off_catalog"))
