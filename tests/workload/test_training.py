@@ -233,3 +233,28 @@ def test_fp8_products_run_at_their_own_efficiency_and_pay_for_quantization():
 def test_bad_parallel_and_recompute_input(make, message):
     with pytest.raises(ConfigError, match=message.replace("×", ".")):
         make()
+
+
+def test_adapters_keep_only_the_inputs_their_backward_reads():
+    """Frozen native weights need no input for a weight gradient: under LoRA on q, v the MLP input (h) and
+    the MLP product (intermediate) are not kept; bitsandbytes' 4-bit product keeps every input (QLoRA).
+    With dropout each adapter keeps its dropped input (2 bytes) and mask (1 byte); litgpt's fused q/k/v
+    adapter keeps one, and the attention input itself is then kept by nobody."""
+    device, mb, seq = CATALOG.device("a10g"), 2, 512
+    tokens, h, inter, layers = mb * seq, LLAMA2.hidden, LLAMA2.layers[0].mlp.intermediate, LLAMA2.num_layers
+
+    def act(method, **spec):
+        cfg = TrainingConfig(seq=seq, finetune=FinetuneSpec(method=method, rank=32, **spec))
+        return training_memory(LLAMA2, device, cfg, mb).activations_bytes
+
+    assert act("qlora") - act("lora") == layers * 2 * tokens * (h + inter)
+    assert act("full") == act("qlora")
+    fused = act("lora", dropout=0.05, fused_qkv=True) - act("lora")
+    assert fused == layers * (3 * tokens * h - 2 * tokens * h)
+    per_module = act("lora", dropout=0.05) - act("lora")
+    assert per_module == layers * (2 * 3 * tokens * h - 2 * tokens * h)  # q and v each drop their own copy
+
+
+def test_lora_dropout_must_be_a_probability():
+    with pytest.raises(ConfigError, match="--lora-dropout 1.0: expected a probability in"):
+        FinetuneSpec(method="lora", dropout=1.0)

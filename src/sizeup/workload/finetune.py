@@ -17,7 +17,7 @@ from enum import Enum
 from sizeup.errors import ConfigError
 from sizeup.ingest.hf_config import ModelArch, WeightTensor
 
-__all__ = ["Method", "FinetuneSpec", "Trainable", "trainable_parameters", "target_names", "lora_params"]
+__all__ = ["Method", "FinetuneSpec", "Trainable", "trainable_parameters", "target_names", "lora_params", "targeted"]
 
 _LINEAR_ROLES = ("attention", "mlp", "expert", "shared_expert")
 
@@ -39,11 +39,21 @@ class FinetuneSpec:
     'lm_head'."""
     trainable_layers: int = 2
     """freeze: how many of the last layers train."""
+    dropout: float = 0.0
+    """LoRA dropout on each adapter's input (PEFT's default 0.0, litgpt's 0.05): with p > 0 every adapter
+    keeps a dropped copy of its input and the mask for its backward pass."""
+    double_quant: bool = True
+    """qlora: NF4 with double quantization (8-bit block scales, the QLoRA paper's recipe); False: fp32
+    scales (bitsandbytes' plain nf4, litgpt's 'bnb.nf4')."""
+    fused_qkv: bool = False
+    """One adapter input for q, k and v together (litgpt's LoRAQKVLinear) rather than one per module (PEFT)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "method", Method(self.method))
         if self.method in (Method.LORA, Method.QLORA, Method.DORA) and self.rank < 1:
             raise ConfigError(f"--rank {self.rank}: a LoRA rank must be a positive integer")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ConfigError(f"--lora-dropout {self.dropout}: expected a probability in [0, 1)")
         if self.method == Method.FREEZE and self.trainable_layers < 1:
             raise ConfigError(f"--trainable-layers {self.trainable_layers}: expected 1 or more")
 
@@ -79,6 +89,11 @@ def _matches(name: str, targets: tuple[str, ...]) -> bool:
     if "all-linear" in targets:
         return True
     return any(name == t or name.endswith("." + t) or re.fullmatch(t, name) for t in targets)
+
+
+def targeted(name: str, spec: FinetuneSpec) -> bool:
+    """Whether module `name` (q_proj, down_proj, lm_head…) carries an adapter under `spec`."""
+    return name in spec.targets if name == "lm_head" else _matches(name, spec.targets)
 
 
 def lora_params(shape: tuple[int, ...], rank: int) -> int:

@@ -33,7 +33,7 @@ from sizeup.price.memory import max_fitting
 from sizeup.price.roofline import price, tensor_precision
 from sizeup.ranges import Range
 from sizeup.units import MIB
-from sizeup.workload.finetune import FinetuneSpec, Method, trainable_parameters
+from sizeup.workload.finetune import FinetuneSpec, Method, targeted, trainable_parameters
 from sizeup.workload.parallel import ParallelConfig
 from sizeup.workload.quantize import get_format, tensor_bytes_map
 
@@ -269,6 +269,44 @@ def layer_activation_bytes(arch: ModelArch, layer: LayerSpec, micro_batch: int, 
     return replicated // shard + split // tp
 
 
+def _adapter_activation_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingConfig, micro_batch: int) -> int:
+    """What adapters change in one layer's saved activations (none/selective recomputation, dense layers).
+
+    The Korthikanti count keeps every projection's input, as full training does. A frozen weight needs
+    no input for its own gradient: PyTorch's autograd saves an input of a matrix product only for the
+    gradient that needs it, so under LoRA the attention and MLP inputs and the MLP product are kept only
+    where an adapter reads them without dropout (the attention output stays: FlashAttention keeps it).
+    bitsandbytes' 4-bit product (QLoRA) keeps its input whenever gradients flow (MatMul4Bit saves
+    ctx.tensors = (A, B)), so QLoRA keeps them all. With dropout p > 0 each adapter keeps its own dropped
+    input (2 bytes) and mask (1 byte) per element.
+    """
+    spec = cfg.finetune
+    if not spec.uses_adapters or cfg.recompute not in ("none", "selective") or layer.attention.mla is not None:
+        return 0
+    tokens, h = micro_batch * cfg.seq, arch.hidden
+    mlp = [] if layer.mlp.is_moe else [("mlp_in", h, "gate_proj"), ("mlp_in", h, "up_proj"),
+                                        ("mlp_mid", layer.mlp.intermediate // cfg.parallel.tp, "down_proj")]
+    if not layer.mlp.gated:
+        mlp = [m for m in mlp if m[2] != "gate_proj"]
+    inputs = [("attn_in", h, "q_proj"), ("attn_in", h, "k_proj"), ("attn_in", h, "v_proj")] + mlp
+    change = 0
+    for group in ("attn_in", "mlp_in", "mlp_mid"):
+        members = [(width, name) for g, width, name in inputs if g == group]
+        if not members:
+            continue
+        width = members[0][0]
+        hit = [name for _, name in members if targeted(name, spec)]
+        kept = spec.method == Method.QLORA or (hit and spec.dropout == 0)
+        if not kept:
+            change -= 2 * tokens * width
+        if hit and spec.dropout > 0:
+            copies = 1 if group == "attn_in" and spec.fused_qkv else len(hit)
+            change += 3 * tokens * width * copies
+    if spec.dropout > 0 and targeted("o_proj", spec):
+        change += 3 * tokens * layer.attention.heads * layer.attention.v_head_dim // cfg.parallel.tp
+    return change
+
+
 def _activation_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: int, trainable_from: int,
                       in_flight: int) -> int:
     """Saved activations on the first pipeline stage: its layers (only those at or above the lowest
@@ -278,7 +316,8 @@ def _activation_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: int, tr
     sp = par.sequence_parallel and par.tp > 1
     layers = [layer for i, layer in enumerate(arch.layers) if i < per_stage and i >= trainable_from]
     act = sum(layer_activation_bytes(arch, layer, micro_batch, cfg.seq, tp=par.tp, sequence_parallel=sp,
-                                     recompute=cfg.recompute, flash=cfg.flash_attention) for layer in layers)
+                                     recompute=cfg.recompute, flash=cfg.flash_attention)
+              + _adapter_activation_bytes(arch, layer, cfg, micro_batch) for layer in layers)
     act *= max(1, min(par.pp, in_flight))
     if cfg.recompute in ("full", "selective-op") and layers:  # one layer is rematerialised at a time in backward
         act += layer_activation_bytes(arch, layers[0], micro_batch, cfg.seq, tp=par.tp, sequence_parallel=sp,
@@ -288,6 +327,8 @@ def _activation_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: int, tr
     # per logit, the fp32 part for one chunk at a time when the loss is chunked
     if arch.lm_head:
         act += int(micro_batch * cfg.seq * arch.vocab * (2 + 8 / min(cfg.loss_chunks, cfg.seq))) // par.tp
+        if cfg.finetune.uses_adapters and cfg.finetune.dropout > 0 and targeted("lm_head", cfg.finetune):
+            act += 3 * micro_batch * cfg.seq * arch.hidden  # the head adapter's dropped input and mask
     return act
 
 
@@ -318,7 +359,7 @@ def training_memory(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, mi
     # frozen base weights, in their storage format
     frozen_width = 4 if precision.compute == "fp32" else 2
     if spec.method == Method.QLORA:
-        frozen_bytes = sum(tensor_bytes_map(arch, get_format("nf4")).values())
+        frozen_bytes = sum(tensor_bytes_map(arch, get_format("nf4" if spec.double_quant else "nf4-no-dq")).values())
     elif spec.method == Method.FULL:
         frozen_bytes = 0
     elif spec.method == Method.FREEZE:
@@ -538,8 +579,9 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
     if par.dp_crosses_nodes and inter is not None:
         assumptions.append(f"data parallel across nodes at {inter.bytes_per_s * 8 / 1e9:.0f} Gb/s per GPU")
     if method == Method.QLORA:
-        assumptions.append("QLoRA: NF4 base with double quantization, bf16 adapters; paged optimizer state counted "
-                           "on the GPU (it pages to CPU RAM only under memory spikes)")
+        assumptions.append(f"QLoRA: NF4 base {'with' if cfg.finetune.double_quant else 'without'} double "
+                           "quantization, bf16 adapters; paged optimizer state counted on the GPU (it pages to CPU "
+                           "RAM only under memory spikes)")
     return TrainingEstimate(arch=arch, device=device, config=cfg, micro_batch=micro, grad_accumulation=accumulation,
                             global_batch=global_batch, memory=memory, max_micro_batch=max_mb,
                             trainable_params=trainable.trainable_params, step_s=step, tokens_per_s=tokens_per_s,

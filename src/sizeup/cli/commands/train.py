@@ -28,6 +28,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rank", type=int, default=16, help="LoRA rank (default 16)")
     p.add_argument("--targets", default="q_proj,v_proj", help="LoRA target modules, or all-linear (default q_proj,v_proj)")
     p.add_argument("--trainable-layers", type=int, default=2, help="freeze: how many of the last layers train")
+    p.add_argument("--lora-dropout", type=float, default=0.0,
+                   help="LoRA dropout (PEFT default 0.0, litgpt 0.05): each adapter then keeps a dropped copy of its input")
+    p.add_argument("--no-double-quant", action="store_true",
+                   help="qlora: NF4 with fp32 block scales (bitsandbytes nf4, litgpt bnb.nf4) instead of double quantization")
+    p.add_argument("--fused-qkv", action="store_true",
+                   help="one adapter input for q, k and v together (litgpt) instead of one per module (PEFT)")
     p.add_argument("--optimizer", default="adamw", choices=["adamw", "adam", "adamw-8bit", "sgd", "adafactor", "lion"])
     p.add_argument("--precision", default="bf16-mixed", choices=["bf16-mixed", "fp32", "bf16", "fp8"])
     p.add_argument("--recompute", default="none", choices=["none", "selective", "selective-op", "full"],
@@ -72,7 +78,9 @@ def config_from_args(args: argparse.Namespace, method: str):
             raise ConfigError(f"--{name.replace('_', '-')} {value:g}: expected a positive number")
     targets = tuple(t.strip() for t in args.targets.replace("+", ",").split(",") if t.strip())
     return TrainingConfig(
-        finetune=FinetuneSpec(method=method, rank=args.rank, targets=targets, trainable_layers=args.trainable_layers),
+        finetune=FinetuneSpec(method=method, rank=args.rank, targets=targets, trainable_layers=args.trainable_layers,
+                              dropout=args.lora_dropout, fused_qkv=args.fused_qkv,
+                              double_quant=not args.no_double_quant),
         optimizer=args.optimizer, precision=args.precision, recompute=args.recompute,
         parallel=ParallelConfig(gpus=args.gpus, nodes=args.nodes, tp=args.tp, pp=args.pp, vp=args.vp, ep=args.ep,
                                 zero=args.zero, sequence_parallel=not args.no_sequence_parallel,
