@@ -38,8 +38,10 @@ FRAMEWORK_DEFAULTS = {
     "torchtune-": {"recompute": "full", "lora_rank": 8,
                    "lora_targets": "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj", "loss_chunks": 8},
     # Lightning-AI/litgpt litgpt/finetune/lora.py: model(input_ids, lm_head_chunk_size=128) and
-    # chunked_cross_entropy: the head and the loss run 128 positions at a time
-    "litgpt-": {"loss_chunks": "seq/128"},
+    # chunked_cross_entropy: the head and the loss run 128 positions at a time. config_hub/finetune/*/
+    # lora.yaml and qlora.yaml: lora_dropout 0.05; litgpt/lora.py LoRAQKVLinear: one adapter input
+    # (one dropout) for q, k and v together; qlora.yaml: quantize bnb.nf4 (the choices list nf4-dq apart)
+    "litgpt-": {"loss_chunks": "seq/128", "lora_dropout": 0.05, "fused_qkv": True, "double_quant": False},
 }
 
 
@@ -55,7 +57,9 @@ def predict(row: dict, catalog) -> float:
     nodes = row.get("nodes") or max(1, gpus // 8)
     targets = tuple(t.strip() for t in (row.get("lora_targets") or "q_proj,v_proj").replace("+", ",").split(","))
     cfg = TrainingConfig(
-        finetune=FinetuneSpec(method=row.get("method") or "full", rank=row.get("lora_rank") or 8, targets=targets),
+        finetune=FinetuneSpec(method=row.get("method") or "full", rank=row.get("lora_rank") or 8, targets=targets,
+                              dropout=row.get("lora_dropout") or 0.0, fused_qkv=bool(row.get("fused_qkv")),
+                              double_quant=row.get("double_quant", True)),
         optimizer=row.get("optimizer") or "adamw", precision=row.get("precision") or "bf16-mixed",
         recompute=row.get("recompute") or "none",
         parallel=ParallelConfig(gpus=gpus, nodes=nodes, tp=row.get("tp") or 1, pp=row.get("pp") or 1,
