@@ -258,3 +258,20 @@ def test_adapters_keep_only_the_inputs_their_backward_reads():
 def test_lora_dropout_must_be_a_probability():
     with pytest.raises(ConfigError, match="--lora-dropout 1.0: expected a probability in"):
         FinetuneSpec(method="lora", dropout=1.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(mb=st.integers(1, 8), seq=st.sampled_from([256, 1024, 4096]), tp=st.sampled_from([1, 2, 4]),
+       targets=st.sampled_from([("q_proj", "v_proj"), ("all-linear",), ("down_proj",), ("gate_proj", "o_proj")]),
+       dropout=st.sampled_from([0.0, 0.1]))
+def test_adapter_activations_stay_between_nothing_and_full_training(mb, seq, tp, targets, dropout):
+    device = CATALOG.device("h100")
+    par = ParallelConfig(gpus=tp, tp=tp)
+
+    def act(method, p=0.0):
+        cfg = TrainingConfig(seq=seq, parallel=par, finetune=FinetuneSpec(method=method, targets=targets, dropout=p))
+        return training_memory(LLAMA2, device, cfg, mb).activations_bytes
+
+    full = act("full")
+    assert 0 < act("lora") <= act("qlora") == full
+    assert act("lora", dropout) >= act("lora")  # a dropped copy (3 bytes) replaces at most a 2-byte input

@@ -283,9 +283,11 @@ def _adapter_activation_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingCo
     spec = cfg.finetune
     if not spec.uses_adapters or cfg.recompute not in ("none", "selective") or layer.attention.mla is not None:
         return 0
-    tokens, h = micro_batch * cfg.seq, arch.hidden
+    par = cfg.parallel
+    tokens = micro_batch * cfg.seq
+    h = arch.hidden // (par.tp if par.sequence_parallel and par.tp > 1 else 1)  # as the base count shards it
     mlp = [] if layer.mlp.is_moe else [("mlp_in", h, "gate_proj"), ("mlp_in", h, "up_proj"),
-                                        ("mlp_mid", layer.mlp.intermediate // cfg.parallel.tp, "down_proj")]
+                                        ("mlp_mid", layer.mlp.intermediate // par.tp, "down_proj")]
     if not layer.mlp.gated:
         mlp = [m for m in mlp if m[2] != "gate_proj"]
     inputs = [("attn_in", h, "q_proj"), ("attn_in", h, "k_proj"), ("attn_in", h, "v_proj")] + mlp
@@ -303,7 +305,7 @@ def _adapter_activation_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingCo
             copies = 1 if group == "attn_in" and spec.fused_qkv else len(hit)
             change += 3 * tokens * width * copies
     if spec.dropout > 0 and targeted("o_proj", spec):
-        change += 3 * tokens * layer.attention.heads * layer.attention.v_head_dim // cfg.parallel.tp
+        change += 3 * tokens * layer.attention.heads * layer.attention.v_head_dim // par.tp
     return change
 
 
