@@ -18,9 +18,10 @@ def test_train_json_fields(capsys):
                 "overhead_bytes"):
         assert key in per_gpu
     assert data["fits"] is True and data["max_micro_batch"] >= 1
-    for key in ("step", "throughput", "mfu", "time_to_train_s", "cost_usd"):
+    for key in ("step", "throughput", "mfu", "time_to_train_s", "gpu_hours", "cost_usd"):
         assert data[key] is not None
     assert data["step"]["latency_s"]["low"] <= data["step"]["latency_s"]["high"]
+    assert data["gpu_hours"]["typical"] == pytest.approx(data["time_to_train_s"]["typical"] / 3600, rel=1e-12)
     assert data["model"]["trainable_params"] == 28 * 16 * ((3584 + 3584) + (3584 + 512))
 
 

@@ -194,6 +194,8 @@ class TrainingEstimate:
             "mfu": self.mfu.to_dict(),
             "hfu": self.hfu.to_dict(),
             "time_to_train_s": None if self.time_to_train_s is None else self.time_to_train_s.to_dict(),
+            "gpu_hours": None if self.time_to_train_s is None else
+            self.time_to_train_s.scale(par.gpus / 3600).to_dict(),
             "cost_usd": None if self.cost_usd is None else {k: v.to_dict() for k, v in self.cost_usd.items()},
             "offer": None if self.offer is None else {"id": self.offer.id, "price_date": self.offer.price_date},
             "assumptions": list(self.assumptions),
