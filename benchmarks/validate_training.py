@@ -88,7 +88,8 @@ def main() -> None:
         group = GROUPS[row["metric"]] + (", off-catalog hardware" if row.get("off_catalog") else "")
         errors.setdefault(group, []).append(abs(error))
         if args.rows:
-            print(f"| {row['id']}{' †' if row.get('off_catalog') else ''} | {row['device']} | {row.get('gpus')} | {row.get('method')} | {row['metric']} | "
+            mark = " †" if row.get("off_catalog") else ""
+            print(f"| {row['id']}{mark} | {row['device']} | {row.get('gpus')} | {row.get('method')} | {row['metric']} | "
                   f"{row['value']:,.4g} | {predicted:,.4g} | {error:+.1%} |")
     print("\n| metric | rows | median abs error | p90 abs error |")
     print("|---|---:|---:|---:|")

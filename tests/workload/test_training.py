@@ -275,3 +275,16 @@ def test_adapter_activations_stay_between_nothing_and_full_training(mb, seq, tp,
     full = act("full")
     assert 0 < act("lora") <= act("qlora") == full
     assert act("lora", dropout) >= act("lora")  # a dropped copy (3 bytes) replaces at most a 2-byte input
+
+
+@pytest.mark.parametrize("ep", [1, 2, 8])
+def test_zero_shards_experts_only_across_ranks_holding_the_same_experts(ep):
+    """8 GPUs, expert parallel ep: a GPU holds 1/ep of the routed experts, and ZeRO-1 shards their
+    optimizer state over the dp/ep ranks with the same experts; dense tensors over all 8."""
+    arch = load_model("mixtral-8x7b")
+    expert = sum(t.numel for t in arch.tensors() if t.role == "expert")
+    dense = arch.params - expert
+    cfg = TrainingConfig(seq=1024, parallel=ParallelConfig(gpus=8, ep=ep, zero=1))
+    memory = training_memory(arch, CATALOG.device("h100"), cfg, 1)
+    assert memory.optimizer_bytes == pytest.approx(12 * (dense / 8 + expert / (ep * (8 // ep))), rel=1e-9)
+    assert memory.weights_bytes == pytest.approx(2 * (dense + expert / ep), rel=1e-9)

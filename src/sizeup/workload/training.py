@@ -37,8 +37,8 @@ from sizeup.workload.finetune import FinetuneSpec, Method, targeted, trainable_p
 from sizeup.workload.parallel import ParallelConfig
 from sizeup.workload.quantize import get_format, tensor_bytes_map
 
-__all__ = ["Precision", "PRECISIONS", "OPTIMIZER_STATE_BYTES", "RECOMPUTE_POLICIES", "TrainingConfig", "TrainingMemory", "TrainingEstimate",
-           "layer_activation_bytes", "estimate_training"]
+__all__ = ["Precision", "PRECISIONS", "OPTIMIZER_STATE_BYTES", "RECOMPUTE_POLICIES", "TrainingConfig",
+           "TrainingMemory", "TrainingEstimate", "layer_activation_bytes", "layer_projections", "estimate_training"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -363,25 +363,29 @@ def training_memory(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, mi
     # frozen base weights, in their storage format
     frozen_width = 4 if precision.compute == "fp32" else 2
     if spec.method == Method.QLORA:
-        frozen_bytes = sum(tensor_bytes_map(arch, get_format("nf4" if spec.double_quant else "nf4-no-dq")).values())
+        nf4 = get_format("nf4" if spec.double_quant else "nf4-no-dq")
+        frozen_bytes = sum(tensor_bytes_map(arch, nf4).values())
     elif spec.method == Method.FULL:
         frozen_bytes = 0
     elif spec.method == Method.FREEZE:
         frozen_bytes = (arch.params - trainable.trainable_params) * frozen_width
     else:
         frozen_bytes = arch.params * frozen_width
-    local_params = dense_params / model_split + expert_params / (model_split * par.ep)
-    share = local_params / arch.params
-    zero3 = par.dp if par.zero >= 3 else 1
-    weights = frozen_bytes * share / zero3 + trainable.trainable_params * share * precision.weight / zero3
-    grads = trainable.trainable_params * share * precision.grad / (par.dp if par.zero >= 2 else 1)
-    optimizer = (trainable.trainable_params * share * precision.master + _state_bytes(arch, cfg,
-                 trainable.trainable_params) * share) / (par.dp if par.zero >= 1 else 1)
+    # fraction of every tensor one GPU holds: dense tensors ÷ tp·pp, routed experts also ÷ ep; ZeRO
+    # shards dense tensors over all dp ranks and experts over the dp/ep ranks that hold the same experts
+    def share(zero_stage: int) -> float:
+        dp, expert_dp = (par.dp, max(1, par.dp // par.ep)) if par.zero >= zero_stage else (1, 1)
+        return (dense_params / (model_split * dp) + expert_params / (model_split * par.ep * expert_dp)) / arch.params
+
+    weights = (frozen_bytes + trainable.trainable_params * precision.weight) * share(3)
+    grads = trainable.trainable_params * precision.grad * share(2)
+    optimizer = (trainable.trainable_params * precision.master + _state_bytes(arch, cfg, trainable.trainable_params)) \
+        * share(1)
     trainable_from = min(trainable.trainable_layers, default=0) if spec.method == Method.FREEZE else 0
     activations = _activation_bytes(arch, cfg, micro_batch, trainable_from, in_flight)
     overhead = 0.0
-    if par.zero >= 3:  # the layer being computed and the one prefetched, gathered whole
-        layer_params = arch.params / max(arch.num_layers, 1) / model_split
+    if par.zero >= 3:  # the layer being computed and the one prefetched, gathered whole (local experts only)
+        layer_params = (dense_params + expert_params / par.ep) / max(arch.num_layers, 1) / model_split
         overhead += 2 * layer_params * precision.weight
     if par.dp > 1 and par.zero < 3:
         overhead += 2 * 25 * MIB  # DDP's two 25 MiB gradient buckets
@@ -414,13 +418,17 @@ def _model_flops_per_token(arch: ModelArch, seq: int, method: Method) -> float:
 
 def _recomputed_product_share(arch: ModelArch) -> float:
     """Share of the weight products' FLOPs that per-op selective checkpointing reruns: the 2nd, 4th…
-    product of every layer (FLOPs ∝ output × input width at a fixed token count), against all
-    products including the head."""
+    product of every layer and the routed experts (FLOPs ∝ output × input width at a fixed token
+    count), against all products including the head."""
     rerun = total = 0
     for layer in arch.layers:
         products = [w * i for w, i, _ in layer_projections(arch, layer)]
         rerun += sum(products[1::2])
         total += sum(products)
+        m = layer.mlp
+        if m.is_moe:  # routed experts run as grouped products, which the policy does not keep: all rerun
+            experts = m.top_k * m.intermediate * arch.hidden * (3 if m.gated else 2)
+            rerun, total = rerun + experts, total + experts
     if arch.lm_head:
         total += arch.vocab * arch.hidden
     return rerun / total if total else 0.0
@@ -476,11 +484,11 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
     # backward per op kind: a weight product costs its input gradient plus, where the weight is
     # trained, its weight gradient (1 + 1 forward); adapter methods skip the frozen weights' half.
     # FlashAttention's backward recomputes the scores: 5 matrix products against the forward's 2
-    # (Dao 2022, FlashAttention §3.1); materialised scores need 4. Everything else ≈ 2× forward.
+    # (Dao et al. 2022, FlashAttention: S and P are rebuilt from Q, K in backward); materialised
+    # scores need 4. Everything else ≈ 2× forward.
     weight_factor = 2.0 if method in (Method.FULL, Method.FREEZE) else 1.0
     attention_factor = 2.5 if cfg.flash_attention else 2.0
     t_bwd = (t_weights.scale(weight_factor) + t_attn.scale(attention_factor) + t_rest.scale(2.0)).scale(reach)
-    backward_factor = t_bwd.typical / max(t_fwd.typical, 1e-30)
     if cfg.recompute == "full":
         t_recompute = t_fwd
     elif cfg.recompute == "selective-op":  # the even-numbered products and every non-product op, not attention
@@ -506,9 +514,21 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
     micro_step = t_fwd + t_bwd + t_recompute + t_tp
     bubble = (par.pp - 1) / (par.vp * accumulation) if par.pp > 1 else 0.0
     compute = micro_step.scale(accumulation * (1 + bubble))
-    # data-parallel gradient traffic, overlapped with the backward pass
+    # data-parallel gradient traffic, overlapped with the backward pass. Routed experts are sharded ÷ ep
+    # and replicated only across the dp/ep ranks that hold the same experts, so their traffic runs in
+    # that smaller group (expert data parallelism)
     t_dp = Range.exact(0.0)
     link = inter if par.dp_crosses_nodes else intra
+    expert_share = sum(t.numel for t in arch.tensors() if t.role == "expert") / arch.params
+    trained_expert_share = expert_share if method in (Method.FULL, Method.FREEZE) else 0.0
+
+    def dp_collective(kind: str, total_bytes: float, expert_fraction: float) -> Range:
+        dense = collective_time(kind, total_bytes * (1 - expert_fraction), par.dp, link)
+        expert_group = par.dp // par.ep
+        if expert_fraction and expert_group > 1:
+            dense = dense + collective_time(kind, total_bytes * expert_fraction / par.ep, expert_group, link)
+        return dense
+
     grad_bytes = trainable.trainable_params * precision.grad / (par.tp * par.pp)
     if par.dp > 1:
         if link is None:
@@ -516,11 +536,11 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
         else:
             if par.zero >= 3:  # all-gather weights forward and backward, reduce-scatter gradients, each micro-step
                 weight_bytes = arch.params * precision.weight / (par.tp * par.pp)
-                one = collective_time("all_gather", weight_bytes, par.dp, link).scale(2) + \
-                    collective_time("reduce_scatter", grad_bytes, par.dp, link)
+                one = dp_collective("all_gather", weight_bytes, expert_share).scale(2) + \
+                    dp_collective("reduce_scatter", grad_bytes, trained_expert_share)
                 t_dp = _exposed(one, t_fwd + t_bwd).scale(accumulation)
             else:
-                t_dp = _exposed(collective_time("all_reduce", grad_bytes, par.dp, link), t_bwd)
+                t_dp = _exposed(dp_collective("all_reduce", grad_bytes, trained_expert_share), t_bwd)
     # expert-parallel all-to-alls: dispatch and combine, forward and backward, per MoE layer
     t_ep = Range.exact(0.0)
     if par.ep > 1 and intra is not None:

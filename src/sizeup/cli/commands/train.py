@@ -29,9 +29,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--targets", default="q_proj,v_proj", help="LoRA target modules, or all-linear (default q_proj,v_proj)")
     p.add_argument("--trainable-layers", type=int, default=2, help="freeze: how many of the last layers train")
     p.add_argument("--lora-dropout", type=float, default=0.0,
-                   help="LoRA dropout (PEFT default 0.0, litgpt 0.05): each adapter then keeps a dropped copy of its input")
+                   help="LoRA dropout (PEFT default 0.0, litgpt 0.05): each adapter then keeps a dropped copy "
+                        "of its input")
     p.add_argument("--no-double-quant", action="store_true",
-                   help="qlora: NF4 with fp32 block scales (bitsandbytes nf4, litgpt bnb.nf4) instead of double quantization")
+                   help="qlora: NF4 with fp32 block scales (bitsandbytes nf4, litgpt bnb.nf4) instead of double "
+                        "quantization")
     p.add_argument("--fused-qkv", action="store_true",
                    help="one adapter input for q, k and v together (litgpt) instead of one per module (PEFT)")
     p.add_argument("--optimizer", default="adamw", choices=["adamw", "adam", "adamw-8bit", "sgd", "adafactor", "lion"])
