@@ -5,7 +5,7 @@ Narayanan et al. 2021 §2.2), expert parallel for MoE.
 
 What each shards, per GPU:
 - weights: ÷ tp (linear layers and the vocabulary), ÷ pp (layers per stage), ÷ dp with ZeRO-3;
-  routed experts ÷ ep;
+  routed experts ÷ ep, and ZeRO shards them only over the dp/ep ranks that hold the same experts;
 - gradients: like the weights, ÷ dp from ZeRO-2;
 - optimizer state (fp32 master copy and moments): ÷ dp from ZeRO-1.
 """

@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="activation recomputation: selective = Megatron's (attention scores), selective-op = "
                         "torchtitan's per-op policy (every other matmul output kept)")
     p.add_argument("--loss-chunks", type=int, default=1,
-                   help="the cross-entropy runs over this many sequence chunks (litgpt, torchtune: default 1)")
+                   help="the cross-entropy runs over this many sequence chunks, as litgpt and torchtune do (default 1)")
     p.add_argument("--no-flash", action="store_true", help="attention without a fused kernel (stores the scores)")
     p.add_argument("--gpus", type=int, default=1, help="GPUs in all (default 1)")
     p.add_argument("--nodes", type=int, default=1)
