@@ -600,6 +600,12 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
                            "8 moments); the '12 bytes' shortcut is the ZeRO paper's K=12 (master + moments only)")
     if par.tp > 1 and intra is not None:
         assumptions.append(f"tensor parallel over {intra.kind}")
+    reserve = get_engine("hf").range("allocator_overhead_fraction")
+    if par.zero >= 3 and par.dp > 1 and reserve is not None:
+        assumptions.append(f"memory is what PyTorch allocates plus a {reserve.typical:.1%} allocator reserve; "
+                           "published FSDP runs "
+                           "reserved 7-50% more than they allocated or kept active (meta-llama/llama-cookbook PR #41, "
+                           "issue #120), so leave that headroom or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
     if par.dp_crosses_nodes and inter is not None:
         assumptions.append(f"data parallel across nodes at {inter.bytes_per_s * 8 / 1e9:.0f} Gb/s per GPU")
     if method == Method.QLORA:
