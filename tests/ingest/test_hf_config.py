@@ -100,3 +100,15 @@ def test_bad_configs_name_the_field(change, message):
 def test_unknown_model_type_with_fields_is_read_with_a_note():
     arch = parse_config({**LLAMA3_8B, "model_type": "mystery", "hidden_act": "silu"})
     assert arch.params == 8_030_261_248 and "unknown model_type 'mystery'" in arch.assumptions[0]
+
+
+def test_nemotron_has_a_plain_squared_relu_mlp_and_layer_norms():
+    """Nemotron-4 15B (arXiv:2402.16819, table 1: 32 layers, hidden 6144, 48 heads, 8 KV heads, 256k
+    vocabulary; squared-ReLU MLP without a gate, ffn 4 × hidden), as a Hugging Face 'nemotron' config."""
+    h, ffn, layers, vocab, kv = 6144, 24576, 32, 256000, 8 * 128
+    arch = parse_config({"model_type": "nemotron", "hidden_size": h, "num_hidden_layers": layers,
+                         "num_attention_heads": 48, "num_key_value_heads": 8, "intermediate_size": ffn,
+                         "vocab_size": vocab, "hidden_act": "relu2", "tie_word_embeddings": False})
+    assert not arch.layers[0].mlp.gated and arch.norm == "layer" and not arch.assumptions
+    per_layer = (h * h + 2 * h * kv + h * h) + 2 * h * ffn + 2 * 2 * h  # attention, up + down, 2 LayerNorms
+    assert arch.params == 2 * vocab * h + layers * per_layer + 2 * h

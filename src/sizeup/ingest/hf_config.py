@@ -284,7 +284,9 @@ class _Config:
 
 _GELU_TANH = {"gelu_pytorch_tanh", "gelu_new", "gelu_fast", "gelu_tanh"}
 DENSE_DECODERS = {"llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gemma3_text", "mixtral",
-                  "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "olmo2", "granite"}
+                  "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "olmo2", "granite", "nemotron"}
+# decoders whose MLP is a plain up/down pair (Nemotron: squared ReLU, no gate) and whose norm is LayerNorm
+_PLAIN_MLP_DECODERS = {"nemotron"}
 SUPPORTED = sorted(DENSE_DECODERS | {"gpt2", "bert", "vit", "gemma3"})
 
 
@@ -404,14 +406,15 @@ def _decoder(c: _Config, name: str, model_type: str, assumptions: list[str]) -> 
     if mtp:
         assumptions.append(f"{mtp} multi-token-prediction layer(s) in the checkpoint are not counted "
                            f"(inference uses the main model)")
-    return ModelArch(name=name, model_type=model_type, hidden=h, vocab=vocab, layers=tuple(layers), norm="rms",
+    norm = "layer" if model_type in _PLAIN_MLP_DECODERS else "rms"  # Nemotron: LayerNorm1p, with a bias
+    return ModelArch(name=name, model_type=model_type, hidden=h, vocab=vocab, layers=tuple(layers), norm=norm,
                      tie_embeddings=tie, embed_scale=model_type.startswith("gemma"),
                      max_context=c.int("max_position_embeddings", default=0), mtp_layers=mtp,
                      assumptions=tuple(assumptions))
 
 
 def _mlp_spec(c: _Config, model_type: str, i: int, act: str) -> MLPSpec:
-    gated = model_type in DENSE_DECODERS or act == "silu"
+    gated = (model_type in DENSE_DECODERS and model_type not in _PLAIN_MLP_DECODERS) or act == "silu"
     dense = MLPSpec(intermediate=c.int("intermediate_size"), gated=gated, act=act,
                     bias=bool(c.get("mlp_bias", False)))
     if model_type == "mixtral":
