@@ -1,6 +1,12 @@
 """Collectives priced on a link: ring all-reduce moves 2·(n−1)/n of the message over each link,
 all-gather and reduce-scatter (n−1)/n, plus a fixed latency per collective
-(data/efficiency/comm.yaml, measured with nccl-tests)."""
+(data/efficiency/comm.yaml, measured with nccl-tests).
+
+A group spread over several nodes, g ranks on each, runs in two levels (hierarchical all-reduce,
+Jia et al. 2018, arXiv:1807.11205; 2D ring, Mikami et al. 2018, arXiv:1811.05233): reduce-scatter
+over NVLink inside the node, the collective between nodes on 1/g of the message per rank (each rank
+on its own NIC), all-gather inside the node. The node's g NICs then carry the inter-node traffic
+together instead of one NIC carrying all of it."""
 
 from __future__ import annotations
 
@@ -12,7 +18,7 @@ from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ranges import Range
 
-__all__ = ["Link", "device_link", "network_link", "collective_time"]
+__all__ = ["Link", "device_link", "network_link", "collective_time", "group_collective_time"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,7 +72,31 @@ def collective_time(kind: str, size_bytes: float, n: int, link: Link) -> Range:
         return Range(0.0, 0.0, 0.0)
     factor = {"all_reduce": 2 * (n - 1) / n, "all_gather": (n - 1) / n, "reduce_scatter": (n - 1) / n,
               "all_to_all": (n - 1) / n}[kind]
-    volume = factor * size_bytes
+    return _transfer(factor * size_bytes, link)
+
+
+def _transfer(volume: float, link: Link) -> Range:
+    """`volume` bytes sent by each rank over `link`, plus the link's latency."""
     return Range(volume / (link.bytes_per_s * link.efficiency.high) + link.latency_s.low,
                  volume / (link.bytes_per_s * link.efficiency.typical) + link.latency_s.typical,
                  volume / (link.bytes_per_s * link.efficiency.low) + link.latency_s.high)
+
+
+def group_collective_time(kind: str, size_bytes: float, n: int, per_node: int, intra: Link | None,
+                          inter: Link | None) -> Range:
+    """`collective_time` for a group of `n` ranks with `per_node` of them on each node: one level on
+    `intra` when the group fits in a node, else two levels (intra-node, then 1/per_node of the message
+    between nodes on `inter`). A missing link falls back to the other one as a flat ring."""
+    per_node = max(1, min(per_node, n))
+    if inter is None or per_node >= n:
+        link = intra or inter
+        return collective_time(kind, size_bytes, n, link) if link else Range(0.0, 0.0, 0.0)
+    if intra is None or per_node == 1:
+        return collective_time(kind, size_bytes, n, inter)
+    nodes = -(-n // per_node)
+    if kind == "all_to_all":  # each rank sends 1/n of its message to every other rank
+        return _transfer(size_bytes * (n - per_node) / n, inter) + _transfer(size_bytes * (per_node - 1) / n, intra)
+    inside = {"all_reduce": ("reduce_scatter", "all_gather"), "all_gather": ("all_gather",),
+              "reduce_scatter": ("reduce_scatter",)}[kind]
+    return sum((collective_time(k, size_bytes, per_node, intra) for k in inside),
+               collective_time(kind, size_bytes / per_node, nodes, inter))

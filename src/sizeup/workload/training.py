@@ -26,7 +26,7 @@ from sizeup.hardware.usable import usable_memory
 from sizeup.ingest.hf_config import LayerSpec, ModelArch
 from sizeup.ingest.transformer_ops import Step, transformer_ledger
 from sizeup.ledger import OpKind
-from sizeup.price.comm import Link, collective_time, device_link, network_link
+from sizeup.price.comm import Link, collective_time, device_link, group_collective_time, network_link
 from sizeup.price.efficiency import device_efficiency
 from sizeup.price.engines import get_engine
 from sizeup.price.memory import max_fitting
@@ -521,12 +521,16 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
     link = inter if par.dp_crosses_nodes else intra
     expert_share = sum(t.numel for t in arch.tensors() if t.role == "expert") / arch.params
     trained_expert_share = expert_share if method in (Method.FULL, Method.FREEZE) else 0.0
+    # ranks of one data-parallel group on a node: tensor parallel is innermost, then data parallel
+    dp_per_node = max(1, min(par.dp, par.gpus_per_node // par.tp))
+    dp_inter = inter if par.dp_crosses_nodes else None
 
     def dp_collective(kind: str, total_bytes: float, expert_fraction: float) -> Range:
-        dense = collective_time(kind, total_bytes * (1 - expert_fraction), par.dp, link)
+        dense = group_collective_time(kind, total_bytes * (1 - expert_fraction), par.dp, dp_per_node, intra, dp_inter)
         expert_group = par.dp // par.ep
         if expert_fraction and expert_group > 1:
-            dense = dense + collective_time(kind, total_bytes * expert_fraction / par.ep, expert_group, link)
+            dense = dense + group_collective_time(kind, total_bytes * expert_fraction / par.ep, expert_group,
+                                                  max(1, dp_per_node // par.ep), intra, dp_inter)
         return dense
 
     grad_bytes = trainable.trainable_params * precision.grad / (par.tp * par.pp)
@@ -547,7 +551,8 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
         moe_layers = sum(1 for layer in arch.layers if layer.mlp.is_moe)
         top_k = max((layer.mlp.top_k for layer in arch.layers), default=0)
         size = micro * cfg.seq * top_k * arch.hidden * 2
-        t_ep = collective_time("all_to_all", size, par.ep, inter if par.nodes > 1 and inter else intra).scale(
+        t_ep = group_collective_time("all_to_all", size, par.ep, min(par.ep, dp_per_node), intra,
+                                     inter if par.nodes > 1 else None).scale(
             4 * moe_layers * accumulation / par.pp)
     # optimizer step: reads and writes master, moments, gradients and weights once (memory-bound)
     opt_bytes = 2 * (memory.optimizer_bytes + memory.gradients_bytes + trainable.trainable_params * precision.weight
