@@ -21,6 +21,7 @@ import yaml  # noqa: E402
 from sizeup.hardware.catalog import load_catalog  # noqa: E402
 from sizeup.ingest.hf_config import load_model, parse_config  # noqa: E402
 from sizeup.workload.finetune import FinetuneSpec  # noqa: E402
+from sizeup.workload.frameworks import resolve_settings  # noqa: E402
 from sizeup.workload.parallel import ParallelConfig  # noqa: E402
 from sizeup.workload.training import TrainingConfig, estimate_training  # noqa: E402
 
@@ -28,45 +29,46 @@ DATA = ROOT / "tests" / "validation" / "training_measurements.yaml"
 GROUPS = {"mfu": "throughput", "tokens_per_s_per_gpu": "throughput", "step_time_s": "throughput",
           "peak_memory_bytes": "memory"}
 
+# The framework each row ran under (its settings: src/sizeup/data/training/frameworks.yaml); rows without one
+# get sizeup's defaults (fused kernels). A row's own field (kernels, loss_chunks, ...) wins.
+FRAMEWORKS = {"litgpt-": "litgpt", "torchtune-": "torchtune", "torchtitan-": "torchtitan", "nemo": "megatron",
+              "megatronbridge": "megatron"}
 
-# Settings a framework's published recipe sets when a row leaves them unstated (null), by row id prefix.
-FRAMEWORK_DEFAULTS = {
+RECIPE_DEFAULTS = {
     # pytorch/torchtune recipes/configs/llama3_1/8B_qlora_single_device.yaml (commit 0b3e04a, read
     # 2026-12-02): enable_activation_checkpointing: True; lora_rank 8 on q, k, v, output_proj and the MLP
-    # torchtune's loss there is CEWithChunkedOutputLoss, num_output_chunks = 8 by default
-    # (torchtune/modules/loss/ce_chunked_output_loss.py)
     "torchtune-": {"recompute": "full", "lora_rank": 8,
-                   "lora_targets": "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj", "loss_chunks": 8},
-    # Lightning-AI/litgpt litgpt/finetune/lora.py: model(input_ids, lm_head_chunk_size=128) and
-    # chunked_cross_entropy: the head and the loss run 128 positions at a time. config_hub/finetune/*/
-    # lora.yaml and qlora.yaml: lora_dropout 0.05; litgpt/lora.py LoRAQKVLinear: one adapter input
-    # (one dropout) for q, k and v together; qlora.yaml: quantize bnb.nf4 (the choices list nf4-dq apart)
-    "litgpt-": {"loss_chunks": "seq/128", "lora_dropout": 0.05, "fused_qkv": True, "double_quant": False},
+                   "lora_targets": "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj"},
 }
 
 
 def predict(row: dict, catalog) -> float:
-    """Unstated settings take the frameworks' defaults: the recipe's own (FRAMEWORK_DEFAULTS) where
+    """Unstated settings take the recipe's own (RECIPE_DEFAULTS) and the framework's (FRAMEWORKS) where
     known, else ZeRO-1 (Megatron/NeMo's distributed optimizer) on several GPUs, no recomputation, LoRA
     rank 8 on q_proj and v_proj."""
-    for prefix, defaults in FRAMEWORK_DEFAULTS.items():
+    for prefix, defaults in RECIPE_DEFAULTS.items():
         if row["id"].startswith(prefix):
             row = {**row, **{k: v for k, v in defaults.items() if row.get(k) is None}}
+    framework = next((fw for prefix, fw in FRAMEWORKS.items() if row["id"].startswith(prefix)), None)
+    fw = resolve_settings(framework, row["seq"], **{k: row.get(k) for k in (
+        "kernels", "loss_chunks", "lora_dropout", "fused_qkv", "double_quant", "quantize_head", "dequant_copies",
+        "keeps_last_graph")})
     arch = load_model(row["model"]) if row.get("model") else parse_config(row["config"], name=row["id"])
     gpus = row.get("gpus") or 1
     nodes = row.get("nodes") or max(1, gpus // 8)
     targets = tuple(t.strip() for t in (row.get("lora_targets") or "q_proj,v_proj").replace("+", ",").split(","))
     cfg = TrainingConfig(
         finetune=FinetuneSpec(method=row.get("method") or "full", rank=row.get("lora_rank") or 8, targets=targets,
-                              dropout=row.get("lora_dropout") or 0.0, fused_qkv=bool(row.get("fused_qkv")),
-                              double_quant=row.get("double_quant", True)),
+                              dropout=fw["lora_dropout"], fused_qkv=fw["fused_qkv"], double_quant=fw["double_quant"],
+                              quantize_head=fw["quantize_head"], dequant_copies=fw["dequant_copies"]),
         optimizer=row.get("optimizer") or "adamw", precision=row.get("precision") or "bf16-mixed",
         recompute=row.get("recompute") or "none",
         parallel=ParallelConfig(gpus=gpus, nodes=nodes, tp=row.get("tp") or 1, pp=row.get("pp") or 1,
                                 vp=row.get("vp") or 1, tp_overlap=bool(row.get("tp_overlap")),
                                 zero=row["zero"] if row.get("zero") is not None else (1 if gpus > 1 else 0)),
         seq=row["seq"], micro_batch=row.get("micro_batch") or 1, global_batch=row.get("global_batch"),
-        loss_chunks=max(1, row["seq"] // 128) if row.get("loss_chunks") == "seq/128" else row.get("loss_chunks") or 1)
+        loss_chunks=fw["loss_chunks"], kernels=fw["kernels"], keeps_last_graph=fw["keeps_last_graph"],
+        framework=framework)
     e = estimate_training(arch, catalog.device(row["device"]), cfg)
     return {"mfu": e.mfu.typical, "tokens_per_s_per_gpu": e.tokens_per_s.typical / gpus,
             "step_time_s": e.step_s.typical, "peak_memory_bytes": float(e.memory.total_bytes)}[row["metric"]]

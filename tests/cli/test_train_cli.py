@@ -66,3 +66,31 @@ def test_bad_train_input(capsys, argv, message):
     assert main(["train", *argv]) == 1
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_framework_settings_and_what_the_command_line_overrides(capsys):
+    argv = ["llama-2-7b", "--method", "qlora", "--rank", "32", "--device", "a10g", "--seq", "512",
+            "--micro-batch", "2", "--precision", "bf16"]
+    lit = run_json(capsys, *argv, "--framework", "litgpt")
+    assert lit["config"]["framework"] == "litgpt" and lit["config"]["kernels"] == "eager"
+    assert lit["config"]["loss_chunks"] == 4
+    assert any("bitsandbytes keeps its products' inputs" in a for a in lit["assumptions"])
+    fused = run_json(capsys, *argv, "--framework", "litgpt", "--kernels", "fused", "--loss-chunks", "1")
+    assert fused["config"]["kernels"] == "fused" and fused["config"]["loss_chunks"] == 1
+    plain = run_json(capsys, *argv)
+    assert plain["config"]["framework"] is None and plain["config"]["kernels"] == "fused"
+    assert plain["memory"]["per_gpu"]["total_bytes"] < fused["memory"]["per_gpu"]["total_bytes"] < \
+        lit["memory"]["per_gpu"]["total_bytes"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["train", "llama-2-7b", "--device", "a10g", "--framework", "deepspeed"],
+     "argument --framework: invalid choice: 'deepspeed'"),
+    (["train", "llama-2-7b", "--device", "a10g", "--kernels", "triton"], "argument --kernels: invalid choice: 'triton'"),
+    (["train", "llama-2-7b", "--device", "a10g", "--micro-batch", "two"], "argument --micro-batch: invalid int value"),
+    (["runs", "export", "1", "--format", "xml"], "argument --format: invalid choice: 'xml'"),
+])
+def test_bad_arguments_are_one_line_errors_with_exit_code_1(capsys, argv, message):
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1

@@ -46,7 +46,13 @@ class FinetuneSpec:
     """qlora: NF4 with double quantization (8-bit block scales, the QLoRA paper's recipe); False: fp32
     scales (bitsandbytes' plain nf4, litgpt's 'bnb.nf4')."""
     fused_qkv: bool = False
-    """One adapter input for q, k and v together (litgpt's LoRAQKVLinear) rather than one per module (PEFT)."""
+    """q, k and v come from one product (litgpt's LoRAQKVLinear): one adapter input for the three rather
+    than one per module (PEFT), and one output buffer that q, k and v are views of."""
+    quantize_head: bool = False
+    """qlora: the LM head is quantized too (Lightning's bitsandbytes plugin); transformers keeps it in bf16."""
+    dequant_copies: int = 1
+    """qlora: full-size copies of a 4-bit weight made to multiply it: 1 when the weights were quantized in the
+    compute dtype, 2 when they were quantized from fp16 and the step computes in bf16 (Lightning)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "method", Method(self.method))
@@ -54,6 +60,8 @@ class FinetuneSpec:
             raise ConfigError(f"--rank {self.rank}: a LoRA rank must be a positive integer")
         if not 0.0 <= self.dropout < 1.0:
             raise ConfigError(f"--lora-dropout {self.dropout}: expected a probability in [0, 1)")
+        if self.dequant_copies not in (1, 2):
+            raise ConfigError(f"dequant_copies {self.dequant_copies}: expected 1 or 2")
         if self.method == Method.FREEZE and self.trainable_layers < 1:
             raise ConfigError(f"--trainable-layers {self.trainable_layers}: expected 1 or more")
 

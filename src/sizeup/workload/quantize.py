@@ -23,7 +23,8 @@ from functools import lru_cache
 from sizeup.errors import ConfigError
 from sizeup.ingest.hf_config import ModelArch, WeightTensor
 
-__all__ = ["GGUF_BLOCKS", "WeightFormat", "FORMATS", "get_format", "tensor_bytes", "tensor_bytes_map", "weight_bytes"]
+__all__ = ["GGUF_BLOCKS", "WeightFormat", "FORMATS", "get_format", "tensor_bytes", "tensor_bytes_map", "weight_bytes",
+           "nf4_matrix_bytes"]
 
 # ggml block layouts: type -> (weights per block, bytes per block). ggml-common.h block_* structs.
 GGUF_BLOCKS: dict[str, tuple[int, int]] = {
@@ -188,11 +189,18 @@ def tensor_bytes(t: WeightTensor, arch: ModelArch, fmt: WeightFormat) -> int:
         g_idx = cols * 4 * (numel // (rows * cols)) if fmt.family == "gptq" else 0
         return numel // 2 + scales_zeros + g_idx
     if fmt.family == "nf4":
-        blocks = -(-numel // fmt.group_size)
-        if fmt.double_quant:
-            return numel // 2 + blocks + (-(-blocks // 256)) * 4
-        return numel // 2 + blocks * 4
+        return nf4_matrix_bytes(rows, cols, fmt)
     raise ConfigError(f"format {fmt.id!r} has no byte rule")
+
+
+def nf4_matrix_bytes(rows: int, cols: int, fmt: WeightFormat) -> int:
+    """A rows × cols matrix in NF4: 4-bit codes plus one absmax per block (fp32, or 8-bit with fp32
+    scales per 256 blocks under double quantization)."""
+    numel = rows * cols
+    blocks = -(-numel // fmt.group_size)
+    if fmt.double_quant:
+        return numel // 2 + blocks + (-(-blocks // 256)) * 4
+    return numel // 2 + blocks * 4
 
 
 @lru_cache(maxsize=64)

@@ -34,8 +34,9 @@ from sizeup.price.roofline import price, tensor_precision
 from sizeup.ranges import Range
 from sizeup.units import MIB
 from sizeup.workload.finetune import FinetuneSpec, Method, targeted, trainable_parameters
+from sizeup.workload.frameworks import KERNELS
 from sizeup.workload.parallel import ParallelConfig
-from sizeup.workload.quantize import get_format, tensor_bytes_map
+from sizeup.workload.quantize import get_format, nf4_matrix_bytes, tensor_bytes_map
 
 __all__ = ["Precision", "PRECISIONS", "OPTIMIZER_STATE_BYTES", "RECOMPUTE_POLICIES", "TrainingConfig",
            "TrainingMemory", "TrainingEstimate", "layer_activation_bytes", "layer_projections", "estimate_training"]
@@ -104,6 +105,14 @@ class TrainingConfig:
     loss_chunks: int = 1
     """The cross-entropy runs over this many slices of the sequence (litgpt, torchtune chunk it); 1: all
     at once."""
+    kernels: str = "fused"
+    """fused: Korthikanti's count (Megatron / Transformer Engine, torch.compile); eager: PyTorch modules op by
+    op (see sizeup.workload.frameworks.KERNELS)."""
+    keeps_last_graph: bool = False
+    """The training loop still references the previous step's output while the next forward runs (litgpt):
+    whatever that graph holds outside autograd's saved tensors is still alive at the forward peak."""
+    framework: str | None = None
+    """The framework profile the settings came from, for the report."""
     offer: str | None = None
     network_gbit_per_s: float | None = None
     """Per node; default from the offer, else 400 Gb/s per GPU."""
@@ -123,6 +132,8 @@ class TrainingConfig:
             raise ConfigError(f"--loss-chunks {self.loss_chunks}: expected a positive integer")
         if self.global_batch is not None and self.global_batch < 1:
             raise ConfigError(f"--global-batch {self.global_batch}: expected a positive integer")
+        if self.kernels not in KERNELS:
+            raise ConfigError(f"--kernels {self.kernels!r}: expected one of {', '.join(KERNELS)}")
         if self.finetune.method == Method.QLORA and self.precision == "fp32":
             raise ConfigError("--method qlora computes in bf16: use --precision bf16-mixed or bf16")
 
@@ -182,7 +193,8 @@ class TrainingEstimate:
             "config": {"method": cfg.finetune.method.value, "rank": cfg.finetune.rank,
                        "targets": list(cfg.finetune.targets), "optimizer": cfg.optimizer, "precision": cfg.precision,
                        "recompute": cfg.recompute, "tp": par.tp, "pp": par.pp, "vp": par.vp, "dp": par.dp, "ep": par.ep,
-                       "tp_overlap": par.tp_overlap, "loss_chunks": cfg.loss_chunks,
+                       "tp_overlap": par.tp_overlap, "loss_chunks": cfg.loss_chunks, "kernels": cfg.kernels,
+                       "framework": cfg.framework,
                        "zero": par.zero, "seq": cfg.seq, "micro_batch": self.micro_batch,
                        "grad_accumulation": self.grad_accumulation, "global_batch": self.global_batch},
             "memory": {"per_gpu": self.memory.to_dict()},
@@ -311,6 +323,70 @@ def _adapter_activation_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingCo
     return change
 
 
+def _eager_activation_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingConfig, micro_batch: int,
+                            recompute: str) -> int:
+    """What one layer keeps beyond the fused count when PyTorch runs its modules op by op (kernels 'eager').
+
+    - RMSNorm computes in fp32 (x.float(), x * rsqrt(mean(x²))): it keeps the 4-byte copy of its input instead
+      of the 2-byte input, and the 2-byte normalized output too when its weight trains. LayerNorm runs as one
+      kernel (native_layer_norm) and keeps what the fused count says.
+    - Grouped K and V are repeated to the query heads before scaled_dot_product_attention (transformers'
+      repeat_kv, litgpt's repeat_interleave), which keeps the repeated copies.
+    - With one fused qkv product and as many K/V heads as query heads, V is a view of that product's output
+      (q and k are new tensors after RoPE), so the whole output stays alive.
+    - Without a fused attention kernel the output projection reads a reshaped copy of the attention output,
+      kept when the projection needs its input (trained weights, bitsandbytes 4-bit products, an adapter
+      without dropout). Flash and memory-efficient kernels return a transposed view of a (batch, sequence,
+      heads, dim) buffer, so there the reshape is a view of the tensor the kernel already keeps.
+    """
+    if cfg.kernels != "eager" or recompute not in ("none", "selective"):
+        return 0
+    par, spec = cfg.parallel, cfg.finetune
+    tokens = micro_batch * cfg.seq
+    a = layer.attention
+    h = arch.hidden // (par.tp if par.sequence_parallel and par.tp > 1 else 1)
+    weights_train = spec.method in (Method.FULL, Method.FREEZE)
+    extra = 0
+    if arch.norm == "rms":
+        extra += layer.norms * tokens * h * (4 if weights_train else 2)
+    if a.mla is None:
+        if a.kv_heads < a.heads:
+            extra += 2 * tokens * (a.heads - a.kv_heads) * (a.head_dim + a.v_head_dim) // par.tp
+        elif spec.fused_qkv:
+            extra += 2 * tokens * (a.heads + a.kv_heads) * a.head_dim // par.tp
+    if not cfg.flash_attention and (weights_train or spec.method == Method.QLORA or (
+            spec.uses_adapters and targeted("o_proj", spec) and spec.dropout == 0)):
+        extra += 2 * tokens * a.heads * a.v_head_dim // par.tp
+    return extra
+
+
+def _bnb_held_input_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: int) -> int:
+    """Inputs that bitsandbytes' 4-bit products keep in ctx.tensors (outside autograd's saved tensors, so
+    they live as long as the graph): per layer the attention input, the attention output, the MLP input
+    and the MLP product (routed experts: top-k copies), plus the head's input when the head is quantized."""
+    tokens = micro_batch * cfg.seq
+    per_token = arch.hidden if cfg.finetune.quantize_head else 0
+    for layer in arch.layers:
+        a, m = layer.attention, layer.mlp
+        per_token += arch.hidden + a.heads * a.v_head_dim
+        if m.is_moe:
+            per_token += m.top_k * (arch.hidden + m.intermediate)
+            if m.shared_experts:
+                per_token += arch.hidden + m.shared_intermediate * m.shared_experts
+        else:
+            per_token += arch.hidden + m.intermediate
+    return 2 * tokens * per_token // cfg.parallel.tp
+
+
+def _largest_quantized_matrix(arch: ModelArch, spec: FinetuneSpec) -> int:
+    """Elements of the largest single 4-bit weight matrix (one expert of a stacked expert tensor)."""
+    largest = max((t.shape[-2] * t.shape[-1] for t in arch.tensors()
+                   if t.role in ("attention", "mlp", "expert", "shared_expert") and len(t.shape) >= 2), default=0)
+    if spec.quantize_head and arch.lm_head:
+        largest = max(largest, arch.vocab * arch.hidden)
+    return largest
+
+
 def _activation_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: int, trainable_from: int,
                       in_flight: int) -> int:
     """Saved activations on the first pipeline stage: its layers (only those at or above the lowest
@@ -321,11 +397,16 @@ def _activation_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: int, tr
     layers = [layer for i, layer in enumerate(arch.layers) if i < per_stage and i >= trainable_from]
     act = sum(layer_activation_bytes(arch, layer, micro_batch, cfg.seq, tp=par.tp, sequence_parallel=sp,
                                      recompute=cfg.recompute, flash=cfg.flash_attention)
-              + _adapter_activation_bytes(arch, layer, cfg, micro_batch) for layer in layers)
+              + _adapter_activation_bytes(arch, layer, cfg, micro_batch)
+              + _eager_activation_bytes(arch, layer, cfg, micro_batch, cfg.recompute) for layer in layers)
     act *= max(1, min(par.pp, in_flight))
     if cfg.recompute in ("full", "selective-op") and layers:  # one layer is rematerialised at a time in backward
         act += layer_activation_bytes(arch, layers[0], micro_batch, cfg.seq, tp=par.tp, sequence_parallel=sp,
-                                      flash=cfg.flash_attention)
+                                      flash=cfg.flash_attention) + \
+            _eager_activation_bytes(arch, layers[0], cfg, micro_batch, "none")
+    if cfg.finetune.method == Method.QLORA and cfg.keeps_last_graph and cfg.recompute in ("none", "selective"):
+        # the previous step's graph is still referenced during this forward: its 4-bit products' inputs too
+        act += _bnb_held_input_bytes(arch, cfg, micro_batch)
     # the logits and the loss (vocab-parallel ÷ tp): the bf16 logits stay alive through the loss, and
     # cross-entropy upcasts them to fp32 and keeps an fp32 log-softmax for its backward: 2 + 4 + 4 bytes
     # per logit, the fp32 part for one chunk at a time when the loss is chunked
@@ -365,6 +446,9 @@ def training_memory(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, mi
     if spec.method == Method.QLORA:
         nf4 = get_format("nf4" if spec.double_quant else "nf4-no-dq")
         frozen_bytes = sum(tensor_bytes_map(arch, nf4).values())
+        if spec.quantize_head and arch.lm_head:  # the head as its own 4-bit matrix (a tied one gets a copy)
+            frozen_bytes += nf4_matrix_bytes(arch.vocab, arch.hidden, nf4) - \
+                (0 if arch.tie_embeddings else arch.vocab * arch.hidden * 2)
     elif spec.method == Method.FULL:
         frozen_bytes = 0
     elif spec.method == Method.FREEZE:
@@ -389,6 +473,8 @@ def training_memory(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, mi
         overhead += 2 * layer_params * precision.weight
     if par.dp > 1 and par.zero < 3:
         overhead += 2 * 25 * MIB  # DDP's two 25 MiB gradient buckets
+    if spec.method == Method.QLORA:  # a 4-bit weight is multiplied as a full-size bf16 (fp16 + bf16) copy
+        overhead += _largest_quantized_matrix(arch, spec) * 2 * spec.dequant_copies / par.tp
     fraction = get_engine("hf").range("allocator_overhead_fraction")
     overhead += (weights + grads + optimizer + activations) * (fraction.typical if fraction else 0.0)
     return TrainingMemory(weights_bytes=int(weights), gradients_bytes=int(grads), optimizer_bytes=int(optimizer),
@@ -613,10 +699,20 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
                            "issue #120), so leave that headroom or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
     if par.dp_crosses_nodes and inter is not None:
         assumptions.append(f"data parallel across nodes at {inter.bytes_per_s * 8 / 1e9:.0f} Gb/s per GPU")
+    assumptions.append((f"{cfg.framework}: " if cfg.framework else "") + f"{cfg.kernels} kernels: "
+                       + KERNELS[cfg.kernels] + ("" if cfg.framework else "; --framework NAME takes a framework's own"
+                                                 " settings (hf, litgpt, megatron, torchtitan, torchtune)"))
     if method == Method.QLORA:
-        assumptions.append(f"QLoRA: NF4 base {'with' if cfg.finetune.double_quant else 'without'} double "
-                           "quantization, bf16 adapters; paged optimizer state counted on the GPU (it pages to CPU "
-                           "RAM only under memory spikes)")
+        spec = cfg.finetune
+        assumptions.append(f"QLoRA: NF4 base {'with' if spec.double_quant else 'without'} double "
+                           f"quantization, LM head {'in NF4' if spec.quantize_head else 'in bf16'}, bf16 adapters; "
+                           f"each 4-bit weight is multiplied as {spec.dequant_copies} full-size dequantized "
+                           "cop" + ("ies" if spec.dequant_copies > 1 else "y") + " (the largest counted in overhead); "
+                           "paged optimizer state counted on the GPU (it pages to CPU RAM only under memory spikes)")
+        if cfg.keeps_last_graph and cfg.recompute in ("none", "selective"):
+            assumptions.append("QLoRA: the loop keeps the previous step's output while the next forward runs, and "
+                               "bitsandbytes keeps its products' inputs in ctx.tensors (outside saved tensors), so "
+                               "the previous step's inputs are counted once more at the forward peak")
     return TrainingEstimate(arch=arch, device=device, config=cfg, micro_batch=micro, grad_accumulation=accumulation,
                             global_batch=global_batch, memory=memory, max_micro_batch=max_mb,
                             trainable_params=trainable.trainable_params, step_s=step, tokens_per_s=tokens_per_s,

@@ -9,6 +9,7 @@ from sizeup.cli.calibration import add_calibration_arguments
 from sizeup.cli.commands.hw import add_catalog_argument
 from sizeup.report.terminal import render_table
 from sizeup.units import format_bytes, format_seconds
+from sizeup.workload.frameworks import framework_ids
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,20 +29,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rank", type=int, default=16, help="LoRA rank (default 16)")
     p.add_argument("--targets", default="q_proj,v_proj", help="LoRA target modules, or all-linear (default q_proj,v_proj)")
     p.add_argument("--trainable-layers", type=int, default=2, help="freeze: how many of the last layers train")
-    p.add_argument("--lora-dropout", type=float, default=0.0,
-                   help="LoRA dropout (PEFT default 0.0, litgpt 0.05): each adapter then keeps a dropped copy "
+    p.add_argument("--framework", choices=framework_ids(),
+                   help="take the framework's own settings (kernels, loss chunking, LoRA dropout, QLoRA wiring) "
+                        "from data/training/frameworks.yaml; options given here win")
+    p.add_argument("--kernels", choices=["fused", "eager"],
+                   help="fused: Megatron / Transformer Engine / torch.compile (default); eager: PyTorch modules op by "
+                        "op, as transformers, litgpt and torchtune run them (RMSNorm keeps fp32 copies, repeated K/V)")
+    p.add_argument("--lora-dropout", type=float,
+                   help="LoRA dropout (default 0.0 as PEFT, litgpt 0.05): each adapter then keeps a dropped copy "
                         "of its input")
-    p.add_argument("--no-double-quant", action="store_true",
+    p.add_argument("--no-double-quant", action="store_const", const=True,
                    help="qlora: NF4 with fp32 block scales (bitsandbytes nf4, litgpt bnb.nf4) instead of double "
                         "quantization")
-    p.add_argument("--fused-qkv", action="store_true",
-                   help="one adapter input for q, k and v together (litgpt) instead of one per module (PEFT)")
+    p.add_argument("--fused-qkv", action="store_const", const=True,
+                   help="q, k and v from one product (litgpt): one adapter input for the three, not one per module")
     p.add_argument("--optimizer", default="adamw", choices=["adamw", "adam", "adamw-8bit", "sgd", "adafactor", "lion"])
     p.add_argument("--precision", default="bf16-mixed", choices=["bf16-mixed", "fp32", "bf16", "fp8"])
     p.add_argument("--recompute", default="none", choices=["none", "selective", "selective-op", "full"],
                    help="activation recomputation: selective = Megatron's (attention scores), selective-op = "
                         "torchtitan's per-op policy (every other matmul output kept)")
-    p.add_argument("--loss-chunks", type=int, default=1,
+    p.add_argument("--loss-chunks", type=int,
                    help="the cross-entropy runs over this many sequence chunks, as litgpt and torchtune do (default 1)")
     p.add_argument("--no-flash", action="store_true", help="attention without a fused kernel (stores the scores)")
     p.add_argument("--gpus", type=int, default=1, help="GPUs in all (default 1)")
@@ -71,6 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def config_from_args(args: argparse.Namespace, method: str):
     from sizeup.errors import ConfigError
     from sizeup.workload.finetune import FinetuneSpec
+    from sizeup.workload.frameworks import resolve_settings
     from sizeup.workload.parallel import ParallelConfig
     from sizeup.workload.training import TrainingConfig
 
@@ -79,10 +87,13 @@ def config_from_args(args: argparse.Namespace, method: str):
         if value is not None and value <= 0:
             raise ConfigError(f"--{name.replace('_', '-')} {value:g}: expected a positive number")
     targets = tuple(t.strip() for t in args.targets.replace("+", ",").split(",") if t.strip())
+    fw = resolve_settings(args.framework, args.seq, kernels=args.kernels, loss_chunks=args.loss_chunks,
+                          lora_dropout=args.lora_dropout, fused_qkv=args.fused_qkv,
+                          double_quant=False if args.no_double_quant else None)
     return TrainingConfig(
         finetune=FinetuneSpec(method=method, rank=args.rank, targets=targets, trainable_layers=args.trainable_layers,
-                              dropout=args.lora_dropout, fused_qkv=args.fused_qkv,
-                              double_quant=not args.no_double_quant),
+                              dropout=fw["lora_dropout"], fused_qkv=fw["fused_qkv"], double_quant=fw["double_quant"],
+                              quantize_head=fw["quantize_head"], dequant_copies=fw["dequant_copies"]),
         optimizer=args.optimizer, precision=args.precision, recompute=args.recompute,
         parallel=ParallelConfig(gpus=args.gpus, nodes=args.nodes, tp=args.tp, pp=args.pp, vp=args.vp, ep=args.ep,
                                 zero=args.zero, sequence_parallel=not args.no_sequence_parallel,
@@ -90,7 +101,8 @@ def config_from_args(args: argparse.Namespace, method: str):
         seq=args.seq, micro_batch=args.micro_batch, global_batch=args.global_batch,
         tokens=None if args.tokens is None else int(args.tokens), epochs=args.epochs,
         dataset_tokens=None if args.dataset_tokens is None else int(args.dataset_tokens),
-        flash_attention=not args.no_flash, loss_chunks=args.loss_chunks, offer=args.offer,
+        flash_attention=not args.no_flash, loss_chunks=fw["loss_chunks"], kernels=fw["kernels"],
+        keeps_last_graph=fw["keeps_last_graph"], framework=args.framework, offer=args.offer,
         network_gbit_per_s=args.network_gbps)
 
 

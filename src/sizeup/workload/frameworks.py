@@ -1,0 +1,112 @@
+"""Training framework profiles (data/training/frameworks.yaml): the settings a framework's own code fixes, such as
+eager or fused kernels, how the loss is chunked and how QLoRA is wired, each with its source.
+
+`sizeup train --framework NAME` takes them as defaults; options given on the command line win.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from sizeup.errors import CatalogError, ConfigError
+from sizeup.hardware.catalog import builtin_data_dir, read_yaml
+
+__all__ = ["Framework", "KERNELS", "get_framework", "framework_ids", "resolve_settings"]
+
+KERNELS = {
+    "fused": "fused norm, attention and MLP kernels (Megatron / Transformer Engine, torch.compile): each layer keeps "
+             "what Korthikanti et al. 2022 count",
+    "eager": "PyTorch modules run op by op (transformers, litgpt, torchtune, torchtitan without compile): RMSNorm "
+             "keeps an fp32 copy of its input and grouped K/V are repeated to the query heads before attention",
+}
+
+_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "kernels": str, "loss_chunk_tokens": int, "loss_chunks": int, "lora_dropout": (int, float),
+    "fused_qkv": bool, "double_quant": bool, "quantize_head": bool, "dequant_copies": int, "keeps_last_graph": bool,
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Framework:
+    id: str
+    description: str
+    settings: dict[str, Any]
+    """Only what the profile states; a missing key leaves sizeup's own default."""
+    sources: tuple[str, ...]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.settings.get(key, default)
+
+    def loss_chunks_for(self, seq: int) -> int | None:
+        if "loss_chunk_tokens" in self.settings:
+            return max(1, -(-seq // int(self.settings["loss_chunk_tokens"])))
+        return self.settings.get("loss_chunks")
+
+
+@lru_cache(maxsize=1)
+def _profiles() -> dict[str, Framework]:
+    path = builtin_data_dir() / "training" / "frameworks.yaml"
+    data = read_yaml(path)
+    if not isinstance(data, dict) or not isinstance(data.get("frameworks"), dict):
+        raise CatalogError(f"{path}: expected a mapping 'frameworks'")
+    out: dict[str, Framework] = {}
+    for name, entries in data["frameworks"].items():
+        if not isinstance(entries, dict):
+            raise CatalogError(f"{path}: frameworks.{name} must be a mapping")
+        settings: dict[str, Any] = {}
+        sources = []
+        for key, entry in entries.items():
+            if key in ("description", "retrieved"):
+                continue
+            if key not in _FIELDS:
+                raise CatalogError(f"{path}: frameworks.{name}.{key}: unknown setting (expected one of "
+                                   f"{', '.join(_FIELDS)})")
+            if not isinstance(entry, dict) or "value" not in entry or not entry.get("source"):
+                raise CatalogError(f"{path}: frameworks.{name}.{key} needs a value and a source")
+            value = entry["value"]
+            if not isinstance(value, _FIELDS[key]) or (key == "kernels" and value not in KERNELS):
+                raise CatalogError(f"{path}: frameworks.{name}.{key}: {value!r} is not a valid value")
+            settings[key] = value
+            sources.append(f"{key}: {entry['source']} (read {entries.get('retrieved', '?')})")
+        out[name] = Framework(id=name, description=str(entries.get("description", "")), settings=settings,
+                              sources=tuple(sources))
+    return out
+
+
+def framework_ids() -> tuple[str, ...]:
+    return tuple(sorted(_profiles()))
+
+
+def get_framework(name: str) -> Framework:
+    key = str(name).strip().lower()
+    profiles = _profiles()
+    if key not in profiles:
+        raise ConfigError(f"--framework {name!r}: expected one of {', '.join(sorted(profiles))}")
+    return profiles[key]
+
+
+_DEFAULTS: dict[str, Any] = {"kernels": "fused", "loss_chunks": 1, "lora_dropout": 0.0, "fused_qkv": False,
+                             "double_quant": True, "quantize_head": False, "dequant_copies": 1,
+                             "keeps_last_graph": False}
+
+
+def resolve_settings(framework: str | None, seq: int, **given: Any) -> dict[str, Any]:
+    """The framework-dependent settings of a training run: a value given (not None) wins, then the
+    framework's profile, then sizeup's own default. Keys: those of _DEFAULTS."""
+    unknown = set(given) - set(_DEFAULTS)
+    if unknown:
+        raise TypeError(f"resolve_settings: unknown settings {sorted(unknown)}")
+    fw = get_framework(framework) if framework else None
+    out: dict[str, Any] = {}
+    for key, default in _DEFAULTS.items():
+        if given.get(key) is not None:
+            out[key] = given[key]
+        elif fw is not None and key == "loss_chunks" and fw.loss_chunks_for(seq) is not None:
+            out[key] = fw.loss_chunks_for(seq)
+        elif fw is not None and key in fw.settings:
+            out[key] = fw.settings[key]
+        else:
+            out[key] = default
+    return out
