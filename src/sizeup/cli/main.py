@@ -7,15 +7,22 @@ import json
 import sys
 from collections.abc import Sequence
 
-from sizeup.errors import SizeupError
+from sizeup.errors import ConfigError, SizeupError
 
 COMMANDS = ("flops", "roofline", "estimate", "train", "plan", "hw", "measure", "runs", "load", "watch")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with bad arguments reported as one line and exit code 1, as every other bad input."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise ConfigError(f"{message} (see '{self.prog} --help')")
 
 
 def build_parser() -> argparse.ArgumentParser:
     from importlib import import_module
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="sizeup", description="How much compute a model needs, and which hardware is just enough.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:  # the measure module also registers calibrate and compare
@@ -30,8 +37,8 @@ def emit_json(obj: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        args = parser.parse_args(argv)
         return int(args.func(args) or 0)
     except SizeupError as e:
         message = str(e).splitlines()[0] if str(e) else type(e).__name__
