@@ -23,7 +23,7 @@ from sizeup.ingest.hf_config import load_model, parse_config  # noqa: E402
 from sizeup.workload.finetune import FinetuneSpec  # noqa: E402
 from sizeup.workload.frameworks import resolve_settings  # noqa: E402
 from sizeup.workload.parallel import ParallelConfig  # noqa: E402
-from sizeup.workload.training import TrainingConfig, estimate_training  # noqa: E402
+from sizeup.workload.training import TrainingConfig, estimate_training, with_settings  # noqa: E402
 
 DATA = ROOT / "tests" / "validation" / "training_measurements.yaml"
 GROUPS = {"mfu": "throughput", "tokens_per_s_per_gpu": "throughput", "step_time_s": "throughput",
@@ -57,18 +57,15 @@ def predict(row: dict, catalog) -> float:
     gpus = row.get("gpus") or 1
     nodes = row.get("nodes") or max(1, gpus // 8)
     targets = tuple(t.strip() for t in (row.get("lora_targets") or "q_proj,v_proj").replace("+", ",").split(","))
-    cfg = TrainingConfig(
-        finetune=FinetuneSpec(method=row.get("method") or "full", rank=row.get("lora_rank") or 8, targets=targets,
-                              dropout=fw["lora_dropout"], fused_qkv=fw["fused_qkv"], double_quant=fw["double_quant"],
-                              quantize_head=fw["quantize_head"], dequant_copies=fw["dequant_copies"]),
+    cfg = with_settings(TrainingConfig(
+        finetune=FinetuneSpec(method=row.get("method") or "full", rank=row.get("lora_rank") or 8, targets=targets),
         optimizer=row.get("optimizer") or "adamw", precision=row.get("precision") or "bf16-mixed",
         recompute=row.get("recompute") or "none",
         parallel=ParallelConfig(gpus=gpus, nodes=nodes, tp=row.get("tp") or 1, pp=row.get("pp") or 1,
                                 vp=row.get("vp") or 1, tp_overlap=bool(row.get("tp_overlap")),
                                 zero=row["zero"] if row.get("zero") is not None else (1 if gpus > 1 else 0)),
-        seq=row["seq"], micro_batch=row.get("micro_batch") or 1, global_batch=row.get("global_batch"),
-        loss_chunks=fw["loss_chunks"], kernels=fw["kernels"], keeps_last_graph=fw["keeps_last_graph"],
-        framework=framework)
+        seq=row["seq"], micro_batch=row.get("micro_batch") or 1, global_batch=row.get("global_batch")),
+        fw, framework)
     e = estimate_training(arch, catalog.device(row["device"]), cfg)
     return {"mfu": e.mfu.typical, "tokens_per_s_per_gpu": e.tokens_per_s.typical / gpus,
             "step_time_s": e.step_s.typical, "peak_memory_bytes": float(e.memory.total_bytes)}[row["metric"]]

@@ -16,10 +16,9 @@ from enum import Enum
 
 from sizeup.errors import ConfigError
 from sizeup.ingest.hf_config import ModelArch, WeightTensor
+from sizeup.workload.quantize import LINEAR_ROLES
 
 __all__ = ["Method", "FinetuneSpec", "Trainable", "trainable_parameters", "target_names", "lora_params", "targeted"]
-
-_LINEAR_ROLES = ("attention", "mlp", "expert", "shared_expert")
 
 
 class Method(str, Enum):
@@ -90,7 +89,7 @@ def module_name(t: WeightTensor) -> str:
 
 
 def target_names(arch: ModelArch) -> list[str]:
-    return sorted({module_name(t) for t in arch.tensors() if t.role in _LINEAR_ROLES and t.name.endswith(".weight")})
+    return sorted({module_name(t) for t in arch.tensors() if t.role in LINEAR_ROLES and t.name.endswith(".weight")})
 
 
 def _matches(name: str, targets: tuple[str, ...]) -> bool:
@@ -132,7 +131,7 @@ def trainable_parameters(arch: ModelArch, spec: FinetuneSpec) -> Trainable:
     adapters, layers = 0, set()
     for t in tensors:
         head = t.role == "lm_head" and "lm_head" in spec.targets
-        if head or (t.role in _LINEAR_ROLES and t.name.endswith(".weight") and _matches(module_name(t), spec.targets)):
+        if head or (t.role in LINEAR_ROLES and t.name.endswith(".weight") and _matches(module_name(t), spec.targets)):
             adapters += lora_params(t.shape, spec.rank)
             if spec.method == Method.DORA:
                 adapters += t.shape[-2] * (t.shape[0] if len(t.shape) == 3 else 1)

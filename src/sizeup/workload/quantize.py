@@ -24,7 +24,7 @@ from sizeup.errors import ConfigError
 from sizeup.ingest.hf_config import ModelArch, WeightTensor
 
 __all__ = ["GGUF_BLOCKS", "WeightFormat", "FORMATS", "get_format", "tensor_bytes", "tensor_bytes_map", "weight_bytes",
-           "nf4_matrix_bytes"]
+           "nf4_matrix_bytes", "LINEAR_ROLES"]
 
 # ggml block layouts: type -> (weights per block, bytes per block). ggml-common.h block_* structs.
 GGUF_BLOCKS: dict[str, tuple[int, int]] = {
@@ -34,7 +34,7 @@ GGUF_BLOCKS: dict[str, tuple[int, int]] = {
     "Q8_K": (256, 292), "IQ4_NL": (32, 18), "IQ4_XS": (256, 136),
 }
 _FALLBACK = {"Q2_K": "Q4_0", "Q3_K": "Q4_0", "Q4_K": "Q5_0", "Q5_K": "Q5_1", "Q6_K": "Q8_0", "IQ4_XS": "IQ4_NL"}
-_LINEAR_ROLES = {"attention", "mlp", "expert", "shared_expert"}
+LINEAR_ROLES = {"attention", "mlp", "expert", "shared_expert"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -176,7 +176,7 @@ def tensor_bytes(t: WeightTensor, arch: ModelArch, fmt: WeightFormat) -> int:
         return numel * fmt.bits // 8
     if fmt.family == "gguf":
         return _gguf_block_bytes(numel, t.shape[-1], gguf_type(t, arch, fmt))[0]
-    linear = t.role in _LINEAR_ROLES and len(t.shape) >= 2
+    linear = t.role in LINEAR_ROLES and len(t.shape) >= 2
     if not linear:
         return numel * 2  # fp16 / bf16 for embeddings, norms, biases, router, LM head
     rows = numel // t.shape[-1]  # output channels (times experts)

@@ -36,7 +36,7 @@ from sizeup.units import MIB
 from sizeup.workload.finetune import FinetuneSpec, Method, targeted, trainable_parameters
 from sizeup.workload.frameworks import KERNELS
 from sizeup.workload.parallel import ParallelConfig
-from sizeup.workload.quantize import get_format, nf4_matrix_bytes, tensor_bytes_map
+from sizeup.workload.quantize import LINEAR_ROLES, get_format, nf4_matrix_bytes, tensor_bytes_map
 
 __all__ = ["Precision", "PRECISIONS", "OPTIMIZER_STATE_BYTES", "RECOMPUTE_POLICIES", "TrainingConfig",
            "TrainingMemory", "TrainingEstimate", "layer_activation_bytes", "layer_projections", "estimate_training"]
@@ -381,7 +381,7 @@ def _bnb_held_input_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: int
 def _largest_quantized_matrix(arch: ModelArch, spec: FinetuneSpec) -> int:
     """Elements of the largest single 4-bit weight matrix (one expert of a stacked expert tensor)."""
     largest = max((t.shape[-2] * t.shape[-1] for t in arch.tensors()
-                   if t.role in ("attention", "mlp", "expert", "shared_expert") and len(t.shape) >= 2), default=0)
+                   if t.role in LINEAR_ROLES and len(t.shape) >= 2), default=0)
     if spec.quantize_head and arch.lm_head:
         largest = max(largest, arch.vocab * arch.hidden)
     return largest
@@ -735,6 +735,15 @@ def _pick_offer(device: DeviceSpec, gpus: int, offers, wanted: str | None) -> Of
     if not candidates:
         return None
     return min(candidates, key=lambda o: (math.ceil(gpus / o.gpu_count) * o.on_demand_usd_per_hour, o.id))
+
+
+def with_settings(cfg: TrainingConfig, settings: dict[str, Any], framework: str | None = None) -> TrainingConfig:
+    """`cfg` with the framework-dependent settings of sizeup.workload.frameworks.resolve_settings."""
+    spec = replace(cfg.finetune, dropout=settings["lora_dropout"], fused_qkv=settings["fused_qkv"],
+                   double_quant=settings["double_quant"], quantize_head=settings["quantize_head"],
+                   dequant_copies=settings["dequant_copies"])
+    return replace(cfg, finetune=spec, loss_chunks=settings["loss_chunks"], kernels=settings["kernels"],
+                   keeps_last_graph=settings["keeps_last_graph"], framework=framework)
 
 
 def with_method(cfg: TrainingConfig, method: str) -> TrainingConfig:

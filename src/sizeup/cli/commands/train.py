@@ -80,7 +80,7 @@ def config_from_args(args: argparse.Namespace, method: str):
     from sizeup.workload.finetune import FinetuneSpec
     from sizeup.workload.frameworks import resolve_settings
     from sizeup.workload.parallel import ParallelConfig
-    from sizeup.workload.training import TrainingConfig
+    from sizeup.workload.training import TrainingConfig, with_settings
 
     for name in ("tokens", "epochs", "dataset_tokens"):
         value = getattr(args, name)
@@ -90,10 +90,8 @@ def config_from_args(args: argparse.Namespace, method: str):
     fw = resolve_settings(args.framework, args.seq, kernels=args.kernels, loss_chunks=args.loss_chunks,
                           lora_dropout=args.lora_dropout, fused_qkv=args.fused_qkv,
                           double_quant=False if args.no_double_quant else None)
-    return TrainingConfig(
-        finetune=FinetuneSpec(method=method, rank=args.rank, targets=targets, trainable_layers=args.trainable_layers,
-                              dropout=fw["lora_dropout"], fused_qkv=fw["fused_qkv"], double_quant=fw["double_quant"],
-                              quantize_head=fw["quantize_head"], dequant_copies=fw["dequant_copies"]),
+    return with_settings(TrainingConfig(
+        finetune=FinetuneSpec(method=method, rank=args.rank, targets=targets, trainable_layers=args.trainable_layers),
         optimizer=args.optimizer, precision=args.precision, recompute=args.recompute,
         parallel=ParallelConfig(gpus=args.gpus, nodes=args.nodes, tp=args.tp, pp=args.pp, vp=args.vp, ep=args.ep,
                                 zero=args.zero, sequence_parallel=not args.no_sequence_parallel,
@@ -101,9 +99,8 @@ def config_from_args(args: argparse.Namespace, method: str):
         seq=args.seq, micro_batch=args.micro_batch, global_batch=args.global_batch,
         tokens=None if args.tokens is None else int(args.tokens), epochs=args.epochs,
         dataset_tokens=None if args.dataset_tokens is None else int(args.dataset_tokens),
-        flash_attention=not args.no_flash, loss_chunks=fw["loss_chunks"], kernels=fw["kernels"],
-        keeps_last_graph=fw["keeps_last_graph"], framework=args.framework, offer=args.offer,
-        network_gbit_per_s=args.network_gbps)
+        flash_attention=not args.no_flash, offer=args.offer, network_gbit_per_s=args.network_gbps),
+        fw, args.framework)
 
 
 def run(args: argparse.Namespace) -> int:
