@@ -58,6 +58,14 @@ class DeviceSpec:
     boost_clock_hz: float | None = None
     memory_type: str | None = None
     ecc_default: bool = False
+    architecture: str | None = None
+    """Key into data/architectures.yaml: the per-unit rates a peak is derived from when none is published."""
+    memory_channels: int | None = None
+    """CPUs: populated DRAM channels (bandwidth = channels x transfer rate x 8 bytes)."""
+    variant_group: str | None = None
+    """Devices sharing it are variants of one product (memory size, core count, power limit)."""
+    preferred_variant: bool = False
+    """The variant a bare product name resolves to (the one most bought for this work)."""
     notes: tuple[str, ...] = ()
     source: str
     retrieved: str
@@ -90,7 +98,10 @@ class DeviceSpec:
             "pcie_gen": self.pcie_gen, "pcie_lanes": self.pcie_lanes, "tdp_w": self.tdp_w,
             "l2_bytes": self.l2_bytes, "compute_units": self.compute_units,
             "compute_unit_name": self.compute_unit_name, "boost_clock_hz": self.boost_clock_hz,
-            "memory_type": self.memory_type, "ecc_default": self.ecc_default, "notes": list(self.notes),
+            "memory_type": self.memory_type, "ecc_default": self.ecc_default,
+            "architecture": self.architecture, "memory_channels": self.memory_channels,
+            "variant_group": self.variant_group, "preferred_variant": self.preferred_variant,
+            "notes": list(self.notes),
             "source": self.source, "retrieved": self.retrieved,
         }
 
@@ -228,7 +239,7 @@ _DEVICE_KEYS = {
     "id", "name", "vendor", "kind", "aliases", "memory_gib", "memory_bandwidth_gb_per_s", "dense_tflops",
     "dense_tops", "vector_tflops", "fp16_acc16_dense_tflops", "interconnect", "pcie", "tdp_w", "l2_mib",
     "compute_units", "compute_unit_name", "boost_clock_mhz", "memory_type", "ecc_default", "notes", "source",
-    "retrieved",
+    "retrieved", "architecture", "memory_channels", "variant_group", "preferred_variant",
 }
 
 
@@ -250,6 +261,9 @@ def parse_device(data: Any, path: str | Path) -> DeviceSpec:
     ecc = f.data.get("ecc_default", False)
     if not isinstance(ecc, bool):
         raise f.fail("ecc_default", "true or false")
+    preferred = f.data.get("preferred_variant", False)
+    if not isinstance(preferred, bool):
+        raise f.fail("preferred_variant", "true or false")
     peak = _rates(f.mapping("dense_tflops"), FLOAT_PRECISIONS, TERA)
     peak |= _rates(f.mapping("dense_tops"), INT_PRECISIONS, TERA)
     vector = _rates(f.mapping("vector_tflops"), FLOAT_PRECISIONS, TERA)
@@ -269,7 +283,10 @@ def parse_device(data: Any, path: str | Path) -> DeviceSpec:
         l2_bytes=None if l2 is None else int(l2 * MIB),
         compute_units=f.integer("compute_units"), compute_unit_name=f.text("compute_unit_name", required=False),
         boost_clock_hz=None if clock is None else clock * 1e6,
-        memory_type=f.text("memory_type", required=False), ecc_default=ecc, notes=f.strings("notes"),
+        memory_type=f.text("memory_type", required=False), ecc_default=ecc,
+        architecture=f.text("architecture", required=False), memory_channels=f.integer("memory_channels"),
+        variant_group=f.text("variant_group", required=False), preferred_variant=preferred,
+        notes=f.strings("notes"),
         source=f.text("source"), retrieved=f.date("retrieved"), path=path,
     )
 
