@@ -9,8 +9,9 @@ from sizeup.errors import ConfigError
 from sizeup.hardware.catalog import Catalog
 from sizeup.plan.capacity import ReplicaModel, rate_at_sla, replicas_needed, simulate
 from sizeup.plan.cost import HOURS_PER_MONTH, monthly_cost
-from sizeup.plan.recommend import Candidate, PlanResult, Rejection, _devices, _offers, _replica_price, _result
+from sizeup.plan.offers import devices_for, offers_for, replica_price
 from sizeup.plan.scenario import Scenario
+from sizeup.plan.types import Candidate, PlanResult, Rejection, ranked_result
 from sizeup.price.roofline import LedgerArrays, price
 
 __all__ = ["plan_vision"]
@@ -28,8 +29,8 @@ def plan_vision(scenario: Scenario, catalog: Catalog) -> PlanResult:
     arrays = LedgerArrays.from_ledger(report.ledger)
     rejected, candidates, evaluated = [], [], 0
     closest, closest_miss, gap_best = None, "", math.inf
-    for device in _devices(catalog, scenario):
-        offers = _offers(catalog, scenario, device, 1)
+    for device in devices_for(catalog, scenario):
+        offers = offers_for(catalog, scenario, device, 1)
         if not offers:
             continue
         evaluated += 1
@@ -38,7 +39,7 @@ def plan_vision(scenario: Scenario, catalog: Catalog) -> PlanResult:
         model = ReplicaModel(prefill_fixed_s=latency, prefill_per_token_s=0.0, decode_batches=(1,),
                              decode_step_s=(latency,), max_batch=1)
         rate, sim = rate_at_sla(model, 1, 1, targets, requests=1500)
-        offer, hourly = _replica_price(offers, 1, c.spot)
+        offer, hourly = replica_price(offers, 1, c.spot)
         if rate <= 0:
             miss = ", ".join(f"{k} {sim.metric(k) * 1e3:,.1f} ms > {v * 1e3:,.0f} ms" for k, v in targets.items())
             rejected.append(Rejection(family=family, reason=f"misses the SLA even unloaded: {miss}"))
@@ -64,5 +65,5 @@ def plan_vision(scenario: Scenario, catalog: Catalog) -> PlanResult:
         candidates.append(candidate)
     assumptions = [f"one image per request ({scenario.input_shape}, {dtype}), served one at a time",
                    f"traffic: {traffic.description}"]
-    return _result(scenario, None, candidates, rejected, closest, closest_miss, evaluated, assumptions,
+    return ranked_result(scenario, None, candidates, rejected, closest, closest_miss, evaluated, assumptions,
                    latency_key=next(iter(targets)))
