@@ -1,5 +1,6 @@
-"""Vision serving: a torch model traced once per request shape, priced on each device, served one
-image at a time (a queue with a deterministic service time), sized for the traffic and the SLA."""
+"""Vision serving: a torch model traced once per request shape (and kept in the trace cache), priced on
+each device, served one image at a time (a queue with a deterministic service time), sized for the
+traffic and the SLA."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import math
 
 from sizeup.errors import ConfigError
 from sizeup.hardware.catalog import Catalog
+from sizeup.ingest.trace_cache import traced_ledger
+from sizeup.ingest.trace_inputs import InputSpec
 from sizeup.plan.capacity import ReplicaModel, rate_at_sla, replicas_needed, simulate
 from sizeup.plan.cost import HOURS_PER_MONTH, monthly_cost
 from sizeup.plan.offers import devices_for, offers_for, replica_price
@@ -18,15 +21,16 @@ __all__ = ["plan_vision"]
 
 
 def plan_vision(scenario: Scenario, catalog: Catalog) -> PlanResult:
-    from sizeup.api import count_flops, parse_input_specs
+    from sizeup.api import parse_input_specs
 
     if not scenario.input_shape:
         raise ConfigError("scenario key 'input_shape' is missing (the input of one request, e.g. 1x3x640x640)")
     traffic, c = scenario.traffic, scenario.constraints
     targets = {k: v for k, v in scenario.sla.targets.items() if k.startswith("e2e")} or {"e2e_p99": 0.2}
     dtype = "fp16" if "fp16" in c.quantizations else "fp32"
-    report = count_flops(scenario.model, parse_input_specs([scenario.input_shape]), dtype=dtype)
-    arrays = LedgerArrays.from_ledger(report.ledger)
+    inputs = [InputSpec(shape=i.shape, dtype=i.dtype, name=i.name) for i in parse_input_specs([scenario.input_shape])]
+    ledger = traced_ledger(scenario.model, inputs, dtype=dtype, name=scenario.model.rpartition(":")[2])
+    arrays = LedgerArrays.from_ledger(ledger)
     rejected, candidates, evaluated = [], [], 0
     closest, closest_miss, gap_best = None, "", math.inf
     for device in devices_for(catalog, scenario):
