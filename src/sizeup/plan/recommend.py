@@ -12,32 +12,37 @@ from dataclasses import replace
 
 from sizeup.errors import ConfigError, ResolveError
 from sizeup.hardware.catalog import Catalog
-from sizeup.ingest.hf_config import load_model
-from sizeup.plan.edge import plan_edge
-from sizeup.plan.jobs import plan_batch, plan_job
 from sizeup.plan.scenario import Scenario
-from sizeup.plan.serving import plan_serving
 from sizeup.plan.types import Candidate, PlanResult, Rejection
-from sizeup.plan.vision import plan_vision
 
 __all__ = ["Candidate", "Rejection", "PlanResult", "plan_scenario"]
 
 
 def plan_scenario(scenario: Scenario, catalog: Catalog, *, prune: bool = True) -> PlanResult:
     """The plan for `scenario`; `prune=False` simulates every family that fits (for checking the
-    pruning, slower)."""
+    pruning, slower). Each search is imported when its task runs: a plan loads only what it needs."""
     if scenario.task == "vision":
+        from sizeup.plan.vision import plan_vision
+
         return plan_vision(scenario, catalog)
+    from sizeup.ingest.hf_config import load_model
+
     try:
         arch = load_model(scenario.model)
     except ResolveError as e:
         raise ConfigError(f"scenario key 'model': {e}") from None
     if scenario.task in ("chat", "api"):
+        from sizeup.plan.serving import plan_serving
+
         return plan_serving(scenario, catalog, arch, prune)
-    if scenario.task == "pretrain":
-        return plan_job(scenario, catalog, arch)
-    if scenario.task == "finetune":
+    if scenario.task in ("pretrain", "finetune", "batch"):
+        from sizeup.plan.jobs import plan_batch, plan_job
+
+        if scenario.task == "batch":
+            return plan_batch(scenario, catalog, arch)
         result = plan_job(scenario, catalog, arch)
+        if scenario.task == "pretrain":
+            return result
         rows = []
         for method in ("full", "lora", "qlora"):
             other = result if method == scenario.job.method else plan_job(
@@ -46,6 +51,6 @@ def plan_scenario(scenario: Scenario, catalog: Catalog, *, prune: bool = True) -
             if best is not None:
                 rows.append((method, best.label, best.latency.get("hours", 0.0), best.cost_usd))
         return replace(result, method_comparison=tuple(rows))
-    if scenario.task == "batch":
-        return plan_batch(scenario, catalog, arch)
+    from sizeup.plan.edge import plan_edge
+
     return plan_edge(scenario, catalog, arch)

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sizeup.hardware.schema import DeviceSpec, Offer
-from sizeup.ingest.hf_config import ModelArch
 from sizeup.plan.capacity import ReplicaPlan, SimulationResult
 from sizeup.plan.cost import MonthlyCost
 from sizeup.plan.scenario import Scenario
+
+if TYPE_CHECKING:  # a plan of a traced torch model (vision) has no architecture and need not load the reader
+    from sizeup.ingest.hf_config import ModelArch
 
 __all__ = ["Candidate", "Rejection", "PlanResult", "ranked_result"]
 
