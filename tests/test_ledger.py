@@ -62,3 +62,51 @@ def test_tensor_spec_bytes_and_validation():
         TensorSpec(shape=(-1, 2))
     with pytest.raises(ValueError):
         OpRecord(op="x", kind=OpKind.OTHER, scope="", flops=1, matmul_flops=2)
+
+
+# ---- serialization: to_dict / from_dict is exact ------------------------------------------------
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_sizes = st.integers(min_value=0, max_value=2**62)
+_names = st.text(max_size=12)
+
+
+@st.composite
+def _op_records(draw):
+    flops = draw(_sizes)
+    return OpRecord(op=draw(_names), kind=draw(st.sampled_from(OpKind)), scope=draw(_names),
+                    phase=draw(st.sampled_from(Phase)), flops=flops,
+                    matmul_flops=draw(st.integers(min_value=0, max_value=flops)), bytes_read=draw(_sizes),
+                    bytes_written=draw(_sizes), dtype=draw(st.sampled_from(["fp32", "bf16", "fp16", "int8"])),
+                    count=draw(st.integers(min_value=1, max_value=1000)), flops_counted=draw(st.booleans()),
+                    notes=tuple(draw(st.lists(_names, max_size=3))))
+
+
+@st.composite
+def _tensor_records(draw):
+    first = draw(st.integers(min_value=0, max_value=500))
+    return TensorRecord(name=draw(_names), category=draw(st.sampled_from(TensorCategory)), nbytes=draw(_sizes),
+                        first_use=first, last_use=first + draw(st.integers(min_value=0, max_value=500)),
+                        scope=draw(_names))
+
+
+@given(name=_names, ops=st.lists(_op_records(), max_size=8), tensors=st.lists(_tensor_records(), max_size=8),
+       params=st.dictionaries(_names, _sizes, max_size=4), assumptions=st.lists(_names, max_size=3))
+def test_a_ledger_survives_to_dict_and_json_exactly(name, ops, tensors, params, assumptions):
+    import json
+
+    ledger = Ledger(name=name, ops=ops, tensors=tensors, params_by_scope=params, assumptions=assumptions)
+    again = Ledger.from_dict(json.loads(json.dumps(ledger.to_dict())))
+    assert again == ledger
+    assert again.totals() == ledger.totals() and again.by_scope() == ledger.by_scope()
+
+
+@pytest.mark.parametrize("broken", [{}, {"name": "m", "ops": [{"op": "x"}], "tensors": [], "params_by_scope": {},
+                                         "assumptions": []},
+                                    {"name": "m", "ops": [], "tensors": [], "params_by_scope": {}, "assumptions": [],
+                                     "extra": 1} | {"ops": [{"kind": "nope"}]}])
+def test_from_dict_refuses_what_to_dict_did_not_write(broken):
+    with pytest.raises((KeyError, TypeError, ValueError)):
+        Ledger.from_dict(broken)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 
 from sizeup.units import nbytes, normalize_dtype
@@ -374,6 +374,32 @@ class Ledger:
         for t in self.tensors:
             out[t.category.value] += t.nbytes
         return dict(out)
+
+    # ---- serialization ----------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """The whole ledger as plain JSON values, losslessly: `Ledger.from_dict` rebuilds an equal one.
+        Ops keep their per-execution costs and `count` (unlike `OpRecord.to_dict`, which reports totals)."""
+        return {
+            "name": self.name,
+            "ops": [{**{f.name: getattr(o, f.name) for f in fields(o)}, "kind": o.kind.value, "phase": o.phase.value,
+                     "notes": list(o.notes)} for o in self.ops],
+            "tensors": [{**{f.name: getattr(t, f.name) for f in fields(t)}, "category": t.category.value}
+                        for t in self.tensors],
+            "params_by_scope": dict(self.params_by_scope),
+            "assumptions": list(self.assumptions),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Ledger:
+        """The ledger `to_dict` wrote; raises KeyError, TypeError or ValueError on anything else."""
+        return cls(
+            name=str(data["name"]),
+            ops=[OpRecord(**{**o, "kind": OpKind(o["kind"]), "phase": Phase(o["phase"]), "notes": tuple(o["notes"])})
+                 for o in data["ops"]],
+            tensors=[TensorRecord(**{**t, "category": TensorCategory(t["category"])}) for t in data["tensors"]],
+            params_by_scope={str(k): int(v) for k, v in data["params_by_scope"].items()},
+            assumptions=[str(a) for a in data["assumptions"]],
+        )
 
     # ---- transforms -------------------------------------------------------------------------
     def scaled(self, factor: int) -> Ledger:

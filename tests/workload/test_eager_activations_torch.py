@@ -10,8 +10,9 @@ F = torch.nn.functional
 
 from sizeup.ingest.hf_config import parse_config  # noqa: E402
 from sizeup.workload.finetune import FinetuneSpec  # noqa: E402
-from sizeup.workload.training import (TrainingConfig, _adapter_activation_bytes, _eager_activation_bytes,  # noqa: E402
-                                      layer_activation_bytes)
+from sizeup.workload.training import TrainingConfig  # noqa: E402
+from sizeup.workload.training.activations import (adapter_activation_bytes, eager_activation_bytes,  # noqa: E402
+                                                  layer_activation_bytes)
 
 B, S, H, HEADS, INTER, RANK = 2, 16, 64, 4, 172, 4
 HD = H // HEADS
@@ -105,8 +106,8 @@ def small_terms(adapter_inputs: int = 0) -> int:
 def predicted(a, spec: FinetuneSpec) -> int:
     cfg = TrainingConfig(finetune=spec, seq=S, micro_batch=B, kernels="eager")
     layer = a.layers[0]
-    return (layer_activation_bytes(a, layer, B, S) + _adapter_activation_bytes(a, layer, cfg, B)
-            + _eager_activation_bytes(a, layer, cfg, B, "none"))
+    return (layer_activation_bytes(a, layer, B, S) + adapter_activation_bytes(a, layer, cfg, B)
+            + eager_activation_bytes(a, layer, cfg, B, "none"))
 
 
 def test_full_training_grouped_query_layer():

@@ -12,7 +12,8 @@ from sizeup.ingest.hf_config import load_model
 from sizeup.workload.finetune import FinetuneSpec
 from sizeup.workload.frameworks import framework_ids, get_framework, resolve_settings
 from sizeup.workload.quantize import get_format, nf4_matrix_bytes
-from sizeup.workload.training import TrainingConfig, _bnb_held_input_bytes, training_memory
+from sizeup.workload.training import TrainingConfig, training_memory
+from sizeup.workload.training.activations import bnb_held_input_bytes
 
 CATALOG = load_catalog(include_user=False)
 A10G = CATALOG.device("a10g")
@@ -79,7 +80,7 @@ def test_dequantized_copies_of_the_largest_weight_are_overhead():
 
 def test_a_loop_that_keeps_the_last_graph_holds_bitsandbytes_inputs_twice():
     cfg = TrainingConfig(finetune=QLORA, precision="bf16", seq=512, micro_batch=2)
-    held = _bnb_held_input_bytes(LLAMA2, cfg, 2)
+    held = bnb_held_input_bytes(LLAMA2, cfg, 2)
     # per layer: attention input, attention output, MLP input (4096 each) and MLP product (11008), bf16
     assert held == 2 * 2 * 512 * 32 * (3 * 4096 + 11008)
     assert qlora_memory(keeps_last_graph=True).activations_bytes - qlora_memory().activations_bytes == held

@@ -11,7 +11,7 @@ from typing import Any
 
 from sizeup.errors import IngestError
 
-__all__ = ["load_factory"]
+__all__ = ["load_factory", "target_source"]
 
 
 def load_factory(target: str) -> Callable[[], Any]:
@@ -20,9 +20,7 @@ def load_factory(target: str) -> Callable[[], Any]:
     The attribute may be a function returning an `nn.Module`, an `nn.Module` subclass (called with no
     arguments) or a module instance (returned as is).
     """
-    path_or_module, sep, attr = target.rpartition(":")
-    if not sep or not path_or_module or not attr:
-        raise IngestError(f"target {target!r}: expected FILE.py:FACTORY or package.module:FACTORY")
+    path_or_module, attr = _split(target)
     module = _import(path_or_module)
     obj = module
     for part in attr.split("."):
@@ -36,8 +34,35 @@ def load_factory(target: str) -> Callable[[], Any]:
     return lambda: obj
 
 
+def target_source(target: str) -> Path | None:
+    """The Python file that defines `target`'s module, found without running it (the parent packages of a
+    dotted module are imported, as Python's own finder does); None when it cannot be found or is not a
+    source file (then `load_factory` says why)."""
+    try:
+        path_or_module, _ = _split(target)
+        if _is_path(path_or_module):
+            path = Path(path_or_module).expanduser().resolve()
+        else:
+            spec = importlib.util.find_spec(path_or_module)
+            path = Path(spec.origin).resolve() if spec is not None and spec.origin else None
+    except Exception:  # an unimportable parent package, a malformed name: load_factory reports it
+        return None
+    return path if path is not None and path.suffix == ".py" and path.is_file() else None
+
+
+def _split(target: str) -> tuple[str, str]:
+    path_or_module, sep, attr = target.rpartition(":")
+    if not sep or not path_or_module or not attr:
+        raise IngestError(f"target {target!r}: expected FILE.py:FACTORY or package.module:FACTORY")
+    return path_or_module, attr
+
+
+def _is_path(spec: str) -> bool:
+    return spec.endswith(".py") or "/" in spec or "\\" in spec
+
+
 def _import(spec: str):
-    if spec.endswith(".py") or "/" in spec or "\\" in spec:
+    if _is_path(spec):
         path = Path(spec).expanduser()
         if not path.is_file():
             raise IngestError(f"model file {spec!r} does not exist")

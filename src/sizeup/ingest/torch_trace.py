@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
 import torch
@@ -27,27 +25,12 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from sizeup.errors import IngestError
+from sizeup.ingest.trace_inputs import InputSpec, TraceMode
 from sizeup.ledger import Ledger, LiveBuffer, OpKind, OpRecord, Phase, TensorCategory, TensorRecord, TensorSpec
 from sizeup.ops import OpCall, cost_of
 from sizeup.units import normalize_dtype
 
 __all__ = ["InputSpec", "TraceMode", "trace_module"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class InputSpec:
-    """One model input: positional when `name` is None, else passed as a keyword argument."""
-
-    shape: tuple[int, ...]
-    dtype: str | None = None
-    """None: the trace's float dtype."""
-    name: str | None = None
-
-
-class TraceMode(str, Enum):
-    INFERENCE = "inference"
-    BACKWARD = "backward"
-    TRAIN = "train"
 
 
 _TORCH_DTYPES = {

@@ -1,5 +1,6 @@
-"""Vision serving: a torch model traced once per request shape, priced on each device, served one
-image at a time (a queue with a deterministic service time), sized for the traffic and the SLA."""
+"""Vision serving: a torch model traced once per request shape (and kept in the trace cache), priced on
+each device, served one image at a time (a queue with a deterministic service time), sized for the
+traffic and the SLA."""
 
 from __future__ import annotations
 
@@ -7,29 +8,33 @@ import math
 
 from sizeup.errors import ConfigError
 from sizeup.hardware.catalog import Catalog
+from sizeup.ingest.trace_cache import traced_ledger
+from sizeup.ingest.trace_inputs import InputSpec
 from sizeup.plan.capacity import ReplicaModel, rate_at_sla, replicas_needed, simulate
 from sizeup.plan.cost import HOURS_PER_MONTH, monthly_cost
-from sizeup.plan.recommend import Candidate, PlanResult, Rejection, _devices, _offers, _replica_price, _result
+from sizeup.plan.offers import devices_for, offers_for, replica_price
 from sizeup.plan.scenario import Scenario
+from sizeup.plan.types import Candidate, PlanResult, Rejection, ranked_result
 from sizeup.price.roofline import LedgerArrays, price
 
 __all__ = ["plan_vision"]
 
 
 def plan_vision(scenario: Scenario, catalog: Catalog) -> PlanResult:
-    from sizeup.api import count_flops, parse_input_specs
+    from sizeup.api import parse_input_specs
 
     if not scenario.input_shape:
         raise ConfigError("scenario key 'input_shape' is missing (the input of one request, e.g. 1x3x640x640)")
     traffic, c = scenario.traffic, scenario.constraints
     targets = {k: v for k, v in scenario.sla.targets.items() if k.startswith("e2e")} or {"e2e_p99": 0.2}
     dtype = "fp16" if "fp16" in c.quantizations else "fp32"
-    report = count_flops(scenario.model, parse_input_specs([scenario.input_shape]), dtype=dtype)
-    arrays = LedgerArrays.from_ledger(report.ledger)
+    inputs = [InputSpec(shape=i.shape, dtype=i.dtype, name=i.name) for i in parse_input_specs([scenario.input_shape])]
+    ledger = traced_ledger(scenario.model, inputs, dtype=dtype, name=scenario.model.rpartition(":")[2])
+    arrays = LedgerArrays.from_ledger(ledger)
     rejected, candidates, evaluated = [], [], 0
     closest, closest_miss, gap_best = None, "", math.inf
-    for device in _devices(catalog, scenario):
-        offers = _offers(catalog, scenario, device, 1)
+    for device in devices_for(catalog, scenario):
+        offers = offers_for(catalog, scenario, device, 1)
         if not offers:
             continue
         evaluated += 1
@@ -38,7 +43,7 @@ def plan_vision(scenario: Scenario, catalog: Catalog) -> PlanResult:
         model = ReplicaModel(prefill_fixed_s=latency, prefill_per_token_s=0.0, decode_batches=(1,),
                              decode_step_s=(latency,), max_batch=1)
         rate, sim = rate_at_sla(model, 1, 1, targets, requests=1500)
-        offer, hourly = _replica_price(offers, 1, c.spot)
+        offer, hourly = replica_price(offers, 1, c.spot)
         if rate <= 0:
             miss = ", ".join(f"{k} {sim.metric(k) * 1e3:,.1f} ms > {v * 1e3:,.0f} ms" for k, v in targets.items())
             rejected.append(Rejection(family=family, reason=f"misses the SLA even unloaded: {miss}"))
@@ -64,5 +69,5 @@ def plan_vision(scenario: Scenario, catalog: Catalog) -> PlanResult:
         candidates.append(candidate)
     assumptions = [f"one image per request ({scenario.input_shape}, {dtype}), served one at a time",
                    f"traffic: {traffic.description}"]
-    return _result(scenario, None, candidates, rejected, closest, closest_miss, evaluated, assumptions,
+    return ranked_result(scenario, None, candidates, rejected, closest, closest_miss, evaluated, assumptions,
                    latency_key=next(iter(targets)))

@@ -1,0 +1,188 @@
+"""Serving search: device × GPUs per replica (tensor parallel) × weight format × engine.
+
+Families that do not fit are dropped first (memory only, no pricing); the rest are ranked by a lower
+bound on the fleet cost (replicas at each replica's throughput bound) and simulated in that order,
+stopping once the bound of the next family exceeds the best fleet found — so the catalog can grow
+without the search growing with it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from sizeup.errors import SizeupError
+from sizeup.hardware.catalog import Catalog
+from sizeup.hardware.schema import DeviceSpec
+from sizeup.ingest.hf_config import ModelArch
+from sizeup.ingest.transformer_ops import Step, transformer_ledger
+from sizeup.plan.capacity import ReplicaModel, rate_at_sla, replicas_needed, simulate
+from sizeup.plan.cost import HOURS_PER_MONTH, monthly_cost, owned_monthly_cost
+from sizeup.plan.offers import devices_for, offers_for, replica_price
+from sizeup.plan.scenario import Scenario
+from sizeup.plan.types import Candidate, PlanResult, Rejection, ranked_result
+from sizeup.price.engines import get_engine
+from sizeup.price.memory import MemoryConfig, inference_memory
+from sizeup.price.roofline import price
+from sizeup.workload.inference import InferenceConfig, estimate_inference
+from sizeup.workload.quantize import get_format
+
+__all__ = ["plan_serving", "replica_model"]
+
+
+def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max_batch: int) -> ReplicaModel:
+    """Prefill as fixed + per-token time (two priced prompts), decode step time at batch sizes up to
+    `max_batch` (priced ledgers at the mean context of a generation)."""
+    engine = get_engine(cfg.engine)
+    step = engine.range("step_overhead_s")
+    step_s = step.typical if step else 0.0
+    p = cfg.prompt
+    t1 = estimate_inference(arch, device, replace(cfg, prompt=p, output=1),
+                            limits=False).prefill
+    t2 = estimate_inference(arch, device, replace(cfg, prompt=2 * p, output=1),
+                            limits=False).prefill
+    per_token = max((t2.latency_s.typical - t1.latency_s.typical) / p, 1e-9)
+    fixed = max(t1.latency_s.typical - per_token * p, 0.0)
+    batches = sorted({1, *[2 ** k for k in range(1, 12) if 2 ** k < max_batch], max_batch})
+    times = []
+    fmt = get_format(cfg.weights)
+    context = cfg.prompt + max(cfg.output // 2, 1)
+    from sizeup.workload.inference import _phase_efficiency  # the engine's decode efficiencies
+
+    eff = _phase_efficiency(device, engine, True, fmt)
+    for b in batches:
+        ledger = transformer_ledger(arch, Step(batch=b, new_tokens=1, context=context), weights=fmt,
+                                    kv_dtype=cfg.kv_dtype, tp=cfg.gpus, per_layer=False)
+        times.append(price(ledger, device, eff).total_s.typical + step_s)
+    return ReplicaModel(prefill_fixed_s=fixed, prefill_per_token_s=per_token, decode_batches=tuple(batches),
+                        decode_step_s=tuple(times), max_batch=max_batch)
+
+
+def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: bool = True) -> PlanResult:
+    traffic, c = scenario.traffic, scenario.constraints
+    targets = scenario.sla.targets or {"ttft_p95": 2.0}
+    assumptions = [f"traffic: {traffic.description}; prompt {traffic.prompt_tokens}, output {traffic.output_tokens} "
+                   f"tokens on average", "each replica serves its share of Poisson arrivals (load balanced)"]
+    if not scenario.sla.targets:
+        assumptions.append("no SLA given: p95 TTFT of 2 s assumed")
+    rejected: list[Rejection] = []
+    families = []
+    a0 = arch.layers[0].attention
+    for device in devices_for(catalog, scenario):
+        owned = next((o for o in c.owned if catalog.device(o.device).id == device.id), None)
+        for gpus in (1, 2, 4, 8):
+            if gpus > c.max_gpus or a0.heads % gpus or (a0.kv_heads % gpus and gpus % a0.kv_heads):
+                continue
+            offers = offers_for(catalog, scenario, device, gpus)
+            if not offers and not (owned and owned.count >= gpus):
+                continue
+            for quant in c.quantizations:
+                for engine in c.engines:
+                    family = f"{gpus}x {device.id} {quant} {engine}"
+                    cfg = InferenceConfig(batch=1, prompt=traffic.prompt_tokens, output=traffic.output_tokens,
+                                          weights=quant, engine=engine, gpus=gpus)
+                    try:
+                        memory = inference_memory(arch, device, get_engine(engine), MemoryConfig(
+                            batch=1, context=traffic.prompt_p95_tokens + traffic.output_p95_tokens,
+                            prompt=traffic.prompt_p95_tokens, weights=get_format(quant), tp=gpus))
+                    except SizeupError as e:
+                        rejected.append(Rejection(family=family, reason=str(e)))
+                        continue
+                    if not memory.fits:
+                        rejected.append(Rejection(family=family, reason=(
+                            f"does not fit: {memory.total_bytes / 2**30:,.1f} GiB needed per GPU, "
+                            f"{memory.usable_bytes.typical / 2**30:,.1f} GiB usable")))
+                        continue
+                    offer, hourly = replica_price(offers, gpus, c.spot)
+                    owned_cost = None
+                    if owned and owned.count >= gpus:
+                        owned_cost = owned_monthly_cost(owned, device, gpus)
+                    families.append((device, gpus, quant, engine, cfg, memory, offer, hourly, owned_cost))
+    # a lower bound on each family's fleet cost, from its throughput bound; simulate cheapest-first
+    bounded = []
+    for device, gpus, quant, engine, cfg, memory, offer, hourly, owned_cost in families:
+        max_batch = memory.max_concurrent_sequences or _max_batch(arch, device, cfg, traffic)
+        e = estimate_inference(arch, device, replace(cfg, batch=max(max_batch, 1)),
+                               limits=False)
+        upper = e.decode.tokens_per_s.high / max(traffic.output_tokens, 1) if e.decode else 1.0
+        cheapest_hourly = hourly
+        if offer is not None and offer.reserved_1y_usd_per_hour is not None:
+            cheapest_hourly = min(cheapest_hourly, hourly * offer.reserved_1y_usd_per_hour / offer.on_demand_usd_per_hour)
+        monthly_replica = min(cheapest_hourly * HOURS_PER_MONTH, owned_cost or math.inf)
+        # at the throughput bound, plus the N+1 replica
+        lower = (math.ceil(traffic.peak_requests_per_s / max(upper, 1e-9)) + 1) * monthly_replica
+        bounded.append((lower, device, gpus, quant, engine, cfg, memory, offer, hourly, owned_cost, max_batch))
+    bounded.sort(key=lambda t: t[0])
+    candidates, best_cost, evaluated = [], math.inf, 0
+    closest, closest_miss, closest_gap = None, "", math.inf
+    for lower, device, gpus, quant, engine, cfg, memory, offer, hourly, owned_cost, max_batch in bounded:
+        family = f"{gpus}x {device.id} {quant} {engine}"
+        if prune and lower > best_cost and len(candidates) >= 3:
+            rejected.append(Rejection(family=family, reason=f"costs at least ${lower:,.0f}/month, more than the "
+                                                            f"chosen ${best_cost:,.0f}"))
+            continue
+        evaluated += 1
+        model = replica_model(arch, device, cfg, max_batch)
+        rate, sim = rate_at_sla(model, traffic.prompt_tokens, traffic.output_tokens, targets, requests=1200)
+        if rate <= 0:
+            probe = sim
+            miss = ", ".join(f"{k} {probe.metric(k):.3g} s > {v:g} s" for k, v in targets.items()
+                             if probe.metric(k) > v)
+            rejected.append(Rejection(family=family, reason=f"misses the SLA even unloaded: {miss}"))
+            gap = max(probe.metric(k) / v for k, v in targets.items())
+            if gap < closest_gap:
+                closest_gap, closest_miss = gap, miss
+                closest = Candidate(device=device, gpus=gpus, quant=quant, engine=engine, offer=offer,
+                                    simulation=probe, latency={k: probe.metric(k) for k in targets},
+                                    memory_bytes=memory.total_bytes, usable_bytes=memory.usable_bytes.typical,
+                                    max_batch=max_batch)
+            continue
+        plan = replicas_needed(traffic.peak_requests_per_s, traffic.base_requests_per_s, rate, c.headroom)
+        replicas = plan.with_redundancy
+        peak_sim = simulate(model, traffic.peak_requests_per_s / plan.for_load, traffic.prompt_tokens,
+                            traffic.output_tokens, requests=1500, seed=1)
+        monthly = None
+        if offer is not None:
+            per_instance = max(1, offer.gpu_count // gpus)
+            monthly = monthly_cost(offer, math.ceil(replicas / per_instance) if offer.gpu_count >= gpus
+                                   else replicas * math.ceil(gpus / offer.gpu_count))
+        owned_total = owned_cost * replicas if owned_cost is not None else None
+        options = [m for m in (monthly.cheapest(c.spot) if monthly else None, owned_total) if m is not None]
+        cost = min(options)
+        candidate = Candidate(device=device, gpus=gpus, quant=quant, engine=engine, offer=offer,
+                              owned=owned_total is not None and owned_total == cost, replicas=plan,
+                              simulation=peak_sim, monthly=monthly, cost_usd=cost,
+                              latency={k: peak_sim.metric(k) for k in targets}, memory_bytes=memory.total_bytes,
+                              usable_bytes=memory.usable_bytes.typical, max_batch=max_batch,
+                              detail={"rate_per_replica": rate, "owned_monthly_usd": owned_total,
+                                      "decode_batches": list(model.decode_batches),
+                                      "decode_step_s": list(model.decode_step_s)})
+        if scenario.budget.monthly_usd is not None and cost > scenario.budget.monthly_usd:
+            rejected.append(Rejection(family=family, reason=f"${cost:,.0f}/month is over the budget of "
+                                                            f"${scenario.budget.monthly_usd:,.0f}"))
+            if closest is None or cost < closest.cost_usd:
+                closest, closest_miss = candidate, f"over budget by ${cost - scenario.budget.monthly_usd:,.0f}/month"
+            continue
+        candidates.append(candidate)
+        best_cost = min(best_cost, cost)
+    result = ranked_result(scenario, arch, candidates, rejected, closest, closest_miss, evaluated, assumptions,
+                     latency_key=next(iter(targets)))
+    if result.chosen is not None:  # the saturation point: the highest rate at which queues stay bounded
+        chosen = result.chosen
+        model = ReplicaModel(prefill_fixed_s=0, prefill_per_token_s=0, decode_batches=(1,), decode_step_s=(1,),
+                             max_batch=1)
+        detail = chosen.detail
+        if detail.get("decode_batches"):
+            cfg = InferenceConfig(prompt=traffic.prompt_tokens, output=traffic.output_tokens, weights=chosen.quant,
+                                  engine=chosen.engine, gpus=chosen.gpus)
+            model = replica_model(arch, chosen.device, cfg, chosen.max_batch)
+            saturation, _ = rate_at_sla(model, traffic.prompt_tokens, traffic.output_tokens, {}, requests=1200)
+            chosen = replace(chosen, detail={**detail, "saturation_rps": saturation})
+            result = replace(result, chosen=chosen, ranked=(chosen,) + result.ranked[1:],
+                             pareto=tuple(chosen if c is result.chosen else c for c in result.pareto))
+    return result
+
+
+def _max_batch(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, traffic) -> int:
+    e = estimate_inference(arch, device, cfg)
+    return max(1, min(e.max_batch, 256))

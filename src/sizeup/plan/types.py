@@ -1,0 +1,120 @@
+"""What a plan is made of: a candidate configuration, a rejected family and why, and the result of a
+search (the chosen candidate, the ranking, the Pareto front of cost against latency)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sizeup.hardware.schema import DeviceSpec, Offer
+from sizeup.plan.capacity import ReplicaPlan, SimulationResult
+from sizeup.plan.cost import MonthlyCost
+from sizeup.plan.scenario import Scenario
+
+if TYPE_CHECKING:  # a plan of a traced torch model (vision) has no architecture and need not load the reader
+    from sizeup.ingest.hf_config import ModelArch
+
+__all__ = ["Candidate", "Rejection", "PlanResult", "ranked_result"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    device: DeviceSpec
+    gpus: int
+    """Per replica (tensor parallel), or per job."""
+    quant: str
+    engine: str
+    offer: Offer | None
+    owned: bool = False
+    replicas: ReplicaPlan | None = None
+    simulation: SimulationResult | None = None
+    monthly: MonthlyCost | None = None
+    cost_usd: float = 0.0
+    """Monthly for serving, per run for jobs; the cheapest allowed pricing."""
+    latency: dict[str, float] = field(default_factory=dict)
+    memory_bytes: int = 0
+    usable_bytes: float = 0.0
+    max_batch: int = 0
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        where = "owned" if self.owned else (self.offer.id if self.offer else "no offer")
+        return f"{self.gpus}x {self.device.id} {self.quant} {self.engine} ({where})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"device": self.device.id, "gpus": self.gpus, "quant": self.quant, "engine": self.engine,
+                "offer": None if self.offer is None else self.offer.id, "owned": self.owned,
+                "replicas": None if self.replicas is None else self.replicas.to_dict(),
+                "simulation": None if self.simulation is None else self.simulation.to_dict(),
+                "monthly": None if self.monthly is None else self.monthly.to_dict(), "cost_usd": self.cost_usd,
+                "latency_s": dict(self.latency), "memory_bytes": self.memory_bytes, "usable_bytes": self.usable_bytes,
+                "max_batch": self.max_batch, "detail": dict(self.detail)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rejection:
+    family: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"family": self.family, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanResult:
+    scenario: Scenario
+    arch: ModelArch | None
+    chosen: Candidate | None
+    ranked: tuple[Candidate, ...]
+    """Every family that meets the scenario, cheapest first."""
+    pareto: tuple[Candidate, ...]
+    rejected: tuple[Rejection, ...]
+    closest: Candidate | None = None
+    closest_miss: str = ""
+    evaluated: int = 0
+    assumptions: tuple[str, ...] = ()
+    method_comparison: tuple[tuple[str, str, float, float], ...] = ()
+    """Fine-tuning: (method, cheapest configuration, hours, cost) for full, LoRA and QLoRA."""
+
+    @property
+    def meets(self) -> bool:
+        return self.chosen is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"meets": self.meets, "chosen": None if self.chosen is None else self.chosen.to_dict(),
+                "ranked": [c.to_dict() for c in self.ranked], "pareto": [c.to_dict() for c in self.pareto],
+                "rejected": [r.to_dict() for r in self.rejected],
+                "closest": None if self.closest is None else self.closest.to_dict(), "closest_miss": self.closest_miss,
+                "evaluated": self.evaluated, "assumptions": list(self.assumptions),
+                "method_comparison": [{"method": m, "configuration": c, "hours": h, "cost_usd": u}
+                                      for m, c, h, u in self.method_comparison]}
+
+
+_PRECISION_ORDER = ("fp32", "bf16", "fp16", "f16", "fp8", "int8", "q8_0", "q6_k", "q5_k_m", "gptq-int4",
+                    "awq-int4", "q4_k_m", "nf4", "q3_k_m", "q2_k")
+
+
+def _precision_rank(quant: str) -> int:
+    return _PRECISION_ORDER.index(quant) if quant in _PRECISION_ORDER else len(_PRECISION_ORDER)
+
+
+def ranked_result(scenario, arch, candidates, rejected, closest, closest_miss, evaluated, assumptions,
+                  latency_key: str) -> PlanResult:
+    """The result of a search: candidates cheapest first (at equal cost the higher-precision weights,
+    then the lower `latency_key`), the Pareto front, and the closest miss only when nothing met the
+    scenario."""
+    ranked = sorted(candidates, key=lambda c: (round(c.cost_usd, 2), _precision_rank(c.quant),
+                                               c.latency.get(latency_key, 0.0)))
+    pareto, best_latency = [], math.inf
+    for c in ranked:  # cheapest first: keep each that is faster than every cheaper one
+        latency = c.latency.get(latency_key, 0.0)
+        if latency < best_latency:
+            pareto.append(c)
+            best_latency = latency
+    chosen = ranked[0] if ranked else None
+    return PlanResult(scenario=scenario, arch=arch, chosen=chosen, ranked=tuple(ranked), pareto=tuple(pareto),
+                      rejected=tuple(rejected), closest=None if chosen else closest,
+                      closest_miss="" if chosen else closest_miss, evaluated=evaluated,
+                      assumptions=tuple(assumptions))

@@ -1,0 +1,212 @@
+"""Activations a training step keeps for its backward pass, per layer and for the first pipeline stage.
+
+Activations per layer follow Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
+Transformer Models", §4), generalised from their GPT-3 layer (s·b·h·(34 + 5·a·s/h) bytes) to
+grouped-query attention, gated MLPs and any intermediate size: every tensor a backward pass reads is
+counted at 2 bytes, dropout masks at 1 byte, the a·s² softmax terms only without a fused (flash)
+kernel. Tensor parallelism divides the inner terms by t, sequence parallelism the rest; selective
+recomputation drops the s² terms, full recomputation keeps only each layer's input. What adapters
+(LoRA, QLoRA) and op-by-op (eager) kernels change is counted on top.
+"""
+
+from __future__ import annotations
+
+from sizeup.ingest.hf_config import LayerSpec, ModelArch
+from sizeup.workload.finetune import Method, targeted
+from sizeup.workload.training.config import TrainingConfig
+
+__all__ = ["layer_projections", "layer_activation_bytes", "adapter_activation_bytes", "eager_activation_bytes",
+           "bnb_held_input_bytes", "activation_bytes"]
+
+
+def layer_projections(arch: ModelArch, layer: LayerSpec) -> list[tuple[int, int, bool]]:
+    """The layer's matrix products with a weight, in call order: (output width, input width, split
+    across tensor-parallel ranks). Column-parallel products split their output; row-parallel ones
+    (attention output, MLP down) produce a full-width partial sum on every rank. Routed experts run as
+    grouped products and are left out."""
+    a, m, h = layer.attention, layer.mlp, arch.hidden
+    out: list[tuple[int, int, bool]] = []
+    if a.mla is not None:
+        nope_rope = a.mla.qk_nope_head_dim + a.mla.qk_rope_head_dim
+        if a.mla.q_lora_rank:
+            out += [(a.mla.q_lora_rank, h, False), (a.heads * nope_rope, a.mla.q_lora_rank, True)]
+        else:
+            out.append((a.heads * nope_rope, h, True))
+        out += [(a.mla.kv_lora_rank + a.mla.qk_rope_head_dim, h, False),
+                (a.heads * (a.mla.qk_nope_head_dim + a.mla.v_head_dim), a.mla.kv_lora_rank, True)]
+    else:
+        out += [(a.heads * a.head_dim, h, True), (a.kv_heads * a.head_dim, h, True),
+                (a.kv_heads * a.v_head_dim, h, True)]
+    out.append((h, a.heads * a.v_head_dim, False))
+    def mlp(inter: int) -> list[tuple[int, int, bool]]:
+        return ([(inter, h, True)] if m.gated else []) + [(inter, h, True), (h, inter, False)]
+    if m.is_moe:
+        out.append((m.experts, h, False))  # the router
+        if m.shared_experts:
+            out += mlp(m.shared_intermediate * m.shared_experts)
+    else:
+        out += mlp(m.intermediate)
+    return out
+
+
+def layer_activation_bytes(arch: ModelArch, layer: LayerSpec, micro_batch: int, seq: int, *, tp: int = 1,
+                           sequence_parallel: bool = False, recompute: str = "none", flash: bool = True,
+                           act_bytes: int = 2) -> int:
+    """Bytes one layer keeps for its backward pass (Korthikanti et al. 2022, generalised)."""
+    s, b, h = seq, micro_batch, arch.hidden
+    a, m = layer.attention, layer.mlp
+    dropout = arch.dropout > 0
+    sbh = s * b * h
+    shard = tp if sequence_parallel else 1
+    if recompute == "full":
+        return act_bytes * sbh // shard  # the layer's input
+    if recompute == "selective-op":
+        # the input, the attention output with its fp32 log-sum-exp, and the 1st, 3rd, 5th… products' outputs
+        kept = act_bytes * sbh // shard + (act_bytes * s * b * a.heads * a.v_head_dim + 4 * s * b * a.heads) // tp
+        for width, _, split in layer_projections(arch, layer)[::2]:
+            kept += act_bytes * s * b * width // (tp if split else 1)
+        return kept
+    # replicated across tensor-parallel ranks unless sequence parallel: norm inputs, the inputs of the
+    # qkv and MLP projections, the two dropout masks after the attention and MLP projections
+    replicated = act_bytes * sbh * (layer.norms + 2) + (2 * sbh if dropout else 0)
+    # split across tensor-parallel ranks: q, k, v, attention output, MLP intermediates
+    q = act_bytes * s * b * a.heads * a.head_dim
+    kv = act_bytes * s * b * a.kv_heads * (a.head_dim + a.v_head_dim)
+    if a.mla is not None:
+        kv = act_bytes * s * b * a.heads * (a.head_dim + a.v_head_dim) + act_bytes * s * b * (
+            a.mla.kv_lora_rank + a.mla.qk_rope_head_dim)
+    out = act_bytes * s * b * a.heads * a.v_head_dim
+    scores = 0
+    if not flash and recompute == "none":
+        # softmax output, and with dropout its mask (1 byte) and the dropped copy
+        scores = s * s * b * a.heads * (act_bytes + (1 + act_bytes if dropout else 0))
+    inter = m.intermediate * (m.top_k if m.is_moe else 1) + m.shared_intermediate * m.shared_experts
+    mlp = act_bytes * s * b * inter * (4 if m.gated else 2)  # gate, up, act(gate), product | act in, act out
+    split = q + kv + out + scores + mlp
+    return replicated // shard + split // tp
+
+
+def adapter_activation_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingConfig, micro_batch: int) -> int:
+    """What adapters change in one layer's saved activations (none/selective recomputation, dense layers).
+
+    The Korthikanti count keeps every projection's input, as full training does. A frozen weight needs
+    no input for its own gradient: PyTorch's autograd saves an input of a matrix product only for the
+    gradient that needs it, so under LoRA the attention and MLP inputs and the MLP product are kept only
+    where an adapter reads them without dropout (the attention output stays: FlashAttention keeps it).
+    bitsandbytes' 4-bit product (QLoRA) keeps its input whenever gradients flow (MatMul4Bit saves
+    ctx.tensors = (A, B)), so QLoRA keeps them all. With dropout p > 0 each adapter keeps its own dropped
+    input (2 bytes) and mask (1 byte) per element.
+    """
+    spec = cfg.finetune
+    if not spec.uses_adapters or cfg.recompute not in ("none", "selective") or layer.attention.mla is not None:
+        return 0
+    par = cfg.parallel
+    tokens = micro_batch * cfg.seq
+    h = arch.hidden // (par.tp if par.sequence_parallel and par.tp > 1 else 1)  # as the base count shards it
+    mlp = [] if layer.mlp.is_moe else [("mlp_in", h, "gate_proj"), ("mlp_in", h, "up_proj"),
+                                        ("mlp_mid", layer.mlp.intermediate // par.tp, "down_proj")]
+    if not layer.mlp.gated:
+        mlp = [m for m in mlp if m[2] != "gate_proj"]
+    inputs = [("attn_in", h, "q_proj"), ("attn_in", h, "k_proj"), ("attn_in", h, "v_proj")] + mlp
+    change = 0
+    for group in ("attn_in", "mlp_in", "mlp_mid"):
+        members = [(width, name) for g, width, name in inputs if g == group]
+        if not members:
+            continue
+        width = members[0][0]
+        hit = [name for _, name in members if targeted(name, spec)]
+        kept = spec.method == Method.QLORA or (hit and spec.dropout == 0)
+        if not kept:
+            change -= 2 * tokens * width
+        if hit and spec.dropout > 0:
+            copies = 1 if group == "attn_in" and spec.fused_qkv else len(hit)
+            change += 3 * tokens * width * copies
+    if spec.dropout > 0 and targeted("o_proj", spec):
+        change += 3 * tokens * layer.attention.heads * layer.attention.v_head_dim // par.tp
+    return change
+
+
+def eager_activation_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingConfig, micro_batch: int,
+                            recompute: str) -> int:
+    """What one layer keeps beyond the fused count when PyTorch runs its modules op by op (kernels 'eager').
+
+    - RMSNorm computes in fp32 (x.float(), x * rsqrt(mean(x²))): it keeps the 4-byte copy of its input instead
+      of the 2-byte input, and the 2-byte normalized output too when its weight trains. LayerNorm runs as one
+      kernel (native_layer_norm) and keeps what the fused count says.
+    - Grouped K and V are repeated to the query heads before scaled_dot_product_attention (transformers'
+      repeat_kv, litgpt's repeat_interleave), which keeps the repeated copies.
+    - With one fused qkv product and as many K/V heads as query heads, V is a view of that product's output
+      (q and k are new tensors after RoPE), so the whole output stays alive.
+    - Without a fused attention kernel the output projection reads a reshaped copy of the attention output,
+      kept when the projection needs its input (trained weights, bitsandbytes 4-bit products, an adapter
+      without dropout). Flash and memory-efficient kernels return a transposed view of a (batch, sequence,
+      heads, dim) buffer, so there the reshape is a view of the tensor the kernel already keeps.
+    """
+    if cfg.kernels != "eager" or recompute not in ("none", "selective"):
+        return 0
+    par, spec = cfg.parallel, cfg.finetune
+    tokens = micro_batch * cfg.seq
+    a = layer.attention
+    h = arch.hidden // (par.tp if par.sequence_parallel and par.tp > 1 else 1)
+    weights_train = spec.method in (Method.FULL, Method.FREEZE)
+    extra = 0
+    if arch.norm == "rms":
+        extra += layer.norms * tokens * h * (4 if weights_train else 2)
+    if a.mla is None:
+        if a.kv_heads < a.heads:
+            extra += 2 * tokens * (a.heads - a.kv_heads) * (a.head_dim + a.v_head_dim) // par.tp
+        elif spec.fused_qkv:
+            extra += 2 * tokens * (a.heads + a.kv_heads) * a.head_dim // par.tp
+    if not cfg.flash_attention and (weights_train or spec.method == Method.QLORA or (
+            spec.uses_adapters and targeted("o_proj", spec) and spec.dropout == 0)):
+        extra += 2 * tokens * a.heads * a.v_head_dim // par.tp
+    return extra
+
+
+def bnb_held_input_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: int) -> int:
+    """Inputs that bitsandbytes' 4-bit products keep in ctx.tensors (outside autograd's saved tensors, so
+    they live as long as the graph): per layer the attention input, the attention output, the MLP input
+    and the MLP product (routed experts: top-k copies), plus the head's input when the head is quantized."""
+    tokens = micro_batch * cfg.seq
+    per_token = arch.hidden if cfg.finetune.quantize_head else 0
+    for layer in arch.layers:
+        a, m = layer.attention, layer.mlp
+        per_token += arch.hidden + a.heads * a.v_head_dim
+        if m.is_moe:
+            per_token += m.top_k * (arch.hidden + m.intermediate)
+            if m.shared_experts:
+                per_token += arch.hidden + m.shared_intermediate * m.shared_experts
+        else:
+            per_token += arch.hidden + m.intermediate
+    return 2 * tokens * per_token // cfg.parallel.tp
+
+
+
+def activation_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: int, trainable_from: int,
+                      in_flight: int) -> int:
+    """Saved activations on the first pipeline stage: its layers (only those at or above the lowest
+    trainable layer need them), pp micro-batches in flight under 1F1B, plus the logits."""
+    par = cfg.parallel
+    per_stage = -(-arch.num_layers // par.pp)
+    sp = par.sequence_parallel and par.tp > 1
+    layers = [layer for i, layer in enumerate(arch.layers) if i < per_stage and i >= trainable_from]
+    act = sum(layer_activation_bytes(arch, layer, micro_batch, cfg.seq, tp=par.tp, sequence_parallel=sp,
+                                     recompute=cfg.recompute, flash=cfg.flash_attention)
+              + adapter_activation_bytes(arch, layer, cfg, micro_batch)
+              + eager_activation_bytes(arch, layer, cfg, micro_batch, cfg.recompute) for layer in layers)
+    act *= max(1, min(par.pp, in_flight))
+    if cfg.recompute in ("full", "selective-op") and layers:  # one layer is rematerialised at a time in backward
+        act += layer_activation_bytes(arch, layers[0], micro_batch, cfg.seq, tp=par.tp, sequence_parallel=sp,
+                                      flash=cfg.flash_attention) + \
+            eager_activation_bytes(arch, layers[0], cfg, micro_batch, "none")
+    if cfg.finetune.method == Method.QLORA and cfg.keeps_last_graph and cfg.recompute in ("none", "selective"):
+        # the previous step's graph is still referenced during this forward: its 4-bit products' inputs too
+        act += bnb_held_input_bytes(arch, cfg, micro_batch)
+    # the logits and the loss (vocab-parallel ÷ tp): the bf16 logits stay alive through the loss, and
+    # cross-entropy upcasts them to fp32 and keeps an fp32 log-softmax for its backward: 2 + 4 + 4 bytes
+    # per logit, the fp32 part for one chunk at a time when the loss is chunked
+    if arch.lm_head:
+        act += int(micro_batch * cfg.seq * arch.vocab * (2 + 8 / min(cfg.loss_chunks, cfg.seq))) // par.tp
+        if cfg.finetune.uses_adapters and cfg.finetune.dropout > 0 and targeted("lm_head", cfg.finetune):
+            act += 3 * micro_batch * cfg.seq * arch.hidden  # the head adapter's dropped input and mask
+    return act

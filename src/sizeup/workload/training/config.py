@@ -1,0 +1,124 @@
+"""What a training run is: the precision recipe, the optimizer, the recomputation policy, and the run's
+configuration (method, parallelism, batch, length of the run)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from sizeup.errors import ConfigError
+from sizeup.workload.finetune import FinetuneSpec, Method
+from sizeup.workload.frameworks import KERNELS
+from sizeup.workload.parallel import ParallelConfig
+
+__all__ = ["Precision", "PRECISIONS", "RECOMPUTE_POLICIES", "OPTIMIZER_STATE_BYTES", "TrainingConfig",
+           "with_settings", "with_method"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Precision:
+    weight: float
+    """Bytes of the working copy of each parameter."""
+    grad: float
+    master: float
+    """fp32 master copy kept by mixed precision."""
+    state_scale: float
+    """Optimizer state relative to fp32 moments (0.5: moments kept in bf16)."""
+    compute: str
+    note: str
+
+
+PRECISIONS = {
+    "fp32": Precision(weight=4, grad=4, master=0, state_scale=1, compute="fp32",
+                      note="fp32 weights and gradients, no master copy"),
+    "bf16-mixed": Precision(weight=2, grad=2, master=4, state_scale=1, compute="bf16",
+                            note="bf16 weights and gradients with an fp32 master copy and fp32 optimizer state"),
+    "bf16": Precision(weight=2, grad=2, master=0, state_scale=0.5, compute="bf16",
+                      note="pure bf16: weights, gradients and optimizer moments in bf16, no master copy"),
+    "fp8": Precision(weight=3, grad=2, master=4, state_scale=1, compute="fp8",
+                     note="Transformer Engine style fp8: bf16 weights plus an fp8 copy, fp32 master and state; "
+                          "matrix products at the fp8 peak"),
+}
+
+RECOMPUTE_POLICIES = {
+    "none": "no recomputation: every layer keeps what its backward pass reads",
+    "selective": "Megatron-style selective recomputation: the attention scores (a·s² terms) are recomputed, "
+                 "which saves nothing more under FlashAttention",
+    "selective-op": "per-op selective checkpointing as torchtitan applies it (selective_ac_option 'op'): each layer "
+                    "keeps its input, the attention output and every other matrix-product output in call order; "
+                    "the other products, norms and activations are recomputed",
+    "full": "full recomputation: each layer keeps only its input and reruns its forward pass in backward",
+}
+
+OPTIMIZER_STATE_BYTES = {
+    "adamw": 8.0, "adam": 8.0,  # two fp32 moments
+    "adamw-8bit": 2.0,  # bitsandbytes: two 8-bit moments (block-wise scales, 2 × 4 bytes per 2048, ignored)
+    "sgd": 4.0,  # momentum buffer
+    "lion": 4.0,  # one momentum buffer
+    "adafactor": 0.0,  # factored second moment: rows + columns per matrix, added per tensor
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrainingConfig:
+    finetune: FinetuneSpec = field(default_factory=FinetuneSpec)
+    optimizer: str = "adamw"
+    precision: str = "bf16-mixed"
+    recompute: str = "none"
+    parallel: ParallelConfig = field(default_factory=ParallelConfig)
+    seq: int = 2048
+    micro_batch: int | None = None
+    """Per GPU; None: the largest that fits."""
+    global_batch: int | None = None
+    """Sequences per optimizer step; None: micro_batch × data parallel (no accumulation)."""
+    tokens: int | None = None
+    epochs: float | None = None
+    dataset_tokens: int | None = None
+    flash_attention: bool = True
+    loss_chunks: int = 1
+    """The cross-entropy runs over this many slices of the sequence (litgpt, torchtune chunk it); 1: all
+    at once."""
+    kernels: str = "fused"
+    """fused: Korthikanti's count (Megatron / Transformer Engine, torch.compile); eager: PyTorch modules op by
+    op (see sizeup.workload.frameworks.KERNELS)."""
+    keeps_last_graph: bool = False
+    """The training loop still references the previous step's output while the next forward runs (litgpt):
+    whatever that graph holds outside autograd's saved tensors is still alive at the forward peak."""
+    framework: str | None = None
+    """The framework profile the settings came from, for the report."""
+    offer: str | None = None
+    network_gbit_per_s: float | None = None
+    """Per node; default from the offer, else 400 Gb/s per GPU."""
+
+    def __post_init__(self) -> None:
+        if self.optimizer not in OPTIMIZER_STATE_BYTES:
+            raise ConfigError(f"--optimizer {self.optimizer!r}: expected one of {', '.join(OPTIMIZER_STATE_BYTES)}")
+        if self.precision not in PRECISIONS:
+            raise ConfigError(f"--precision {self.precision!r}: expected one of {', '.join(PRECISIONS)}")
+        if self.recompute not in RECOMPUTE_POLICIES:
+            raise ConfigError(f"--recompute {self.recompute!r}: expected one of {', '.join(RECOMPUTE_POLICIES)}")
+        if self.seq < 1:
+            raise ConfigError(f"--seq {self.seq}: expected a positive integer")
+        if self.micro_batch is not None and self.micro_batch < 1:
+            raise ConfigError(f"--micro-batch {self.micro_batch}: expected a positive integer")
+        if self.loss_chunks < 1:
+            raise ConfigError(f"--loss-chunks {self.loss_chunks}: expected a positive integer")
+        if self.global_batch is not None and self.global_batch < 1:
+            raise ConfigError(f"--global-batch {self.global_batch}: expected a positive integer")
+        if self.kernels not in KERNELS:
+            raise ConfigError(f"--kernels {self.kernels!r}: expected one of {', '.join(KERNELS)}")
+        if self.finetune.method == Method.QLORA and self.precision == "fp32":
+            raise ConfigError("--method qlora computes in bf16: use --precision bf16-mixed or bf16")
+
+
+def with_settings(cfg: TrainingConfig, settings: dict[str, Any], framework: str | None = None) -> TrainingConfig:
+    """`cfg` with the framework-dependent settings of sizeup.workload.frameworks.resolve_settings."""
+    spec = replace(cfg.finetune, dropout=settings["lora_dropout"], fused_qkv=settings["fused_qkv"],
+                   double_quant=settings["double_quant"], quantize_head=settings["quantize_head"],
+                   dequant_copies=settings["dequant_copies"])
+    return replace(cfg, finetune=spec, loss_chunks=settings["loss_chunks"], kernels=settings["kernels"],
+                   keeps_last_graph=settings["keeps_last_graph"], framework=framework)
+
+
+def with_method(cfg: TrainingConfig, method: str) -> TrainingConfig:
+    return replace(cfg, finetune=replace(cfg.finetune, method=Method(method)))

@@ -1,0 +1,154 @@
+"""A training or fine-tuning run of a transformer: the micro-batch that fits, memory per GPU, step time,
+throughput, MFU, time to train and cost, with the assumptions behind them."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from sizeup.hardware.schema import DeviceSpec, Offer
+from sizeup.ingest.hf_config import ModelArch
+from sizeup.price.engines import get_engine
+from sizeup.price.memory import max_fitting
+from sizeup.ranges import Range
+from sizeup.workload.finetune import Method, trainable_parameters
+from sizeup.workload.frameworks import KERNELS
+from sizeup.workload.training.config import PRECISIONS, TrainingConfig
+from sizeup.workload.training.cost import pick_offer, run_cost
+from sizeup.workload.training.memory import TrainingMemory, training_memory
+from sizeup.workload.training.step_time import StepTime, step_time, utilization
+
+__all__ = ["TrainingEstimate", "estimate_training"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrainingEstimate:
+    arch: ModelArch
+    device: DeviceSpec
+    config: TrainingConfig
+    micro_batch: int
+    grad_accumulation: int
+    global_batch: int
+    memory: TrainingMemory
+    max_micro_batch: int
+    trainable_params: int
+    step_s: Range
+    tokens_per_s: Range
+    mfu: Range
+    hfu: Range
+    time_to_train_s: Range | None
+    cost_usd: dict[str, Range] | None
+    offer: Offer | None
+    breakdown_s: dict[str, float]
+    assumptions: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        cfg, par = self.config, self.config.parallel
+        return {
+            "model": {"name": self.arch.name, "params": self.arch.params, "active_params": self.arch.active_params,
+                      "trainable_params": self.trainable_params},
+            "device": {"id": self.device.id, "name": self.device.name, "gpus": par.gpus, "nodes": par.nodes},
+            "config": {"method": cfg.finetune.method.value, "rank": cfg.finetune.rank,
+                       "targets": list(cfg.finetune.targets), "optimizer": cfg.optimizer, "precision": cfg.precision,
+                       "recompute": cfg.recompute, "tp": par.tp, "pp": par.pp, "vp": par.vp, "dp": par.dp, "ep": par.ep,
+                       "tp_overlap": par.tp_overlap, "loss_chunks": cfg.loss_chunks, "kernels": cfg.kernels,
+                       "framework": cfg.framework,
+                       "zero": par.zero, "seq": cfg.seq, "micro_batch": self.micro_batch,
+                       "grad_accumulation": self.grad_accumulation, "global_batch": self.global_batch},
+            "memory": {"per_gpu": self.memory.to_dict()},
+            "fits": self.memory.fits,
+            "max_micro_batch": self.max_micro_batch,
+            "step": {"latency_s": self.step_s.to_dict(), "breakdown_s": dict(self.breakdown_s)},
+            "throughput": {"tokens_per_s": self.tokens_per_s.to_dict(),
+                           "tokens_per_s_per_gpu": self.tokens_per_s.scale(1 / par.gpus).to_dict()},
+            "mfu": self.mfu.to_dict(),
+            "hfu": self.hfu.to_dict(),
+            "time_to_train_s": None if self.time_to_train_s is None else self.time_to_train_s.to_dict(),
+            "gpu_hours": None if self.time_to_train_s is None else
+            self.time_to_train_s.scale(par.gpus / 3600).to_dict(),
+            "cost_usd": None if self.cost_usd is None else {k: v.to_dict() for k, v in self.cost_usd.items()},
+            "offer": None if self.offer is None else {"id": self.offer.id, "price_date": self.offer.price_date},
+            "assumptions": list(self.assumptions),
+        }
+
+
+def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, offers: list[Offer] = ()) -> TrainingEstimate:
+    par = cfg.parallel
+    a0 = arch.layers[0].attention
+    par.check_model(a0.heads, a0.kv_heads, arch.num_layers, max((l.mlp.experts for l in arch.layers), default=0))
+    trainable = trainable_parameters(arch, cfg.finetune)
+    assumptions = [PRECISIONS[cfg.precision].note]
+    # micro-batch: given, or the largest that fits
+    def accumulation_for(mb: int) -> int:
+        return max(1, math.ceil((cfg.global_batch or mb * par.dp) / (mb * par.dp)))
+
+    def fits(mb: int) -> bool:
+        return training_memory(arch, device, cfg, mb, accumulation_for(mb)).fits
+
+    max_mb = max_fitting(fits, 1, 4096)
+    micro = cfg.micro_batch or max(max_mb, 1)
+    if cfg.micro_batch is None and max_mb < 1:
+        assumptions.append("not even micro-batch 1 fits: figures are for micro-batch 1")
+    global_batch = cfg.global_batch or micro * par.dp
+    accumulation = accumulation_for(micro)
+    if global_batch % (micro * par.dp):
+        assumptions.append(f"global batch {global_batch} is not a multiple of micro-batch × data parallel "
+                           f"({micro} × {par.dp}): {accumulation} accumulation steps of {micro * par.dp}")
+        global_batch = accumulation * micro * par.dp
+    memory = training_memory(arch, device, cfg, micro, accumulation)
+    offer = pick_offer(device, par.gpus, offers, cfg.offer)
+    time = step_time(arch, device, cfg, micro, accumulation, memory, trainable, offer)
+    assumptions += time.notes
+    tokens_per_step = global_batch * cfg.seq
+    tokens_per_s = time.step_s.inverse(tokens_per_step)
+    mfu, hfu, notes = utilization(arch, device, cfg, time, tokens_per_step)
+    assumptions += notes
+    time_to_train, cost, notes = run_cost(cfg, time.step_s, tokens_per_step, offer)
+    assumptions += notes
+    assumptions += _run_notes(cfg, time)
+    return TrainingEstimate(arch=arch, device=device, config=cfg, micro_batch=micro, grad_accumulation=accumulation,
+                            global_batch=global_batch, memory=memory, max_micro_batch=max_mb,
+                            trainable_params=trainable.trainable_params, step_s=time.step_s, tokens_per_s=tokens_per_s,
+                            mfu=mfu, hfu=hfu, time_to_train_s=time_to_train, cost_usd=cost, offer=offer,
+                            breakdown_s=dict(time.breakdown_s), assumptions=tuple(dict.fromkeys(assumptions)))
+
+
+def _run_notes(cfg: TrainingConfig, time: StepTime) -> list[str]:
+    """What the estimate assumes about overlap, MFU, model states, links, the allocator and the kernels."""
+    par, precision, method = cfg.parallel, PRECISIONS[cfg.precision], cfg.finetune.method
+    assumptions = [
+        "data-parallel gradient traffic overlaps the backward pass; only what exceeds it is exposed",
+        "tensor-parallel collectives " + ("overlapped with the matrix products" if par.tp_overlap
+                                          else "on the critical path") + "; pipeline 1F1B bubble (p − 1)/(v·m)",
+        f"MFU counts {'6' if method in (Method.FULL, Method.FREEZE) else '4'}·N + 12·L·H·Q·T FLOPs per token "
+        f"(PaLM appendix B) against the dense {precision.compute} peak",
+    ]
+    if cfg.optimizer in ("adamw", "adam") and cfg.precision == "bf16-mixed":
+        assumptions.append("model states: 16 bytes per trainable parameter (2 weights + 2 gradients + 4 master + "
+                           "8 moments); the '12 bytes' shortcut is the ZeRO paper's K=12 (master + moments only)")
+    if par.tp > 1 and time.intra is not None:
+        assumptions.append(f"tensor parallel over {time.intra.kind}")
+    reserve = get_engine("hf").range("allocator_overhead_fraction")
+    if par.zero >= 3 and par.dp > 1 and reserve is not None:
+        assumptions.append(f"memory is what PyTorch allocates plus a {reserve.typical:.1%} allocator reserve; "
+                           "published FSDP runs "
+                           "reserved 7-50% more than they allocated or kept active (meta-llama/llama-cookbook PR #41, "
+                           "issue #120), so leave that headroom or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
+    if par.dp_crosses_nodes and time.inter is not None:
+        assumptions.append(f"data parallel across nodes at {time.inter.bytes_per_s * 8 / 1e9:.0f} Gb/s per GPU")
+    assumptions.append((f"{cfg.framework}: " if cfg.framework else "") + f"{cfg.kernels} kernels: "
+                       + KERNELS[cfg.kernels] + ("" if cfg.framework else "; --framework NAME takes a framework's own"
+                                                 " settings (hf, litgpt, megatron, torchtitan, torchtune)"))
+    if method == Method.QLORA:
+        spec = cfg.finetune
+        assumptions.append(f"QLoRA: NF4 base {'with' if spec.double_quant else 'without'} double "
+                           f"quantization, LM head {'in NF4' if spec.quantize_head else 'in bf16'}, bf16 adapters; "
+                           f"each 4-bit weight is multiplied as {spec.dequant_copies} full-size dequantized "
+                           "cop" + ("ies" if spec.dequant_copies > 1 else "y") + " (the largest counted in overhead); "
+                           "paged optimizer state counted on the GPU (it pages to CPU RAM only under memory spikes)")
+        if cfg.keeps_last_graph and cfg.recompute in ("none", "selective"):
+            assumptions.append("QLoRA: the loop keeps the previous step's output while the next forward runs, and "
+                               "bitsandbytes keeps its products' inputs in ctx.tensors (outside saved tensors), so "
+                               "the previous step's inputs are counted once more at the forward peak")
+    return assumptions
