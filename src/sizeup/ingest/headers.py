@@ -13,7 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from sizeup.errors import IngestError
+from sizeup.errors import ConfigError, IngestError
+from sizeup.ingest.arch import ModelArch
+from sizeup.ingest.config_file import read_config_file
+from sizeup.ingest.families.registry import parse_config
 
 __all__ = ["SafetensorsHeader", "GGUFHeader", "read_safetensors_header", "read_gguf_header", "model_from_header",
            "GGUF_FILE_TYPES"]
@@ -24,7 +27,7 @@ MAX_HEADER_BYTES = 100 * 2**20
 SAFETENSORS_DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "F8_E4M3": 1, "F8_E5M2": 1, "I64": 8, "I32": 4,
                            "I16": 2, "I8": 1, "U8": 1, "BOOL": 1, "U16": 2, "U32": 4, "U64": 8}
 
-# ggml type ids (ggml.h enum ggml_type) -> name; block layouts are in sizeup.workload.quantize.
+# ggml type ids (ggml.h enum ggml_type) -> name; block layouts are in sizeup.formats.
 GGML_TYPES = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 6: "Q5_0", 7: "Q5_1", 8: "Q8_0", 9: "Q8_1", 10: "Q2_K",
               11: "Q3_K", 12: "Q4_K", 13: "Q5_K", 14: "Q6_K", 15: "Q8_K", 20: "IQ4_NL", 23: "IQ4_XS", 24: "I8",
               25: "I16", 26: "I32", 27: "I64", 28: "F64", 30: "BF16"}
@@ -189,12 +192,9 @@ _GGUF_MODEL_TYPES = {"llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "gemm
                      "phi3": "phi3", "mistral": "mistral"}
 
 
-def model_from_header(path: str | Path):
+def model_from_header(path: str | Path) -> ModelArch:
     """The architecture of a `.gguf` file from its metadata, or of a `.safetensors` file from the
     `config.json` beside it (the header gives the stored parameter count, checked against it)."""
-    from sizeup.errors import ConfigError
-    from sizeup.ingest.hf_config import load_model, parse_config
-
     path = Path(path)
     if path.suffix == ".safetensors":
         header = read_safetensors_header(path)
@@ -202,7 +202,7 @@ def model_from_header(path: str | Path):
         if not config.is_file():
             raise ConfigError(f"{path}: a safetensors file has no architecture; put its config.json beside it "
                               f"({header.params:,} parameters in the header)")
-        return load_model(str(config))
+        return parse_config(read_config_file(config), name=config.parent.name or config.stem, where=str(config))
     header = read_gguf_header(path)
     arch_name = header.metadata.get("general.architecture")
     if arch_name not in _GGUF_MODEL_TYPES:

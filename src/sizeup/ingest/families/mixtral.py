@@ -1,0 +1,22 @@
+"""Mixtral: every layer's MLP is `num_local_experts` gated experts, `num_experts_per_tok` of them
+routed per token (Mistral AI, Mixtral of experts, 2024)."""
+
+from __future__ import annotations
+
+from sizeup.ingest.arch import MLPSpec, ModelArch
+from sizeup.ingest.families.decoder import DecoderTraits, read_decoder
+from sizeup.ingest.families.fields import Fields
+from sizeup.ingest.families.registry import family
+
+
+def mixtral_layer(c: Fields, i: int, act: str, dense: MLPSpec) -> MLPSpec:
+    return MLPSpec(intermediate=c.int("intermediate_size"), gated=True, act=act,
+                   experts=c.int("num_local_experts"), top_k=c.int("num_experts_per_tok"))
+
+
+MIXTRAL = DecoderTraits(moe=mixtral_layer)
+
+
+@family("mixtral")
+def read_mixtral(c: Fields, name: str) -> ModelArch:
+    return read_decoder(c, name, MIXTRAL)
