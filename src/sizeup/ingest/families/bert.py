@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from sizeup.ingest.arch import ModelArch
 from sizeup.ingest.families.encoder import encoder_layers
-from sizeup.ingest.families.fields import Fields
+from sizeup.ingest.families.fields import CONTEXT, HIDDEN, VOCAB, Fields
 from sizeup.ingest.families.registry import family
 
 
 @family("bert")
 def read_bert(c: Fields, name: str) -> ModelArch:
-    return ModelArch(name=name, model_type="bert", hidden=c.int("hidden_size"), vocab=c.int("vocab_size"),
-                     layers=encoder_layers(c, True), norm="layer", positions=c.int("max_position_embeddings"),
-                     type_vocab=c.int("type_vocab_size", default=2), encoder=True, lm_head=False, pooler=True,
-                     max_context=c.int("max_position_embeddings"),
+    positions = c.int("max_position_embeddings", bound=CONTEXT)
+    return ModelArch(name=name, model_type="bert", hidden=c.int("hidden_size", bound=HIDDEN),
+                     vocab=c.int("vocab_size", bound=VOCAB), layers=encoder_layers(c, True), norm="layer",
+                     positions=positions, type_vocab=c.int("type_vocab_size", bound=VOCAB, default=2, minimum=0),
+                     encoder=True, lm_head=False, pooler=True, max_context=positions,
                      assumptions=("BertModel with its pooler; no task head",))

@@ -5,20 +5,20 @@ with shared experts and, under `topk_method = noaux_tc`, a routing bias (DeepSee
 from __future__ import annotations
 
 from sizeup.ingest.arch import MLPSpec, ModelArch
-from sizeup.ingest.families.decoder import DecoderTraits, read_decoder
-from sizeup.ingest.families.fields import Fields
+from sizeup.ingest.families.decoder import DecoderTraits, read_decoder, top_k
+from sizeup.ingest.families.fields import EXPERTS, INTERMEDIATE, LAYERS, Fields
 from sizeup.ingest.families.registry import family
 
 
 def deepseek_layer(c: Fields, i: int, act: str, dense: MLPSpec) -> MLPSpec:
-    routed = c.int("n_routed_experts", default=0)
-    freq = c.int("moe_layer_freq", default=1)
-    if not routed or i < c.int("first_k_dense_replace", default=0) or i % max(freq, 1):
+    routed = c.int("n_routed_experts", bound=EXPERTS, default=0, minimum=0)
+    freq = c.int("moe_layer_freq", bound=LAYERS, default=1)
+    if not routed or i < c.int("first_k_dense_replace", bound=LAYERS, default=0, minimum=0) or i % freq:
         return dense
-    return MLPSpec(intermediate=c.int("moe_intermediate_size"), gated=True, act=act, experts=routed,
-                   top_k=c.int("num_experts_per_tok"), shared_experts=c.int("n_shared_experts", default=0),
-                   shared_intermediate=c.int("moe_intermediate_size"),
-                   router_bias=c.get("topk_method") == "noaux_tc")
+    inter = c.int("moe_intermediate_size", bound=INTERMEDIATE)
+    return MLPSpec(intermediate=inter, gated=True, act=act, experts=routed, top_k=top_k(c, routed, "n_routed_experts"),
+                   shared_experts=c.int("n_shared_experts", bound=EXPERTS, default=0, minimum=0),
+                   shared_intermediate=inter, router_bias=c.text("topk_method", default="") == "noaux_tc")
 
 
 DEEPSEEK = DecoderTraits(mla=True, moe=deepseek_layer)

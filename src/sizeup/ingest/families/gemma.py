@@ -4,20 +4,18 @@ post-norms (4 per layer) and local sliding-window layers: every other layer in G
 
 from __future__ import annotations
 
-from typing import Any
-
 from sizeup.ingest.arch import ModelArch
 from sizeup.ingest.families.decoder import DecoderTraits, read_decoder
-from sizeup.ingest.families.fields import Fields
+from sizeup.ingest.families.fields import LAYERS, Fields
 from sizeup.ingest.families.registry import family
 
 
-def alternate_windows(c: Fields, layers: int, window: Any) -> list:
+def alternate_windows(c: Fields, layers: int, window: int | None) -> list:
     return [window if i % 2 == 0 else None for i in range(layers)]
 
 
-def pattern_windows(c: Fields, layers: int, window: Any) -> list:
-    pattern = c.int("sliding_window_pattern", default=6)
+def pattern_windows(c: Fields, layers: int, window: int | None) -> list:
+    pattern = c.int("sliding_window_pattern", bound=LAYERS, default=6)
     return [None if (i + 1) % pattern == 0 else window for i in range(layers)]
 
 

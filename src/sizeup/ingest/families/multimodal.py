@@ -17,10 +17,10 @@ _TEXT_MODEL_TYPES = {"gemma3": "gemma3_text"}
 @family("gemma3", "llava", "mistral3")
 def read_multimodal(c: Fields, name: str) -> ModelArch:
     model_type = c.model_type
-    text = c.data.get("text_config")
-    if not isinstance(text, dict):
-        raise ConfigError(f"{c.where}: model_type {model_type!r} needs a 'text_config' object (the language model), "
-                          f"got {type(text).__name__}")
+    text = c.mapping("text_config")
+    if text is None:
+        raise ConfigError(f"{c.where}: missing field 'text_config' (the language model, needed for model_type "
+                          f"{model_type!r})")
     inner = dict(text)
     if model_type in _TEXT_MODEL_TYPES:
         inner.setdefault("model_type", _TEXT_MODEL_TYPES[model_type])

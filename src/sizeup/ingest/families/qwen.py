@@ -5,18 +5,16 @@ Their sliding window applies only with `use_sliding_window`, and then from layer
 
 from __future__ import annotations
 
-from typing import Any
-
 from sizeup.ingest.arch import ModelArch
 from sizeup.ingest.families.decoder import DecoderTraits, read_decoder
-from sizeup.ingest.families.fields import Fields
+from sizeup.ingest.families.fields import LAYERS, Fields
 from sizeup.ingest.families.registry import family
 
 
-def qwen_windows(c: Fields, layers: int, window: Any) -> list:
-    if not c.get("use_sliding_window", False):
+def qwen_windows(c: Fields, layers: int, window: int | None) -> list:
+    if not c.flag("use_sliding_window", False):
         return [None] * layers
-    first_full = c.int("max_window_layers", default=layers)
+    first_full = c.int("max_window_layers", bound=LAYERS, default=layers, minimum=0)
     return [window if i >= first_full else None for i in range(layers)]
 
 

@@ -4,21 +4,21 @@
 from __future__ import annotations
 
 from sizeup.ingest.arch import MLPSpec, ModelArch
-from sizeup.ingest.families.decoder import DecoderTraits, read_decoder
-from sizeup.ingest.families.fields import Fields
+from sizeup.ingest.families.decoder import DecoderTraits, read_decoder, top_k
+from sizeup.ingest.families.fields import EXPERTS, INTERMEDIATE, LAYERS, Fields
 from sizeup.ingest.families.qwen import qwen_windows
 from sizeup.ingest.families.registry import family
 
 
 def qwen_moe_layer(c: Fields, i: int, act: str, dense: MLPSpec) -> MLPSpec:
-    step = c.int("decoder_sparse_step", default=1)
-    dense_layers = set(c.get("mlp_only_layers", []) or [])
-    experts = c.int("num_experts")
-    if experts == 0 or i in dense_layers or (i + 1) % max(step, 1):
+    layers = c.int("num_hidden_layers", bound=LAYERS)
+    step = c.int("decoder_sparse_step", bound=LAYERS, default=1)
+    experts = c.int("num_experts", bound=EXPERTS, minimum=0)
+    if experts == 0 or i in c.indices("mlp_only_layers", below=layers) or (i + 1) % step:
         return dense
-    shared = c.int("shared_expert_intermediate_size", default=0)
-    return MLPSpec(intermediate=c.int("moe_intermediate_size"), gated=True, act=act, experts=experts,
-                   top_k=c.int("num_experts_per_tok"), shared_experts=1 if shared else 0,
+    shared = c.int("shared_expert_intermediate_size", bound=INTERMEDIATE, default=0, minimum=0)
+    return MLPSpec(intermediate=c.int("moe_intermediate_size", bound=INTERMEDIATE), gated=True, act=act,
+                   experts=experts, top_k=top_k(c, experts, "num_experts"), shared_experts=1 if shared else 0,
                    shared_intermediate=shared, shared_gate=bool(shared))
 
 

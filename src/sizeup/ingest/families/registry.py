@@ -17,7 +17,7 @@ from typing import Any
 from sizeup.errors import ConfigError
 from sizeup.ingest.arch import ModelArch
 from sizeup.ingest.families.decoder import GENERIC, read_decoder
-from sizeup.ingest.families.fields import Fields, activation, largest_dropout
+from sizeup.ingest.families.fields import Fields, activation, check_params, largest_dropout
 
 __all__ = ["Reader", "family", "reader_for", "model_types", "parse_config"]
 
@@ -67,25 +67,28 @@ def model_types() -> list[str]:
 _GENERIC_FIELDS = ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size")
 
 
-def parse_config(data: dict[str, Any], name: str = "model", where: str = "config.json") -> ModelArch:
-    """Build the architecture of a `config.json` mapping; errors name the field.
+def parse_config(data: dict[str, Any], name: str = "model", where: str = "config.json",
+                 sources: dict[str, str] | None = None) -> ModelArch:
+    """Build the architecture of a `config.json` mapping; errors name the field, its value and what
+    was expected (`sources`: where fields came from when not from a config.json, for the errors).
 
     An unknown `model_type` that has the standard decoder fields is read as a LLaMA-style decoder,
     and the result says so."""
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: expected a JSON object")
-    c = Fields(dict(data), where)  # a copy: family defaults may be filled in
+    c = Fields(data, where, sources)  # a copy: family defaults may be filled in
     model_type = c.model_type
     read = reader_for(model_type)
     if read is not None:
         arch = read(c, name)
     else:
-        missing = [k for k in _GENERIC_FIELDS if data.get(k) is None]
+        missing = [k for k in _GENERIC_FIELDS if not c.has(k)]
         if missing or not model_type:
             raise ConfigError(f"{where}: unknown model_type {model_type!r} and no "
                               f"{missing[0] if missing else 'model_type'} field: supported model types are "
                               f"{', '.join(model_types())}")
-        gated = "gated" if activation(data.get("hidden_act")) == "silu" else "plain"
+        gated = "gated" if activation(c.text("hidden_act", default="silu")) == "silu" else "plain"
         arch = read_decoder(c, name, GENERIC, [f"unknown model_type {model_type!r}: read as a LLaMA-style decoder "
                                                f"(RMSNorm, RoPE, {gated} MLP)"])
-    return replace(arch, dropout=max(arch.dropout, largest_dropout(data)))
+    check_params(c, arch.params)
+    return replace(arch, dropout=max(arch.dropout, largest_dropout(c)))
