@@ -9,36 +9,14 @@ bounds here are what keeps a hostile `num_hidden_layers` from running until it i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from sizeup.errors import ConfigError
+from sizeup.ingest.limits import (CHANNELS, CONTEXT, EXPERTS, HEAD_DIM, HEADS, HIDDEN, IMAGE, INTERMEDIATE, LABELS, LAYERS,
+                                  MAX_PARAMS, MAX_PARAMS_TEXT, VOCAB, Bound)
 
 __all__ = ["Bound", "Fields", "activation", "LAYERS", "HIDDEN", "INTERMEDIATE", "VOCAB", "HEADS", "HEAD_DIM", "EXPERTS",
            "CONTEXT", "IMAGE", "CHANNELS", "LABELS", "MAX_PARAMS", "show", "largest_dropout", "check_params"]
-
-
-@dataclass(frozen=True, slots=True)
-class Bound:
-    """The largest plausible value of one kind of size, named in the error that refuses more."""
-
-    what: str
-    maximum: int
-
-
-LAYERS = Bound("layers", 1_000)
-HIDDEN = Bound("hidden size", 1_000_000)
-INTERMEDIATE = Bound("intermediate size", 10_000_000)
-VOCAB = Bound("vocabulary size", 10_000_000)
-HEADS = Bound("attention heads", 100_000)
-HEAD_DIM = Bound("head dimension", 100_000)
-EXPERTS = Bound("experts", 100_000)
-CONTEXT = Bound("context length", 100_000_000)
-IMAGE = Bound("image size", 100_000)
-CHANNELS = Bound("image channels", 1_024)
-LABELS = Bound("labels", 10_000_000)
-MAX_PARAMS = 10**14
-"""Largest parameter count accepted (100 T; the largest published models are near 2 T)."""
 
 
 def show(value: Any) -> str:
@@ -206,4 +184,4 @@ def check_params(c: Fields, params: int) -> None:
     """Refuse a model larger than `MAX_PARAMS`, whose fields were each within their bounds."""
     if params > MAX_PARAMS:
         raise ConfigError(f"{c.where}: the config describes {params:.3g} parameters: expected at most "
-                          f"1e14 (the bound on parameters)")
+                          f"{MAX_PARAMS_TEXT} (the bound on parameters)")
