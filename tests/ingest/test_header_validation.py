@@ -239,3 +239,19 @@ def test_a_large_header_costs_at_most_4x_its_size(tmp_path):
                          timeout=300, check=True).stdout.split()
     count, grown = int(out[0]), int(out[1])
     assert count == entries and grown <= 4 * len(blob), f"{grown / 2**20:.0f} MiB for a {len(blob) / 2**20:.0f} MiB header"
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+@pytest.mark.parametrize("name", ["m.gguf", "m.safetensors", "config.json"])
+def test_a_path_that_is_not_a_regular_file_is_refused_without_reading(tmp_path, kind, name):
+    import os
+
+    path = tmp_path / name
+    if kind == "folder":
+        path.mkdir()
+    else:
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("no FIFOs here")
+        os.mkfifo(path)
+    with pytest.raises((ConfigError, IngestError), match="is not a regular file|has no config.json"):
+        load_model(str(path))

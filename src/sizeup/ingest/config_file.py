@@ -36,6 +36,9 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     """The JSON object of a config file (a preset file's `config` member)."""
     path = Path(path)
     try:
+        if not path.is_file():  # a FIFO or a device would block or never end
+            reason = "is not a regular file" if path.exists() else "does not exist"
+            raise ConfigError(f"config file {str(path)!r} {reason}")
         size = os.path.getsize(path)
         if size > MAX_CONFIG_BYTES:
             raise ConfigError(f"{path}: {size:,} bytes, larger than a config.json can be "

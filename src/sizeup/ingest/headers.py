@@ -319,7 +319,13 @@ def read_gguf_header(path: str | Path) -> GGUFHeader:
 
 
 def _size(path: Path) -> int:
+    """The size of a regular, readable file (a folder, a device or a FIFO is refused before any read)."""
     try:
+        if not path.is_file():
+            reason = "is not a regular file" if path.exists() else "does not exist"
+            raise IngestError(f"model file {str(path)!r} {reason}")
+        with open(path, "rb"):
+            pass
         return os.path.getsize(path)
     except OSError as e:
         raise IngestError(f"model file {str(path)!r} cannot be read ({e.strerror})") from None

@@ -50,15 +50,13 @@ def load_model(name_or_path: str) -> ModelArch:
     from sizeup.hardware.resolve import closest, normalize_name
 
     path = Path(name_or_path).expanduser()
-    if path.suffix in (".safetensors", ".gguf") or (path.exists() and not path.is_dir() and path.suffix != ".json"):
-        return model_from_header(path)
     if path.is_dir():
         path = path / "config.json"
         if not path.is_file():
             raise ConfigError(f"model folder {name_or_path!r} has no config.json")
-    if path.suffix == ".json" or path.is_file():
-        if not path.is_file():
-            raise ConfigError(f"config file {name_or_path!r} does not exist")
+    elif path.suffix in (".safetensors", ".gguf") or (path.exists() and path.suffix != ".json"):
+        return model_from_header(path)
+    if path.suffix == ".json" or path.exists():
         return parse_config(read_config_file(path), name=path.parent.name or path.stem, where=str(path))
     paths, names = _preset_index()
     key = normalize_name(name_or_path)
