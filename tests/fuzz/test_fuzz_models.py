@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -29,6 +30,8 @@ from sizeup.ingest.limits import MAX_PARAMS
 from tests.ingest.model_files import PRESETS, gguf_string, preset_config, safetensors_bytes, safetensors_header
 
 SECONDS_PER_EXAMPLE = 5.0
+RSS_GROWTH_BYTES = 500 * 2**20
+"""Most the process may grow while reading one example (issue 14: RSS under 500 MB)."""
 EXAMPLES = 300
 """Per input kind."""
 FUZZ = settings(derandomize=True, deadline=None, database=None,
@@ -58,7 +61,8 @@ def check_model(read, path: Path) -> ModelArch | None:
     """Run a reader under the property; an accepted model is estimated too."""
     from sizeup.api import estimate
 
-    start = time.perf_counter()
+    process = psutil.Process()
+    rss, start = process.memory_info().rss, time.perf_counter()
     try:
         arch = read(path)
     except SizeupError as e:
@@ -73,6 +77,7 @@ def check_model(read, path: Path) -> ModelArch | None:
         else:
             assert finite_numbers(result.to_dict()), result.to_dict()
     assert time.perf_counter() - start < SECONDS_PER_EXAMPLE
+    assert process.memory_info().rss - rss < RSS_GROWTH_BYTES
     return arch
 
 

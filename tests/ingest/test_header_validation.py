@@ -92,7 +92,7 @@ def test_a_4_parameter_header_beside_a_1_24b_config_warns_with_both_numbers(tmp_
     path = write_model_folder(tmp_path / "m", preset_config("llama-3.2-1b"), {"w": (2, 2)})
     arch = load_model(str(path))
     warnings = [a for a in arch.assumptions if a.startswith("warning:")]
-    assert len(warnings) == 1 and "hold 4 parameters" in warnings[0] and f"describes {arch.params:,}" in warnings[0]
+    assert len(warnings) == 1 and "model.safetensors holds 4 parameters" in warnings[0] and f"describes {arch.params:,}" in warnings[0]
     assert arch.params == 1_235_814_400
 
 

@@ -397,7 +397,7 @@ _SHARD = re.compile(r"^(?P<stem>.+)-(?P<index>\d+)-of-(?P<count>\d+)$")
 
 def _cross_checked(arch: ModelArch, path: Path, header: SafetensorsHeader, config: Path) -> ModelArch:
     """`arch` with a warning when the header's parameters (all shards') and the config's disagree."""
-    stored, files = header.params, path.name
+    stored, files, verb = header.params, path.name, "holds"
     shard = _SHARD.match(path.stem)
     if shard:
         count = int(shard["count"])
@@ -410,11 +410,11 @@ def _cross_checked(arch: ModelArch, path: Path, header: SafetensorsHeader, confi
                     f"{shard['stem']} present")
             return replace(arch, assumptions=arch.assumptions + (note,))
         stored = sum(read_safetensors_header(p).params if p != path else header.params for p in present)
-        files = f"the {count} shards of {shard['stem']}"
+        files, verb = f"the {count} shards of {shard['stem']}", "hold"
     expected = arch.params
     if abs(stored - expected) <= PARAMS_TOLERANCE * expected:
         return arch
-    warning = (f"warning: {files} hold {stored:,} parameters but {config.name} describes {expected:,} "
+    warning = (f"warning: {files} {verb} {stored:,} parameters but {config.name} describes {expected:,} "
                f"({abs(stored - expected) / expected:.0%} apart, more than {PARAMS_TOLERANCE:.0%}): the estimate "
                f"follows the config")
     return replace(arch, assumptions=arch.assumptions + (warning,))

@@ -25,8 +25,6 @@ Reader = Callable[[Fields, str], ModelArch]
 """A family's reader: the config's fields and the model's name -> its architecture."""
 
 _REGISTRY: dict[str, Reader] = {}
-_SHARED = {"registry", "fields", "decoder", "encoder"}
-"""Modules of this package that hold shared code, not a family."""
 _loaded = False
 
 
@@ -49,8 +47,7 @@ def _load_families() -> None:
         _loaded = True
         package = __name__.rpartition(".")[0]
         for module in pkgutil.iter_modules(importlib.import_module(package).__path__):
-            if module.name not in _SHARED:
-                importlib.import_module(f"{package}.{module.name}")
+            importlib.import_module(f"{package}.{module.name}")  # shared modules register nothing
 
 
 def reader_for(model_type: str) -> Reader | None:
