@@ -67,3 +67,20 @@ def test_unknown_format_lists_the_known_ones():
 
     with pytest.raises(ConfigError, match="unknown quantization 'q9_z'"):
         get_format("q9_z")
+
+
+def test_formats_live_below_ingest_and_keep_their_names_here():
+    """The weight formats sit in `sizeup.formats`, which imports nothing of ingest; the job-level
+    module re-exports the same objects."""
+    import subprocess
+    import sys
+
+    import sizeup.formats as formats
+    import sizeup.workload.quantize as quantize
+
+    for name in ("WeightFormat", "FORMATS", "GGUF_BLOCKS", "LINEAR_ROLES", "get_format", "gguf_type", "tensor_bytes",
+                 "tensor_bytes_map", "nf4_matrix_bytes"):
+        assert getattr(quantize, name) is getattr(formats, name)
+    code = "import sys, sizeup.formats; print(sorted(m for m in sys.modules if m.startswith('sizeup.')))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "sizeup.ingest" not in loaded and "sizeup.workload" not in loaded, loaded

@@ -22,6 +22,7 @@ import numpy as np
 
 import sizeup.ops.onnx_ops  # noqa: F401  (registers the "onnx.*" formulas)
 from sizeup.errors import IngestError
+from sizeup.ingest.onnx_weights import check_initializers
 from sizeup.ledger import Ledger, LiveBuffer, OpKind, OpRecord, TensorCategory, TensorRecord, TensorSpec
 from sizeup.ops import OpCall, cost_of
 from sizeup.units import FLOAT_DTYPES
@@ -78,6 +79,7 @@ def _load(onnx: Any, path: Path) -> Any:
         raise IngestError(f"{path.name} is not a readable ONNX model ({_first_line(e)})") from e
     if not model.HasField("graph") or not model.graph.node:
         raise IngestError(f"{path.name} is not a readable ONNX model (no graph nodes)")
+    check_initializers(model, path)
     return model
 
 

@@ -14,11 +14,11 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from sizeup.errors import ConfigError
-from sizeup.ingest.hf_config import LayerSpec, ModelArch
+from sizeup.formats import WeightFormat, get_format, tensor_bytes, tensor_bytes_map
+from sizeup.ingest.arch import LayerSpec, ModelArch
 from sizeup.ledger import Ledger, OpKind, OpRecord, Phase
 from sizeup.ops.attention import SOFTMAX_FLOPS_PER_ELEMENT
 from sizeup.ops.elementwise import FLOPS_PER_ELEMENT
-from sizeup.workload.quantize import WeightFormat, get_format, tensor_bytes, tensor_bytes_map
 
 __all__ = ["Step", "KV_BYTES_PER_ELEMENT", "transformer_ledger", "attention_pairs"]
 

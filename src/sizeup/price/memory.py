@@ -17,14 +17,14 @@ from functools import lru_cache
 from typing import Any
 
 from sizeup.errors import ConfigError
+from sizeup.formats import WeightFormat, tensor_bytes_map
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.hardware.usable import usable_memory
-from sizeup.ingest.hf_config import ModelArch
+from sizeup.ingest.arch import ModelArch
 from sizeup.ingest.transformer_ops import KV_BYTES_PER_ELEMENT
 from sizeup.price.engines import EngineProfile
 from sizeup.ranges import Range
 from sizeup.units import GIB
-from sizeup.workload.quantize import WeightFormat, tensor_bytes_map
 
 __all__ = ["MemoryConfig", "InferenceMemory", "inference_memory", "kv_bytes_per_sequence", "max_fitting"]
 

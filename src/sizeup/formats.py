@@ -1,0 +1,237 @@
+"""Weight formats: bytes of every tensor under a quantization format, from its block layout.
+
+- Plain: fp32, fp16, bf16 (every tensor at that width).
+- fp8 / int8 (W8A8): linear weights at 8 bits plus one fp32 scale per output channel; embeddings,
+  norms and the LM head stay bf16.
+- GPTQ / AWQ int4, group size g: 4-bit weights, per group and output channel an fp16 scale and a
+  4-bit zero point (GPTQ also stores an int32 `g_idx` per input channel); embeddings and LM head fp16.
+- bitsandbytes NF4 (QLoRA): 4-bit codes in blocks of 64 with an fp32 absmax per block; with double
+  quantization the absmax is stored in 8 bits with an fp32 scale per 256 blocks (Dettmers et al. 2023,
+  QLoRA §3: 0.5 -> 0.127 bits per parameter).
+- GGUF types from ggml's block layouts (bytes per block of 32 or 256 weights), and the K-quant mixes
+  (Q4_K_M, …) that keep chosen tensors at higher precision, following llama.cpp's
+  `llama_tensor_get_type` rules (src/llama-quant.cpp): output tensor Q6_K; attn_v and ffn_down of
+  "more important" layers Q6_K in Q4_K_M/Q5_K_M; 8-expert models keep attn_k/attn_v at Q8_0; rows
+  whose length is not a multiple of 256 fall back to a 32-block type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Protocol
+
+from sizeup.errors import ConfigError
+
+__all__ = ["GGUF_BLOCKS", "WeightFormat", "FORMATS", "get_format", "gguf_type", "tensor_bytes", "tensor_bytes_map",
+           "nf4_matrix_bytes", "LINEAR_ROLES", "Tensor", "Architecture"]
+
+
+class Tensor(Protocol):
+    """What a byte rule reads of a weight (`sizeup.ingest.arch.WeightTensor` is one)."""
+
+    name: str
+    shape: tuple[int, ...]
+    role: str
+    layer: int | None
+
+    @property
+    def numel(self) -> int: ...
+
+
+class Architecture(Hashable, Protocol):
+    """What a format's rules read of a model (`sizeup.ingest.arch.ModelArch` is one): formats sit
+    below the readers that build architectures, so they name only this shape of one."""
+
+    model_type: str
+    tie_embeddings: bool
+    layers: Sequence[Any]
+    """Layer specs: `.attention.heads`, `.attention.kv_heads`, `.mlp.experts`."""
+
+    @property
+    def num_layers(self) -> int: ...
+
+    def tensors(self) -> Sequence[Tensor]: ...
+
+# ggml block layouts: type -> (weights per block, bytes per block). ggml-common.h block_* structs.
+GGUF_BLOCKS: dict[str, tuple[int, int]] = {
+    "F32": (1, 4), "F16": (1, 2), "BF16": (1, 2),
+    "Q4_0": (32, 18), "Q4_1": (32, 20), "Q5_0": (32, 22), "Q5_1": (32, 24), "Q8_0": (32, 34),
+    "Q2_K": (256, 84), "Q3_K": (256, 110), "Q4_K": (256, 144), "Q5_K": (256, 176), "Q6_K": (256, 210),
+    "Q8_K": (256, 292), "IQ4_NL": (32, 18), "IQ4_XS": (256, 136),
+}
+_FALLBACK = {"Q2_K": "Q4_0", "Q3_K": "Q4_0", "Q4_K": "Q5_0", "Q5_K": "Q5_1", "Q6_K": "Q8_0", "IQ4_XS": "IQ4_NL"}
+LINEAR_ROLES = {"attention", "mlp", "expert", "shared_expert"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WeightFormat:
+    id: str
+    family: str
+    """plain | w8a8 | gptq | awq | nf4 | gguf"""
+    compute_dtype: str
+    """Precision the matrix products run at (activations × dequantized weights)."""
+    bits: int = 16
+    group_size: int = 128
+    double_quant: bool = False
+    gguf_base: str = ""
+    gguf_mix: str = ""
+    description: str = ""
+
+
+FORMATS: dict[str, WeightFormat] = {f.id: f for f in [
+    WeightFormat(id="fp32", family="plain", compute_dtype="fp32", bits=32, description="fp32 everywhere"),
+    WeightFormat(id="fp16", family="plain", compute_dtype="fp16", bits=16, description="fp16 everywhere"),
+    WeightFormat(id="bf16", family="plain", compute_dtype="bf16", bits=16, description="bf16 everywhere"),
+    WeightFormat(id="fp8", family="w8a8", compute_dtype="fp8", bits=8,
+                 description="fp8 linear weights with per-channel scales, fp8 activations"),
+    WeightFormat(id="int8", family="w8a8", compute_dtype="int8", bits=8,
+                 description="int8 linear weights with per-channel scales, int8 activations"),
+    WeightFormat(id="gptq-int4", family="gptq", compute_dtype="fp16", bits=4, group_size=128,
+                 description="GPTQ 4-bit, group 128"),
+    WeightFormat(id="awq-int4", family="awq", compute_dtype="fp16", bits=4, group_size=128,
+                 description="AWQ 4-bit, group 128"),
+    WeightFormat(id="int4", family="awq", compute_dtype="fp16", bits=4, group_size=128,
+                 description="4-bit weights, group 128 (AWQ layout)"),
+    WeightFormat(id="nf4", family="nf4", compute_dtype="bf16", bits=4, group_size=64, double_quant=True,
+                 description="bitsandbytes NF4 with double quantization (QLoRA)"),
+    WeightFormat(id="nf4-no-dq", family="nf4", compute_dtype="bf16", bits=4, group_size=64,
+                 description="bitsandbytes NF4 without double quantization"),
+    *[WeightFormat(id=name.lower(), family="gguf", compute_dtype="fp16", gguf_base=base, gguf_mix=mix,
+                   description=f"GGUF {name}")
+      for name, base, mix in [("Q2_K", "Q2_K", "Q2_K"), ("Q3_K_M", "Q3_K", "Q3_K_M"), ("Q4_0", "Q4_0", ""),
+                              ("Q4_1", "Q4_1", ""), ("Q5_0", "Q5_0", ""), ("Q4_K_S", "Q4_K", "Q4_K_S"),
+                              ("Q4_K_M", "Q4_K", "Q4_K_M"), ("Q5_K_S", "Q5_K", ""), ("Q5_K_M", "Q5_K", "Q5_K_M"),
+                              ("Q6_K", "Q6_K", ""), ("Q8_0", "Q8_0", ""), ("F16", "F16", ""), ("IQ4_XS", "IQ4_XS", "")]],
+]}
+_ALIASES = {"f16": "q8_0" if False else "f16", "awq": "awq-int4", "gptq": "gptq-int4", "bnb-nf4": "nf4",
+            "qlora": "nf4", "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "w8a8": "int8",
+            "fp8-e4m3": "fp8"}
+
+
+def get_format(name: str) -> WeightFormat:
+    key = str(name).strip().lower().replace("_", "-") if "_" not in str(name)[:2] else str(name).lower()
+    key = _ALIASES.get(key, key)
+    if key not in FORMATS:
+        key = key.replace("-", "_")
+    if key not in FORMATS:
+        raise ConfigError(f"unknown quantization {name!r}: expected one of {', '.join(sorted(FORMATS))}")
+    return FORMATS[key]
+
+
+def _gguf_block_bytes(numel: int, row: int, gtype: str) -> tuple[int, str]:
+    per_block, block_bytes = GGUF_BLOCKS[gtype]
+    if row % per_block:
+        gtype = _FALLBACK.get(gtype, "F16")
+        per_block, block_bytes = GGUF_BLOCKS[gtype]
+        if row % per_block:
+            gtype, per_block, block_bytes = "F16", 1, 2
+    return numel // per_block * block_bytes, gtype
+
+
+def _more_bits(i: int, n: int) -> bool:
+    return i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2
+
+
+def gguf_type(t: Tensor, arch: Architecture, fmt: WeightFormat) -> str:
+    """The ggml type llama.cpp's quantizer gives tensor `t` under `fmt` (before shape fall-back)."""
+    base, mix = fmt.gguf_base, fmt.gguf_mix
+    if len(t.shape) < 2 or t.role in ("norm", "bias", "router"):
+        return "F32"
+    if t.role in ("position", "patch"):
+        return "F16"
+    n = arch.num_layers
+    n_expert = _max_experts(arch)
+    if t.role == "lm_head" or (t.role == "embedding" and arch.tie_embeddings):
+        return base if base in ("Q8_0", "F16", "F32", "BF16") else "Q6_K"
+    if t.role == "embedding" or base in ("F16", "F32", "BF16"):
+        return base
+    name, i = t.name, t.layer if t.layer is not None else 0
+    kind = "v" if name.endswith(("v_proj.weight", "kv_b_proj.weight")) else \
+        "k" if name.endswith("k_proj.weight") else \
+        "o" if name.endswith("o_proj.weight") else \
+        "down" if ".down_proj" in name else ""
+    new = base
+    if kind == "v":
+        if mix == "Q2_K":
+            new = "Q4_K" if _gqa(arch) >= 4 else "Q3_K"
+        elif mix == "Q3_K_M":
+            new = "Q5_K" if i < 2 else "Q4_K"
+        elif mix in ("Q4_K_M", "Q5_K_M") and _more_bits(i, n):
+            new = "Q6_K"
+        elif mix == "Q4_K_S" and i < 4:
+            new = "Q5_K"
+        if arch.model_type == "llama" and n == 80 and new in ("Q3_K", "Q4_K"):
+            new = "Q5_K"  # llama.cpp's LLM_TYPE_70B rule
+        if n_expert == 8:
+            new = "Q8_0"
+    elif kind == "k" and n_expert == 8:
+        new = "Q8_0"
+    elif kind == "down":
+        if mix == "Q2_K":
+            new = "Q3_K"
+        elif mix == "Q3_K_M":
+            new = "Q5_K" if i < n // 16 else "Q4_K"
+        elif mix in ("Q4_K_M", "Q5_K_M") and _more_bits(i, n):
+            new = "Q6_K"
+        elif mix == "Q4_K_S" and i < n // 8:
+            new = "Q5_K"
+    elif kind == "o":
+        if n_expert == 8 and mix in ("Q2_K", "Q3_K_M", "Q4_K_S", "Q4_K_M"):
+            new = "Q5_K"
+        elif n_expert != 8 and mix == "Q2_K":
+            new = "Q3_K"
+        elif n_expert != 8 and mix == "Q3_K_M":
+            new = "Q4_K"
+    return new
+
+
+@lru_cache(maxsize=64)
+def _max_experts(arch: Architecture) -> int:
+    return max((layer.mlp.experts for layer in arch.layers), default=0)
+
+
+def _gqa(arch: Architecture) -> int:
+    a = arch.layers[0].attention
+    return a.heads // max(a.kv_heads, 1)
+
+
+def tensor_bytes(t: Tensor, arch: Architecture, fmt: WeightFormat) -> int:
+    """Bytes of tensor `t` stored in `fmt`, scales and zero points included."""
+    numel = t.numel
+    if fmt.family == "plain":
+        return numel * fmt.bits // 8
+    if fmt.family == "gguf":
+        return _gguf_block_bytes(numel, t.shape[-1], gguf_type(t, arch, fmt))[0]
+    linear = t.role in LINEAR_ROLES and len(t.shape) >= 2
+    if not linear:
+        return numel * 2  # fp16 / bf16 for embeddings, norms, biases, router, LM head
+    rows = numel // t.shape[-1]  # output channels (times experts)
+    cols = t.shape[-1]
+    if fmt.family == "w8a8":
+        return numel + rows * 4
+    if fmt.family in ("gptq", "awq"):
+        groups = -(-cols // fmt.group_size)
+        scales_zeros = rows * groups * 2 + rows * groups // 2  # fp16 scale + packed 4-bit zero per group
+        g_idx = cols * 4 * (numel // (rows * cols)) if fmt.family == "gptq" else 0
+        return numel // 2 + scales_zeros + g_idx
+    if fmt.family == "nf4":
+        return nf4_matrix_bytes(rows, cols, fmt)
+    raise ConfigError(f"format {fmt.id!r} has no byte rule")
+
+
+def nf4_matrix_bytes(rows: int, cols: int, fmt: WeightFormat) -> int:
+    """A rows × cols matrix in NF4: 4-bit codes plus one absmax per block (fp32, or 8-bit with fp32
+    scales per 256 blocks under double quantization)."""
+    numel = rows * cols
+    blocks = -(-numel // fmt.group_size)
+    if fmt.double_quant:
+        return numel // 2 + blocks + (-(-blocks // 256)) * 4
+    return numel // 2 + blocks * 4
+
+
+@lru_cache(maxsize=64)
+def tensor_bytes_map(arch: Architecture, fmt: WeightFormat) -> dict[str, int]:
+    """Bytes of every tensor of `arch` in `fmt`, by tensor name (cached: treat as read-only)."""
+    return {t.name: tensor_bytes(t, arch, fmt) for t in arch.tensors()}

@@ -1,0 +1,247 @@
+"""The architecture of a model as sizeup reads it: the exact weight tensors of a transformer (shapes and
+roles), with the attention, MLP and layer specs they follow. Pure data: the readers under
+`sizeup.ingest.families` build it from a config, the readers of file headers from their metadata.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+__all__ = ["MLASpec", "AttentionSpec", "MLPSpec", "LayerSpec", "WeightTensor", "ModelArch"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MLASpec:
+    """DeepSeek multi-head latent attention: queries through an optional low-rank path, keys and
+    values compressed to a shared latent of `kv_lora_rank` plus a decoupled RoPE key."""
+
+    q_lora_rank: int | None
+    kv_lora_rank: int
+    qk_nope_head_dim: int
+    qk_rope_head_dim: int
+    v_head_dim: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AttentionSpec:
+    heads: int
+    kv_heads: int
+    head_dim: int
+    """Query/key width per head (for MLA: nope + rope)."""
+    v_head_dim: int
+    window: int | None = None
+    """Sliding-window length; None for global attention."""
+    qkv_bias: bool = False
+    o_bias: bool = False
+    qk_norm: bool = False
+    causal: bool = True
+    mla: MLASpec | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MLPSpec:
+    intermediate: int
+    gated: bool
+    act: str
+    bias: bool = False
+    experts: int = 0
+    """Routed experts (0: a dense MLP of `intermediate`)."""
+    top_k: int = 0
+    shared_experts: int = 0
+    shared_intermediate: int = 0
+    shared_gate: bool = False
+    router_bias: bool = False
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LayerSpec:
+    attention: AttentionSpec
+    mlp: MLPSpec
+    norms: int = 2
+    """hidden-sized norms in the layer (2 pre-norms; Gemma 2/3 add post-norms: 4)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WeightTensor:
+    name: str
+    shape: tuple[int, ...]
+    role: str
+    """embedding | position | patch | attention | mlp | expert | shared_expert | router | norm | bias |
+    lm_head | pooler | classifier"""
+    layer: int | None = None
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelArch:
+    name: str
+    model_type: str
+    hidden: int
+    vocab: int
+    layers: tuple[LayerSpec, ...]
+    norm: str = "rms"
+    """rms | layer (LayerNorm with bias)."""
+    tie_embeddings: bool = False
+    positions: int = 0
+    """Learned absolute position embeddings (GPT-2, BERT, ViT); 0 for RoPE models."""
+    type_vocab: int = 0
+    encoder: bool = False
+    lm_head: bool = True
+    pooler: bool = False
+    classifier: int = 0
+    image: tuple[int, int, int] | None = None
+    """(image size, patch size, channels) for vision encoders."""
+    embed_scale: bool = False
+    max_context: int = 0
+    mtp_layers: int = 0
+    dropout: float = 0.0
+    """Largest dropout probability of the config (attention, residual, embedding); training stores its masks."""
+    extra_tensors: tuple[WeightTensor, ...] = ()
+    assumptions: tuple[str, ...] = ()
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.layers)
+
+    @property
+    def is_moe(self) -> bool:
+        return any(layer.mlp.is_moe for layer in self.layers)
+
+    def tensors(self) -> tuple[WeightTensor, ...]:
+        """Every weight of the model with its shape and role (tied weights once)."""
+        return _tensors(self)
+
+    def _build_tensors(self) -> tuple[WeightTensor, ...]:
+        h, out = self.hidden, []
+        if self.image:
+            size, patch, channels = self.image
+            out.append(WeightTensor("embeddings.patch_embeddings.weight", (h, channels, patch, patch), "patch"))
+            out.append(WeightTensor("embeddings.patch_embeddings.bias", (h,), "bias"))
+            out.append(WeightTensor("embeddings.cls_token", (h,), "position"))
+            out.append(WeightTensor("embeddings.position_embeddings", ((size // patch) ** 2 + 1, h), "position"))
+        else:
+            out.append(WeightTensor("embed_tokens.weight", (self.vocab, h), "embedding"))
+        if self.positions and not self.image:
+            out.append(WeightTensor("position_embeddings.weight", (self.positions, h), "position"))
+        if self.type_vocab:
+            out.append(WeightTensor("token_type_embeddings.weight", (self.type_vocab, h), "position"))
+        if self.encoder and not self.image:  # BERT's embedding LayerNorm
+            out += _norm("embeddings.LayerNorm", h, self.norm)
+        for i, layer in enumerate(self.layers):
+            out += _layer_tensors(i, layer, h, self.norm)
+        out += _norm("norm", h, self.norm) if (not self.encoder or self.image) else []
+        if self.lm_head and not self.tie_embeddings:
+            out.append(WeightTensor("lm_head.weight", (self.vocab, h), "lm_head"))
+        if self.pooler:
+            out += [WeightTensor("pooler.dense.weight", (h, h), "pooler"), WeightTensor("pooler.dense.bias", (h,), "bias")]
+        if self.classifier:
+            out += [WeightTensor("classifier.weight", (self.classifier, h), "classifier"),
+                    WeightTensor("classifier.bias", (self.classifier,), "bias")]
+        return tuple(out) + self.extra_tensors
+
+    @property
+    def params(self) -> int:
+        return _params(self)
+
+    @property
+    def active_params(self) -> int:
+        """Parameters used per token: routed experts count top_k of `experts`; everything else counts."""
+        total = 0
+        for t in self.tensors():
+            if t.role == "expert":
+                mlp = self.layers[t.layer].mlp
+                total += t.numel * mlp.top_k // mlp.experts
+            else:
+                total += t.numel
+        return total
+
+    def kv_elements_per_token(self, layer: LayerSpec) -> int:
+        """Cache elements one token adds to one layer (keys + values; MLA: the latent + RoPE key)."""
+        a = layer.attention
+        if a.mla is not None:
+            return a.mla.kv_lora_rank + a.mla.qk_rope_head_dim
+        return a.kv_heads * (a.head_dim + a.v_head_dim)
+
+
+@lru_cache(maxsize=64)
+def _tensors(arch: ModelArch) -> tuple[WeightTensor, ...]:
+    return arch._build_tensors()
+
+
+@lru_cache(maxsize=64)
+def _params(arch: ModelArch) -> int:
+    return sum(t.numel for t in arch.tensors())
+
+
+def _norm(name: str, h: int, kind: str) -> list[WeightTensor]:
+    out = [WeightTensor(f"{name}.weight", (h,), "norm")]
+    if kind == "layer":
+        out.append(WeightTensor(f"{name}.bias", (h,), "norm"))
+    return out
+
+
+def _linear(name: str, n_in: int, n_out: int, role: str, layer: int, bias: bool) -> list[WeightTensor]:
+    out = [WeightTensor(f"{name}.weight", (n_out, n_in), role, layer)]
+    if bias:
+        out.append(WeightTensor(f"{name}.bias", (n_out,), "bias", layer))
+    return out
+
+
+def _layer_tensors(i: int, layer: LayerSpec, h: int, norm: str) -> list[WeightTensor]:
+    p, a, m, out = f"layers.{i}", layer.attention, layer.mlp, []
+    for n in range(layer.norms):
+        out += [WeightTensor(t.name, t.shape, t.role, i) for t in _norm(f"{p}.norm{n}", h, norm)]
+    if a.mla is not None:
+        q = a.mla
+        if q.q_lora_rank:
+            out += _linear(f"{p}.attn.q_a_proj", h, q.q_lora_rank, "attention", i, False)
+            out.append(WeightTensor(f"{p}.attn.q_a_layernorm.weight", (q.q_lora_rank,), "norm", i))
+            out += _linear(f"{p}.attn.q_b_proj", q.q_lora_rank, a.heads * a.head_dim, "attention", i, False)
+        else:
+            out += _linear(f"{p}.attn.q_proj", h, a.heads * a.head_dim, "attention", i, False)
+        out += _linear(f"{p}.attn.kv_a_proj_with_mqa", h, q.kv_lora_rank + q.qk_rope_head_dim, "attention", i, False)
+        out.append(WeightTensor(f"{p}.attn.kv_a_layernorm.weight", (q.kv_lora_rank,), "norm", i))
+        out += _linear(f"{p}.attn.kv_b_proj", q.kv_lora_rank, a.heads * (q.qk_nope_head_dim + q.v_head_dim),
+                       "attention", i, False)
+    else:
+        out += _linear(f"{p}.attn.q_proj", h, a.heads * a.head_dim, "attention", i, a.qkv_bias)
+        out += _linear(f"{p}.attn.k_proj", h, a.kv_heads * a.head_dim, "attention", i, a.qkv_bias)
+        out += _linear(f"{p}.attn.v_proj", h, a.kv_heads * a.v_head_dim, "attention", i, a.qkv_bias)
+        if a.qk_norm:
+            out += [WeightTensor(f"{p}.attn.q_norm.weight", (a.head_dim,), "norm", i),
+                    WeightTensor(f"{p}.attn.k_norm.weight", (a.head_dim,), "norm", i)]
+    out += _linear(f"{p}.attn.o_proj", a.heads * a.v_head_dim, h, "attention", i, a.o_bias)
+    if m.is_moe:
+        out.append(WeightTensor(f"{p}.mlp.gate.weight", (m.experts, h), "router", i))
+        if m.router_bias:
+            out.append(WeightTensor(f"{p}.mlp.gate.e_score_correction_bias", (m.experts,), "router", i))
+        # routed experts stacked on a leading axis, as fused-MoE kernels hold them
+        for proj, shape in (("gate_proj", (m.intermediate, h)), ("up_proj", (m.intermediate, h)),
+                            ("down_proj", (h, m.intermediate))):
+            out.append(WeightTensor(f"{p}.mlp.experts.{proj}", (m.experts, *shape), "expert", i))
+        if m.shared_experts:
+            out += _mlp(f"{p}.mlp.shared_experts", h, m.shared_intermediate * m.shared_experts, True, False,
+                        "shared_expert", i)
+        if m.shared_gate:
+            out.append(WeightTensor(f"{p}.mlp.shared_expert_gate.weight", (1, h), "router", i))
+    else:
+        out += _mlp(f"{p}.mlp", h, m.intermediate, m.gated, m.bias, "mlp", i)
+    return out
+
+
+def _mlp(name: str, h: int, inter: int, gated: bool, bias: bool, role: str, layer: int) -> list[WeightTensor]:
+    out = []
+    if gated:
+        out += _linear(f"{name}.gate_proj", h, inter, role, layer, bias)
+    out += _linear(f"{name}.up_proj", h, inter, role, layer, bias)
+    out += _linear(f"{name}.down_proj", inter, h, role, layer, bias)
+    return out

@@ -1,0 +1,127 @@
+"""The LLaMA-style decoder that most families are: RMSNorm, rotary positions, grouped-query attention
+and a gated MLP, with what a family changes about it stated as `DecoderTraits` (biases, QK norms,
+post-norms, sliding-window patterns, MoE layers, latent attention)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLASpec, MLPSpec, ModelArch
+from sizeup.ingest.families.fields import (CONTEXT, EXPERTS, HEAD_DIM, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB,
+                                           Fields, activation)
+
+__all__ = ["DecoderTraits", "GENERIC", "read_decoder", "dense_mlp", "uniform_windows", "top_k"]
+
+Windows = Callable[[Fields, int, "int | None"], list]
+"""(fields, layers, sliding_window) -> the window of every layer (None: global attention)."""
+MoERule = Callable[[Fields, int, str, MLPSpec], MLPSpec]
+"""(fields, layer index, activation, the dense MLP) -> the MLP of that layer."""
+
+
+def uniform_windows(c: Fields, layers: int, window: int | None) -> list:
+    return [window] * layers
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecoderTraits:
+    """What a family changes about the LLaMA-style decoder."""
+
+    qkv_bias: bool = False
+    """q/k/v projections carry a bias whatever `attention_bias` says (Qwen2)."""
+    o_bias_follows_attention_bias: bool = True
+    qk_norm: bool = False
+    """RMSNorm on queries and keys per head (Qwen3, Gemma 3, OLMo 2)."""
+    norms: int = 2
+    """Hidden-sized norms per layer: 2 pre-norms, 4 with Gemma 2/3's post-norms."""
+    norm: str = "rms"
+    gated: bool = True
+    """False: gated only for a SiLU activation."""
+    tie_default: bool = False
+    embed_scale: bool = False
+    class_defaults: dict[str, Any] = field(default_factory=dict)
+    """Defaults of the transformers config class, for fields a config.json may leave out."""
+    windows: Windows = uniform_windows
+    moe: MoERule | None = None
+    mla: bool = False
+
+
+GENERIC = DecoderTraits(gated=False)
+"""A model_type no family knows, read as a LLaMA-style decoder (gated only with SiLU)."""
+
+
+def dense_mlp(c: Fields, act: str, traits: DecoderTraits) -> MLPSpec:
+    return MLPSpec(intermediate=c.int("intermediate_size", bound=INTERMEDIATE), gated=traits.gated or act == "silu",
+                   act=act, bias=c.flag("mlp_bias", False))
+
+
+def top_k(c: Fields, experts: int, experts_key: str) -> int:
+    """`num_experts_per_tok`, from 1 to the number of experts."""
+    k = c.int("num_experts_per_tok", bound=EXPERTS)
+    c.at_most("num_experts_per_tok", k, experts_key, experts)
+    return k
+
+
+def _layer_windows(c: Fields, traits: DecoderTraits, layers: int) -> list:
+    window = c.window("sliding_window")
+    types = c.texts("layer_types")
+    if len(types) == layers:
+        return [window if t == "sliding_attention" else None for t in types]
+    return traits.windows(c, layers, window)
+
+
+def _attention_shape(c: Fields, h: int) -> tuple[int, int, int]:
+    """(heads, KV heads, head dim), consistent: KV heads divide heads; heads divide the hidden size
+    unless head_dim is given."""
+    heads = c.int("num_attention_heads", bound=HEADS)
+    kv_heads = c.int("num_key_value_heads", bound=HEADS, default=heads)
+    c.divides("num_key_value_heads", kv_heads, "num_attention_heads", heads)
+    if not c.has("head_dim"):
+        c.divides("num_attention_heads", heads, "hidden_size", h)
+    return heads, kv_heads, c.int("head_dim", bound=HEAD_DIM, default=h // heads)
+
+
+def _mla(c: Fields) -> MLASpec:
+    return MLASpec(q_lora_rank=c.optional_int("q_lora_rank", bound=HIDDEN),
+                   kv_lora_rank=c.int("kv_lora_rank", bound=HIDDEN),
+                   qk_nope_head_dim=c.int("qk_nope_head_dim", bound=HEAD_DIM, minimum=0),
+                   qk_rope_head_dim=c.int("qk_rope_head_dim", bound=HEAD_DIM),
+                   v_head_dim=c.int("v_head_dim", bound=HEAD_DIM))
+
+
+def read_decoder(c: Fields, name: str, traits: DecoderTraits, assumptions: list[str] | None = None) -> ModelArch:
+    model_type, assumptions = c.model_type, list(assumptions or [])
+    for key, value in traits.class_defaults.items():
+        if c.data.get(key) is None:
+            c.data[key] = value
+            assumptions.append(f"{key} not in the config: the {model_type} class default {value:,}")
+    h = c.int("hidden_size", bound=HIDDEN)
+    n_layers = c.int("num_hidden_layers", bound=LAYERS)
+    heads, kv_heads, head_dim = _attention_shape(c, h)
+    vocab = c.int("vocab_size", bound=VOCAB)
+    act = activation(c.text("hidden_act", "hidden_activation", default="silu"))
+    bias = c.flag("attention_bias", False)
+    mla = _mla(c) if traits.mla else None
+    windows = _layer_windows(c, traits, n_layers)
+    dense = dense_mlp(c, act, traits)
+    layers = []
+    for i in range(n_layers):
+        if mla is not None:
+            attention = AttentionSpec(heads=heads, kv_heads=heads, head_dim=mla.qk_nope_head_dim + mla.qk_rope_head_dim,
+                                      v_head_dim=mla.v_head_dim, mla=mla)
+        else:
+            attention = AttentionSpec(heads=heads, kv_heads=kv_heads, head_dim=head_dim, v_head_dim=head_dim,
+                                      window=windows[i], qkv_bias=traits.qkv_bias or bias,
+                                      o_bias=bias and traits.o_bias_follows_attention_bias, qk_norm=traits.qk_norm)
+        mlp = traits.moe(c, i, act, dense) if traits.moe is not None else dense
+        layers.append(LayerSpec(attention=attention, mlp=mlp, norms=traits.norms))
+    tie = c.flag("tie_word_embeddings", traits.tie_default)
+    mtp = c.int("num_nextn_predict_layers", bound=LAYERS, default=0, minimum=0)
+    if mtp:
+        assumptions.append(f"{mtp} multi-token-prediction layer(s) in the checkpoint are not counted "
+                           f"(inference uses the main model)")
+    return ModelArch(name=name, model_type=model_type, hidden=h, vocab=vocab, layers=tuple(layers), norm=traits.norm,
+                     tie_embeddings=tie, embed_scale=traits.embed_scale,
+                     max_context=c.int("max_position_embeddings", bound=CONTEXT, default=0, minimum=0), mtp_layers=mtp,
+                     assumptions=tuple(assumptions))

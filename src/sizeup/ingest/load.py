@@ -1,0 +1,68 @@
+"""Where a model comes from: a preset (short name or Hugging Face id), a `config.json`, a model
+folder, or the header of a `.safetensors` / `.gguf` file. This module only dispatches; the config
+parser (`sizeup.ingest.families`) and the header readers (`sizeup.ingest.headers`) do the reading."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from sizeup.errors import ConfigError, ResolveError
+from sizeup.ingest.arch import ModelArch
+from sizeup.ingest.config_file import read_config_file
+from sizeup.ingest.families.registry import parse_config
+from sizeup.ingest.headers import model_from_header
+
+__all__ = ["load_model", "list_presets"]
+
+
+def _models_dir() -> Path:
+    from sizeup.hardware.catalog import builtin_data_dir
+
+    return builtin_data_dir() / "models"
+
+
+@lru_cache(maxsize=1)
+def _preset_index() -> tuple[dict[str, Path], dict[str, str]]:
+    from sizeup.hardware.resolve import normalize_name
+
+    paths, names = {}, {}
+    for path in sorted(_models_dir().glob("*.json")):
+        paths[path.stem] = path
+        try:
+            meta = json.loads(path.read_text()).get("sizeup", {})
+        except (json.JSONDecodeError, OSError) as e:
+            raise ConfigError(f"{path}: not valid JSON ({e})") from e
+        for alias in (path.stem, meta.get("hf_id", ""), *meta.get("aliases", [])):
+            if alias:
+                names.setdefault(normalize_name(alias), path.stem)
+    return paths, names
+
+
+def list_presets() -> list[str]:
+    return sorted(_preset_index()[0])
+
+
+def load_model(name_or_path: str) -> ModelArch:
+    """A preset (short name or Hugging Face id), a `config.json`, a model folder, or the header of a
+    `.safetensors` / `.gguf` file."""
+    from sizeup.hardware.resolve import closest, normalize_name
+
+    path = Path(name_or_path).expanduser()
+    if path.is_dir():
+        path = path / "config.json"
+        if not path.is_file():
+            raise ConfigError(f"model folder {name_or_path!r} has no config.json")
+    elif path.suffix in (".safetensors", ".gguf") or (path.exists() and path.suffix != ".json"):
+        return model_from_header(path)
+    if path.suffix == ".json" or path.exists():
+        return parse_config(read_config_file(path), name=path.parent.name or path.stem, where=str(path))
+    paths, names = _preset_index()
+    key = normalize_name(name_or_path)
+    if key not in names:
+        hint = ", ".join(closest(name_or_path, names))
+        raise ResolveError(f"unknown model {name_or_path!r}{'; closest: ' + hint if hint else ''} "
+                           f"(a preset name, a Hugging Face id of a preset, or a path to config.json)")
+    preset = paths[names[key]]
+    return parse_config(read_config_file(preset), name=preset.stem, where=str(preset))

@@ -1,0 +1,55 @@
+"""The family registry: one reader per model_type, found without a hand-written list."""
+
+import pytest
+
+from sizeup.errors import ConfigError
+from sizeup.ingest.families import registry
+from sizeup.ingest.families.registry import family, model_types, parse_config, reader_for
+from sizeup.ingest.hf_config import list_presets, load_model
+from tests.ingest.model_files import PRESETS, preset_config
+
+
+def test_every_preset_model_type_has_a_family():
+    import json
+
+    for path in PRESETS.glob("*.json"):
+        model_type = json.loads(path.read_text())["config"]["model_type"]
+        assert reader_for(model_type) is not None, (path.name, model_type)
+
+
+def test_the_families_cover_the_documented_types():
+    assert {"llama", "mistral", "granite", "phi3", "olmo2", "nemotron", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe",
+            "gemma", "gemma2", "gemma3_text", "gemma3", "llava", "mistral3", "mixtral", "deepseek_v2", "deepseek_v3",
+            "gpt2", "bert", "vit"} <= set(model_types())
+
+
+def test_registering_a_model_type_twice_raises():
+    with pytest.raises(ValueError, match="'llama' is already registered to read_llama"):
+        family("llama")(lambda c, name: None)
+
+
+def test_a_new_family_registers_by_decorator_alone(monkeypatch):
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    llama = reader_for("llama")
+
+    @family("my_llama")
+    def read_my_llama(c, name):
+        return llama(c, name)
+
+    arch = parse_config({**preset_config("llama-3.2-1b"), "model_type": "my_llama"})
+    assert arch.params == load_model("llama-3.2-1b").params and not arch.assumptions
+
+
+def test_the_unknown_model_type_message_lists_the_families():
+    with pytest.raises(ConfigError, match="unknown model_type 'mystery' and no vocab_size field: supported model "
+                                          "types are bert, deepseek_v2"):
+        parse_config({**preset_config("llama-3.2-1b"), "model_type": "mystery", "vocab_size": None})
+
+
+def test_a_wrapper_without_text_config_names_the_field():
+    with pytest.raises(ConfigError, match="missing field 'text_config'"):
+        parse_config({"model_type": "llava"})
+
+
+def test_presets_still_load_through_hf_config():
+    assert len(list_presets()) >= 30
