@@ -213,12 +213,19 @@ def render_estimate(e) -> str:
                  f"{cfg.cache_tokens:,} tokens: {e.max_batch:,}")
     if m.max_concurrent_sequences is not None:
         lines.append(f"vLLM KV pool holds {m.max_concurrent_sequences:,} sequences of {cfg.cache_tokens:,} tokens")
-    lines.append(f"\nprefill (TTFT): {_range(e.prefill.latency_s, format_seconds)}, "
-                 f"{e.prefill.tokens_per_s.typical:,.0f} tokens/s, {e.prefill.bound}-bound")
-    if e.decode is not None:
+    if e.prefill.compute_priced:
+        lines.append(f"\nprefill (TTFT): {_range(e.prefill.latency_s, format_seconds)}, "
+                     f"{e.prefill.tokens_per_s.typical:,.0f} tokens/s, {e.prefill.bound}-bound")
+    else:
+        lines.append(f"\nprefill (TTFT): unknown (compute unknown: {', '.join(e.prefill.unknown_compute)}); "
+                     f"tokens/s unknown")
+    if e.decode is not None and e.decode.compute_priced:
         lines.append(f"decode (TPOT):  {_range(e.decode.latency_s, format_seconds)} per token, "
                      f"{e.decode.tokens_per_s.typical:,.1f} tokens/s "
                      f"({e.decode.tokens_per_s.low:,.1f} - {e.decode.tokens_per_s.high:,.1f}), {e.decode.bound}-bound")
+    elif e.decode is not None:
+        lines.append(f"decode (TPOT):  unknown (compute unknown: {', '.join(e.decode.unknown_compute)}); "
+                     f"tokens/s unknown")
     for note in e.assumptions:
         lines.append(f"assumption: {note}")
     return "\n".join(lines)
