@@ -228,6 +228,8 @@ def _serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: bool 
         max_batch = memory.max_concurrent_sequences or _max_batch(arch, device, cfg, traffic)
         e = estimate_inference(arch, device, InferenceConfig(**{**_cfg_dict(cfg), "batch": max(max_batch, 1)}),
                                limits=False)
+        if e.decode is not None and e.decode.tokens_per_s is None:  # compute unknown: no speed to plan on
+            continue
         upper = e.decode.tokens_per_s.high / max(traffic.output_tokens, 1) if e.decode else 1.0
         cheapest_hourly = hourly
         if offer is not None and offer.reserved_1y_usd_per_hour is not None:
@@ -428,6 +430,9 @@ def _batch(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanResult:
                     rejected.append(Rejection(family=family, reason="does not fit"))
                     continue
                 e = estimate_inference(arch, device, InferenceConfig(**{**_cfg_dict(cfg), "batch": first.max_batch}))
+                if e.decode.tokens_per_s is None:
+                    rejected.append(Rejection(family=family, reason="compute unknown on this device"))
+                    continue
                 rate = e.decode.tokens_per_s.typical * output / (output + e.prefill.latency_s.typical
                                                                  / e.decode.latency_s.typical)
                 hours = job.tokens / rate / 3600
