@@ -120,22 +120,37 @@ def _is_consumer(device: DeviceSpec, arch: Architecture) -> bool:
 
 def derivable_peaks(device: DeviceSpec, arch: Architecture) -> tuple[dict[str, tuple[float, str]], str | None]:
     """Every peak the table gives for `device`, published or not: {"tensor.fp16": (FLOP/s, method)},
-    and which clock was used ("device" or "architecture"; None when nothing is derivable)."""
+    and which clock was used: "device" (its boost_clock_mhz), "implied" (by one of its published peaks),
+    "architecture" (the table's typical clock), or None when nothing is derivable."""
     units = device.compute_units
-    clock, basis = device.boost_clock_hz, "device"
-    if clock is None and arch.typical_clock_hz is not None:
-        clock, basis = arch.typical_clock_hz, "architecture"
-    if not units or not clock:
+    if not units:
         return {}, None
     consumer = _is_consumer(device, arch)
-    clock_text = (f"{clock / 1e6:,.0f} MHz boost" if basis == "device"
-                  else f"{clock / 1e6:,.0f} MHz (typical {arch.id} clock: the device file gives none)")
+
+    def rate_of(table: str, precision: str, rate: float) -> float:
+        return rate * (0.5 if table == "tensor" and consumer and precision in arch.halved_on_consumer else 1.0)
+
+    clock, basis = device.boost_clock_hz, "device"
+    clock_text = f"{(clock or 0) / 1e6:,.0f} MHz boost"
+    if clock is None:  # the clock a published peak implies (e.g. a Xeon's AMX figure at its base clock)
+        for table, rates, published in (("tensor", arch.tensor, device.peak_flops_per_s),
+                                        ("vector", arch.vector, device.vector_flops_per_s)):
+            hit = next((p for p in rates if p in published), None)
+            if hit is not None:
+                clock, basis = published[hit] / (units * rate_of(table, hit, rates[hit])), "implied"
+                clock_text = f"{clock / 1e6:,.0f} MHz (the clock its published {table} {hit} peak implies)"
+                break
+    if clock is None and arch.typical_clock_hz is not None:
+        clock, basis = arch.typical_clock_hz, "architecture"
+        clock_text = f"{clock / 1e6:,.0f} MHz (typical {arch.id} clock: the device file gives none)"
+    if not clock:
+        return {}, None
     unit_name = device.compute_unit_name or arch.unit
     out: dict[str, tuple[float, str]] = {}
     for table, rates in (("tensor", arch.tensor), ("vector", arch.vector)):
         for precision, rate in rates.items():
-            half = table == "tensor" and consumer and precision in arch.halved_on_consumer
-            value = units * clock * rate * (0.5 if half else 1.0)
+            half = rate_of(table, precision, rate) != rate
+            value = units * clock * rate_of(table, precision, rate)
             method = (f"derived: {units} {unit_name} x {clock_text} x {rate:g} {precision} FLOPs per "
                       f"{unit_name} per clock ({arch.id}{', halved: FP32 accumulate on a consumer part' if half else ''})")
             out[f"{table}.{precision}"] = (value, method)
@@ -170,6 +185,6 @@ def complete_device(device: DeviceSpec, table: ArchitectureTable) -> DeviceSpec:
         derived[key] = method
     if not derived:
         return device
-    widen = table.device_clock_range if basis == "device" else table.architecture_clock_range
+    widen = table.architecture_clock_range if basis == "architecture" else table.device_clock_range
     return replace(device, peak_flops_per_s=tensor, vector_flops_per_s=vector, fp16_acc16_flops_per_s=acc16,
                    derived_peaks=derived, derived_range=widen)

@@ -76,6 +76,9 @@ class DeviceSpec:
     """Peaks not published but derived from the architecture table: {"tensor.fp16": method}."""
     derived_range: tuple[float, float] | None = None
     """(low, high) multipliers that widen the efficiency range of a derived peak."""
+    resolved_as: str | None = None
+    """Set by name resolution when a bare product name picked the preferred variant: what it chose and
+    how to pick another (an assumption the estimate shows)."""
     notes: tuple[str, ...] = ()
     source: str
     retrieved: str
@@ -112,7 +115,7 @@ class DeviceSpec:
             "architecture": self.architecture, "memory_channels": self.memory_channels,
             "variant_group": self.variant_group, "preferred_variant": self.preferred_variant,
             "fp32_accumulate": self.fp32_accumulate, "host_cpu": self.host_cpu,
-            "derived_peaks": dict(self.derived_peaks),
+            "derived_peaks": dict(self.derived_peaks), "resolved_as": self.resolved_as,
             "derived_range": None if self.derived_range is None else
             {"low": self.derived_range[0], "high": self.derived_range[1]},
             "notes": list(self.notes),

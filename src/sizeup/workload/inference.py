@@ -234,7 +234,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         max_context = max_fitting(lambda c: memory_for(cfg.batch, c).fits, 1, limit) if not arch.encoder else limit
         max_batch = max_fitting(lambda b: memory_for(b, cfg.cache_tokens).fits, 1, MAX_SEARCH_BATCH)
 
-    assumptions = list(arch.assumptions) + list(memory.notes)
+    assumptions = [n for n in (device.resolved_as,) if n] + list(arch.assumptions) + list(memory.notes)
     step_overhead = engine.range("step_overhead_s")
     n_layers = arch.num_layers
     on_gpu = 1.0

@@ -27,6 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--output", type=int, default=128, help="generated tokens (default 128)")
     p.add_argument("--context", type=int, help="tokens the cache must hold per sequence (default prompt + output)")
     p.add_argument("--gpu-layers", type=int, help="llama.cpp: layers offloaded to the GPU (default all)")
+    p.add_argument("--cpu", metavar="NAME", help="llama.cpp: the host CPU device where layers kept off the GPU "
+                                                 "run (default: the device's host_cpu, e.g. an SoC's CPU cluster)")
+    p.add_argument("--threads", type=int, help="llama.cpp: CPU threads for those layers (default all cores)")
     p.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
                    help="MODEL.onnx: size of a symbolic dimension other than the batch (repeatable)")
     p.add_argument("--sweep", nargs="?", const="auto", metavar="B,B,…",
@@ -58,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
     with calibrated_scope(profile, [device]) as notes:
         result = estimate(args.model, device=device, gpus=args.gpus, quant=args.quant, kv_dtype=args.kv_dtype,
                           engine=args.engine, batch=args.batch, prompt=args.prompt, output=args.output,
-                          context=args.context, gpu_layers=args.gpu_layers)
+                          context=args.context, gpu_layers=args.gpu_layers, catalog=args.catalog,
+                          cpu=args.cpu, threads=args.threads)
         if args.sweep:
             from sizeup.workload.inference import batch_sweep
 
