@@ -106,19 +106,22 @@ def test_estimate_with_unknown_compute_says_unknown(capsys):
     assert "tokens/s unknown" in text and "inf" not in text.split("tokens/s unknown")[0].split("\n")[-1]
 
 
-def _variant(folder, id_, cores, preferred=False, aliases=()):
+def _variant(folder, id_, memory, preferred=False, aliases=()):
     (folder / f"{id_}.yaml").write_text("\n".join([
-        f"id: {id_}", f"name: NVIDIA GeForce Zeta 4060 Ti {cores}", "vendor: nvidia", "kind: gpu", "memory_gib: 16",
-        "memory_bandwidth_gb_per_s: 288", "memory_type: GDDR6", "architecture: ada", f"compute_units: {cores}", "boost_clock_mhz: 2535",
+        f"id: {id_}", f"name: NVIDIA GeForce Zeta 4060 Ti {memory}GB", "vendor: nvidia", "kind: gpu",
+        f"memory_gib: {memory}", "compute_units: 34",
+        "memory_bandwidth_gb_per_s: 288", "memory_type: GDDR6", "architecture: ada", "boost_clock_mhz: 2535",
         "variant_group: zeta-4060-ti", f"preferred_variant: {'true' if preferred else 'false'}",
         "aliases: [" + ", ".join(repr(a) for a in aliases) + "]", "source: test", "retrieved: 2026-12-03"]) + "\n")
 
 
 def test_variant_note_reaches_estimate_and_hw_show(tmp_path, capsys):
-    _variant(tmp_path, "zeta-4060-ti-34", 34, preferred=True, aliases=["zeta 4060 ti", "zeta 4060 ti 34"])
-    _variant(tmp_path, "zeta-4060-ti-30", 30, aliases=["zeta 4060 ti 30"])
+    _variant(tmp_path, "zeta-4060-ti-16gb", 16, preferred=True, aliases=["zeta 4060 ti", "zeta 4060 ti 16gb"])
+    _variant(tmp_path, "zeta-4060-ti-8gb", 8, aliases=["zeta 4060 ti 8gb"])
     shown = run_json(capsys, "hw", "show", "Zeta 4060 Ti", "--catalog", str(tmp_path))
-    assert shown["id"] == "zeta-4060-ti-34" and "zeta-4060-ti-30" in shown["resolved_as"]
+    assert shown["id"] == "zeta-4060-ti-16gb" and "zeta-4060-ti-8gb" in shown["resolved_as"]
+    assert "'zeta 4060 ti 8gb'" in shown["resolved_as"]
+    assert run_json(capsys, "hw", "show", "Zeta 4060 Ti 8GB", "--catalog", str(tmp_path))["resolved_as"] is None
     data = run_json(capsys, "estimate", "llama-3-8b", "--device", "Zeta 4060 Ti", "--catalog", str(tmp_path))
-    assert any("zeta-4060-ti-30" in a and "resolved to zeta-4060-ti-34" in a for a in data["assumptions"])
+    assert any("zeta-4060-ti-8gb" in a and "resolved to zeta-4060-ti-16gb" in a for a in data["assumptions"])
     assert data["prefill"]["tokens_per_s"]["typical"] > 0

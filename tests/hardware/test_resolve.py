@@ -101,3 +101,10 @@ def test_a_variant_group_needs_exactly_one_preferred(tmp_path):
     _dev(tmp_path, "zz-b", "Zed B", variant_group="zz")
     with pytest.raises(CatalogError, match="exactly one"):
         load_catalog([tmp_path], include_user=False)
+
+
+@pytest.mark.parametrize("name", ["rtx 3080", "m3", "rtx 6000"])
+def test_a_missing_tier_word_never_matches(name):
+    """'rtx 3080' is not the 3080 Ti, 'm3' not the M3 Max, 'rtx 6000' (Turing) not the RTX 6000 Ada."""
+    with pytest.raises(ResolveError, match="unknown device"):
+        load_catalog(include_user=False).device(name)

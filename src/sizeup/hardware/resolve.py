@@ -5,10 +5,13 @@ Rules, in order (the first that decides wins):
 2. the normalised name (lower case, vendor words dropped, punctuation removed) equal to a device's
    id, name or alias;
 3. token sets: the query's words (after dropping vendor words, "(R)", "(TM)", "13th Gen",
-   "96-Core Processor", "GPU"/"Graphics") must all be words of the device's id, name or aliases,
-   in any order and spacing ("A100 80GB PCIe" = a100-pcie-80gb; "rtx4090" = "rtx 4090"). A device
-   one of whose names has exactly the query's words is preferred; else a single device matching
-   wins; else, when all matches are variants of one product (`variant_group`), its
+   "96-Core Processor", "GPU"/"Graphics") must all be words of one of the device's id, name or
+   aliases, in any order and spacing ("A100 80GB PCIe" = a100-pcie-80gb; "rtx4090" = "rtx 4090"),
+   and that name's other words must all be weak ones: a memory size (16gb), a core count (30-core),
+   a series or form-factor word (rtx, radeon, xeon, pcie, sxm5, hbm3, ...). A tier word the query
+   lacks (Ti, Super, Max, Pro, XT, Laptop, Ada) never matches: "rtx 3080" is not the 3080 Ti. A
+   device one of whose names has exactly the query's words is preferred; else a single device
+   matching wins; else, when all matches are variants of one product (`variant_group`), its
    `preferred_variant`; else the name is ambiguous and the matches are listed.
 Whenever the result is the preferred variant of a group and the query does not tell its variants
 apart, the device carries a `resolved_as` note naming the other variants and how to pick one.
@@ -30,6 +33,10 @@ _VENDOR_NOISE = re.compile(
     r"\((?:r|tm)\)|\b\d+(?:st|nd|rd|th)\s+gen(?:eration)?\b|\b\d+-core\s+processor\b|\bprocessor\b"
     r"|\bwith\s+radeon\s+graphics\b|\bw/\s*radeon\b.*$|\bgraphics\b|\bgpu\b|@.*$")
 _WORDS = {"nvidia", "geforce", "tesla", "amd", "instinct", "intel", "google", "cloud", "apple", "r", "tm"}
+_WEAK_WORDS = {"rtx", "gtx", "quadro", "radeon", "rx", "arc", "xeon", "epyc", "ryzen", "core", "platinum", "gold",
+               "silver", "pcie", "sxm", "sxm2", "sxm4", "sxm5", "hbm2", "hbm2e", "hbm3", "hbm3e", "gddr6", "gddr6x",
+               "gddr7", "lpddr5", "lpddr5x", "desktop", "founders", "edition", "card", "accelerator", "module"}
+_WEAK = re.compile(r"^(\d+g|\d+core)$")
 
 
 def normalize_name(name: str) -> str:
@@ -44,9 +51,10 @@ def name_tokens(name: str) -> frozenset[str]:
     letter runs of two or more split from digits ('rtx4090' -> rtx, 4090; '4060ti' -> 4060, ti)."""
     text = _VENDOR_NOISE.sub(" ", str(name).lower())
     text = re.sub(r"(\d+)\s*gb\b", r"\1g", text)
+    text = re.sub(r"\b(\d+)[\s-]*cores?\b", r"\1core", text)
     text = re.sub(r"([a-z]{2,})(\d)", r"\1 \2", text)
     text = re.sub(r"(\d)([a-z]{2,})", r"\1 \2", text)
-    text = re.sub(r"(\d+) g\b", r"\1g", text)  # '80gb' split above as '80 gb' -> back to '80g'
+    text = re.sub(r"(\d+) (g|core)\b", r"\1\2", text)  # '80g', '30core' split above -> joined again
     return frozenset(t for t in re.split(r"[^a-z0-9]+", text) if t and t not in _WORDS)
 
 
@@ -75,12 +83,17 @@ def _index(catalog) -> dict[str, str]:
     return index
 
 
+def _covers(tokens: frozenset[str], query: frozenset[str]) -> bool:
+    """`tokens` (one name) has every query word, and its other words are weak ones."""
+    return query <= tokens and all(t in _WEAK_WORDS or _WEAK.match(t) for t in tokens - query)
+
+
 def _by_tokens(catalog, query: frozenset[str]):
-    """(devices with every query word, devices one of whose names has exactly the query's words)."""
+    """(devices one of whose names covers the query, devices one of whose names has exactly its words)."""
     matches, exact = [], []
     for d in catalog.devices.values():
         sets = [name_tokens(n) for n in _names(d)]
-        if query <= frozenset().union(*sets):
+        if any(_covers(s, query) for s in sets):
             matches.append(d)
             if any(s == query for s in sets):
                 exact.append(d)
@@ -97,7 +110,7 @@ def _variant_note(catalog, device, name: str, query: frozenset[str]):
     if not device.variant_group or not device.preferred_variant:
         return device
     others = [d for d in _group(catalog, device) if d.id != device.id]
-    undecided = [d for d in others if query <= frozenset().union(*(name_tokens(n) for n in _names(d)))]
+    undecided = [d for d in others if any(_covers(name_tokens(n), query) for n in _names(d))]
     if not undecided or name == device.id:
         return device
     example = next((a for a in others[0].aliases if name_tokens(a) - query), others[0].id)
