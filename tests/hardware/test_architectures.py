@@ -86,3 +86,20 @@ def test_consumer_marker_and_override(tmp_path):
     d = load_catalog([tmp_path], include_user=False).device("test-gpu")
     assert d.peak_flops_per_s["fp16"] == pytest.approx(10 * 1e9 * 512)  # Ada 1,024 halved
     assert d.peak_flops_per_s["int8"] == pytest.approx(10 * 1e9 * 2048)  # integer rates are not halved
+
+
+def test_tensor_rate_scale_for_a_limited_part(tmp_path):
+    _device_file(tmp_path, compute_units=92, boost_clock_mhz=2520, tensor_rate_scale=0.5)
+    d = load_catalog([tmp_path], include_user=False).device("test-gpu")
+    # NVIDIA L20: 92 SMs at 2,520 MHz, 119.5 TF FP16 and 239 INT8 dense: half the Ada per-SM rate
+    assert d.peak_flops_per_s["fp16"] == pytest.approx(119.5e12, rel=0.01)
+    assert d.peak_flops_per_s["int8"] == pytest.approx(239e12, rel=0.01)
+    assert d.vector_flops_per_s["fp32"] == pytest.approx(92 * 2520e6 * 256)  # the vector rate is not limited
+
+
+def test_implied_clock_prefers_the_vector_peak(tmp_path):
+    _device_file(tmp_path, compute_units=142, **{"vector_tflops": "{fp32: 90.5}", "dense_tflops": "{fp16: 181.05}"})
+    d = load_catalog([tmp_path], include_user=False).device("test-gpu")
+    # clock from fp32 (2.49 GHz), not from the half-rate fp16 figure
+    assert d.peak_flops_per_s["int8"] == pytest.approx(90.5e12 / 256 * 2048, rel=1e-6)
+    assert "implies" in d.derived_peaks["tensor.int8"]

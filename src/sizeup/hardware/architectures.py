@@ -128,13 +128,17 @@ def derivable_peaks(device: DeviceSpec, arch: Architecture) -> tuple[dict[str, t
     consumer = _is_consumer(device, arch)
 
     def rate_of(table: str, precision: str, rate: float) -> float:
-        return rate * (0.5 if table == "tensor" and consumer and precision in arch.halved_on_consumer else 1.0)
+        if table != "tensor":
+            return rate
+        half = consumer and precision in arch.halved_on_consumer
+        return rate * (0.5 if half else 1.0) * device.tensor_rate_scale
 
     clock, basis = device.boost_clock_hz, "device"
     clock_text = f"{(clock or 0) / 1e6:,.0f} MHz boost"
     if clock is None:  # the clock a published peak implies (e.g. a Xeon's AMX figure at its base clock)
-        for table, rates, published in (("tensor", arch.tensor, device.peak_flops_per_s),
-                                        ("vector", arch.vector, device.vector_flops_per_s)):
+        # vector first: its rate does not depend on the accumulate mode or a limited matrix rate
+        for table, rates, published in (("vector", arch.vector, device.vector_flops_per_s),
+                                        ("tensor", arch.tensor, device.peak_flops_per_s)):
             hit = next((p for p in rates if p in published), None)
             if hit is not None:
                 clock, basis = published[hit] / (units * rate_of(table, hit, rates[hit])), "implied"
@@ -149,13 +153,17 @@ def derivable_peaks(device: DeviceSpec, arch: Architecture) -> tuple[dict[str, t
     out: dict[str, tuple[float, str]] = {}
     for table, rates in (("tensor", arch.tensor), ("vector", arch.vector)):
         for precision, rate in rates.items():
-            half = rate_of(table, precision, rate) != rate
-            value = units * clock * rate_of(table, precision, rate)
+            effective = rate_of(table, precision, rate)
+            half = table == "tensor" and consumer and precision in arch.halved_on_consumer
+            limits = ([", halved: FP32 accumulate on a consumer part"] if half else []) + (
+                [f", x{device.tensor_rate_scale:g}: this part's limited matrix rate"]
+                if table == "tensor" and device.tensor_rate_scale != 1 else [])
+            value = units * clock * effective
             method = (f"derived: {units} {unit_name} x {clock_text} x {rate:g} {precision} FLOPs per "
-                      f"{unit_name} per clock ({arch.id}{', halved: FP32 accumulate on a consumer part' if half else ''})")
+                      f"{unit_name} per clock ({arch.id}{''.join(limits)})")
             out[f"{table}.{precision}"] = (value, method)
     if arch.fp16_acc16 is not None and consumer:
-        value = units * clock * arch.fp16_acc16
+        value = units * clock * arch.fp16_acc16 * device.tensor_rate_scale
         out["fp16_acc16"] = (value, f"derived: {units} {unit_name} x {clock_text} x {arch.fp16_acc16:g} "
                                     f"fp16 FLOPs with fp16 accumulate per {unit_name} per clock ({arch.id})")
     return out, basis

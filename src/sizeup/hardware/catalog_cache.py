@@ -21,7 +21,7 @@ from sizeup.hardware.schema import DeviceSpec, Interconnect, Offer
 
 __all__ = ["cache_dir", "cache_enabled", "content_key", "read_cached", "write_cached"]
 
-FORMAT = 1
+FORMAT = 2
 """Bumped whenever the stored layout changes."""
 
 

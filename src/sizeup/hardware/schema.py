@@ -69,6 +69,9 @@ class DeviceSpec:
     """The variant a bare product name resolves to (the one most bought for this work)."""
     fp32_accumulate: str | None = None
     """'half' or 'full': overrides the architecture's consumer-part rule for FP32-accumulate tensor rates."""
+    tensor_rate_scale: float = 1.0
+    """Fraction of the architecture's per-unit tensor rates this part runs at (China-market or
+    datacenter SKUs whose matrix rate is limited below the die's, e.g. L20 and L40 at 0.5)."""
     host_cpu: str | None = None
     """Device id of the CPU of the same machine (an SoC's CPU cluster): where llama.cpp layers kept off
     the GPU run."""
@@ -114,7 +117,8 @@ class DeviceSpec:
             "memory_type": self.memory_type, "ecc_default": self.ecc_default,
             "architecture": self.architecture, "memory_channels": self.memory_channels,
             "variant_group": self.variant_group, "preferred_variant": self.preferred_variant,
-            "fp32_accumulate": self.fp32_accumulate, "host_cpu": self.host_cpu,
+            "fp32_accumulate": self.fp32_accumulate, "tensor_rate_scale": self.tensor_rate_scale,
+            "host_cpu": self.host_cpu,
             "derived_peaks": dict(self.derived_peaks), "resolved_as": self.resolved_as,
             "derived_range": None if self.derived_range is None else
             {"low": self.derived_range[0], "high": self.derived_range[1]},
@@ -257,7 +261,7 @@ _DEVICE_KEYS = {
     "dense_tops", "vector_tflops", "fp16_acc16_dense_tflops", "interconnect", "pcie", "tdp_w", "l2_mib",
     "compute_units", "compute_unit_name", "boost_clock_mhz", "memory_type", "ecc_default", "notes", "source",
     "retrieved", "architecture", "memory_channels", "variant_group", "preferred_variant",
-    "fp32_accumulate", "host_cpu",
+    "fp32_accumulate", "host_cpu", "tensor_rate_scale",
 }
 
 
@@ -291,6 +295,9 @@ def parse_device(data: Any, path: str | Path) -> DeviceSpec:
     accumulate = f.text("fp32_accumulate", required=False)
     if accumulate not in (None, "half", "full"):
         raise f.fail("fp32_accumulate", "'half' or 'full'")
+    scale = f.number("tensor_rate_scale", required=False)
+    if scale is not None and scale > 1:
+        raise f.fail("tensor_rate_scale", "a fraction in (0, 1]")
     return DeviceSpec(
         id=device_id, name=f.text("name"), vendor=f.text("vendor"), kind=kind, aliases=f.strings("aliases"),
         memory_bytes=int(f.number("memory_gib") * GIB),
@@ -308,6 +315,7 @@ def parse_device(data: Any, path: str | Path) -> DeviceSpec:
         architecture=f.text("architecture", required=False), memory_channels=f.integer("memory_channels"),
         variant_group=f.text("variant_group", required=False), preferred_variant=preferred,
         fp32_accumulate=accumulate, host_cpu=f.text("host_cpu", required=False),
+        tensor_rate_scale=1.0 if scale is None else scale,
         notes=f.strings("notes"),
         source=f.text("source"), retrieved=f.date("retrieved"), path=path,
     )
