@@ -97,9 +97,24 @@ def test_tensor_rate_scale_for_a_limited_part(tmp_path):
     assert d.vector_flops_per_s["fp32"] == pytest.approx(92 * 2520e6 * 256)  # the vector rate is not limited
 
 
-def test_implied_clock_prefers_the_vector_peak(tmp_path):
+def test_missing_tensor_peak_scales_from_a_published_one(tmp_path):
     _device_file(tmp_path, compute_units=142, **{"vector_tflops": "{fp32: 90.5}", "dense_tflops": "{fp16: 181.05}"})
     d = load_catalog([tmp_path], include_user=False).device("test-gpu")
-    # clock from fp32 (2.49 GHz), not from the half-rate fp16 figure
-    assert d.peak_flops_per_s["int8"] == pytest.approx(90.5e12 / 256 * 2048, rel=1e-6)
-    assert "implies" in d.derived_peaks["tensor.int8"]
+    # NVIDIA L40 publishes 362 INT8 TOPS: the FP16 figure x Ada's INT8/FP16 rate ratio (2), whatever the clock
+    assert d.peak_flops_per_s["int8"] == pytest.approx(362.1e12)
+    assert "published tensor fp16" in d.derived_peaks["tensor.int8"]
+
+
+def test_a_clock_implied_by_a_published_peak_derives_the_other_unit():
+    d = load_catalog(include_user=False).device("xeon-8480-2s")
+    # AMX BF16 229.4 TF = 112 cores x 2.0 GHz x 1,024: AVX-512 FP32 at that clock, 64 FLOPs per core per clock
+    assert d.vector_flops_per_s["fp32"] == pytest.approx(112 * 2.0e9 * 64, rel=1e-3)
+    assert "implies" in d.derived_peaks["vector.fp32"]
+
+
+def test_fp64_is_not_scaled_on_a_part_that_publishes_an_fp64_figure(tmp_path):
+    _device_file(tmp_path, arch="hopper", compute_units=78,
+                 **{"vector_tflops": "{fp32: 44, fp64: 1}", "dense_tflops": "{bf16: 148}"})
+    d = load_catalog([tmp_path], include_user=False).device("test-gpu")
+    assert "fp64" not in d.peak_flops_per_s  # H20-like: fp64 cut to 1 TF; no tensor fp64 guessed
+    assert d.peak_flops_per_s["fp8"] == pytest.approx(296e12)

@@ -1,6 +1,7 @@
 """The architecture table (data/architectures.yaml) and the peaks derived from it.
 
-A device file that publishes no peak for a precision gets one derived as
+A device file that publishes no peak for a precision gets one derived: from a published peak of the
+same unit (tensor or vector) times the architecture's rate ratio when there is one, else as
     compute_units x boost clock x the architecture's dense rate per unit per clock,
 marked `derived` (DeviceSpec.derived_peaks names the method) and priced with a wider efficiency
 range (DeviceSpec.derived_range). A published figure always wins over a derived one.
@@ -16,6 +17,12 @@ from sizeup.errors import CatalogError
 from sizeup.hardware.schema import FLOAT_PRECISIONS, PRECISIONS, DeviceSpec, _Fields
 
 __all__ = ["Architecture", "ArchitectureTable", "parse_architectures", "derivable_peaks", "complete_device"]
+
+_CLOCK_SOURCES = (("vector", "fp32"), ("vector", "fp16"), ("tensor", "bf16"), ("tensor", "fp16"), ("tensor", "int8"),
+                  ("tensor", "tf32"), ("tensor", "fp8"))
+"""Published peaks a clock may be implied from, in order of trust (no fp64)."""
+_RATIO_REFERENCES = ("bf16", "fp16", "fp32", "int8", "tf32", "fp8")
+"""A published peak that missing ones of the same unit are scaled from, in order of preference."""
 
 _ARCH_KEYS = {"vendor", "unit", "tensor", "vector", "fp16_acc16", "consumer_marker", "halved_on_consumer",
               "typical_clock_mhz", "notes", "source", "retrieved"}
@@ -136,13 +143,14 @@ def derivable_peaks(device: DeviceSpec, arch: Architecture) -> tuple[dict[str, t
     clock, basis = device.boost_clock_hz, "device"
     clock_text = f"{(clock or 0) / 1e6:,.0f} MHz boost"
     if clock is None:  # the clock a published peak implies (e.g. a Xeon's AMX figure at its base clock)
-        # vector first: its rate does not depend on the accumulate mode or a limited matrix rate
-        for table, rates, published in (("vector", arch.vector, device.vector_flops_per_s),
-                                        ("tensor", arch.tensor, device.peak_flops_per_s)):
-            hit = next((p for p in rates if p in published), None)
-            if hit is not None:
-                clock, basis = published[hit] / (units * rate_of(table, hit, rates[hit])), "implied"
-                clock_text = f"{clock / 1e6:,.0f} MHz (the clock its published {table} {hit} peak implies)"
+        # vector fp32 first: its rate does not depend on the accumulate mode or a limited matrix rate;
+        # never fp64, which export-limited parts cut far below the die's rate (H20: 1 TF)
+        for table, precision in _CLOCK_SOURCES:
+            rates = arch.tensor if table == "tensor" else arch.vector
+            published = device.peak_flops_per_s if table == "tensor" else device.vector_flops_per_s
+            if precision in rates and precision in published:
+                clock, basis = published[precision] / (units * rate_of(table, precision, rates[precision])), "implied"
+                clock_text = f"{clock / 1e6:,.0f} MHz (the clock its published {table} {precision} peak implies)"
                 break
     if clock is None and arch.typical_clock_hz is not None:
         clock, basis = arch.typical_clock_hz, "architecture"
@@ -151,8 +159,12 @@ def derivable_peaks(device: DeviceSpec, arch: Architecture) -> tuple[dict[str, t
         return {}, None
     unit_name = device.compute_unit_name or arch.unit
     out: dict[str, tuple[float, str]] = {}
+    has_fp64 = "fp64" in device.peak_flops_per_s or "fp64" in device.vector_flops_per_s
     for table, rates in (("tensor", arch.tensor), ("vector", arch.vector)):
         for precision, rate in rates.items():
+            if precision == "fp64" and has_fp64 and precision not in (
+                    device.peak_flops_per_s if table == "tensor" else device.vector_flops_per_s):
+                continue  # a part that publishes one fp64 figure has its fp64 rate set by product class
             effective = rate_of(table, precision, rate)
             half = table == "tensor" and consumer and precision in arch.halved_on_consumer
             limits = ([", halved: FP32 accumulate on a consumer part"] if half else []) + (
@@ -169,12 +181,45 @@ def derivable_peaks(device: DeviceSpec, arch: Architecture) -> tuple[dict[str, t
     return out, basis
 
 
+def _scaled_from_published(device: DeviceSpec, arch: Architecture,
+                           peaks: dict[str, tuple[float, str]]) -> dict[str, tuple[float, str]]:
+    """Where the file publishes a peak of the same unit (tensor or vector), a missing one is that figure
+    times the architecture's rate ratio: robust to the clock and to parts whose matrix rate is cut
+    (H20, L20) in a way the clock product is not."""
+    out = dict(peaks)
+    consumer = _is_consumer(device, arch)
+    for unit, rates, published in (("tensor", arch.tensor, device.peak_flops_per_s),
+                                   ("vector", arch.vector, device.vector_flops_per_s)):
+        ref = next((p for p in _RATIO_REFERENCES if p in published and p in rates), None)
+        if ref is None:
+            continue
+
+        def eff(precision: str) -> float:
+            half = unit == "tensor" and consumer and precision in arch.halved_on_consumer
+            return rates[precision] * (0.5 if half else 1.0)
+
+        for precision in rates:
+            if precision in published or precision == "fp64":  # fp64 is cut per product class, not scaled
+                continue
+            ratio = eff(precision) / eff(ref)
+            out[f"{unit}.{precision}"] = (published[ref] * ratio, (
+                f"derived: its published {unit} {ref} peak {published[ref] / 1e12:,.1f} T x {ratio:g} "
+                f"({arch.id}: {eff(precision):g} {precision} vs {eff(ref):g} {ref} per {arch.unit} per clock)"))
+        if unit == "tensor" and arch.fp16_acc16 is not None and consumer and device.fp16_acc16_flops_per_s is None:
+            ratio = arch.fp16_acc16 / eff(ref)
+            out["fp16_acc16"] = (published[ref] * ratio, (
+                f"derived: its published tensor {ref} peak {published[ref] / 1e12:,.1f} T x {ratio:g} "
+                f"({arch.id}: fp16 with fp16 accumulate at {arch.fp16_acc16:g} per {arch.unit} per clock)"))
+    return out
+
+
 def complete_device(device: DeviceSpec, table: ArchitectureTable) -> DeviceSpec:
     """`device` with every peak its file leaves out derived from its architecture (when it names one)."""
     if device.architecture is None:
         return device
     arch = table.get(device.architecture, device.path)
     peaks, basis = derivable_peaks(device, arch)
+    peaks = _scaled_from_published(device, arch, peaks)
     if not peaks:
         return device
     tensor, vector = dict(device.peak_flops_per_s), dict(device.vector_flops_per_s)
