@@ -95,12 +95,15 @@ def test_hw_local_maps_vendor_tool_names(monkeypatch, capsys):
     assert any("Zeta 9000" in n for n in data["notes"])
 
 
-def test_estimate_with_unknown_compute_says_unknown(capsys):
-    data = run_json(capsys, "estimate", "llama-3-8b", "--device", "jetson-agx-orin-32gb", "--engine", "llama.cpp",
-                    "--quant", "q4_k_m")
+def test_estimate_with_unknown_compute_says_unknown(capsys, tmp_path):
+    (tmp_path / "zz-mystery.yaml").write_text(
+        "id: zz-mystery\nname: Mystery Card\nvendor: test\nkind: gpu\nmemory_gib: 24\nmemory_type: GDDR6\n"
+        "memory_bandwidth_gb_per_s: 900\nsource: test\nretrieved: 2026-12-03\n")
+    argv = ["estimate", "llama-3-8b", "--device", "zz-mystery", "--engine", "llama.cpp", "--quant", "q4_k_m",
+            "--catalog", str(tmp_path)]
+    data = run_json(capsys, *argv)
     assert data["prefill"]["tokens_per_s"] is None and data["decode"]["tokens_per_s"] is None
-    assert main(["estimate", "llama-3-8b", "--device", "jetson-agx-orin-32gb", "--engine", "llama.cpp",
-                 "--quant", "q4_k_m"]) == 0
+    assert main(argv) == 0
     out = capsys.readouterr()
     text = out.out + out.err
     assert "tokens/s unknown" in text and "inf" not in text.split("tokens/s unknown")[0].split("\n")[-1]

@@ -54,10 +54,12 @@ def test_published_peaks_are_never_replaced():
     assert "tensor.bf16" not in d.derived_peaks
 
 
-def test_apple_gpu_without_a_clock_uses_the_architecture_clock_and_a_wider_range():
+def test_apple_gpu_without_a_clock_uses_the_architecture_clock_and_a_wider_range(tmp_path):
     table = load_architectures()
-    d = load_catalog(include_user=False).device("apple-m3-max")
+    _device_file(tmp_path, arch="apple-m3", compute_units=40)
+    d = load_catalog([tmp_path], include_user=False).device("test-gpu")
     assert d.vector_flops_per_s["fp32"] == pytest.approx(40 * 1398e6 * 256)
+    assert "typical apple-m3 clock" in d.derived_peaks["vector.fp32"]
     assert d.derived_range == table.architecture_clock_range
     assert table.architecture_clock_range[0] < table.device_clock_range[0]
 

@@ -8,8 +8,17 @@ from sizeup.hardware.catalog import load_catalog
 MEASURED_PREFILL = {"apple-m3-max": 693.0, "rtx-3080-ti": 3690.0}
 
 
-def test_unknown_compute_gives_no_speed():
-    e = estimate("llama-3-8b", device="jetson-agx-orin-32gb", engine="llama.cpp", quant="q4_k_m")
+def unknown_device(folder):
+    """A device whose file gives no peak and no architecture: its compute cannot be known."""
+    (folder / "zz-mystery.yaml").write_text(
+        "id: zz-mystery\nname: Mystery Card\nvendor: test\nkind: gpu\nmemory_gib: 24\nmemory_type: GDDR6\n"
+        "memory_bandwidth_gb_per_s: 900\nsource: test\nretrieved: 2026-12-03\n")
+    return folder
+
+
+def test_unknown_compute_gives_no_speed(tmp_path):
+    e = estimate("llama-3-8b", device="zz-mystery", engine="llama.cpp", quant="q4_k_m",
+                 catalog=[unknown_device(tmp_path)])
     d = e.to_dict()
     assert d["prefill"]["tokens_per_s"] is None and d["prefill"]["ttft_s"] is None
     assert d["prefill"]["compute_known"] is False and d["prefill"]["latency_lower_bound_s"]["typical"] > 0
