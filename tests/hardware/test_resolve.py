@@ -108,3 +108,11 @@ def test_a_missing_tier_word_never_matches(name):
     """'rtx 3080' is not the 3080 Ti, 'm3' not the M3 Max, 'rtx 6000' (Turing) not the RTX 6000 Ada."""
     with pytest.raises(ResolveError, match="unknown device"):
         load_catalog(include_user=False).device(name)
+
+
+def test_every_name_of_every_device_resolves_to_it():
+    """Over the whole catalog (and whatever the data files add): id, name and each alias are that device."""
+    catalog = load_catalog(include_user=False)
+    wrong = [(d.id, n, catalog.device(n).id) for d in catalog.devices.values() for n in (d.id, d.name, *d.aliases)
+             if catalog.device(n).id != d.id]
+    assert not wrong, wrong

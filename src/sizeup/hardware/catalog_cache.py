@@ -13,7 +13,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +100,8 @@ def write_cached(key: str, devices: dict[str, DeviceSpec], offers: dict[str, Off
     """Store the catalog atomically; a cache folder that cannot be written is silently skipped."""
     if not cache_enabled():
         return
+    import tempfile  # only when writing: it costs milliseconds to import
+
     folder = cache_dir()
     payload = {"format": FORMAT, "key": key, "devices": {k: _to_plain(v) for k, v in devices.items()},
                "offers": {k: _to_plain(v) for k, v in offers.items()}}
