@@ -30,7 +30,7 @@ _KV = {"f16": "fp16", "fp16": "fp16", "bf16": "bf16", "fp8": "fp8", "q8_0": "q8_
 
 
 def predict(row: dict, catalog) -> float | None:
-    """The prediction for a row, or None when the device lists no peak for the FLOPs it needs."""
+    """The prediction for a row, or None when the device's compute is unknown (no published or derived peak)."""
     arch = load_model(row["model"])
     quant = row["quant"]
     if row["engine"] != "llama.cpp":  # llama.cpp's f16 is the GGUF F16 format; elsewhere plain fp16
@@ -46,10 +46,12 @@ def predict(row: dict, catalog) -> float | None:
                           gpus=row.get("gpus") or 1)
     e = estimate_inference(arch, device, cfg)
     if row["metric"] == "decode_tokens_per_s":
-        return e.decode.tokens_per_s.typical / cfg.batch
+        return e.decode.tokens_per_s.typical / cfg.batch if e.decode.compute_priced else None
     if row["metric"] == "prefill_tokens_per_s":
         return e.prefill.tokens_per_s.typical if e.prefill.compute_priced else None
     if row["metric"] == "total_decode_tokens_per_s":
+        if not (e.prefill.compute_priced and e.decode.compute_priced):
+            return None
         # static batch, end to end: B·output tokens over the prefill plus output decode steps
         elapsed = e.prefill.latency_s.typical + output * e.decode.latency_s.typical
         return cfg.batch * output / elapsed

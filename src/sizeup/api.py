@@ -148,6 +148,8 @@ def estimate(
     context: int | None = None,
     gpu_layers: int | None = None,
     catalog: Sequence[str] = (),
+    cpu: str | DeviceSpec | None = None,
+    threads: int | None = None,
 ):
     """Memory, largest context and batch, and prefill / decode speed of serving `model` (a preset,
     a Hugging Face id of a preset, a config.json, or a .safetensors / .gguf file) on `device` (a catalog
@@ -156,8 +158,13 @@ def estimate(
     from sizeup.ingest.hf_config import load_model
     from sizeup.workload.inference import InferenceConfig, estimate_inference
 
-    target = device if isinstance(device, DeviceSpec) else load_catalog(catalog).device(device)
+    cat = load_catalog(catalog)
+    target = device if isinstance(device, DeviceSpec) else cat.device(device)
     arch = load_model(model)
     cfg = InferenceConfig(batch=batch, prompt=prompt, output=output, context=context, weights=quant,
-                          kv_dtype=kv_dtype, engine=engine, gpus=gpus, gpu_layers=gpu_layers)
-    return estimate_inference(arch, target, cfg)
+                          kv_dtype=kv_dtype, engine=engine, gpus=gpus, gpu_layers=gpu_layers, threads=threads)
+    # llama.cpp layers kept off the GPU run on the host CPU: the one named, else the device's own host_cpu
+    host = cpu if isinstance(cpu, DeviceSpec) or cpu is None else cat.device(cpu)
+    if host is None and target.host_cpu and target.host_cpu in cat.devices:
+        host = cat.devices[target.host_cpu]
+    return estimate_inference(arch, target, cfg, cpu=host)

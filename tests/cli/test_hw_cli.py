@@ -72,3 +72,59 @@ def test_roofline_table(capsys):
 def test_roofline_unknown_device(capsys):
     assert main(["roofline", "sizeup.examples.zoo:c2f", "--input", "1x64x64x64", "--device", "nope-9000"]) == 1
     assert "unknown device 'nope-9000'" in capsys.readouterr().err
+
+
+def test_hw_show_marks_derived_peaks(capsys):
+    data = run_json(capsys, "hw", "show", "Apple M3 Max")
+    assert data["id"] == "apple-m3-max" and data["derived_peaks"]["vector.fp32"].startswith("derived:")
+    assert main(["hw", "show", "rtx 3080 ti"]) == 0
+    out = capsys.readouterr().out
+    assert "68.4*" in out and "* tensor.fp16: derived: 80 SM x 1,670 MHz boost x 1024" in out
+
+
+def test_hw_local_maps_vendor_tool_names(monkeypatch, capsys):
+    from sizeup.hardware import local
+
+    monkeypatch.setattr(local, "_cpuinfo", lambda: ("Intel(R) Xeon(R) Platinum 8480+", ("avx512f",), 56))
+    monkeypatch.setattr(local, "_find_gpus", lambda: ([("NVIDIA GeForce RTX 4090", 24 * 2**30),
+                                                       ("NVIDIA A100 80GB PCIe", 80 * 2**30),
+                                                       ("NVIDIA Zeta 9000", None)], "nvidia-smi", []))
+    data = run_json(capsys, "hw", "local")
+    assert data["cpu"]["catalog_id"] == "xeon-8480-2s"
+    assert [g["catalog_id"] for g in data["gpus"]] == ["rtx-4090", "a100-pcie-80gb", None]
+    assert any("Zeta 9000" in n for n in data["notes"])
+
+
+def test_estimate_with_unknown_compute_says_unknown(capsys, tmp_path):
+    (tmp_path / "zz-mystery.yaml").write_text(
+        "id: zz-mystery\nname: Mystery Card\nvendor: test\nkind: gpu\nmemory_gib: 24\nmemory_type: GDDR6\n"
+        "memory_bandwidth_gb_per_s: 900\nsource: test\nretrieved: 2026-12-03\n")
+    argv = ["estimate", "llama-3-8b", "--device", "zz-mystery", "--engine", "llama.cpp", "--quant", "q4_k_m",
+            "--catalog", str(tmp_path)]
+    data = run_json(capsys, *argv)
+    assert data["prefill"]["tokens_per_s"] is None and data["decode"]["tokens_per_s"] is None
+    assert main(argv) == 0
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert "tokens/s unknown" in text and "inf" not in text.split("tokens/s unknown")[0].split("\n")[-1]
+
+
+def _variant(folder, id_, memory, preferred=False, aliases=()):
+    (folder / f"{id_}.yaml").write_text("\n".join([
+        f"id: {id_}", f"name: NVIDIA GeForce Zeta 4060 Ti {memory}GB", "vendor: nvidia", "kind: gpu",
+        f"memory_gib: {memory}", "compute_units: 34",
+        "memory_bandwidth_gb_per_s: 288", "memory_type: GDDR6", "architecture: ada", "boost_clock_mhz: 2535",
+        "variant_group: zeta-4060-ti", f"preferred_variant: {'true' if preferred else 'false'}",
+        "aliases: [" + ", ".join(repr(a) for a in aliases) + "]", "source: test", "retrieved: 2026-12-03"]) + "\n")
+
+
+def test_variant_note_reaches_estimate_and_hw_show(tmp_path, capsys):
+    _variant(tmp_path, "zeta-4060-ti-16gb", 16, preferred=True, aliases=["zeta 4060 ti", "zeta 4060 ti 16gb"])
+    _variant(tmp_path, "zeta-4060-ti-8gb", 8, aliases=["zeta 4060 ti 8gb"])
+    shown = run_json(capsys, "hw", "show", "Zeta 4060 Ti", "--catalog", str(tmp_path))
+    assert shown["id"] == "zeta-4060-ti-16gb" and "zeta-4060-ti-8gb" in shown["resolved_as"]
+    assert "'zeta 4060 ti 8gb'" in shown["resolved_as"]
+    assert run_json(capsys, "hw", "show", "Zeta 4060 Ti 8GB", "--catalog", str(tmp_path))["resolved_as"] is None
+    data = run_json(capsys, "estimate", "llama-3-8b", "--device", "Zeta 4060 Ti", "--catalog", str(tmp_path))
+    assert any("zeta-4060-ti-8gb" in a and "resolved to zeta-4060-ti-16gb" in a for a in data["assumptions"])
+    assert data["prefill"]["tokens_per_s"]["typical"] > 0

@@ -39,3 +39,24 @@ def test_median_errors_meet_the_targets():
     assert len(errors["decode"]) >= 25 and len(errors["memory"]) >= 8
     assert statistics.median(errors["decode"]) <= 0.15
     assert statistics.median(errors["memory"]) <= 0.05
+
+
+def test_prefill_on_derived_peaks_is_predicted_and_near_the_measurement():
+    """Issue 17: devices without a published compute peak were priced as free compute (M3 Max 21x, 3080 Ti 9x
+    the measured prefill); with derived peaks every row is predicted, and those rows land within 30%."""
+    from sizeup.hardware.catalog import load_catalog
+
+    bench, catalog = _benchmark(), load_catalog(include_user=False)
+    derived_rows = 0
+    for row in ROWS:
+        if row["metric"] != "prefill_tokens_per_s":
+            continue
+        predicted = bench.predict(row, catalog)
+        assert predicted is not None, row["id"]
+        device = catalog.device(row["device"])
+        published_16bit = {"fp16", "bf16"} & set(device.peak_flops_per_s) - {
+            k.partition(".")[2] for k in device.derived_peaks if k.startswith("tensor.")}
+        if not published_16bit and "vector.fp32" in device.derived_peaks or "tensor.fp16" in device.derived_peaks:
+            derived_rows += 1
+            assert abs(predicted / row["value"] - 1) <= 0.30, (row["id"], predicted, row["value"])
+    assert derived_rows >= 6

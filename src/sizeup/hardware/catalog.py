@@ -9,14 +9,15 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-import yaml
-
 from sizeup.errors import CatalogError
 from sizeup.hardware.schema import DeviceSpec, Offer, parse_device, parse_fx, parse_offers
 
-__all__ = ["Catalog", "load_catalog", "user_config_dir", "builtin_data_dir"]
+__all__ = ["Catalog", "load_catalog", "user_config_dir", "builtin_data_dir", "read_yaml", "load_architectures",
+           "MAX_DATA_FILE_BYTES"]
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+MAX_DATA_FILE_BYTES = 1 << 20
+"""A catalog or data file larger than this is refused before parsing (the largest built-in one is ~10 KiB)."""
+ARCHITECTURES_FILE = "architectures.yaml"
 
 
 def builtin_data_dir() -> Path:
@@ -32,9 +33,19 @@ def user_config_dir() -> Path:
 
 
 def read_yaml(path: Path) -> object:
+    """Parse one data file (YAML, safe loader); files over MAX_DATA_FILE_BYTES are refused unread."""
+    import yaml
+
+    try:
+        size = os.stat(path).st_size
+    except OSError as e:
+        raise CatalogError(f"{path}: cannot be read ({e.strerror})") from e
+    if size > MAX_DATA_FILE_BYTES:
+        raise CatalogError(f"{path}: {size:,} bytes is larger than the {MAX_DATA_FILE_BYTES:,}-byte limit for a "
+                           f"catalog or data file")
     try:
         with open(path, encoding="utf-8") as fh:
-            return yaml.load(fh, Loader=_Loader)
+            return yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
@@ -59,7 +70,7 @@ class Catalog:
 
 
 def _yaml_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("*.y*ml") if p.suffix in (".yaml", ".yml"))
+    return sorted(p for p in folder.glob("*.y*ml") if p.suffix in (".yaml", ".yml") and p.name != ARCHITECTURES_FILE)
 
 
 def _layout(folder: Path) -> tuple[list[Path], list[Path]]:
@@ -76,8 +87,53 @@ def _is_offer_file(path: Path) -> bool:
     return isinstance(data, dict) and "offers" in data
 
 
+def load_architectures(folders: tuple[str, ...] = ()):
+    """The built-in architecture table, then any `architectures.yaml` in the given folders (merged by id)."""
+    from sizeup.hardware.architectures import parse_architectures
+
+    path = builtin_data_dir() / ARCHITECTURES_FILE
+    table = parse_architectures(read_yaml(path), path)
+    for folder in folders:
+        extra = Path(folder) / ARCHITECTURES_FILE
+        if extra.is_file() and extra != path:
+            more = parse_architectures(read_yaml(extra), extra)
+            table.architectures.update(more.architectures)
+    return table
+
+
+def _source_files(folders: tuple[str, ...]) -> list[Path]:
+    """Every file a catalog of `folders` is built from (the cache key covers all of them)."""
+    files = [builtin_data_dir() / ARCHITECTURES_FILE]
+    for folder in folders:
+        root = Path(folder)
+        files += _yaml_files(root / "devices") + _yaml_files(root / "offers") + _yaml_files(root)
+        if (root / ARCHITECTURES_FILE).is_file():
+            files.append(root / ARCHITECTURES_FILE)
+    return files
+
+
+def _code_files() -> list[Path]:
+    here = Path(__file__).parent
+    return [here / name for name in ("catalog.py", "catalog_cache.py", "schema.py", "architectures.py")]
+
+
 @lru_cache(maxsize=8)
 def _load(folders: tuple[str, ...]) -> Catalog:
+    from sizeup.hardware import catalog_cache
+
+    key = catalog_cache.content_key(_source_files(folders), _code_files())
+    cached = catalog_cache.read_cached(key)
+    if cached is not None:
+        return Catalog(devices=cached[0], offers=cached[1], folders=folders)
+    devices, offers = _build(folders)
+    catalog_cache.write_cached(key, devices, offers)
+    return Catalog(devices=devices, offers=offers, folders=folders)
+
+
+def _build(folders: tuple[str, ...]) -> tuple[dict[str, DeviceSpec], dict[str, Offer]]:
+    from sizeup.hardware.architectures import complete_device
+
+    table = load_architectures(folders)
     devices: dict[str, DeviceSpec] = {}
     offer_files: list[Path] = []
     fx: dict[str, float] = {}
@@ -85,7 +141,7 @@ def _load(folders: tuple[str, ...]) -> Catalog:
         device_files, offer_paths = _layout(Path(folder))
         for path in device_files:
             device = parse_device(read_yaml(path), path)
-            devices[device.id] = device
+            devices[device.id] = complete_device(device, table)
         for path in offer_paths:
             if path.name == "fx.yaml":
                 fx |= parse_fx(read_yaml(path), path)
@@ -99,7 +155,26 @@ def _load(folders: tuple[str, ...]) -> Catalog:
                                    f"of the catalog")
             offers[offer.id] = offer
     _check_aliases(devices.values())
-    return Catalog(devices=devices, offers=offers, folders=folders)
+    _check_links(devices)
+    return devices, offers
+
+
+def _check_links(devices: dict[str, DeviceSpec]) -> None:
+    """Variant groups have exactly one preferred variant; host_cpu names a CPU of the catalog."""
+    groups: dict[str, list[DeviceSpec]] = {}
+    for d in devices.values():
+        if d.variant_group:
+            groups.setdefault(d.variant_group, []).append(d)
+        if d.host_cpu is not None and (d.host_cpu not in devices or devices[d.host_cpu].kind != "cpu"):
+            raise CatalogError(f"{d.path}: field 'host_cpu' = {d.host_cpu!r}: expected the id of a cpu device "
+                               f"of the catalog")
+    for group, members in groups.items():
+        preferred = [d.id for d in members if d.preferred_variant]
+        if len(preferred) != 1:
+            first = sorted(members, key=lambda d: d.id)[0]
+            raise CatalogError(f"{first.path}: variant_group {group!r} has {len(preferred)} devices with "
+                               f"preferred_variant: true ({', '.join(preferred) or 'none'}): expected exactly one "
+                               f"among {', '.join(sorted(d.id for d in members))}")
 
 
 def _check_aliases(devices: Iterable[DeviceSpec]) -> None:

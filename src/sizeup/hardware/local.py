@@ -153,19 +153,25 @@ def _find_gpus() -> tuple[list[tuple[str, int | None]], str, list[str]]:
     return [], "none", notes
 
 
+def _map(catalog, name: str, notes: list[str]) -> str | None:
+    """The catalog id of a name as the vendor tool prints it (the resolver of `hw show`), or None."""
+    try:
+        device = catalog.device(name)
+    except ResolveError as e:
+        notes.append(f"{name!r}: {e}")
+        return None
+    if device.resolved_as:
+        notes.append(device.resolved_as)
+    return device.id
+
+
 def detect_local(catalog) -> LocalMachine:
     model, flags, cores = _cpuinfo()
-    try:
-        cpu_id = catalog.device(model).id
-    except ResolveError:
-        cpu_id = None
     found, via, notes = _find_gpus()
+    cpu_id = _map(catalog, model, notes)
     gpus = []
     for i, (name, memory) in enumerate(found):
-        try:
-            catalog_id = catalog.device(name).id
-        except ResolveError:
-            catalog_id = None
+        catalog_id = _map(catalog, name, notes)
         gpus.append(LocalGPU(index=i, name=name, memory_bytes=memory, catalog_id=catalog_id, via=via))
     return LocalMachine(cpu_model=model, architecture=platform.machine(), logical_cores=os.cpu_count() or 1,
                         physical_cores=cores, isa_flags=flags, memory_bytes=_memory_bytes(), cpu_catalog_id=cpu_id,

@@ -1,15 +1,42 @@
-"""Forgiving name resolution: "4090", "rtx-4090" and "NVIDIA GeForce RTX 4090" are one device."""
+"""Forgiving name resolution: "4090", "rtx4090", "NVIDIA GeForce RTX 4090" are one device.
+
+Rules, in order (the first that decides wins):
+1. the exact device id;
+2. the normalised name (lower case, vendor words dropped, punctuation removed) equal to a device's
+   id, name or alias;
+3. token sets: the query's words (after dropping vendor words, "(R)", "(TM)", "13th Gen",
+   "96-Core Processor", "GPU"/"Graphics") must all be words of one of the device's id, name or
+   aliases, in any order and spacing ("A100 80GB PCIe" = a100-pcie-80gb; "rtx4090" = "rtx 4090"),
+   and that name's other words must all be weak ones: a memory size (16gb), a core count (30-core),
+   a series or form-factor word (rtx, radeon, xeon, pcie, sxm5, hbm3, ...). A tier word the query
+   lacks (Ti, Super, Max, Pro, XT, Laptop, Ada) never matches: "rtx 3080" is not the 3080 Ti. A
+   device one of whose names has exactly the query's words is preferred; else a single device
+   matching wins; else, when all matches are variants of one product (`variant_group`), its
+   `preferred_variant`; else the name is ambiguous and the matches are listed.
+Whenever the result is the preferred variant of a group and the query does not tell its variants
+apart, the device carries a `resolved_as` note naming the other variants and how to pick one.
+An unknown name lists the three closest.
+"""
 
 from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import replace
 
 from sizeup.errors import ResolveError
 
-__all__ = ["normalize_name", "resolve_device", "closest"]
+__all__ = ["normalize_name", "name_tokens", "resolve_device", "closest"]
 
 _NOISE = re.compile(r"\b(nvidia|geforce|tesla|amd|instinct|intel|google|cloud|apple)\b")
+_VENDOR_NOISE = re.compile(
+    r"\((?:r|tm)\)|\b\d+(?:st|nd|rd|th)\s+gen(?:eration)?\b|\b\d+-core\s+processor\b|\bprocessor\b"
+    r"|\bwith\s+radeon\s+graphics\b|\bw/\s*radeon\b.*$|\bgraphics\b|\bgpu\b|@.*$")
+_WORDS = {"nvidia", "geforce", "tesla", "amd", "instinct", "intel", "google", "cloud", "apple", "r", "tm"}
+_WEAK_WORDS = {"rtx", "gtx", "quadro", "radeon", "rx", "arc", "xeon", "epyc", "ryzen", "core", "platinum", "gold",
+               "silver", "pcie", "sxm", "sxm2", "sxm4", "sxm5", "hbm2", "hbm2e", "hbm3", "hbm3e", "gddr6", "gddr6x",
+               "gddr7", "lpddr5", "lpddr5x", "desktop", "founders", "edition", "card", "accelerator", "module"}
+_WEAK = re.compile(r"^(\d+g|\d+core)$")
 
 
 def normalize_name(name: str) -> str:
@@ -17,6 +44,18 @@ def normalize_name(name: str) -> str:
     text = _NOISE.sub(" ", str(name).lower())
     text = re.sub(r"(\d+)\s*gb\b", r"\1g", text)
     return re.sub(r"[^a-z0-9]+", "", text)
+
+
+def name_tokens(name: str) -> frozenset[str]:
+    """The words of a device name as a set: vendor words and vendor-tool noise dropped, '80 GB' -> '80g',
+    letter runs of two or more split from digits ('rtx4090' -> rtx, 4090; '4060ti' -> 4060, ti)."""
+    text = _VENDOR_NOISE.sub(" ", str(name).lower())
+    text = re.sub(r"(\d+)\s*gb\b", r"\1g", text)
+    text = re.sub(r"\b(\d+)[\s-]*cores?\b", r"\1core", text)
+    text = re.sub(r"([a-z]{2,})(\d)", r"\1 \2", text)
+    text = re.sub(r"(\d)([a-z]{2,})", r"\1 \2", text)
+    text = re.sub(r"(\d+) (g|core)\b", r"\1\2", text)  # '80g', '30core' split above -> joined again
+    return frozenset(t for t in re.split(r"[^a-z0-9]+", text) if t and t not in _WORDS)
 
 
 def closest(query: str, names: dict[str, str], n: int = 3) -> list[str]:
@@ -32,22 +71,77 @@ def closest(query: str, names: dict[str, str], n: int = 3) -> list[str]:
     return found[:n]
 
 
+def _names(d) -> tuple[str, ...]:
+    return (d.id, d.name, *d.aliases)
+
+
 def _index(catalog) -> dict[str, str]:
     index: dict[str, str] = {}
     for d in catalog.devices.values():
-        for name in (d.id, d.name, *d.aliases):
+        for name in _names(d):
             index.setdefault(normalize_name(name), d.id)
     return index
+
+
+def _covers(tokens: frozenset[str], query: frozenset[str]) -> bool:
+    """`tokens` (one name) has every query word, and its other words are weak ones."""
+    return query <= tokens and all(t in _WEAK_WORDS or _WEAK.match(t) for t in tokens - query)
+
+
+def _by_tokens(catalog, query: frozenset[str]):
+    """(devices one of whose names covers the query, devices one of whose names has exactly its words)."""
+    matches, exact = [], []
+    for d in catalog.devices.values():
+        sets = [name_tokens(n) for n in _names(d)]
+        if any(_covers(s, query) for s in sets):
+            matches.append(d)
+            if any(s == query for s in sets):
+                exact.append(d)
+    return matches, exact
+
+
+def _group(catalog, device) -> list:
+    return sorted((d for d in catalog.devices.values() if d.variant_group == device.variant_group),
+                  key=lambda d: d.id)
+
+
+def _variant_note(catalog, device, name: str, query: frozenset[str]):
+    """The device, with a note when `name` picked the preferred variant without telling variants apart."""
+    if not device.variant_group or not device.preferred_variant:
+        return device
+    others = [d for d in _group(catalog, device) if d.id != device.id]
+    undecided = [d for d in others if any(_covers(name_tokens(n), query) for n in _names(d))]
+    if not undecided or name == device.id:
+        return device
+    example = next((a for a in others[0].aliases if name_tokens(a) - query), others[0].id)
+    note = (f"{name!r} resolved to {device.id} ({device.name}), the usual variant of {device.variant_group}; "
+            f"other variants: {', '.join(d.id for d in others)}; name one to pick it, e.g. {example!r}")
+    return replace(device, resolved_as=note)
 
 
 def resolve_device(catalog, name: str):
     """The device named `name` (id, full name or alias, forgivingly); else ResolveError with the 3 closest."""
     if name in catalog.devices:
         return catalog.devices[name]
+    query = name_tokens(name)
     index = _index(catalog)
     key = normalize_name(name)
     if key in index:
-        return catalog.devices[index[key]]
+        return _variant_note(catalog, catalog.devices[index[key]], name, query)
+    if query:
+        matches, exact = _by_tokens(catalog, query)
+        pick = exact if len(exact) == 1 else matches
+        if len(pick) == 1:
+            return _variant_note(catalog, pick[0], name, query)
+        groups = {d.variant_group for d in matches}
+        if len(matches) > 1 and len(groups) == 1 and None not in groups:
+            preferred = [d for d in matches if d.preferred_variant]
+            if preferred:
+                return _variant_note(catalog, preferred[0], name, query)
+        if len(matches) > 1:
+            ids = sorted(d.id for d in matches)
+            shown = ", ".join(ids[:6]) + (f" and {len(ids) - 6} more" if len(ids) > 6 else "")
+            raise ResolveError(f"ambiguous device {name!r}: matches {shown}; name one of them")
     suggestions = closest(name, index)
     hint = f"; closest: {', '.join(suggestions)}" if suggestions else ""
     raise ResolveError(f"unknown device {name!r}{hint} (see 'sizeup hw list')")

@@ -7,14 +7,15 @@ FLOP/s. A precision missing from a file is unsupported on that device, never ext
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sizeup.errors import CatalogError
 from sizeup.units import GIB, GIGA, MIB, TERA
 
-__all__ = ["DeviceSpec", "Interconnect", "Offer", "parse_device", "parse_offers", "parse_fx", "DEVICE_KINDS", "PRECISIONS"]
+__all__ = ["DeviceSpec", "Interconnect", "Offer", "parse_device", "parse_offers", "parse_fx", "DEVICE_KINDS", "PRECISIONS",
+           "FLOAT_PRECISIONS"]
 
 DEVICE_KINDS = ("gpu", "tpu", "npu", "soc", "cpu")
 FLOAT_PRECISIONS = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp4")
@@ -66,6 +67,21 @@ class DeviceSpec:
     """Devices sharing it are variants of one product (memory size, core count, power limit)."""
     preferred_variant: bool = False
     """The variant a bare product name resolves to (the one most bought for this work)."""
+    fp32_accumulate: str | None = None
+    """'half' or 'full': overrides the architecture's consumer-part rule for FP32-accumulate tensor rates."""
+    tensor_rate_scale: float = 1.0
+    """Fraction of the architecture's per-unit tensor rates this part runs at (China-market or
+    datacenter SKUs whose matrix rate is limited below the die's, e.g. L20 and L40 at 0.5)."""
+    host_cpu: str | None = None
+    """Device id of the CPU of the same machine (an SoC's CPU cluster): where llama.cpp layers kept off
+    the GPU run."""
+    derived_peaks: dict[str, str] = field(default_factory=dict)
+    """Peaks not published but derived from the architecture table: {"tensor.fp16": method}."""
+    derived_range: tuple[float, float] | None = None
+    """(low, high) multipliers that widen the efficiency range of a derived peak."""
+    resolved_as: str | None = None
+    """Set by name resolution when a bare product name picked the preferred variant: what it chose and
+    how to pick another (an assumption the estimate shows)."""
     notes: tuple[str, ...] = ()
     source: str
     retrieved: str
@@ -101,6 +117,11 @@ class DeviceSpec:
             "memory_type": self.memory_type, "ecc_default": self.ecc_default,
             "architecture": self.architecture, "memory_channels": self.memory_channels,
             "variant_group": self.variant_group, "preferred_variant": self.preferred_variant,
+            "fp32_accumulate": self.fp32_accumulate, "tensor_rate_scale": self.tensor_rate_scale,
+            "host_cpu": self.host_cpu,
+            "derived_peaks": dict(self.derived_peaks), "resolved_as": self.resolved_as,
+            "derived_range": None if self.derived_range is None else
+            {"low": self.derived_range[0], "high": self.derived_range[1]},
             "notes": list(self.notes),
             "source": self.source, "retrieved": self.retrieved,
         }
@@ -240,6 +261,7 @@ _DEVICE_KEYS = {
     "dense_tops", "vector_tflops", "fp16_acc16_dense_tflops", "interconnect", "pcie", "tdp_w", "l2_mib",
     "compute_units", "compute_unit_name", "boost_clock_mhz", "memory_type", "ecc_default", "notes", "source",
     "retrieved", "architecture", "memory_channels", "variant_group", "preferred_variant",
+    "fp32_accumulate", "host_cpu", "tensor_rate_scale",
 }
 
 
@@ -270,6 +292,12 @@ def parse_device(data: Any, path: str | Path) -> DeviceSpec:
     acc16 = f.number("fp16_acc16_dense_tflops", required=False)
     l2 = f.number("l2_mib", required=False)
     clock = f.number("boost_clock_mhz", required=False)
+    accumulate = f.text("fp32_accumulate", required=False)
+    if accumulate not in (None, "half", "full"):
+        raise f.fail("fp32_accumulate", "'half' or 'full'")
+    scale = f.number("tensor_rate_scale", required=False)
+    if scale is not None and scale > 1:
+        raise f.fail("tensor_rate_scale", "a fraction in (0, 1]")
     return DeviceSpec(
         id=device_id, name=f.text("name"), vendor=f.text("vendor"), kind=kind, aliases=f.strings("aliases"),
         memory_bytes=int(f.number("memory_gib") * GIB),
@@ -286,6 +314,8 @@ def parse_device(data: Any, path: str | Path) -> DeviceSpec:
         memory_type=f.text("memory_type", required=False), ecc_default=ecc,
         architecture=f.text("architecture", required=False), memory_channels=f.integer("memory_channels"),
         variant_group=f.text("variant_group", required=False), preferred_variant=preferred,
+        fp32_accumulate=accumulate, host_cpu=f.text("host_cpu", required=False),
+        tensor_rate_scale=1.0 if scale is None else scale,
         notes=f.strings("notes"),
         source=f.text("source"), retrieved=f.date("retrieved"), path=path,
     )

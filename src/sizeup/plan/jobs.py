@@ -102,6 +102,9 @@ def plan_batch(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanRes
                     rejected.append(Rejection(family=family, reason="does not fit"))
                     continue
                 e = estimate_inference(arch, device, replace(cfg, batch=first.max_batch))
+                if e.decode.tokens_per_s is None:
+                    rejected.append(Rejection(family=family, reason="compute unknown on this device"))
+                    continue
                 rate = e.decode.tokens_per_s.typical * output / (output + e.prefill.latency_s.typical
                                                                  / e.decode.latency_s.typical)
                 hours = job.tokens / rate / 3600

@@ -104,6 +104,8 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
         max_batch = memory.max_concurrent_sequences or _max_batch(arch, device, cfg, traffic)
         e = estimate_inference(arch, device, replace(cfg, batch=max(max_batch, 1)),
                                limits=False)
+        if e.decode is not None and e.decode.tokens_per_s is None:  # compute unknown: no speed to plan on
+            continue
         upper = e.decode.tokens_per_s.high / max(traffic.output_tokens, 1) if e.decode else 1.0
         cheapest_hourly = hourly
         if offer is not None and offer.reserved_1y_usd_per_hour is not None:

@@ -143,6 +143,13 @@ class Roofline:
     memory: np.ndarray
     overhead: np.ndarray
     notes: list[str]
+    unknown_compute: tuple[str, ...] = ()
+    """What the device has no peak for (published or derivable) while the ledger has such FLOPs: the
+    time is then unknown, not a number (`compute_known` is False)."""
+
+    @property
+    def compute_known(self) -> bool:
+        return not self.unknown_compute
 
     @property
     def total_s(self) -> Range:
@@ -199,7 +206,12 @@ class Roofline:
                 "overhead_s": self.efficiency.overhead_s.to_dict(),
             },
             "notes": list(self.notes),
+            "compute_known": self.compute_known,
+            "unknown_compute": list(self.unknown_compute),
         }
+        if not self.compute_known:
+            data["time_s"] = None
+            data["time_lower_bound_s"] = self.total_s.to_dict()
         if ops:
             bound = self.bound()
             data["ops"] = [
@@ -215,6 +227,7 @@ def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficie
     arrays = ledger if isinstance(ledger, LedgerArrays) else LedgerArrays.from_ledger(ledger)
     eff = efficiency or device_efficiency(device)
     notes: list[str] = []
+    unknown: list[str] = []
 
     # inverse rates (seconds per FLOP) per class, one row per efficiency level; the extra last
     # column is 0 for ops with no matrix part or no known peak, so they cost no compute time
@@ -222,7 +235,10 @@ def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficie
     for c, (kind, dtype) in enumerate(arrays.tensor_classes):
         found = tensor_precision(device, kind, dtype)
         if found is None:
-            notes.append(f"{device.id}: no {dtype} {kind} peak in the catalog: those FLOPs are not priced")
+            if arrays.tensor_flops[arrays.tensor_class == c].any():
+                unknown.append(f"{dtype} {kind}")
+                notes.append(f"{device.id}: compute unknown: no {dtype} {kind} peak is published or derivable "
+                             f"(no architecture, compute units or clock in its data file)")
             continue
         unit, precision, peak = found
         if dtype == "fp32" and unit == "vector":
@@ -234,6 +250,7 @@ def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficie
         elif precision != dtype:
             notes.append(f"{dtype} {kind} priced at the {unit} {precision} peak: {device.id} lists no {dtype} figure")
         fraction = tensor_fraction(eff, kind, precision) if unit == "tensor" else eff.vector
+        fraction = _widened(device, f"{unit}.{precision}", fraction, notes)
         for row, level in enumerate(reversed(LEVELS)):  # the low time comes from the high efficiency
             inv_tensor[row, c] = 1.0 / (peak * getattr(fraction, level))
     inv_vector = np.zeros((3, len(arrays.vector_classes) + 1))
@@ -241,11 +258,13 @@ def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficie
         found = vector_precision(device, dtype)
         if found is None:
             if arrays.vector_flops[arrays.vector_class == c].any():
-                notes.append(f"{device.id}: no vector peak in the catalog: elementwise FLOPs are not priced "
-                             f"(memory time still is)")
+                unknown.append(f"{dtype} vector")
+                notes.append(f"{device.id}: compute unknown: no vector peak is published or derivable for "
+                             f"elementwise {dtype} work")
             continue
+        fraction = _widened(device, f"vector.{found[0]}", eff.vector, notes)
         for row, level in enumerate(reversed(LEVELS)):
-            inv_vector[row, c] = 1.0 / (found[1] * getattr(eff.vector, level))
+            inv_vector[row, c] = 1.0 / (found[1] * getattr(fraction, level))
 
     inv_bandwidth = np.array([[1.0 / (device.memory_bandwidth_bytes_per_s * getattr(eff.memory, level))]
                               for level in reversed(LEVELS)])
@@ -272,4 +291,15 @@ def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficie
     parts = {"typical": (compute[1], memory[1], overhead)}
     compute, memory, overhead = parts["typical"]
     return Roofline(device=device, arrays=arrays, efficiency=eff, time=time, compute=compute, memory=memory,
-                    overhead=overhead, notes=list(dict.fromkeys(notes)))
+                    overhead=overhead, notes=list(dict.fromkeys(notes)), unknown_compute=tuple(dict.fromkeys(unknown)))
+
+
+def _widened(device: DeviceSpec, key: str, fraction: Range, notes: list[str]) -> Range:
+    """The efficiency range for a derived peak: widened by the architecture table's derivation range."""
+    method = device.derived_peaks.get(key)
+    if method is None or device.derived_range is None:
+        return fraction
+    low, high = device.derived_range
+    notes.append(f"{device.id}: {key.replace('.', ' ')} peak {method}; efficiency range widened "
+                 f"x{low:g} (low) / x{high:g} (high) for a derived peak")
+    return Range(fraction.low * low, fraction.typical, fraction.high * high)

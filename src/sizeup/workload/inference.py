@@ -43,8 +43,14 @@ class InferenceConfig:
     engine: str = "hf"
     gpus: int = 1
     gpu_layers: int | None = None
+    threads: int | None = None
+    """llama.cpp CPU threads for the layers kept on the CPU (default: all the CPU's cores)."""
 
     def __post_init__(self) -> None:
+        if self.threads is not None and self.threads < 1:
+            raise ConfigError(f"--threads {self.threads}: expected a positive integer")
+        if self.gpu_layers is not None and self.gpu_layers < 0:
+            raise ConfigError(f"--gpu-layers {self.gpu_layers}: expected 0 or more layers")
         for name in ("batch", "prompt", "gpus"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"--{name} {getattr(self, name)}: expected a positive integer")
@@ -64,15 +70,26 @@ class InferenceConfig:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PhaseEstimate:
     latency_s: Range
-    tokens_per_s: Range
+    """The phase's time; when compute is unknown, only its lower bound (memory, overhead)."""
+    tokens_per_s: Range | None
+    """None when compute is unknown: no speed is given rather than an unbounded one."""
     bound: str
-    """Where the typical time goes most: compute, memory, overhead or communication."""
+    """Where the typical time goes most: compute, memory, overhead or communication ('unknown')."""
     compute_priced: bool = True
-    """False when the device lists no peak for some of the FLOPs: the time is then a lower bound."""
+    """False when some FLOPs have no peak, published or derived: the speed is then unknown."""
+    unknown_compute: tuple[str, ...] = ()
+
+    @property
+    def compute_known(self) -> bool:
+        return self.compute_priced
 
     def to_dict(self, latency_key: str = "latency_s") -> dict[str, Any]:
+        if not self.compute_priced:
+            return {latency_key: None, "latency_lower_bound_s": self.latency_s.to_dict(), "tokens_per_s": None,
+                    "bound": "unknown", "compute_priced": False, "compute_known": False,
+                    "unknown_compute": list(self.unknown_compute)}
         return {latency_key: self.latency_s.to_dict(), "tokens_per_s": self.tokens_per_s.to_dict(), "bound": self.bound,
-                "compute_priced": self.compute_priced}
+                "compute_priced": True, "compute_known": True}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,6 +105,8 @@ class InferenceEstimate:
     decode: PhaseEstimate | None
     flops_per_token: int
     assumptions: tuple[str, ...] = field(default_factory=tuple)
+    cpu_device: DeviceSpec | None = None
+    """Where llama.cpp layers kept off the GPU were priced (None: every layer on `device`)."""
 
     def to_dict(self) -> dict[str, Any]:
         cfg = self.config
@@ -102,10 +121,13 @@ class InferenceEstimate:
             "fits": self.memory.fits,
             "max_context": self.max_context,
             "max_batch": self.max_batch,
-            "prefill": {**self.prefill.to_dict(), "ttft_s": self.prefill.latency_s.to_dict()},
+            "prefill": {**self.prefill.to_dict(), "ttft_s": self.prefill.to_dict()["latency_s"]},
             "decode": None if self.decode is None else {
                 **self.decode.to_dict("latency_per_token_s"),
-                "per_sequence_tokens_per_s": self.decode.tokens_per_s.scale(1 / cfg.batch).to_dict()},
+                "per_sequence_tokens_per_s": None if self.decode.tokens_per_s is None else
+                self.decode.tokens_per_s.scale(1 / cfg.batch).to_dict()},
+            "cpu_device": None if self.cpu_device is None else {"id": self.cpu_device.id, "name": self.cpu_device.name,
+                                                                "threads": cfg.threads},
             "flops_per_token": self.flops_per_token,
             "assumptions": list(self.assumptions),
         }
@@ -144,19 +166,54 @@ def _price_phase(ledger: Ledger, device: DeviceSpec, eff: Efficiency, gpus: int,
     parts = {k: sum(v.get(k, 0.0) for v in split.values()) for k in ("compute", "memory", "overhead")}
     parts["communication"] = comm.typical
     parts["overhead"] += overhead.typical
-    priced = not any("not priced" in n for n in roof.notes)
-    return PhaseEstimate(latency_s=latency, tokens_per_s=latency.inverse(tokens), bound=max(parts, key=parts.get),
-                         compute_priced=priced), notes
+    return _phase(latency, tokens, max(parts, key=parts.get), roof.unknown_compute), notes
+
+
+def _phase(latency: Range, tokens: int, bound: str, unknown: tuple[str, ...]) -> PhaseEstimate:
+    if unknown:
+        return PhaseEstimate(latency_s=latency, tokens_per_s=None, bound="unknown", compute_priced=False,
+                             unknown_compute=unknown)
+    return PhaseEstimate(latency_s=latency, tokens_per_s=latency.inverse(tokens), bound=bound)
+
+
+def _split_phase(gpu: PhaseEstimate, cpu: PhaseEstimate, on_gpu: float, tokens: int) -> PhaseEstimate:
+    """llama.cpp partial offload: layers run one after another, a fraction `on_gpu` of them on the GPU."""
+    latency = gpu.latency_s.scale(on_gpu) + cpu.latency_s.scale(1.0 - on_gpu)
+    bound = cpu.bound if (1.0 - on_gpu) * cpu.latency_s.typical >= on_gpu * gpu.latency_s.typical else gpu.bound
+    unknown = tuple(dict.fromkeys((*(gpu.unknown_compute if on_gpu > 0 else ()),
+                                   *(cpu.unknown_compute if on_gpu < 1 else ()))))
+    return _phase(latency, tokens, bound, unknown)
+
+
+def with_threads(cpu: DeviceSpec, threads: int | None) -> tuple[DeviceSpec, list[str]]:
+    """`cpu` with its compute peaks scaled to `threads` of its cores (memory bandwidth unchanged)."""
+    cores = cpu.compute_units
+    if threads is None or not cores or threads >= cores:
+        note = [] if threads is None or not cores else [
+            f"--threads {threads}: {cpu.id} has {cores} cores; compute priced on all of them"]
+        return cpu, note
+    f = threads / cores
+    scaled = replace(cpu, peak_flops_per_s={k: v * f for k, v in cpu.peak_flops_per_s.items()},
+                     vector_flops_per_s={k: v * f for k, v in cpu.vector_flops_per_s.items()})
+    return scaled, [f"--threads {threads} of {cores} cores on {cpu.id}: compute peaks scaled by {f:.2f}; memory "
+                    f"bandwidth kept (a few threads may not reach it)"]
 
 
 def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, *,
-                       limits: bool = True) -> InferenceEstimate:
+                       limits: bool = True, cpu: DeviceSpec | None = None) -> InferenceEstimate:
     """Memory, limits and speed of serving `arch` on `cfg.gpus` × `device` (tensor parallel).
-    `limits=False` skips the searches for the largest context and batch (reported as 0)."""
+    `limits=False` skips the searches for the largest context and batch (reported as 0).
+    `cpu`: the host CPU device where llama.cpp layers kept off the GPU (`gpu_layers`) run; layers priced
+    there take the CPU's compute peak and memory bandwidth (for an SoC's CPU cluster, the share of the
+    unified memory its data file states)."""
     engine = get_engine(cfg.engine)
     fmt = get_format(cfg.weights)
     if cfg.gpu_layers is not None and engine.id != "llama.cpp":
         raise ConfigError("--gpu-layers is a llama.cpp option: use it with --engine llama.cpp")
+    if cfg.threads is not None and engine.id != "llama.cpp":
+        raise ConfigError("--threads is a llama.cpp option: use it with --engine llama.cpp")
+    if cpu is not None and cpu.kind != "cpu":
+        raise ConfigError(f"--cpu {cpu.id!r}: expected a cpu device, got a {cpu.kind}")
     tp = cfg.gpus
     a0 = arch.layers[0].attention
     if tp > 1 and (a0.heads % tp or (a0.kv_heads % tp and tp % a0.kv_heads)):
@@ -177,34 +234,72 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         max_context = max_fitting(lambda c: memory_for(cfg.batch, c).fits, 1, limit) if not arch.encoder else limit
         max_batch = max_fitting(lambda b: memory_for(b, cfg.cache_tokens).fits, 1, MAX_SEARCH_BATCH)
 
-    assumptions = list(arch.assumptions) + list(memory.notes)
+    assumptions = [n for n in (device.resolved_as,) if n] + list(arch.assumptions) + list(memory.notes)
     step_overhead = engine.range("step_overhead_s")
+    n_layers = arch.num_layers
+    on_gpu = 1.0
+    host: DeviceSpec | None = None
+    if cfg.gpu_layers is not None and cfg.gpu_layers < n_layers and device.kind != "cpu":
+        on_gpu = cfg.gpu_layers / n_layers
+        if cpu is None:
+            assumptions.append(f"{n_layers - cfg.gpu_layers} of {n_layers} layers stay on the CPU, but no CPU device "
+                               f"is known ({device.id} names no host_cpu): name it with --cpu NAME; their compute "
+                               f"is unknown")
+        else:
+            host, notes = with_threads(cpu, cfg.threads)
+            assumptions += notes
+            assumptions.append(f"llama.cpp partial offload: {cfg.gpu_layers} of {n_layers} layers on {device.id}, "
+                               f"{n_layers - cfg.gpu_layers} on {cpu.id} ({cpu.name}); time = layer share x each "
+                               f"device's time for the whole model (embedding and output layer shared in proportion)")
+    dev = device
+    if device.kind == "cpu" and cfg.threads is not None:
+        dev, notes = with_threads(device, cfg.threads)
+        assumptions += notes
+
+    def phase(ledger: Ledger, decode: bool, tokens: int) -> PhaseEstimate:
+        on_dev = on_cpu = None
+        if on_gpu > 0:
+            on_dev, notes = _price_phase(ledger, dev, _phase_efficiency(dev, engine, decode, fmt), tp,
+                                         step_overhead, tokens)
+            assumptions.extend(notes)
+        if on_gpu < 1:
+            if host is None:
+                on_cpu = PhaseEstimate(latency_s=Range(0.0, 0.0, 0.0), tokens_per_s=None, bound="unknown",
+                                       compute_priced=False, unknown_compute=("layers on the CPU (no CPU device)",))
+            else:
+                on_cpu, notes = _price_phase(ledger, host, _phase_efficiency(host, engine, decode, fmt), 1,
+                                             step_overhead, tokens)
+                assumptions.extend(notes)
+        if on_cpu is None:
+            return on_dev
+        if on_dev is None:
+            return _split_phase(on_cpu, on_cpu, 0.0, tokens)
+        return _split_phase(on_dev, on_cpu, on_gpu, tokens)
+
     prefill_ledger = transformer_ledger(arch, Step(batch=cfg.batch, new_tokens=cfg.prompt, context=cfg.prompt),
                                         weights=fmt, kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, tp=tp, per_layer=False)
-    prefill, notes = _price_phase(prefill_ledger, device, _phase_efficiency(device, engine, False, fmt), tp,
-                                  step_overhead, cfg.batch * cfg.prompt)
-    assumptions += notes
+    prefill = phase(prefill_ledger, False, cfg.batch * cfg.prompt)
     decode = None
     if not arch.encoder and cfg.output > 0:
         mean_context = cfg.prompt + max(cfg.output // 2, 1)
         decode_ledger = transformer_ledger(arch, Step(batch=cfg.batch, new_tokens=1, context=mean_context),
                                            weights=fmt, kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, tp=tp, per_layer=False)
-        decode, notes = _price_phase(decode_ledger, device, _phase_efficiency(device, engine, True, fmt), tp,
-                                     step_overhead, cfg.batch)
-        assumptions += notes
+        decode = phase(decode_ledger, True, cfg.batch)
         assumptions.append(f"decode priced at the mean context of the generation ({mean_context} tokens)")
+    for p_name, p in (("prefill", prefill), ("decode", decode)):
+        if p is not None and not p.compute_priced:
+            assumptions.append(f"{p_name}: compute unknown ({', '.join(p.unknown_compute)}): no tokens/s given")
     if fmt.family in ("gguf", "gptq", "awq", "nf4"):
         assumptions.append(f"{fmt.id}: weights read in their packed form, unpacked at 2 FLOPs per weight (vector "
                            f"work), matrix products at {fmt.compute_dtype}")
-    if cfg.gpu_layers is not None and cfg.gpu_layers < arch.num_layers:
-        assumptions.append("layers left on the CPU are not priced: speed assumes every layer on the GPU")
     if not memory.fits:
         assumptions.append("does not fit: speed is what the configuration would do with enough memory")
     flops_per_token = transformer_ledger(arch, Step(batch=1, new_tokens=1, context=cfg.prompt), weights=fmt,
                                          kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, per_layer=False).totals().flops
     return InferenceEstimate(arch=arch, device=device, config=cfg, weights=fmt, memory=memory,
                              max_context=max_context, max_batch=max_batch, prefill=prefill, decode=decode,
-                             flops_per_token=flops_per_token, assumptions=tuple(dict.fromkeys(assumptions)))
+                             flops_per_token=flops_per_token, assumptions=tuple(dict.fromkeys(assumptions)),
+                             cpu_device=host)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -235,7 +330,8 @@ def batch_sweep(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig,
     out = []
     for b in batches:
         e = estimate_inference(arch, device, replace(cfg, batch=b))
+        known = e.decode is not None and e.decode.compute_priced
         out.append(SweepPoint(batch=b, fits=e.memory.fits, ttft_s=e.prefill.latency_s,
-                              tpot_s=None if e.decode is None else e.decode.latency_s,
-                              tokens_per_s=None if e.decode is None else e.decode.tokens_per_s))
+                              tpot_s=e.decode.latency_s if known else None,
+                              tokens_per_s=e.decode.tokens_per_s if known else None))
     return out

@@ -27,6 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--output", type=int, default=128, help="generated tokens (default 128)")
     p.add_argument("--context", type=int, help="tokens the cache must hold per sequence (default prompt + output)")
     p.add_argument("--gpu-layers", type=int, help="llama.cpp: layers offloaded to the GPU (default all)")
+    p.add_argument("--cpu", metavar="NAME", help="llama.cpp: the host CPU device where layers kept off the GPU "
+                                                 "run (default: the device's host_cpu, e.g. an SoC's CPU cluster)")
+    p.add_argument("--threads", type=int, help="llama.cpp: CPU threads for those layers (default all cores)")
     p.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
                    help="MODEL.onnx: size of a symbolic dimension other than the batch (repeatable)")
     p.add_argument("--sweep", nargs="?", const="auto", metavar="B,B,…",
@@ -58,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
     with calibrated_scope(profile, [device]) as notes:
         result = estimate(args.model, device=device, gpus=args.gpus, quant=args.quant, kv_dtype=args.kv_dtype,
                           engine=args.engine, batch=args.batch, prompt=args.prompt, output=args.output,
-                          context=args.context, gpu_layers=args.gpu_layers)
+                          context=args.context, gpu_layers=args.gpu_layers, catalog=args.catalog,
+                          cpu=args.cpu, threads=args.threads)
         if args.sweep:
             from sizeup.workload.inference import batch_sweep
 
@@ -213,12 +217,19 @@ def render_estimate(e) -> str:
                  f"{cfg.cache_tokens:,} tokens: {e.max_batch:,}")
     if m.max_concurrent_sequences is not None:
         lines.append(f"vLLM KV pool holds {m.max_concurrent_sequences:,} sequences of {cfg.cache_tokens:,} tokens")
-    lines.append(f"\nprefill (TTFT): {_range(e.prefill.latency_s, format_seconds)}, "
-                 f"{e.prefill.tokens_per_s.typical:,.0f} tokens/s, {e.prefill.bound}-bound")
-    if e.decode is not None:
+    if e.prefill.compute_priced:
+        lines.append(f"\nprefill (TTFT): {_range(e.prefill.latency_s, format_seconds)}, "
+                     f"{e.prefill.tokens_per_s.typical:,.0f} tokens/s, {e.prefill.bound}-bound")
+    else:
+        lines.append(f"\nprefill (TTFT): unknown (compute unknown: {', '.join(e.prefill.unknown_compute)}); "
+                     f"tokens/s unknown")
+    if e.decode is not None and e.decode.compute_priced:
         lines.append(f"decode (TPOT):  {_range(e.decode.latency_s, format_seconds)} per token, "
                      f"{e.decode.tokens_per_s.typical:,.1f} tokens/s "
                      f"({e.decode.tokens_per_s.low:,.1f} - {e.decode.tokens_per_s.high:,.1f}), {e.decode.bound}-bound")
+    elif e.decode is not None:
+        lines.append(f"decode (TPOT):  unknown (compute unknown: {', '.join(e.decode.unknown_compute)}); "
+                     f"tokens/s unknown")
     for note in e.assumptions:
         lines.append(f"assumption: {note}")
     return "\n".join(lines)

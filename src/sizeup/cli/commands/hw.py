@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from sizeup.report.terminal import render_table
-from sizeup.units import GIGA, TERA, format_bytes
-
 
 def add_catalog_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("--catalog", action="append", default=[], metavar="DIR",
@@ -32,6 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from sizeup.cli.main import emit_json
+    from sizeup.report.terminal import render_table
+    from sizeup.units import GIGA, format_bytes
     from sizeup.hardware.catalog import load_catalog
     from sizeup.hardware.usable import usable_memory
 
@@ -47,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
                  f"{d.tdp_w:.0f}" if d.tdp_w else "", d.retrieved] for d in devices]
         print(render_table(["device", "kind", "memory", "GB/s", "bf16 TF", "fp8 TF", "int8 TOPS", "W", "read"], rows,
                            right=[False, False, True, True, True, True, True, True, False]))
-        print(f"\n{len(devices)} devices; dense tensor peaks (no sparsity); blank = not supported or not published")
+        print(f"\n{len(devices)} devices; dense tensor peaks (no sparsity); * = derived from the architecture "
+              f"table (compute units x clock x per-unit rate); blank = not supported, not published, not derivable")
         return 0
     if args.verb == "show":
         device = catalog.device(args.name)
@@ -86,8 +86,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _peak(device, precision: str) -> str:
+    from sizeup.units import TERA
+
     value = device.peak_flops_per_s.get(precision)
-    return "" if value is None else f"{value / TERA:,.1f}"
+    return "" if value is None else f"{value / TERA:,.1f}" + ("*" if f"tensor.{precision}" in device.derived_peaks else "")
 
 
 def device_summary(device, catalog) -> dict:
@@ -99,11 +101,19 @@ def device_summary(device, catalog) -> dict:
         "memory_bandwidth_bytes_per_s": device.memory_bandwidth_bytes_per_s,
         "peak_flops_per_s": dict(device.peak_flops_per_s),
         "interconnect_bytes_per_s": device.interconnect_bytes_per_s, "tdp_w": device.tdp_w,
+        "derived_peaks": dict(device.derived_peaks), "compute_known": bool(device.peak_flops_per_s or
+                                                                           device.vector_flops_per_s),
+        "resolved_as": device.resolved_as,
     }
 
 
 def render_device(device, usable, catalog) -> str:
+    from sizeup.report.terminal import render_table
+    from sizeup.units import GIGA, TERA, format_bytes
+
     lines = [f"{device.name}  ({device.id}; {device.kind}, {device.vendor})"]
+    if device.resolved_as:
+        lines.append(f"note: {device.resolved_as}")
     if device.aliases:
         lines.append(f"aliases: {', '.join(device.aliases)}")
     lines.append(f"memory: {format_bytes(device.memory_bytes)} {device.memory_type or ''}, "
@@ -116,10 +126,20 @@ def render_device(device, usable, catalog) -> str:
         tensor, vector = device.peak_flops_per_s.get(p), device.vector_flops_per_s.get(p)
         if tensor or vector:
             ridge = (tensor or vector) / device.memory_bandwidth_bytes_per_s
-            rows.append([p, "" if tensor is None else f"{tensor / TERA:,.1f}",
-                         "" if vector is None else f"{vector / TERA:,.1f}", f"{ridge:,.0f}"])
+            mark = {"tensor": "*" if f"tensor.{p}" in device.derived_peaks else "",
+                    "vector": "*" if f"vector.{p}" in device.derived_peaks else ""}
+            rows.append([p, "" if tensor is None else f"{tensor / TERA:,.1f}{mark['tensor']}",
+                         "" if vector is None else f"{vector / TERA:,.1f}{mark['vector']}", f"{ridge:,.0f}"])
     if rows:
         lines.append(render_table(["precision", "tensor T/s", "vector T/s", "ridge FLOP/B"], rows))
+    else:
+        lines.append("compute: unknown (no peak published, none derivable: the data file needs architecture, "
+                     "compute_units and boost_clock_mhz)")
+    for key, method in device.derived_peaks.items():
+        lines.append(f"* {key}: {method}")
+    if device.derived_range:
+        lines.append(f"  derived peaks are priced with a wider efficiency range (x{device.derived_range[0]:g} low, "
+                     f"x{device.derived_range[1]:g} high)")
     if device.fp16_acc16_flops_per_s:
         lines.append(f"fp16 with fp16 accumulate: {device.fp16_acc16_flops_per_s / TERA:,.1f} TFLOP/s "
                      f"(the table's fp16 is the fp32-accumulate rate PyTorch uses)")

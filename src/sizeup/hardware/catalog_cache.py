@@ -1,0 +1,122 @@
+"""The compiled catalog on disk: plain JSON keyed by the contents of every file it was built from.
+
+The key hashes, for each data file, its path, size and modification time (and the code that parses
+them), so editing a file under `--catalog DIR` rebuilds it. The cache lives in $SIZEUP_CACHE_DIR, else
+$XDG_CACHE_HOME/sizeup, else ~/.cache/sizeup; SIZEUP_NO_CACHE=1 turns it off. Files are written
+atomically (temporary file + rename); one that cannot be read back, for any reason, is ignored and
+rebuilt. Only JSON is read: nothing from the cache folder is ever executed or unpickled.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from sizeup.hardware.schema import DeviceSpec, Interconnect, Offer
+
+__all__ = ["cache_dir", "cache_enabled", "content_key", "read_cached", "write_cached"]
+
+FORMAT = 2
+"""Bumped whenever the stored layout changes."""
+
+
+def cache_enabled() -> bool:
+    return os.environ.get("SIZEUP_NO_CACHE", "").strip().lower() in ("", "0", "false", "no")
+
+
+def cache_dir() -> Path:
+    if os.environ.get("SIZEUP_CACHE_DIR"):
+        return Path(os.environ["SIZEUP_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "sizeup"
+
+
+def content_key(files: list[Path], code: list[Path]) -> str:
+    """A digest of (path, size, mtime) for every data file and every module that parses them."""
+    h = hashlib.sha256(f"sizeup-catalog-{FORMAT}".encode())
+    for path in [*files, *code]:
+        try:
+            st = path.stat()
+        except OSError:
+            h.update(f"{path}\0missing\n".encode())
+            continue
+        h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()[:32]
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Interconnect):
+        return {"kind": value.kind, "bytes_per_s": value.bytes_per_s}
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+def _to_plain(obj: DeviceSpec | Offer) -> dict[str, Any]:
+    return {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+
+
+_TUPLE_FIELDS = {"aliases", "notes", "derived_range"}
+
+
+def _from_plain(cls: type, data: dict[str, Any]):
+    names = {f.name for f in dataclasses.fields(cls)}
+    if set(data) != names:
+        raise ValueError("fields differ")
+    values = dict(data)
+    for key in _TUPLE_FIELDS & names:
+        if values[key] is not None:
+            values[key] = tuple(values[key])
+    if values.get("interconnect") is not None:
+        values["interconnect"] = Interconnect(**values["interconnect"])
+    return cls(**values)
+
+
+def _path(key: str) -> Path:
+    return cache_dir() / f"catalog-{key}.json"
+
+
+def read_cached(key: str) -> tuple[dict[str, DeviceSpec], dict[str, Offer]] | None:
+    """The catalog stored under `key`, or None (absent, disabled, or unreadable: then it is rebuilt)."""
+    if not cache_enabled():
+        return None
+    try:
+        with open(_path(key), encoding="utf-8") as fh:
+            data = json.load(fh)
+        if data.get("format") != FORMAT or data.get("key") != key:
+            return None
+        devices = {k: _from_plain(DeviceSpec, v) for k, v in data["devices"].items()}
+        offers = {k: _from_plain(Offer, v) for k, v in data["offers"].items()}
+        return devices, offers
+    except Exception:  # a corrupt or foreign cache file is never an error: rebuild it
+        return None
+
+
+def write_cached(key: str, devices: dict[str, DeviceSpec], offers: dict[str, Offer]) -> None:
+    """Store the catalog atomically; a cache folder that cannot be written is silently skipped."""
+    if not cache_enabled():
+        return
+    import tempfile  # only when writing: it costs milliseconds to import
+
+    folder = cache_dir()
+    payload = {"format": FORMAT, "key": key, "devices": {k: _to_plain(v) for k, v in devices.items()},
+               "offers": {k: _to_plain(v) for k, v in offers.items()}}
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".catalog-", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(payload, fh, separators=(",", ":"))
+            os.replace(tmp, _path(key))
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        for old in folder.glob("catalog-*.json"):  # one catalog per content key is enough
+            if old.name != _path(key).name and old.stat().st_mtime < _path(key).stat().st_mtime - 86400:
+                old.unlink(missing_ok=True)
+    except OSError:
+        return

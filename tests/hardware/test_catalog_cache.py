@@ -1,0 +1,67 @@
+"""The compiled catalog cache: keyed by file contents, rebuilt on change, corrupt files ignored."""
+
+import json
+
+import pytest
+
+from sizeup.errors import CatalogError
+from sizeup.hardware import catalog as catalog_module
+from sizeup.hardware.catalog import MAX_DATA_FILE_BYTES, load_catalog
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("SIZEUP_CACHE_DIR", str(folder))
+    monkeypatch.delenv("SIZEUP_NO_CACHE", raising=False)
+    catalog_module._load.cache_clear()
+    yield folder
+    catalog_module._load.cache_clear()
+
+
+def _device(folder, bandwidth=100):
+    (folder / "zz-dev.yaml").write_text(
+        "id: zz-dev\nname: Zed Dev\nvendor: test\nkind: gpu\nmemory_gib: 8\n"
+        f"memory_bandwidth_gb_per_s: {bandwidth}\nsource: test\nretrieved: 2026-12-03\n")
+
+
+def test_cache_round_trips_the_catalog(cache):
+    built = load_catalog(include_user=False)
+    assert len(list(cache.glob("catalog-*.json"))) == 1
+    catalog_module._load.cache_clear()
+    cached = load_catalog(include_user=False)
+    assert cached.devices == built.devices and cached.offers == built.offers
+
+
+def test_cache_rebuilds_when_a_catalog_dir_changes(cache, tmp_path):
+    user = tmp_path / "mine"
+    user.mkdir()
+    _device(user, 100)
+    assert load_catalog([user], include_user=False).device("zz-dev").memory_bandwidth_bytes_per_s == 100e9
+    catalog_module._load.cache_clear()
+    _device(user, 2000)  # different size and mtime
+    assert load_catalog([user], include_user=False).device("zz-dev").memory_bandwidth_bytes_per_s == 2000e9
+
+
+def test_corrupt_cache_is_ignored_and_rebuilt(cache):
+    load_catalog(include_user=False)
+    (path,) = cache.glob("catalog-*.json")
+    path.write_text("{not json")
+    catalog_module._load.cache_clear()
+    assert "rtx-4090" in load_catalog(include_user=False).devices
+    assert json.loads(path.read_text())["format"] == 2
+
+
+def test_cache_can_be_turned_off(cache, monkeypatch):
+    monkeypatch.setenv("SIZEUP_NO_CACHE", "1")
+    load_catalog(include_user=False)
+    assert not cache.exists() or not list(cache.glob("catalog-*.json"))
+
+
+def test_large_file_is_refused_before_parsing(tmp_path, cache):
+    big = tmp_path / "big"
+    big.mkdir()
+    (big / "huge.yaml").write_text("a: [" + "1, " * (MAX_DATA_FILE_BYTES // 3 + 10) + "1]\n")
+    with pytest.raises(CatalogError) as e:
+        load_catalog([big], include_user=False)
+    assert "huge.yaml" in str(e.value) and "limit" in str(e.value) and "\n" not in str(e.value)
