@@ -44,26 +44,26 @@ def _dev(folder: Path, id_: str, name: str, aliases=(), kind="gpu", **extra) -> 
 
 @pytest.fixture
 def synthetic(tmp_path):
-    _dev(tmp_path, "zz-m1-max-32c", "Apple M1 Max (32-core GPU)", ["zz m1 max", "M1 Max 32-core"],
-         kind="soc", variant_group="zz-m1-max", preferred_variant=True)
-    _dev(tmp_path, "zz-m1-max-24c", "Apple M1 Max (24-core GPU)", ["M1 Max 24-core"], kind="soc",
-         variant_group="zz-m1-max")
-    _dev(tmp_path, "zz-epyc-9654", "AMD EPYC 9654", ["epyc 9654"], kind="cpu")
-    _dev(tmp_path, "zz-core-i9-13900k", "Intel Core i9-13900K", kind="cpu")
-    _dev(tmp_path, "zz-rx-7900-xtx", "AMD Radeon RX 7900 XTX")
+    _dev(tmp_path, "zz-z9-max-32c", "Apple Z9 Max (32-core GPU)", ["zz z9 max", "Z9 Max 32-core"],
+         kind="soc", variant_group="zz-z9-max", preferred_variant=True)
+    _dev(tmp_path, "zz-z9-max-24c", "Apple Z9 Max (24-core GPU)", ["Z9 Max 24-core"], kind="soc",
+         variant_group="zz-z9-max")
+    _dev(tmp_path, "zz-epyc-9999", "AMD EPYC 9999", ["epyc 9999"], kind="cpu")
+    _dev(tmp_path, "zz-core-i9-99900k", "Intel Core i9-99900K", kind="cpu")
+    _dev(tmp_path, "zz-rx-9999-xtx", "AMD Radeon RX 9999 XTX")
     _dev(tmp_path, "zz-card-a-16gb", "Zeta Card 16GB")
     _dev(tmp_path, "zz-card-a-8gb", "Zeta Card 8GB")
     return load_catalog([tmp_path], include_user=False)
 
 
 @pytest.mark.parametrize("name,device_id", [
-    ("AMD EPYC 9654 96-Core Processor", "zz-epyc-9654"),
-    ("Intel(R) Core(TM) i9-13900K", "zz-core-i9-13900k"),
-    ("13th Gen Intel(R) Core(TM) i9-13900K", "zz-core-i9-13900k"),
-    ("Radeon RX 7900 XTX", "zz-rx-7900-xtx"),
-    ("rx7900xtx", "zz-rx-7900-xtx"),
-    ("Apple M1 Max (24-core GPU)", "zz-m1-max-24c"),
-    ("M1 Max 24-core", "zz-m1-max-24c"),
+    ("AMD EPYC 9999 128-Core Processor", "zz-epyc-9999"),
+    ("Intel(R) Core(TM) i9-99900K", "zz-core-i9-99900k"),
+    ("13th Gen Intel(R) Core(TM) i9-99900K", "zz-core-i9-99900k"),
+    ("Radeon RX 9999 XTX", "zz-rx-9999-xtx"),
+    ("rx9999xtx", "zz-rx-9999-xtx"),
+    ("Apple Z9 Max (24-core GPU)", "zz-z9-max-24c"),
+    ("Z9 Max 24-core", "zz-z9-max-24c"),
     ("Zeta Card 8GB", "zz-card-a-8gb"),
 ])
 def test_vendor_strings_resolve(synthetic, name, device_id):
@@ -73,13 +73,13 @@ def test_vendor_strings_resolve(synthetic, name, device_id):
 
 
 def test_bare_product_name_picks_the_preferred_variant_and_says_so(synthetic):
-    d = synthetic.device("Apple M1 Max")
-    assert d.id == "zz-m1-max-32c"
-    assert "zz-m1-max-24c" in d.resolved_as and "M1 Max 24-core" in d.resolved_as
+    d = synthetic.device("Apple Z9 Max")
+    assert d.id == "zz-z9-max-32c"
+    assert "zz-z9-max-24c" in d.resolved_as and "Z9 Max 24-core" in d.resolved_as
 
 
 def test_a_specific_variant_name_carries_no_note(synthetic):
-    assert synthetic.device("M1 Max 32-core").resolved_as is None
+    assert synthetic.device("Z9 Max 32-core").resolved_as is None
 
 
 def test_ambiguity_is_reported(synthetic):
@@ -103,11 +103,16 @@ def test_a_variant_group_needs_exactly_one_preferred(tmp_path):
         load_catalog([tmp_path], include_user=False)
 
 
-@pytest.mark.parametrize("name", ["rtx 3080", "m3", "rtx 6000"])
-def test_a_missing_tier_word_never_matches(name):
+@pytest.mark.parametrize("name,tier_id", [("rtx 3080", "rtx-3080-ti"), ("m3", "apple-m3-max"),
+                                           ("rtx 6000", "rtx-6000-ada"), ("rtx 4070", "rtx-4070-ti")])
+def test_a_missing_tier_word_never_matches(name, tier_id):
     """'rtx 3080' is not the 3080 Ti, 'm3' not the M3 Max, 'rtx 6000' (Turing) not the RTX 6000 Ada."""
-    with pytest.raises(ResolveError, match="unknown device"):
-        load_catalog(include_user=False).device(name)
+    try:
+        device = load_catalog(include_user=False).device(name)
+    except ResolveError as e:
+        assert "unknown device" in str(e)
+    else:
+        assert device.id != tier_id
 
 
 def test_every_name_of_every_device_resolves_to_it():
