@@ -24,6 +24,11 @@ from sizeup.workload.inference import InferenceConfig, estimate_inference  # noq
 from sizeup.workload.quantize import get_format, weight_bytes  # noqa: E402
 
 DATA = ROOT / "tests" / "validation" / "inference_measurements.yaml"
+# Rows for the devices added by issue 17, gathered after the pricing model and not tuned on: a check set.
+DEVICE_DATA = sorted((ROOT / "tests" / "validation").glob("inference_measurements_*.yaml"))
+DECODE_TOKENS_UNSTATED = 128
+"""Output length assumed where a source (e.g. an Ollama run) does not state it; batch-1 decode speed barely
+depends on it at these lengths."""
 GROUPS = {"decode_tokens_per_s": "decode tokens/s", "total_decode_tokens_per_s": "batched throughput",
           "prefill_tokens_per_s": "prefill tokens/s", "model_file_bytes": "memory", "peak_memory_bytes": "memory"}
 _KV = {"f16": "fp16", "fp16": "fp16", "bf16": "bf16", "fp8": "fp8", "q8_0": "q8_0", "q4_0": "q4_0"}
@@ -40,7 +45,7 @@ def predict(row: dict, catalog) -> float | None:
     device = catalog.device(row["device"])
     engine = row["engine"] if row["engine"] in ("hf", "vllm", "llama.cpp", "tensorrt-llm") else "hf"
     prompt = row.get("prompt_tokens") or 1
-    output = row.get("output_tokens") or 0
+    output = row.get("output_tokens") or (DECODE_TOKENS_UNSTATED if row["metric"] == "decode_tokens_per_s" else 0)
     cfg = InferenceConfig(batch=row.get("batch") or 1, prompt=prompt, output=output if row["metric"] != "prefill_tokens_per_s" else 0,
                           weights=quant, kv_dtype=_KV.get(row.get("kv_dtype") or "f16", "fp16"), engine=engine,
                           gpus=row.get("gpus") or 1)
@@ -63,9 +68,12 @@ def predict(row: dict, catalog) -> float | None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", action="store_true", help="print every row")
+    parser.add_argument("--set", choices=("base", "devices", "all"), default="base",
+                        help="base: inference_measurements.yaml; devices: the issue-17 device files (check set)")
     args = parser.parse_args()
     catalog = load_catalog(include_user=False)
-    rows = yaml.safe_load(DATA.read_text())
+    files = {"base": [DATA], "devices": DEVICE_DATA, "all": [DATA, *DEVICE_DATA]}[args.set]
+    rows = [row for path in files for row in yaml.safe_load(path.read_text())]
     errors: dict[str, list[float]] = {}
     table, skipped = [], []
     for row in rows:

@@ -60,3 +60,23 @@ def test_prefill_on_derived_peaks_is_predicted_and_near_the_measurement():
             derived_rows += 1
             assert abs(predicted / row["value"] - 1) <= 0.30, (row["id"], predicted, row["value"])
     assert derived_rows >= 6
+
+
+def test_decode_on_the_added_devices_holds_the_catalog_accuracy():
+    """Issue 17: published llama.cpp decode results for the devices added with it (rows gathered after the
+    pricing model, a check set: GeForce, workstation, Apple M1-M4, AMD, Arc, Arm CPUs) within the decode
+    accuracy of the base set (median <= 15%)."""
+    from sizeup.hardware.catalog import load_catalog
+
+    bench, catalog = _benchmark(), load_catalog(include_user=False)
+    rows = [r for path in bench.DEVICE_DATA for r in yaml.safe_load(path.read_text())]
+    assert len({r["id"] for r in rows}) == len(rows)
+    assert all(r["source"] and r["retrieved"] and r["value"] > 0 for r in rows)
+    errors = []
+    for row in rows:
+        if row["metric"] == "decode_tokens_per_s":
+            predicted = bench.predict(row, catalog)
+            assert predicted is not None, row["id"]
+            errors.append(abs(predicted / row["value"] - 1))
+    assert len(errors) >= 80
+    assert statistics.median(errors) <= 0.15
