@@ -111,8 +111,10 @@ class Store:
             text = str(e)
             if "locked" in text or "busy" in text:
                 raise MeasureError(f"{self.path}: run database is locked by another process ({text})") from None
-            raise MeasureError(f"{self.path}: not a sizeup run database, or a damaged one ({text}); it was "
-                               "left as it is") from None
+            if "malformed" in text or "corrupt" in text:
+                raise MeasureError(f"{self.path}: the run database fails its integrity check (SQLite: {text}); it "
+                                   "was left as it is") from None
+            raise MeasureError(f"{self.path}: not a sizeup run database ({text}); it was left as it is") from None
         except BaseException:
             conn.close()
             raise
