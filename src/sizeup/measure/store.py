@@ -127,14 +127,16 @@ class Store:
 
     def _connect(self, kind: str) -> sqlite3.Connection:
         uri = "file:" + quote(str(self.path.absolute()))
-        modes = ["rwc"] if kind == "new" else ["rw", "ro"]  # "rw" never creates; "ro" when the file is read-only
+        # "rw" never creates a file; a reader falls back to "ro" for a file it may not write
+        modes = ["rwc"] if kind == "new" else ["rw", "ro"] if self.readonly else ["rw"]
         error: sqlite3.Error | None = None
         for mode in modes:
             try:
                 return sqlite3.connect(f"{uri}?mode={mode}", uri=True, timeout=30.0, isolation_level=None)
             except sqlite3.Error as e:
                 error = e
-        raise MeasureError(f"{self.path}: cannot open run database ({error})")
+        what = "for reading" if self.readonly else "for writing"
+        raise MeasureError(f"{self.path}: cannot open the run database {what} ({error})")
 
     def _open(self, conn: sqlite3.Connection, kind: str) -> None:
         version = None if kind in ("new", "empty") else check_database(conn, self.path)
