@@ -300,10 +300,29 @@ class _QuietServer(ThreadingHTTPServer):
 
     def __init__(self, address: Any, handler: Any, *, max_connections: int) -> None:
         self._slots = threading.BoundedSemaphore(max_connections)
+        self._active = 0
+        self._count = threading.Lock()
         super().__init__(address, handler)
 
-    def process_request(self, request: Any, client_address: Any) -> None:
+    @property
+    def active_connections(self) -> int:
+        """Connections being served now (each holds one thread)."""
+        return self._active
+
+    def _acquire(self) -> bool:
         if not self._slots.acquire(blocking=False):
+            return False
+        with self._count:
+            self._active += 1
+        return True
+
+    def _release(self) -> None:
+        with self._count:
+            self._active -= 1
+        self._slots.release()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._acquire():
             try:
                 request.settimeout(1.0)
                 request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
@@ -314,14 +333,14 @@ class _QuietServer(ThreadingHTTPServer):
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self._slots.release()
+            self._release()
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self._slots.release()
+            self._release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         import sys
