@@ -204,20 +204,32 @@ def test_a_body_shorter_than_its_length_is_400(address):
     healthy(address)
 
 
-def test_connections_past_the_limit_get_503_and_threads_stay_bounded(server, address):
-    idle = [connect(address) for _ in range(LIMITS.max_connections)]
+def test_connections_past_the_limit_get_503_and_threads_stay_bounded():
+    limits = ServerLimits(request_timeout_s=10.0, idle_timeout_s=3.0, max_connections=8)
+    server = serve("llama-3.2-1b", port=0, tiny=True, limits=limits)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        _connection_limit(server, limits)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _connection_limit(server, limits: ServerLimits) -> None:
+    address = server.server_address[:2]
+    idle = [connect(address) for _ in range(limits.max_connections)]
     try:
         deadline = time.monotonic() + 3
-        while server.active_connections < LIMITS.max_connections and time.monotonic() < deadline:
+        while server.active_connections < limits.max_connections and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert server.active_connections == LIMITS.max_connections
+        assert server.active_connections == limits.max_connections
         with connect(address) as extra:
             status, _, _ = read_response(extra)
-        assert status == 503 and server.active_connections == LIMITS.max_connections
+        assert status == 503 and server.active_connections == limits.max_connections
     finally:
         for sock in idle:
             sock.close()
-    deadline = time.monotonic() + LIMITS.idle_timeout_s + 3
+    deadline = time.monotonic() + limits.idle_timeout_s + 3
     while server.active_connections and time.monotonic() < deadline:
         time.sleep(0.05)
     assert server.active_connections == 0  # every connection's thread has ended

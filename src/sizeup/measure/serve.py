@@ -298,6 +298,10 @@ class _QuietServer(ThreadingHTTPServer):
     """At most `max_connections` served at once (503 past that); clients that drop their connection or time
     out are normal under load: no traceback for them."""
 
+    request_queue_size = 128
+    """The listen backlog (socketserver's default is 5: under a burst of connections the kernel drops the SYNs
+    past it, and each dropped client waits a second before it retries)."""
+
     def __init__(self, address: Any, handler: Any, *, max_connections: int) -> None:
         self._slots = threading.BoundedSemaphore(max_connections)
         self._active = 0
