@@ -11,9 +11,13 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sizeup.errors import ConfigError
-from sizeup.hardware.schema import DeviceSpec
+
+if TYPE_CHECKING:
+    from sizeup.hardware.schema import DeviceSpec
 
 LOCAL = "local"
 
@@ -29,7 +33,7 @@ def load_calibration(args: argparse.Namespace):
     """The profile named by --calibration; for `--device local` without one, the default profile
     ("local", what `sizeup calibrate` saves); otherwise None."""
     from sizeup.measure.calibrate import DEFAULT_PROFILE, load_profile
-    from sizeup.measure.store import Store
+    from sizeup.measure.store import Store, default_path
 
     name = getattr(args, "calibration", None)
     device = getattr(args, "device", None)  # one name, a comma-separated list, or (plan) a list of names
@@ -38,10 +42,18 @@ def load_calibration(args: argparse.Namespace):
         name = DEFAULT_PROFILE
     if not name:
         return None
-    with Store(args.db) as store:
-        if name == DEFAULT_PROFILE and not args.calibration and name not in store.calibrations():
-            raise ConfigError("--device local prices on a measured machine: run 'sizeup calibrate --quick' first "
-                              "(or name a profile with --calibration NAME)")
+    implicit = name == DEFAULT_PROFILE and not args.calibration
+    needs_calibrate = ConfigError("--device local prices on a measured machine: run 'sizeup calibrate --quick' "
+                                  "first (or name a profile with --calibration NAME)")
+    path = Path(args.db).expanduser() if args.db else default_path()
+    if not args.db and not path.exists():  # reading never creates a store
+        if implicit:
+            raise needs_calibrate
+        raise ConfigError(f"--calibration {name!r}: no run database yet at {path} (save a profile with "
+                          "'sizeup calibrate', or give --db PATH)")
+    with Store(path, readonly=True) as store:
+        if implicit and name not in store.calibrations():
+            raise needs_calibrate
         return load_profile(store, name)
 
 

@@ -249,7 +249,16 @@ def profile_to_dict(device: DeviceSpec, values: dict[str, float] | None, residua
 
 
 def load_profile(store, name: str = DEFAULT_PROFILE) -> Profile:
+    """The saved calibration `name` as a priced device and efficiencies; a damaged profile is one MeasureError."""
     data = store.calibration(name)["profile"]
+    try:
+        return _profile_from(data, name)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise MeasureError(f"calibration {name!r} in {store.path} is damaged ({type(e).__name__}: "
+                           f"{str(e)[:80]}): save it again with 'sizeup calibrate --name {name}'") from None
+
+
+def _profile_from(data: dict, name: str) -> Profile:
     bench = data["bench"]
     device = local_device(bench, name=f"calibrated-{name}")
     if bench.get("catalog_id"):  # recognised hardware: its memory, links and type from the catalog, peaks measured

@@ -32,6 +32,20 @@ class TimingPolicy:
     """Stop once the median of the last half of the repetitions is within this fraction of the median of
     all of them."""
 
+    def __post_init__(self) -> None:
+        for name in ("warmup", "min_repetitions", "max_repetitions"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name == "warmup" else 1):
+                raise MeasureError(f"timing policy {name} {value!r}: expected an integer >= "
+                                   f"{0 if name == 'warmup' else 1}")
+        if self.max_repetitions < self.min_repetitions:
+            raise MeasureError(f"timing policy max_repetitions {self.max_repetitions} is below min_repetitions "
+                               f"{self.min_repetitions}")
+        for name in ("point_budget_s", "tolerance"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                raise MeasureError(f"timing policy {name} {value!r}: expected a finite number >= 0")
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PointResult:
@@ -123,7 +137,8 @@ class _RSSPeak:
 
 
 def time_callable(fn: Callable[[], Any], device: torch.device, policy: TimingPolicy) -> list[float]:
-    """Warm up, then time `fn` until the median is stable, `max_repetitions`, or the budget ends."""
+    """Warm up, then time `fn` at least `min_repetitions` times, and on until the median is stable,
+    `max_repetitions`, or the point's budget ends (which stops only the repetitions past the minimum)."""
     for _ in range(policy.warmup):
         fn()
     synchronize(device)
@@ -148,8 +163,8 @@ def time_callable(fn: Callable[[], Any], device: torch.device, policy: TimingPol
             recent = sorted(samples[n // 2:])[len(samples[n // 2:]) // 2]
             if abs(recent - whole) <= policy.tolerance * whole:
                 break
-        if time.perf_counter() - start > policy.point_budget_s and n >= 2:
-            break
+        if time.perf_counter() - start > policy.point_budget_s and n >= policy.min_repetitions:
+            break  # the budget bounds the repetitions past the minimum, never the minimum itself
     return samples
 
 

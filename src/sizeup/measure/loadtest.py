@@ -37,6 +37,7 @@ class LoadConfig:
     max_tokens: int = 64
     prompts: tuple[str, ...] = DEFAULT_PROMPTS
     timeout_s: float = 30.0
+    """The longest one request may take, from sending it to its last byte."""
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -55,6 +56,8 @@ class LoadConfig:
             raise ConfigError("give --duration or --requests: a load test must end by itself")
         if self.requests is not None and self.requests < 1:
             raise ConfigError(f"--requests {self.requests}: expected 1 or more")
+        if not (isinstance(self.timeout_s, (int, float)) and 0 < self.timeout_s < float("inf")):
+            raise ConfigError(f"--timeout {self.timeout_s!r}: expected a positive time")
         if self.max_tokens < 1:
             raise ConfigError(f"--max-tokens {self.max_tokens}: expected 1 or more")
 
@@ -120,12 +123,48 @@ class LoadResult:
         }
 
 
+MAX_LINE_BYTES = 1 << 20
+"""A server-sent-events line longer than this is a protocol error (memory stays bounded whatever the server sends)."""
+
+
+async def _lines(response):
+    """The lines of a streamed body, each at most MAX_LINE_BYTES (ValueError past that)."""
+    buffer = b""
+    async for chunk in response.aiter_bytes():
+        buffer += chunk
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            yield line.rstrip(b"\r").decode("utf-8", errors="replace")
+        if len(buffer) > MAX_LINE_BYTES:
+            raise ValueError(f"a line of over {MAX_LINE_BYTES} bytes")
+    if buffer:
+        yield buffer.decode("utf-8", errors="replace")
+
+
+def _token_text(chunk: object) -> str | None:
+    """The text of one streamed chunk ({"choices": [{"delta": {"content": …}} or {"text": …}]}); ValueError
+    for a chunk of another shape."""
+    if not isinstance(chunk, dict):
+        raise ValueError("a chunk that is not a JSON object")
+    choices = chunk.get("choices") or [{}]
+    if not isinstance(choices, list) or not isinstance(choices[0], dict):
+        raise ValueError("choices is not a list of objects")
+    delta = choices[0].get("delta") or {}
+    text = (delta.get("content") if isinstance(delta, dict) else None) or choices[0].get("text")
+    if text is not None and not isinstance(text, str):
+        raise ValueError("a token that is not a string")
+    return text
+
+
 async def _one(client, cfg: LoadConfig, prompt: str, record: RequestRecord) -> None:
+    """One request, recorded; every failure (the server's or the wire's) becomes the record's status."""
     import httpx
 
     try:
         if cfg.api == "http":
-            response = await client.get(cfg.url)
+            async with client.stream("GET", cfg.url) as response:
+                async for _ in response.aiter_bytes():  # read and discard: memory bounded by the chunk size
+                    pass
             record.end = time.perf_counter()
             record.first_token = record.end
             record.status = "ok" if response.status_code < 400 else f"http_{response.status_code}"
@@ -134,23 +173,22 @@ async def _one(client, cfg: LoadConfig, prompt: str, record: RequestRecord) -> N
                 "stream": True}
         async with client.stream("POST", cfg.url, json=body) as response:
             if response.status_code >= 400:
-                await response.aread()
+                async for _ in response.aiter_bytes():
+                    pass
                 record.status = f"http_{response.status_code}"
                 record.end = time.perf_counter()
                 return
-            async for line in response.aiter_lines():
+            async for line in _lines(response):
                 if not line.startswith("data:"):
                     continue
                 data = line[5:].strip()
                 if data == "[DONE]":
                     break
                 try:
-                    chunk = json.loads(data)
-                except json.JSONDecodeError:
+                    text = _token_text(json.loads(data))
+                except (ValueError, RecursionError):
                     record.status = "protocol"
                     break
-                choices = chunk.get("choices") or [{}]
-                text = (choices[0].get("delta") or {}).get("content") or choices[0].get("text")
                 if text:
                     now = time.perf_counter()
                     if record.first_token is None:
@@ -160,8 +198,18 @@ async def _one(client, cfg: LoadConfig, prompt: str, record: RequestRecord) -> N
         record.end = time.perf_counter()
     except httpx.TimeoutException:
         record.status, record.end = "timeout", None
-    except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError) as e:
-        record.status = "connect" if isinstance(e, httpx.ConnectError) else "protocol"
+    except httpx.ConnectError:
+        record.status = "connect"
+    except (httpx.HTTPError, httpx.StreamError, ValueError):  # a reset, a malformed response, a huge line
+        record.status = "protocol"
+
+
+async def _bounded(client, cfg: LoadConfig, prompt: str, record: RequestRecord) -> None:
+    """`_one` within `timeout_s` from start to end: a server that trickles its answer is a timeout."""
+    try:
+        await asyncio.wait_for(_one(client, cfg, prompt, record), timeout=cfg.timeout_s)
+    except asyncio.TimeoutError:
+        record.status, record.end = "timeout", None
 
 
 async def _run(cfg: LoadConfig) -> LoadResult:
@@ -185,14 +233,14 @@ async def _run(cfg: LoadConfig) -> LoadResult:
             while open_request():
                 record = RequestRecord(start=time.perf_counter())
                 records.append(record)
-                tasks.append(asyncio.create_task(_one(client, cfg, rng.choice(cfg.prompts), record)))
+                tasks.append(asyncio.create_task(_bounded(client, cfg, rng.choice(cfg.prompts), record)))
                 await asyncio.sleep(rng.expovariate(cfg.rate))
         else:  # closed loop: each worker sends its next request when the last one is done
             async def worker() -> None:
                 while open_request():
                     record = RequestRecord(start=time.perf_counter())
                     records.append(record)
-                    await _one(client, cfg, rng.choice(cfg.prompts), record)
+                    await _bounded(client, cfg, rng.choice(cfg.prompts), record)
 
             tasks = [asyncio.create_task(worker()) for _ in range(cfg.concurrency)]
         grace = cfg.timeout_s + 1.0

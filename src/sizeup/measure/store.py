@@ -2,8 +2,14 @@
 
 Writes are durable one by one: the file is in WAL mode with `synchronous=FULL`, and `start_run`, `add_point`
 (a point and its samples together) and `finish_run` each commit their own transaction, so a process killed
-mid-sweep loses at most the point in flight. The schema carries a version; a file written by a newer sizeup
-is refused rather than misread.
+mid-sweep loses at most the point in flight; the run keeps the identity of its writer, so that a reader shows a
+run whose process was killed as interrupted. Two processes may write at once (each transaction takes the write
+lock, waiting up to 30 s for the other).
+
+Opening checks the file first (`store_schema.check_file`, `check_database`) and refuses, in one line and
+without writing a byte, a file that is not a sizeup store; an older schema is migrated when opened for writing.
+`Store(path, readonly=True)` (or `Store.open_read(path)`) never creates or changes a file: a missing path is
+an error that says so, and writes raise.
 """
 
 from __future__ import annotations
@@ -16,11 +22,15 @@ import os
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from urllib.parse import quote
 
 from sizeup.errors import ConfigError, MeasureError
+from sizeup.measure.records import (POINT_COLUMNS, RUN_COLUMNS, PointRecord, RunRecord, decode_json,
+                                    point_record, run_record, summarize_samples)
+from sizeup.measure.store_schema import SCHEMA_VERSION, check_database, check_file, create_schema, migrate
+from sizeup.measure.writer import current_writer, writer_alive
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -31,67 +41,15 @@ __all__ = [
     "PointRecord",
     "Store",
     "default_path",
+    "summarize_samples",
 ]
 
-SCHEMA_VERSION = 1
 RUN_KINDS = ("inference", "train", "microbench", "collectives", "watch", "load")
 RUN_STATUSES = ("running", "ok", "interrupted", "error")
 POINT_STATUSES = ("ok", "oom", "error", "skipped")
 EXPORT_FORMATS = ("csv", "json")
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY,
-    created TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    target TEXT NOT NULL,
-    device TEXT NOT NULL,
-    status TEXT NOT NULL,
-    config TEXT NOT NULL,
-    environment TEXT NOT NULL,
-    error TEXT
-);
-CREATE TABLE IF NOT EXISTS points (
-    id INTEGER PRIMARY KEY,
-    run_id INTEGER NOT NULL REFERENCES runs(id),
-    created TEXT NOT NULL,
-    batch INTEGER,
-    grad_accumulation INTEGER,
-    phase TEXT NOT NULL,
-    status TEXT NOT NULL,
-    latency_p50_s REAL,
-    latency_p95_s REAL,
-    latency_p99_s REAL,
-    latency_mean_s REAL,
-    latency_min_s REAL,
-    latency_max_s REAL,
-    repetitions INTEGER NOT NULL,
-    throughput_per_s REAL,
-    peak_memory_bytes INTEGER,
-    error TEXT,
-    extra TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS points_run ON points(run_id);
-CREATE TABLE IF NOT EXISTS samples (
-    point_id INTEGER NOT NULL REFERENCES points(id),
-    seq INTEGER NOT NULL,
-    value_s REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS samples_point ON samples(point_id, seq);
-CREATE TABLE IF NOT EXISTS calibrations (
-    name TEXT PRIMARY KEY,
-    created TEXT NOT NULL,
-    device TEXT NOT NULL,
-    profile TEXT NOT NULL,
-    source_runs TEXT NOT NULL
-);
-"""
-
-_POINT_COLUMNS = ("id", "run_id", "created", "batch", "grad_accumulation", "phase", "status", "latency_p50_s",
-                  "latency_p95_s", "latency_p99_s", "latency_mean_s", "latency_min_s", "latency_max_s",
-                  "repetitions", "throughput_per_s", "peak_memory_bytes", "error", "extra")
-_RUN_COLUMNS = ("id", "created", "kind", "target", "device", "status", "config", "environment", "error")
+_POINT_COLUMNS = POINT_COLUMNS
+_RUN_COLUMNS = RUN_COLUMNS
 
 
 def default_path() -> Path:
@@ -101,81 +59,6 @@ def default_path() -> Path:
     if os.environ.get("XDG_DATA_HOME"):
         return Path(os.environ["XDG_DATA_HOME"]).expanduser() / "sizeup" / "runs.sqlite"
     return Path.home() / ".local" / "share" / "sizeup" / "runs.sqlite"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PointRecord:
-    """One measured point of a run: a batch size (and phase) with its latency summary."""
-
-    id: int
-    run_id: int
-    created: str
-    """ISO 8601 time in UTC when the point was committed."""
-    batch: int | None
-    grad_accumulation: int | None
-    phase: str
-    """What was timed, e.g. "prefill", "decode", "step", "forward"."""
-    status: str
-    """One of `POINT_STATUSES`."""
-    latency_p50_s: float | None
-    """Percentiles of the repetition times, numpy's linear interpolation; None when no samples."""
-    latency_p95_s: float | None
-    latency_p99_s: float | None
-    latency_mean_s: float | None
-    latency_min_s: float | None
-    latency_max_s: float | None
-    repetitions: int
-    """How many repetition times were stored (`Store.samples(id)` returns them)."""
-    throughput_per_s: float | None
-    peak_memory_bytes: int | None
-    error: str | None
-    extra: dict = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        return {name: (dict(self.extra) if name == "extra" else getattr(self, name)) for name in _POINT_COLUMNS}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunRecord:
-    """One measurement run; `points` is filled by `Store.run()` and empty in `Store.runs()` listings."""
-
-    id: int
-    created: str
-    """ISO 8601 time in UTC when the run started."""
-    kind: str
-    """One of `RUN_KINDS`."""
-    target: str
-    """What was measured: a model name, a file, an endpoint."""
-    device: str
-    status: str
-    """One of `RUN_STATUSES`; "running" for a run whose process died before `finish_run`."""
-    config: dict
-    environment: dict
-    error: str | None
-    point_count: int
-    points: tuple[PointRecord, ...] = ()
-
-    def to_dict(self) -> dict:
-        return {
-            "id": self.id, "created": self.created, "kind": self.kind, "target": self.target,
-            "device": self.device, "status": self.status, "config": dict(self.config),
-            "environment": dict(self.environment), "error": self.error, "point_count": self.point_count,
-            "points": [p.to_dict() for p in self.points],
-        }
-
-
-def summarize_samples(samples_s: Sequence[float]) -> dict[str, float | None]:
-    """p50/p95/p99 (numpy `percentile`, linear interpolation), mean, min and max; all None when empty."""
-    names = ("latency_p50_s", "latency_p95_s", "latency_p99_s", "latency_mean_s", "latency_min_s",
-             "latency_max_s")
-    if len(samples_s) == 0:
-        return dict.fromkeys(names)
-    import numpy as np
-
-    values = np.asarray(samples_s, dtype=float)
-    p50, p95, p99 = np.percentile(values, [50, 95, 99])
-    return dict(zip(names, (float(p50), float(p95), float(p99), float(values.mean()), float(values.min()),
-                            float(values.max()))))
 
 
 def _now() -> str:
@@ -200,56 +83,80 @@ def _check_count(value: object, what: str) -> None:
 
 
 class Store:
-    """A SQLite file of measurement runs; open it with `Store(path)` or `with Store() as store:`."""
+    """A SQLite file of measurement runs; open it with `Store(path)` or `with Store() as store:`.
 
-    def __init__(self, path: str | Path | None = None, *, create: bool = True) -> None:
+    Modes: the default opens for writing, creating the file (and its folder) if missing; `create=False`
+    refuses a missing file; `readonly=True` (also `Store.open_read(path)`) refuses a missing file, never writes
+    (SQLite's `query_only`), and does not migrate an older schema (it reads it as it is).
+    """
+
+    def __init__(self, path: str | Path | None = None, *, create: bool = True, readonly: bool = False) -> None:
         self.path = default_path() if path is None else Path(path).expanduser()
+        self.readonly = readonly
+        self.version = SCHEMA_VERSION
         self._conn: sqlite3.Connection | None = None
-        if not self.path.exists():
-            if not create:
-                raise MeasureError(f"{self.path}: no such run database")
+        kind = check_file(self.path, must_exist=readonly or not create)
+        if kind == "empty" and readonly:
+            raise MeasureError(f"{self.path}: is an empty file, not a sizeup run database")
+        if kind == "new":
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
-                raise MeasureError(f"{self.path}: cannot create its folder ({e})") from e
-        elif self.path.is_dir():
-            raise MeasureError(f"{self.path}: is a folder, not a sizeup run database")
+                raise MeasureError(f"{self.path}: cannot create its folder ({e.strerror or e})") from None
+        conn = self._connect(kind)
         try:
-            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-        except sqlite3.Error as e:
-            raise MeasureError(f"{self.path}: cannot open run database ({e})") from e
-        try:
-            self._open(conn)
-        except sqlite3.OperationalError as e:
+            self._open(conn, kind)
+        except sqlite3.DatabaseError as e:  # malformed, not a database, locked past the timeout…
             conn.close()
-            raise MeasureError(f"{self.path}: cannot open run database ({e})") from e
-        except sqlite3.DatabaseError as e:
-            conn.close()
-            raise MeasureError(f"{self.path}: not a sizeup run database ({e})") from e
-        except MeasureError:
+            text = str(e)
+            if "locked" in text or "busy" in text:
+                raise MeasureError(f"{self.path}: run database is locked by another process ({text})") from None
+            if "malformed" in text or "corrupt" in text:
+                raise MeasureError(f"{self.path}: the run database fails its integrity check (SQLite: {text}); it "
+                                   "was left as it is") from None
+            raise MeasureError(f"{self.path}: not a sizeup run database ({text}); it was left as it is") from None
+        except BaseException:
             conn.close()
             raise
         self._conn = conn
 
-    def _open(self, conn: sqlite3.Connection) -> None:
+    @classmethod
+    def open_read(cls, path: str | Path | None = None) -> Store:
+        """The store at `path` (default: the user data folder) for reading only; a missing file is an error."""
+        return cls(path, readonly=True)
+
+    def _connect(self, kind: str) -> sqlite3.Connection:
+        uri = "file:" + quote(str(self.path.absolute()))
+        # "rw" never creates a file; a reader falls back to "ro" for a file it may not write
+        modes = ["rwc"] if kind == "new" else ["rw", "ro"] if self.readonly else ["rw"]
+        error: sqlite3.Error | None = None
+        for mode in modes:
+            try:
+                return sqlite3.connect(f"{uri}?mode={mode}", uri=True, timeout=30.0, isolation_level=None)
+            except sqlite3.Error as e:
+                error = e
+        what = "for reading" if self.readonly else "for writing"
+        raise MeasureError(f"{self.path}: cannot open the run database {what} ({error})")
+
+    def _open(self, conn: sqlite3.Connection, kind: str) -> None:
+        version = None if kind in ("new", "empty") else check_database(conn, self.path)
+        if self.readonly:
+            if version is None:
+                raise MeasureError(f"{self.path}: is an SQLite file with no tables, not a sizeup run database")
+            conn.execute("PRAGMA query_only=ON")
+            self.version = version
+            return
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=FULL")
         conn.execute("PRAGMA foreign_keys=ON")
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if tables and "schema_version" not in tables:
-            raise MeasureError(f"{self.path}: not a sizeup run database (no schema_version table; "
-                               f"has {', '.join(sorted(tables))})")
-        if "schema_version" in tables:
-            version = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0]
-            if version is not None and version > SCHEMA_VERSION:
-                raise MeasureError(f"{self.path}: run database schema version {version} is newer than this "
-                                   f"sizeup's version {SCHEMA_VERSION}; upgrade sizeup to read it")
-        with self._transaction(conn):
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            if conn.execute("SELECT COUNT(*) FROM schema_version").fetchone()[0] == 0:
-                conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+        if version == SCHEMA_VERSION:
+            return
+        with self._transaction(conn):  # create or migrate; another writer may have done it meanwhile
+            version = check_database(conn, self.path)
+            if version is None:
+                create_schema(conn)
+            else:
+                migrate(conn, version)
 
     @staticmethod
     @contextmanager
@@ -288,11 +195,11 @@ class Store:
         """Record a new run with status "running" and commit; returns its id."""
         _check_choice(kind, RUN_KINDS, "run kind")
         config_json, env_json = _json(config, "run config"), _json(environment, "run environment")
-        with self._transaction(self.conn) as conn:
+        with self._transaction(self._writable()) as conn:
             cursor = conn.execute(
-                "INSERT INTO runs (created, kind, target, device, status, config, environment, error) "
-                "VALUES (?, ?, ?, ?, 'running', ?, ?, NULL)",
-                (_now(), kind, str(target), str(device), config_json, env_json))
+                "INSERT INTO runs (created, kind, target, device, status, config, environment, error, writer) "
+                "VALUES (?, ?, ?, ?, 'running', ?, ?, NULL, ?)",
+                (_now(), kind, str(target), str(device), config_json, env_json, json.dumps(current_writer())))
         return int(cursor.lastrowid)
 
     def add_point(self, run_id: int, *, batch: int | None, phase: str, status: str, samples_s: Sequence[float] = (),
@@ -312,7 +219,7 @@ class Store:
             raise ConfigError(f"peak_memory_bytes {peak_memory_bytes!r} is not a byte count >= 0")
         summary = summarize_samples(values)
         extra_json = _json(extra or {}, "point extra")
-        with self._transaction(self.conn) as conn:
+        with self._transaction(self._writable()) as conn:
             self._require_run(conn, run_id)
             cursor = conn.execute(
                 "INSERT INTO points (run_id, created, batch, grad_accumulation, phase, status, latency_p50_s, "
@@ -332,7 +239,7 @@ class Store:
     def finish_run(self, run_id: int, status: str, error: str | None = None) -> None:
         """Set a run's final status ("ok", "interrupted" or "error") and commit."""
         _check_choice(status, RUN_STATUSES[1:], "final run status")
-        with self._transaction(self.conn) as conn:
+        with self._transaction(self._writable()) as conn:
             self._require_run(conn, run_id)
             conn.execute("UPDATE runs SET status = ?, error = ? WHERE id = ?", (status, error, run_id))
 
@@ -342,13 +249,30 @@ class Store:
             raise ConfigError(f"calibration name {name!r} is not a non-empty string")
         runs = [int(r) for r in source_runs]
         profile_json = _json(profile, "calibration profile")
-        with self._transaction(self.conn) as conn:
+        with self._transaction(self._writable()) as conn:
             for run_id in runs:
                 self._require_run(conn, run_id)
             conn.execute("INSERT OR REPLACE INTO calibrations (name, created, device, profile, source_runs) "
                          "VALUES (?, ?, ?, ?, ?)", (name, _now(), str(device), profile_json, json.dumps(runs)))
 
+    def _writable(self) -> sqlite3.Connection:
+        if self.readonly:
+            raise MeasureError(f"{self.path}: run database was opened read-only")
+        return self.conn
+
     # -- reading ---------------------------------------------------------------------------------------------
+
+    def _run_sql(self) -> str:
+        writer = "r.writer" if self.version >= 2 else "NULL"
+        return (f"SELECT {', '.join('r.' + c for c in _RUN_COLUMNS)}, "
+                f"(SELECT COUNT(*) FROM points p WHERE p.run_id = r.id), {writer} FROM runs r")
+
+    def _record(self, row: Sequence, points: tuple[PointRecord, ...] = ()) -> RunRecord:
+        gone = False
+        if row[5] == "running" and row[-1] is not None:
+            writer = decode_json(row[-1], self.path, f"run {row[0]!r} column writer")
+            gone = writer_alive(writer) is False
+        return run_record(row[:-1], self.path, points, writer_gone=gone)
 
     def _require_run(self, conn: sqlite3.Connection, run_id: int) -> None:
         if conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
@@ -360,8 +284,7 @@ class Store:
             _check_choice(kind, RUN_KINDS, "run kind")
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
             raise ConfigError(f"limit {limit!r} is not an integer >= 0")
-        sql = (f"SELECT {', '.join('r.' + c for c in _RUN_COLUMNS)}, "
-               "(SELECT COUNT(*) FROM points p WHERE p.run_id = r.id) FROM runs r")
+        sql = self._run_sql()
         params: list[object] = []
         if kind is not None:
             sql += " WHERE r.kind = ?"
@@ -370,25 +293,28 @@ class Store:
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
-        return [_run_record(row) for row in self.conn.execute(sql, params)]
+        return [self._record(row) for row in self.conn.execute(sql, params)]
 
     def run(self, run_id: int) -> RunRecord:
         """One run with its points in the order they were added."""
-        row = self.conn.execute(
-            f"SELECT {', '.join('r.' + c for c in _RUN_COLUMNS)}, "
-            "(SELECT COUNT(*) FROM points p WHERE p.run_id = r.id) FROM runs r WHERE r.id = ?", (run_id,)).fetchone()
+        row = self.conn.execute(self._run_sql() + " WHERE r.id = ?", (run_id,)).fetchone()
         if row is None:
             raise MeasureError(f"no run {run_id} in {self.path}")
-        points = tuple(_point_record(p) for p in self.conn.execute(
+        points = tuple(point_record(p, self.path) for p in self.conn.execute(
             f"SELECT {', '.join(_POINT_COLUMNS)} FROM points WHERE run_id = ? ORDER BY id", (run_id,)))
-        return _run_record(row, points)
+        return self._record(row, points)
 
     def samples(self, point_id: int) -> list[float]:
         """Every repetition time of a point, in seconds, in the order measured."""
         if self.conn.execute("SELECT 1 FROM points WHERE id = ?", (point_id,)).fetchone() is None:
             raise MeasureError(f"no point {point_id} in {self.path}")
-        return [r[0] for r in self.conn.execute("SELECT value_s FROM samples WHERE point_id = ? ORDER BY seq",
-                                                (point_id,))]
+        values = [r[0] for r in self.conn.execute("SELECT value_s FROM samples WHERE point_id = ? ORDER BY seq",
+                                                  (point_id,))]
+        bad = [v for v in values if isinstance(v, bool) or not isinstance(v, (int, float))]
+        if bad:
+            raise MeasureError(f"{self.path}: point {point_id} has a sample {bad[0]!r:.40}, expected seconds: the "
+                               "run database is damaged")
+        return values
 
     def export(self, run_ids: Sequence[int], fmt: str) -> str:
         """Runs as CSV (one row per point, with its run's fields) or JSON (a list of runs with points and samples)."""
@@ -409,7 +335,7 @@ class Store:
             for point in run.points:
                 values = point.to_dict()
                 values["extra"] = json.dumps(values["extra"], sort_keys=True, default=str)
-                writer.writerow([run.id, run.created, run.kind, run.target, run.device, run.status,
+                writer.writerow([run.id, run.created, run.kind, run.target, run.device, run.effective_status,
                                  *("" if values[c] is None else values[c] for c in point_fields)])
         return out.getvalue()
 
@@ -421,22 +347,13 @@ class Store:
             names = self.calibrations()
             saved = ", ".join(names) if names else "none saved"
             raise MeasureError(f"no calibration {name!r} in {self.path}; saved: {saved}")
-        return {"name": row[0], "created": row[1], "device": row[2], "profile": json.loads(row[3]),
-                "source_runs": json.loads(row[4])}
+        where = f"calibration {name!r}"
+        return {"name": row[0], "created": row[1], "device": row[2],
+                "profile": decode_json(row[3], self.path, f"{where} column profile"),
+                "source_runs": decode_json(row[4], self.path, f"{where} column source_runs", expect=list)}
 
     def calibrations(self) -> list[str]:
         """Names of the saved calibrations, sorted."""
         return [r[0] for r in self.conn.execute("SELECT name FROM calibrations ORDER BY name")]
 
 
-def _run_record(row: Sequence, points: tuple[PointRecord, ...] = ()) -> RunRecord:
-    values = dict(zip(_RUN_COLUMNS, row))
-    values["config"] = json.loads(values["config"])
-    values["environment"] = json.loads(values["environment"])
-    return RunRecord(**values, point_count=int(row[len(_RUN_COLUMNS)]), points=points)
-
-
-def _point_record(row: Sequence) -> PointRecord:
-    values = dict(zip(_POINT_COLUMNS, row))
-    values["extra"] = json.loads(values["extra"])
-    return PointRecord(**values)

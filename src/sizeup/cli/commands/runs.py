@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"no runs yet ({path} does not exist)")
         return 0
-    with Store(path, create=False) as store:
+    with Store(path, readonly=True) as store:
         if args.verb == "list":
             runs = store.runs(limit=args.limit)
             if args.json:
@@ -48,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
             if not runs:
                 print(f"no runs in {path}")
                 return 0
-            rows = [[r.id, _time(r.created), r.kind, r.target, r.device, r.status, r.point_count] for r in runs]
+            rows = [[r.id, _time(r.created), r.kind, r.target, r.device, r.effective_status, r.point_count]
+                    for r in runs]
             print(render_table(["id", "started (UTC)", "kind", "target", "device", "status", "points"], rows,
                                right=[True, False, False, False, False, False, True]))
             print(f"\n{len(runs)} runs in {path}")
@@ -89,7 +90,10 @@ def render_run(record) -> str:
     from sizeup.units import format_bytes
 
     lines = [f"run {record.id}: {record.kind} of {record.target} on {record.device}  "
-             f"({record.status}; started {_time(record.created)} UTC)"]
+             f"({record.effective_status}; started {_time(record.created)} UTC)"]
+    if record.writer_gone:
+        lines.append("the process writing this run ended before finishing it (killed or crashed): its points "
+                     "up to then are kept")
     if record.error:
         lines.append(f"error: {record.error}")
     if record.config:

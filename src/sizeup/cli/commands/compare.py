@@ -1,0 +1,161 @@
+"""`sizeup compare RUN_ID`: a stored run beside its prediction, term by term (time by op kind, memory),
+or a load test beside the SLA its plan promised. It only reads the run database."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    k = sub.add_parser("compare", help="predicted against measured, term by term, for a stored run")
+    k.add_argument("run_id", type=int)
+    k.add_argument("--calibration", default="local")
+    k.add_argument("--sla", metavar="SCENARIO.yaml",
+                   help="load-test runs: the scenario whose SLA the run is checked against (default: the one "
+                        "given to 'sizeup load --sla')")
+    k.add_argument("--json", action="store_true")
+    k.add_argument("--db", help="run database (default: the user data folder)")
+    k.set_defaults(func=run_compare)
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    from sizeup.cli.commands.measure import _report_at
+    from sizeup.cli.main import emit_json
+    from sizeup.measure.calibrate import load_profile, uncalibrated_efficiency
+    from sizeup.errors import MeasureError
+    from sizeup.measure.store import Store, default_path
+    from sizeup.price.roofline import price
+    from sizeup.report.terminal import render_table
+    from sizeup.units import format_bytes, format_seconds
+
+    path = Path(args.db).expanduser() if args.db else default_path()
+    if not path.exists():  # reading never creates a store
+        raise MeasureError(f"no run {args.run_id}: no run database at {path} (the file does not exist)")
+    with Store(path, readonly=True) as store:
+        run = store.run(args.run_id)
+        if run.kind == "load":
+            return _compare_load(run, args)
+        if run.kind not in ("inference", "train"):
+            raise MeasureError(f"run {run.id} is a {run.kind} run: nothing was predicted for it "
+                               f"(see sizeup runs show {run.id})")
+        profile = load_profile(store, args.calibration)
+    if run.config.get("llm"):
+        return _compare_llm(run, profile, args)
+    rows, kinds_total = [], {}
+    for point in run.points:
+        if point.status != "ok" or not point.latency_p50_s:
+            continue
+        report = _report_at(run.target, run.config, point.batch, train=run.kind == "train")
+        roof = price(report.ledger, profile.device, profile.efficiency)
+        raw = price(report.ledger, profile.device, uncalibrated_efficiency(profile.device.kind,
+                                                                           profile.data.get("bench")))
+        accumulation = point.grad_accumulation or 1
+        predicted = roof.total_s.typical * accumulation
+        by_kind = {k: v["time_s"].typical * accumulation for k, v in roof.by("kind").items()}
+        measured_kinds = point.extra.get("measured_by_kind_s") or {}
+        for kind in set(by_kind) | set(measured_kinds):
+            entry = kinds_total.setdefault(kind, [0.0, 0.0])
+            entry[0] += by_kind.get(kind, 0.0)
+            entry[1] += measured_kinds.get(kind, 0.0)
+        rows.append({"batch": point.batch, "grad_accumulation": point.grad_accumulation,
+                     "measured_s": point.latency_p50_s, "predicted_s": predicted,
+                     "uncalibrated_s": raw.total_s.typical * accumulation,
+                     "error": predicted / point.latency_p50_s - 1,
+                     "predicted_memory_bytes": report.memory.peak_bytes,
+                     "measured_memory_bytes": point.peak_memory_bytes,
+                     "predicted_memory_by_category": report.memory.by_category,
+                     "predicted_by_kind_s": by_kind, "measured_by_kind_s": measured_kinds})
+    profiled = any(v[1] for v in kinds_total.values())
+    moved = None
+    if profiled:
+        moved = max(kinds_total, key=lambda k: abs(kinds_total[k][1] - kinds_total[k][0]))
+    data = {"run_id": run.id, "target": run.target, "calibration": profile.name, "calibrated": profile.fitted,
+            "points": rows, "by_kind": {k: {"predicted_s": v[0], "measured_s": v[1]} for k, v in kinds_total.items()},
+            "largest_gap_kind": moved}
+    if args.json:
+        emit_json(data)
+        return 0
+    table = [[r["batch"], format_seconds(r["measured_s"]), format_seconds(r["predicted_s"]), f"{r['error']:+.1%}",
+              format_seconds(r["uncalibrated_s"]),
+              format_bytes(r["measured_memory_bytes"]) if r["measured_memory_bytes"] is not None else "",
+              format_bytes(r["predicted_memory_bytes"])] for r in rows]
+    print(render_table(["batch", "measured P50", "predicted", "error", "uncalibrated", "measured memory",
+                        "predicted peak"], table, title=f"run {run.id}: {run.target} ({profile.name}, "
+                                                        f"{'fitted' if profile.fitted else 'not fitted'})"))
+    if profiled:
+        kinds = [[k, format_seconds(v[0]), format_seconds(v[1]),
+                  f"{(v[0] - v[1]) / v[1]:+.0%}" if v[1] else ""] for k, v in
+                 sorted(kinds_total.items(), key=lambda kv: -kv[1][1])]
+        print()
+        print(render_table(["op kind", "predicted", "measured (profiler)", "signed error"], kinds))
+        print(f"\nthe largest gap is in {moved} ops: its efficiency assumption moved the estimate most")
+    else:
+        print("\n(measure with --profile to compare time per op kind)")
+    print("measured memory is the process RSS above the point's start on CPU (cuda max_memory_allocated on GPU); "
+          "predicted is the trace's live-tensor peak")
+    return 0
+
+
+def _compare_load(run, args: argparse.Namespace) -> int:
+    """A load test against the SLA its plan promised: percentile by percentile, met or missed."""
+    from sizeup.cli.commands.load import render_sla, sla_rows
+    from sizeup.cli.main import emit_json
+    from sizeup.errors import ConfigError
+
+    point = run.points[0] if run.points else None
+    if point is None:
+        raise ConfigError(f"run {run.id}: the load test recorded no requests")
+    measured = {k: point.extra.get(k) or {} for k in ("ttft_s", "tpot_s", "itl_s", "e2e_s")}
+    if not measured["e2e_s"] and point.samples_s:  # runs stored before e2e percentiles were kept
+        import numpy as np
+
+        measured["e2e_s"] = {f"p{q:g}".replace(".", ""): float(np.percentile(point.samples_s, q))
+                             for q in (50, 90, 95, 99, 99.9)}
+    if args.sla:
+        from sizeup.plan.scenario import load_scenario
+
+        promised, source = load_scenario(args.sla).sla.targets, args.sla
+    else:
+        promised, source = point.extra.get("sla") or {}, "the scenario given to sizeup load --sla"
+    if not promised:
+        raise ConfigError(f"run {run.id} is a load test with no SLA to compare with: give --sla SCENARIO.yaml")
+    rows = sla_rows(promised, measured)
+    if args.json:
+        emit_json({"run_id": run.id, "target": run.target, "sla_source": source, "sla": rows,
+                   "all_met": all(r["met"] for r in rows.values())})
+        return 0
+    print(f"run {run.id}: load test of {run.target} against {source}")
+    for line in render_sla(rows):
+        print(line)
+    return 0
+
+
+def _compare_llm(run, profile, args: argparse.Namespace) -> int:
+    """Prefill and decode of a preset LLM run against the analytic ledger priced with the profile."""
+    from sizeup.cli.main import emit_json
+    from sizeup.ingest.hf_config import load_model
+    from sizeup.ingest.transformer_ops import Step, transformer_ledger
+    from sizeup.price.roofline import price
+    from sizeup.report.terminal import render_table
+    from sizeup.units import format_seconds
+
+    arch = load_model(run.target)
+    prompt, context, dtype = run.config["prompt"], run.config["context"], run.config.get("dtype", "fp32")
+    rows = []
+    for point in run.points:
+        if point.status != "ok" or not point.latency_p50_s:
+            continue
+        step = Step(batch=point.batch, new_tokens=prompt, context=prompt) if point.phase == "prefill" else \
+            Step(batch=point.batch, new_tokens=1, context=context)
+        ledger = transformer_ledger(arch, step, weights=dtype, act_dtype=dtype, per_layer=False)
+        predicted = price(ledger, profile.device, profile.efficiency).total_s.typical
+        rows.append({"batch": point.batch, "phase": point.phase, "measured_s": point.latency_p50_s,
+                     "predicted_s": predicted, "error": predicted / point.latency_p50_s - 1})
+    if args.json:
+        emit_json({"run_id": run.id, "target": run.target, "calibration": profile.name, "points": rows})
+        return 0
+    print(render_table(["batch", "phase", "measured P50", "predicted", "error"],
+                       [[r["batch"], r["phase"], format_seconds(r["measured_s"]), format_seconds(r["predicted_s"]),
+                         f"{r['error']:+.1%}"] for r in rows], title=f"run {run.id}: {run.target} ({profile.name})"))
+    return 0
