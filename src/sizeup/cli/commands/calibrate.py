@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _observations(store, run_ids, profile):
     """(traced ledger at the batch, measured median) for every ok inference point of the runs."""
-    from sizeup.cli.commands.measure import _report_at
+    from sizeup.cli.measured import report_at
 
     observations, held = [], []
     for run_id in run_ids:
@@ -28,14 +28,14 @@ def _observations(store, run_ids, profile):
         for point in run.points:
             if point.status != "ok" or not point.latency_p50_s:
                 continue
-            ledger = _report_at(run.target, run.config, point.batch).ledger
+            ledger = report_at(run.target, run.config, point.batch).ledger
             observations.append((ledger, point.latency_p50_s))
             held.append((run_id, point.batch))
     return observations, held
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from sizeup.cli.commands.measure import _ints
+    from sizeup.cli.measured import positive_ints
     from sizeup.cli.main import emit_json
     from sizeup.errors import MeasureError
     from sizeup.measure.calibrate import fit_efficiency, load_profile, local_device, microbenchmarks, profile_to_dict
@@ -50,7 +50,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
             bench = store.calibration(args.name)["profile"]["bench"]
         device = local_device(bench)
         if args.runs:
-            run_ids = list(_ints(args.runs, "--runs"))
+            run_ids = list(positive_ints(args.runs, "--runs"))
         else:
             run_ids = [r.id for r in store.runs(kind="inference") if r.effective_status in ("ok", "interrupted")]
         values = residual = None

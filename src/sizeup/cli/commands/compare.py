@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from sizeup.cli.commands.measure import _report_at
+    from sizeup.cli.measured import report_at
     from sizeup.cli.main import emit_json
     from sizeup.measure.calibrate import load_profile, uncalibrated_efficiency
     from sizeup.errors import MeasureError
@@ -46,7 +46,7 @@ def run_compare(args: argparse.Namespace) -> int:
     for point in run.points:
         if point.status != "ok" or not point.latency_p50_s:
             continue
-        report = _report_at(run.target, run.config, point.batch, train=run.kind == "train")
+        report = report_at(run.target, run.config, point.batch, train=run.kind == "train")
         roof = price(report.ledger, profile.device, profile.efficiency)
         raw = price(report.ledger, profile.device, uncalibrated_efficiency(profile.device.kind,
                                                                            profile.data.get("bench")))

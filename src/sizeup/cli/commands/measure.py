@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from sizeup.cli.measured import positive_ints, report_at
+
 
 def _db(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", help="run database (default: the user data folder)")
@@ -53,18 +55,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     compare.register(sub)
 
 
-def _ints(text: str, what: str) -> tuple[int, ...]:
-    from sizeup.errors import MeasureError
-
-    try:
-        values = tuple(int(v) for v in text.split(",") if v.strip())
-    except ValueError:
-        raise MeasureError(f"{what} {text!r}: expected integers like 1,2,4") from None
-    if not values or min(values) < 1:
-        raise MeasureError(f"{what} {text!r}: every value must be a positive integer")
-    return values
-
-
 def _bytes(text: str) -> int:
     import re
 
@@ -95,20 +85,6 @@ def _profile(store, name: str | None, device: str):
     return load_profile(store, name)
 
 
-def _report_at(target: str, config: dict, batch: int, train: bool = False):
-    """The cost report of a measured target at one batch size: the torch trace with the inputs'
-    leading dimension set to the batch, or the ONNX graph with its batch dimension bound."""
-    from sizeup.api import ParsedInput, count_flops, count_onnx
-
-    if config.get("onnx"):
-        dims = dict(config.get("dims") or {})
-        if config.get("batch_dim"):
-            dims[config["batch_dim"]] = batch
-        return count_onnx(target, dims=dims)
-    inputs = [ParsedInput(shape=(batch, *i["shape"][1:]), dtype=i["dtype"], name=i["name"]) for i in config["inputs"]]
-    return count_flops(target, inputs, dtype=config.get("dtype", "fp32"), mode="train" if train else "inference")
-
-
 def _predictor(target: str, config: dict, profile, train: bool = False):
     """Predicted time of one batch: the target's ledger at that batch priced with the profile."""
     from sizeup.price.roofline import price
@@ -117,7 +93,7 @@ def _predictor(target: str, config: dict, profile, train: bool = False):
 
     def predict(batch: int) -> float:
         if batch not in cache:
-            report = _report_at(target, config, batch, train)
+            report = report_at(target, config, batch, train)
             cache[batch] = price(report.ledger, profile.device, profile.efficiency).total_s.typical
         return cache[batch]
 
@@ -152,11 +128,11 @@ def run_measure(args: argparse.Namespace) -> int:
         raise ConfigError(f"--dim {args.dim[0]}: only for ONNX targets (MODEL.onnx); use --input for torch models")
     from sizeup.cli.commands.flops import parse_dims
 
-    batches = None if args.batch.strip().lower() == "auto" else _ints(args.batch, "--batch")
+    batches = None if args.batch.strip().lower() == "auto" else positive_ints(args.batch, "--batch")
     cfg = SweepConfig(target=args.target, inputs=tuple(parse_input_specs(args.input, args.input_spec)),
                       dims=tuple(parse_dims(args.dim).items()),
                       device=args.device, batches=batches, train=args.train,
-                      grad_accumulation=_ints(args.grad_acc, "--grad-acc"),
+                      grad_accumulation=positive_ints(args.grad_acc, "--grad-acc"),
                       latency_target_s=parse_duration_s(args.latency_target) if args.latency_target else None,
                       budget_s=parse_duration_s(args.budget), dtype=args.dtype, optimizer=args.optimizer,
                       profile=args.profile)
@@ -242,7 +218,7 @@ def run_llm(args: argparse.Namespace) -> int:
     from sizeup.units import format_seconds
     from sizeup.units import parse_duration_s
 
-    batches = (1, 2, 4) if args.batch.strip().lower() == "auto" else _ints(args.batch, "--batch")
+    batches = (1, 2, 4) if args.batch.strip().lower() == "auto" else positive_ints(args.batch, "--batch")
     cfg = LLMSweepConfig(model=args.target, device=args.device, batches=batches, prompt=args.prompt,
                          context=args.context, dtype=args.dtype, budget_s=parse_duration_s(args.budget))
     arch = load_model(args.target)
@@ -286,7 +262,7 @@ def run_backends(args: argparse.Namespace) -> int:
         from sizeup.errors import MeasureError
 
         raise MeasureError("--backends needs --input or --input-spec")
-    batch = 1 if args.batch.strip().lower() == "auto" else _ints(args.batch, "--batch")[0]
+    batch = 1 if args.batch.strip().lower() == "auto" else positive_ints(args.batch, "--batch")[0]
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     results = compare_backends(load_factory(args.target), inputs, batch, backends, args.device,
                                TimingPolicy(point_budget_s=5.0))
