@@ -209,3 +209,15 @@ def test_sizeup_estimate_reads_each_config(name):
 
     assert all(math.isfinite(x) for x in numbers(result))
     assert result["memory"]["kv_cache_bytes"] > 0 and result["decode"]
+
+
+@pytest.mark.parametrize("preset, name", [
+    ("mpt-7b", "mpt-7b-instruct"), ("falcon-7b", "falcon-7b-instruct"), ("falcon-40b", "falcon-40b-instruct"),
+    ("gpt-j-6b", "gpt-j-6b"), ("phi-2", "phi-2"), ("bloom-560m", "bloom-560m"), ("opt-6.7b", "opt-6.7b"),
+    ("openai/gpt-oss-20b", "gpt-oss-20b"), ("starcoder2-7b", "starcoder2-7b"),
+    ("redpajama-incite-3b-v1", "redpajama-incite-3b-v1"),
+])
+def test_presets_of_these_families_read_as_their_config_files(preset, name):
+    from sizeup.ingest.hf_config import load_model
+
+    assert load_model(preset).params == GOLDEN[name][1]
