@@ -186,7 +186,14 @@ def test_mpt_says_where_the_llm_foundry_checkpoint_differs_from_transformers():
                          "attn_config": {"attn_type": "grouped_query_attention", "kv_n_heads": 8}})
     assert arch.layers[0].attention.kv_heads == 8
     assert any("transformers' MptForCausalLM would build multi-head attention" in a for a in arch.assumptions)
-    assert not parse_config(load("mpt-7b-instruct")).assumptions[1:]  # the real file: ALiBi's note only
+    real = parse_config(load("mpt-7b-instruct")).assumptions  # the real file: as transformers builds it
+    assert not any("MptForCausalLM" in a for a in real) and any("ALiBi" in a for a in real)
+
+
+def test_what_a_family_does_not_model_is_said():
+    assert any("parallel attention and MLP" in a for a in parse_config(load("gpt-j-6b")).assumptions)
+    oss = parse_config(load("gpt-oss-20b")).assumptions
+    assert any("clamped SwiGLU" in a for a in oss) and any("quantization_config 'gptq'" in a for a in oss)
 
 
 @pytest.mark.parametrize("name", sorted(GOLDEN))

@@ -10,10 +10,13 @@ from typing import Any
 
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLASpec, MLPSpec, ModelArch
 from sizeup.ingest.families.fields import (CONTEXT, EXPERTS, HEAD_DIM, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB,
-                                           Fields, activation)
+                                           Fields, activation, show)
 
 __all__ = ["DecoderTraits", "GENERIC", "read_decoder", "dense_mlp", "uniform_windows", "top_k", "rotary_fraction",
-           "heads_of"]
+           "heads_of", "PARALLEL_NOTE", "quantization_note"]
+
+PARALLEL_NOTE = ("parallel attention and MLP: costed as two branches on one normed input summed into one residual "
+                 "(their kernels are not assumed to overlap)")
 
 Windows = Callable[[Fields, int, "int | None"], list]
 """(fields, layers, sliding_window) -> the window of every layer (None: global attention)."""
@@ -85,6 +88,15 @@ def heads_of(c: Fields, h: int, *keys: str) -> tuple[int, int]:
     heads = c.int(*keys, bound=HEADS)
     c.divides(keys[0], heads, "hidden_size", h)
     return heads, h // heads
+
+
+def quantization_note(c: Fields) -> list[str]:
+    """A line saying a config's `quantization_config` is not what sizeup costs the weights in."""
+    q = c.mapping("quantization_config")
+    if not q:
+        return []
+    return [f"quantization_config {show(q.get('quant_method', '?'))} in the config: weights are costed in the format "
+            f"chosen with --weights, not read from it"]
 
 
 def _layer_windows(c: Fields, traits: DecoderTraits, layers: int) -> list:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from sizeup.errors import ConfigError
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch
-from sizeup.ingest.families.decoder import heads_of
+from sizeup.ingest.families.decoder import PARALLEL_NOTE, heads_of
 from sizeup.ingest.families.fields import CONTEXT, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields, activation
 from sizeup.ingest.families.registry import family
 
@@ -48,6 +48,8 @@ def read_falcon(c: Fields, name: str) -> ModelArch:
                   act=activation(c.text("activation", default="gelu")))
     layer = LayerSpec(attention=attn, mlp=mlp, norms=norms, parallel=parallel_attn or new_arch)
     assumptions = ["ALiBi: positions are a per-head bias on the attention scores (no weights, no rotary)"] if alibi else []
+    if layer.parallel:
+        assumptions.append(PARALLEL_NOTE)
     return ModelArch(name=name, model_type="falcon", hidden=h, vocab=c.int("vocab_size", bound=VOCAB),
                      layers=(layer,) * c.int("num_hidden_layers", bound=LAYERS), norm="layer",
                      tie_embeddings=c.flag("tie_word_embeddings", True),

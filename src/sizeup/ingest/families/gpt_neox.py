@@ -6,7 +6,7 @@ biases, and an LM head (`embed_out`) untied from the embeddings (Black et al. 20
 from __future__ import annotations
 
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch
-from sizeup.ingest.families.decoder import heads_of, rotary_fraction
+from sizeup.ingest.families.decoder import PARALLEL_NOTE, heads_of, rotary_fraction
 from sizeup.ingest.families.fields import CONTEXT, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields, activation
 from sizeup.ingest.families.registry import family
 
@@ -24,4 +24,5 @@ def read_gpt_neox(c: Fields, name: str) -> ModelArch:
     return ModelArch(name=name, model_type="gpt_neox", hidden=h, vocab=c.int("vocab_size", bound=VOCAB),
                      layers=(layer,) * c.int("num_hidden_layers", bound=LAYERS), norm="layer",
                      tie_embeddings=c.flag("tie_word_embeddings", False),
-                     max_context=c.int("max_position_embeddings", bound=CONTEXT, default=2048))
+                     max_context=c.int("max_position_embeddings", bound=CONTEXT, default=2048),
+                     assumptions=(PARALLEL_NOTE,) if layer.parallel else ())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sizeup.errors import ConfigError
 from sizeup.ingest.arch import MLPSpec, ModelArch
-from sizeup.ingest.families.decoder import DecoderTraits, read_decoder, top_k
+from sizeup.ingest.families.decoder import DecoderTraits, quantization_note, read_decoder, top_k
 from sizeup.ingest.families.fields import EXPERTS, INTERMEDIATE, Fields
 from sizeup.ingest.families.gemma import alternate_windows
 from sizeup.ingest.families.registry import family
@@ -31,4 +31,6 @@ GPT_OSS = DecoderTraits(sinks=True, moe=gpt_oss_layer, windows=alternate_windows
 
 @family("gpt_oss")
 def read_gpt_oss(c: Fields, name: str) -> ModelArch:
-    return read_decoder(c, name, GPT_OSS)
+    notes = ["gpt_oss: the clamped SwiGLU (swiglu_limit) is costed as a gated SiLU; the attention sinks are "
+             "counted as weights (one logit per head), their softmax term is not costed"]
+    return read_decoder(c, name, GPT_OSS, notes + quantization_note(c))

@@ -6,7 +6,7 @@ Komatsuzaki 2021, mesh-transformer-jax)."""
 from __future__ import annotations
 
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch
-from sizeup.ingest.families.decoder import heads_of
+from sizeup.ingest.families.decoder import PARALLEL_NOTE, heads_of
 from sizeup.ingest.families.fields import CONTEXT, HEAD_DIM, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields, activation
 from sizeup.ingest.families.registry import family
 
@@ -26,4 +26,5 @@ def read_gptj(c: Fields, name: str) -> ModelArch:
     return ModelArch(name=name, model_type="gptj", hidden=h, vocab=c.int("vocab_size", bound=VOCAB),
                      layers=(layer,) * c.int("n_layer", "num_hidden_layers", bound=LAYERS), norm="layer",
                      tie_embeddings=c.flag("tie_word_embeddings", False), lm_head_bias=True,
-                     max_context=c.int("n_positions", "max_position_embeddings", bound=CONTEXT, default=2048))
+                     max_context=c.int("n_positions", "max_position_embeddings", bound=CONTEXT, default=2048),
+                     assumptions=(PARALLEL_NOTE,))

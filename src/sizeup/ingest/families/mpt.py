@@ -54,6 +54,8 @@ def read_mpt(c: Fields, name: str) -> ModelArch:
                     extra.append(WeightTensor(f"layers.{i}.attn.{part}.bias", (width,), "norm", i))
     seq = c.int("max_seq_len", "max_position_embeddings", bound=CONTEXT, default=2048)
     assumptions = ["ALiBi: positions are a per-head bias on the attention scores (no weights, no rotary)"] if alibi else []
+    if c.text("norm_type", default="low_precision_layernorm") == "low_precision_layernorm":
+        assumptions.append("mpt: low_precision_layernorm costed as a LayerNorm in the activation dtype")
     if differs:
         assumptions.append(f"mpt: counted as the llm-foundry checkpoint holds it; transformers' MptForCausalLM "
                            f"would build {', '.join(differs)}")

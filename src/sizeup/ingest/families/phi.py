@@ -6,7 +6,7 @@ and optional per-head LayerNorms on queries and keys (`qk_layernorm`)."""
 from __future__ import annotations
 
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch, WeightTensor
-from sizeup.ingest.families.decoder import heads_of, rotary_fraction
+from sizeup.ingest.families.decoder import PARALLEL_NOTE, heads_of, rotary_fraction
 from sizeup.ingest.families.fields import CONTEXT, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields, activation
 from sizeup.ingest.families.registry import family
 
@@ -30,4 +30,5 @@ def read_phi(c: Fields, name: str) -> ModelArch:
     return ModelArch(name=name, model_type="phi", hidden=h, vocab=c.int("vocab_size", bound=VOCAB),
                      layers=(LayerSpec(attention=attn, mlp=mlp, norms=1, parallel=True),) * n_layers, norm="layer",
                      tie_embeddings=c.flag("tie_word_embeddings", False), lm_head_bias=True, extra_tensors=extra,
-                     max_context=c.int("max_position_embeddings", bound=CONTEXT, default=2048))
+                     max_context=c.int("max_position_embeddings", bound=CONTEXT, default=2048),
+                     assumptions=(PARALLEL_NOTE,))
