@@ -165,7 +165,7 @@ def test_opt_and_bloom_embedding_extras_reach_the_ledger():
     (("gpt-oss-20b", {"num_experts_per_tok": 64, "experts_per_token": 64}),
      "num_experts_per_tok = 64 is more than num_local_experts = 32"),
     (("mpt-7b-instruct", {"attn_config": {"attn_type": "sparse"}}), "field 'attn_type' = 'sparse'"),
-    (("mpt-7b-instruct", {"n_heads": 30}), "n_heads = 30 must divide hidden_size = 4,096"),
+    (("mpt-7b-instruct", {"n_heads": 30}), "n_heads = 30 must divide d_model = 4,096"),
     (("gpt-j-6b", {"rotary_dim": 512}), "rotary_dim = 512 is more than the head dimension = 256"),
     (("opt-6.7b", {"ffn_dim": None}), "missing field 'ffn_dim'"),
     (("bloom-560m", {"n_head": 3}), "n_head = 3 must divide hidden_size = 1,024"),

@@ -83,10 +83,10 @@ def rotary_fraction(c: Fields, head_dim: int, *keys: str, default: float) -> int
     return int(head_dim * default)
 
 
-def heads_of(c: Fields, h: int, *keys: str) -> tuple[int, int]:
+def heads_of(c: Fields, h: int, *keys: str, hidden_key: str = "hidden_size") -> tuple[int, int]:
     """(heads, head dim) from the first of `keys`; the heads must divide the hidden size."""
     heads = c.int(*keys, bound=HEADS)
-    c.divides(keys[0], heads, "hidden_size", h)
+    c.divides(keys[0], heads, hidden_key, h)
     return heads, h // heads
 
 

@@ -13,7 +13,7 @@ from sizeup.ingest.families.registry import family
 @family("gpt_bigcode")
 def read_gpt_bigcode(c: Fields, name: str) -> ModelArch:
     h = c.int("n_embd", "hidden_size", bound=HIDDEN)
-    heads, head_dim = heads_of(c, h, "n_head", "num_attention_heads")
+    heads, head_dim = heads_of(c, h, "n_head", "num_attention_heads", hidden_key="n_embd")
     kv_heads = 1 if c.flag("multi_query", True) else heads
     attn = AttentionSpec(heads=heads, kv_heads=kv_heads, head_dim=head_dim, v_head_dim=head_dim, qkv_bias=True,
                          o_bias=True)

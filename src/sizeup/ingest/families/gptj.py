@@ -14,7 +14,7 @@ from sizeup.ingest.families.registry import family
 @family("gptj")
 def read_gptj(c: Fields, name: str) -> ModelArch:
     h = c.int("n_embd", "hidden_size", bound=HIDDEN)
-    heads, head_dim = heads_of(c, h, "n_head", "num_attention_heads")
+    heads, head_dim = heads_of(c, h, "n_head", "num_attention_heads", hidden_key="n_embd")
     # GPTJConfig's default is 64; an explicit null rotates the whole head
     rotary = c.optional_int("rotary_dim", bound=HEAD_DIM) if "rotary_dim" in c.data else 64
     if rotary is not None:

@@ -29,7 +29,7 @@ def _kv_heads(a: Fields, heads: int) -> int:
 @family("mpt")
 def read_mpt(c: Fields, name: str) -> ModelArch:
     h = c.int("d_model", "hidden_size", bound=HIDDEN)
-    heads, head_dim = heads_of(c, h, "n_heads", "num_attention_heads")
+    heads, head_dim = heads_of(c, h, "n_heads", "num_attention_heads", hidden_key="d_model")
     n_layers = c.int("n_layers", "num_hidden_layers", bound=LAYERS)
     ratio = c.int("expansion_ratio", bound=INTERMEDIATE, default=4)
     if ratio * h > INTERMEDIATE.maximum:
