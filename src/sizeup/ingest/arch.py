@@ -38,6 +38,13 @@ class AttentionSpec:
     qk_norm: bool = False
     causal: bool = True
     mla: MLASpec | None = None
+    rotary_dim: int | None = None
+    """Rotary width per head: None for all of `head_dim` (partial rotary: GPT-NeoX, GPT-J, Phi rotate
+    fewer); positions then come from rotary embeddings unless the model learns them or uses ALiBi."""
+    alibi: bool = False
+    """ALiBi (MPT, BLOOM, Falcon with `alibi`): a per-head linear bias on the scores, no rotary, no weights."""
+    sinks: bool = False
+    """A learned sink logit per head in the softmax (gpt-oss): `heads` parameters."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,6 +60,8 @@ class MLPSpec:
     shared_intermediate: int = 0
     shared_gate: bool = False
     router_bias: bool = False
+    router_linear_bias: bool = False
+    """The router Linear carries a bias (gpt-oss); `router_bias` is DeepSeek's score-correction bias."""
 
     @property
     def is_moe(self) -> bool:
@@ -64,7 +73,10 @@ class LayerSpec:
     attention: AttentionSpec
     mlp: MLPSpec
     norms: int = 2
-    """hidden-sized norms in the layer (2 pre-norms; Gemma 2/3 add post-norms: 4)."""
+    """hidden-sized norms in the layer (2 pre-norms; Gemma 2/3 add post-norms: 4; a parallel layer has 1
+    shared norm or 2, one per branch)."""
+    parallel: bool = False
+    """Attention and MLP read the same input and add into one residual (GPT-J, GPT-NeoX, Falcon, Phi)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +101,8 @@ class ModelArch:
     vocab: int
     layers: tuple[LayerSpec, ...]
     norm: str = "rms"
-    """rms | layer (LayerNorm with bias)."""
+    """rms | layer (LayerNorm with bias) | layer_nobias (LayerNorm, weight only: MPT) | layer_noaffine
+    (LayerNorm without weights: OPT with `layer_norm_elementwise_affine` false)."""
     tie_embeddings: bool = False
     positions: int = 0
     """Learned absolute position embeddings (GPT-2, BERT, ViT); 0 for RoPE models."""
@@ -107,6 +120,14 @@ class ModelArch:
     """Largest dropout probability of the config (attention, residual, embedding); training stores its masks."""
     extra_tensors: tuple[WeightTensor, ...] = ()
     assumptions: tuple[str, ...] = ()
+    embed_norm: bool = False
+    """A norm right after the token embedding (BLOOM's word_embeddings_layernorm)."""
+    final_norm: bool = True
+    """The norm before the LM head (OPT's post-norm variants have none)."""
+    lm_head_bias: bool = False
+    embed_dim: int = 0
+    """Width of the token embedding and the LM head when it differs from `hidden` (OPT's
+    `word_embed_proj_dim`, with project_in / project_out matrices); 0: the hidden size."""
 
     @property
     def num_layers(self) -> int:
@@ -129,18 +150,23 @@ class ModelArch:
             out.append(WeightTensor("embeddings.cls_token", (h,), "position"))
             out.append(WeightTensor("embeddings.position_embeddings", ((size // patch) ** 2 + 1, h), "position"))
         else:
-            out.append(WeightTensor("embed_tokens.weight", (self.vocab, h), "embedding"))
+            out.append(WeightTensor("embed_tokens.weight", (self.vocab, self.embed_dim or h), "embedding"))
+        if self.embed_dim:
+            out.append(WeightTensor("project_in.weight", (h, self.embed_dim), "embedding"))
+            out.append(WeightTensor("project_out.weight", (self.embed_dim, h), "embedding"))
         if self.positions and not self.image:
             out.append(WeightTensor("position_embeddings.weight", (self.positions, h), "position"))
         if self.type_vocab:
             out.append(WeightTensor("token_type_embeddings.weight", (self.type_vocab, h), "position"))
-        if self.encoder and not self.image:  # BERT's embedding LayerNorm
+        if (self.encoder and not self.image) or self.embed_norm:  # BERT's / BLOOM's embedding LayerNorm
             out += _norm("embeddings.LayerNorm", h, self.norm)
         for i, layer in enumerate(self.layers):
             out += _layer_tensors(i, layer, h, self.norm)
-        out += _norm("norm", h, self.norm) if (not self.encoder or self.image) else []
+        out += _norm("norm", h, self.norm) if (not self.encoder or self.image) and self.final_norm else []
         if self.lm_head and not self.tie_embeddings:
-            out.append(WeightTensor("lm_head.weight", (self.vocab, h), "lm_head"))
+            out.append(WeightTensor("lm_head.weight", (self.vocab, self.embed_dim or h), "lm_head"))
+        if self.lm_head and self.lm_head_bias:
+            out.append(WeightTensor("lm_head.bias", (self.vocab,), "bias"))
         if self.pooler:
             out += [WeightTensor("pooler.dense.weight", (h, h), "pooler"), WeightTensor("pooler.dense.bias", (h,), "bias")]
         if self.classifier:
@@ -183,6 +209,8 @@ def _params(arch: ModelArch) -> int:
 
 
 def _norm(name: str, h: int, kind: str) -> list[WeightTensor]:
+    if kind == "layer_noaffine":
+        return []
     out = [WeightTensor(f"{name}.weight", (h,), "norm")]
     if kind == "layer":
         out.append(WeightTensor(f"{name}.bias", (h,), "norm"))
@@ -219,15 +247,21 @@ def _layer_tensors(i: int, layer: LayerSpec, h: int, norm: str) -> list[WeightTe
         if a.qk_norm:
             out += [WeightTensor(f"{p}.attn.q_norm.weight", (a.head_dim,), "norm", i),
                     WeightTensor(f"{p}.attn.k_norm.weight", (a.head_dim,), "norm", i)]
+        if a.sinks:
+            out.append(WeightTensor(f"{p}.attn.sinks", (a.heads,), "attention", i))
     out += _linear(f"{p}.attn.o_proj", a.heads * a.v_head_dim, h, "attention", i, a.o_bias)
     if m.is_moe:
         out.append(WeightTensor(f"{p}.mlp.gate.weight", (m.experts, h), "router", i))
         if m.router_bias:
             out.append(WeightTensor(f"{p}.mlp.gate.e_score_correction_bias", (m.experts,), "router", i))
+        if m.router_linear_bias:
+            out.append(WeightTensor(f"{p}.mlp.gate.bias", (m.experts,), "router", i))
         # routed experts stacked on a leading axis, as fused-MoE kernels hold them
         for proj, shape in (("gate_proj", (m.intermediate, h)), ("up_proj", (m.intermediate, h)),
                             ("down_proj", (h, m.intermediate))):
             out.append(WeightTensor(f"{p}.mlp.experts.{proj}", (m.experts, *shape), "expert", i))
+            if m.bias:  # per-expert biases (gpt-oss)
+                out.append(WeightTensor(f"{p}.mlp.experts.{proj}_bias", (m.experts, shape[0]), "expert", i))
         if m.shared_experts:
             out += _mlp(f"{p}.mlp.shared_experts", h, m.shared_intermediate * m.shared_experts, True, False,
                         "shared_expert", i)

@@ -145,7 +145,9 @@ class _Builder:
         if arch.type_vocab:
             self.add("embedding", OpKind.EMBED, "model.token_type_embeddings", 0, t * h * 2 + t * 8, t * h * self.a)
             self.elementwise("add", "model", t * h, 1, inputs=2)
-        if arch.encoder:
+        if arch.embed_dim:  # OPT: embeddings narrower than the hidden size, projected in
+            self.linear("model.project_in", "project_in.weight", t, arch.embed_dim, h, False, shard="none")
+        if arch.encoder or arch.embed_norm:
             self.norm("model.embeddings.LayerNorm", t, h, "embeddings.LayerNorm.weight")
 
     def attention(self, i: int, layer: LayerSpec) -> None:
@@ -166,8 +168,9 @@ class _Builder:
                          t * heads * a.head_dim * self.a, t * heads * a.head_dim * self.a)
                 self.add("rms_norm", OpKind.NORM, f"{p}.k_norm", 4 * t * kv_heads * a.head_dim,
                          t * kv_heads * a.head_dim * self.a, t * kv_heads * a.head_dim * self.a)
-            if not arch.positions and not arch.image:  # rotary embeddings on q and k
-                rotated = t * (heads + kv_heads) * a.head_dim
+            rotary = a.head_dim if a.rotary_dim is None else a.rotary_dim
+            if not arch.positions and not arch.image and not a.alibi and rotary:  # rotary on q and k
+                rotated = t * (heads + kv_heads) * rotary
                 self.add("rotary_embedding", OpKind.ELEMENTWISE, p, 7 * rotated // 2, 2 * rotated * self.a,
                          rotated * self.a)
             pairs = step.batch * attention_pairs(step.new_tokens, step.context, a.window, a.causal,
@@ -179,7 +182,11 @@ class _Builder:
                 a.causal and step.causal_blocks == "triangle" and step.new_tokens > 1) else ()
             if a.window:
                 notes += (f"sliding window of {a.window} tokens",)
-            self.add("attention", OpKind.ATTENTION, p, product + SOFTMAX_FLOPS_PER_ELEMENT * pairs * heads,
+            # ALiBi adds its bias to each score; a sink adds one logit per query row to the softmax
+            extra = pairs * heads if a.alibi else 0
+            if a.alibi:
+                notes += ("ALiBi: a linear bias added to each score",)
+            self.add("attention", OpKind.ATTENTION, p, product + SOFTMAX_FLOPS_PER_ELEMENT * pairs * heads + extra,
                      t * heads * a.head_dim * self.a + kv_read, t * heads * a.v_head_dim * self.a, matmul=product,
                      notes=notes)
             if not arch.encoder:
@@ -239,7 +246,7 @@ class _Builder:
             self._dense_mlp(p, w, t, m.intermediate, m.gated, m.bias, act)
             self.all_reduce(p, t)
             return
-        self.linear(f"{p}.gate", f"{w}.gate.weight", t, h, m.experts, False, shard="none")
+        self.linear(f"{p}.gate", f"{w}.gate.weight", t, h, m.experts, m.router_linear_bias, shard="none")
         self.add("topk_softmax", OpKind.ELEMENTWISE, f"{p}.gate", SOFTMAX_FLOPS_PER_ELEMENT * t * m.experts,
                  t * m.experts * self.a, t * m.top_k * (self.a + 4))
         routed = t * m.top_k
@@ -250,7 +257,8 @@ class _Builder:
             weight_read = int(full / self.tp * touched / m.experts)
             product = 2 * routed * n_in * n_out
             dequant = int(self.dequant * n_in * n_out * touched)
-            self.add("grouped_linear", OpKind.MATMUL, f"{p}.experts.{proj}", product + dequant,
+            bias = routed * n_out if m.bias else 0
+            self.add("grouped_linear", OpKind.MATMUL, f"{p}.experts.{proj}", product + dequant + bias,
                      weight_read + routed * n_in * self.a, routed * n_out * self.a, matmul=product,
                      dtype=self.fmt.compute_dtype if self.fmt.family != "plain" else self.act_dtype,
                      notes=(f"MoE: {touched:.1f} of {m.experts} experts' weights read (uniform routing)",))
@@ -281,6 +289,14 @@ class _Builder:
 
     def layer(self, i: int, layer: LayerSpec) -> None:
         t, h, p = self.step.tokens, self.arch.hidden, f"model.layers.{i}"
+        if layer.parallel:  # attention and MLP off one input (1 shared norm, or one per branch), one residual
+            self.norm(f"{p}.input_layernorm", t, h, f"layers.{i}.norm0.weight")
+            if layer.norms == 2:
+                self.norm(f"{p}.post_attention_layernorm", t, h, f"layers.{i}.norm1.weight")
+            self.attention(i, layer)
+            self.mlp(i, layer)
+            self.elementwise("add", p, t * h, 2, inputs=3)
+            return
         post_norm = self.arch.model_type == "bert"
         if not post_norm:
             self.norm(f"{p}.input_layernorm", t, h, f"layers.{i}.norm0.weight")
@@ -300,12 +316,15 @@ class _Builder:
     def head(self) -> None:
         arch, step, h = self.arch, self.step, self.arch.hidden
         t = step.tokens
-        if not arch.encoder or arch.image:
+        if (not arch.encoder or arch.image) and arch.final_norm:
             self.norm("model.norm", t, h, "norm.weight")
         if arch.lm_head:
             rows = step.batch if step.logits == "last" else t
             name = "embed_tokens.weight" if arch.tie_embeddings else "lm_head.weight"
-            self.linear("lm_head", name, rows, h, arch.vocab, False)
+            width = arch.embed_dim or h
+            if arch.embed_dim:
+                self.linear("model.project_out", "project_out.weight", rows, h, width, False, shard="none")
+            self.linear("lm_head", name, rows, width, arch.vocab, arch.lm_head_bias)
             if self.tp > 1:
                 size = rows * arch.vocab * self.a
                 self.add("all_gather", OpKind.COMM, "lm_head", 0, size // self.tp, size)

@@ -10,9 +10,13 @@ from typing import Any
 
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLASpec, MLPSpec, ModelArch
 from sizeup.ingest.families.fields import (CONTEXT, EXPERTS, HEAD_DIM, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB,
-                                           Fields, activation)
+                                           Fields, activation, show)
 
-__all__ = ["DecoderTraits", "GENERIC", "read_decoder", "dense_mlp", "uniform_windows", "top_k"]
+__all__ = ["DecoderTraits", "GENERIC", "read_decoder", "dense_mlp", "uniform_windows", "top_k", "rotary_fraction",
+           "heads_of", "PARALLEL_NOTE", "quantization_note"]
+
+PARALLEL_NOTE = ("parallel attention and MLP: costed as two branches on one normed input summed into one residual "
+                 "(their kernels are not assumed to overlap)")
 
 Windows = Callable[[Fields, int, "int | None"], list]
 """(fields, layers, sliding_window) -> the window of every layer (None: global attention)."""
@@ -45,6 +49,10 @@ class DecoderTraits:
     windows: Windows = uniform_windows
     moe: MoERule | None = None
     mla: bool = False
+    sinks: bool = False
+    """A learned attention-sink logit per head (gpt-oss)."""
+    attention_bias: bool = False
+    """`attention_bias` when the config leaves it out (the config class's default)."""
 
 
 GENERIC = DecoderTraits(gated=False)
@@ -61,6 +69,34 @@ def top_k(c: Fields, experts: int, experts_key: str) -> int:
     k = c.int("num_experts_per_tok", bound=EXPERTS)
     c.at_most("num_experts_per_tok", k, experts_key, experts)
     return k
+
+
+def rotary_fraction(c: Fields, head_dim: int, *keys: str, default: float) -> int:
+    """Rotary width per head from a fraction of `head_dim` (the first of `keys` present, or
+    `rope_parameters.partial_rotary_factor`, else `default`), truncated as transformers does."""
+    for key in keys:
+        if c.has(key):
+            return int(head_dim * c.probability(key))
+    rope = c.mapping("rope_parameters") or {}
+    if rope.get("partial_rotary_factor") is not None:
+        return int(head_dim * Fields(rope, f"{c.where} (rope_parameters)").probability("partial_rotary_factor"))
+    return int(head_dim * default)
+
+
+def heads_of(c: Fields, h: int, *keys: str, hidden_key: str = "hidden_size") -> tuple[int, int]:
+    """(heads, head dim) from the first of `keys`; the heads must divide the hidden size."""
+    heads = c.int(*keys, bound=HEADS)
+    c.divides(keys[0], heads, hidden_key, h)
+    return heads, h // heads
+
+
+def quantization_note(c: Fields) -> list[str]:
+    """A line saying a config's `quantization_config` is not what sizeup costs the weights in."""
+    q = c.mapping("quantization_config")
+    if not q:
+        return []
+    return [f"quantization_config {show(q.get('quant_method', '?'))} in the config: weights are costed in the format "
+            f"chosen with --weights, not read from it"]
 
 
 def _layer_windows(c: Fields, traits: DecoderTraits, layers: int) -> list:
@@ -101,7 +137,7 @@ def read_decoder(c: Fields, name: str, traits: DecoderTraits, assumptions: list[
     heads, kv_heads, head_dim = _attention_shape(c, h)
     vocab = c.int("vocab_size", bound=VOCAB)
     act = activation(c.text("hidden_act", "hidden_activation", default="silu"))
-    bias = c.flag("attention_bias", False)
+    bias = c.flag("attention_bias", traits.attention_bias)
     mla = _mla(c) if traits.mla else None
     windows = _layer_windows(c, traits, n_layers)
     dense = dense_mlp(c, act, traits)
@@ -113,7 +149,8 @@ def read_decoder(c: Fields, name: str, traits: DecoderTraits, assumptions: list[
         else:
             attention = AttentionSpec(heads=heads, kv_heads=kv_heads, head_dim=head_dim, v_head_dim=head_dim,
                                       window=windows[i], qkv_bias=traits.qkv_bias or bias,
-                                      o_bias=bias and traits.o_bias_follows_attention_bias, qk_norm=traits.qk_norm)
+                                      o_bias=bias and traits.o_bias_follows_attention_bias, qk_norm=traits.qk_norm,
+                                      sinks=traits.sinks)
         mlp = traits.moe(c, i, act, dense) if traits.moe is not None else dense
         layers.append(LayerSpec(attention=attention, mlp=mlp, norms=traits.norms))
     tie = c.flag("tie_word_embeddings", traits.tie_default)
