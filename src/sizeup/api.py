@@ -156,8 +156,12 @@ def estimate(
     from sizeup.ingest.hf_config import load_model
     from sizeup.workload.inference import InferenceConfig, estimate_inference
 
+    from sizeup.plan.scenario import check_context
+
     target = device if isinstance(device, DeviceSpec) else load_catalog(catalog).device(device)
     arch = load_model(model)
+    tokens = f"--context {context:,}" if context is not None else f"--prompt {prompt:,} + --output {output:,} tokens"
+    check_context(arch, prompt=prompt, total=context if context is not None else prompt + output, what=tokens)
     cfg = InferenceConfig(batch=batch, prompt=prompt, output=output, context=context, weights=quant,
                           kv_dtype=kv_dtype, engine=engine, gpus=gpus, gpu_layers=gpu_layers)
     return estimate_inference(arch, target, cfg)
