@@ -14,7 +14,7 @@ from sizeup.errors import ConfigError
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ledger import CostTotals, Ledger, MemoryPeak, OpKind, Phase, scope_depth
 
-__all__ = ["FlopsReport", "count_flops", "estimate", "parse_input_specs"]
+__all__ = ["FlopsReport", "check_context", "check_scenario_context", "count_flops", "estimate", "parse_input_specs"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -156,8 +156,6 @@ def estimate(
     from sizeup.ingest.hf_config import load_model
     from sizeup.workload.inference import InferenceConfig, estimate_inference
 
-    from sizeup.plan.scenario import check_context
-
     target = device if isinstance(device, DeviceSpec) else load_catalog(catalog).device(device)
     arch = load_model(model)
     tokens = f"--context {context:,}" if context is not None else f"--prompt {prompt:,} + --output {output:,} tokens"
@@ -165,3 +163,37 @@ def estimate(
     cfg = InferenceConfig(batch=batch, prompt=prompt, output=output, context=context, weights=quant,
                           kv_dtype=kv_dtype, engine=engine, gpus=gpus, gpu_layers=gpu_layers)
     return estimate_inference(arch, target, cfg)
+
+
+UNSTATED_CONTEXT_LIMIT = 1 << 21
+"""As the inference estimate's search for the largest context (workload.inference.MAX_SEARCH_CONTEXT)."""
+
+
+def check_scenario_context(scenario) -> None:
+    """Refuse a serving scenario whose longest request (p95 prompt + p95 output) exceeds the model's
+    context, naming both; the planner would otherwise reject every option as 'does not fit'."""
+    if scenario.traffic is None or scenario.task == "vision":
+        return
+    from sizeup.ingest.hf_config import load_model
+
+    arch = load_model(scenario.model)
+    t = scenario.traffic
+    check_context(arch, prompt=t.prompt_p95_tokens, total=t.prompt_p95_tokens + t.output_p95_tokens,
+                  what=f"scenario {scenario.name!r}: p95 prompt + output ({t.prompt_p95_tokens:,} + "
+                       f"{t.output_p95_tokens:,} tokens)")
+
+
+def check_context(arch, *, prompt: int, total: int, what: str) -> None:
+    """`total` tokens per sequence (prompt + output, or the cache) must fit the model's context
+    (`max_position_embeddings`); an encoder reads only the prompt; a vision model's tokens come from
+    its image. A model whose config states no context is held to the largest context sizeup searches."""
+    if getattr(arch, "image", None):
+        return
+    tokens = prompt if arch.encoder else total
+    limit = arch.max_context
+    if limit and tokens > limit:
+        raise ConfigError(f"{what}: longer than the {limit:,}-token context of {arch.name} "
+                          "(from its config)")
+    if not limit and tokens > UNSTATED_CONTEXT_LIMIT:
+        raise ConfigError(f"{what}: {arch.name} states no context length, and sizeup estimates at most "
+                          f"{UNSTATED_CONTEXT_LIMIT:,} tokens per sequence")

@@ -176,7 +176,9 @@ def _shown(value: object) -> str:
     if isinstance(value, str) and re.fullmatch(r"[\w.+\-/%µ]{1,60}", value):
         return value
     text = repr(value)
-    return text if len(text) <= 60 else text[:40] + f"… ({len(text)} characters)"
+    size = len(value) if isinstance(value, (str, bytes, list, dict)) else len(text)
+    unit = "characters" if isinstance(value, (str, bytes)) else "entries" if isinstance(value, (list, dict)) else "digits"
+    return text if len(text) <= 60 else text[:40] + f"… ({size:,} {unit})"
 
 
 def parse_number(text: str, *, what: str, integer: bool = False, minimum: float | None = None,

@@ -48,7 +48,7 @@ from sizeup.units import (MAX_BATCH, MAX_GPUS, MAX_LIST_ITEMS, MAX_NAME_CHARS, M
                           MAX_TOKENS, MAX_TRAINING_TOKENS, MAX_USD, MAX_USERS, KIB, check_number)
 
 __all__ = ["Scenario", "Traffic", "SLA", "Job", "Budget", "Constraints", "Owned", "Edge", "load_scenario",
-           "parse_scenario", "check_model_context", "TASKS", "SERVING_TASKS", "MAX_SCENARIO_BYTES"]
+           "parse_scenario", "TASKS", "SERVING_TASKS", "MAX_SCENARIO_BYTES"]
 
 TASKS = ("chat", "api", "batch", "finetune", "pretrain", "edge", "vision")
 SERVING_TASKS = ("chat", "api", "vision")
@@ -159,7 +159,9 @@ def _type_name(value: Any) -> str:
 
 def _shown(value: Any) -> str:
     text = repr(value)
-    return text if len(text) <= 60 else text[:40] + f"… ({len(text):,} characters)"
+    size = len(value) if isinstance(value, (str, bytes, list, dict)) else len(text)
+    unit = "characters" if isinstance(value, (str, bytes)) else "entries" if isinstance(value, (list, dict)) else "digits"
+    return text if len(text) <= 60 else text[:40] + f"… ({size:,} {unit})"
 
 
 def _text(value: Any, what: str, choices: tuple[str, ...] | None, limit: int) -> str:
@@ -471,37 +473,3 @@ def _nesting_bound(text: str) -> int:
                     flow = max(flow - 1, 0)
         worst = max(worst, block + top)
     return worst
-
-
-def check_model_context(scenario: Scenario) -> None:
-    """Refuse a serving scenario whose longest request (p95 prompt + p95 output) exceeds the model's
-    context, naming both; the planner would otherwise reject every option as 'does not fit'."""
-    if scenario.traffic is None or scenario.task == "vision":
-        return
-    from sizeup.ingest.hf_config import load_model
-
-    arch = load_model(scenario.model)
-    t = scenario.traffic
-    check_context(arch, prompt=t.prompt_p95_tokens, total=t.prompt_p95_tokens + t.output_p95_tokens,
-                  what=f"scenario {scenario.name!r}: p95 prompt + output ({t.prompt_p95_tokens:,} + "
-                       f"{t.output_p95_tokens:,} tokens)")
-
-
-def check_context(arch, *, prompt: int, total: int, what: str) -> None:
-    """`total` tokens per sequence (prompt + output, or the cache) must fit the model's context
-    (`max_position_embeddings`); an encoder reads only the prompt; a vision model's tokens come from
-    its image. A model whose config states no context is held to the largest context sizeup searches."""
-    if getattr(arch, "image", None):
-        return
-    tokens = prompt if arch.encoder else total
-    limit = arch.max_context
-    if limit and tokens > limit:
-        raise ConfigError(f"{what}: longer than the {limit:,}-token context of {arch.name} "
-                          "(max_position_embeddings in its config)")
-    if not limit and tokens > UNSTATED_CONTEXT_LIMIT:
-        raise ConfigError(f"{what}: {arch.name} states no context length, and sizeup estimates at most "
-                          f"{UNSTATED_CONTEXT_LIMIT:,} tokens per sequence")
-
-
-UNSTATED_CONTEXT_LIMIT = 1 << 21
-"""As the inference estimate's search for the largest context (workload.inference.MAX_SEARCH_CONTEXT)."""

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from sizeup.ledger import CostTotals
 from sizeup.report.terminal import render_table
 from sizeup.units import format_bytes, format_si, number_flag
+
+if TYPE_CHECKING:
+    from sizeup.ledger import CostTotals
 
 
 def add_model_arguments(p: argparse.ArgumentParser) -> None:

@@ -72,14 +72,15 @@ def run(args: argparse.Namespace) -> int:
     from sizeup.errors import ConfigError
     from sizeup.hardware.catalog import load_catalog
     from sizeup.plan.recommend import plan_scenario
-    from sizeup.plan.scenario import check_model_context, load_scenario
+    from sizeup.api import check_scenario_context
+    from sizeup.plan.scenario import load_scenario
     from sizeup.plan.sheet import build_sheet
 
     path = Path(args.scenario)
     scenario = load_scenario(path) if path.suffix in (".yaml", ".yml") else _quick_scenario(args)
     if args.format == "xlsx" and not args.out:
         raise ConfigError("--format xlsx writes a file: give --out SHEET.xlsx")
-    check_model_context(scenario)
+    check_scenario_context(scenario)
     catalog = load_catalog(args.catalog)
     devices = []
     profile = load_calibration(args)
