@@ -271,7 +271,10 @@ def _tokens(keys: _Keys, key: str, default: int) -> tuple[int, int]:
         sub = keys.sub(key)
         sub.allow({"mean", "p95"})
         mean = sub.count("mean", required=True, minimum=1, maximum=MAX_TOKENS)
-        return mean, sub.count("p95", mean, minimum=mean, maximum=MAX_TOKENS)
+        p95 = sub.count("p95", mean, minimum=1, maximum=MAX_TOKENS)
+        if p95 < mean:
+            raise ConfigError(f"scenario key {sub._path('p95')!r} = {p95:,}: expected at least the mean ({mean:,})")
+        return mean, p95
     count = keys.count(key, minimum=1, maximum=MAX_TOKENS)
     return count, count
 
