@@ -351,7 +351,7 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
             tokens = epochs * dataset
             if tokens > MAX_TRAINING_TOKENS:
                 raise ConfigError(f"scenario keys 'job.epochs' x 'job.dataset_tokens' = {tokens:.3g} tokens: expected "
-                                  f"at most {MAX_TRAINING_TOKENS:.0e}")
+                                  f"at most {MAX_TRAINING_TOKENS:.0e}".replace("e+", "e"))
         if tokens < 1:
             raise ConfigError(f"scenario key 'job.tokens' = {tokens:g}: expected at least 1 token")
         job = Job(method=j.text("method", "full" if task == "pretrain" else "lora",
