@@ -168,7 +168,14 @@ def check_number(value: object, *, what: str, integer: bool = False, minimum: fl
                       (maximum, lambda v, b: v <= b), (below, lambda v, b: v < b)):
         if bound is not None and not ok(value, bound):
             raise ConfigError(f"{what} = {_shown(value)}: expected {want}")
-    return value if integer else float(value)
+    if integer:
+        return value
+    if isinstance(value, int) and abs(value) > _LARGEST_FLOAT:  # float(10**400) would overflow
+        raise ConfigError(f"{what} = {_shown(value)}: too large; expected {want}")
+    return float(value)
+
+
+_LARGEST_FLOAT = 1.7976931348623157e308
 
 
 def _shown(value: object) -> str:

@@ -285,7 +285,7 @@ def _traffic(keys: _Keys) -> Traffic:
     factor = keys.number("peak_factor", 1.0, minimum=1.0, maximum=1000.0)
     prompt, prompt_p95 = _tokens(keys, "prompt_tokens", 512)
     output, output_p95 = _tokens(keys, "output_tokens", 256)
-    share = keys.number("peak_hour_share", None, minimum=0.0, strict=True)
+    share = keys.number("peak_hour_share", None, minimum=0.0, strict=True, maximum=1.0)
     profile = keys.data.get("profile")
     if profile is not None:
         if not (isinstance(profile, list) and len(profile) == 24):
@@ -295,8 +295,6 @@ def _traffic(keys: _Keys) -> Traffic:
         if sum(weights) <= 0:
             raise ConfigError("scenario key 'traffic.profile': expected 24 non-negative hourly weights, not all 0")
         share = max(weights) / sum(weights)
-    if share is not None and share > 1:
-        raise ConfigError(f"scenario key 'traffic.peak_hour_share' = {share}: expected a fraction <= 1")
     share = share or DEFAULT_PEAK_HOUR_SHARE
     per_day = keys.number("requests_per_day", None, minimum=0.0, strict=True, maximum=MAX_REQUESTS_PER_S * 86400)
     peak = keys.number("peak_requests_per_s", None, minimum=0.0, strict=True, maximum=MAX_REQUESTS_PER_S)
@@ -396,9 +394,7 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
             raise ConfigError("scenario key 'edge.device' is missing")
         edge = Edge(device=device, latency_s=e.number("latency_s", required=True, minimum=0.0, strict=True,
                                                       maximum=MAX_SLA_S),
-                    thermal_derate=e.number("thermal_derate", 0.8, minimum=0.0, strict=True))
-        if edge.thermal_derate > 1:
-            raise ConfigError(f"scenario key 'edge.thermal_derate' = {edge.thermal_derate}: expected a fraction <= 1")
+                    thermal_derate=e.number("thermal_derate", 0.8, minimum=0.0, strict=True, maximum=1.0))
     return Scenario(name=root.text("name", Path(source).stem if source else "scenario"), model=model, task=task,
                     traffic=traffic, sla=_sla(root.sub("sla")), job=job,
                     budget=Budget(monthly_usd=b.number("monthly_usd", maximum=MAX_USD),
