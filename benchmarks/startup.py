@@ -2,9 +2,9 @@
 
 Times, in the same run, N runs each: `python -c pass`, `python -m sizeup estimate llama-3.1-8b --device
 rtx-4090 --json`, the `sizeup` entry point (when installed) with the same arguments, and `python -m sizeup
---help`; then, from one `python -X importtime` run of the estimate, the imports that cost most, and the
-in-process time of the catalog load (each figure is a median over N; this machine is shared, so compare
-the rows with each other, not with another day's table).
+--help` (wall-clock median / min / max, and the median CPU time of the process, which a busy machine
+moves much less); then the in-process time of the catalog load, and, from one `python -X importtime` run
+of the estimate, the imports that cost most. Compare the rows of one run with each other.
 
 Run from the repo root:  python benchmarks/startup.py [--runs N]
 """
@@ -25,19 +25,27 @@ ESTIMATE = ["estimate", "llama-3.1-8b", "--device", "rtx-4090", "--json"]
 TARGET_S = 0.15
 
 
+SRC = ROOT / "src"
+
+
 def _env() -> dict[str, str]:
-    return dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    return dict(os.environ, PYTHONPATH=str(SRC))
 
 
-def _time(argv: list[str], runs: int) -> list[float]:
-    times = []
+def _time(argv: list[str], runs: int) -> tuple[list[float], list[float]]:
+    """Wall-clock and CPU (user + system) seconds of each run; CPU time barely moves when the machine is busy."""
+    wall, cpu = [], []
     for _ in range(runs):
         t0 = time.perf_counter()
-        proc = subprocess.run(argv, capture_output=True, env=_env())
-        times.append(time.perf_counter() - t0)
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env())
+        err = proc.stderr.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall.append(time.perf_counter() - t0)
+        cpu.append(usage.ru_utime + usage.ru_stime)
+        proc.returncode = os.waitstatus_to_exitcode(status)
         if proc.returncode != 0:
-            sys.exit(f"{' '.join(argv)} failed ({proc.returncode}): {proc.stderr.decode(errors='replace')[-300:]}")
-    return times
+            sys.exit(f"{' '.join(argv)} failed ({proc.returncode}): {err.decode(errors='replace')[-300:]}")
+    return wall, cpu
 
 
 def _entry_point() -> str | None:
@@ -75,7 +83,10 @@ def _catalog_load_s(runs: int) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10, help="runs of each command (default 10)")
+    parser.add_argument("--src", type=Path, default=ROOT / "src", help="the sizeup sources to time (default ./src)")
     args = parser.parse_args()
+    global SRC
+    SRC = args.src
     py = sys.executable
     cases = [("python -c pass", [py, "-c", "pass"]),
              ("python -m sizeup estimate … --json", [py, "-m", "sizeup", *ESTIMATE])]
@@ -86,13 +97,13 @@ def main() -> None:
     for _, argv in cases:  # warm the file cache and the .pyc files
         subprocess.run(argv, capture_output=True, env=_env())
     print(f"start-up, {args.runs} runs each (target: estimate < {TARGET_S} s median)\n")
-    print("| command | median (s) | min (s) | max (s) |")
-    print("|---|---:|---:|---:|")
+    print("| command | median (s) | min (s) | max (s) | CPU median (s) |")
+    print("|---|---:|---:|---:|---:|")
     for label, argv in cases:
-        t = _time(argv, args.runs)
-        print(f"| {label} | {statistics.median(t):.3f} | {min(t):.3f} | {max(t):.3f} |")
+        t, cpu = _time(argv, args.runs)
+        print(f"| {label} | {statistics.median(t):.3f} | {min(t):.3f} | {max(t):.3f} | {statistics.median(cpu):.3f} |")
     t = _catalog_load_s(min(args.runs, 5))
-    print(f"| load_catalog() in process | {statistics.median(t):.3f} | {min(t):.3f} | {max(t):.3f} |")
+    print(f"| load_catalog() in process | {statistics.median(t):.3f} | {min(t):.3f} | {max(t):.3f} | |")
     print("\ncostliest imports of one estimate (python -X importtime, outermost, cumulative)\n")
     print("| module | ms |")
     print("|---|---:|")
