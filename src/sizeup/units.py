@@ -184,7 +184,8 @@ def _shown(value: object) -> str:
         return value
     text = repr(value)
     size = len(value) if isinstance(value, (str, bytes, list, dict)) else len(text)
-    unit = "characters" if isinstance(value, (str, bytes)) else "entries" if isinstance(value, (list, dict)) else "digits"
+    unit = ("characters" if isinstance(value, (str, bytes)) else "entries" if isinstance(value, (list, dict))
+            else "digits")
     return text if len(text) <= 60 else text[:40] + f"… ({size:,} {unit})"
 
 

@@ -38,7 +38,8 @@ def test_a_bug_is_one_line_that_says_so_and_how_to_see_the_traceback(monkeypatch
     assert main(["estimate", "llama-3.1-8b", "--device", "4090"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert err.startswith("sizeup: error: this is a bug in sizeup in sizeup estimate: ZeroDivisionError: division by zero")
+    assert err.startswith("sizeup: error: this is a bug in sizeup in sizeup estimate: ZeroDivisionError: "
+                          "division by zero")
     assert "--debug" in err and "SIZEUP_DEBUG=1" in err
 
 

@@ -1,9 +1,11 @@
 """Fuzz of the numeric flags of estimate, train, plan and roofline (hypothesis, fixed seed): NaN, ±Infinity,
 signs, huge and fractional values, units, garbage text. `sizeup.cli.main.main` runs in process; it
-exits 0, 1 or 2, prints no traceback, one line on stderr when it fails, each run in under 5 s of CPU."""
+exits 0, 1 or 2, prints no traceback, one line on stderr when it fails, each run in under 5 s of CPU, and the
+peak RSS grows by less than 500 MiB."""
 
 import contextlib
 import io
+import resource
 import time
 
 from hypothesis import HealthCheck, given, settings
@@ -12,6 +14,14 @@ from hypothesis import strategies as st
 from sizeup.cli.main import main
 
 CPU_LIMIT_S = 5.0
+RSS_GROWTH_LIMIT_BYTES = 500 * 2**20
+_RSS_AT_START = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+
+
+def _check_memory() -> None:
+    """The process's peak RSS has grown by less than 500 MiB since this module was imported."""
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - _RSS_AT_START
+    assert grown < RSS_GROWTH_LIMIT_BYTES, f"peak RSS grew by {grown / 2**20:.0f} MiB"
 
 BASE = {
     "estimate": ["estimate", "llama-3.2-1b", "--device", "rtx-4090", "--json"],
@@ -63,6 +73,7 @@ def _check(argv: list[str]) -> None:
         assert err.count("\n") == 1 and err.startswith("sizeup: error: "), (argv, err)
         assert "bug in sizeup" not in err, (argv, err)
     assert cpu_s < CPU_LIMIT_S, (argv, f"{cpu_s:.1f} s of CPU")
+    _check_memory()
 
 
 @st.composite

@@ -1,11 +1,13 @@
 """Fuzz of the scenario YAML (hypothesis, fixed seed): the shipped examples mutated — wrong types, NaN and
 ±Infinity, negative, huge, fractional counts, missing and unknown keys, lists repeated thousands of
 times, other encodings and binary bytes. Reading a scenario gives a Scenario or one ConfigError line;
-`sizeup plan` exits 0, 1 or 2 with no traceback, one line on stderr when it fails, in under 5 s of CPU."""
+`sizeup plan` exits 0, 1 or 2 with no traceback, one line on stderr when it fails, in under 5 s of CPU;
+the peak RSS grows by less than 500 MiB."""
 
 import contextlib
 import copy
 import io
+import resource
 import time
 from pathlib import Path
 
@@ -24,6 +26,14 @@ RAW = {p.name: p.read_bytes() for p in EXAMPLES}
 # The planner runs in full on what survives validation: the fast examples only (a vision plan traces torch).
 PLANNED = [n for n in BASES if n not in ("vision-inspection.yaml", "api-70b-p99-ttft.yaml")]
 CPU_LIMIT_S = 5.0
+RSS_GROWTH_LIMIT_BYTES = 500 * 2**20
+_RSS_AT_START = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+
+
+def _check_memory() -> None:
+    """The process's peak RSS has grown by less than 500 MiB since this module was imported."""
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - _RSS_AT_START
+    assert grown < RSS_GROWTH_LIMIT_BYTES, f"peak RSS grew by {grown / 2**20:.0f} MiB"
 
 HOSTILE = st.one_of(
     st.sampled_from([float("nan"), float("inf"), float("-inf"), -1, 0, -0.5, 0.5, 1.5, 10**30, 2**64 - 1,
@@ -96,7 +106,8 @@ def scaled_scenario(draw, names=tuple(PLANNED)):
     so that the planner itself runs on them (a million users, a microsecond SLA, a 10**6-token prompt)."""
     name = draw(st.sampled_from(names))
     data = copy.deepcopy(BASES[name])
-    numbers = [p for p in _paths(data) if isinstance(_get(data, p), (int, float)) and not isinstance(_get(data, p), bool)]
+    numbers = [p for p in _paths(data)
+               if isinstance(_get(data, p), (int, float)) and not isinstance(_get(data, p), bool)]
     for _ in range(draw(st.integers(1, 2))):
         path = draw(st.sampled_from(numbers))
         value = _get(data, path) * draw(st.sampled_from([0, 1e-6, 1e-3, 0.5, 2, 1000, 10**6, 10**9]))
@@ -153,6 +164,7 @@ def _check_cli(code: int, err: str, cpu_s: float) -> None:
         assert err.count("\n") == 1 and err.startswith("sizeup: error: "), err
         assert "bug in sizeup" not in err, err
     assert cpu_s < CPU_LIMIT_S, f"{cpu_s:.1f} s of CPU"
+    _check_memory()
 
 
 def _check_load(path: Path) -> None:
@@ -163,6 +175,7 @@ def _check_load(path: Path) -> None:
         message = str(e)
         assert message and "\n" not in message and len(message) < 600, message
     assert time.process_time() - t0 < CPU_LIMIT_S
+    _check_memory()
 
 
 @settings(derandomize=True, max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))

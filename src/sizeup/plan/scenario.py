@@ -160,7 +160,8 @@ def _type_name(value: Any) -> str:
 def _shown(value: Any) -> str:
     text = repr(value)
     size = len(value) if isinstance(value, (str, bytes, list, dict)) else len(text)
-    unit = "characters" if isinstance(value, (str, bytes)) else "entries" if isinstance(value, (list, dict)) else "digits"
+    unit = ("characters" if isinstance(value, (str, bytes)) else "entries" if isinstance(value, (list, dict))
+            else "digits")
     return text if len(text) <= 60 else text[:40] + f"… ({size:,} {unit})"
 
 
@@ -443,7 +444,8 @@ def _decode(raw: bytes, path: Path) -> str:
     bad = _CONTROL.search(text)
     if bad:
         line = text.count("\n", 0, bad.start()) + 1
-        raise ConfigError(f"{path}: binary data, not a YAML scenario (control character {bad.group()!r} on line {line})")
+        raise ConfigError(f"{path}: binary data, not a YAML scenario (control character {bad.group()!r} on line "
+                          f"{line})")
     return text
 
 

@@ -29,9 +29,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--engine", default="hf", choices=["hf", "vllm", "llama.cpp", "tensorrt-llm"])
     p.add_argument("--batch", type=_BATCH, default=1, help="concurrent sequences (default 1)")
     p.add_argument("--prompt", type=_TOKENS, default=512, help="prompt tokens (default 512)")
-    p.add_argument("--output", type=number_flag(integer=True, minimum=0, maximum=MAX_TOKENS, unit="count"), default=128, help="generated tokens (default 128)")
+    p.add_argument("--output", type=number_flag(integer=True, minimum=0, maximum=MAX_TOKENS, unit="count"), default=128,
+                   help="generated tokens (default 128)")
     p.add_argument("--context", type=_TOKENS, help="tokens the cache must hold per sequence (default prompt + output)")
-    p.add_argument("--gpu-layers", type=number_flag(integer=True, minimum=0, maximum=MAX_LAYERS), help="llama.cpp: layers offloaded to the GPU (default all)")
+    p.add_argument("--gpu-layers", type=number_flag(integer=True, minimum=0, maximum=MAX_LAYERS),
+                   help="llama.cpp: layers offloaded to the GPU (default all)")
     p.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
                    help="MODEL.onnx: size of a symbolic dimension other than the batch (repeatable)")
     p.add_argument("--sweep", nargs="?", const="auto", metavar="B,B,…",

@@ -25,8 +25,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--plots", metavar="DIR", help="also draw PNG plots into DIR")
     quick = p.add_argument_group("quick plan without a file")
     quick.add_argument("--task", choices=["chat", "api", "batch", "finetune", "pretrain", "edge"], default="chat")
-    quick.add_argument("--users", type=number_flag(minimum=1, maximum=MAX_USERS, unit="count"), help="concurrent users (chat/api)")
-    quick.add_argument("--rps", type=number_flag(above=0, maximum=MAX_REQUESTS_PER_S), help="peak requests per second (chat/api)")
+    quick.add_argument("--users", type=number_flag(minimum=1, maximum=MAX_USERS, unit="count"),
+                       help="concurrent users (chat/api)")
+    quick.add_argument("--rps", type=number_flag(above=0, maximum=MAX_REQUESTS_PER_S),
+                       help="peak requests per second (chat/api)")
     quick.add_argument("--prompt", type=_TOKENS, default=800, help="prompt tokens (default 800)")
     quick.add_argument("--output", type=_TOKENS, default=250, help="output tokens (default 250)")
     quick.add_argument("--ttft-p95", type=_SLA_S, help="SLA: p95 time to first token (seconds, or 500ms)")

@@ -32,9 +32,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="torch module: precision of the traced step (default fp32)")
     p.add_argument("--method", default="full", choices=["full", "lora", "qlora", "freeze", "dora"])
     p.add_argument("--compare", metavar="M,M,…", help="compare methods side by side, e.g. full,lora,qlora")
-    p.add_argument("--rank", type=number_flag(integer=True, minimum=1, maximum=65_536), default=16, help="LoRA rank (default 16)")
+    p.add_argument("--rank", type=number_flag(integer=True, minimum=1, maximum=65_536), default=16,
+                   help="LoRA rank (default 16)")
     p.add_argument("--targets", default="q_proj,v_proj", help="LoRA target modules, or all-linear (default q_proj,v_proj)")
-    p.add_argument("--trainable-layers", type=number_flag(integer=True, minimum=1, maximum=MAX_LAYERS), default=2, help="freeze: how many of the last layers train")
+    p.add_argument("--trainable-layers", type=number_flag(integer=True, minimum=1, maximum=MAX_LAYERS), default=2,
+                   help="freeze: how many of the last layers train")
     p.add_argument("--framework", choices=framework_ids(),
                    help="take the framework's own settings (kernels, loss chunking, LoRA dropout, QLoRA wiring) "
                         "from data/training/frameworks.yaml; options given here win")
@@ -65,16 +67,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tp-overlap", action="store_true",
                    help="tensor-parallel collectives overlapped with the matrix products (TE userbuffers, async TP)")
     p.add_argument("--ep", type=_DEGREE, default=1, help="expert parallel (MoE)")
-    p.add_argument("--zero", type=number_flag(integer=True, minimum=0, maximum=3), default=0, help="ZeRO stage 0-3 (FSDP full shard = 3)")
+    p.add_argument("--zero", type=number_flag(integer=True, minimum=0, maximum=3), default=0,
+                   help="ZeRO stage 0-3 (FSDP full shard = 3)")
     p.add_argument("--no-sequence-parallel", action="store_true", help="with --tp, keep norm activations replicated")
-    p.add_argument("--seq", type=number_flag(integer=True, minimum=1, maximum=MAX_TOKENS, unit="count"), default=2048, help="sequence length (default 2048)")
+    p.add_argument("--seq", type=number_flag(integer=True, minimum=1, maximum=MAX_TOKENS, unit="count"), default=2048,
+                   help="sequence length (default 2048)")
     p.add_argument("--micro-batch", type=_BATCH, help="per GPU (default: the largest that fits)")
     p.add_argument("--global-batch", type=_BATCH, help="sequences per optimizer step")
     p.add_argument("--tokens", type=_TRAINING_TOKENS, help="tokens to train on (e.g. 1e9)")
-    p.add_argument("--epochs", type=number_flag(above=0, maximum=10_000), help="passes over the data (with --dataset-tokens)")
+    p.add_argument("--epochs", type=number_flag(above=0, maximum=10_000),
+                   help="passes over the data (with --dataset-tokens)")
     p.add_argument("--dataset-tokens", type=_TRAINING_TOKENS, help="tokens in the data set")
     p.add_argument("--offer", help="cloud offer id to price on (default: the cheapest for the device)")
-    p.add_argument("--network-gbps", type=number_flag(above=0, maximum=10**6, unit="Gbit/s"), help="node-to-node network per node, Gb/s (default from the offer)")
+    p.add_argument("--network-gbps", type=number_flag(above=0, maximum=10**6, unit="Gbit/s"),
+                   help="node-to-node network per node, Gb/s, or with a unit: 400Gbps, 50GB/s (default from the offer)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_calibration_arguments(p)
     add_catalog_argument(p)
