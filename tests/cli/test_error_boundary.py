@@ -129,3 +129,8 @@ def test_numeric_flags_name_the_flag_and_the_bound(capsys):
 def test_run_guarded_is_the_same_boundary(capsys):
     assert cli_main.run_guarded(lambda: 1 / 0, context="a script") == 1
     assert "bug in sizeup in a script: ZeroDivisionError" in capsys.readouterr().err
+
+
+def test_a_double_dash_given_as_a_value_is_refused(capsys):  # found by tests/fuzz/test_fuzz_flags.py
+    assert main(["estimate", "llama-3.2-1b", "--device", "rtx-4090", "--gpus=--"]) == 1
+    assert capsys.readouterr().err == "sizeup: error: --gpus=--: '--' is not a value for --gpus (see 'sizeup --help')\n"

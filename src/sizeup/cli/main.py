@@ -95,6 +95,16 @@ def _name_number_flags(parser: argparse.ArgumentParser) -> None:
                 _name_number_flags(child)
 
 
+def _refuse_empty_values(argv: Sequence[str]) -> None:
+    """`--gpus=--`: argparse drops the '--' and hands the command an empty list instead of a value."""
+    for arg in argv:
+        if arg == "--":
+            return
+        flag, sep, value = arg.partition("=")
+        if sep and flag.startswith("--") and value == "--":
+            raise ConfigError(f"{arg}: '--' is not a value for {flag} (see 'sizeup --help')")
+
+
 def emit_json(obj: object) -> None:
     """Print exactly one JSON object on stdout."""
     sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
@@ -133,6 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     context = f"sizeup {command}" if command in COMMANDS else "sizeup"
 
     def run() -> int:
+        _refuse_empty_values(argv)
         args = build_parser(command).parse_args(argv)
         return args.func(args)
 
