@@ -14,7 +14,7 @@ from sizeup.errors import ConfigError
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ledger import CostTotals, Ledger, MemoryPeak, OpKind, Phase, scope_depth
 
-__all__ = ["FlopsReport", "count_flops", "estimate", "parse_input_specs"]
+__all__ = ["FlopsReport", "check_context", "check_scenario_context", "count_flops", "estimate", "parse_input_specs"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -161,6 +161,8 @@ def estimate(
     cat = load_catalog(catalog)
     target = device if isinstance(device, DeviceSpec) else cat.device(device)
     arch = load_model(model)
+    tokens = f"--context {context:,}" if context is not None else f"--prompt {prompt:,} + --output {output:,} tokens"
+    check_context(arch, prompt=prompt, total=context if context is not None else prompt + output, what=tokens)
     cfg = InferenceConfig(batch=batch, prompt=prompt, output=output, context=context, weights=quant,
                           kv_dtype=kv_dtype, engine=engine, gpus=gpus, gpu_layers=gpu_layers, threads=threads)
     # llama.cpp layers kept off the GPU run on the host CPU: the one named, else the device's own host_cpu
@@ -168,3 +170,37 @@ def estimate(
     if host is None and target.host_cpu and target.host_cpu in cat.devices:
         host = cat.devices[target.host_cpu]
     return estimate_inference(arch, target, cfg, cpu=host)
+
+
+UNSTATED_CONTEXT_LIMIT = 1 << 21
+"""As the inference estimate's search for the largest context (workload.inference.MAX_SEARCH_CONTEXT)."""
+
+
+def check_scenario_context(scenario) -> None:
+    """Refuse a serving scenario whose longest request (p95 prompt + p95 output) exceeds the model's
+    context, naming both; the planner would otherwise reject every option as 'does not fit'."""
+    if scenario.traffic is None or scenario.task == "vision":
+        return
+    from sizeup.ingest.hf_config import load_model
+
+    arch = load_model(scenario.model)
+    t = scenario.traffic
+    check_context(arch, prompt=t.prompt_p95_tokens, total=t.prompt_p95_tokens + t.output_p95_tokens,
+                  what=f"scenario {scenario.name!r}: p95 prompt + output ({t.prompt_p95_tokens:,} + "
+                       f"{t.output_p95_tokens:,} tokens)")
+
+
+def check_context(arch, *, prompt: int, total: int, what: str) -> None:
+    """`total` tokens per sequence (prompt + output, or the cache) must fit the model's context
+    (`max_position_embeddings`); an encoder reads only the prompt; a vision model's tokens come from
+    its image. A model whose config states no context is held to the largest context sizeup searches."""
+    if getattr(arch, "image", None):
+        return
+    tokens = prompt if arch.encoder else total
+    limit = arch.max_context
+    if limit and tokens > limit:
+        raise ConfigError(f"{what}: longer than the {limit:,}-token context of {arch.name} "
+                          "(from its config)")
+    if not limit and tokens > UNSTATED_CONTEXT_LIMIT:
+        raise ConfigError(f"{what}: {arch.name} states no context length, and sizeup estimates at most "
+                          f"{UNSTATED_CONTEXT_LIMIT:,} tokens per sequence")

@@ -56,3 +56,25 @@ def test_batch_sweep(capsys):
     assert rates == sorted(rates) and tpots == sorted(tpots)  # throughput and latency both grow with batch
     assert main(["estimate", "llama-3.1-8b", "--device", "l4", "--sweep", "0,2"]) == 1
     assert "every batch size must be a positive integer" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [  # issue 14: numbers at the edge
+    (["--prompt", str(10**12)], "--prompt 1,000,000,000,000 + --output 128 tokens: longer than the 131,072-token "
+                                "context of llama-3.1-8b"),
+    (["--context", "200000"], "--context 200,000: longer than the 131,072-token context"),
+    (["--batch", "nan"], "--batch nan: not a finite number"),
+    (["--batch", str(10**30)], "expected a positive integer <= 10,000,000"),
+    (["--gpus", "1.5"], "--gpus 1.5: expected a positive integer"),
+    (["--prompt", "inf"], "--prompt inf: not a finite number"),
+    (["--output", "-1"], "--output -1: expected a whole number >= 0"),
+])
+def test_hostile_numbers_are_one_line(capsys, argv, message):
+    assert main(["estimate", "llama-3.1-8b", "--device", "4090", *argv]) == 1
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_token_counts_take_a_suffix(capsys):
+    assert main(["estimate", "llama-3.1-8b", "--device", "4090", "--prompt", "4k", "--output", "1e3", "--json"]) == 0
+    config = json.loads(capsys.readouterr().out)["config"]
+    assert config["prompt_tokens"] == 4000 and config["output_tokens"] == 1000

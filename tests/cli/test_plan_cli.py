@@ -62,3 +62,66 @@ def test_malformed_scenario_is_one_line(tmp_path, capsys):
     assert main(["plan", str(scenario)]) == 1
     err = capsys.readouterr().err
     assert "scenario key 'traffic.requests_per_day' = 'many': expected a number" in err and err.count("\n") == 1
+
+
+def _scenario(tmp_path, old: str, new: str) -> str:
+    path = tmp_path / "s.yaml"
+    path.write_text((EXAMPLES / "team-api-200-users.yaml").read_text().replace(old, new))
+    return str(path)
+
+
+@pytest.mark.parametrize("old, new, message", [  # issue 14: the scenario examples
+    ("users: 200", "users: .nan", "scenario key 'traffic.users' = nan: not a finite number"),
+    ("{mean: 1200, p95: 4000}", "{mean: .inf}", "scenario key 'traffic.prompt_tokens.mean' = inf: not a finite number"),
+    ("monthly_usd: 6000", "monthly_usd: .nan", "scenario key 'budget.monthly_usd' = nan: not a finite number"),
+    ("max_gpus: 2", "max_gpus: 1.5", "scenario key 'constraints.max_gpus' = 1.5: expected a positive integer"),
+    ("{mean: 1200, p95: 4000}", "1000000000000",
+     "p95 prompt + output (1,000,000,000,000 + 800 tokens): longer than the 131,072-token context of llama-3.1-8b"),
+])
+def test_hostile_scenario_values_are_one_line(tmp_path, capsys, old, new, message):
+    assert main(["plan", _scenario(tmp_path, old, new)]) == 1
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_device_listed_20000_times_plans_once(tmp_path, capsys):
+    import time
+
+    devices = "devices: [" + ", ".join(["l4"] * 20_000) + "]"
+    path = _scenario(tmp_path, "devices: [l4, a10g, l40s, a100-80g, h100]", devices)
+    t0 = time.process_time()
+    assert main(["plan", path, "--format", "json"]) == 0
+    assert time.process_time() - t0 < 10
+    assert json.loads(capsys.readouterr().out)["plan"]["chosen"]["device"] == "l4"
+
+
+@pytest.mark.parametrize("raw, message", [
+    (bytes(range(256)) * 40, "not UTF-8 text"),
+    (b"[" * 100_000, "levels deep; expected at most 64"),
+], ids=["binary", "nested"])
+def test_binary_or_nested_scenario_is_one_line(tmp_path, capsys, raw, message):
+    path = tmp_path / "s.yaml"
+    path.write_bytes(raw)
+    assert main(["plan", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--rps", "nan"], "--rps nan: not a finite number"),
+    (["--users", "-5"], "--users -5: expected a number >= 1"),
+    (["--ttft-p95", "inf"], "--ttft-p95 inf: not a finite number"),
+    (["--prompt", str(10**12)], "longer than the 131,072-token context of llama-3.2-1b"),
+])
+def test_hostile_quick_plan_flags(capsys, argv, message):
+    assert main(["plan", "llama-3.2-1b", "--device", "l4", *argv]) == 1
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_sla_flags_take_units_like_the_other_durations(capsys):
+    argv = ["plan", "llama-3.2-1b", "--task", "chat", "--users", "20", "--device", "l4", "--format", "json"]
+    assert main([*argv, "--ttft-p95", "500ms", "--tpot-p95", "50ms"]) == 0
+    with_units = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--ttft-p95", "0.5", "--tpot-p95", "0.05"]) == 0
+    assert json.loads(capsys.readouterr().out) == with_units

@@ -94,3 +94,26 @@ def test_bad_arguments_are_one_line_errors_with_exit_code_1(capsys, argv, messag
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("argv, message", [  # issue 14: NaN, Infinity and signs refused at the flag
+    (["--tokens", "nan"], "--tokens nan: not a finite number"),
+    (["--tokens", "inf"], "--tokens inf: not a finite number"),
+    (["--epochs", "nan", "--dataset-tokens", "1e9"], "--epochs nan: not a finite number"),
+    (["--gpus", "16", "--nodes", "2", "--network-gbps", "-100"], "--network-gbps -100: expected a positive number"),
+    (["--network-gbps", "nan"], "--network-gbps nan: not a finite number"),
+    (["--zero", "4"], "--zero 4: expected a whole number >= 0 and <= 3"),
+    (["--method", "lora", "--lora-dropout", "nan"], "--lora-dropout nan: not a finite number"),
+    (["--seq", "2048.5"], "--seq 2048.5: expected a positive integer"),
+])
+def test_hostile_numbers_are_one_line(capsys, argv, message):
+    assert main(["train", "llama-3.1-8b", "--device", "h100", *argv]) == 1
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_network_and_tokens_take_units(capsys):
+    argv = ["llama-3.1-8b", "--device", "h100", "--gpus", "16", "--nodes", "2"]
+    with_units = run_json(capsys, *argv, "--network-gbps", "50GB/s", "--tokens", "2B")
+    plain = run_json(capsys, *argv, "--network-gbps", "400", "--tokens", "2e9")
+    assert with_units["time_to_train_s"] == plain["time_to_train_s"] and plain["time_to_train_s"] is not None

@@ -44,3 +44,71 @@ def test_bad_yaml_file(tmp_path):
         load_scenario(path)
     with pytest.raises(ConfigError, match="does not exist"):
         load_scenario(tmp_path / "missing.yaml")
+
+
+# ---- issue 14: validation at the edge ------------------------------------------------------------
+
+@pytest.mark.parametrize("change, message", [
+    ({"traffic": {"users": float("nan")}}, "scenario key 'traffic.users' = nan: not a finite number"),
+    ({"traffic": {"users": 200, "prompt_tokens": {"mean": float("inf")}}},
+     "scenario key 'traffic.prompt_tokens.mean' = inf: not a finite number"),
+    ({"budget": {"monthly_usd": float("nan")}}, "scenario key 'budget.monthly_usd' = nan: not a finite number"),
+    ({"budget": {"monthly_usd": -5}}, "scenario key 'budget.monthly_usd' = -5: expected a number >= 0"),
+    ({"constraints": {"max_gpus": 1.5}}, "scenario key 'constraints.max_gpus' = 1.5: expected a positive integer"),
+    ({"constraints": {"max_gpus": 10**6}}, "<= 100,000"),
+    ({"traffic": {"users": True}}, "scenario key 'traffic.users' = True: expected a number"),
+    ({"traffic": {"users": "200"}}, "scenario key 'traffic.users' = '200': expected a number"),
+    ({"traffic": {"users": 10**400}}, "expected a number >= 1 and <= 10,000,000,000"),
+    ({"traffic": {"users": 20, "prompt_tokens": 800.5}},
+     "'traffic.prompt_tokens' = 800.5: expected a positive integer"),
+    ({"traffic": {"users": 20, "prompt_tokens": {"mean": 800, "p95": 400}}}, "expected at least the mean (800)"),
+    ({"traffic": {"requests_per_day": 100, "profile": [float("inf")] * 24}}, "'traffic.profile[0]' = inf"),
+    ({"sla": {"ttft_p95_s": float("nan")}}, "scenario key 'sla.ttft_p95_s' = nan: not a finite number"),
+    ({"sla": {"ttft_p95_s": 10**9}}, "<= 86,400"),
+    ({"constraints": {"devices": [f"d{i}" for i in range(300)]}}, "300 different names; expected at most 256"),
+    ({"constraints": {"devices": ["x" * 300]}}, "300 characters; expected at most 256"),
+    ({"constraints": {"owned": "rtx-4090"}}, "'constraints.owned': expected a list of mappings"),
+    ({"model": "llama\x00"}, "expected printable text"),
+    ({1: 2}, "scenario key '1' is not known"),
+])
+def test_hostile_values_are_refused_naming_the_key(change, message):
+    data = {**BASE, **change}
+    with pytest.raises(ConfigError) as info:
+        parse_scenario(data)
+    assert message in str(info.value)
+
+
+def test_a_list_repeated_20000_times_is_one_name():
+    s = parse_scenario({**BASE, "constraints": {"devices": ["l4"] * 20_000 + ["a10g"]}})
+    assert s.constraints.devices == ("l4", "a10g")
+
+
+def test_job_tokens_from_epochs_are_bounded():
+    job = {"method": "lora", "epochs": 10_000, "dataset_tokens": 1e16}
+    with pytest.raises(ConfigError, match="expected at most 1e16"):
+        parse_scenario({"model": "llama-3.1-8b", "task": "finetune", "job": job})
+
+
+@pytest.mark.parametrize("raw, message", [
+    (bytes(range(256)) * 4, "not UTF-8 text (byte 0x80 at offset 128)"),
+    ("# café\nmodel: llama-3.1-8b\n".encode("latin-1"), "not UTF-8 text"),
+    ("model: llama-3.1-8b\n".encode("utf-16"), "UTF-16 text; save the scenario as UTF-8"),
+    (b"model: llama-3.1-8b\x00\n", "binary data, not a YAML scenario"),
+    (b"[" * 100_000, "levels deep; expected at most 64"),
+    (b"- " * 50_000 + b"x", "YAML nested up to"),
+    (b"model: llama-3.1-8b\n#" + b"x" * (2 * 2**20), "larger than 1,024 KiB"),
+    (b"model: llama-3.1-8b\nname: 2024-13-45\n", "not valid YAML"),
+    (b"model: llama-3.1-8b\nname: " + b"9" * 5000 + b"\n", "not valid YAML"),
+], ids=["binary", "latin-1", "utf-16", "nul", "flow-nesting", "block-nesting", "2-MiB", "bad-date", "5000-digits"])
+def test_files_refused_before_parsing(tmp_path, raw, message):
+    path = tmp_path / "s.yaml"
+    path.write_bytes(raw)
+    with pytest.raises(ConfigError) as info:
+        load_scenario(path)
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_bom_is_accepted(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_bytes(b"\xef\xbb\xbfmodel: llama-3.1-8b\ntask: api\ntraffic: {users: 20}\n")
+    assert load_scenario(path).model == "llama-3.1-8b"

@@ -1,15 +1,42 @@
-"""Entry point of the `sizeup` command: the one place that turns a `SizeupError` into exit code 1."""
+"""Entry point of the `sizeup` command, and its one error boundary.
+
+Start-up: the parser knows every command by a static table (name, module, one-line help) and imports
+only the module of the command being run, whose `register(sub)` adds its full parser. `sizeup --help`
+lists the table without importing any command.
+
+Errors: `main` turns every exception into one line on stderr — `sizeup: error: …` — through
+`sizeup.errors.describe_error`: exit code 1 for bad input (a `SizeupError`) and for bugs (with how to
+get the traceback: `--debug` or `SIZEUP_DEBUG=1`), 2 from `sizeup plan` when no configuration meets the
+targets, 130 on Ctrl-C. Never a bare traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from sizeup.errors import ConfigError, SizeupError
+from sizeup.errors import EXIT_INTERRUPTED, ConfigError, debug_requested, describe_error
 
-COMMANDS = ("flops", "roofline", "estimate", "train", "plan", "hw", "measure", "runs", "load", "watch")
+__all__ = ["COMMANDS", "build_parser", "emit_json", "main", "run_guarded"]
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    # name: (module under sizeup.cli.commands, one-line help: the same text the module registers)
+    "flops": ("flops", "count FLOPs, bytes and peak memory of a PyTorch model"),
+    "roofline": ("roofline", "price a PyTorch model's ops on one or more devices"),
+    "estimate": ("estimate", "memory and speed of a transformer from its config, on a device"),
+    "train": ("train", "memory, step time, MFU and cost of training or fine-tuning a transformer"),
+    "plan": ("plan", "the cheapest setup that meets the SLA or deadline: the compute requirement sheet"),
+    "hw": ("hw", "the hardware catalog: devices, cloud offers, this machine"),
+    "measure": ("measure", "run a model on this machine over batch sizes and store every point"),
+    "calibrate": ("measure", "fit this device's efficiency from micro-benchmarks and stored runs"),
+    "compare": ("measure", "predicted against measured, term by term, for a stored run"),
+    "runs": ("runs", "saved measurement runs: list, show, export"),
+    "load": ("load", "load-test an OpenAI-compatible (or plain HTTP) endpoint"),
+    "serve-model": ("load", "a small OpenAI-compatible server on 127.0.0.1 (tests and demos)"),
+    "watch": ("watch", "watch a process's memory over time and say whether it leaks"),
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -19,15 +46,63 @@ class _Parser(argparse.ArgumentParser):
         raise ConfigError(f"{message} (see '{self.prog} --help')")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command word: the first argument that is not an option (the top level takes no values)."""
+    for arg in argv:
+        if arg == "--":
+            return None
+        if not arg.startswith("-"):
+            return arg
+    return None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; the full parser of `command` only (its module imported), the others listed by name.
+    `command=None` lists every command; `command="*"` registers them all (tests, docs)."""
     from importlib import import_module
 
     parser = _Parser(
-        prog="sizeup", description="How much compute a model needs, and which hardware is just enough.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMANDS:  # the measure module also registers calibrate and compare
-        import_module(f"sizeup.cli.commands.{name}").register(sub)
+        prog="sizeup", description="How much compute a model needs, and which hardware is just enough.",
+        epilog="Errors are one line; add --debug (or set SIZEUP_DEBUG=1) to see the traceback of a bug.")
+    parser.add_argument("--debug", action="store_true", help="print the traceback when sizeup itself fails")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
+    wanted = {m for m, _ in COMMANDS.values()} if command == "*" else {COMMANDS[command][0]} \
+        if command in COMMANDS else set()
+    for name, (module, help_text) in COMMANDS.items():
+        if name in sub.choices:
+            continue
+        if module in wanted:  # the module registers all of its commands (measure: measure, calibrate, compare)
+            import_module(f"sizeup.cli.commands.{module}").register(sub)
+            wanted.discard(module)
+        if name not in sub.choices:
+            sub.add_parser(name, help=help_text, add_help=False)
+    _name_number_flags(parser)
     return parser
+
+
+def _name_number_flags(parser: argparse.ArgumentParser) -> None:
+    """Give each `units.number_flag` converter its flag's name, so that a bad value is the one line
+    `--batch -2: expected a positive integer …` (a ConfigError, which argparse lets through)."""
+    from sizeup.units import named_number_flag
+
+    for action in parser._actions:
+        checks = getattr(action.type, "checks", None)
+        if checks is not None:
+            action.type = named_number_flag(action.option_strings[-1] if action.option_strings else action.dest,
+                                            checks)
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _name_number_flags(child)
+
+
+def _refuse_empty_values(argv: Sequence[str]) -> None:
+    """`--gpus=--`: argparse drops the '--' and hands the command an empty list instead of a value."""
+    for arg in argv:
+        if arg == "--":
+            return
+        flag, sep, value = arg.partition("=")
+        if sep and flag.startswith("--") and value == "--":
+            raise ConfigError(f"{arg}: '--' is not a value for {flag} (see 'sizeup --help')")
 
 
 def emit_json(obj: object) -> None:
@@ -35,20 +110,44 @@ def emit_json(obj: object) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+def run_guarded(func: Callable[[], int | None], *, context: str = "sizeup", debug: bool = False) -> int:
+    """Run `func` inside the error boundary: its return value as the exit code, or one line on stderr
+    for any exception (the traceback too when `debug`). For callers other than `main` (scripts, the UI
+    launcher) that want the CLI's behaviour."""
     try:
-        args = parser.parse_args(argv)
-        return int(args.func(args) or 0)
-    except SizeupError as e:
-        message = str(e).splitlines()[0] if str(e) else type(e).__name__
-        print(f"sizeup: error: {message}", file=sys.stderr)
-        return e.exit_code
+        return int(func() or 0)
     except KeyboardInterrupt:
         print("sizeup: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `sizeup … | head`: the reader left; not an error
         return 0
+    except SystemExit:  # --help / --version
+        raise
+    except BaseException as e:  # noqa: BLE001 — the boundary: every exception becomes one line
+        report = describe_error(e, context=context)
+        if debug:
+            import traceback
+
+            traceback.print_exc(file=sys.stderr)
+        print(f"sizeup: error: {report.message}", file=sys.stderr)
+        return report.exit_code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = debug_requested(argv)
+    if "--debug" in argv:  # accepted anywhere before `--`, for every command
+        cut = argv.index("--") if "--" in argv else len(argv)
+        argv = [a for a in argv[:cut] if a != "--debug"] + argv[cut:]
+    command = _command_of(argv)
+    context = f"sizeup {command}" if command in COMMANDS else "sizeup"
+
+    def run() -> int:
+        _refuse_empty_values(argv)
+        args = build_parser(command).parse_args(argv)
+        return args.func(args)
+
+    return run_guarded(run, context=context, debug=debug)
 
 
 if __name__ == "__main__":

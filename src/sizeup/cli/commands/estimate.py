@@ -7,7 +7,12 @@ import argparse
 from sizeup.cli.calibration import add_calibration_arguments
 from sizeup.cli.commands.hw import add_catalog_argument
 from sizeup.report.terminal import render_table
-from sizeup.units import format_bytes, format_seconds
+from sizeup.units import (MAX_BATCH, MAX_GPUS, MAX_LAYERS, MAX_TOKENS, format_bytes, format_seconds,
+                          number_flag)
+
+_GPUS = number_flag(integer=True, minimum=1, maximum=MAX_GPUS)
+_BATCH = number_flag(integer=True, minimum=1, maximum=MAX_BATCH)
+_TOKENS = number_flag(integer=True, minimum=1, maximum=MAX_TOKENS, unit="count")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,19 +22,22 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "ONNX graph (memory and latency per batch from its own ledger).")
     p.add_argument("model")
     p.add_argument("--device", required=True, help="device name (see 'sizeup hw list'), or 'local' with --calibration")
-    p.add_argument("--gpus", type=int, default=1, help="tensor-parallel GPUs (default 1)")
+    p.add_argument("--gpus", type=_GPUS, default=1, help="tensor-parallel GPUs (default 1)")
     p.add_argument("--quant", default="bf16", help="weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, "
                                                   "q4_k_m, q8_0, … (default bf16)")
     p.add_argument("--kv-dtype", default="fp16", help="KV cache: fp16, bf16, fp8, q8_0, q4_0 (default fp16)")
     p.add_argument("--engine", default="hf", choices=["hf", "vllm", "llama.cpp", "tensorrt-llm"])
-    p.add_argument("--batch", type=int, default=1, help="concurrent sequences (default 1)")
-    p.add_argument("--prompt", type=int, default=512, help="prompt tokens (default 512)")
-    p.add_argument("--output", type=int, default=128, help="generated tokens (default 128)")
-    p.add_argument("--context", type=int, help="tokens the cache must hold per sequence (default prompt + output)")
-    p.add_argument("--gpu-layers", type=int, help="llama.cpp: layers offloaded to the GPU (default all)")
+    p.add_argument("--batch", type=_BATCH, default=1, help="concurrent sequences (default 1)")
+    p.add_argument("--prompt", type=_TOKENS, default=512, help="prompt tokens (default 512)")
+    p.add_argument("--output", type=number_flag(integer=True, minimum=0, maximum=MAX_TOKENS, unit="count"), default=128,
+                   help="generated tokens (default 128)")
+    p.add_argument("--context", type=_TOKENS, help="tokens the cache must hold per sequence (default prompt + output)")
+    p.add_argument("--gpu-layers", type=number_flag(integer=True, minimum=0, maximum=MAX_LAYERS),
+                   help="llama.cpp: layers offloaded to the GPU (default all)")
     p.add_argument("--cpu", metavar="NAME", help="llama.cpp: the host CPU device where layers kept off the GPU "
                                                  "run (default: the device's host_cpu, e.g. an SoC's CPU cluster)")
-    p.add_argument("--threads", type=int, help="llama.cpp: CPU threads for those layers (default all cores)")
+    p.add_argument("--threads", type=number_flag(integer=True, minimum=1, maximum=100_000),
+                   help="llama.cpp: CPU threads for those layers (default all cores)")
     p.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
                    help="MODEL.onnx: size of a symbolic dimension other than the batch (repeatable)")
     p.add_argument("--sweep", nargs="?", const="auto", metavar="B,B,…",

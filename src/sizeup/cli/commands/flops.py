@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from sizeup.ledger import CostTotals
 from sizeup.report.terminal import render_table
-from sizeup.units import format_bytes, format_si
+from sizeup.units import format_bytes, format_si, number_flag
+
+if TYPE_CHECKING:
+    from sizeup.ledger import CostTotals
 
 
 def add_model_arguments(p: argparse.ArgumentParser) -> None:
@@ -27,8 +30,10 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--optimizer", default="adamw", choices=["adamw", "adam", "sgd"],
                    help="optimizer traced with --train (default adamw)")
     p.add_argument("--by", default="module", choices=["module", "op", "kind"], help="rows of the table")
-    p.add_argument("--depth", type=int, default=None, help="deepest module level shown (root = 0)")
-    p.add_argument("--top", type=int, default=3, help="number of hot spots marked (default 3)")
+    p.add_argument("--depth", type=number_flag(integer=True, minimum=0, maximum=10_000), default=None,
+                   help="deepest module level shown (root = 0)")
+    p.add_argument("--top", type=number_flag(integer=True, minimum=0, maximum=10**6), default=3,
+                   help="number of hot spots marked (default 3)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
 
 

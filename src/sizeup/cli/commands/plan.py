@@ -8,8 +8,12 @@ import sys
 from pathlib import Path
 
 from sizeup.cli.commands.hw import add_catalog_argument
+from sizeup.errors import EXIT_NO_PLAN
+from sizeup.units import MAX_REQUESTS_PER_S, MAX_SLA_S, MAX_TOKENS, MAX_USERS, number_flag
 
-NO_CONFIGURATION_MEETS = 2
+NO_CONFIGURATION_MEETS = EXIT_NO_PLAN
+_SLA_S = number_flag(above=0, maximum=MAX_SLA_S, unit="s")
+_TOKENS = number_flag(integer=True, minimum=1, maximum=MAX_TOKENS, unit="count")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,12 +25,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--plots", metavar="DIR", help="also draw PNG plots into DIR")
     quick = p.add_argument_group("quick plan without a file")
     quick.add_argument("--task", choices=["chat", "api", "batch", "finetune", "pretrain", "edge"], default="chat")
-    quick.add_argument("--users", type=float, help="concurrent users (chat/api)")
-    quick.add_argument("--rps", type=float, help="peak requests per second (chat/api)")
-    quick.add_argument("--prompt", type=int, default=800)
-    quick.add_argument("--output", type=int, default=250)
-    quick.add_argument("--ttft-p95", type=float, help="SLA: p95 time to first token, seconds")
-    quick.add_argument("--tpot-p95", type=float, help="SLA: p95 time per output token, seconds")
+    quick.add_argument("--users", type=number_flag(minimum=1, maximum=MAX_USERS, unit="count"),
+                       help="concurrent users (chat/api)")
+    quick.add_argument("--rps", type=number_flag(above=0, maximum=MAX_REQUESTS_PER_S),
+                       help="peak requests per second (chat/api)")
+    quick.add_argument("--prompt", type=_TOKENS, default=800, help="prompt tokens (default 800)")
+    quick.add_argument("--output", type=_TOKENS, default=250, help="output tokens (default 250)")
+    quick.add_argument("--ttft-p95", type=_SLA_S, help="SLA: p95 time to first token (seconds, or 500ms)")
+    quick.add_argument("--tpot-p95", type=_SLA_S, help="SLA: p95 time per output token (seconds, or 50ms)")
     quick.add_argument("--device", action="append", default=[], help="allowed device (repeatable)")
     quick.add_argument("--engine", default="vllm")
     p.add_argument("--calibration", metavar="NAME",
@@ -46,15 +52,15 @@ def _quick_scenario(args: argparse.Namespace):
         data["constraints"]["devices"] = args.device
     if args.task in ("chat", "api"):
         traffic = {"prompt_tokens": args.prompt, "output_tokens": args.output}
-        if args.rps:
+        if args.rps is not None:
             traffic["peak_requests_per_s"] = args.rps
         else:
-            traffic["users"] = args.users or 1
+            traffic["users"] = 1 if args.users is None else args.users
         data["traffic"] = traffic
         sla = {}
-        if args.ttft_p95:
+        if args.ttft_p95 is not None:
             sla["ttft_p95_s"] = args.ttft_p95
-        if args.tpot_p95:
+        if args.tpot_p95 is not None:
             sla["tpot_p95_s"] = args.tpot_p95
         data["sla"] = sla
     return parse_scenario(data, source="command line")
@@ -68,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
     from sizeup.errors import ConfigError
     from sizeup.hardware.catalog import load_catalog
     from sizeup.plan.recommend import plan_scenario
+    from sizeup.api import check_scenario_context
     from sizeup.plan.scenario import load_scenario
     from sizeup.plan.sheet import build_sheet
 
@@ -75,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
     scenario = load_scenario(path) if path.suffix in (".yaml", ".yml") else _quick_scenario(args)
     if args.format == "xlsx" and not args.out:
         raise ConfigError("--format xlsx writes a file: give --out SHEET.xlsx")
+    check_scenario_context(scenario)
     catalog = load_catalog(args.catalog)
     devices = []
     profile = load_calibration(args)

@@ -8,8 +8,14 @@ import sys
 from sizeup.cli.calibration import add_calibration_arguments
 from sizeup.cli.commands.hw import add_catalog_argument
 from sizeup.report.terminal import render_table
-from sizeup.units import format_bytes, format_seconds
+from sizeup.units import (MAX_BATCH, MAX_GPUS, MAX_LAYERS, MAX_PARALLEL, MAX_TOKENS, MAX_TRAINING_TOKENS,
+                          format_bytes, format_seconds, number_flag)
 from sizeup.workload.frameworks import framework_ids
+
+_GPUS = number_flag(integer=True, minimum=1, maximum=MAX_GPUS)
+_DEGREE = number_flag(integer=True, minimum=1, maximum=MAX_PARALLEL)
+_BATCH = number_flag(integer=True, minimum=1, maximum=MAX_BATCH)
+_TRAINING_TOKENS = number_flag(above=0, maximum=MAX_TRAINING_TOKENS, unit="count")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,16 +32,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="torch module: precision of the traced step (default fp32)")
     p.add_argument("--method", default="full", choices=["full", "lora", "qlora", "freeze", "dora"])
     p.add_argument("--compare", metavar="M,M,…", help="compare methods side by side, e.g. full,lora,qlora")
-    p.add_argument("--rank", type=int, default=16, help="LoRA rank (default 16)")
+    p.add_argument("--rank", type=number_flag(integer=True, minimum=1, maximum=65_536), default=16,
+                   help="LoRA rank (default 16)")
     p.add_argument("--targets", default="q_proj,v_proj", help="LoRA target modules, or all-linear (default q_proj,v_proj)")
-    p.add_argument("--trainable-layers", type=int, default=2, help="freeze: how many of the last layers train")
+    p.add_argument("--trainable-layers", type=number_flag(integer=True, minimum=1, maximum=MAX_LAYERS), default=2,
+                   help="freeze: how many of the last layers train")
     p.add_argument("--framework", choices=framework_ids(),
                    help="take the framework's own settings (kernels, loss chunking, LoRA dropout, QLoRA wiring) "
                         "from data/training/frameworks.yaml; options given here win")
     p.add_argument("--kernels", choices=["fused", "eager"],
                    help="fused: Megatron / Transformer Engine / torch.compile (default); eager: PyTorch modules op by "
                         "op, as transformers, litgpt and torchtune run them (RMSNorm keeps fp32 copies, repeated K/V)")
-    p.add_argument("--lora-dropout", type=float,
+    p.add_argument("--lora-dropout", type=number_flag(minimum=0, below=1),
                    help="LoRA dropout (default 0.0 as PEFT, litgpt 0.05): each adapter then keeps a dropped copy "
                         "of its input")
     p.add_argument("--no-double-quant", action="store_const", const=True,
@@ -48,27 +56,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--recompute", default="none", choices=["none", "selective", "selective-op", "full"],
                    help="activation recomputation: selective = Megatron's (attention scores), selective-op = "
                         "torchtitan's per-op policy (every other matmul output kept)")
-    p.add_argument("--loss-chunks", type=int,
+    p.add_argument("--loss-chunks", type=number_flag(integer=True, minimum=1, maximum=MAX_TOKENS),
                    help="the cross-entropy runs over this many sequence chunks, as litgpt and torchtune do (default 1)")
     p.add_argument("--no-flash", action="store_true", help="attention without a fused kernel (stores the scores)")
-    p.add_argument("--gpus", type=int, default=1, help="GPUs in all (default 1)")
-    p.add_argument("--nodes", type=int, default=1)
-    p.add_argument("--tp", type=int, default=1, help="tensor parallel")
-    p.add_argument("--pp", type=int, default=1, help="pipeline parallel")
-    p.add_argument("--vp", type=int, default=1, help="virtual pipeline stages per GPU (interleaved 1F1B)")
+    p.add_argument("--gpus", type=_GPUS, default=1, help="GPUs in all (default 1)")
+    p.add_argument("--nodes", type=_GPUS, default=1)
+    p.add_argument("--tp", type=_DEGREE, default=1, help="tensor parallel")
+    p.add_argument("--pp", type=_DEGREE, default=1, help="pipeline parallel")
+    p.add_argument("--vp", type=_DEGREE, default=1, help="virtual pipeline stages per GPU (interleaved 1F1B)")
     p.add_argument("--tp-overlap", action="store_true",
                    help="tensor-parallel collectives overlapped with the matrix products (TE userbuffers, async TP)")
-    p.add_argument("--ep", type=int, default=1, help="expert parallel (MoE)")
-    p.add_argument("--zero", type=int, default=0, help="ZeRO stage 0-3 (FSDP full shard = 3)")
+    p.add_argument("--ep", type=_DEGREE, default=1, help="expert parallel (MoE)")
+    p.add_argument("--zero", type=number_flag(integer=True, minimum=0, maximum=3), default=0,
+                   help="ZeRO stage 0-3 (FSDP full shard = 3)")
     p.add_argument("--no-sequence-parallel", action="store_true", help="with --tp, keep norm activations replicated")
-    p.add_argument("--seq", type=int, default=2048, help="sequence length (default 2048)")
-    p.add_argument("--micro-batch", type=int, help="per GPU (default: the largest that fits)")
-    p.add_argument("--global-batch", type=int, help="sequences per optimizer step")
-    p.add_argument("--tokens", type=float, help="tokens to train on (e.g. 1e9)")
-    p.add_argument("--epochs", type=float, help="passes over the data (with --dataset-tokens)")
-    p.add_argument("--dataset-tokens", type=float, help="tokens in the data set")
+    p.add_argument("--seq", type=number_flag(integer=True, minimum=1, maximum=MAX_TOKENS, unit="count"), default=2048,
+                   help="sequence length (default 2048)")
+    p.add_argument("--micro-batch", type=_BATCH, help="per GPU (default: the largest that fits)")
+    p.add_argument("--global-batch", type=_BATCH, help="sequences per optimizer step")
+    p.add_argument("--tokens", type=_TRAINING_TOKENS, help="tokens to train on (e.g. 1e9)")
+    p.add_argument("--epochs", type=number_flag(above=0, maximum=10_000),
+                   help="passes over the data (with --dataset-tokens)")
+    p.add_argument("--dataset-tokens", type=_TRAINING_TOKENS, help="tokens in the data set")
     p.add_argument("--offer", help="cloud offer id to price on (default: the cheapest for the device)")
-    p.add_argument("--network-gbps", type=float, help="node-to-node network per node, Gb/s (default from the offer)")
+    p.add_argument("--network-gbps", type=number_flag(above=0, maximum=10**6, unit="Gbit/s"),
+                   help="node-to-node network per node, Gb/s, or with a unit: 400Gbps, 50GB/s (default from the offer)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_calibration_arguments(p)
     add_catalog_argument(p)

@@ -1,0 +1,115 @@
+"""Start-up of the `sizeup` command beside Python's own (target: estimate under 0.15 s median as a process).
+
+Times, in the same run, N runs each: `python -c pass`, `python -m sizeup estimate llama-3.1-8b --device
+rtx-4090 --json`, the `sizeup` entry point (when installed) with the same arguments, and `python -m sizeup
+--help` (wall-clock median / min / max, and the median CPU time of the process, which a busy machine
+moves much less); then the in-process time of the catalog load, and, from one `python -X importtime` run
+of the estimate, the imports that cost most. Compare the rows of one run with each other.
+
+Run from the repo root:  python benchmarks/startup.py [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ESTIMATE = ["estimate", "llama-3.1-8b", "--device", "rtx-4090", "--json"]
+TARGET_S = 0.15
+
+
+SRC = ROOT / "src"
+
+
+def _env() -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=str(SRC))
+
+
+def _time(argv: list[str], runs: int) -> tuple[list[float], list[float]]:
+    """Wall-clock and CPU (user + system) seconds of each run; CPU time barely moves when the machine is busy."""
+    wall, cpu = [], []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env())
+        err = proc.stderr.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall.append(time.perf_counter() - t0)
+        cpu.append(usage.ru_utime + usage.ru_stime)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            sys.exit(f"{' '.join(argv)} failed ({proc.returncode}): {err.decode(errors='replace')[-300:]}")
+    return wall, cpu
+
+
+def _entry_point() -> str | None:
+    """The installed `sizeup` script next to this interpreter (not a pyenv shim, which adds its own start-up)."""
+    beside = Path(sys.executable).with_name("sizeup")
+    if beside.is_file():
+        return str(beside)
+    found = shutil.which("sizeup")
+    return found if found and "shims" not in found else None
+
+
+def _imports(top: int) -> list[tuple[str, float]]:
+    """(module, cumulative ms) of the costliest imports of one estimate: outermost ones only (what a module
+    imports is inside its figure)."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "sizeup", *ESTIMATE], capture_output=True,
+                          text=True, env=_env())
+    rows = []
+    for line in proc.stderr.splitlines():
+        if not line.startswith("import time:") or "cumulative" in line:
+            continue
+        _, cumulative, name = (part.strip("| ") for part in line.removeprefix("import time:").split("|"))
+        depth = (len(line.split("|")[2]) - len(line.split("|")[2].lstrip())) // 2
+        if depth == 0:
+            rows.append((name.strip(), int(cumulative) / 1000))
+    return sorted(rows, key=lambda r: -r[1])[:top]
+
+
+def _catalog_load_s(runs: int) -> list[float]:
+    code = ("import time; from sizeup.hardware.catalog import load_catalog; t = time.perf_counter(); load_catalog(); "
+            "print(time.perf_counter() - t)")
+    return [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(),
+                                 check=True).stdout) for _ in range(runs)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10, help="runs of each command (default 10)")
+    parser.add_argument("--src", type=Path, default=ROOT / "src", help="the sizeup sources to time (default ./src)")
+    args = parser.parse_args()
+    global SRC
+    SRC = args.src
+    py = sys.executable
+    cases = [("python -c pass", [py, "-c", "pass"]),
+             ("python -m sizeup estimate … --json", [py, "-m", "sizeup", *ESTIMATE])]
+    entry = _entry_point()
+    if entry:
+        cases.append(("sizeup estimate … --json (entry point)", [entry, *ESTIMATE]))
+    cases.append(("python -m sizeup --help", [py, "-m", "sizeup", "--help"]))
+    for _, argv in cases:  # warm the file cache and the .pyc files
+        subprocess.run(argv, capture_output=True, env=_env())
+    print(f"start-up, {args.runs} runs each (target: estimate < {TARGET_S} s median)\n")
+    print("| command | median (s) | min (s) | max (s) | CPU median (s) |")
+    print("|---|---:|---:|---:|---:|")
+    for label, argv in cases:
+        t, cpu = _time(argv, args.runs)
+        print(f"| {label} | {statistics.median(t):.3f} | {min(t):.3f} | {max(t):.3f} | {statistics.median(cpu):.3f} |")
+    t = _catalog_load_s(min(args.runs, 5))
+    print(f"| load_catalog() in process | {statistics.median(t):.3f} | {min(t):.3f} | {max(t):.3f} | |")
+    print("\ncostliest imports of one estimate (python -X importtime, outermost, cumulative)\n")
+    print("| module | ms |")
+    print("|---|---:|")
+    for name, ms in _imports(12):
+        print(f"| {name} | {ms:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
