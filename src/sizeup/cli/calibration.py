@@ -32,16 +32,15 @@ def add_calibration_arguments(p: argparse.ArgumentParser) -> None:
 def load_calibration(args: argparse.Namespace):
     """The profile named by --calibration; for `--device local` without one, the default profile
     ("local", what `sizeup calibrate` saves); otherwise None."""
-    from sizeup.measure.calibrate import DEFAULT_PROFILE, load_profile
-    from sizeup.measure.store import Store, default_path
-
     name = getattr(args, "calibration", None)
     device = getattr(args, "device", None)  # one name, a comma-separated list, or (plan) a list of names
     names = device.split(",") if isinstance(device, str) else list(device or [])
-    if not name and LOCAL in [d.strip() for d in names]:
-        name = DEFAULT_PROFILE
-    if not name:
-        return None
+    if not name and LOCAL not in [d.strip() for d in names]:
+        return None  # no calibration asked for: the store and numpy stay unimported
+    from sizeup.measure.calibrate import DEFAULT_PROFILE, load_profile
+    from sizeup.measure.store import Store, default_path
+
+    name = name or DEFAULT_PROFILE
     implicit = name == DEFAULT_PROFILE and not args.calibration
     needs_calibrate = ConfigError("--device local prices on a measured machine: run 'sizeup calibrate --quick' "
                                   "first (or name a profile with --calibration NAME)")
