@@ -107,6 +107,8 @@ class ModelArch:
     """Largest dropout probability of the config (attention, residual, embedding); training stores its masks."""
     extra_tensors: tuple[WeightTensor, ...] = ()
     assumptions: tuple[str, ...] = ()
+    reader: str = ""
+    """Which path read the model: "analytic:<family>" or "transformers <version> (meta device)"."""
 
     @property
     def num_layers(self) -> int:
