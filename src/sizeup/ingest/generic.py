@@ -272,10 +272,9 @@ class _Unmapped(Exception):
     """The layer's structure does not map onto a LayerSpec (the reason is the message)."""
 
 
-def _attention_spec(block: Any, h: int, config: Any, causal: bool) -> tuple[AttentionSpec, set[str], bool]:
+def _attention_spec(block: Any, h: int, config: Any, causal: bool) -> tuple[AttentionSpec, set[str]]:
     """The attention of one block from its q/k/v/o linears, and the parameter names it covers."""
-    attn_name = next((n for n, _ in block.named_modules() if n and role_of(f"x.{n}") == "attention"
-                      and not role_of(f"x.{n}").startswith("cross")), None)
+    attn_name = next(n for n, _ in block.named_modules() if n and role_of(f"x.{n}") == "attention")
     attn = block.get_submodule(attn_name)
     lin = _linears(attn)
     q = next((m for n, m in lin.items() if re.search(r"(^|\.)(q_proj|query|q|wq)$", n)), None)
@@ -308,13 +307,12 @@ def _attention_spec(block: Any, h: int, config: Any, causal: bool) -> tuple[Atte
     window = _config_int(config, "sliding_window") if getattr(config, "use_sliding_window", True) else None
     spec = AttentionSpec(heads=heads, kv_heads=k.out_features // head_dim, head_dim=head_dim, v_head_dim=head_dim,
                          window=window, qkv_bias=qkv_bias, o_bias=o.bias is not None, qk_norm=qk_norm, causal=causal)
-    return spec, covered, (q.bias is None) == (o.bias is None)
+    return spec, covered
 
 
-def _mlp_spec(block: Any, h: int, config: Any, skip: set[str]) -> tuple[MLPSpec, set[str]]:
+def _mlp_spec(block: Any, h: int, config: Any) -> tuple[MLPSpec, set[str]]:
     """A dense MLP (gated or plain) from the block's linears outside attention."""
-    lin = {n: m for n, m in _linears(block).items()
-           if role_of(f"x.{n}") not in ("attention",) and not any(f"{n}.weight" == s for s in skip)}
+    lin = {n: m for n, m in _linears(block).items() if role_of(f"x.{n}") != "attention"}
     if any(role_of(f"x.{n}") in ("expert", "router", "shared_expert") for n in lin) or \
             any(p.dim() == 3 for p in block.parameters()):
         raise _Unmapped("a mixture-of-experts layer (priced by its analytic family, or traced)")
@@ -337,9 +335,8 @@ def _mlp_spec(block: Any, h: int, config: Any, skip: set[str]) -> tuple[MLPSpec,
 
 
 def _block_spec(block: Any, h: int, config: Any, causal: bool) -> tuple[LayerSpec, set[str], str]:
-    attention, covered, _ = _attention_spec(block, h, config, causal)
-    attn_params = {f"{n}" for n in covered}
-    mlp, mlp_covered = _mlp_spec(block, h, config, attn_params)
+    attention, covered = _attention_spec(block, h, config, causal)
+    mlp, mlp_covered = _mlp_spec(block, h, config)
     covered |= mlp_covered
     norm_mods = [(n, m) for n, m in block.named_modules()
                  if n and role_of(f"x.{n}") == "norm" and not any(c.startswith(f"{n}.") for c in covered)
