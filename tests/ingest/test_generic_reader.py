@@ -83,6 +83,16 @@ def test_the_generic_reading_of_a_preset_equals_the_analytic_one():
 
 
 @needs_transformers
+@pytest.mark.parametrize("preset", ["phi-3-mini", "gemma-2-9b", "gemma-3-1b", "bert-base-uncased"])
+def test_fused_projections_windows_and_encoders_map_like_their_families(preset):
+    """Phi-3 fuses q/k/v and gate/up; Gemma 2 alternates sliding and global layers (transformers' layer_types);
+    Gemma 3 names its activation hidden_activation; BERT is a post-norm encoder."""
+    config = preset_config(preset)
+    arch, analytic = generic.read_generic(config, preset), parse_config(config, preset)
+    assert arch.params == analytic.params and arch.layers == analytic.layers
+
+
+@needs_transformers
 def test_a_structure_that_does_not_map_is_refused_in_one_line():
     with pytest.raises(SizeupError, match="do not map onto sizeup's layers .*mixture-of-experts") as e:
         generic.read_generic(preset_config("mixtral-8x7b"))

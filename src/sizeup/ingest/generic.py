@@ -272,7 +272,7 @@ class _Unmapped(Exception):
     """The layer's structure does not map onto a LayerSpec (the reason is the message)."""
 
 
-def _attention_spec(block: Any, h: int, config: Any, causal: bool) -> tuple[AttentionSpec, set[str]]:
+def _attention_spec(block: Any, h: int, config: Any, causal: bool, index: int) -> tuple[AttentionSpec, set[str]]:
     """The attention of one block from its q/k/v/o linears, and the parameter names it covers."""
     attn_name = next(n for n, _ in block.named_modules() if n and role_of(f"x.{n}") == "attention")
     attn = block.get_submodule(attn_name)
@@ -281,20 +281,34 @@ def _attention_spec(block: Any, h: int, config: Any, causal: bool) -> tuple[Atte
     k = next((m for n, m in lin.items() if re.search(r"(^|\.)(k_proj|key|k|wk)$", n)), None)
     v = next((m for n, m in lin.items() if re.search(r"(^|\.)(v_proj|value|v|wv)$", n)), None)
     o = next((m for n, m in lin.items() if re.search(r"(^|\.)(o_proj|out_proj|dense|o|wo|c_proj)$", n)), None)
-    if not (q and k and v and o):
-        raise _Unmapped(f"no separate q/k/v/o projections in {attn_name} ({', '.join(lin) or 'no linears'})")
+    fused = next((m for n, m in lin.items() if re.search(r"(^|\.)(qkv_proj|query_key_value|Wqkv|qkv|c_attn|W_pack)$", n)),
+                 None)
+    if o is None or not ((q and k and v) or fused):
+        raise _Unmapped(f"no q/k/v (or fused qkv) and output projections in {attn_name} "
+                        f"({', '.join(lin) or 'no linears'})")
     heads = _config_int(config, "num_attention_heads", "n_head", "num_heads")
-    if heads is None or q.out_features % heads:
+    if heads is None:
         raise _Unmapped("the number of attention heads is not in the config")
-    head_dim = q.out_features // heads
-    if k.out_features % head_dim or v.out_features != k.out_features or o.in_features != q.out_features:
-        raise _Unmapped("key/value widths do not follow the query heads")
-    if q.in_features != h or o.out_features != h:
+    if q and k and v:
+        if q.out_features % heads:
+            raise _Unmapped("the query width is not a multiple of the attention heads")
+        head_dim = q.out_features // heads
+        if k.out_features % head_dim or v.out_features != k.out_features:
+            raise _Unmapped("key/value widths do not follow the query heads")
+        kv_heads, projections = k.out_features // head_dim, (q, k, v)
+        qkv_bias = q.bias is not None
+        if (k.bias is not None) != qkv_bias or (v.bias is not None) != qkv_bias:
+            raise _Unmapped("q/k/v biases differ")
+    else:
+        multi_query = getattr(config, "multi_query", False) is True
+        kv_heads = 1 if multi_query else _config_int(config, "num_key_value_heads", "num_kv_heads") or heads
+        head_dim = _config_int(config, "head_dim") or h // heads
+        if fused.out_features != (heads + 2 * kv_heads) * head_dim:
+            raise _Unmapped(f"the fused qkv width {fused.out_features:,} is not (heads + 2 × KV heads) × head dim")
+        projections, qkv_bias = (fused,), fused.bias is not None
+    if o.in_features != heads * head_dim or o.out_features != h or projections[0].in_features != h:
         raise _Unmapped("attention projections are not of the hidden size")
-    qkv_bias = q.bias is not None
-    if (k.bias is not None) != qkv_bias or (v.bias is not None) != qkv_bias:
-        raise _Unmapped("q/k/v biases differ")
-    covered = {f"{attn_name}.{n}.{p}" for n, m in lin.items() if m in (q, k, v, o) for p, _ in m.named_parameters()}
+    covered = {f"{attn_name}.{n}.{p}" for n, m in lin.items() if m in (*projections, o) for p, _ in m.named_parameters()}
     norms = {n: m for n, m in attn.named_modules() if n and role_of(f"x.{n}") == "norm"
              and sum(p.numel() for p in m.parameters()) == head_dim}  # hidden-sized: a layer norm (BERT)
     qk_norm = False
@@ -304,8 +318,8 @@ def _attention_spec(block: Any, h: int, config: Any, causal: bool) -> tuple[Atte
             raise _Unmapped(f"attention norms {', '.join(norms)} are not per-head q/k norms")
         qk_norm = True
         covered |= {f"{attn_name}.{n}.{p}" for n, m in norms.items() for p, _ in m.named_parameters()}
-    window = _config_int(config, "sliding_window") if getattr(config, "use_sliding_window", True) else None
-    spec = AttentionSpec(heads=heads, kv_heads=k.out_features // head_dim, head_dim=head_dim, v_head_dim=head_dim,
+    window = _window(config, index)
+    spec = AttentionSpec(heads=heads, kv_heads=kv_heads, head_dim=head_dim, v_head_dim=head_dim,
                          window=window, qkv_bias=qkv_bias, o_bias=o.bias is not None, qk_norm=qk_norm, causal=causal)
     return spec, covered
 
@@ -321,21 +335,34 @@ def _mlp_spec(block: Any, h: int, config: Any) -> tuple[MLPSpec, set[str]]:
     if len(downs) != 1 or len(ups) not in (1, 2) or len(lin) != len(ups) + 1:
         raise _Unmapped(f"the MLP linears {', '.join(lin) or '(none)'} are not up/gate and down projections")
     inter = downs[0][1].in_features
-    if any(m.out_features != inter for _, m in ups):
+    fused_gate = len(ups) == 1 and ups[0][1].out_features == 2 * inter  # gate and up in one linear (Phi-3)
+    if not fused_gate and any(m.out_features != inter for _, m in ups):
         raise _Unmapped("the MLP's up and down widths differ")
     bias = downs[0][1].bias is not None
     if any((m.bias is not None) != bias for _, m in ups):
         raise _Unmapped("the MLP's biases differ")
-    act = getattr(config, "hidden_act", None) or getattr(config, "activation_function", None) or "silu"
+    act = next((a for a in (getattr(config, k, None) for k in ("hidden_act", "hidden_activation",
+                                                                 "activation_function", "activation"))
+                if isinstance(a, str)), "silu")
     from sizeup.ingest.families.fields import activation
 
     covered = {f"{n}.{p}" for n, m in (*ups, *downs) for p, _ in m.named_parameters()}
-    return MLPSpec(intermediate=inter, gated=len(ups) == 2, act=activation(act if isinstance(act, str) else "silu"),
+    return MLPSpec(intermediate=inter, gated=len(ups) == 2 or fused_gate, act=activation(act if isinstance(act, str) else "silu"),
                    bias=bias), covered
 
 
-def _block_spec(block: Any, h: int, config: Any, causal: bool) -> tuple[LayerSpec, set[str], str]:
-    attention, covered = _attention_spec(block, h, config, causal)
+def _window(config: Any, index: int) -> int | None:
+    """Layer `index`'s sliding window: from the config's `layer_types` when it lists them, else
+    `sliding_window` on every layer (unless `use_sliding_window` is false)."""
+    window = _config_int(config, "sliding_window") if getattr(config, "use_sliding_window", True) else None
+    types = getattr(config, "layer_types", None)
+    if isinstance(types, (list, tuple)) and index < len(types):
+        return window if types[index] == "sliding_attention" else None
+    return window
+
+
+def _block_spec(block: Any, h: int, config: Any, causal: bool, index: int) -> tuple[LayerSpec, set[str], str]:
+    attention, covered = _attention_spec(block, h, config, causal, index)
     mlp, mlp_covered = _mlp_spec(block, h, config)
     covered |= mlp_covered
     norm_mods = [(n, m) for n, m in block.named_modules()
@@ -368,7 +395,7 @@ def read_generic(data: dict[str, Any], name: str = "model", where: str = "config
     layers, kinds, covered = [], set(), set()
     try:
         for i, block in enumerate(layers_module):
-            spec, names, kind = _block_spec(block, h, config, causal)
+            spec, names, kind = _block_spec(block, h, config, causal, i)
             layers.append(spec)
             kinds.add(kind)
             covered |= {f"{stack_path}.{i}.{n}" for n in names}
