@@ -40,10 +40,20 @@ def test_a_new_family_registers_by_decorator_alone(monkeypatch):
     assert arch.params == load_model("llama-3.2-1b").params and not arch.assumptions
 
 
-def test_the_unknown_model_type_message_lists_the_families():
-    with pytest.raises(ConfigError, match="unknown model_type 'mystery' and no vocab_size field: supported model "
-                                          "types are bert, .*deepseek_v2"):
+def test_the_unknown_model_type_message_lists_the_families(monkeypatch):
+    """Without transformers installed (issue 16: no longer read as a LLaMA-style decoder)."""
+    from sizeup.ingest import generic
+
+    monkeypatch.setattr(generic, "transformers_available", lambda: False)
+    with pytest.raises(ConfigError, match=r"unknown model_type 'mystery': no sizeup family reads it \(they read "
+                                          r"bert, .*deepseek_v2.*\); to read it with transformers: "
+                                          r"pip install 'sizeup\[hf\]'"):
         parse_config({**preset_config("llama-3.2-1b"), "model_type": "mystery", "vocab_size": None})
+
+
+def test_every_reading_names_its_reader():
+    assert load_model("llama-3.2-1b").reader == "analytic:llama"
+    assert load_model("gemma-3-27b").reader == "analytic:multimodal"
 
 
 def test_a_wrapper_without_text_config_names_the_field():

@@ -89,7 +89,7 @@ def test_config_file_and_folder(tmp_path):
     ({"num_hidden_layers": None}, "missing field 'num_hidden_layers'"),
     ({"num_key_value_heads": 5}, "num_key_value_heads = 5 must divide num_attention_heads = 32"),
     ({"hidden_size": "big"}, "field 'hidden_size' = 'big': expected a non-negative integer"),
-    ({"model_type": "mystery", "intermediate_size": None}, "unknown model_type 'mystery' and no intermediate_size"),
+    ({"model_type": "mystery", "intermediate_size": None}, "unknown model_type 'mystery': no sizeup family reads it"),
 ])
 def test_bad_configs_name_the_field(change, message):
     config = {k: v for k, v in {**LLAMA3_8B, **change}.items() if v is not None}
@@ -97,9 +97,13 @@ def test_bad_configs_name_the_field(change, message):
         parse_config(config)
 
 
-def test_unknown_model_type_with_fields_is_read_with_a_note():
-    arch = parse_config({**LLAMA3_8B, "model_type": "mystery", "hidden_act": "silu"})
-    assert arch.params == 8_030_261_248 and "unknown model_type 'mystery'" in arch.assumptions[0]
+def test_unknown_model_type_with_decoder_fields_is_refused_not_guessed():
+    """Issue 16 changes this: an unknown model_type with the decoder fields used to be read as a LLaMA-style
+    decoder with a note (a silent guess); now it is refused in one line (or read by transformers, which
+    does not know 'mystery' either)."""
+    with pytest.raises(ConfigError, match="unknown model_type 'mystery': no sizeup family reads it") as e:
+        parse_config({**LLAMA3_8B, "model_type": "mystery", "hidden_act": "silu"})
+    assert "\n" not in str(e.value)
 
 
 def test_nemotron_has_a_plain_squared_relu_mlp_and_layer_norms():

@@ -128,6 +128,8 @@ class ModelArch:
     embed_dim: int = 0
     """Width of the token embedding and the LM head when it differs from `hidden` (OPT's
     `word_embed_proj_dim`, with project_in / project_out matrices); 0: the hidden size."""
+    reader: str = ""
+    """Which path read the model: "analytic:<family>" or "transformers <version> (meta device)"."""
 
     @property
     def num_layers(self) -> int:

@@ -112,7 +112,8 @@ class InferenceEstimate:
         cfg = self.config
         data: dict[str, Any] = {
             "model": {"name": self.arch.name, "model_type": self.arch.model_type, "params": self.arch.params,
-                      "active_params": self.arch.active_params, "layers": self.arch.num_layers},
+                      "active_params": self.arch.active_params, "layers": self.arch.num_layers,
+                      "reader": self.arch.reader},
             "device": {"id": self.device.id, "name": self.device.name, "count": cfg.gpus},
             "config": {"engine": cfg.engine, "quant": self.weights.id, "kv_dtype": cfg.kv_dtype, "batch": cfg.batch,
                        "prompt_tokens": cfg.prompt, "output_tokens": cfg.output, "context_tokens": cfg.cache_tokens,

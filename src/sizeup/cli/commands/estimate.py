@@ -210,6 +210,7 @@ def render_estimate(e) -> str:
     lines = [f"{arch.name} ({arch.model_type}, {arch.params / 1e9:.2f}B parameters{moe}) on "
              f"{cfg.gpus} x {e.device.name}, {cfg.engine}, weights {e.weights.id}, KV {cfg.kv_dtype}",
              f"batch {cfg.batch}, prompt {cfg.prompt}, output {cfg.output}, cache {cfg.cache_tokens} tokens per sequence",
+             *([f"read by {arch.reader}"] if arch.reader else []),
              ""]
     rows = [["weights", format_bytes(m.weights_bytes)],
             ["KV cache" + (" pool" if m.max_concurrent_sequences is not None else ""), format_bytes(m.kv_cache_bytes)],

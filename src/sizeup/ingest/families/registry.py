@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from sizeup.errors import ConfigError
 from sizeup.ingest.arch import ModelArch
-from sizeup.ingest.families.decoder import GENERIC, read_decoder
-from sizeup.ingest.families.fields import Fields, activation, check_params, largest_dropout
+from sizeup.ingest.families.fields import (EXPERTS, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields, check_params,
+                                           largest_dropout)
+from sizeup.ingest.generic import INSTALL_HINT
 
 __all__ = ["Reader", "family", "reader_for", "model_types", "parse_config"]
 
@@ -61,31 +63,55 @@ def model_types() -> list[str]:
     return sorted(_REGISTRY)
 
 
-_GENERIC_FIELDS = ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "vocab_size")
-
-
 def parse_config(data: dict[str, Any], name: str = "model", where: str = "config.json",
                  sources: dict[str, str] | None = None) -> ModelArch:
     """Build the architecture of a `config.json` mapping; errors name the field, its value and what
     was expected (`sources`: where fields came from when not from a config.json, for the errors).
 
-    An unknown `model_type` that has the standard decoder fields is read as a LLaMA-style decoder,
-    and the result says so."""
+    A `model_type` no family reads goes to the generic reader (transformers builds the model on the meta
+    device) when transformers is installed, else is refused in one line that says how to install it; it
+    is never guessed from its sizes. `ModelArch.reader` says which path read the model."""
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: expected a JSON object")
     c = Fields(data, where, sources)  # a copy: family defaults may be filled in
     model_type = c.model_type
+    if not model_type:
+        raise ConfigError(f"{where}: no model_type field: expected one of {', '.join(model_types())} "
+                          f"(or any model_type transformers knows, with {INSTALL_HINT})")
     read = reader_for(model_type)
     if read is not None:
-        arch = read(c, name)
+        arch = replace(read(c, name), reader=f"analytic:{read.__module__.rpartition('.')[2]}")
     else:
-        missing = [k for k in _GENERIC_FIELDS if not c.has(k)]
-        if missing or not model_type:
-            raise ConfigError(f"{where}: unknown model_type {model_type!r} and no "
-                              f"{missing[0] if missing else 'model_type'} field: supported model types are "
-                              f"{', '.join(model_types())}")
-        gated = "gated" if activation(c.text("hidden_act", default="silu")) == "silu" else "plain"
-        arch = read_decoder(c, name, GENERIC, [f"unknown model_type {model_type!r}: read as a LLaMA-style decoder "
-                                               f"(RMSNorm, RoPE, {gated} MLP)"])
+        arch = _read_generic(c, name)
     check_params(c, arch.params)
     return replace(arch, dropout=max(arch.dropout, largest_dropout(c)))
+
+
+_SIZE_BOUNDS = ((re.compile(r"(^|_)(layers?|n_layer|depth)$"), LAYERS),
+                (re.compile(r"^(hidden_size|d_model|n_embd|dim|embed_dim)$"), HIDDEN),
+                (re.compile(r"^(intermediate_size|d_ff|n_inner|ffn_dim|\w*intermediate_size)$"), INTERMEDIATE),
+                (re.compile(r"vocab_size$"), VOCAB),
+                (re.compile(r"(^|_)(heads|n_head)$"), HEADS),
+                (re.compile(r"experts$"), EXPERTS))
+
+
+def _read_generic(c: Fields, name: str) -> ModelArch:
+    """The generic reader, after the sizes it would build from are checked against their bounds (at every
+    nesting level: a vision or text sub-config too)."""
+    from sizeup.ingest import generic
+
+    if not generic.transformers_available():
+        raise ConfigError(f"{c.where}: unknown model_type {c.model_type!r}: no sizeup family reads it (they read "
+                          f"{', '.join(model_types())}); to read it with transformers: {INSTALL_HINT}")
+    stack = [(c.data, c.where)]
+    while stack:
+        data, where = stack.pop()
+        inner = Fields(data, where)
+        for key, value in data.items():
+            if isinstance(value, dict):
+                stack.append((value, f"{where} ({key})"))
+            elif isinstance(value, int) and not isinstance(value, bool):
+                bound = next((b for pattern, b in _SIZE_BOUNDS if pattern.search(key)), None)
+                if bound is not None:
+                    inner.int(key, bound=bound, minimum=0)
+    return generic.read_generic(c.data, name, c.where)
