@@ -43,9 +43,17 @@ def read_yaml(path: Path) -> object:
     if size > MAX_DATA_FILE_BYTES:
         raise CatalogError(f"{path}: {size:,} bytes is larger than the {MAX_DATA_FILE_BYTES:,}-byte limit for a "
                            f"catalog or data file")
+    from sizeup.yaml_depth import MAX_YAML_NESTING, yaml_nesting_bound
+
     try:
         with open(path, encoding="utf-8") as fh:
-            return yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            text = fh.read()
+        depth = yaml_nesting_bound(text)
+        if depth > MAX_YAML_NESTING:  # libyaml's C loader would overflow its stack (a segfault)
+            raise CatalogError(f"{path}: YAML nested up to {depth:,} levels deep; expected at most {MAX_YAML_NESTING}")
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except UnicodeDecodeError as e:
+        raise CatalogError(f"{path}: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start:,})") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""

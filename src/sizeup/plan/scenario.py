@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from sizeup.errors import ConfigError
+from sizeup.yaml_depth import MAX_YAML_NESTING, yaml_nesting_bound
 from sizeup.units import (MAX_BATCH, MAX_GPUS, MAX_LIST_ITEMS, MAX_NAME_CHARS, MAX_REQUESTS_PER_S, MAX_SLA_S,
                           MAX_TOKENS, MAX_TRAINING_TOKENS, MAX_USD, MAX_USERS, KIB, check_number)
 
@@ -59,7 +60,7 @@ DEFAULT_PEAK_HOUR_SHARE = 3 / 24
 
 MAX_SCENARIO_BYTES = 1024 * KIB
 """A scenario is a page of YAML; a larger file is refused before it is parsed."""
-MAX_NESTING = 64
+MAX_NESTING = MAX_YAML_NESTING
 """Deepest nesting read (a scenario needs 4); deeper YAML is refused before parsing (libyaml would
 overflow the C stack, PyYAML the recursion limit)."""
 MAX_TEXT_CHARS = 4096
@@ -419,7 +420,7 @@ def load_scenario(path: str | Path) -> Scenario:
     if len(raw) > MAX_SCENARIO_BYTES:
         raise ConfigError(f"{path}: larger than {MAX_SCENARIO_BYTES // KIB:,} KiB; a scenario is a short YAML file")
     text = _decode(raw, path)
-    depth = _nesting_bound(text)
+    depth = yaml_nesting_bound(text)
     if depth > MAX_NESTING:
         raise ConfigError(f"{path}: YAML nested up to {depth} levels deep; expected at most {MAX_NESTING}")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -450,27 +451,5 @@ def _decode(raw: bytes, path: Path) -> str:
 
 
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_LEADING_DASHES = re.compile(r"(?:-[ \t]+)*")
 
 
-def _nesting_bound(text: str) -> int:
-    """An upper bound of the YAML's nesting depth, without parsing it: per line, block nesting (a
-    mapping in a mapping needs one more column of indentation, a sequence in a mapping none but its
-    items' mappings two more, so at most one level per column, plus one per leading '- ' and two) plus
-    the open flow brackets. Brackets inside quotes count too, so the bound can only be too high."""
-    worst = flow = 0
-    for line in text.splitlines():
-        body = line.lstrip(" ")
-        if not body or body.startswith("#"):
-            continue
-        block = len(line) - len(body) + _LEADING_DASHES.match(body).group().count("-") + 2
-        top = flow
-        if "[" in body or "{" in body or "]" in body or "}" in body:
-            for ch in body:
-                if ch in "[{":
-                    flow += 1
-                    top = max(top, flow)
-                elif ch in "]}":
-                    flow = max(flow - 1, 0)
-        worst = max(worst, block + top)
-    return worst
