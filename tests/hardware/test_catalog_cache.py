@@ -65,3 +65,49 @@ def test_large_file_is_refused_before_parsing(tmp_path, cache):
     with pytest.raises(CatalogError) as e:
         load_catalog([big], include_user=False)
     assert "huge.yaml" in str(e.value) and "limit" in str(e.value) and "\n" not in str(e.value)
+
+
+# ---- single data files ----------------------------------------------------------------------------
+
+def test_a_data_file_round_trips_through_its_cache_with_dates(cache, tmp_path):
+    import datetime as dt
+    import os
+
+    from sizeup.hardware.catalog import read_yaml
+
+    path = tmp_path / "eff.yaml"
+    path.write_text("retrieved: 2026-12-03\nrates: {fp16: 0.7, n: 3}\nlist: [a, 1.5, null, true]\n")
+    first = read_yaml(path)
+    assert first == {"retrieved": dt.date(2026, 12, 3), "rates": {"fp16": 0.7, "n": 3}, "list": ["a", 1.5, None, True]}
+    assert list((cache / "data").glob("*.json")), "the parsed file was cached"
+    assert read_yaml(path) == first and isinstance(read_yaml(path)["retrieved"], dt.date)
+    path.write_text("retrieved: 2026-12-04\n")  # an edit (new size and mtime) is read afresh
+    os.utime(path, ns=(1, 1))
+    assert read_yaml(path) == {"retrieved": dt.date(2026, 12, 4)}
+
+
+def test_a_corrupt_data_cache_entry_is_parsed_again(cache, tmp_path):
+    from sizeup.hardware.catalog import read_yaml
+
+    path = tmp_path / "eff.yaml"
+    path.write_text("a: 1\n")
+    read_yaml(path)
+    for entry in (cache / "data").glob("*.json"):
+        entry.write_text("{not json")
+    assert read_yaml(path) == {"a": 1}
+
+
+def test_an_estimate_with_a_warm_cache_imports_no_yaml(cache):
+    """Start-up (issue 15): with the data files cached, the estimate path never imports yaml or the store."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; from sizeup.cli.main import main; main(['estimate', 'llama-3.1-8b', '--device', 'rtx-4090',"
+            " '--json']); print(sorted(m for m in ('yaml', 'sqlite3', 'torch', 'transformers') if m in sys.modules),"
+            " file=sys.stderr)")
+    env = {**os.environ, "SIZEUP_CACHE_DIR": str(cache)}
+    for _ in range(2):  # the first run fills the cache
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == "[]"

@@ -32,17 +32,25 @@ def user_config_dir() -> Path:
     return Path(base) / "sizeup"
 
 
-def read_yaml(path: Path) -> object:
-    """Parse one data file (YAML, safe loader); files over MAX_DATA_FILE_BYTES are refused unread."""
-    import yaml
-
+def read_yaml(path: Path, *, cache: bool = True) -> object:
+    """Parse one data file (YAML, safe loader); files over MAX_DATA_FILE_BYTES are refused unread. With
+    `cache`, the parsed contents are kept as JSON keyed by the file's path, size and mtime
+    (hardware.catalog_cache), so the next process reads them without importing yaml."""
     try:
-        size = os.stat(path).st_size
+        st = os.stat(path)
     except OSError as e:
         raise CatalogError(f"{path}: cannot be read ({e.strerror})") from e
-    if size > MAX_DATA_FILE_BYTES:
-        raise CatalogError(f"{path}: {size:,} bytes is larger than the {MAX_DATA_FILE_BYTES:,}-byte limit for a "
-                           f"catalog or data file")
+    if st.st_size > MAX_DATA_FILE_BYTES:
+        raise CatalogError(f"{path}: {st.st_size:,} bytes is larger than the {MAX_DATA_FILE_BYTES:,}-byte limit for "
+                           f"a catalog or data file")
+    if cache:
+        from sizeup.hardware.catalog_cache import MISSING, read_data_cached
+
+        data = read_data_cached(Path(path), st)
+        if data is not MISSING:
+            return data
+    import yaml
+
     from sizeup.yaml_depth import MAX_YAML_NESTING, yaml_nesting_bound
 
     try:
@@ -51,7 +59,12 @@ def read_yaml(path: Path) -> object:
         depth = yaml_nesting_bound(text)
         if depth > MAX_YAML_NESTING:  # libyaml's C loader would overflow its stack (a segfault)
             raise CatalogError(f"{path}: YAML nested up to {depth:,} levels deep; expected at most {MAX_YAML_NESTING}")
-        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        if cache:
+            from sizeup.hardware.catalog_cache import write_data_cached
+
+            write_data_cached(Path(path), st, data)
+        return data
     except UnicodeDecodeError as e:
         raise CatalogError(f"{path}: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start:,})") from None
     except yaml.YAMLError as e:
@@ -91,7 +104,7 @@ def _layout(folder: Path) -> tuple[list[Path], list[Path]]:
 
 
 def _is_offer_file(path: Path) -> bool:
-    data = read_yaml(path)
+    data = read_yaml(path, cache=False)
     return isinstance(data, dict) and "offers" in data
 
 
@@ -148,16 +161,16 @@ def _build(folders: tuple[str, ...]) -> tuple[dict[str, DeviceSpec], dict[str, O
     for folder in folders:
         device_files, offer_paths = _layout(Path(folder))
         for path in device_files:
-            device = parse_device(read_yaml(path), path)
+            device = parse_device(read_yaml(path, cache=False), path)
             devices[device.id] = complete_device(device, table)
         for path in offer_paths:
             if path.name == "fx.yaml":
-                fx |= parse_fx(read_yaml(path), path)
+                fx |= parse_fx(read_yaml(path, cache=False), path)
             else:
                 offer_files.append(path)
     offers: dict[str, Offer] = {}
     for path in offer_files:
-        for offer in parse_offers(read_yaml(path), path, fx):
+        for offer in parse_offers(read_yaml(path, cache=False), path, fx):
             if offer.gpu not in devices:
                 raise CatalogError(f"{path}: offer {offer.id!r} field 'gpu' = {offer.gpu!r}: expected a device id "
                                    f"of the catalog")

@@ -18,7 +18,8 @@ from typing import Any
 
 from sizeup.hardware.schema import DeviceSpec, Interconnect, Offer
 
-__all__ = ["cache_dir", "cache_enabled", "content_key", "read_cached", "write_cached"]
+__all__ = ["cache_dir", "cache_enabled", "content_key", "read_cached", "write_cached", "read_data_cached",
+           "write_data_cached", "MISSING"]
 
 FORMAT = 2
 """Bumped whenever the stored layout changes."""
@@ -118,5 +119,89 @@ def write_cached(key: str, devices: dict[str, DeviceSpec], offers: dict[str, Off
         for old in folder.glob("catalog-*.json"):  # one catalog per content key is enough
             if old.name != _path(key).name and old.stat().st_mtime < _path(key).stat().st_mtime - 86400:
                 old.unlink(missing_ok=True)
+    except OSError:
+        return
+
+
+# ---- single data files (efficiency, engines, usable memory, frameworks, architectures) ----------------
+# The parsed YAML of one file, as JSON with dates tagged, keyed by the file's path, size and mtime: a hit
+# needs neither the yaml module (25 ms to import) nor a parse.
+
+MISSING = object()
+"""read_data_cached's answer when there is no usable entry."""
+
+
+def _data_path(path: Path, st: os.stat_result) -> Path:
+    key = hashlib.sha256(f"sizeup-data-{FORMAT}\0{path.resolve()}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+    return cache_dir() / "data" / f"{key.hexdigest()[:32]}.json"
+
+
+def _tag(value: Any) -> Any:
+    import datetime as dt
+
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise TypeError("a mapping key that JSON cannot hold")
+        return {k: _tag(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_tag(v) for v in value]
+    if isinstance(value, dt.datetime):
+        return {"__datetime__": value.isoformat()}
+    if isinstance(value, dt.date):
+        return {"__date__": value.isoformat()}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"{type(value).__name__} is not cached")
+
+
+def _untag(value: Any) -> Any:
+    if isinstance(value, dict):
+        if len(value) == 1 and ("__date__" in value or "__datetime__" in value):
+            import datetime as dt
+
+            if "__date__" in value:
+                return dt.date.fromisoformat(value["__date__"])
+            return dt.datetime.fromisoformat(value["__datetime__"])
+        return {k: _untag(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_untag(v) for v in value]
+    return value
+
+
+def read_data_cached(path: Path, st: os.stat_result) -> Any:
+    """The parsed contents of data file `path` (as yaml's safe loader gives them), or MISSING."""
+    if not cache_enabled():
+        return MISSING
+    try:
+        with open(_data_path(path, st), encoding="utf-8") as fh:
+            entry = json.load(fh)
+        if entry.get("format") != FORMAT or entry.get("path") != str(path.resolve()):
+            return MISSING
+        return _untag(entry["data"])
+    except Exception:  # absent, corrupt or foreign: parse the file again
+        return MISSING
+
+
+def write_data_cached(path: Path, st: os.stat_result, data: Any) -> None:
+    """Store one parsed data file atomically; contents JSON cannot hold, or an unwritable folder, skip it."""
+    if not cache_enabled():
+        return
+    try:
+        payload = {"format": FORMAT, "path": str(path.resolve()), "data": _tag(data)}
+    except (TypeError, RecursionError):
+        return
+    import tempfile
+
+    target = _data_path(path, st)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".data-", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(payload, fh, separators=(",", ":"))
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
     except OSError:
         return
