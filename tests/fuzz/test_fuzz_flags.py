@@ -5,34 +5,14 @@ resident memory stays within 500 MiB."""
 
 import contextlib
 import io
-import os
 import time
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sizeup.cli.main import main
+from tests.fuzz.limits import CPU_LIMIT_S, bounded
 
-CPU_LIMIT_S = 5.0
-MEMORY_LIMIT_BYTES = 500 * 2**20
-_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
-_baseline: list[int] = []
-
-
-def _resident_bytes() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * _PAGE_BYTES
-
-
-@contextlib.contextmanager
-def _bounded():
-    """One example: the process's resident memory after it stays within 500 MiB of where the fuzz began
-    (after the first, warming call; a transient peak freed before the end is not seen)."""
-    yield
-    if not _baseline:
-        _baseline.append(_resident_bytes())
-    grown = _resident_bytes() - _baseline[0]
-    assert grown < MEMORY_LIMIT_BYTES, f"resident memory grew by {grown / 2**20:.0f} MiB"
 
 BASE = {
     "estimate": ["estimate", "llama-3.2-1b", "--device", "rtx-4090", "--json"],
@@ -85,7 +65,7 @@ def _run(argv: list[str]) -> tuple[int, str, float]:
     _warm()
     out, err = io.StringIO(), io.StringIO()
     t0 = time.process_time()
-    with _bounded(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with bounded(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(argv)
     return code, err.getvalue(), time.process_time() - t0
 

@@ -7,7 +7,6 @@ the resident memory stays within 500 MiB."""
 import contextlib
 import copy
 import io
-import os
 import time
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sizeup.cli.main import main
+from tests.fuzz.limits import CPU_LIMIT_S, bounded
 from sizeup.errors import ConfigError
 from sizeup.plan.scenario import Scenario, load_scenario
 
@@ -25,26 +25,6 @@ BASES = {p.name: yaml.safe_load(p.read_text()) for p in EXAMPLES}
 RAW = {p.name: p.read_bytes() for p in EXAMPLES}
 # The planner runs in full on what survives validation: the fast examples only (a vision plan traces torch).
 PLANNED = [n for n in BASES if n not in ("vision-inspection.yaml", "api-70b-p99-ttft.yaml")]
-CPU_LIMIT_S = 5.0
-MEMORY_LIMIT_BYTES = 500 * 2**20
-_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
-_baseline: list[int] = []
-
-
-def _resident_bytes() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * _PAGE_BYTES
-
-
-@contextlib.contextmanager
-def _bounded():
-    """One example: the process's resident memory after it stays within 500 MiB of where the fuzz began
-    (after the first, warming call; a transient peak freed before the end is not seen)."""
-    yield
-    if not _baseline:
-        _baseline.append(_resident_bytes())
-    grown = _resident_bytes() - _baseline[0]
-    assert grown < MEMORY_LIMIT_BYTES, f"resident memory grew by {grown / 2**20:.0f} MiB"
 
 HOSTILE = st.one_of(
     st.sampled_from([float("nan"), float("inf"), float("-inf"), -1, 0, -0.5, 0.5, 1.5, 10**30, 2**64 - 1,
@@ -167,7 +147,7 @@ def _run_plan(path: Path) -> tuple[int, str, float]:
         _warmed.append(True)
     out, err = io.StringIO(), io.StringIO()
     t0 = time.process_time()
-    with _bounded(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with bounded(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(["plan", str(path), "--format", "json"])
     return code, err.getvalue(), time.process_time() - t0
 
@@ -186,7 +166,7 @@ def _check_cli(code: int, err: str, cpu_s: float) -> None:
 
 def _check_load(path: Path) -> None:
     t0 = time.process_time()
-    with _bounded():
+    with bounded():
         try:
             assert isinstance(load_scenario(path), Scenario)
         except ConfigError as e:
