@@ -63,3 +63,18 @@ def test_a_wrapper_without_text_config_names_the_field():
 
 def test_presets_still_load_through_hf_config():
     assert len(list_presets()) >= 30
+
+
+def test_a_lookup_imports_only_the_family_that_names_the_type():
+    """Start-up (issue 15): reading a llama config imports llama.py, not the other thirty family files."""
+    import ast
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; from sizeup.ingest.load import load_model; load_model('llama-3.1-8b');"
+            "print(sorted(m.rpartition('.')[2] for m in sys.modules if m.startswith('sizeup.ingest.families.')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    loaded = set(ast.literal_eval(proc.stdout))
+    assert "llama" in loaded and not loaded & {"bloom", "falcon", "gpt_oss", "roberta", "deepseek"}

@@ -22,58 +22,12 @@ import numpy as np
 
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ledger import Ledger, OpKind, enclosing_scopes
-from sizeup.price.efficiency import TENSOR_KINDS, Efficiency, device_efficiency, tensor_fraction
+from sizeup.price.efficiency import Efficiency, device_efficiency
+from sizeup.price.rates import (LEVELS, SYNCHRONOUS_KINDS, OpClasses, inverse_rates, ridge_point,
+                                tensor_precision, vector_precision)
 from sizeup.ranges import Range
 
-__all__ = ["LedgerArrays", "Roofline", "price", "tensor_precision", "vector_precision", "ridge_point"]
-
-LEVELS = ("low", "typical", "high")
-SYNCHRONOUS_KINDS = frozenset({"cpu"})
-"""Device kinds whose host thread computes the op itself, so dispatch overhead adds to op time."""
-
-# Which peak a tensor op of a given dtype runs at, in order of preference. The first entries are what
-# frameworks use by default: fp32 matmuls run without TF32 in PyTorch (allow_tf32 is False for
-# matmul), while cuDNN convolutions use TF32 by default (torch.backends.cudnn.allow_tf32 = True).
-_TENSOR_CHAIN: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
-for _kind in TENSOR_KINDS:
-    # a device whose matrix unit lists fp32 (a CPU's measured GEMM rate, an accelerator's MME) uses it
-    _fp32 = (("tensor", "tf32"), ("tensor", "fp32"), ("vector", "fp32")) if _kind == "conv" else \
-        (("tensor", "fp32"), ("vector", "fp32"))
-    _TENSOR_CHAIN |= {
-        (_kind, "fp32"): _fp32 + (("tensor", "tf32"), ("tensor", "bf16")),
-        (_kind, "tf32"): (("tensor", "tf32"), ("vector", "fp32"), ("tensor", "bf16")),
-        (_kind, "bf16"): (("tensor", "bf16"), ("vector", "fp32")),
-        (_kind, "fp16"): (("tensor", "fp16"), ("tensor", "bf16"), ("vector", "fp32")),
-        (_kind, "fp8"): (("tensor", "fp8"), ("tensor", "fp16"), ("tensor", "bf16"), ("vector", "fp32")),
-        (_kind, "int8"): (("tensor", "int8"), ("tensor", "fp16"), ("tensor", "bf16")),
-        (_kind, "int4"): (("tensor", "int4"), ("tensor", "int8"), ("tensor", "fp16"), ("tensor", "bf16")),
-        (_kind, "fp64"): (("tensor", "fp64"), ("vector", "fp64")),
-    }
-
-
-def tensor_precision(device: DeviceSpec, kind: str, dtype: str) -> tuple[str, str, float] | None:
-    """(unit, precision, FLOP/s) a tensor op of `dtype` runs at on `device`, or None if unknown."""
-    chain = _TENSOR_CHAIN.get((kind, dtype)) or _TENSOR_CHAIN[(kind, "fp32")]
-    for unit, precision in chain:
-        table = device.peak_flops_per_s if unit == "tensor" else device.vector_flops_per_s
-        if precision in table:
-            return unit, precision, table[precision]
-    return None
-
-
-def vector_precision(device: DeviceSpec, dtype: str) -> tuple[str, float] | None:
-    """Elementwise math runs in fp32 registers for fp32/bf16/fp16 tensors (fp64 stays fp64)."""
-    for precision in (("fp64",) if dtype == "fp64" else ("fp32",)):
-        if precision in device.vector_flops_per_s:
-            return precision, device.vector_flops_per_s[precision]
-    return None
-
-
-def ridge_point(device: DeviceSpec, precision: str) -> float | None:
-    """FLOPs per byte above which an op at `precision` is compute-bound (peak / bandwidth)."""
-    peak = device.peak_flops_per_s.get(precision) or device.vector_flops_per_s.get(precision)
-    return peak / device.memory_bandwidth_bytes_per_s if peak else None
-
+__all__ = ["LedgerArrays", "Roofline", "price", "tensor_precision", "vector_precision", "ridge_point"]  # the last three: rates
 
 @dataclass(slots=True)
 class LedgerArrays:
@@ -93,27 +47,13 @@ class LedgerArrays:
 
     @classmethod
     def from_ledger(cls, ledger: Ledger) -> LedgerArrays:
-        n = len(ledger.ops)
-        tensor_flops, vector_flops = np.zeros(n), np.zeros(n)
-        nbytes, launches = np.zeros(n), np.zeros(n)
-        tensor_class, vector_class = np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        c = OpClasses.of(ledger)
         # -1 (no matrix part) indexes the last column of the inverse-rate table, which is 0
-        t_index: dict[tuple[str, str], int] = {}
-        v_index: dict[str, int] = {}
-        for i, o in enumerate(ledger.ops):
-            tensor_flops[i] = o.matmul_flops * o.count
-            vector_flops[i] = (o.flops - o.matmul_flops) * o.count
-            # collectives move bytes over links, priced by price.comm, not through device memory
-            nbytes[i] = 0 if o.kind == OpKind.COMM else (o.bytes_read + o.bytes_written) * o.count
-            moves = o.flops or o.bytes_read or o.bytes_written
-            launches[i] = o.count if (o.kind != OpKind.VIEW and moves) else 0
-            if o.matmul_flops:
-                kind = o.kind.value if o.kind.value in TENSOR_KINDS else "matmul"
-                tensor_class[i] = t_index.setdefault((kind, o.dtype), len(t_index))
-            vector_class[i] = v_index.setdefault(o.dtype, len(v_index))
-        return cls(ledger=ledger, tensor_flops=tensor_flops, vector_flops=vector_flops, bytes=nbytes,
-                   launches=launches, tensor_class=tensor_class, tensor_classes=list(t_index),
-                   vector_class=vector_class, vector_classes=list(v_index))
+        return cls(ledger=ledger, tensor_flops=np.asarray(c.tensor_flops, dtype=float),
+                   vector_flops=np.asarray(c.vector_flops, dtype=float), bytes=np.asarray(c.bytes, dtype=float),
+                   launches=np.asarray(c.launches, dtype=float),
+                   tensor_class=np.asarray(c.tensor_class, dtype=np.int64), tensor_classes=c.tensor_classes,
+                   vector_class=np.asarray(c.vector_class, dtype=np.int64), vector_classes=c.vector_classes)
 
     def group(self, by: str) -> tuple[list[str], np.ndarray, np.ndarray]:
         """(names, op index, group index) pairs for `by` in scope|kind|phase|op; scopes enclose."""
@@ -226,49 +166,12 @@ def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficie
     """Price every op of `ledger` on `device`; `efficiency` defaults to the device kind's defaults."""
     arrays = ledger if isinstance(ledger, LedgerArrays) else LedgerArrays.from_ledger(ledger)
     eff = efficiency or device_efficiency(device)
-    notes: list[str] = []
-    unknown: list[str] = []
-
-    # inverse rates (seconds per FLOP) per class, one row per efficiency level; the extra last
-    # column is 0 for ops with no matrix part or no known peak, so they cost no compute time
-    inv_tensor = np.zeros((3, len(arrays.tensor_classes) + 1))
-    for c, (kind, dtype) in enumerate(arrays.tensor_classes):
-        found = tensor_precision(device, kind, dtype)
-        if found is None:
-            if arrays.tensor_flops[arrays.tensor_class == c].any():
-                unknown.append(f"{dtype} {kind}")
-                notes.append(f"{device.id}: compute unknown: no {dtype} {kind} peak is published or derivable "
-                             f"(no architecture, compute units or clock in its data file)")
-            continue
-        unit, precision, peak = found
-        if dtype == "fp32" and unit == "vector":
-            reason = ("PyTorch keeps TF32 off for matmuls by default" if kind != "conv"
-                      else f"{device.id} lists no TF32 figure")
-            notes.append(f"fp32 {kind} priced at the vector fp32 peak: {reason}")
-        elif dtype == "fp32" and precision == "tf32":
-            notes.append(f"fp32 {kind} priced at the TF32 tensor peak: cuDNN allows TF32 for convolutions by default")
-        elif precision != dtype:
-            notes.append(f"{dtype} {kind} priced at the {unit} {precision} peak: {device.id} lists no {dtype} figure")
-        fraction = tensor_fraction(eff, kind, precision) if unit == "tensor" else eff.vector
-        fraction = _widened(device, f"{unit}.{precision}", fraction, notes)
-        for row, level in enumerate(reversed(LEVELS)):  # the low time comes from the high efficiency
-            inv_tensor[row, c] = 1.0 / (peak * getattr(fraction, level))
-    inv_vector = np.zeros((3, len(arrays.vector_classes) + 1))
-    for c, dtype in enumerate(arrays.vector_classes):
-        found = vector_precision(device, dtype)
-        if found is None:
-            if arrays.vector_flops[arrays.vector_class == c].any():
-                unknown.append(f"{dtype} vector")
-                notes.append(f"{device.id}: compute unknown: no vector peak is published or derivable for "
-                             f"elementwise {dtype} work")
-            continue
-        fraction = _widened(device, f"vector.{found[0]}", eff.vector, notes)
-        for row, level in enumerate(reversed(LEVELS)):
-            inv_vector[row, c] = 1.0 / (found[1] * getattr(fraction, level))
-
-    inv_bandwidth = np.array([[1.0 / (device.memory_bandwidth_bytes_per_s * getattr(eff.memory, level))]
-                              for level in reversed(LEVELS)])
-    per_launch = np.array([[getattr(eff.overhead_s, level)] for level in LEVELS])
+    rates = inverse_rates(device, eff, arrays)  # the arrays carry the same per-op fields as OpClasses
+    notes, unknown = rates.notes, rates.unknown
+    inv_tensor = np.array(rates.tensor)
+    inv_vector = np.array(rates.vector)
+    inv_bandwidth = np.array([[r] for r in rates.bandwidth])
+    per_launch = np.array([[r] for r in rates.per_launch])
     # few, in-place array operations: each 3×n temporary costs page faults at this size
     compute = np.take(inv_tensor, arrays.tensor_class, axis=1)
     compute *= arrays.tensor_flops
@@ -292,14 +195,3 @@ def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficie
     compute, memory, overhead = parts["typical"]
     return Roofline(device=device, arrays=arrays, efficiency=eff, time=time, compute=compute, memory=memory,
                     overhead=overhead, notes=list(dict.fromkeys(notes)), unknown_compute=tuple(dict.fromkeys(unknown)))
-
-
-def _widened(device: DeviceSpec, key: str, fraction: Range, notes: list[str]) -> Range:
-    """The efficiency range for a derived peak: widened by the architecture table's derivation range."""
-    method = device.derived_peaks.get(key)
-    if method is None or device.derived_range is None:
-        return fraction
-    low, high = device.derived_range
-    notes.append(f"{device.id}: {key.replace('.', ' ')} peak {method}; efficiency range widened "
-                 f"x{low:g} (low) / x{high:g} (high) for a derived peak")
-    return Range(fraction.low * low, fraction.typical, fraction.high * high)

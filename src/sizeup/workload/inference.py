@@ -21,7 +21,7 @@ from sizeup.price.comm import collective_time, device_link
 from sizeup.price.efficiency import Efficiency, device_efficiency
 from sizeup.price.engines import EngineProfile, get_engine
 from sizeup.price.memory import InferenceMemory, MemoryConfig, inference_memory, max_fitting
-from sizeup.price.roofline import price
+from sizeup.price.rates import PhaseTotals, price_totals
 from sizeup.ranges import Range
 from sizeup.workload.quantize import WeightFormat, get_format, weight_bytes
 
@@ -147,9 +147,27 @@ def _phase_efficiency(device: DeviceSpec, engine: EngineProfile, decode: bool, w
         if changes else eff
 
 
+def _priced(ledger: Ledger, device: DeviceSpec, eff: Efficiency) -> PhaseTotals:
+    """The phase's totals: op by op for an analytic ledger (no numpy to import), vectorised for a large
+    one or a calibrated size curve; `tests/price/test_rates.py` holds the two equal."""
+    if not eff.size_curve and len(ledger.ops) <= SCALAR_PRICING_MAX_OPS:
+        return price_totals(ledger, device, eff)
+    from sizeup.price.roofline import price
+
+    roof = price(ledger, device, eff)
+    split = roof.by("phase").values()
+    return PhaseTotals(total_s=roof.total_s, notes=list(roof.notes), unknown_compute=roof.unknown_compute,
+                       by_bound_s={k: sum(v["time_by_bound_s"].get(k, 0.0) for v in split)
+                                   for k in ("compute", "memory", "overhead")})
+
+
+SCALAR_PRICING_MAX_OPS = 2000
+"""Ledgers up to this many ops are priced op by op; beyond it numpy's vectorised roofline is faster."""
+
+
 def _price_phase(ledger: Ledger, device: DeviceSpec, eff: Efficiency, gpus: int, step_overhead: Range | None,
                  tokens: int) -> tuple[PhaseEstimate, list[str]]:
-    roof = price(ledger, device, eff)
+    roof = _priced(ledger, device, eff)
     total = roof.total_s
     comm = Range(0.0, 0.0, 0.0)
     notes = list(roof.notes)
@@ -163,8 +181,7 @@ def _price_phase(ledger: Ledger, device: DeviceSpec, eff: Efficiency, gpus: int,
                     comm = comm + collective_time(o.op, o.bytes_written * o.count, gpus, link)
     overhead = step_overhead or Range(0.0, 0.0, 0.0)
     latency = total + comm + overhead
-    split = {b: v["time_by_bound_s"] for b, v in roof.by("phase").items()}
-    parts = {k: sum(v.get(k, 0.0) for v in split.values()) for k in ("compute", "memory", "overhead")}
+    parts = dict(roof.by_bound_s)
     parts["communication"] = comm.typical
     parts["overhead"] += overhead.typical
     return _phase(latency, tokens, max(parts, key=parts.get), roof.unknown_compute), notes

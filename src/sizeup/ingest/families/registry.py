@@ -1,9 +1,11 @@
 """One registry of model families, keyed by `model_type`, as op formulas are keyed by op name.
 
 A family is a function `read(fields, name) -> ModelArch` in its own file under this package,
-registered with `@family("llama", "mistral")`; registering a `model_type` twice raises. The family
-files are found and imported on the first lookup, so a new family touches one new file and nothing
-else. `parse_config` sends a config to the family of its `model_type`.
+registered with `@family("llama", "mistral")`; registering a `model_type` twice raises. A lookup
+imports the one file whose `@family(...)` line names the type (found by reading the files' text, so a
+command imports one family, not all of them); a type no decorator line names, or a listing of every
+type, imports them all. A new family touches one new file and nothing else. `parse_config` sends a
+config to the family of its `model_type`.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from sizeup.errors import ConfigError
 from sizeup.ingest.arch import ModelArch
 from sizeup.ingest.families.fields import (EXPERTS, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields, check_params,
                                            largest_dropout)
-from sizeup.ingest.generic import INSTALL_HINT
 
 __all__ = ["Reader", "family", "reader_for", "model_types", "parse_config"]
 
@@ -52,9 +53,35 @@ def _load_families() -> None:
             importlib.import_module(f"{package}.{module.name}")  # shared modules register nothing
 
 
+_DECORATOR = re.compile(r"^@family\(([^)]*)\)", re.M)
+_QUOTED = re.compile(r"""["']([^"']+)["']""")
+
+
+def _module_naming(model_type: str) -> str | None:
+    """The family file whose decorator line names `model_type`, read as text (no import)."""
+    from pathlib import Path
+
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        for args in _DECORATOR.findall(path.read_text(encoding="utf-8")):
+            if model_type in _QUOTED.findall(args):
+                return path.stem
+    return None
+
+
 def reader_for(model_type: str) -> Reader | None:
-    _load_families()
+    if model_type not in _REGISTRY and not _loaded:
+        module = _module_naming(model_type)
+        if module is not None:
+            importlib.import_module(f"{__name__.rpartition('.')[0]}.{module}")
+        if model_type not in _REGISTRY:  # registered some other way, or by no family: look everywhere
+            _load_families()
     return _REGISTRY.get(model_type)
+
+
+def _install_hint() -> str:
+    from sizeup.ingest.generic import INSTALL_HINT
+
+    return INSTALL_HINT
 
 
 def model_types() -> list[str]:
@@ -77,7 +104,7 @@ def parse_config(data: dict[str, Any], name: str = "model", where: str = "config
     model_type = c.model_type
     if not model_type:
         raise ConfigError(f"{where}: no model_type field: expected one of {', '.join(model_types())} "
-                          f"(or any model_type transformers knows, with {INSTALL_HINT})")
+                          f"(or any model_type transformers knows, with {_install_hint()})")
     read = reader_for(model_type)
     if read is not None:
         arch = replace(read(c, name), reader=f"analytic:{read.__module__.rpartition('.')[2]}")
@@ -102,7 +129,7 @@ def _read_generic(c: Fields, name: str) -> ModelArch:
 
     if not generic.transformers_available():
         raise ConfigError(f"{c.where}: unknown model_type {c.model_type!r}: no sizeup family reads it (they read "
-                          f"{', '.join(model_types())}); to read it with transformers: {INSTALL_HINT}")
+                          f"{', '.join(model_types())}); to read it with transformers: {_install_hint()}")
     stack = [(c.data, c.where)]
     while stack:
         data, where = stack.pop()

@@ -1,0 +1,212 @@
+"""What each op's time is made of, without numpy: which peak an op runs at, its inverse rates per
+efficiency level, and a scalar pricing of a small ledger.
+
+`price.roofline` vectorises the same arithmetic over many ops and devices (numpy); `price_totals` here
+gives the totals an estimate needs from a ledger of a few dozen ops without importing numpy, so a
+command-line estimate starts at Python's speed. Both take their rates from `inverse_rates`, and a test
+holds the two paths equal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sizeup.hardware.schema import DeviceSpec
+from sizeup.ledger import Ledger, OpKind
+from sizeup.price.efficiency import TENSOR_KINDS, Efficiency, device_efficiency, tensor_fraction
+from sizeup.ranges import Range
+
+__all__ = ["LEVELS", "SYNCHRONOUS_KINDS", "tensor_precision", "vector_precision", "ridge_point", "OpClasses",
+           "InverseRates", "inverse_rates", "PhaseTotals", "price_totals"]
+
+LEVELS = ("low", "typical", "high")
+SYNCHRONOUS_KINDS = frozenset({"cpu"})
+"""Device kinds whose host thread computes the op itself, so dispatch overhead adds to op time."""
+
+# Which peak a tensor op of a given dtype runs at, in order of preference. The first entries are what
+# frameworks use by default: fp32 matmuls run without TF32 in PyTorch (allow_tf32 is False for
+# matmul), while cuDNN convolutions use TF32 by default (torch.backends.cudnn.allow_tf32 = True).
+_TENSOR_CHAIN: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
+for _kind in TENSOR_KINDS:
+    # a device whose matrix unit lists fp32 (a CPU's measured GEMM rate, an accelerator's MME) uses it
+    _fp32 = (("tensor", "tf32"), ("tensor", "fp32"), ("vector", "fp32")) if _kind == "conv" else \
+        (("tensor", "fp32"), ("vector", "fp32"))
+    _TENSOR_CHAIN |= {
+        (_kind, "fp32"): _fp32 + (("tensor", "tf32"), ("tensor", "bf16")),
+        (_kind, "tf32"): (("tensor", "tf32"), ("vector", "fp32"), ("tensor", "bf16")),
+        (_kind, "bf16"): (("tensor", "bf16"), ("vector", "fp32")),
+        (_kind, "fp16"): (("tensor", "fp16"), ("tensor", "bf16"), ("vector", "fp32")),
+        (_kind, "fp8"): (("tensor", "fp8"), ("tensor", "fp16"), ("tensor", "bf16"), ("vector", "fp32")),
+        (_kind, "int8"): (("tensor", "int8"), ("tensor", "fp16"), ("tensor", "bf16")),
+        (_kind, "int4"): (("tensor", "int4"), ("tensor", "int8"), ("tensor", "fp16"), ("tensor", "bf16")),
+        (_kind, "fp64"): (("tensor", "fp64"), ("vector", "fp64")),
+    }
+
+
+def tensor_precision(device: DeviceSpec, kind: str, dtype: str) -> tuple[str, str, float] | None:
+    """(unit, precision, FLOP/s) a tensor op of `dtype` runs at on `device`, or None if unknown."""
+    chain = _TENSOR_CHAIN.get((kind, dtype)) or _TENSOR_CHAIN[(kind, "fp32")]
+    for unit, precision in chain:
+        table = device.peak_flops_per_s if unit == "tensor" else device.vector_flops_per_s
+        if precision in table:
+            return unit, precision, table[precision]
+    return None
+
+
+def vector_precision(device: DeviceSpec, dtype: str) -> tuple[str, float] | None:
+    """Elementwise math runs in fp32 registers for fp32/bf16/fp16 tensors (fp64 stays fp64)."""
+    for precision in (("fp64",) if dtype == "fp64" else ("fp32",)):
+        if precision in device.vector_flops_per_s:
+            return precision, device.vector_flops_per_s[precision]
+    return None
+
+
+def ridge_point(device: DeviceSpec, precision: str) -> float | None:
+    """FLOPs per byte above which an op at `precision` is compute-bound (peak / bandwidth)."""
+    peak = device.peak_flops_per_s.get(precision) or device.vector_flops_per_s.get(precision)
+    return peak / device.memory_bandwidth_bytes_per_s if peak else None
+
+
+def widened(device: DeviceSpec, key: str, fraction: Range, notes: list[str]) -> Range:
+    """The efficiency range for a derived peak: widened by the architecture table's derivation range."""
+    method = device.derived_peaks.get(key)
+    if method is None or device.derived_range is None:
+        return fraction
+    low, high = device.derived_range
+    notes.append(f"{device.id}: {key.replace('.', ' ')} peak {method}; efficiency range widened "
+                 f"x{low:g} (low) / x{high:g} (high) for a derived peak")
+    return Range(fraction.low * low, fraction.typical, fraction.high * high)
+
+
+@dataclass(frozen=True, slots=True)
+class OpClasses:
+    """Per op of a ledger: matrix and vector FLOPs, bytes through memory, launches, and the index of
+    its tensor class ((kind, dtype), -1 for none) and vector class (dtype)."""
+
+    tensor_flops: list[float]
+    vector_flops: list[float]
+    bytes: list[float]
+    launches: list[float]
+    tensor_class: list[int]
+    tensor_classes: list[tuple[str, str]]
+    vector_class: list[int]
+    vector_classes: list[str]
+
+    @classmethod
+    def of(cls, ledger: Ledger) -> OpClasses:
+        tensor_flops, vector_flops, nbytes, launches, t_cls, v_cls = [], [], [], [], [], []
+        t_index: dict[tuple[str, str], int] = {}
+        v_index: dict[str, int] = {}
+        for o in ledger.ops:
+            tensor_flops.append(float(o.matmul_flops * o.count))
+            vector_flops.append(float((o.flops - o.matmul_flops) * o.count))
+            # collectives move bytes over links, priced by price.comm, not through device memory
+            nbytes.append(0.0 if o.kind == OpKind.COMM else float((o.bytes_read + o.bytes_written) * o.count))
+            moves = o.flops or o.bytes_read or o.bytes_written
+            launches.append(float(o.count) if (o.kind != OpKind.VIEW and moves) else 0.0)
+            if o.matmul_flops:
+                kind = o.kind.value if o.kind.value in TENSOR_KINDS else "matmul"
+                t_cls.append(t_index.setdefault((kind, o.dtype), len(t_index)))
+            else:
+                t_cls.append(-1)
+            v_cls.append(v_index.setdefault(o.dtype, len(v_index)))
+        return cls(tensor_flops, vector_flops, nbytes, launches, t_cls, list(t_index), v_cls, list(v_index))
+
+
+@dataclass(frozen=True, slots=True)
+class InverseRates:
+    """Seconds per FLOP (per byte, per launch) at each efficiency level. Rows of `tensor`, `vector` and
+    `bandwidth` run high, typical, low efficiency (so row 0 gives the low time); each tensor and vector
+    row has one extra last entry, 0, for ops with no matrix part or no known peak. `per_launch` runs
+    low, typical, high."""
+
+    tensor: list[list[float]]
+    vector: list[list[float]]
+    bandwidth: list[float]
+    per_launch: list[float]
+    notes: list[str]
+    unknown: list[str]
+
+
+def inverse_rates(device: DeviceSpec, eff: Efficiency, classes: OpClasses) -> InverseRates:
+    notes: list[str] = []
+    unknown: list[str] = []
+    inv_tensor = [[0.0] * (len(classes.tensor_classes) + 1) for _ in LEVELS]
+    for c, (kind, dtype) in enumerate(classes.tensor_classes):
+        found = tensor_precision(device, kind, dtype)
+        if found is None:
+            if any(f for f, k in zip(classes.tensor_flops, classes.tensor_class) if k == c):
+                unknown.append(f"{dtype} {kind}")
+                notes.append(f"{device.id}: compute unknown: no {dtype} {kind} peak is published or derivable "
+                             f"(no architecture, compute units or clock in its data file)")
+            continue
+        unit, precision, peak = found
+        if dtype == "fp32" and unit == "vector":
+            reason = ("PyTorch keeps TF32 off for matmuls by default" if kind != "conv"
+                      else f"{device.id} lists no TF32 figure")
+            notes.append(f"fp32 {kind} priced at the vector fp32 peak: {reason}")
+        elif dtype == "fp32" and precision == "tf32":
+            notes.append(f"fp32 {kind} priced at the TF32 tensor peak: cuDNN allows TF32 for convolutions by default")
+        elif precision != dtype:
+            notes.append(f"{dtype} {kind} priced at the {unit} {precision} peak: {device.id} lists no {dtype} figure")
+        fraction = tensor_fraction(eff, kind, precision) if unit == "tensor" else eff.vector
+        fraction = widened(device, f"{unit}.{precision}", fraction, notes)
+        for row, level in enumerate(reversed(LEVELS)):  # the low time comes from the high efficiency
+            inv_tensor[row][c] = 1.0 / (peak * getattr(fraction, level))
+    inv_vector = [[0.0] * (len(classes.vector_classes) + 1) for _ in LEVELS]
+    for c, dtype in enumerate(classes.vector_classes):
+        found = vector_precision(device, dtype)
+        if found is None:
+            if any(f for f, k in zip(classes.vector_flops, classes.vector_class) if k == c):
+                unknown.append(f"{dtype} vector")
+                notes.append(f"{device.id}: compute unknown: no vector peak is published or derivable for "
+                             f"elementwise {dtype} work")
+            continue
+        fraction = widened(device, f"vector.{found[0]}", eff.vector, notes)
+        for row, level in enumerate(reversed(LEVELS)):
+            inv_vector[row][c] = 1.0 / (found[1] * getattr(fraction, level))
+    bandwidth = [1.0 / (device.memory_bandwidth_bytes_per_s * getattr(eff.memory, level)) for level in reversed(LEVELS)]
+    per_launch = [getattr(eff.overhead_s, level) for level in LEVELS]
+    return InverseRates(inv_tensor, inv_vector, bandwidth, per_launch, notes, unknown)
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseTotals:
+    """What an estimate needs from pricing a ledger: the total time range, the typical time split by
+    the bound of each op, the notes and what compute is unknown."""
+
+    total_s: Range
+    by_bound_s: dict[str, float]
+    notes: list[str]
+    unknown_compute: tuple[str, ...]
+
+
+def price_totals(ledger: Ledger, device: DeviceSpec, efficiency: Efficiency | None = None) -> PhaseTotals:
+    """`price.roofline.price(...)`'s totals, computed op by op without numpy. Not for a calibrated
+    efficiency with a small-GEMM size curve (the vectorised path interpolates it)."""
+    eff = efficiency or device_efficiency(device)
+    if eff.size_curve:
+        raise ValueError("price_totals does not apply a size curve: use price.roofline.price")
+    classes = OpClasses.of(ledger)
+    rates = inverse_rates(device, eff, classes)
+    synchronous = device.kind in SYNCHRONOUS_KINDS
+    totals = [0.0, 0.0, 0.0]
+    split = {"compute": 0.0, "memory": 0.0, "overhead": 0.0}
+    for i in range(len(ledger.ops)):
+        tc, vc = classes.tensor_class[i], classes.vector_class[i]
+        launches = classes.launches[i]
+        for row in range(3):
+            compute = rates.tensor[row][tc] * classes.tensor_flops[i] + rates.vector[row][vc] * classes.vector_flops[i]
+            memory = classes.bytes[i] * rates.bandwidth[row]
+            time = max(compute, memory)
+            launch = launches * rates.per_launch[row]
+            time = time + launch if synchronous else max(time, launch)
+            totals[row] += time
+            if row == 1:
+                overhead = launches * rates.per_launch[1]
+                if overhead > max(compute, memory):
+                    split["overhead"] += time
+                elif compute or memory or overhead:
+                    split["compute" if compute >= memory else "memory"] += time
+    return PhaseTotals(total_s=Range(*totals), by_bound_s=split, notes=list(dict.fromkeys(rates.notes)),
+                       unknown_compute=tuple(dict.fromkeys(rates.unknown)))

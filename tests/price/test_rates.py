@@ -1,0 +1,66 @@
+"""The scalar pricing path (price.rates.price_totals, no numpy) against the vectorised roofline."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+from sizeup.hardware.catalog import load_catalog
+from sizeup.ingest.hf_config import load_model
+from sizeup.ingest.transformer_ops import Step, transformer_ledger
+from sizeup.price.efficiency import device_efficiency
+from sizeup.price.rates import price_totals
+from sizeup.price.roofline import price
+
+CATALOG = load_catalog(include_user=False)
+# a GPU with published peaks, one with derived peaks, a CPU (dispatch adds to op time), an Apple SoC,
+# a device whose compute is unknown, and a datacenter part with FP8
+DEVICES = ["rtx-4090", "rtx-3080-ti", "xeon-8480-2s", "apple-m3-max", "core-i9-13900k", "h100-sxm-80gb"]
+CASES = [("llama-3.1-8b", "bf16", Step(batch=1, new_tokens=512, context=512)),
+         ("llama-3.1-8b", "q4_k_m", Step(batch=1, new_tokens=1, context=640)),
+         ("qwen3-30b-a3b", "fp8", Step(batch=8, new_tokens=1, context=4096)),
+         ("bert-base-uncased", "fp16", Step(batch=4, new_tokens=128, context=128)),
+         ("gpt-oss-20b", "bf16", Step(batch=2, new_tokens=1024, context=1024))]
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-300)
+
+
+@pytest.mark.parametrize("device_id", DEVICES)
+@pytest.mark.parametrize("model,weights,step", CASES, ids=[f"{m}-{w}-{s.batch}" for m, w, s in CASES])
+def test_the_scalar_totals_equal_the_vectorised_roofline(device_id, model, weights, step):
+    device = CATALOG.devices[device_id]
+    ledger = transformer_ledger(load_model(model), step, weights=weights)
+    eff = device_efficiency(device)
+    roof, totals = price(ledger, device, eff), price_totals(ledger, device, eff)
+    for level in ("low", "typical", "high"):
+        assert _close(getattr(totals.total_s, level), getattr(roof.total_s, level))
+    vectorised = {b: sum(v["time_by_bound_s"][b] for v in roof.by("phase").values())
+                  for b in ("compute", "memory", "overhead")}
+    assert all(_close(totals.by_bound_s[b], vectorised[b]) for b in vectorised)
+    assert totals.notes == roof.notes and totals.unknown_compute == roof.unknown_compute
+
+
+def test_a_size_curve_is_left_to_the_vectorised_path():
+    from dataclasses import replace
+
+    device = CATALOG.devices["rtx-4090"]
+    eff = replace(device_efficiency(device), size_curve=((1e6, 0.2), (1e12, 0.9)))
+    with pytest.raises(ValueError, match="size curve"):
+        price_totals(transformer_ledger(load_model("llama-3.2-1b"), Step(batch=1, new_tokens=8, context=8)), device, eff)
+
+
+def test_an_estimate_imports_no_numpy():
+    """Start-up (issue 15): a known family's estimate on the command line never imports numpy or torch."""
+    code = ("import sys; from sizeup.cli.main import main; main(['estimate', 'llama-3.1-8b', '--device', 'rtx-4090',"
+            " '--json']); print(sorted(m for m in ('numpy', 'torch', 'yaml') if m in sys.modules), file=sys.stderr)")
+    for _ in range(2):  # the first run may fill the data-file cache (yaml)
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ),
+                              timeout=120)
+        assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == "[]"
