@@ -128,3 +128,10 @@ def test_variant_note_reaches_estimate_and_hw_show(tmp_path, capsys):
     data = run_json(capsys, "estimate", "llama-3-8b", "--device", "Zeta 4060 Ti", "--catalog", str(tmp_path))
     assert any("zeta-4060-ti-8gb" in a and "resolved to zeta-4060-ti-16gb" in a for a in data["assumptions"])
     assert data["prefill"]["tokens_per_s"]["typical"] > 0
+
+
+def test_an_unknown_provider_is_refused_naming_the_known_ones(capsys):
+    """A mistyped --provider listed nothing with exit 0; now one line naming the catalog's providers."""
+    assert main(["hw", "offers", "--provider", "vastia"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'vastia'" in err and "vastai" in err and "aws" in err

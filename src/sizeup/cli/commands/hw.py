@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     show.add_argument("name", help="device id, name or alias (e.g. 4090, 'H100 SXM', a100-80g)")
     offers = verbs.add_parser("offers", help="cloud offers and their dated prices")
     offers.add_argument("--gpu", help="only offers with this device")
-    offers.add_argument("--provider", help="only this provider (aws, gcp, azure, lambda, runpod, autodl)")
+    offers.add_argument("--provider", help="only this provider (aws, gcp, azure, lambda, runpod, autodl, vastai, tencent, ...)")
     local = verbs.add_parser("local", help="this machine's CPU and GPUs, mapped to the catalog")
     for q in (ls, show, offers, local):
         add_catalog_argument(q)
@@ -63,6 +63,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.verb == "offers":
         gpu = catalog.device(args.gpu).id if args.gpu else None
+        providers = sorted({o.provider for o in catalog.offers.values()})
+        if args.provider is not None and args.provider not in providers:
+            from sizeup.errors import ConfigError
+
+            raise ConfigError(f"--provider {args.provider!r}: not a provider in the catalog; expected one of "
+                              f"{', '.join(providers)}")
         offers = [o for o in catalog.offers_for(gpu) if args.provider is None or o.provider == args.provider]
         offers.sort(key=lambda o: (o.on_demand_usd_per_hour / o.gpu_count, o.id))
         if args.json:
