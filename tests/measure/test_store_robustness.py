@@ -37,20 +37,21 @@ def garbage(path: Path) -> None:
     path.write_bytes(b"\x00\xffnot sqlite at all" * 500)
 
 
-def foreign(path: Path) -> None:
+def _sql(path: Path, statement: str, *params) -> None:
     conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE people (name TEXT)")
-    conn.execute("INSERT INTO people VALUES ('ada')")
+    conn.execute(statement, params)
     conn.commit()
     conn.close()
+
+
+def foreign(path: Path) -> None:
+    _sql(path, "CREATE TABLE people (name TEXT)")
+    _sql(path, "INSERT INTO people VALUES ('ada')")
 
 
 def missing_column(path: Path) -> None:
     filled(path)
-    conn = sqlite3.connect(path)
-    conn.execute("ALTER TABLE points DROP COLUMN latency_p99_s")
-    conn.commit()
-    conn.close()
+    _sql(path, "ALTER TABLE points DROP COLUMN latency_p99_s")
 
 
 def corrupt(path: Path) -> None:
@@ -63,26 +64,17 @@ def corrupt(path: Path) -> None:
 
 def bad_json(path: Path) -> None:
     filled(path)
-    conn = sqlite3.connect(path)
-    conn.execute("UPDATE runs SET config = '{\"a\": 1,' WHERE id = 1")
-    conn.commit()
-    conn.close()
+    _sql(path, "UPDATE runs SET config = '{\"a\": 1,' WHERE id = 1")
 
 
 def bad_point_json(path: Path) -> None:
     filled(path)
-    conn = sqlite3.connect(path)
-    conn.execute("UPDATE points SET extra = 'nope' WHERE id = 2")
-    conn.commit()
-    conn.close()
+    _sql(path, "UPDATE points SET extra = 'nope' WHERE id = 2")
 
 
 def newer(path: Path) -> None:
     filled(path)
-    conn = sqlite3.connect(path)
-    conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION + 1,))
-    conn.commit()
-    conn.close()
+    _sql(path, "UPDATE schema_version SET version = ?", SCHEMA_VERSION + 1)
 
 
 BAD = [(garbage, "not an SQLite file"), (foreign, "no schema_version table; has people"),

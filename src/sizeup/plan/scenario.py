@@ -95,29 +95,32 @@ class _Keys:
             raise ConfigError(f"scenario key {self._path(shown)!r} is not known (expected one of: "
                               f"{', '.join(sorted(keys))})")
 
-    def number(self, key: str, default: float | None = None, *, minimum: float | None = 0.0, strict: bool = False,
-               maximum: float | None = None, below: float | None = None, required: bool = False) -> float | None:
-        """A finite number (not a bool, not a string) within the bounds; `strict`: > minimum."""
+    def _numeric(self, key: str, required: bool, expected: str) -> int | float | None:
+        """The raw value of `key`: None when absent (an error if `required`); a bool or a string refused."""
         value = self.data.get(key)
         if value is None:
             if required:
                 raise ConfigError(f"{self._key(key)} is missing")
-            return default
+            return None
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{self._key(key)} = {_shown(value)}: expected a number")
+            raise ConfigError(f"{self._key(key)} = {_shown(value)}: expected {expected}")
+        return value
+
+    def number(self, key: str, default: float | None = None, *, minimum: float | None = 0.0, strict: bool = False,
+               maximum: float | None = None, below: float | None = None, required: bool = False) -> float | None:
+        """A finite number (not a bool, not a string) within the bounds; `strict`: > minimum."""
+        value = self._numeric(key, required, "a number")
+        if value is None:
+            return default
         return check_number(value, what=self._key(key), minimum=None if strict else minimum,
                             above=minimum if strict else None, maximum=maximum, below=below)
 
     def count(self, key: str, default: int | None = None, *, minimum: int = 1, maximum: int,
               required: bool = False) -> int | None:
         """A whole number within the bounds (1.0 is read as 1; 1.5 is refused)."""
-        value = self.data.get(key)
+        value = self._numeric(key, required, "a whole number")
         if value is None:
-            if required:
-                raise ConfigError(f"{self._key(key)} is missing")
             return default
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{self._key(key)} = {_shown(value)}: expected a whole number")
         return int(check_number(value, what=self._key(key), integer=True, minimum=minimum, maximum=maximum))
 
     def text(self, key: str, default: str | None = None, choices: tuple[str, ...] | None = None,

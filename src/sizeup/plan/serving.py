@@ -47,9 +47,9 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
     times = []
     fmt = get_format(cfg.weights)
     context = cfg.prompt + max(cfg.output // 2, 1)
-    from sizeup.workload.inference import _phase_efficiency  # the engine's decode efficiencies
+    from sizeup.workload.inference import phase_efficiency  # the engine's decode efficiencies
 
-    eff = _phase_efficiency(device, engine, True, fmt)
+    eff = phase_efficiency(device, engine, True, fmt)
     for b in batches:
         ledger = transformer_ledger(arch, Step(batch=b, new_tokens=1, context=context), weights=fmt,
                                     kv_dtype=cfg.kv_dtype, tp=cfg.gpus, per_layer=False)

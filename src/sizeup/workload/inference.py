@@ -25,7 +25,8 @@ from sizeup.price.rates import PhaseTotals, price_totals
 from sizeup.ranges import Range
 from sizeup.workload.quantize import WeightFormat, get_format, weight_bytes
 
-__all__ = ["InferenceConfig", "PhaseEstimate", "InferenceEstimate", "SweepPoint", "batch_sweep", "estimate_inference"]
+__all__ = ["InferenceConfig", "PhaseEstimate", "InferenceEstimate", "SweepPoint", "batch_sweep", "estimate_inference",
+           "phase_efficiency"]
 
 MAX_SEARCH_CONTEXT = 1 << 21
 MAX_SEARCH_BATCH = 1 << 14
@@ -135,7 +136,7 @@ class InferenceEstimate:
         return data
 
 
-def _phase_efficiency(device: DeviceSpec, engine: EngineProfile, decode: bool, weights: WeightFormat) -> Efficiency:
+def phase_efficiency(device: DeviceSpec, engine: EngineProfile, decode: bool, weights: WeightFormat) -> Efficiency:
     eff = device_efficiency(device)
     if device.kind == "cpu":
         return eff
@@ -277,7 +278,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     def phase(ledger: Ledger, decode: bool, tokens: int) -> PhaseEstimate:
         on_dev = on_cpu = None
         if on_gpu > 0:
-            on_dev, notes = _price_phase(ledger, dev, _phase_efficiency(dev, engine, decode, fmt), tp,
+            on_dev, notes = _price_phase(ledger, dev, phase_efficiency(dev, engine, decode, fmt), tp,
                                          step_overhead, tokens)
             assumptions.extend(notes)
         if on_gpu < 1:
@@ -285,7 +286,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
                 on_cpu = PhaseEstimate(latency_s=Range(0.0, 0.0, 0.0), tokens_per_s=None, bound="unknown",
                                        compute_priced=False, unknown_compute=("layers on the CPU (no CPU device)",))
             else:
-                on_cpu, notes = _price_phase(ledger, host, _phase_efficiency(host, engine, decode, fmt), 1,
+                on_cpu, notes = _price_phase(ledger, host, phase_efficiency(host, engine, decode, fmt), 1,
                                              step_overhead, tokens)
                 assumptions.extend(notes)
         if on_cpu is None:

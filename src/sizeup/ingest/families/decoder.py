@@ -12,7 +12,7 @@ from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLASpec, MLPSpec, Model
 from sizeup.ingest.families.fields import (CONTEXT, EXPERTS, HEAD_DIM, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB,
                                            Fields, activation, show)
 
-__all__ = ["DecoderTraits", "GENERIC", "read_decoder", "dense_mlp", "uniform_windows", "top_k", "rotary_fraction",
+__all__ = ["DecoderTraits", "read_decoder", "dense_mlp", "uniform_windows", "top_k", "rotary_fraction",
            "heads_of", "PARALLEL_NOTE", "quantization_note"]
 
 PARALLEL_NOTE = ("parallel attention and MLP: costed as two branches on one normed input summed into one residual "
@@ -53,10 +53,6 @@ class DecoderTraits:
     """A learned attention-sink logit per head (gpt-oss)."""
     attention_bias: bool = False
     """`attention_bias` when the config leaves it out (the config class's default)."""
-
-
-GENERIC = DecoderTraits(gated=False)
-"""A model_type no family knows, read as a LLaMA-style decoder (gated only with SiLU)."""
 
 
 def dense_mlp(c: Fields, act: str, traits: DecoderTraits) -> MLPSpec:
