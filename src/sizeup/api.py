@@ -14,7 +14,8 @@ from sizeup.errors import ConfigError
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ledger import CostTotals, Ledger, MemoryPeak, OpKind, Phase, scope_depth
 
-__all__ = ["FlopsReport", "check_context", "check_scenario_context", "count_flops", "estimate", "parse_input_specs"]
+__all__ = ["FlopsReport", "check_context", "check_scenario_context", "compare_devices", "count_flops", "estimate",
+           "parse_input_specs"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -170,6 +171,55 @@ def estimate(
     if host is None and target.host_cpu and target.host_cpu in cat.devices:
         host = cat.devices[target.host_cpu]
     return estimate_inference(arch, target, cfg, cpu=host)
+
+
+def compare_devices(
+    model: str,
+    *,
+    devices: str | Sequence[str] = "common",
+    engine: str | None = None,
+    gpus: int = 1,
+    kv_dtype: str = "fp16",
+    batch: int = 1,
+    prompt: int = 512,
+    output: int = 128,
+    context: int | None = None,
+    formats: Sequence[str] | None = None,
+    catalog: Sequence[str] = (),
+):
+    """One row per device (`sizeup.workload.device_fit.DeviceFit`): the most precise format of the
+    device's engine that fits `batch` sequences of the context, its decode tokens/s, and the price per
+    million tokens on the cheapest on-demand offer. `devices` is a class (consumer, workstation, apple,
+    datacenter, edge, cpu), 'all', 'common' (a few cards most asked about) or a list of names;
+    `formats` replaces the engine's ladder of formats to try."""
+    from sizeup.hardware.catalog import load_catalog
+    from sizeup.hardware.segments import COMMON_DEVICES, SEGMENTS, segment_of
+    from sizeup.ingest.hf_config import load_model
+    from sizeup.workload.device_fit import device_fit
+    from sizeup.workload.inference import InferenceConfig, estimate_inference
+
+    cat = load_catalog(catalog)
+    if isinstance(devices, str):
+        if devices == "common":
+            targets = [cat.devices[d] for d in COMMON_DEVICES if d in cat.devices]
+        elif devices == "all":
+            targets = list(cat.devices.values())
+        elif devices in SEGMENTS:
+            targets = [d for d in cat.devices.values() if segment_of(d) == devices]
+        else:
+            raise ConfigError(f"--devices {devices!r}: expected one of {', '.join(SEGMENTS)}, all or common")
+    else:
+        targets = [cat.device(name) for name in devices]
+    arch = load_model(model)
+    tokens = f"--context {context:,}" if context is not None else f"--prompt {prompt:,} + --output {output:,} tokens"
+    check_context(arch, prompt=prompt, total=context if context is not None else prompt + output, what=tokens)
+
+    def estimate_at(device: DeviceSpec, eng: str, fmt: str):
+        cfg = InferenceConfig(batch=batch, prompt=prompt, output=output, context=context, weights=fmt,
+                              kv_dtype=kv_dtype, engine=eng, gpus=gpus)
+        return estimate_inference(arch, device, cfg)
+
+    return [device_fit(arch, d, cat, engine=engine, estimate_at=estimate_at, formats=formats) for d in targets]
 
 
 UNSTATED_CONTEXT_LIMIT = 1 << 21

@@ -114,7 +114,7 @@ UNITS: dict[str, dict[str, float]] = {
               "MB": MEGA, "GB": GIGA, "TB": TERA},
     "Gbit/s": {"": 1.0, "Gbps": 1.0, "gbps": 1.0, "Gb/s": 1.0, "Gbit/s": 1.0, "gbit/s": 1.0, "Mbps": 1e-3,
                "mbps": 1e-3, "Mb/s": 1e-3, "Mbit/s": 1e-3, "Tbps": 1e3, "tbps": 1e3, "Tb/s": 1e3, "Tbit/s": 1e3,
-               "GB/s": BITS_PER_BYTE, "MB/s": BITS_PER_BYTE / KILO},
+               "GB/s": BITS_PER_BYTE, "MB/s": BITS_PER_BYTE / KILO, "TB/s": BITS_PER_BYTE * KILO},
     "count": {"": 1.0, "k": KILO, "K": KILO, "M": MEGA, "B": GIGA, "G": GIGA, "T": TERA},
 }
 """Suffixes by unit: "s" durations (200ms, 2h), "bytes" sizes (16GiB), "Gbit/s" network links (25GB/s = 200),
@@ -317,4 +317,19 @@ def format_seconds(value: float, digits: int = 3) -> str:
         return f"{value:.{digits}g} s"
     if value >= 1e-3:
         return f"{value * 1e3:.{digits}g} ms"
-    return f"{value * 1e6:.{digits}g} us"
+    return f"{value * 1e6:.{digits}g} µs"
+
+
+def spoken_metric(key: str) -> str:
+    """A metric key as a reader writes it: 'ttft_p999' -> 'TTFT p99.9', 'tpot_p95_s' -> 'TPOT p95'.
+    JSON and scenario files keep the keys; only what people read changes."""
+    parts = [part for part in key.split("_") if part != "s"]
+    words = []
+    for part in parts:
+        if part == "p999":
+            words.append("p99.9")
+        elif part in ("ttft", "tpot", "e2e", "itl"):
+            words.append(part.upper())
+        else:
+            words.append(part)
+    return " ".join(words)

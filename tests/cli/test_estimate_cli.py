@@ -78,3 +78,57 @@ def test_token_counts_take_a_suffix(capsys):
     assert main(["estimate", "llama-3.1-8b", "--device", "4090", "--prompt", "4k", "--output", "1e3", "--json"]) == 0
     config = json.loads(capsys.readouterr().out)["config"]
     assert config["prompt_tokens"] == 4000 and config["output_tokens"] == 1000
+
+
+# ---- without one device: the table of devices; one that does not fit says what would (issue 19) ------
+
+
+def test_estimate_without_a_device_compares_common_cards(capsys):
+    import json
+
+    from sizeup.hardware.segments import COMMON_DEVICES
+
+    assert main(["estimate", "llama-3.1-8b", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["devices"]
+    assert {r["device"] for r in rows} == set(COMMON_DEVICES)
+    by = {r["device"]: r for r in rows}
+    # an 8B model at q8_0 (8.5 bits per weight, ~8.5 GB) fits a 12 GB card under llama.cpp; vLLM serves bf16 on an A100
+    assert by["rtx-3060-12gb"]["format"] == "q8_0" and by["rtx-3060-12gb"]["engine"] == "llama.cpp"
+    assert by["a100-sxm-80gb"]["format"] == "bf16" and by["a100-sxm-80gb"]["engine"] == "vllm"
+    for r in rows:
+        if r["usd_per_million_tokens"] is not None:  # $/M tokens = $/h / (tokens/s x 3600) x 1e6
+            assert r["usd_per_million_tokens"] == pytest.approx(
+                r["usd_per_gpu_hour"] / (r["decode_tokens_per_s"] * 3600) * 1e6)
+
+
+def test_estimate_devices_class_picks_the_format_that_fits(capsys):
+    import json
+
+    assert main(["estimate", "llama-3.1-70b", "--devices", "consumer", "--json"]) == 0
+    rows = {r["device"]: r for r in json.loads(capsys.readouterr().out)["devices"]}
+    assert all(r["segment"] == "consumer" for r in rows.values())
+    assert rows["rtx-3060-12gb"]["fits"] is False and "usable" in rows["rtx-3060-12gb"]["reason"]
+    # 70B at q2_k is ~26 GB: a 32 GB RTX 5090 holds it, a 24 GB 4090 holds none of the ladder
+    assert rows["rtx-5090"]["format"] == "q2_k"
+    assert rows["rtx-4090"]["fits"] is False and rows["rtx-4090"]["formats_tried"][-1] == "q2_k"
+
+
+def test_estimate_that_does_not_fit_says_what_would_and_exits_2(capsys):
+    import json
+
+    args = ["estimate", "llama-3.1-70b", "--device", "rtx-4090", "--engine", "vllm", "--quant", "bf16"]
+    assert main(args) == 2
+    out = capsys.readouterr().out
+    assert "DOES NOT FIT" in out and "what would fit" in out and "--gpus 8" in out
+    assert main([*args, "--json"]) == 2
+    data = json.loads(capsys.readouterr().out)
+    changes = {s["flag"]: s["value"] for s in data["would_fit"]}
+    assert changes["gpus"] == 8 and data["fits"] is False
+    # each suggestion is checked by a full estimate
+    assert main(["estimate", "llama-3.1-70b", "--device", "rtx-4090", "--engine", "vllm", "--quant", "bf16",
+                 "--gpus", "8"]) == 0
+
+
+def test_a_table_refuses_one_device_flags():
+    assert main(["estimate", "llama-3.1-8b", "--devices", "edge", "--gpu-layers", "10"]) == 1
+    assert main(["estimate", "llama-3.1-8b", "--devices", "edge", "--device", "l4"]) == 1

@@ -112,7 +112,7 @@ def test_load_run_is_compared_with_the_plan_sla(server, tmp_path, capsys):
     assert compared["sla"]["tpot_p95"]["met"] is False and compared["all_met"] is False  # 1 µs is not
     assert main(["compare", str(loaded["run_id"]), "--db", db]) == 0
     text = capsys.readouterr().out
-    assert "SLA ttft_p95: promised 30 s" in text and "MISSED" in text
+    assert "SLA TTFT p95: promised 30 s" in text and "MISSED" in text
 
 
 def test_leak_watch_on_the_reference_server_under_load(tmp_path):

@@ -46,6 +46,12 @@ class _Parser(argparse.ArgumentParser):
         raise ConfigError(f"{message} (see '{self.prog} --help')")
 
 
+def _version() -> str:
+    from sizeup import __version__
+
+    return __version__
+
+
 def _command_of(argv: Sequence[str]) -> str | None:
     """The command word: the first argument that is not an option (the top level takes no values)."""
     for arg in argv:
@@ -65,6 +71,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="sizeup", description="How much compute a model needs, and which hardware is just enough.",
         epilog="Errors are one line; add --debug (or set SIZEUP_DEBUG=1) to see the traceback of a bug.")
     parser.add_argument("--debug", action="store_true", help="print the traceback when sizeup itself fails")
+    parser.add_argument("--version", action="version", version=f"sizeup {_version()}",
+                        help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     wanted = {m for m, _ in COMMANDS.values()} if command == "*" else {COMMANDS[command][0]} \
         if command in COMMANDS else set()

@@ -10,6 +10,7 @@ import asyncio
 import json
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
@@ -212,7 +213,7 @@ async def _bounded(client, cfg: LoadConfig, prompt: str, record: RequestRecord) 
         record.status, record.end = "timeout", None
 
 
-async def _run(cfg: LoadConfig) -> LoadResult:
+async def _run(cfg: LoadConfig, progress: Callable[[int, int], None] | None = None) -> LoadResult:
     import httpx
 
     rng = random.Random(cfg.seed)
@@ -227,13 +228,23 @@ async def _run(cfg: LoadConfig) -> LoadResult:
         now = time.perf_counter()
         return len(records) < limit and (deadline is None or now < deadline)
 
+    finished = 0
+
+    def done(*_) -> None:
+        nonlocal finished
+        finished += 1
+        if progress is not None:
+            progress(finished, len(records))
+
     async with httpx.AsyncClient(timeout=timeout, limits=limits) as client:
         tasks = []
         if cfg.rate is not None:  # open loop: Poisson arrivals, independent of the responses
             while open_request():
                 record = RequestRecord(start=time.perf_counter())
                 records.append(record)
-                tasks.append(asyncio.create_task(_bounded(client, cfg, rng.choice(cfg.prompts), record)))
+                task = asyncio.create_task(_bounded(client, cfg, rng.choice(cfg.prompts), record))
+                task.add_done_callback(done)
+                tasks.append(task)
                 await asyncio.sleep(rng.expovariate(cfg.rate))
         else:  # closed loop: each worker sends its next request when the last one is done
             async def worker() -> None:
@@ -241,6 +252,7 @@ async def _run(cfg: LoadConfig) -> LoadResult:
                     record = RequestRecord(start=time.perf_counter())
                     records.append(record)
                     await _bounded(client, cfg, rng.choice(cfg.prompts), record)
+                    done()
 
             tasks = [asyncio.create_task(worker()) for _ in range(cfg.concurrency)]
         grace = cfg.timeout_s + 1.0
@@ -267,6 +279,7 @@ def check_reachable(url: str, timeout_s: float = 3.0) -> None:
         raise MeasureError(f"cannot reach {url}: {e.strerror or e}") from None
 
 
-def run_load(cfg: LoadConfig) -> LoadResult:
+def run_load(cfg: LoadConfig, progress: Callable[[int, int], None] | None = None) -> LoadResult:
+    """Send the load of `cfg`; `progress(finished, sent)` after each request ends."""
     check_reachable(cfg.url)
-    return asyncio.run(_run(cfg))
+    return asyncio.run(_run(cfg, progress))

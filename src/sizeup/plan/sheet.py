@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sizeup.units import spoken_metric
+
 __all__ = ["Cell", "Section", "Sheet"]
 
 
@@ -194,7 +196,7 @@ def build_sheet(result) -> Sheet:
                 value = sim.metric(f"{metric}_{point}")
                 if value == value:  # not NaN
                     target = scenario.sla.targets.get(f"{metric}_{point}")
-                    sla_cells.append(Cell(key=f"{metric}_{point}", label=f"{metric.upper()} {point} at the peak",
+                    sla_cells.append(Cell(key=f"{metric}_{point}", label=f"{spoken_metric(f'{metric}_{point}')} at the peak",
                                           value=round(value, 6), unit="s",
                                           note=f"target {target:g} s" if target else ""))
     elif chosen is not None:

@@ -45,7 +45,10 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
     with Store(args.db) as store:
         if args.quick or args.name not in store.calibrations():
-            bench = microbenchmarks(args.device)
+            from sizeup.cli.progress import Progress
+
+            with Progress("calibrate: GEMM sweep and copy micro-benchmarks"):
+                bench = microbenchmarks(args.device)
         else:
             bench = store.calibration(args.name)["profile"]["bench"]
         device = local_device(bench)

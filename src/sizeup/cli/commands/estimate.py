@@ -21,12 +21,20 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "config.json or model folder, a .safetensors / .gguf file (header only), or an "
                                    "ONNX graph (memory and latency per batch from its own ledger).")
     p.add_argument("model")
-    p.add_argument("--device", required=True, help="device name (see 'sizeup hw list'), or 'local' with --calibration")
+    p.add_argument("--device", help="device name (see 'sizeup hw list'), or 'local' with --calibration; without it "
+                                    "(or with --devices) a table compares devices")
+    p.add_argument("--devices", metavar="CLASS", choices=["common", "consumer", "workstation", "apple", "datacenter",
+                                                          "edge", "cpu", "all"],
+                   help="compare a class of devices: which run the model, at which format, tokens/s and $ per "
+                        "million tokens (consumer, workstation, apple, datacenter, edge, cpu, all; default "
+                        "without --device: a few common cards)")
     p.add_argument("--gpus", type=_GPUS, default=1, help="tensor-parallel GPUs (default 1)")
-    p.add_argument("--quant", default="bf16", help="weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, "
+    p.add_argument("--quant", default=None, help="weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, "
                                                   "q4_k_m, q8_0, … (default bf16)")
     p.add_argument("--kv-dtype", default="fp16", help="KV cache: fp16, bf16, fp8, q8_0, q4_0 (default fp16)")
-    p.add_argument("--engine", default="hf", choices=["hf", "vllm", "llama.cpp", "tensorrt-llm"])
+    p.add_argument("--engine", choices=["hf", "vllm", "llama.cpp", "tensorrt-llm"],
+                   help="serving engine (default hf; in a device table: llama.cpp on consumer cards, Macs, edge "
+                        "and CPUs, vllm on workstation and data-centre GPUs)")
     p.add_argument("--batch", type=_BATCH, default=1, help="concurrent sequences (default 1)")
     p.add_argument("--prompt", type=_TOKENS, default=512, help="prompt tokens (default 512)")
     p.add_argument("--output", type=number_flag(integer=True, minimum=0, maximum=MAX_TOKENS, unit="count"), default=128,
@@ -56,6 +64,12 @@ def run(args: argparse.Namespace) -> int:
     from sizeup.cli.main import emit_json
     from sizeup.hardware.catalog import load_catalog
 
+    if args.device is None or args.devices:
+        from sizeup.cli.commands.estimate_table import run_table
+
+        return run_table(args)
+    args.quant = args.quant or "bf16"
+    args.engine = args.engine or "hf"
     profile = load_calibration(args)
     device = resolve_device(args, load_catalog(args.catalog), profile)
     if args.model.lower().endswith(".onnx"):
@@ -76,17 +90,31 @@ def run(args: argparse.Namespace) -> int:
 
             sweep = batch_sweep(result.arch, result.device, result.config, _batches(args.sweep))
     result = replace(result, assumptions=(*notes, *result.assumptions))
+    would_fit = []
+    if not result.memory.fits:
+        from sizeup.cli.commands.estimate_table import render_would_fit, what_would_fit
+
+        would_fit = what_would_fit(args, result)
     if args.json:
         data = result.to_dict()
         if sweep is not None:
             data["batch_sweep"] = [p.to_dict() for p in sweep]
+        if not result.memory.fits:
+            data["would_fit"] = would_fit
         emit_json(data)
-        return 0
+        return 0 if result.memory.fits else NOT_FIT_EXIT
     print(render_estimate(result))
     if sweep is not None:
         print()
         print(render_sweep(sweep))
+    if not result.memory.fits:
+        print(render_would_fit(would_fit))
+        return NOT_FIT_EXIT
     return 0
+
+
+NOT_FIT_EXIT = 2
+"""`sizeup estimate` of a configuration that does not fit: an answer, not an input error (that is 1)."""
 
 
 ONNX_MAX_AUTO_BATCH = 1024

@@ -18,7 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     show = verbs.add_parser("show", help="one device in full")
     show.add_argument("name", help="device id, name or alias (e.g. 4090, 'H100 SXM', a100-80g)")
     offers = verbs.add_parser("offers", help="cloud offers and their dated prices")
-    offers.add_argument("--gpu", help="only offers with this device")
+    offers.add_argument("--device", "--gpu", dest="gpu", metavar="NAME",
+                        help="only offers with this device (--gpu is the same flag)")
     offers.add_argument("--provider", help="only this provider (aws, gcp, azure, lambda, runpod, autodl, vastai, tencent, ...)")
     local = verbs.add_parser("local", help="this machine's CPU and GPUs, mapped to the catalog")
     for q in (ls, show, offers, local):

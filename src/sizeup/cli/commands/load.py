@@ -6,8 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from sizeup.cli.flags import COUNT, DURATION_S, PORT, TOKENS
 from sizeup.report.terminal import render_table
-from sizeup.units import format_seconds
+from sizeup.units import MAX_REQUESTS_PER_S, format_seconds, number_flag
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -15,13 +16,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("url", help="e.g. http://127.0.0.1:8000/v1/chat/completions")
     p.add_argument("--api", default="openai", choices=["openai", "http"])
     mode = p.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--rate", type=float, help="open loop: Poisson arrivals per second")
-    mode.add_argument("--concurrency", type=int, help="closed loop: requests in flight")
-    p.add_argument("--duration", default="60s", help="how long to send (default 60s)")
-    p.add_argument("--requests", type=int, help="stop after this many requests")
+    mode.add_argument("--rate", type=number_flag(above=0, maximum=MAX_REQUESTS_PER_S),
+                      help="open loop: Poisson arrivals per second")
+    mode.add_argument("--concurrency", type=number_flag(integer=True, minimum=1, maximum=100_000),
+                      help="closed loop: requests in flight")
+    p.add_argument("--duration", type=DURATION_S, default="60s", help="how long to send (default 60s; 500ms, 2min, 1h)")
+    p.add_argument("--requests", type=COUNT, help="stop after this many requests")
     p.add_argument("--prompts", help="a file with one prompt per line")
-    p.add_argument("--max-tokens", type=int, default=64)
-    p.add_argument("--timeout", default="30s", help="per request")
+    p.add_argument("--output", "--max-tokens", dest="max_tokens", type=TOKENS, default=64,
+                   help="output tokens asked of each request (default 64; --max-tokens is the same flag)")
+    p.add_argument("--timeout", type=DURATION_S, default="30s", help="per request (default 30s)")
     p.add_argument("--sla", metavar="SCENARIO.yaml", help="show the scenario's promised percentiles beside the "
                                                          "measured ones")
     p.add_argument("--db", help="run database (default: the user data folder)")
@@ -31,8 +35,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("serve-model", help="a small OpenAI-compatible server on 127.0.0.1 (tests and demos)")
     s.add_argument("preset", help="a preset of a dense LLaMA-style family (e.g. llama-3.2-1b)")
     s.add_argument("--tiny", action="store_true", help="2 layers, hidden 64: the same family, tiny")
-    s.add_argument("--port", type=int, default=8000)
+    s.add_argument("--port", type=PORT, default=8000)
     s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--json", action="store_true",
+                   help="print where it listens as one JSON object on stdout ({\"url\", \"host\", \"port\"}), "
+                        "e.g. to read the port chosen for --port 0")
     s.set_defaults(func=run_serve)
 
 
@@ -41,7 +48,13 @@ def run_serve(args: argparse.Namespace) -> int:
 
     httpd = serve(args.preset, host=args.host, port=args.port, tiny=args.tiny)
     host, port = httpd.server_address[:2]
-    print(f"serving on http://{host}:{port}/v1/chat/completions (Ctrl-C to stop)", file=sys.stderr, flush=True)
+    url = f"http://{host}:{port}/v1/chat/completions"
+    if args.json:
+        from sizeup.cli.main import emit_json
+
+        emit_json({"url": url, "host": host, "port": port})
+        sys.stdout.flush()
+    print(f"serving on {url} (Ctrl-C to stop)", file=sys.stderr, flush=True)
     try:
         httpd.serve_forever()
     except KeyboardInterrupt:
@@ -56,7 +69,6 @@ def run_load_command(args: argparse.Namespace) -> int:
     from sizeup.errors import ConfigError
     from sizeup.measure.loadtest import LoadConfig, run_load
     from sizeup.measure.store import Store
-    from sizeup.units import parse_duration_s
 
     prompts = None
     if args.prompts:
@@ -67,15 +79,27 @@ def run_load_command(args: argparse.Namespace) -> int:
         if not prompts:
             raise ConfigError(f"--prompts {args.prompts!r}: the file has no prompts")
     cfg = LoadConfig(url=args.url, api=args.api, rate=args.rate, concurrency=args.concurrency,
-                     duration_s=parse_duration_s(args.duration) if args.duration else None, requests=args.requests,
-                     max_tokens=args.max_tokens, timeout_s=parse_duration_s(args.timeout),
+                     duration_s=args.duration, requests=args.requests,
+                     max_tokens=args.max_tokens, timeout_s=args.timeout,
                      **({"prompts": prompts} if prompts else {}))
     promised = {}
     if args.sla:  # a bad scenario is reported before any request is sent
         from sizeup.plan.scenario import load_scenario
 
         promised = load_scenario(args.sla).sla.targets
-    result = run_load(cfg)
+    from sizeup.cli.progress import Progress
+
+    if cfg.duration_s is not None:
+        bar = Progress("load test", budget_s=cfg.duration_s)
+    else:
+        bar = Progress("load test", total=cfg.requests)
+    with bar:
+        def progress(finished: int, sent: int) -> None:
+            if cfg.duration_s is None:
+                bar.step()
+            bar.note(f"{finished:,} done, {sent - finished:,} in flight")
+
+        result = run_load(cfg, progress=progress)
     data = result.to_dict()
     with Store(args.db) as store:
         run_id = store.start_run(kind="load", target=args.url, device="remote",
@@ -119,6 +143,8 @@ def sla_rows(promised: dict[str, float], measured: dict) -> dict[str, dict]:
 
 
 def render_sla(rows: dict[str, dict]) -> list[str]:
-    return [f"SLA {key}: promised {format_seconds(row['promised_s'])}, measured "
+    from sizeup.units import spoken_metric
+
+    return [f"SLA {spoken_metric(key)}: promised {format_seconds(row['promised_s'])}, measured "
             f"{format_seconds(row['measured_s']) if row['measured_s'] is not None else 'n/a'} — "
             f"{'met' if row['met'] else 'MISSED'}" for key, row in rows.items()]

@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from sizeup.cli.flags import DURATION_S, SIZE_BYTES, SLA_S, TOKENS
 from sizeup.cli.measured import positive_ints, report_at
+from sizeup.units import number_flag
 
 
 def _db(p: argparse.ArgumentParser) -> None:
@@ -31,20 +33,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--grad-acc", default="1", help="gradient accumulation steps to sweep with --train (e.g. 1,2,4)")
     m.add_argument("--optimizer", default="adamw", choices=["adamw", "adam", "sgd"])
     m.add_argument("--dtype", default="fp32", choices=["fp32", "bf16", "fp16"])
-    m.add_argument("--latency-target", help="stop auto batches past this P95 latency (e.g. 200ms)")
-    m.add_argument("--budget", default="120s", help="time budget of the sweep (default 120s)")
-    m.add_argument("--memory-cap", help="fail allocations past this much more memory (e.g. 2GiB): an OOM test")
+    m.add_argument("--latency-target", type=SLA_S, help="stop auto batches past this P95 latency (e.g. 200ms)")
+    m.add_argument("--budget", type=DURATION_S, default="120s", help="time budget of the sweep (default 120s)")
+    m.add_argument("--memory-cap", type=SIZE_BYTES,
+                   help="fail allocations past this much more memory (e.g. 2GiB): an OOM test")
     m.add_argument("--profile", action="store_true", help="profile one run per point (time per op kind)")
     m.add_argument("--calibration", default=None, help="calibration profile for the predictions (default: local)")
-    m.add_argument("--prompt", type=int, default=128, help="preset LLMs: prompt tokens timed for prefill")
-    m.add_argument("--context", type=int, default=256, help="preset LLMs: cached tokens at which decode is timed")
+    m.add_argument("--prompt", type=TOKENS, default=128, help="preset LLMs: prompt tokens timed for prefill")
+    m.add_argument("--context", type=TOKENS, default=256, help="preset LLMs: cached tokens at which decode is timed")
     m.add_argument("--backends", metavar="B,B,…",
                    help="compare backends instead of sweeping: eager, compile, channels_last, onnxruntime "
                         "(at the first --batch size)")
     m.add_argument("--collectives", action="store_true",
                    help="measure all-reduce / all-gather bus bandwidth instead (gloo on CPU, nccl on GPUs; "
                         "run under torchrun, or spawns --world-size local processes)")
-    m.add_argument("--world-size", type=int, default=2)
+    m.add_argument("--world-size", type=number_flag(integer=True, minimum=2, maximum=1024), default=2)
     m.add_argument("--json", action="store_true")
     _db(m)
     m.set_defaults(func=run_measure)
@@ -53,19 +56,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     calibrate.register(sub)
     compare.register(sub)
-
-
-def _bytes(text: str) -> int:
-    import re
-
-    from sizeup.errors import ConfigError
-    from sizeup.units import GIB, KIB, MIB
-
-    match = re.fullmatch(r"\s*([0-9.]+)\s*(gib|gb|mib|mb|kib|kb|b)?\s*", str(text).lower())
-    if not match:
-        raise ConfigError(f"--memory-cap {text!r}: expected a size like 2GiB or 512MiB")
-    scale = {"gib": GIB, "gb": 10**9, "mib": MIB, "mb": 10**6, "kib": KIB, "kb": 10**3, "b": 1, None: 1}
-    return int(float(match.group(1)) * scale[match.group(2)])
 
 
 def _profile(store, name: str | None, device: str):
@@ -107,8 +97,8 @@ def run_measure(args: argparse.Namespace) -> int:
     from sizeup.measure.store import Store
     from sizeup.measure.sweep import SweepConfig, run_sweep
     from sizeup.report.terminal import render_table
+    from sizeup.cli.progress import Progress
     from sizeup.units import format_bytes, format_seconds
-    from sizeup.units import parse_duration_s
 
     resolve_device(args.device)  # a bad device is reported before anything runs
     if args.collectives:
@@ -133,8 +123,7 @@ def run_measure(args: argparse.Namespace) -> int:
                       dims=tuple(parse_dims(args.dim).items()),
                       device=args.device, batches=batches, train=args.train,
                       grad_accumulation=positive_ints(args.grad_acc, "--grad-acc"),
-                      latency_target_s=parse_duration_s(args.latency_target) if args.latency_target else None,
-                      budget_s=parse_duration_s(args.budget), dtype=args.dtype, optimizer=args.optimizer,
+                      latency_target_s=args.latency_target, budget_s=args.budget, dtype=args.dtype, optimizer=args.optimizer,
                       profile=args.profile)
     with Store(args.db) as store:
         profile = _profile(store, args.calibration, args.device)
@@ -146,10 +135,9 @@ def run_measure(args: argparse.Namespace) -> int:
             config["batch_dim"] = load_onnx(cfg.target, args.device, dict(cfg.dims)).batch_dim
         predict = _predictor(args.target, config, profile, train=args.train)
         if args.memory_cap:
-            apply_memory_cap(_bytes(args.memory_cap))
-        quiet = args.json or not sys.stderr.isatty()
-        result = run_sweep(cfg, store, predict=predict,
-                           progress=None if quiet else (lambda text: print(f"measuring {text}…", file=sys.stderr)))
+            apply_memory_cap(args.memory_cap)
+        with Progress(f"measuring {args.target}", budget_s=cfg.budget_s) as bar:
+            result = run_sweep(cfg, store, predict=predict, progress=bar.step)
     if args.json:
         emit_json(result.to_dict() | {"calibration": profile.name, "calibrated": profile.fitted})
         return 0 if result.status in ("ok", "interrupted") else 1
@@ -215,12 +203,12 @@ def run_llm(args: argparse.Namespace) -> int:
     from sizeup.measure.sweep import LLMSweepConfig, run_llm_sweep
     from sizeup.price.roofline import price
     from sizeup.report.terminal import render_table
+    from sizeup.cli.progress import Progress
     from sizeup.units import format_seconds
-    from sizeup.units import parse_duration_s
 
     batches = (1, 2, 4) if args.batch.strip().lower() == "auto" else positive_ints(args.batch, "--batch")
     cfg = LLMSweepConfig(model=args.target, device=args.device, batches=batches, prompt=args.prompt,
-                         context=args.context, dtype=args.dtype, budget_s=parse_duration_s(args.budget))
+                         context=args.context, dtype=args.dtype, budget_s=args.budget)
     arch = load_model(args.target)
     with Store(args.db) as store:
         profile = _profile(store, args.calibration, args.device)
@@ -232,7 +220,8 @@ def run_llm(args: argparse.Namespace) -> int:
             ledger = transformer_ledger(arch, step, weights=weights, act_dtype=args.dtype, per_layer=False)
             return price(ledger, profile.device, profile.efficiency).total_s.typical
 
-        result = run_llm_sweep(cfg, store, predict=predict)
+        with Progress(f"measuring {args.target}", budget_s=cfg.budget_s) as bar:
+            result = run_llm_sweep(cfg, store, predict=predict, progress=bar.step)
     if args.json:
         emit_json(result.to_dict() | {"calibration": profile.name, "calibrated": profile.fitted})
         return 0

@@ -21,6 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="SCENARIO is a YAML file (see examples/), or a model name with --task and flags.")
     p.add_argument("scenario", help="SCENARIO.yaml, or a model for a quick plan")
     p.add_argument("--format", default="text", choices=["text", "md", "json", "html", "xlsx"])
+    p.add_argument("--json", action="store_const", dest="format", const="json",
+                   help="print one JSON object (the same as --format json)")
     p.add_argument("--out", help="write the sheet to this file (required for xlsx)")
     p.add_argument("--plots", metavar="DIR", help="also draw PNG plots into DIR")
     quick = p.add_argument_group("quick plan without a file")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+
+from sizeup.units import number_flag
 from pathlib import Path
 
 from sizeup.report.terminal import render_table
@@ -12,12 +14,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("runs", help="saved measurement runs: list, show, export")
     verbs = p.add_subparsers(dest="verb", required=True, metavar="VERB")
     ls = verbs.add_parser("list", help="the runs, newest first")
-    ls.add_argument("--limit", type=int, metavar="N", help="only the N newest runs")
+    ls.add_argument("--limit", type=number_flag(integer=True, minimum=1, maximum=10**9), metavar="N", help="only the N newest runs")
     show = verbs.add_parser("show", help="one run with its points")
     show.add_argument("run_id", type=int, metavar="RUN_ID")
     export = verbs.add_parser("export", help="runs as CSV (one row per point) or JSON (runs with points and samples)")
     export.add_argument("run_ids", type=int, nargs="+", metavar="RUN_ID")
-    export.add_argument("--format", dest="fmt", choices=["csv", "json"], required=True, help="output format")
+    kind = export.add_mutually_exclusive_group(required=True)
+    kind.add_argument("--format", dest="fmt", choices=["csv", "json"], help="output format")
+    kind.add_argument("--json", dest="fmt", action="store_const", const="json", help="the same as --format json")
     export.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
     for q in (ls, show, export):
         q.add_argument("--db", metavar="PATH",

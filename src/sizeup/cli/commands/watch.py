@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from sizeup.cli.flags import DURATION_S
+from sizeup.units import number_flag
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -11,13 +14,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Sample the RSS (and optionally GPU memory) of a running process, or of a command started "
                     "after --, and fit a robust trend over the minima of its sawtooth.",
         usage="%(prog)s (--pid PID | -- COMMAND ...) [--interval 10s] [--duration 2h] [options]")
-    p.add_argument("--pid", type=int, metavar="PID", help="the running process to watch")
-    p.add_argument("--interval", default="10s", metavar="DURATION", help="time between samples (default 10s)")
-    p.add_argument("--duration", default="1h", metavar="DURATION",
+    p.add_argument("--pid", type=number_flag(integer=True, minimum=1, maximum=2**31), metavar="PID",
+                   help="the running process to watch")
+    p.add_argument("--interval", type=DURATION_S, default="10s", metavar="DURATION",
+                   help="time between samples (default 10s)")
+    p.add_argument("--duration", type=DURATION_S, default="1h", metavar="DURATION",
                    help="how long to watch at most; the watch also ends when the process exits (default 1h)")
     p.add_argument("--gpu", action="store_true", help="also sample the process's GPU memory via NVML (nvidia-ml-py)")
     p.add_argument("--children", action="store_true", help="add the RSS of the process's descendants")
-    p.add_argument("--threshold-mb-per-hour", type=float, default=10.0, metavar="MB",
+    p.add_argument("--threshold-mb-per-hour", type=number_flag(minimum=0, maximum=10**12), default=10.0, metavar="MB",
                    help="growth above this many MB (10**6 bytes) per hour counts as a leak (default 10)")
     p.add_argument("--plot", metavar="FILE.png", help="write a plot of memory and the fitted trend (needs matplotlib)")
     p.add_argument("--db", metavar="PATH", help="run database (default: the user data folder)")
@@ -31,19 +36,14 @@ def run(args: argparse.Namespace) -> int:
     from sizeup.errors import ConfigError
     from sizeup.measure.leak import plot_trend, watch
     from sizeup.measure.store import Store
-    from sizeup.units import MEGA, parse_duration_s
+    from sizeup.units import MEGA
 
     command = list(args.command)
     if command and command[0] == "--":
         command = command[1:]
     if (args.pid is None) == (not command):
         raise ConfigError("give --pid PID or -- COMMAND ..., not both and not neither")
-    interval_s = parse_duration_s(args.interval)
-    duration_s = parse_duration_s(args.duration)
-    if interval_s <= 0 or duration_s <= 0:
-        raise ConfigError(f"--interval {args.interval!r} and --duration {args.duration!r} must be above 0")
-    if not args.threshold_mb_per_hour >= 0:
-        raise ConfigError(f"--threshold-mb-per-hour {args.threshold_mb_per_hour!r} is not a number >= 0")
+    interval_s, duration_s = args.interval, args.duration
     if args.pid is not None:
         from sizeup.measure.leak import sample_process
 

@@ -1,0 +1,127 @@
+"""Which devices run a model, at which weight format, how fast, and at what price per million tokens:
+the table the seeds draw by hand, one row per device, each row a full inference estimate.
+
+Per device the engine is the one its class runs (llama.cpp on consumer cards, Macs, edge boards and
+CPUs; vLLM on workstation and data-centre GPUs) unless one is given, and the format is the
+highest-precision one of that engine's ladder that fits the batch and context. The price is the
+cheapest on-demand cloud offer carrying the device, per GPU, over the decode tokens it produces.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sizeup.errors import SizeupError
+from sizeup.hardware.catalog import Catalog
+from sizeup.hardware.schema import DeviceSpec, Offer
+from sizeup.hardware.segments import segment_of
+
+__all__ = ["FORMAT_LADDERS", "DeviceFit", "device_fit", "cheapest_offer", "default_engine"]
+
+FORMAT_LADDERS = {
+    "llama.cpp": ("q8_0", "q6_k", "q5_k_m", "q4_k_m", "q3_k_m", "q2_k"),
+    "vllm": ("bf16", "fp8", "awq-int4"),
+    "tensorrt-llm": ("bf16", "fp8", "awq-int4"),
+    "hf": ("bf16", "int8", "nf4"),
+}
+"""Formats tried in order (most precise first) per engine; the first that fits is the row's."""
+
+_FP8_ENGINES = ("vllm", "tensorrt-llm")
+
+
+def default_engine(segment: str) -> str:
+    return "vllm" if segment in ("datacenter", "workstation") else "llama.cpp"
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceFit:
+    device: DeviceSpec
+    segment: str
+    engine: str
+    estimate: Any | None
+    """The inference estimate at the chosen format; None where no format fits or none could be priced."""
+    tried: tuple[str, ...]
+    reason: str = ""
+    offer: Offer | None = None
+    usd_per_gpu_hour: float | None = None
+
+    @property
+    def fits(self) -> bool:
+        return self.estimate is not None and self.estimate.memory.fits
+
+    @property
+    def format(self) -> str | None:
+        return self.estimate.weights.id if self.fits else None
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        """Decode tokens/s of the whole batch (typical), or None where unknown."""
+        e = self.estimate
+        if not self.fits or e.decode is None or not e.decode.compute_priced or e.decode.tokens_per_s is None:
+            return None
+        return e.decode.tokens_per_s.typical
+
+    @property
+    def usd_per_million_tokens(self) -> float | None:
+        rate = self.tokens_per_s
+        if rate is None or self.usd_per_gpu_hour is None or rate <= 0:
+            return None
+        return self.usd_per_gpu_hour * self.estimate.config.gpus / (rate * 3600) * 1e6
+
+    def to_dict(self) -> dict[str, Any]:
+        e = self.estimate if self.fits else None
+        return {
+            "device": self.device.id, "name": self.device.name, "segment": self.segment, "engine": self.engine,
+            "fits": self.fits, "format": self.format, "formats_tried": list(self.tried), "reason": self.reason,
+            "memory_bytes": e.memory.total_bytes if e else None,
+            "usable_bytes": e.memory.usable_bytes.typical if e else None,
+            "ttft_s": e.prefill.latency_s.typical if e and e.prefill.compute_priced else None,
+            "decode_tokens_per_s": self.tokens_per_s,
+            "offer": self.offer.id if self.offer else None,
+            "provider": self.offer.provider if self.offer else None,
+            "region": self.offer.region if self.offer else None,
+            "usd_per_gpu_hour": self.usd_per_gpu_hour,
+            "usd_per_million_tokens": self.usd_per_million_tokens,
+        }
+
+
+def cheapest_offer(catalog: Catalog, device: DeviceSpec) -> tuple[Offer | None, float | None]:
+    """The cheapest on-demand offer carrying `device`, and its price per GPU-hour."""
+    best, best_price = None, math.inf
+    for offer in catalog.offers_for(device.id):
+        per_gpu = offer.on_demand_usd_per_hour / offer.gpu_count
+        if per_gpu < best_price:
+            best, best_price = offer, per_gpu
+    return best, (best_price if best is not None else None)
+
+
+def device_fit(arch, device: DeviceSpec, catalog: Catalog, *, engine: str | None, estimate_at,
+               formats: Iterable[str] | None = None) -> DeviceFit:
+    """Try the engine's formats on `device`, most precise first; `estimate_at(device, engine, fmt)`
+    returns the inference estimate (sizeup.api.estimate with the user's batch and lengths)."""
+    segment = segment_of(device)
+    engine = engine or default_engine(segment)
+    ladder = tuple(formats) if formats else FORMAT_LADDERS.get(engine, FORMAT_LADDERS["hf"])
+    if "fp8" not in device.peak_flops_per_s:
+        ladder = tuple(f for f in ladder if f != "fp8" or engine not in _FP8_ENGINES)
+    tried, last, reason = [], None, ""
+    for fmt in ladder:
+        tried.append(fmt)
+        try:
+            result = estimate_at(device, engine, fmt)
+        except SizeupError as exc:
+            reason = str(exc)
+            continue
+        last = result
+        if result.memory.fits:
+            break
+    offer, price = cheapest_offer(catalog, device)
+    if last is not None and not last.memory.fits:
+        reason = f"needs {last.memory.total_bytes / 2**30:.1f} GiB at {tried[-1]}, " \
+                 f"{last.memory.usable_bytes.typical / 2**30:.1f} GiB usable"
+    return DeviceFit(device=device, segment=segment, engine=engine, estimate=last, tried=tuple(tried),
+                     reason=reason if last is None or not last.memory.fits else "", offer=offer,
+                     usd_per_gpu_hour=price)
