@@ -19,9 +19,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", required=True, help="device name, or several separated by commas to compare; "
                                                    "'local' prices on this machine with its calibration")
     p.add_argument("--plot", metavar="FILE.png", help="draw the roofline chart of the first device (matplotlib)")
+    add_runtime_argument(p)
     add_calibration_arguments(p)
     add_catalog_argument(p)
     p.set_defaults(func=run)
+
+
+def add_runtime_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--runtime", metavar="NAME",
+                   help="runtime whose per-op overhead and kernel count apply (data/efficiency/overheads.yaml: "
+                        "pytorch-eager, pytorch-eager-amp, torch-compile, cuda-graphs, onnxruntime, tensorrt, "
+                        "llama-cpp, mlx); default: the device kind's generic launch cost")
+
+
+def runtime_from_args(args: argparse.Namespace):
+    if not getattr(args, "runtime", None):
+        return None
+    from sizeup.price.overhead import get_runtime
+
+    return get_runtime(args.runtime)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
     report = trace_from_args(args)
     arrays = LedgerArrays.from_ledger(report.ledger)
     with calibrated_scope(profile, devices):
-        results = [price(arrays, d) for d in devices]
+        runtime = runtime_from_args(args)
+        results = [price(arrays, d, runtime=runtime) for d in devices]
     by = {"module": "scope", "op": "op", "kind": "kind"}[args.by]
     if args.plot:
         from sizeup.report.plots import plot_roofline
