@@ -79,3 +79,18 @@ def calibrated_scope(profile, devices: list[DeviceSpec]) -> Iterator[list[str]]:
     notes = [f"{d.id}: efficiencies from calibration {profile.name!r} ({fitted})" for d in devices]
     with calibrated(overrides):
         yield notes
+
+
+def add_runtime_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--runtime", metavar="NAME",
+                   help="runtime whose per-op overhead and kernel count apply (data/efficiency/overheads.yaml: "
+                        "pytorch-eager, pytorch-eager-amp, torch-compile, cuda-graphs, onnxruntime, tensorrt, "
+                        "llama-cpp, mlx); default: the device kind's generic launch cost")
+
+
+def runtime_from_args(args: argparse.Namespace):
+    if not getattr(args, "runtime", None):
+        return None
+    from sizeup.price.overhead import get_runtime
+
+    return get_runtime(args.runtime)

@@ -26,7 +26,7 @@ from sizeup.price.efficiency import TENSOR_KINDS, Efficiency, default_efficiency
 from sizeup.price.roofline import LedgerArrays, price
 from sizeup.ranges import Range
 
-__all__ = ["microbenchmarks", "local_device", "profile_efficiency", "fit_efficiency", "nelder_mead", "Profile"]
+__all__ = ["fixed_cost_intercept", "overhead_term", "microbenchmarks", "local_device", "profile_efficiency", "fit_efficiency", "nelder_mead", "Profile"]
 
 DEFAULT_PROFILE = "local"
 
@@ -282,3 +282,31 @@ def dumps(profile: dict[str, Any]) -> str:
 
 def relative_error(predicted: float, measured: float) -> float:
     return predicted / measured - 1 if measured and not math.isnan(measured) else math.nan
+
+
+SMALL_BATCH = 8
+"""Batches up to this size feed the measured fixed cost: there the work grows linearly with the batch."""
+
+
+def fixed_cost_intercept(points: Sequence[tuple[int, float]]) -> float | None:
+    """The measured per-forward fixed cost: the intercept at batch 0 of a least-squares line through the
+    (batch, latency) points up to SMALL_BATCH — what a forward costs with no work, i.e. the runtime's per-op
+    overhead summed over the ops. None with fewer than two distinct small batches."""
+    small = [(b, t) for b, t in points if b <= SMALL_BATCH and t > 0]
+    if len({b for b, _ in small}) < 2:
+        return None
+    slope, intercept = np.polyfit([b for b, _ in small], [t for _, t in small], 1)
+    return max(float(intercept), 0.0)
+
+
+def overhead_term(roof) -> dict[str, float]:
+    """The priced per-op overhead of one forward: kernels x host time per kernel, and the time of the ops
+    it bounds (on a CPU it adds to every op; on a GPU it shows only where it exceeds the op's own time)."""
+    from sizeup.price.rates import SYNCHRONOUS_KINDS
+
+    kernels = float(roof.arrays.launches.sum())
+    total = float(roof.overhead.sum()) + roof.fixed_s.typical
+    additive = roof.device.kind in SYNCHRONOUS_KINDS
+    return {"kernels": kernels, "per_kernel_s": roof.efficiency.overhead_s.typical,
+            "predicted_s": total if additive else roof.overhead_bound_s + roof.fixed_s.typical}
+

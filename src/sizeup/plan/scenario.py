@@ -264,6 +264,9 @@ class Scenario:
     edge: Edge | None = None
     input_shape: str | None = None
     """Vision tasks: the input of one request, e.g. 1x3x640x640, for a torch target."""
+    runtime: str | None = None
+    """Vision tasks: the runtime serving the model (data/efficiency/overheads.yaml), which sets the per-op
+    overhead; None: pytorch-eager."""
     source: str = ""
 
 
@@ -335,7 +338,8 @@ def _sla(keys: _Keys) -> SLA:
 def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
     """A scenario from its YAML mapping; errors name the offending key."""
     root = _Keys(data, "")
-    root.allow({"name", "model", "task", "traffic", "sla", "job", "budget", "constraints", "edge", "input_shape"})
+    root.allow({"name", "model", "task", "traffic", "sla", "job", "budget", "constraints", "edge", "input_shape",
+                "runtime"})
     task = root.text("task", "api", TASKS)
     model = root.text("model")
     if not model:
@@ -404,7 +408,8 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
                     traffic=traffic, sla=_sla(root.sub("sla")), job=job,
                     budget=Budget(monthly_usd=b.number("monthly_usd", maximum=MAX_USD),
                                   job_usd=b.number("job_usd", maximum=MAX_USD)),
-                    constraints=constraints, edge=edge, input_shape=root.text("input_shape"), source=source)
+                    constraints=constraints, edge=edge, input_shape=root.text("input_shape"),
+                    runtime=root.text("runtime", limit=MAX_NAME_CHARS), source=source)
 
 
 def load_scenario(path: str | Path) -> Scenario:

@@ -202,6 +202,14 @@ def build_sheet(result) -> Sheet:
     elif chosen is not None:
         for k, v in chosen.latency.items():
             sla_cells.append(Cell(key=f"commit_{k}", label=k, value=round(v, 6), unit="h" if k == "hours" else "s"))
+    if chosen is not None and "overhead_bound_s" in chosen.detail:  # vision: one image per forward
+        d = chosen.detail
+        sla_cells += [Cell(key="latency_per_image", label="latency per image, unloaded (batch 1)",
+                           value=round(d["latency_per_image_s"], 6), unit="s",
+                           note=f"runtime {d['runtime']}, including the per-op overhead below"),
+                      Cell(key="overhead_per_image", label="of which per-op overhead (host-bound ops)",
+                           value=round(d["overhead_bound_s"], 6), unit="s",
+                           note=f"{d['kernels']} kernels x {d['overhead_per_kernel_s'] * 1e6:.3g} us host time")]
     if chosen is not None and chosen.detail.get("saturation_rps"):
         sla_cells.append(Cell(key="saturation_rps", label="saturation point per replica (queues grow beyond)",
                               value=chosen.detail["saturation_rps"], unit="req/s"))

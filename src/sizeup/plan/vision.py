@@ -15,9 +15,13 @@ from sizeup.plan.cost import HOURS_PER_MONTH, monthly_cost
 from sizeup.plan.offers import devices_for, offers_for, replica_price
 from sizeup.plan.scenario import Scenario
 from sizeup.plan.types import Candidate, PlanResult, Rejection, ranked_result
+from sizeup.price.overhead import get_runtime
 from sizeup.price.roofline import LedgerArrays, price
 
-__all__ = ["plan_vision"]
+__all__ = ["plan_vision", "DEFAULT_RUNTIME"]
+
+DEFAULT_RUNTIME = "pytorch-eager"
+"""The model is a torch module served from Python unless the scenario names another runtime."""
 
 
 def plan_vision(scenario: Scenario, catalog: Catalog) -> PlanResult:
@@ -31,6 +35,7 @@ def plan_vision(scenario: Scenario, catalog: Catalog) -> PlanResult:
     inputs = [InputSpec(shape=i.shape, dtype=i.dtype, name=i.name) for i in parse_input_specs([scenario.input_shape])]
     ledger = traced_ledger(scenario.model, inputs, dtype=dtype, name=scenario.model.rpartition(":")[2])
     arrays = LedgerArrays.from_ledger(ledger)
+    runtime = get_runtime(scenario.runtime or DEFAULT_RUNTIME)
     rejected, candidates, evaluated = [], [], 0
     closest, closest_miss, gap_best = None, "", math.inf
     for device in devices_for(catalog, scenario):
@@ -39,7 +44,8 @@ def plan_vision(scenario: Scenario, catalog: Catalog) -> PlanResult:
             continue
         evaluated += 1
         family = f"1x {device.id} {dtype}"
-        latency = price(arrays, device).total_s.typical
+        roof = price(arrays, device, runtime=runtime)
+        latency = roof.total_s.typical
         model = ReplicaModel(prefill_fixed_s=latency, prefill_per_token_s=0.0, decode_batches=(1,),
                              decode_step_s=(latency,), max_batch=1)
         rate, sim = rate_at_sla(model, 1, 1, targets, requests=1500)
@@ -50,7 +56,7 @@ def plan_vision(scenario: Scenario, catalog: Catalog) -> PlanResult:
             gap = max(sim.metric(k) / v for k, v in targets.items())
             if gap < gap_best:
                 gap_best, closest_miss = gap, miss
-                closest = Candidate(device=device, gpus=1, quant=dtype, engine="torch", offer=offer,
+                closest = Candidate(device=device, gpus=1, quant=dtype, engine=runtime.id, offer=offer,
                                     latency={k: sim.metric(k) for k in targets})
             continue
         plan = replicas_needed(traffic.peak_requests_per_s, traffic.base_requests_per_s, rate, c.headroom)
@@ -58,16 +64,20 @@ def plan_vision(scenario: Scenario, catalog: Catalog) -> PlanResult:
         per_instance = max(1, offer.gpu_count)
         monthly = monthly_cost(offer, math.ceil(plan.with_redundancy / per_instance))
         cost = monthly.cheapest(c.spot)
-        candidate = Candidate(device=device, gpus=1, quant=dtype, engine="torch", offer=offer, replicas=plan,
+        candidate = Candidate(device=device, gpus=1, quant=dtype, engine=runtime.id, offer=offer, replicas=plan,
                               simulation=peak, monthly=monthly, cost_usd=cost,
                               latency={k: peak.metric(k) for k in targets}, max_batch=1,
                               detail={"rate_per_replica": rate, "latency_per_image_s": latency,
+                                      "overhead_bound_s": roof.overhead_bound_s + roof.fixed_s.typical,
+                                      "overhead_per_kernel_s": roof.efficiency.overhead_s.typical,
+                                      "kernels": int(roof.arrays.launches.sum()), "runtime": runtime.id,
                                       "hourly_per_replica": hourly, "monthly_per_replica": hourly * HOURS_PER_MONTH})
         if scenario.budget.monthly_usd is not None and cost > scenario.budget.monthly_usd:
             rejected.append(Rejection(family=family, reason=f"${cost:,.0f}/month is over the budget"))
             continue
         candidates.append(candidate)
     assumptions = [f"one image per request ({scenario.input_shape}, {dtype}), served one at a time",
+                   f"runtime {runtime.id}: {runtime.name}; per op time = max(GPU time, host time per kernel)",
                    f"traffic: {traffic.description}"]
     return ranked_result(scenario, None, candidates, rejected, closest, closest_miss, evaluated, assumptions,
                    latency_key=next(iter(targets)))

@@ -65,6 +65,9 @@ def _entry(data: object, path: Path, key: str, fraction: bool) -> tuple[Range, s
     return value, f"{key}: {data['source']} (read {data['retrieved']})"
 
 
+parse_entry = _entry  # one sourced {low, typical, high} entry; price.overhead reads its table with it
+
+
 def parse_efficiency(data: object, path: Path) -> Efficiency:
     if not isinstance(data, dict):
         raise CatalogError(f"{path}: top level must be a mapping")

@@ -22,7 +22,8 @@ import numpy as np
 
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ledger import Ledger, OpKind, enclosing_scopes
-from sizeup.price.efficiency import Efficiency, device_efficiency
+from sizeup.price.efficiency import Efficiency, default_efficiency, device_efficiency
+from sizeup.price.overhead import Runtime, apply_runtime
 from sizeup.price.rates import (LEVELS, SYNCHRONOUS_KINDS, OpClasses, inverse_rates, ridge_point,
                                 tensor_precision, vector_precision)
 from sizeup.ranges import Range
@@ -83,6 +84,9 @@ class Roofline:
     memory: np.ndarray
     overhead: np.ndarray
     notes: list[str]
+    fixed_s: Range = Range(0.0, 0.0, 0.0)
+    """Time per forward outside any op: one graph launch where the runtime replays a captured graph."""
+    runtime: str | None = None
     unknown_compute: tuple[str, ...] = ()
     """What the device has no peak for (published or derivable) while the ledger has such FLOPs: the
     time is then unknown, not a number (`compute_known` is False)."""
@@ -93,7 +97,12 @@ class Roofline:
 
     @property
     def total_s(self) -> Range:
-        return Range(*(float(self.time[level].sum()) for level in LEVELS))
+        return Range(*(float(self.time[level].sum()) for level in LEVELS)) + self.fixed_s
+
+    @property
+    def overhead_bound_s(self) -> float:
+        """Typical time of the ops the runtime's per-op overhead bounds (the third bound's share)."""
+        return float(self.time["typical"][self.bound() == "overhead"].sum())
 
     def bound(self) -> np.ndarray:
         """Per op, at typical efficiency: 'compute', 'memory', 'overhead' or 'free'."""
@@ -145,6 +154,9 @@ class Roofline:
                 "memory": self.efficiency.memory.to_dict(),
                 "overhead_s": self.efficiency.overhead_s.to_dict(),
             },
+            "runtime": self.runtime,
+            "fixed_s": self.fixed_s.to_dict(),
+            "overhead_bound_s": self.overhead_bound_s,
             "notes": list(self.notes),
             "compute_known": self.compute_known,
             "unknown_compute": list(self.unknown_compute),
@@ -156,16 +168,25 @@ class Roofline:
             bound = self.bound()
             data["ops"] = [
                 {"op": o.op, "scope": o.scope, "kind": o.kind.value, "time_s": float(self.time["typical"][i]),
-                 "compute_s": float(self.compute[i]), "memory_s": float(self.memory[i]), "bound": bound[i]}
+                 "compute_s": float(self.compute[i]), "memory_s": float(self.memory[i]),
+                 "overhead_s": float(self.overhead[i]), "bound": bound[i]}
                 for i, o in enumerate(self.arrays.ledger.ops) if o.kind != OpKind.VIEW
             ]
         return data
 
 
-def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficiency | None = None) -> Roofline:
-    """Price every op of `ledger` on `device`; `efficiency` defaults to the device kind's defaults."""
+def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficiency | None = None,
+          runtime: Runtime | None = None) -> Roofline:
+    """Price every op of `ledger` on `device`; `efficiency` defaults to the device kind's defaults (or
+    the calibration in force). `runtime` (price.overhead) sets the kernels that run and the host time
+    per kernel; a calibrated per-op overhead, measured on the user's machine, is kept over it."""
     arrays = ledger if isinstance(ledger, LedgerArrays) else LedgerArrays.from_ledger(ledger)
     eff = efficiency or device_efficiency(device)
+    fixed = Range(0.0, 0.0, 0.0)
+    if runtime is not None:
+        measured = efficiency is None and eff is not default_efficiency(device.kind)
+        arrays, tabled, fixed = apply_runtime(arrays, eff, runtime, device.kind in SYNCHRONOUS_KINDS)
+        eff = eff if measured else tabled
     rates = inverse_rates(device, eff, arrays)  # the arrays carry the same per-op fields as OpClasses
     notes, unknown = rates.notes, rates.unknown
     inv_tensor = np.array(rates.tensor)
@@ -194,4 +215,4 @@ def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficie
     parts = {"typical": (compute[1], memory[1], overhead)}
     compute, memory, overhead = parts["typical"]
     return Roofline(device=device, arrays=arrays, efficiency=eff, time=time, compute=compute, memory=memory,
-                    overhead=overhead, notes=list(dict.fromkeys(notes)), unknown_compute=tuple(dict.fromkeys(unknown)))
+                    overhead=overhead, fixed_s=fixed, runtime=runtime.id if runtime else None, notes=list(dict.fromkeys(notes)), unknown_compute=tuple(dict.fromkeys(unknown)))

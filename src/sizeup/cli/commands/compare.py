@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_compare(args: argparse.Namespace) -> int:
     from sizeup.cli.measured import report_at
     from sizeup.cli.main import emit_json
-    from sizeup.measure.calibrate import load_profile, uncalibrated_efficiency
+    from sizeup.measure.calibrate import fixed_cost_intercept, load_profile, overhead_term, uncalibrated_efficiency
     from sizeup.errors import MeasureError
     from sizeup.measure.store import Store, default_path
     from sizeup.price.roofline import price
@@ -42,7 +42,7 @@ def run_compare(args: argparse.Namespace) -> int:
         profile = load_profile(store, args.calibration)
     if run.config.get("llm"):
         return _compare_llm(run, profile, args)
-    rows, kinds_total = [], {}
+    rows, kinds_total, overhead = [], {}, None
     for point in run.points:
         if point.status != "ok" or not point.latency_p50_s:
             continue
@@ -51,6 +51,8 @@ def run_compare(args: argparse.Namespace) -> int:
         raw = price(report.ledger, profile.device, uncalibrated_efficiency(profile.device.kind,
                                                                            profile.data.get("bench")))
         accumulation = point.grad_accumulation or 1
+        if overhead is None:  # the smallest batch: where the fixed cost is the largest share
+            overhead = {**overhead_term(roof), "batch": point.batch}
         predicted = roof.total_s.typical * accumulation
         by_kind = {k: v["time_s"].typical * accumulation for k, v in roof.by("kind").items()}
         measured_kinds = point.extra.get("measured_by_kind_s") or {}
@@ -70,8 +72,16 @@ def run_compare(args: argparse.Namespace) -> int:
     moved = None
     if profiled:
         moved = max(kinds_total, key=lambda k: abs(kinds_total[k][1] - kinds_total[k][0]))
+    if overhead is not None:
+        measured = fixed_cost_intercept([(r["batch"], r["measured_s"]) for r in rows if not r["grad_accumulation"]
+                                         or r["grad_accumulation"] == 1])
+        overhead["measured_s"] = measured
+        overhead["error"] = overhead["predicted_s"] / measured - 1 if measured else None
+        overhead["method"] = ("measured: intercept at batch 0 of a line through the measured latencies at batch "
+                              "<= 8 (the cost of a forward with no work); predicted: kernels x the profile's "
+                              "host time per kernel")
     data = {"run_id": run.id, "target": run.target, "calibration": profile.name, "calibrated": profile.fitted,
-            "points": rows, "by_kind": {k: {"predicted_s": v[0], "measured_s": v[1]} for k, v in kinds_total.items()},
+            "overhead": overhead, "points": rows, "by_kind": {k: {"predicted_s": v[0], "measured_s": v[1]} for k, v in kinds_total.items()},
             "largest_gap_kind": moved}
     if args.json:
         emit_json(data)
@@ -83,6 +93,12 @@ def run_compare(args: argparse.Namespace) -> int:
     print(render_table(["batch", "measured P50", "predicted", "error", "uncalibrated", "measured memory",
                         "predicted peak"], table, title=f"run {run.id}: {run.target} ({profile.name}, "
                                                         f"{'fitted' if profile.fitted else 'not fitted'})"))
+    if overhead is not None:
+        measured = overhead["measured_s"]
+        print(f"\nper-op overhead (batch {overhead['batch']}): predicted {format_seconds(overhead['predicted_s'])} "
+              f"({overhead['kernels']:.0f} kernels x {format_seconds(overhead['per_kernel_s'])}), measured "
+              + (f"{format_seconds(measured)} ({overhead['error']:+.1%})" if measured else
+                 "n/a (needs two or more batches <= 8)") + " — measured: intercept at batch 0 of the small batches")
     if profiled:
         kinds = [[k, format_seconds(v[0]), format_seconds(v[1]),
                   f"{(v[0] - v[1]) / v[1]:+.0%}" if v[1] else ""] for k, v in

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from sizeup.cli.calibration import add_calibration_arguments
+from sizeup.cli.calibration import add_calibration_arguments, add_runtime_argument
 from sizeup.cli.commands.hw import add_catalog_argument
 from sizeup.report.terminal import render_table
 from sizeup.units import (MAX_BATCH, MAX_GPUS, MAX_LAYERS, MAX_TOKENS, format_bytes, format_seconds,
@@ -51,6 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sweep", nargs="?", const="auto", metavar="B,B,…",
                    help="also sweep the batch size: powers of two up to the largest that fits, or a list")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_runtime_argument(p)
     add_calibration_arguments(p)
     add_catalog_argument(p)
     p.set_defaults(func=run)
@@ -79,6 +80,11 @@ def run(args: argparse.Namespace) -> int:
         from sizeup.errors import ConfigError
 
         raise ConfigError(f"--dim {args.dim[0]}: only for ONNX models (MODEL.onnx)")
+    if args.runtime:
+        from sizeup.errors import ConfigError
+
+        raise ConfigError(f"--runtime {args.runtime}: only for ONNX models (MODEL.onnx); an LLM's runtime is "
+                          f"--engine")
     sweep = None
     with calibrated_scope(profile, [device]) as notes:
         result = estimate(args.model, device=device, gpus=args.gpus, quant=args.quant, kv_dtype=args.kv_dtype,
@@ -120,14 +126,15 @@ NOT_FIT_EXIT = 2
 ONNX_MAX_AUTO_BATCH = 1024
 
 
-def onnx_point(path: str, device, dims: dict[str, int], batch_name: str | None, batch: int) -> dict:
+def onnx_point(path: str, device, dims: dict[str, int], batch_name: str | None, batch: int,
+               runtime=None) -> dict:
     """Memory and latency of one inference of the ONNX graph at `batch` on `device`."""
     from sizeup.api import count_onnx
     from sizeup.hardware.usable import usable_memory
     from sizeup.price.roofline import price
 
     report = count_onnx(path, dims={**dims, batch_name: batch} if batch_name else dims)
-    roof = price(report.ledger, device)
+    roof = price(report.ledger, device, runtime=runtime)
     usable = usable_memory(device).bytes
     parts = {b: sum(v["time_by_bound_s"][b] for v in roof.by("kind").values()) for b in ("compute", "memory",
                                                                                         "overhead")}
@@ -151,17 +158,20 @@ def run_onnx(args: argparse.Namespace, device, notes: list[str]) -> int:
     name = batch_dim(args.model)
     if name in dims:
         raise ConfigError(f"--dim {name}=…: '{name}' is the batch dimension of {args.model}: use --batch")
+    from sizeup.cli.calibration import runtime_from_args
+
+    runtime = runtime_from_args(args)
     if name is None and (args.batch != 1 or args.sweep):
         raise ConfigError(f"{args.model} has a fixed batch (its first input's leading dimension is not symbolic): "
                           "--batch and --sweep do not apply")
-    point = onnx_point(args.model, device, dims, name, args.batch)
+    point = onnx_point(args.model, device, dims, name, args.batch, runtime)
     sweep = []
     if args.sweep:
         batches = _batches(args.sweep)
         if batches is None:  # powers of two while they fit
             batches = [2 ** k for k in range(ONNX_MAX_AUTO_BATCH.bit_length())]
         for b in batches:
-            p = onnx_point(args.model, device, dims, name, b)
+            p = onnx_point(args.model, device, dims, name, b, runtime)
             sweep.append(p)
             if args.sweep == "auto" and not p["fits"]:
                 break

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from sizeup.cli.calibration import LOCAL, add_calibration_arguments, calibrated_scope, load_calibration
+from sizeup.cli.calibration import (LOCAL, add_calibration_arguments, add_runtime_argument, calibrated_scope,
+                                    load_calibration, runtime_from_args)
 from sizeup.cli.commands.flops import add_model_arguments, trace_from_args
 from sizeup.cli.commands.hw import add_catalog_argument
 from sizeup.report.terminal import render_table
@@ -19,6 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", required=True, help="device name, or several separated by commas to compare; "
                                                    "'local' prices on this machine with its calibration")
     p.add_argument("--plot", metavar="FILE.png", help="draw the roofline chart of the first device (matplotlib)")
+    add_runtime_argument(p)
     add_calibration_arguments(p)
     add_catalog_argument(p)
     p.set_defaults(func=run)
@@ -39,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
     report = trace_from_args(args)
     arrays = LedgerArrays.from_ledger(report.ledger)
     with calibrated_scope(profile, devices):
-        results = [price(arrays, d) for d in devices]
+        runtime = runtime_from_args(args)
+        results = [price(arrays, d, runtime=runtime) for d in devices]
     by = {"module": "scope", "op": "op", "kind": "kind"}[args.by]
     if args.plot:
         from sizeup.report.plots import plot_roofline
@@ -92,6 +95,10 @@ def render_roofline(report, results, by: str, depth: int | None) -> str:
         ridge_text = ", ".join(f"{p} {v:,.0f}" for p, v in ridge.items())
         lines.append(f"{r.device.name}: {format_seconds(t.typical)} (range {format_seconds(t.low)} - "
                      f"{format_seconds(t.high)}); ridge points FLOP/B: {ridge_text or 'n/a'}")
+        lines.append(f"  overhead: {format_seconds(r.overhead_bound_s)} of ops bound by the per-op overhead "
+                     f"({format_seconds(r.efficiency.overhead_s.typical)} per kernel"
+                     + (f", runtime {r.runtime}" if r.runtime else ", the device kind's generic launch cost")
+                     + (f"; + {format_seconds(r.fixed_s.typical)} graph launch" if r.fixed_s.typical else "") + ")")
         lines.extend(f"  note: {n}" for n in r.notes)
     lines.append("assumption: per op, time = max(compute, memory, launch overhead) on GPUs and accelerators, "
                  "max(compute, memory) + overhead on CPUs; ops run one after another")

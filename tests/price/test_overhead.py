@@ -1,0 +1,77 @@
+"""Runtime overhead: the third bound. Kernel counts per runtime, host time per kernel, graph launches."""
+
+import pytest
+
+from sizeup.errors import ConfigError
+from sizeup.hardware.catalog import load_catalog
+from sizeup.ledger import Ledger, OpKind, OpRecord
+from sizeup.price.efficiency import Efficiency, calibrated
+from sizeup.price.overhead import get_runtime, launches_under, runtime_names
+from sizeup.price.roofline import LedgerArrays, price
+from sizeup.ranges import Range
+
+CATALOG = load_catalog(include_user=False)
+T4 = CATALOG.devices["t4"]
+
+
+def _op(kind, flops=10**6, matmul=0):
+    return OpRecord(op=f"aten.{kind.value}", kind=kind, scope="m", flops=flops, matmul_flops=matmul,
+                    bytes_read=10**4, bytes_written=10**4, dtype="fp16")
+
+
+# a conv block: conv, batch-norm, relu (what ResNet-50 repeats 49 times)
+BLOCK = Ledger(ops=[_op(OpKind.CONV, 10**7, 10**7), _op(OpKind.NORM), _op(OpKind.ELEMENTWISE)])
+
+
+def test_every_runtime_of_the_issue_is_in_the_table_with_sources():
+    names = runtime_names()
+    for rid in ("pytorch-eager", "torch-compile", "cuda-graphs", "onnxruntime", "tensorrt", "llama-cpp", "mlx"):
+        assert rid in names
+        assert get_runtime(rid).sources and all("read 2026-12-03" in s for s in get_runtime(rid).sources)
+
+
+def test_kernel_counts_follow_the_runtime():
+    base = list(LedgerArrays.from_ledger(BLOCK).launches)
+    assert launches_under(get_runtime("pytorch-eager"), BLOCK, base) == [1, 1, 1]
+    assert launches_under(get_runtime("pytorch-eager-amp"), BLOCK, base) == [2, 1, 1]  # the weight cast
+    assert launches_under(get_runtime("tensorrt"), BLOCK, base) == [1, 0, 0]  # conv+bn+relu: one kernel
+    assert launches_under(get_runtime("torch-compile"), BLOCK, base) == [2, 0, 0]  # extern conv + fused epilogue
+
+
+def test_small_ops_on_a_gpu_are_bound_by_the_host_time_per_kernel():
+    eager = price(BLOCK, T4, runtime=get_runtime("pytorch-eager"))
+    per_op = get_runtime("pytorch-eager").per_op_s
+    assert list(eager.bound()) == ["overhead"] * 3
+    # asynchronous device: each op takes max(gpu time, host time), so the host time is the whole forward
+    assert eager.total_s.typical == pytest.approx(3 * per_op.typical)
+    assert eager.total_s.low == pytest.approx(3 * per_op.low)
+    assert eager.overhead_bound_s == pytest.approx(eager.total_s.typical)
+
+
+def test_a_graph_runtime_adds_one_launch_per_forward():
+    graphs = price(BLOCK, T4, runtime=get_runtime("cuda-graphs"))
+    assert graphs.fixed_s == get_runtime("cuda-graphs").per_graph_s
+    plain = price(BLOCK, T4)
+    assert graphs.total_s.typical < plain.total_s.typical
+
+
+def test_on_a_cpu_the_host_time_adds_to_the_op():
+    cpu = next(d for d in CATALOG.devices.values() if d.kind == "cpu")
+    eager = price(BLOCK, cpu, runtime=get_runtime("pytorch-eager"))
+    assert eager.efficiency.overhead_s == get_runtime("pytorch-eager").per_op_s_cpu
+    no_overhead = price(BLOCK, cpu, eager.efficiency.with_overrides(overhead_s=Range(0, 0, 0)))
+    assert eager.total_s.typical == pytest.approx(no_overhead.total_s.typical + 3 * eager.efficiency.overhead_s.typical)
+
+
+def test_a_calibrated_overhead_wins_over_the_table():
+    measured = Range(2e-4, 2e-4, 2e-4)
+    eff = Efficiency(tensor={k: Range(0.5, 0.5, 0.5) for k in ("matmul", "conv", "attention")},
+                     vector=Range(0.5, 0.5, 0.5), memory=Range(0.8, 0.8, 0.8), overhead_s=measured, origin="local")
+    with calibrated({T4.id: eff}):
+        result = price(BLOCK, T4, runtime=get_runtime("pytorch-eager"))
+    assert result.efficiency.overhead_s == measured
+
+
+def test_an_unknown_runtime_is_refused_naming_the_choices():
+    with pytest.raises(ConfigError, match="runtime 'pytorch-lazy' is unknown: expected one of pytorch-eager"):
+        get_runtime("pytorch-lazy")
