@@ -105,3 +105,26 @@ def test_cli_refuses_tensor_parallel_mamba_in_one_line():
     run = subprocess.run([sys.executable, "-m", "sizeup", "estimate", str(CONFIGS / "mamba-2.8b-hf.json"),
                           "--device", "a100-80gb", "--gpus", "2"], capture_output=True, text=True, timeout=60)
     assert run.returncode == 1 and "not modelled" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_llava_counts_the_clip_tower_and_the_projector_exactly():
+    """LLaVA-1.5-7B: Vicuna-7B (LlamaConfig defaults, vocab 32064) + CLIP ViT-L/14-336 + a 2-layer projector;
+    transformers 5.24.0 builds 7,063,427,072 parameters from the same file (vision 303,507,456, projector
+    20,979,712)."""
+    arch = parse_config(json.loads((CONFIGS / "llava-1.5-7b-hf.json").read_text()), "llava")
+    by_role = {}
+    for t in arch.tensors():
+        by_role[t.role] = by_role.get(t.role, 0) + t.numel
+    assert (arch.params, by_role["vision"], by_role["projector"]) == (7_063_427_072, 303_507_456, 20_979_712)
+    assert arch.reader == "analytic:llava" and arch.hidden == 4096 and arch.num_layers == 32
+    assert any("576 prompt tokens" in a for a in arch.assumptions)  # (336 / 14)² patches, CLS dropped
+
+
+def test_llava_with_an_unknown_vision_tower_is_refused_in_one_line():
+    data = json.loads((CONFIGS / "llava-1.5-7b-hf.json").read_text())
+    data["vision_config"]["model_type"] = "siglip_vision_model"
+    with pytest.raises(ConfigError, match="expected 'clip_vision_model'"):
+        parse_config(data, "llava")
+    data["vision_config"] = {**data["vision_config"], "model_type": "clip_vision_model", "patch_size": 400}
+    with pytest.raises(ConfigError, match="patch_size = 400 is more than image_size = 336"):
+        parse_config(data, "llava")
