@@ -174,6 +174,11 @@ class ModelArch:
     `word_embed_proj_dim`, with project_in / project_out matrices); 0: the hidden size."""
     reader: str = ""
     """Which path read the model: "analytic:<family>" or "transformers <version> (meta device)"."""
+    cross_source: int = 0
+    """Encoder-decoders (T5, Whisper): the encoder positions every decoder layer cross-attends to; its
+    cross-attention K/V are computed once per sequence and held beside the self-attention cache, fixed by the
+    encoder length. `layers` are the decoder's; the encoder's weights and the cross-attention projections
+    (`layers.{i}.cross.{q,k,v,o}_proj`) are in `extra_tensors`. 0: no cross-attention."""
 
     @property
     def num_layers(self) -> int:
@@ -244,6 +249,11 @@ class ModelArch:
     def state_elements_per_sequence(self) -> int:
         """Recurrent-state elements one sequence holds over all layers, whatever its length."""
         return sum(layer.ssm.state_elements for layer in self.layers if layer.ssm is not None)
+
+    def cross_kv_elements_per_sequence(self) -> int:
+        """Cross-attention K/V one sequence holds over all decoder layers (fixed by the encoder length)."""
+        return sum(self.cross_source * 2 * a.heads * a.head_dim for a in (layer.attention for layer in self.layers)) \
+            if self.cross_source else 0
 
     def kv_elements_per_token(self, layer: LayerSpec) -> int:
         """Cache elements one token adds to one layer (keys + values; MLA: the latent + RoPE key)."""

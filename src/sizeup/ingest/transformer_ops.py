@@ -16,7 +16,7 @@ from functools import lru_cache
 from sizeup.errors import ConfigError
 from sizeup.formats import WeightFormat, get_format, tensor_bytes, tensor_bytes_map
 from sizeup.ingest.arch import LayerSpec, ModelArch
-from sizeup.ingest.ssm_ops import ssm_mixer
+from sizeup.ingest.ssm_ops import cross_attention, ssm_mixer
 from sizeup.ledger import Ledger, OpKind, OpRecord, Phase
 from sizeup.ops.attention import SOFTMAX_FLOPS_PER_ELEMENT
 from sizeup.ops.elementwise import FLOPS_PER_ELEMENT
@@ -307,6 +307,8 @@ class _Builder:
         if not post_norm:
             self.norm(f"{p}.input_layernorm", t, h, f"layers.{i}.norm0.weight")
         self.attention(i, layer)
+        if self.arch.cross_source:
+            cross_attention(self, i, layer)
         if layer.norms == 4:
             self.norm(f"{p}.post_attention_layernorm", t, h, f"layers.{i}.norm1.weight")
         self.elementwise("add", p, t * h, 1, inputs=2)

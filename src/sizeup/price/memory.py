@@ -78,7 +78,7 @@ class InferenceMemory:
 def kv_bytes_per_sequence(arch: ModelArch, context: int, kv_dtype: str, tp: int = 1, block: int = 1) -> int:
     """Cache bytes one sequence of `context` tokens holds on one GPU (sliding-window layers keep at most
     the window; a paged cache rounds up to whole blocks; a state-space layer holds its fixed recurrent
-    state, whatever the context)."""
+    state, and an encoder-decoder its cross-attention K/V over the encoder's positions, whatever the context)."""
     if arch.encoder:
         return 0
     per_element = KV_BYTES_PER_ELEMENT[kv_dtype]
@@ -94,6 +94,7 @@ def kv_bytes_per_sequence(arch: ModelArch, context: int, kv_dtype: str, tp: int 
         if a.mla is None and tp > 1:
             elements = max(a.kv_heads // tp, 1) * (a.head_dim + a.v_head_dim)
         total += tokens * elements * per_element
+    total += arch.cross_kv_elements_per_sequence() * per_element / tp  # encoder-decoders: fixed by the encoder
     return int(total)
 
 
