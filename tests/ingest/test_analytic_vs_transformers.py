@@ -26,6 +26,9 @@ KNOWN = {
     "deepseek-r1.json": "transformers holds each MoE layer's e_score_correction_bias (256 per layer) as a buffer, "
                         "not a parameter; the analytic count includes it, as the checkpoint stores it",
     "gemma-3-27b.json": _VISION,
+    "flan-t5-xl.json": "transformers 5.24 ties every T5's LM head to the shared embedding (configuration_t5.py forces "
+                       "tie_word_embeddings True); T5 v1.1 / FLAN-T5 checkpoints store an untied lm_head.weight "
+                       "(tie_word_embeddings false), which the analytic count keeps",
     "vit-base-patch16-224.json": "the preset lists no id2label: the analytic family assumes ImageNet's 1000 "
                                  "labels (and says so), transformers defaults to 2",
 }

@@ -9,7 +9,8 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["MLASpec", "AttentionSpec", "MLPSpec", "LayerSpec", "WeightTensor", "ModelArch"]
+__all__ = ["MLASpec", "AttentionSpec", "MLPSpec", "SSMSpec", "LayerSpec", "WeightTensor", "ModelArch", "NO_ATTENTION",
+           "NO_MLP"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,6 +70,40 @@ class MLPSpec:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SSMSpec:
+    """A selective state-space mixer (Gu & Dao 2023, arXiv:2312.00752; Mamba-2: Dao & Gu 2024,
+    arXiv:2405.21060): in_proj, a depthwise causal conv of `conv` taps, the selective scan, out_proj.
+    It keeps a fixed recurrent state per sequence (the conv window and the scan state) in place of a KV
+    cache: the state does not grow with the context."""
+
+    version: int
+    """1: Mamba (x_proj and dt_proj, a (inner, state) A matrix); 2: Mamba-2 (SSD: one A per head, B and C
+    from in_proj in `groups` groups, a gated RMSNorm before out_proj)."""
+    inner: int
+    state: int
+    conv: int
+    dt_rank: int = 0
+    """Mamba-1's time-step rank (the x_proj -> dt_proj bottleneck); 0 for Mamba-2."""
+    heads: int = 0
+    """Mamba-2's SSD heads (inner = heads × head_dim); 0 for Mamba-1."""
+    groups: int = 1
+    bias: bool = False
+    """in_proj and out_proj carry biases."""
+    conv_bias: bool = True
+
+    @property
+    def conv_channels(self) -> int:
+        """Channels of the depthwise conv (Mamba-2 convolves x, B and C together)."""
+        return self.inner if self.version == 1 else self.inner + 2 * self.groups * self.state
+
+    @property
+    def state_elements(self) -> int:
+        """Recurrent state of one sequence in one layer: the conv window (channels × taps, as transformers'
+        and mamba_ssm's caches hold it) plus the scan state (inner × state)."""
+        return self.conv_channels * self.conv + self.inner * self.state
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LayerSpec:
     attention: AttentionSpec
     mlp: MLPSpec
@@ -77,6 +112,15 @@ class LayerSpec:
     shared norm or 2, one per branch)."""
     parallel: bool = False
     """Attention and MLP read the same input and add into one residual (GPT-J, GPT-NeoX, Falcon, Phi)."""
+    ssm: SSMSpec | None = None
+    """A state-space mixer in place of attention and MLP (Mamba): `attention` and `mlp` are then
+    NO_ATTENTION and NO_MLP, weightless and cache-free."""
+
+
+NO_ATTENTION = AttentionSpec(heads=1, kv_heads=1, head_dim=0, v_head_dim=0)
+"""The attention of a layer that has none (a state-space layer): no weights, no KV cache, no FLOPs."""
+NO_MLP = MLPSpec(intermediate=0, gated=False, act="none")
+"""The MLP of a layer that has none (a Mamba block is its mixer alone)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +174,11 @@ class ModelArch:
     `word_embed_proj_dim`, with project_in / project_out matrices); 0: the hidden size."""
     reader: str = ""
     """Which path read the model: "analytic:<family>" or "transformers <version> (meta device)"."""
+    cross_source: int = 0
+    """Encoder-decoders (T5, Whisper): the encoder positions every decoder layer cross-attends to; its
+    cross-attention K/V are computed once per sequence and held beside the self-attention cache, fixed by the
+    encoder length. `layers` are the decoder's; the encoder's weights and the cross-attention projections
+    (`layers.{i}.cross.{q,k,v,o}_proj`) are in `extra_tensors`. 0: no cross-attention."""
 
     @property
     def num_layers(self) -> int:
@@ -192,9 +241,25 @@ class ModelArch:
                 total += t.numel
         return total
 
+    @property
+    def is_recurrent(self) -> bool:
+        """Some layers keep a fixed recurrent state (state-space layers) rather than a KV cache."""
+        return any(layer.ssm is not None for layer in self.layers)
+
+    def state_elements_per_sequence(self) -> int:
+        """Recurrent-state elements one sequence holds over all layers, whatever its length."""
+        return sum(layer.ssm.state_elements for layer in self.layers if layer.ssm is not None)
+
+    def cross_kv_elements_per_sequence(self) -> int:
+        """Cross-attention K/V one sequence holds over all decoder layers (fixed by the encoder length)."""
+        return sum(self.cross_source * 2 * a.heads * a.head_dim for a in (layer.attention for layer in self.layers)) \
+            if self.cross_source else 0
+
     def kv_elements_per_token(self, layer: LayerSpec) -> int:
         """Cache elements one token adds to one layer (keys + values; MLA: the latent + RoPE key)."""
         a = layer.attention
+        if layer.ssm is not None:
+            return 0
         if a.mla is not None:
             return a.mla.kv_lora_rank + a.mla.qk_rope_head_dim
         return a.kv_heads * (a.head_dim + a.v_head_dim)
@@ -230,6 +295,8 @@ def _layer_tensors(i: int, layer: LayerSpec, h: int, norm: str) -> list[WeightTe
     p, a, m, out = f"layers.{i}", layer.attention, layer.mlp, []
     for n in range(layer.norms):
         out += [WeightTensor(t.name, t.shape, t.role, i) for t in _norm(f"{p}.norm{n}", h, norm)]
+    if layer.ssm is not None:
+        return out + _ssm_tensors(f"{p}.mixer", layer.ssm, h, i)
     if a.mla is not None:
         q = a.mla
         if q.q_lora_rank:
@@ -281,3 +348,23 @@ def _mlp(name: str, h: int, inter: int, gated: bool, bias: bool, role: str, laye
     out += _linear(f"{name}.up_proj", h, inter, role, layer, bias)
     out += _linear(f"{name}.down_proj", inter, h, role, layer, bias)
     return out
+
+
+def _ssm_tensors(p: str, s: SSMSpec, h: int, i: int) -> list[WeightTensor]:
+    """The weights of a Mamba / Mamba-2 mixer, as transformers' MambaMixer / Mamba2Mixer hold them."""
+    channels = s.conv_channels
+    if s.version == 1:
+        out = _linear(f"{p}.in_proj", h, 2 * s.inner, "ssm", i, s.bias)
+    else:  # z, x, B, C and dt in one projection
+        out = _linear(f"{p}.in_proj", h, s.inner + channels + s.heads, "ssm", i, s.bias)
+    out.append(WeightTensor(f"{p}.conv1d.weight", (channels, 1, s.conv), "ssm", i))
+    if s.conv_bias:
+        out.append(WeightTensor(f"{p}.conv1d.bias", (channels,), "bias", i))
+    if s.version == 1:
+        out += _linear(f"{p}.x_proj", s.inner, s.dt_rank + 2 * s.state, "ssm", i, False)
+        out += _linear(f"{p}.dt_proj", s.dt_rank, s.inner, "ssm", i, True)
+        out += [WeightTensor(f"{p}.A_log", (s.inner, s.state), "ssm", i), WeightTensor(f"{p}.D", (s.inner,), "ssm", i)]
+    else:
+        out += [WeightTensor(f"{p}.dt_bias", (s.heads,), "ssm", i), WeightTensor(f"{p}.A_log", (s.heads,), "ssm", i),
+                WeightTensor(f"{p}.D", (s.heads,), "ssm", i), WeightTensor(f"{p}.norm.weight", (s.inner,), "norm", i)]
+    return out + _linear(f"{p}.out_proj", s.inner, h, "ssm", i, s.bias)

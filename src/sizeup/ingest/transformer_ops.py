@@ -16,6 +16,7 @@ from functools import lru_cache
 from sizeup.errors import ConfigError
 from sizeup.formats import WeightFormat, get_format, tensor_bytes, tensor_bytes_map
 from sizeup.ingest.arch import LayerSpec, ModelArch
+from sizeup.ingest.ssm_ops import cross_attention, ssm_mixer
 from sizeup.ledger import Ledger, OpKind, OpRecord, Phase
 from sizeup.ops.attention import SOFTMAX_FLOPS_PER_ELEMENT
 from sizeup.ops.elementwise import FLOPS_PER_ELEMENT
@@ -289,6 +290,11 @@ class _Builder:
 
     def layer(self, i: int, layer: LayerSpec) -> None:
         t, h, p = self.step.tokens, self.arch.hidden, f"model.layers.{i}"
+        if layer.ssm is not None:  # Mamba: a norm, the state-space mixer, the residual
+            self.norm(f"{p}.norm", t, h, f"layers.{i}.norm0.weight")
+            ssm_mixer(self, i, layer)
+            self.elementwise("add", p, t * h, 1, inputs=2)
+            return
         if layer.parallel:  # attention and MLP off one input (1 shared norm, or one per branch), one residual
             self.norm(f"{p}.input_layernorm", t, h, f"layers.{i}.norm0.weight")
             if layer.norms == 2:
@@ -301,6 +307,8 @@ class _Builder:
         if not post_norm:
             self.norm(f"{p}.input_layernorm", t, h, f"layers.{i}.norm0.weight")
         self.attention(i, layer)
+        if self.arch.cross_source:
+            cross_attention(self, i, layer)
         if layer.norms == 4:
             self.norm(f"{p}.post_attention_layernorm", t, h, f"layers.{i}.norm1.weight")
         self.elementwise("add", p, t * h, 1, inputs=2)

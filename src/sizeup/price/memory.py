@@ -77,12 +77,16 @@ class InferenceMemory:
 
 def kv_bytes_per_sequence(arch: ModelArch, context: int, kv_dtype: str, tp: int = 1, block: int = 1) -> int:
     """Cache bytes one sequence of `context` tokens holds on one GPU (sliding-window layers keep at most
-    the window; a paged cache rounds up to whole blocks)."""
+    the window; a paged cache rounds up to whole blocks; a state-space layer holds its fixed recurrent
+    state, and an encoder-decoder its cross-attention K/V over the encoder's positions, whatever the context)."""
     if arch.encoder:
         return 0
     per_element = KV_BYTES_PER_ELEMENT[kv_dtype]
     total = 0.0
     for layer in arch.layers:
+        if layer.ssm is not None:
+            total += layer.ssm.state_elements * per_element / tp
+            continue
         a = layer.attention
         tokens = min(context, a.window) if a.window else context
         tokens = -(-tokens // block) * block
@@ -90,13 +94,14 @@ def kv_bytes_per_sequence(arch: ModelArch, context: int, kv_dtype: str, tp: int 
         if a.mla is None and tp > 1:
             elements = max(a.kv_heads // tp, 1) * (a.head_dim + a.v_head_dim)
         total += tokens * elements * per_element
+    total += arch.cross_kv_elements_per_sequence() * per_element / tp  # encoder-decoders: fixed by the encoder
     return int(total)
 
 
 def _activation_peak(arch: ModelArch, tokens: int, logit_rows: int, act_bytes: int, tp: int) -> int:
     """Largest set of live temporaries in one forward step of `tokens` tokens: the residual stream and
     normed input (2·T·h), plus the widest stage — the MLP (gate and up outputs and the activation,
-    3·T·I) or the q/k/v projections — and the fp32 logits of the sampled rows."""
+    3·T·I), the q/k/v projections or a state-space mixer's projections — and the fp32 logits of the sampled rows."""
     h = arch.hidden
     widest = 0
     for layer in arch.layers:
@@ -106,7 +111,9 @@ def _activation_peak(arch: ModelArch, tokens: int, logit_rows: int, act_bytes: i
         else:
             mlp = 3 * tokens * m.intermediate // tp
         qkv = tokens * (a.heads + 2 * a.kv_heads) * a.head_dim // tp
-        widest = max(widest, mlp, qkv)
+        # a state-space mixer: in_proj's output (z, x and, for Mamba-2, B, C, Δ) and the conv output
+        ssm = 0 if layer.ssm is None else tokens * (2 * layer.ssm.inner + 2 * layer.ssm.conv_channels)
+        widest = max(widest, mlp, qkv, ssm)
     return (2 * tokens * h + widest) * act_bytes + logit_rows * arch.vocab * LOGITS_BYTES // max(tp, 1)
 
 

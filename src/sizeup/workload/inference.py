@@ -235,6 +235,9 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         raise ConfigError(f"--cpu {cpu.id!r}: expected a cpu device, got a {cpu.kind}")
     tp = cfg.gpus
     a0 = arch.layers[0].attention
+    if tp > 1 and arch.is_recurrent:
+        raise ConfigError(f"--gpus {tp}: tensor parallelism over the state-space layers of {arch.name} is not "
+                          f"modelled (expected --gpus 1)")
     if tp > 1 and (a0.heads % tp or (a0.kv_heads % tp and tp % a0.kv_heads)):
         raise ConfigError(f"--gpus {tp} does not divide the {a0.heads} attention heads / {a0.kv_heads} KV heads "
                           f"of {arch.name} for tensor parallelism")

@@ -1,4 +1,4 @@
-"""Vision-language wrappers (Gemma 3, LLaVA, Mistral 3): the language model of `text_config`, read by
+"""Vision-language wrappers (Gemma 3, Mistral 3; LLaVA has its own family, llava.py): the language model of `text_config`, read by
 its own family; the vision tower is not counted, and the result says so."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ _TEXT_MODEL_TYPES = {"gemma3": "gemma3_text"}
 """The text model_type a wrapper implies when its text_config names none."""
 
 
-@family("gemma3", "llava", "mistral3")
+@family("gemma3", "mistral3")
 def read_multimodal(c: Fields, name: str) -> ModelArch:
     model_type = c.model_type
     text = c.mapping("text_config")

@@ -1,0 +1,93 @@
+"""LLaVA (Liu et al. 2023, arXiv:2304.08485; LLaVA-1.5: arXiv:2310.03744) as transformers'
+`LlavaForConditionalGeneration` builds it: the language model of `text_config` (read by its own family),
+a CLIP vision tower (`vision_config`, every layer built, whatever `vision_feature_layer` picks) and a
+two-layer GELU projector from the vision width to the text width. All three are counted exactly.
+
+Each image of `image_size`² becomes (image_size / patch_size)² tokens of the prompt (one more with
+`vision_feature_select_strategy` "full"); the estimate says how many, and they are the user's to count
+in `--prompt`. The vision tower's own compute is not priced (it runs once per image, in prefill).
+
+Fields a sparse sub-config leaves out take transformers' defaults, as transformers does: `LlamaConfig`
+(hidden 4096, intermediate 11008, 32 layers, 32 heads, vocab 32000) and `CLIPVisionConfig` (hidden 768,
+intermediate 3072, 12 layers, 12 heads, image 224, patch 32, 3 channels), transformers 5.24.0's
+configuration_llama.py and configuration_clip.py."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sizeup.errors import ConfigError
+from sizeup.ingest.arch import ModelArch, WeightTensor
+from sizeup.ingest.families.fields import CHANNELS, HEADS, HIDDEN, IMAGE, INTERMEDIATE, LAYERS, Fields
+from sizeup.ingest.families.registry import family, parse_config
+
+LLAMA_DEFAULTS = {"hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
+                  "vocab_size": 32000}
+"""transformers' LlamaConfig defaults: what a LLaVA text_config of model_type llama that omits a size is built with."""
+CLIP_DEFAULTS = {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12, "num_attention_heads": 12,
+                 "image_size": 224, "patch_size": 32, "num_channels": 3}
+"""transformers' CLIPVisionConfig defaults."""
+
+
+def clip_vision_tensors(v: Fields, prefix: str) -> tuple[tuple[WeightTensor, ...], int, int]:
+    """A CLIP vision transformer's weights (role "vision"), its width, and its patches per image."""
+    d = {k: v.data.get(k, default) for k, default in CLIP_DEFAULTS.items()}
+    v = Fields({**v.data, **{k: val for k, val in d.items() if val is not None}}, v.where)
+    h, inter = v.int("hidden_size", bound=HIDDEN), v.int("intermediate_size", bound=INTERMEDIATE)
+    heads, layers = v.int("num_attention_heads", bound=HEADS), v.int("num_hidden_layers", bound=LAYERS)
+    v.divides("num_attention_heads", heads, "hidden_size", h)
+    size, patch = v.int("image_size", bound=IMAGE), v.int("patch_size", bound=IMAGE)
+    v.at_most("patch_size", patch, "image_size", size)
+    channels, patches = v.int("num_channels", bound=CHANNELS), (size // patch) ** 2
+
+    def t(name: str, *shape: int) -> WeightTensor:
+        return WeightTensor(f"{prefix}.{name}", shape, "vision")
+
+    out = [t("embeddings.class_embedding", h), t("embeddings.patch_embedding.weight", h, channels, patch, patch),
+           t("embeddings.position_embedding.weight", patches + 1, h), t("pre_layrnorm.weight", h),
+           t("pre_layrnorm.bias", h)]
+    for i in range(layers):
+        p = f"encoder.layers.{i}"
+        for proj in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            out += [t(f"{p}.self_attn.{proj}.weight", h, h), t(f"{p}.self_attn.{proj}.bias", h)]
+        out += [t(f"{p}.mlp.fc1.weight", inter, h), t(f"{p}.mlp.fc1.bias", inter),
+                t(f"{p}.mlp.fc2.weight", h, inter), t(f"{p}.mlp.fc2.bias", h)]
+        out += [t(f"{p}.layer_norm{n}.{w}", h) for n in (1, 2) for w in ("weight", "bias")]
+    out += [t("post_layernorm.weight", h), t("post_layernorm.bias", h)]
+    return tuple(out), h, patches
+
+
+@family("llava")
+def read_llava(c: Fields, name: str) -> ModelArch:
+    text, vision = c.mapping("text_config"), c.mapping("vision_config")
+    for key, value in (("text_config", text), ("vision_config", vision)):
+        if value is None:
+            raise ConfigError(f"{c.where}: missing field {key!r} (needed for model_type 'llava')")
+    inner = dict(text)
+    inner.setdefault("model_type", "llama")
+    filled = []
+    if inner["model_type"] == "llama":
+        filled = [k for k in LLAMA_DEFAULTS if inner.get(k) is None]
+        inner.update({k: LLAMA_DEFAULTS[k] for k in filled})
+    arch = parse_config(inner, name, f"{c.where} (text_config)")
+    v = Fields(vision, f"{c.where} (vision_config)")
+    if v.text("model_type", default="clip_vision_model") != "clip_vision_model":
+        raise v.error("model_type", v.data["model_type"], "expected 'clip_vision_model' (the vision tower sizeup's "
+                      "llava family builds)")
+    tower, width, patches = clip_vision_tensors(v, "vision_tower")
+    layer = c.data.get("vision_feature_layer", -2)
+    feature_layers = len(layer) if isinstance(layer, list) else 1
+    bias = c.flag("multimodal_projector_bias", True)
+    projector = [WeightTensor("multi_modal_projector.linear_1.weight", (arch.hidden, width * feature_layers), "projector"),
+                 WeightTensor("multi_modal_projector.linear_2.weight", (arch.hidden, arch.hidden), "projector")]
+    if bias:
+        projector += [WeightTensor("multi_modal_projector.linear_1.bias", (arch.hidden,), "projector"),
+                      WeightTensor("multi_modal_projector.linear_2.bias", (arch.hidden,), "projector")]
+    strategy = c.text("vision_feature_select_strategy", default="default")
+    tokens = patches + (1 if strategy == "full" else 0)
+    notes = [f"llava: each image adds {tokens:,} prompt tokens (count them in --prompt); the vision tower's "
+             f"compute (once per image, in prefill) is not priced"]
+    if filled:
+        notes.append(f"llava: text_config omits {', '.join(filled)}: transformers' LlamaConfig defaults")
+    return replace(arch, model_type="llava", extra_tensors=arch.extra_tensors + tower + tuple(projector),
+                   assumptions=arch.assumptions + tuple(notes))

@@ -1,0 +1,78 @@
+"""The ops of the layers that keep a fixed cache per sequence, for the transformer ledger's builder: an
+encoder-decoder's cross-attention (its K/V over the encoder's positions computed once, then read every
+step) and a selective state-space mixer (Mamba / Mamba-2): in_proj, the depthwise causal conv over a window of `conv` taps, the selective scan,
+the gate, out_proj. The scan's cost is linear in the new tokens and reads and writes the fixed recurrent
+state once per step (the conv window and the (inner × state) scan state, in the KV-cache dtype); nothing
+grows with the context (Gu & Dao 2023, arXiv:2312.00752, section 3.3; Dao & Gu 2024, arXiv:2405.21060)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sizeup.errors import ConfigError
+from sizeup.ingest.arch import LayerSpec
+from sizeup.ledger import OpKind
+from sizeup.ops.attention import SOFTMAX_FLOPS_PER_ELEMENT
+
+__all__ = ["SCAN_FLOPS_PER_STATE", "ssm_mixer", "cross_attention"]
+
+SCAN_FLOPS_PER_STATE = 9
+"""FLOPs of the recurrence per token and state element: dA = exp(Δ·A) (2, the exp counted as one), Δ·B·x
+(2), h = dA·h + Δ·B·x (2), y += C·h (2), and D·x's share (1) — the paper's O(B·L·D·N) scan, counted
+element by element (derived)."""
+
+
+def ssm_mixer(b: Any, i: int, layer: LayerSpec) -> None:
+    """Add the mixer of layer `i` to builder `b` (transformer_ops._Builder)."""
+    s, step, t, h = layer.ssm, b.step, b.step.tokens, b.arch.hidden
+    if b.tp > 1:
+        raise ConfigError(f"tensor parallel {b.tp} over a state-space model: not modelled (expected --gpus 1)")
+    p, w = f"model.layers.{i}.mixer", f"layers.{i}.mixer"
+    channels = s.conv_channels
+    n_in = 2 * s.inner if s.version == 1 else s.inner + channels + s.heads
+    b.linear(f"{p}.in_proj", f"{w}.in_proj.weight", t, h, n_in, s.bias, shard="none")
+    state_bytes = int(step.batch * s.state_elements * b.kv_bytes)
+    conv_state = int(step.batch * channels * s.conv * b.kv_bytes)
+    b.add("conv1d", OpKind.CONV, f"{p}.conv1d", 2 * t * channels * s.conv + (t * channels if s.conv_bias else 0),
+          t * channels * b.a + b.wbytes(f"{w}.conv1d.weight", False) + conv_state, t * channels * b.a + conv_state,
+          notes=("depthwise causal conv; its window is part of the recurrent state",))
+    b.elementwise("activation", f"{p}.act", t * channels, 4)
+    if s.version == 1:
+        b.linear(f"{p}.x_proj", f"{w}.x_proj.weight", t, s.inner, s.dt_rank + 2 * s.state, False, shard="none")
+        b.linear(f"{p}.dt_proj", f"{w}.dt_proj.weight", t, s.dt_rank, s.inner, True, shard="none")
+        b.elementwise("softplus", f"{p}.dt", t * s.inner, 4)
+        dt_width = s.inner
+    else:
+        dt_width = s.heads
+    scan_state = state_bytes - conv_state
+    # the scan reads x, Δ, B and C of each new token and the stored state; it writes y and the new state
+    inputs = t * (s.inner + dt_width + 2 * s.groups * s.state) * b.a
+    b.add("selective_scan", OpKind.OTHER, f"{p}.scan", SCAN_FLOPS_PER_STATE * t * s.inner * s.state,
+          inputs + scan_state, t * s.inner * b.a + scan_state,
+          notes=("selective scan: linear in the new tokens; reads and writes the fixed state once per step",))
+    if s.version == 1:
+        b.elementwise("gate", f"{p}.gate", t * s.inner, 5, inputs=2)  # y · silu(z)
+    else:
+        b.add("rms_norm", OpKind.NORM, f"{p}.norm", 9 * t * s.inner, 2 * t * s.inner * b.a, t * s.inner * b.a,
+              notes=("gated RMSNorm: y · silu(z), normed",))
+    b.linear(f"{p}.out_proj", f"{w}.out_proj.weight", t, s.inner, h, s.bias, shard="none")
+
+
+def cross_attention(b: Any, i: int, layer: LayerSpec) -> None:
+    """Decoder layer `i`'s cross-attention: q_proj of the new tokens, attention over the `cross_source`
+    encoder positions (their K/V read from the cache, in the KV dtype), o_proj; the norm before it. The K/V
+    projections run once per sequence over the encoder output and are not priced here (as the encoder is not)."""
+    a, step, t, h = layer.attention, b.step, b.step.tokens, b.arch.hidden
+    p, w, source = f"model.layers.{i}.cross_attn", f"layers.{i}.cross", b.arch.cross_source
+    heads = a.heads // b.tp
+    width = a.heads * a.head_dim
+    b.norm(f"{p}.layer_norm", t, h, f"{w}.norm.weight")
+    b.linear(f"{p}.q_proj", f"{w}.q_proj.weight", t, h, width, a.qkv_bias)
+    pairs = t * source
+    product = 2 * pairs * heads * 2 * a.head_dim
+    kv_read = int(step.batch * source * heads * 2 * a.head_dim * b.kv_bytes)
+    b.add("attention", OpKind.ATTENTION, p, product + SOFTMAX_FLOPS_PER_ELEMENT * pairs * heads, t * heads * a.head_dim * b.a + kv_read,
+          t * heads * a.head_dim * b.a, matmul=product, notes=(f"cross-attention over {source:,} encoder positions",))
+    b.linear(f"{p}.o_proj", f"{w}.o_proj.weight", t, width, h, a.o_bias, shard="row")
+    b.all_reduce(p, t)
+    b.elementwise("add", p, t * h, 1, inputs=2)
