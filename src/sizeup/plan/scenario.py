@@ -21,6 +21,8 @@ job:                           # finetune / pretrain / batch
   deadline_hours: 24
 budget:
   monthly_usd: 8000            # serving; or job_usd for a job
+  pricing: on-demand           # the basis every cost is quoted on: on-demand | reserved-1y | spot
+                               # (default: spot when constraints.spot, else on-demand)
 constraints:
   devices: [l4, a10g, l40s, h100]
   providers: [aws, gcp, runpod]
@@ -219,6 +221,9 @@ class Job:
 class Budget:
     monthly_usd: float | None = None
     job_usd: float | None = None
+    pricing: str | None = None
+    """The pricing basis the plan ranks and quotes on ("on-demand", "reserved-1y", "spot"); None: spot
+    when spot is allowed, else on-demand (plan.cost.pricing_basis)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -365,7 +370,7 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
                   rank=j.count("rank", 16, maximum=MAX_RANK),
                   global_batch=j.count("global_batch", None, maximum=MAX_BATCH))
     b = root.sub("budget")
-    b.allow({"monthly_usd", "job_usd"})
+    b.allow({"monthly_usd", "job_usd", "pricing"})
     c = root.sub("constraints")
     c.allow({"devices", "providers", "regions", "spot", "engines", "quantizations", "max_gpus", "owned", "headroom"})
     owned = []
@@ -403,7 +408,8 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
     return Scenario(name=root.text("name", Path(source).stem if source else "scenario"), model=model, task=task,
                     traffic=traffic, sla=_sla(root.sub("sla")), job=job,
                     budget=Budget(monthly_usd=b.number("monthly_usd", maximum=MAX_USD),
-                                  job_usd=b.number("job_usd", maximum=MAX_USD)),
+                                  job_usd=b.number("job_usd", maximum=MAX_USD),
+                                  pricing=b.text("pricing", None, ("on-demand", "reserved-1y", "spot"))),
                     constraints=constraints, edge=edge, input_shape=root.text("input_shape"), source=source)
 
 

@@ -38,6 +38,12 @@ ul { margin: 6px 0; padding-left: 20px; }
 figure { margin: 0 0 16px; }
 figure img { max-width: 100%; height: auto; border: 1px solid #e6e8ec; border-radius: 6px; }
 figcaption { color: #5b6475; font-size: .9rem; }
+.headline { border-left: 6px solid #2e9d51; }
+.headline.miss { border-left-color: #c93434; }
+.headline .lead { font-size: 1.15rem; font-weight: 600; margin: 0 0 10px; }
+.headline .cost { font-size: 1.8rem; font-weight: 700; margin: 0 0 4px; }
+.headline table { font-size: .9rem; margin: 0; }
+.headline td { padding: 3px 10px; }
 """
 
 
@@ -95,16 +101,33 @@ def _plot(name: str, path: str) -> str:
     return f"<figure>{img}<figcaption>{_e(name)}</figcaption></figure>"
 
 
+def _headline(sheet: Sheet) -> str:
+    """The headline card: the sentence, the cost in large type, then the rows (what, cost bases, budget, SLA,
+    assumptions)."""
+    from sizeup.plan.headline import headline_rows
+
+    h = sheet.headline
+    rows = headline_rows(h)
+    cost = next((v for k, v in rows if k == "cost"), "")
+    table = "".join(f'<tr><th scope="row">{_e(k)}</th><td>{_e(v)}</td></tr>' for k, v in rows)
+    return (f'<section class="card headline {"ok" if h.meets else "miss"}" id="headline">'
+            f'<p class="lead">{_e(h.text)}</p>'
+            + (f'<p class="cost">{_e(cost)}</p>' if cost else "")
+            + f"<table><tbody>{table}</tbody></table></section>")
+
+
 def render_html(sheet: Sheet) -> str:
     """The whole sheet as one HTML document (a string), with the same content as the Markdown report."""
     verdict_class = "ok" if sheet.meets else "miss"
     mark = "meets" if sheet.meets else "does NOT meet"
-    body = [f"<h1>{_e(sheet.title)}</h1>",
-            f'<div class="verdict {verdict_class}">Verdict ({_e(mark)} the scenario '
-            f"<code>{_e(sheet.scenario)}</code>): {_e(sheet.verdict)}</div>"]
+    body = [f"<h1>{_e(sheet.title)}</h1>"]
+    if sheet.headline is not None:
+        body.append(_headline(sheet))
+    body.append(f'<div class="verdict {verdict_class}">Verdict ({_e(mark)} the scenario '
+                f"<code>{_e(sheet.scenario)}</code>): {_e(sheet.verdict)}</div>")
+    body += [_section(s) for s in sheet.sections]
     if sheet.inputs:
         body.append(f'<section class="card"><h2>Inputs</h2>{_cells_table(sheet.inputs)}</section>')
-    body += [_section(s) for s in sheet.sections]
     if sheet.assumptions:
         body.append(f'<section class="card"><h2>Assumptions</h2>{_notes(sheet.assumptions)}</section>')
     if sheet.plots:
