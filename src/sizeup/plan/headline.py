@@ -91,7 +91,7 @@ def _targets(result, chosen) -> dict[str, dict[str, float]]:
     if scenario.task == "edge" and scenario.edge is not None and "tpot" in chosen.latency:
         v, t = chosen.latency["tpot"], scenario.edge.latency_s
         return {"tpot": {"value": v, "target": t, "margin": 1 - v / t}}
-    targets = scenario.sla.targets or {}
+    targets = scenario.sla.targets or ({"ttft_p95": 2.0} if scenario.task in ("chat", "api") else {})
     for k, v in chosen.latency.items():
         t = targets.get(k)
         if t:
@@ -152,6 +152,8 @@ def _quick_assumptions(result) -> tuple[str, ...]:
         text = traffic.description or f"{traffic.peak_requests_per_s:g} requests/s at the peak"
         out.append(f"traffic: {text}; prompt {traffic.prompt_tokens:,} / output {traffic.output_tokens:,} tokens")
     c = scenario.constraints
+    if scenario.task == "edge":
+        return tuple(out)
     out.append(f"regions: {', '.join(c.regions)}" if c.regions else "regions: any (none required by the scenario)")
     if c.providers:
         out.append(f"providers: {', '.join(c.providers)}")

@@ -30,6 +30,7 @@ constraints:
   engines: [vllm]
   quantizations: [bf16, fp8, awq-int4]
   max_gpus: 8
+  redundancy: true             # a spare replica (N+1); default yes when renting, no on owned hardware
   owned: [{device: rtx-4090, count: 2, purchase_usd: 1800, amortize_months: 36, power_usd_per_kwh: 0.15}]
 edge:                          # edge tasks
   device: jetson-orin-nano-8gb
@@ -247,6 +248,8 @@ class Constraints:
     owned: tuple[Owned, ...] = ()
     headroom: float = 0.2
     """Capacity kept free at the peak."""
+    redundancy: bool | None = None
+    """A spare replica (N + 1): None means yes for rented capacity, no for owned hardware."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -372,7 +375,8 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
     b = root.sub("budget")
     b.allow({"monthly_usd", "job_usd", "pricing"})
     c = root.sub("constraints")
-    c.allow({"devices", "providers", "regions", "spot", "engines", "quantizations", "max_gpus", "owned", "headroom"})
+    c.allow({"devices", "providers", "regions", "spot", "engines", "quantizations", "max_gpus", "owned", "headroom",
+             "redundancy"})
     owned = []
     items = c.data.get("owned") or []
     if not isinstance(items, list):
@@ -394,7 +398,8 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         spot=c.flag("spot", False), engines=c.strings("engines") or ("vllm",),
         quantizations=c.strings("quantizations") or ("bf16", "fp8", "awq-int4"),
         max_gpus=c.count("max_gpus", 8, maximum=MAX_GPUS), owned=tuple(owned),
-        headroom=c.number("headroom", 0.2, minimum=0.0, below=1.0))
+        headroom=c.number("headroom", 0.2, minimum=0.0, below=1.0),
+        redundancy=c.flag("redundancy", True) if "redundancy" in (c.data or {}) else None)
     edge = None
     if task == "edge":
         e = root.sub("edge")

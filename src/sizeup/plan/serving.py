@@ -108,9 +108,10 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
         if e.decode is not None and e.decode.tokens_per_s is None:  # compute unknown: no speed to plan on
             continue
         upper = e.decode.tokens_per_s.high / max(traffic.output_tokens, 1) if e.decode else 1.0
-        monthly_replica = min(hourly * HOURS_PER_MONTH, owned_cost or math.inf)
-        # at the throughput bound, plus the N+1 replica
-        lower = (math.ceil(traffic.peak_requests_per_s / max(upper, 1e-9)) + 1) * monthly_replica
+        # at the throughput bound, plus the spare replica where there is one
+        at_bound = math.ceil(traffic.peak_requests_per_s / max(upper, 1e-9))
+        lower = min((at_bound + _spare(c, False)) * hourly * HOURS_PER_MONTH,
+                    (at_bound + _spare(c, True)) * owned_cost if owned_cost is not None else math.inf)
         bounded.append((lower, device, gpus, quant, engine, cfg, memory, offer, hourly, owned_cost, max_batch))
     bounded.sort(key=lambda t: t[0])
     candidates, best_cost, evaluated = [], math.inf, 0
@@ -137,8 +138,14 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
                                     memory_bytes=memory.total_bytes, usable_bytes=memory.usable_bytes.typical,
                                     max_batch=max_batch)
             continue
-        plan = replicas_needed(traffic.peak_requests_per_s, traffic.base_requests_per_s, rate, c.headroom)
+        plan = replicas_needed(traffic.peak_requests_per_s, traffic.base_requests_per_s, rate, c.headroom,
+                               _spare(c, False))
         replicas = plan.with_redundancy
+        owned_plan = replicas_needed(traffic.peak_requests_per_s, traffic.base_requests_per_s, rate, c.headroom,
+                                     _spare(c, True))
+        held = next((o.count for o in c.owned if catalog.device(o.device).id == device.id), 0)
+        if owned_cost is not None and owned_plan.with_redundancy * gpus > held:
+            owned_cost = None  # not enough owned cards for this fleet
         peak_sim = simulate(model, traffic.peak_requests_per_s / plan.for_load, traffic.prompt_tokens,
                             traffic.output_tokens, requests=1500, seed=1)
         monthly = None
@@ -146,12 +153,16 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
             per_instance = max(1, offer.gpu_count // gpus)
             monthly = monthly_cost(offer, math.ceil(replicas / per_instance) if offer.gpu_count >= gpus
                                    else replicas * math.ceil(gpus / offer.gpu_count))
-        owned_total = owned_cost * replicas if owned_cost is not None else None
+        owned_total = owned_cost * owned_plan.with_redundancy if owned_cost is not None else None
         cost, used = monthly.priced(basis) if monthly is not None else (math.inf, basis)
         if owned_total is not None and owned_total <= cost:
             cost, used = owned_total, "owned"
+        if cost == math.inf:
+            rejected.append(Rejection(family=family, reason=f"{owned_plan.with_redundancy * gpus} GPUs needed, "
+                                                            f"{held} owned and no cloud offer"))
+            continue
         candidate = Candidate(device=device, gpus=gpus, quant=quant, engine=engine, offer=offer,
-                              owned=used == "owned", replicas=plan,
+                              owned=used == "owned", replicas=owned_plan if used == "owned" else plan,
                               simulation=peak_sim, monthly=monthly, cost_usd=cost, pricing_basis=used,
                               latency={k: peak_sim.metric(k) for k in targets}, memory_bytes=memory.total_bytes,
                               usable_bytes=memory.usable_bytes.typical, max_batch=max_batch,
@@ -182,6 +193,13 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
             result = replace(result, chosen=chosen, ranked=(chosen,) + result.ranked[1:],
                              pareto=tuple(chosen if c is result.chosen else c for c in result.pareto))
     return result
+
+
+def _spare(c, owned: bool) -> int:
+    """Spare replicas: the scenario's `redundancy`, else one when renting and none on owned hardware."""
+    if c.redundancy is not None:
+        return int(c.redundancy)
+    return 0 if owned else 1
 
 
 def _max_batch(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, traffic) -> int:

@@ -138,11 +138,13 @@ def build_sheet(result) -> Sheet:
                         value=plan.rate_per_replica, unit="req/s"),
                    Cell(key="headroom", label="capacity kept free at the peak", value=plan.headroom, unit="%"),
                    Cell(key="hours_per_month", label="hours per month", value=HOURS_PER_MONTH, unit="h")]
+        spare = plan.with_redundancy - plan.for_load
         replicas_formula = "=ROUNDUP({peak_rps}/({rate_per_replica}*(1-{headroom})),0)"
         cost_cells += [Cell(key="replicas_for_load", label="replicas for the peak load", value=plan.for_load,
                             formula=replicas_formula, note=plan.arithmetic),
-                       Cell(key="replicas", label="replicas with N+1", value=plan.with_redundancy,
-                            formula="={replicas_for_load}+1"),
+                       Cell(key="replicas", label=f"replicas with N+{spare}" if spare else
+                            "replicas (no spare: redundancy not asked for)", value=plan.with_redundancy,
+                            formula=f"={{replicas_for_load}}+{spare}"),
                        Cell(key="replicas_at_base", label="replicas at the mean load (autoscaling floor)",
                             value=plan.at_base, formula="=ROUNDUP({base_rps}/({rate_per_replica}*(1-{headroom})),0)")]
         if offer is not None and chosen.monthly is not None:
@@ -211,7 +213,7 @@ def build_sheet(result) -> Sheet:
     sla_cells: list[Cell] = []
     if chosen is not None and chosen.simulation is not None:
         sim = chosen.simulation
-        for metric in ("ttft", "tpot", "e2e"):
+        for metric in ("e2e",) if scenario.task == "vision" else ("ttft", "tpot", "e2e"):
             for point in ("p50", "p95", "p99", "p999"):
                 value = sim.metric(f"{metric}_{point}")
                 if value == value:  # not NaN
@@ -226,7 +228,9 @@ def build_sheet(result) -> Sheet:
                               note=f"deadline {deadline:g} h" if deadline else "no deadline given"))
     elif chosen is not None:
         for k, v in chosen.latency.items():
-            sla_cells.append(Cell(key=f"commit_{k}", label=_METRIC_LABELS.get(k, k), value=round(v, 6), unit="s"))
+            target = scenario.edge.latency_s if scenario.edge is not None and k == "tpot" else None
+            sla_cells.append(Cell(key=f"commit_{k}", label=_METRIC_LABELS.get(k, k), value=round(v, 6), unit="s",
+                                  note=f"target {target:g} s" if target else ""))
     if chosen is not None and chosen.detail.get("saturation_rps"):
         sla_cells.append(Cell(key="saturation_rps", label="saturation point per replica (queues grow beyond)",
                               value=chosen.detail["saturation_rps"], unit="req/s"))

@@ -54,7 +54,8 @@ def plan_vision(scenario: Scenario, catalog: Catalog) -> PlanResult:
                 closest = Candidate(device=device, gpus=1, quant=dtype, engine="torch", offer=offer,
                                     latency={k: sim.metric(k) for k in targets})
             continue
-        plan = replicas_needed(traffic.peak_requests_per_s, traffic.base_requests_per_s, rate, c.headroom)
+        plan = replicas_needed(traffic.peak_requests_per_s, traffic.base_requests_per_s, rate, c.headroom,
+                               0 if c.redundancy is False else 1)
         peak = simulate(model, traffic.peak_requests_per_s / plan.for_load, 1, 1, requests=1500, seed=1)
         per_instance = max(1, offer.gpu_count)
         monthly = monthly_cost(offer, math.ceil(plan.with_redundancy / per_instance))
