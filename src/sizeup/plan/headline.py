@@ -150,7 +150,11 @@ def _quick_assumptions(result) -> tuple[str, ...]:
     traffic = scenario.traffic
     if traffic is not None and scenario.task in ("chat", "api", "vision"):
         text = traffic.description or f"{traffic.peak_requests_per_s:g} requests/s at the peak"
-        out.append(f"traffic: {text}; prompt {traffic.prompt_tokens:,} / output {traffic.output_tokens:,} tokens")
+        if scenario.task == "vision":
+            out.append(f"traffic: {text}; one input of {scenario.input_shape} per request")
+        else:
+            out.append(f"traffic: {text}; prompt {traffic.prompt_tokens:,} / output {traffic.output_tokens:,} tokens "
+                       "on average")
     c = scenario.constraints
     if scenario.task == "edge":
         return tuple(out)

@@ -40,10 +40,11 @@ figure img { max-width: 100%; height: auto; border: 1px solid #e6e8ec; border-ra
 figcaption { color: #5b6475; font-size: .9rem; }
 .headline { border-left: 6px solid #2e9d51; }
 .headline.miss { border-left-color: #c93434; }
-.headline .lead { font-size: 1.15rem; font-weight: 600; margin: 0 0 10px; }
-.headline .cost { font-size: 1.8rem; font-weight: 700; margin: 0 0 4px; }
-.headline table { font-size: .9rem; margin: 0; }
-.headline td { padding: 3px 10px; }
+.headline .lead { font-size: 1.02rem; font-weight: 500; margin: 0 0 8px; }
+.headline .cost { font-size: 1.6rem; font-weight: 700; margin: 0 0 4px; }
+.headline table { font-size: .88rem; margin: 0; }
+.headline th, .headline td { padding: 2px 10px; }
+.headline th { width: 11rem; }
 """
 
 
@@ -102,7 +103,7 @@ def _plot(name: str, path: str) -> str:
 
 
 def _headline(sheet: Sheet) -> str:
-    """The headline card: the sentence, the cost in large type, then the rows (what, cost bases, budget, SLA,
+    """The headline card: the cost in large type, the sentence, then the rows (what, cost bases, budget, SLA,
     assumptions)."""
     from sizeup.plan.headline import headline_rows
 
@@ -111,8 +112,8 @@ def _headline(sheet: Sheet) -> str:
     cost = next((v for k, v in rows if k == "cost"), "")
     table = "".join(f'<tr><th scope="row">{_e(k)}</th><td>{_e(v)}</td></tr>' for k, v in rows)
     return (f'<section class="card headline {"ok" if h.meets else "miss"}" id="headline">'
-            f'<p class="lead">{_e(h.text)}</p>'
             + (f'<p class="cost">{_e(cost)}</p>' if cost else "")
+            + f'<p class="lead">{_e(h.text)}</p>'
             + f"<table><tbody>{table}</tbody></table></section>")
 
 
