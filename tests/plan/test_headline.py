@@ -114,3 +114,13 @@ def test_owned_hardware_has_a_spare_only_when_asked():
     asked = replace(scenario, constraints=replace(scenario.constraints, owned=(owned,), redundancy=True))
     chosen = plan_scenario(asked, CATALOG).chosen
     assert chosen.owned and chosen.replicas.with_redundancy == chosen.replicas.for_load + 1
+
+
+def test_an_edge_plan_quotes_the_device_price_the_scenario_gives():
+    scenario = load_scenario(EXAMPLES / "jetson-edge.yaml")
+    priced = replace(scenario, edge=replace(scenario.edge, price_usd=249.0))
+    sheet = build_sheet(plan_scenario(priced, CATALOG))
+    assert sheet.headline.device_price_usd == 249.0 and "$249" in sheet.headline.text
+    assert sheet.cells()["edge_price"].value == 249.0
+    _, unpriced = example_sheet("jetson-edge")
+    assert "unknown" in unpriced.headline.text and unpriced.cells()["edge_price"].value == "unknown"

@@ -47,6 +47,8 @@ class Headline:
     margin: float | None = None
     """The smallest margin over the SLA targets (or the deadline), as a fraction of the target."""
     power_w: float | None = None
+    device_price_usd: float | None = None
+    """Edge: the purchase price the scenario gives (the catalog holds none)."""
     assumptions: tuple[str, ...] = ()
     text: str = ""
     """The headline as one sentence."""
@@ -65,7 +67,8 @@ class Headline:
                 "cost_usd": self.cost_usd, "pricing_basis": self.pricing_basis,
                 "costs_by_basis": dict(self.costs_by_basis), "cost_key": self.cost_key,
                 "budget_usd": self.budget_usd, "budget_share": self.budget_share, "sla": dict(self.sla),
-                "margin": self.margin, "power_w": self.power_w, "assumptions": list(self.assumptions),
+                "margin": self.margin, "power_w": self.power_w,
+                "device_price_usd": self.device_price_usd, "assumptions": list(self.assumptions),
                 "text": self.text}
 
 
@@ -136,6 +139,9 @@ def headline_rows(h: Headline) -> list[tuple[str, str]]:
             rows.append(("on other bases", others))
         if h.budget_share is not None:
             rows.append(("share of the budget", f"{h.budget_share:.0%} of {_dollars(h.budget_usd)}"))
+    if h.period == "device":
+        rows.append(("device price", _dollars(h.device_price_usd) if h.device_price_usd is not None else
+                     "unknown (not in the catalog; give edge.price_usd)"))
     if h.power_w:
         rows.append(("power", f"{h.power_w:,.0f} W at TDP"))
     if h.sla:
@@ -184,6 +190,7 @@ def build_headline(result, cost_cells: dict[str, float] | None = None) -> Headli
     power = chosen.device.tdp_w * count if chosen.device.tdp_w else None
     costs: dict[str, float] = {}
     instances = None
+    device_price = scenario.edge.price_usd if scenario.edge is not None else None
     if scenario.task == "edge":
         period, cost, basis = "device", None, None
     elif chosen.monthly is not None or chosen.owned:
@@ -226,8 +233,9 @@ def build_headline(result, cost_cells: dict[str, float] | None = None) -> Headli
         parts.append(f"{_dollars(cost)}{per} {basis}" + (f" ({others})" if others else "")
                      + (f", {share:.0%} of the {_dollars(budget)} budget." if share is not None else "."))
     elif period == "device":
-        parts.append(f"Device power {power:,.0f} W; device price not in the catalog." if power else
-                     "Device price and power not in the catalog.")
+        price = f"device price {_dollars(device_price)}" if device_price is not None else \
+            "device price unknown (not in the catalog)"
+        parts.append(f"Power {power:,.0f} W at TDP; {price}." if power else f"Power not in the catalog; {price}.")
     if sla:
         parts.append(("Meets " if result.meets else "Reaches ") + _sla_text(sla) + ".")
     return Headline(meets=result.meets, action=action, count=count, device=chosen.device.name,
@@ -235,4 +243,4 @@ def build_headline(result, cost_cells: dict[str, float] | None = None) -> Headli
                     provider=provider, region=region, instance=offer.instance if offer is not None else None,
                     engine=chosen.engine, format=chosen.quant, period=period, cost_usd=cost, pricing_basis=basis,
                     costs_by_basis=costs, cost_key=cost_key, budget_usd=budget, budget_share=share, sla=sla,
-                    margin=margin, power_w=power, assumptions=assumptions, text=" ".join(parts))
+                    margin=margin, power_w=power, device_price_usd=device_price, assumptions=assumptions, text=" ".join(parts))

@@ -36,6 +36,7 @@ edge:                          # edge tasks
   device: jetson-orin-nano-8gb
   latency_s: 0.1               # per token (LLM) or per request (vision)
   thermal_derate: 0.8
+  price_usd: 249               # optional: the device's purchase price (the catalog holds none)
 ```
 """
 
@@ -257,6 +258,8 @@ class Edge:
     device: str
     latency_s: float
     thermal_derate: float = 0.8
+    price_usd: float | None = None
+    """What one device costs to buy (the catalog holds no device prices); None: reported as unknown."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -403,13 +406,14 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
     edge = None
     if task == "edge":
         e = root.sub("edge")
-        e.allow({"device", "latency_s", "thermal_derate"})
+        e.allow({"device", "latency_s", "thermal_derate", "price_usd"})
         device = e.text("device", limit=MAX_NAME_CHARS)
         if not device:
             raise ConfigError("scenario key 'edge.device' is missing")
         edge = Edge(device=device, latency_s=e.number("latency_s", required=True, minimum=0.0, strict=True,
                                                       maximum=MAX_SLA_S),
-                    thermal_derate=e.number("thermal_derate", 0.8, minimum=0.0, strict=True, maximum=1.0))
+                    thermal_derate=e.number("thermal_derate", 0.8, minimum=0.0, strict=True, maximum=1.0),
+                    price_usd=e.number("price_usd", None, maximum=MAX_USD))
     return Scenario(name=root.text("name", Path(source).stem if source else "scenario"), model=model, task=task,
                     traffic=traffic, sla=_sla(root.sub("sla")), job=job,
                     budget=Budget(monthly_usd=b.number("monthly_usd", maximum=MAX_USD),

@@ -304,7 +304,10 @@ def _edge_section(scenario, chosen) -> Section:
     cells = [Cell(key="edge_device", label="device", value=device.name),
              Cell(key="edge_power", label="device power (TDP)", value=device.tdp_w, unit="W" if device.tdp_w else "",
                   note="" if device.tdp_w else "not in the catalog"),
-             Cell(key="edge_price", label="device price", value="unknown", note="no purchase price in the catalog"),
+             Cell(key="edge_price", label="device price", value=edge.price_usd, unit="USD", note="from the scenario")
+             if edge is not None and edge.price_usd is not None else
+             Cell(key="edge_price", label="device price", value="unknown",
+                  note="the catalog holds no purchase price: give edge.price_usd in the scenario"),
              Cell(key="edge_memory_needed", label="memory needed", value=chosen.memory_bytes, unit="bytes"),
              Cell(key="edge_memory_usable", label="memory usable after the OS share", value=int(chosen.usable_bytes),
                   unit="bytes")]
