@@ -103,6 +103,10 @@ def test_sections_fit_the_task():
     assert any(c.key == "method" for c in hardware.cells)
     sla = next(s for s in job.sections if s.title == "SLA commitment")
     assert [c.label for c in sla.cells] == ["run time"]
+    cells = job.cells()
+    # LoRA rank 16 on q_proj/v_proj of Llama-3.1-8B: 32 layers × (16·(4096+4096) + 16·(4096+1024)) adapter weights
+    assert cells["checkpoint_bytes"].value == 32 * (16 * 8192 + 16 * 5120) * 14
+    assert "checkpoint_interval" in cells
 
 
 def test_owned_hardware_has_a_spare_only_when_asked():

@@ -265,13 +265,8 @@ def build_sheet(result) -> Sheet:
                               note="a sustained breach at normal load suggests a CPU fallback or a slow node"))
     if result.ranked[1:]:
         fault.append(Cell(key="fallback", label="fallback configuration", value=result.ranked[1].label))
-    if scenario.constraints.spot and scenario.task in ("finetune", "pretrain") and chosen is not None:
-        from sizeup.plan.cost import checkpoint_plan
-
-        state = result.arch.params * 16 if result.arch is not None else 0
-        plan_ckpt = checkpoint_plan(state, 1e9, 6 * 3600)
-        fault.append(Cell(key="checkpoint_interval", label="checkpoint every", value=round(plan_ckpt.interval_s, 1),
-                          unit="s", note=plan_ckpt.arithmetic + " (1 GB/s storage, preemption every 6 h assumed)"))
+    if scenario.task in ("finetune", "pretrain") and chosen is not None and result.arch is not None:
+        fault += _checkpoint_cells(scenario, result.arch)
     sections.append(Section(title="Fault plan", cells=tuple(fault)))
     cells = {c.key: c.value for c in inputs} | {c.key: c.value for sec in sections for c in sec.cells}
     headline = build_headline(result, cells)
@@ -296,6 +291,37 @@ def _priced(cost: float, basis: str, period: str, plan_basis: str) -> str:
     text = f"${cost:,.0f}" if cost >= 100 else f"${cost:,.2f}"
     text = f"{text}{period}" if period.startswith("/") else f"{text} {period}"
     return text if basis == plan_basis else f"{text} {basis}"
+
+
+CHECKPOINT_BYTES_PER_PARAM = 14
+"""A resumable checkpoint per trainable parameter: bf16 weights (2) + fp32 master copy (4) + Adam's two fp32
+moments (8); frozen base weights are not rewritten."""
+
+
+def _checkpoint_cells(scenario, arch) -> list[Cell]:
+    """Jobs: the checkpoint size and write time, and the Young/Daly interval (spot: preemption every 6 h
+    assumed; on-demand: no preemption, so the interval is set by the nodes' failure rate, not known here)."""
+    from sizeup.plan.cost import checkpoint_plan
+    from sizeup.workload.finetune import FinetuneSpec, trainable_parameters
+
+    job = scenario.job
+    trainable = arch.params if job.method == "full" else \
+        trainable_parameters(arch, FinetuneSpec(method=job.method, rank=job.rank)).trainable_params
+    state = trainable * CHECKPOINT_BYTES_PER_PARAM
+    plan = checkpoint_plan(state, 1e9, 6 * 3600)
+    cells = [Cell(key="checkpoint_bytes", label="checkpoint size", value=int(state), unit="bytes",
+                  note=f"{trainable:,} trainable parameters × {CHECKPOINT_BYTES_PER_PARAM} bytes (weights, fp32 master, "
+                       "Adam moments)"),
+             Cell(key="checkpoint_write", label="checkpoint write time", value=round(plan.write_s, 3), unit="s",
+                  note="at 1 GB/s to storage (assumed)")]
+    if scenario.constraints.spot:
+        cells.append(Cell(key="checkpoint_interval", label="checkpoint every", value=round(plan.interval_s, 1),
+                          unit="s", note=plan.arithmetic + " (preemption every 6 h assumed)"))
+    else:
+        cells.append(Cell(key="checkpoint_interval", label="checkpoint every", value="by the failure rate",
+                          note="on-demand capacity is not preempted: τ = √(2·C·M) with M the nodes' mean time "
+                               "between failures (not known here); at least once before the run ends"))
+    return cells
 
 
 def _edge_section(scenario, chosen) -> Section:
