@@ -203,7 +203,7 @@ class ReplicaPlan:
     for_load: int
     """Replicas the peak needs at (1 − headroom) of each replica's rate at the SLA."""
     with_redundancy: int
-    """N + 1."""
+    """N + spare (N + 1 unless the scenario turns redundancy off, or for owned hardware, unless asked)."""
     at_base: int
     scale_out_utilisation: float
     """Scale out when a replica's request rate passes this fraction of its rate at the SLA."""
@@ -215,8 +215,9 @@ class ReplicaPlan:
                                               "scale_out_utilisation", "arithmetic")}
 
 
-def replicas_needed(peak_rps: float, base_rps: float, rate_per_replica: float, headroom: float = 0.0) -> ReplicaPlan:
-    """ceil(peak / (rate × (1 − headroom))) replicas for the load, plus one for redundancy (N + 1)."""
+def replicas_needed(peak_rps: float, base_rps: float, rate_per_replica: float, headroom: float = 0.0,
+                    spare: int = 1) -> ReplicaPlan:
+    """ceil(peak / (rate × (1 − headroom))) replicas for the load, plus `spare` for redundancy (1: N + 1)."""
     if rate_per_replica <= 0:
         raise ConfigError("a replica that meets the SLA at no load cannot serve any traffic")
     usable = rate_per_replica * (1 - headroom)
@@ -224,7 +225,8 @@ def replicas_needed(peak_rps: float, base_rps: float, rate_per_replica: float, h
     at_base = max(1, math.ceil(base_rps / usable - 1e-9))
     text = (f"peak {peak_rps:,.1f} req/s ÷ ({rate_per_replica:,.1f} req/s per replica at the SLA"
             f"{f' × {1 - headroom:.0%} headroom' if headroom else ''}) = {peak_rps / usable:,.2f} → {for_load} "
-            f"replica{'s' if for_load > 1 else ''} for load, {for_load + 1} with N+1")
+            f"replica{'s' if for_load > 1 else ''} for load"
+            + (f", {for_load + spare} with N+{spare}" if spare else ", no spare (redundancy not asked for)"))
     return ReplicaPlan(peak_requests_per_s=peak_rps, base_requests_per_s=base_rps, rate_per_replica=rate_per_replica,
-                       headroom=headroom, for_load=for_load, with_redundancy=for_load + 1, at_base=at_base,
+                       headroom=headroom, for_load=for_load, with_redundancy=for_load + spare, at_base=at_base,
                        scale_out_utilisation=1 - headroom, arithmetic=text)

@@ -16,11 +16,22 @@ from sizeup.errors import ConfigError
 from sizeup.hardware.schema import DeviceSpec, Offer
 from sizeup.plan.scenario import Owned
 
-__all__ = ["HOURS_PER_MONTH", "MonthlyCost", "monthly_cost", "owned_monthly_cost", "CheckpointPlan",
+__all__ = ["HOURS_PER_MONTH", "PRICING_BASES", "pricing_basis", "MonthlyCost", "monthly_cost", "owned_monthly_cost", "CheckpointPlan",
            "checkpoint_plan", "cost_per_million_tokens"]
 
 HOURS_PER_MONTH = 730.0
 """365 × 24 / 12."""
+
+PRICING_BASES = ("on-demand", "reserved-1y", "spot", "owned")
+"""The bases a cost can be quoted on; a plan ranks and quotes every option on one of them."""
+
+
+def pricing_basis(scenario) -> str:
+    """The scenario's pricing basis: `budget.pricing` when given, else spot when spot is allowed, else
+    on-demand (a reserved price needs a one-year commitment, so it is used only when asked for)."""
+    if scenario.budget.pricing:
+        return scenario.budget.pricing
+    return "spot" if scenario.constraints.spot else "on-demand"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,11 +42,16 @@ class MonthlyCost:
     reserved_usd: float | None
     owned_usd: float | None = None
 
-    def cheapest(self, spot_allowed: bool) -> float:
-        options = [self.on_demand_usd] + [v for v in (self.reserved_usd, self.owned_usd) if v is not None]
-        if spot_allowed and self.spot_usd is not None:
-            options.append(self.spot_usd)
-        return min(options)
+    def on(self, basis: str) -> float | None:
+        """The cost on `basis` ("on-demand", "reserved-1y", "spot", "owned"); None when the offer has no
+        such price."""
+        return {"on-demand": self.on_demand_usd, "reserved-1y": self.reserved_usd, "spot": self.spot_usd,
+                "owned": self.owned_usd}[basis]
+
+    def priced(self, basis: str) -> tuple[float, str]:
+        """(cost, basis used): the cost on `basis`, or on-demand when the offer lacks that price."""
+        value = self.on(basis)
+        return (value, basis) if value is not None else (self.on_demand_usd, "on-demand")
 
     def to_dict(self) -> dict[str, Any]:
         return {"instances": self.instances, "on_demand_usd": self.on_demand_usd, "spot_usd": self.spot_usd,

@@ -9,7 +9,8 @@ from dataclasses import replace
 from sizeup.errors import SizeupError
 from sizeup.hardware.catalog import Catalog
 from sizeup.ingest.hf_config import ModelArch
-from sizeup.plan.offers import devices_for, offers_for, replica_price
+from sizeup.plan.cost import pricing_basis
+from sizeup.plan.offers import devices_for, hourly_price, offers_for, replica_price
 from sizeup.plan.scenario import Scenario
 from sizeup.plan.types import Candidate, PlanResult, Rejection, ranked_result
 from sizeup.workload.finetune import FinetuneSpec
@@ -22,6 +23,7 @@ __all__ = ["plan_job", "plan_batch"]
 
 def plan_job(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanResult:
     job, c = scenario.job, scenario.constraints
+    basis = pricing_basis(scenario)
     rejected, candidates = [], []
     closest, closest_miss, closest_gap = None, "", math.inf
     evaluated = 0
@@ -50,10 +52,11 @@ def plan_job(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanResul
                     f"{e.memory.usable_bytes.typical / 2**30:,.1f} GiB usable")))
                 continue
             hours = e.time_to_train_s.typical / 3600
-            cost = min(e.cost_usd["on_demand"].typical,
-                       e.cost_usd["spot"].typical if c.spot and "spot" in e.cost_usd else math.inf)
+            instance_hourly, used = hourly_price(e.offer, basis)  # the estimate rents whole instances
+            cost = e.cost_usd["on_demand"].typical * instance_hourly / e.offer.on_demand_usd_per_hour
             candidate = Candidate(device=device, gpus=gpus, quant="bf16" if job.method != "qlora" else "nf4",
-                                  engine="train", offer=e.offer, cost_usd=cost, latency={"hours": hours},
+                                  engine="train", offer=e.offer, cost_usd=cost, pricing_basis=used,
+                                  latency={"hours": hours},
                                   memory_bytes=e.memory.total_bytes, usable_bytes=e.memory.usable_bytes.typical,
                                   detail={"mfu": e.mfu.typical, "tokens_per_s": e.tokens_per_s.typical,
                                           "micro_batch": e.micro_batch, "hours_range": e.time_to_train_s.scale(
@@ -67,7 +70,7 @@ def plan_job(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanResul
                                                                          f"{hours - job.deadline_hours:,.1f} h"
                 continue
             if scenario.budget.job_usd is not None and cost > scenario.budget.job_usd:
-                rejected.append(Rejection(family=family, reason=f"${cost:,.0f} is over the budget of "
+                rejected.append(Rejection(family=family, reason=f"${cost:,.0f} {used} is over the budget of "
                                                                 f"${scenario.budget.job_usd:,.0f}"))
                 continue
             candidates.append(candidate)
@@ -80,6 +83,7 @@ def plan_batch(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanRes
     """Offline generation of `job.tokens` output tokens: the largest batch that fits, the cheapest run
     within the deadline."""
     job, c = scenario.job, scenario.constraints
+    basis = pricing_basis(scenario)
     rejected, candidates, evaluated = [], [], 0
     closest, closest_miss, closest_gap = None, "", math.inf
     prompt = scenario.traffic.prompt_tokens if scenario.traffic else 512
@@ -92,7 +96,8 @@ def plan_batch(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanRes
             offers = offers_for(catalog, scenario, device, gpus)
             if not offers:
                 continue
-            offer, hourly = replica_price(offers, gpus, c.spot)
+            offer, hourly = replica_price(offers, gpus, basis)
+            used = hourly_price(offer, basis)[1]
             for quant in c.quantizations:
                 family = f"{gpus}x {device.id} {quant}"
                 cfg = InferenceConfig(prompt=prompt, output=output, weights=quant, engine="vllm", gpus=gpus)
@@ -110,7 +115,8 @@ def plan_batch(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanRes
                 hours = job.tokens / rate / 3600
                 cost = hours * hourly
                 candidate = Candidate(device=device, gpus=gpus, quant=quant, engine="vllm", offer=offer,
-                                      cost_usd=cost, latency={"hours": hours}, max_batch=first.max_batch,
+                                      cost_usd=cost, pricing_basis=used, latency={"hours": hours},
+                                      max_batch=first.max_batch,
                                       memory_bytes=e.memory.total_bytes, usable_bytes=e.memory.usable_bytes.typical,
                                       detail={"tokens_per_s": rate})
                 if job.deadline_hours is not None and hours > job.deadline_hours:

@@ -8,7 +8,7 @@ from sizeup.hardware.catalog import Catalog
 from sizeup.hardware.schema import DeviceSpec, Offer
 from sizeup.plan.scenario import Scenario
 
-__all__ = ["devices_for", "offers_for", "replica_price"]
+__all__ = ["devices_for", "offers_for", "hourly_price", "replica_price"]
 
 
 def devices_for(catalog: Catalog, scenario: Scenario) -> list[DeviceSpec]:
@@ -33,18 +33,22 @@ def offers_for(catalog: Catalog, scenario: Scenario, device: DeviceSpec, gpus: i
     return out
 
 
-def replica_price(offers: list[Offer], gpus: int, spot: bool) -> tuple[Offer | None, float]:
-    """Cheapest hourly price of one replica of `gpus` GPUs: instances holding several replicas are
-    split between them."""
+def hourly_price(offer: Offer, basis: str) -> tuple[float, str]:
+    """(USD per hour of the instance, basis used) on `basis`; on-demand when the offer has no such price."""
+    value = {"spot": offer.spot_usd_per_hour, "reserved-1y": offer.reserved_1y_usd_per_hour}.get(basis)
+    return (value, basis) if value else (offer.on_demand_usd_per_hour, "on-demand")
+
+
+def replica_price(offers: list[Offer], gpus: int, basis: str) -> tuple[Offer | None, float]:
+    """Cheapest hourly price of one replica of `gpus` GPUs on the pricing `basis` (plan.cost.PRICING_BASES):
+    instances holding several replicas are split between them."""
     best, best_price = None, math.inf
     for o in offers:
+        instance, _ = hourly_price(o, basis)
         if o.gpu_count >= gpus:
-            share = gpus / o.gpu_count
-            hourly = o.on_demand_usd_per_hour * share
-            if spot and o.spot_usd_per_hour:
-                hourly = min(hourly, o.spot_usd_per_hour * share)
+            hourly = instance * gpus / o.gpu_count
         else:
-            hourly = o.on_demand_usd_per_hour * math.ceil(gpus / o.gpu_count)
+            hourly = instance * math.ceil(gpus / o.gpu_count)
         if hourly < best_price:
             best, best_price = o, hourly
     return best, best_price

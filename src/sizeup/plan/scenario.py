@@ -21,6 +21,8 @@ job:                           # finetune / pretrain / batch
   deadline_hours: 24
 budget:
   monthly_usd: 8000            # serving; or job_usd for a job
+  pricing: on-demand           # the basis every cost is quoted on: on-demand | reserved-1y | spot
+                               # (default: spot when constraints.spot, else on-demand)
 constraints:
   devices: [l4, a10g, l40s, h100]
   providers: [aws, gcp, runpod]
@@ -28,11 +30,13 @@ constraints:
   engines: [vllm]
   quantizations: [bf16, fp8, awq-int4]
   max_gpus: 8
+  redundancy: true             # a spare replica (N+1); default yes when renting, no on owned hardware
   owned: [{device: rtx-4090, count: 2, purchase_usd: 1800, amortize_months: 36, power_usd_per_kwh: 0.15}]
 edge:                          # edge tasks
   device: jetson-orin-nano-8gb
   latency_s: 0.1               # per token (LLM) or per request (vision)
   thermal_derate: 0.8
+  price_usd: 249               # optional: the device's purchase price (the catalog holds none)
 ```
 """
 
@@ -219,6 +223,9 @@ class Job:
 class Budget:
     monthly_usd: float | None = None
     job_usd: float | None = None
+    pricing: str | None = None
+    """The pricing basis the plan ranks and quotes on ("on-demand", "reserved-1y", "spot"); None: spot
+    when spot is allowed, else on-demand (plan.cost.pricing_basis)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -242,6 +249,8 @@ class Constraints:
     owned: tuple[Owned, ...] = ()
     headroom: float = 0.2
     """Capacity kept free at the peak."""
+    redundancy: bool | None = None
+    """A spare replica (N + 1): None means yes for rented capacity, no for owned hardware."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -249,6 +258,8 @@ class Edge:
     device: str
     latency_s: float
     thermal_derate: float = 0.8
+    price_usd: float | None = None
+    """What one device costs to buy (the catalog holds no device prices); None: reported as unknown."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -369,9 +380,10 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
                   rank=j.count("rank", 16, maximum=MAX_RANK),
                   global_batch=j.count("global_batch", None, maximum=MAX_BATCH))
     b = root.sub("budget")
-    b.allow({"monthly_usd", "job_usd"})
+    b.allow({"monthly_usd", "job_usd", "pricing"})
     c = root.sub("constraints")
-    c.allow({"devices", "providers", "regions", "spot", "engines", "quantizations", "max_gpus", "owned", "headroom"})
+    c.allow({"devices", "providers", "regions", "spot", "engines", "quantizations", "max_gpus", "owned", "headroom",
+             "redundancy"})
     owned = []
     items = c.data.get("owned") or []
     if not isinstance(items, list):
@@ -393,21 +405,24 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         spot=c.flag("spot", False), engines=c.strings("engines") or ("vllm",),
         quantizations=c.strings("quantizations") or ("bf16", "fp8", "awq-int4"),
         max_gpus=c.count("max_gpus", 8, maximum=MAX_GPUS), owned=tuple(owned),
-        headroom=c.number("headroom", 0.2, minimum=0.0, below=1.0))
+        headroom=c.number("headroom", 0.2, minimum=0.0, below=1.0),
+        redundancy=c.flag("redundancy", True) if "redundancy" in (c.data or {}) else None)
     edge = None
     if task == "edge":
         e = root.sub("edge")
-        e.allow({"device", "latency_s", "thermal_derate"})
+        e.allow({"device", "latency_s", "thermal_derate", "price_usd"})
         device = e.text("device", limit=MAX_NAME_CHARS)
         if not device:
             raise ConfigError("scenario key 'edge.device' is missing")
         edge = Edge(device=device, latency_s=e.number("latency_s", required=True, minimum=0.0, strict=True,
                                                       maximum=MAX_SLA_S),
-                    thermal_derate=e.number("thermal_derate", 0.8, minimum=0.0, strict=True, maximum=1.0))
+                    thermal_derate=e.number("thermal_derate", 0.8, minimum=0.0, strict=True, maximum=1.0),
+                    price_usd=e.number("price_usd", None, maximum=MAX_USD))
     return Scenario(name=root.text("name", Path(source).stem if source else "scenario"), model=model, task=task,
                     traffic=traffic, sla=_sla(root.sub("sla")), job=job,
                     budget=Budget(monthly_usd=b.number("monthly_usd", maximum=MAX_USD),
-                                  job_usd=b.number("job_usd", maximum=MAX_USD)),
+                                  job_usd=b.number("job_usd", maximum=MAX_USD),
+                                  pricing=b.text("pricing", None, ("on-demand", "reserved-1y", "spot"))),
                     constraints=constraints, edge=edge, input_shape=root.text("input_shape"),
                     runtime=root.text("runtime", limit=MAX_NAME_CHARS), source=source)
 

@@ -17,7 +17,7 @@ from sizeup.hardware.schema import DeviceSpec
 from sizeup.ingest.hf_config import ModelArch
 from sizeup.ingest.transformer_ops import Step, transformer_ledger
 from sizeup.plan.capacity import ReplicaModel, rate_at_sla, replicas_needed, simulate
-from sizeup.plan.cost import HOURS_PER_MONTH, monthly_cost, owned_monthly_cost
+from sizeup.plan.cost import HOURS_PER_MONTH, monthly_cost, owned_monthly_cost, pricing_basis
 from sizeup.plan.offers import devices_for, offers_for, replica_price
 from sizeup.plan.scenario import Scenario
 from sizeup.plan.types import Candidate, PlanResult, Rejection, memory_parts, ranked_result
@@ -60,6 +60,7 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
 
 def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: bool = True) -> PlanResult:
     traffic, c = scenario.traffic, scenario.constraints
+    basis = pricing_basis(scenario)
     targets = scenario.sla.targets or {"ttft_p95": 2.0}
     assumptions = [f"traffic: {traffic.description}; prompt {traffic.prompt_tokens}, output {traffic.output_tokens} "
                    f"tokens on average", "each replica serves its share of Poisson arrivals (load balanced)"]
@@ -93,7 +94,7 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
                             f"does not fit: {memory.total_bytes / 2**30:,.1f} GiB needed per GPU, "
                             f"{memory.usable_bytes.typical / 2**30:,.1f} GiB usable")))
                         continue
-                    offer, hourly = replica_price(offers, gpus, c.spot)
+                    offer, hourly = replica_price(offers, gpus, basis)
                     owned_cost = None
                     if owned and owned.count >= gpus:
                         owned_cost = owned_monthly_cost(owned, device, gpus)
@@ -107,12 +108,10 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
         if e.decode is not None and e.decode.tokens_per_s is None:  # compute unknown: no speed to plan on
             continue
         upper = e.decode.tokens_per_s.high / max(traffic.output_tokens, 1) if e.decode else 1.0
-        cheapest_hourly = hourly
-        if offer is not None and offer.reserved_1y_usd_per_hour is not None:
-            cheapest_hourly = min(cheapest_hourly, hourly * offer.reserved_1y_usd_per_hour / offer.on_demand_usd_per_hour)
-        monthly_replica = min(cheapest_hourly * HOURS_PER_MONTH, owned_cost or math.inf)
-        # at the throughput bound, plus the N+1 replica
-        lower = (math.ceil(traffic.peak_requests_per_s / max(upper, 1e-9)) + 1) * monthly_replica
+        # at the throughput bound, plus the spare replica where there is one
+        at_bound = math.ceil(traffic.peak_requests_per_s / max(upper, 1e-9))
+        lower = min((at_bound + _spare(c, False)) * hourly * HOURS_PER_MONTH,
+                    (at_bound + _spare(c, True)) * owned_cost if owned_cost is not None else math.inf)
         bounded.append((lower, device, gpus, quant, engine, cfg, memory, offer, hourly, owned_cost, max_batch))
     bounded.sort(key=lambda t: t[0])
     candidates, best_cost, evaluated = [], math.inf, 0
@@ -120,8 +119,8 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
     for lower, device, gpus, quant, engine, cfg, memory, offer, hourly, owned_cost, max_batch in bounded:
         family = f"{gpus}x {device.id} {quant} {engine}"
         if prune and lower > best_cost and len(candidates) >= 3:
-            rejected.append(Rejection(family=family, reason=f"costs at least ${lower:,.0f}/month, more than the "
-                                                            f"chosen ${best_cost:,.0f}"))
+            rejected.append(Rejection(family=family, reason=f"costs at least ${lower:,.0f}/month {basis}, more "
+                                                            f"than the chosen ${best_cost:,.0f}/month"))
             continue
         evaluated += 1
         model = replica_model(arch, device, cfg, max_batch)
@@ -139,8 +138,14 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
                                     memory_bytes=memory.total_bytes, usable_bytes=memory.usable_bytes.typical,
                                     max_batch=max_batch)
             continue
-        plan = replicas_needed(traffic.peak_requests_per_s, traffic.base_requests_per_s, rate, c.headroom)
+        plan = replicas_needed(traffic.peak_requests_per_s, traffic.base_requests_per_s, rate, c.headroom,
+                               _spare(c, False))
         replicas = plan.with_redundancy
+        owned_plan = replicas_needed(traffic.peak_requests_per_s, traffic.base_requests_per_s, rate, c.headroom,
+                                     _spare(c, True))
+        held = next((o.count for o in c.owned if catalog.device(o.device).id == device.id), 0)
+        if owned_cost is not None and owned_plan.with_redundancy * gpus > held:
+            owned_cost = None  # not enough owned cards for this fleet
         peak_sim = simulate(model, traffic.peak_requests_per_s / plan.for_load, traffic.prompt_tokens,
                             traffic.output_tokens, requests=1500, seed=1)
         monthly = None
@@ -148,12 +153,17 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
             per_instance = max(1, offer.gpu_count // gpus)
             monthly = monthly_cost(offer, math.ceil(replicas / per_instance) if offer.gpu_count >= gpus
                                    else replicas * math.ceil(gpus / offer.gpu_count))
-        owned_total = owned_cost * replicas if owned_cost is not None else None
-        options = [m for m in (monthly.cheapest(c.spot) if monthly else None, owned_total) if m is not None]
-        cost = min(options)
+        owned_total = owned_cost * owned_plan.with_redundancy if owned_cost is not None else None
+        cost, used = monthly.priced(basis) if monthly is not None else (math.inf, basis)
+        if owned_total is not None and owned_total <= cost:
+            cost, used = owned_total, "owned"
+        if cost == math.inf:
+            rejected.append(Rejection(family=family, reason=f"{owned_plan.with_redundancy * gpus} GPUs needed, "
+                                                            f"{held} owned and no cloud offer"))
+            continue
         candidate = Candidate(device=device, gpus=gpus, quant=quant, engine=engine, offer=offer,
-                              owned=owned_total is not None and owned_total == cost, replicas=plan,
-                              simulation=peak_sim, monthly=monthly, cost_usd=cost,
+                              owned=used == "owned", replicas=owned_plan if used == "owned" else plan,
+                              simulation=peak_sim, monthly=monthly, cost_usd=cost, pricing_basis=used,
                               latency={k: peak_sim.metric(k) for k in targets}, memory_bytes=memory.total_bytes,
                               usable_bytes=memory.usable_bytes.typical, max_batch=max_batch,
                               detail={"rate_per_replica": rate, "owned_monthly_usd": owned_total,
@@ -161,7 +171,7 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
                                       "decode_step_s": list(model.decode_step_s),
                                       "memory_parts": memory_parts(memory)})
         if scenario.budget.monthly_usd is not None and cost > scenario.budget.monthly_usd:
-            rejected.append(Rejection(family=family, reason=f"${cost:,.0f}/month is over the budget of "
+            rejected.append(Rejection(family=family, reason=f"${cost:,.0f}/month {used} is over the budget of "
                                                             f"${scenario.budget.monthly_usd:,.0f}"))
             if closest is None or cost < closest.cost_usd:
                 closest, closest_miss = candidate, f"over budget by ${cost - scenario.budget.monthly_usd:,.0f}/month"
@@ -184,6 +194,13 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
             result = replace(result, chosen=chosen, ranked=(chosen,) + result.ranked[1:],
                              pareto=tuple(chosen if c is result.chosen else c for c in result.pareto))
     return result
+
+
+def _spare(c, owned: bool) -> int:
+    """Spare replicas: the scenario's `redundancy`, else one when renting and none on owned hardware."""
+    if c.redundancy is not None:
+        return int(c.redundancy)
+    return 0 if owned else 1
 
 
 def _max_batch(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, traffic) -> int:

@@ -37,7 +37,10 @@ class Candidate:
     simulation: SimulationResult | None = None
     monthly: MonthlyCost | None = None
     cost_usd: float = 0.0
-    """Monthly for serving, per run for jobs; the cheapest allowed pricing."""
+    """Monthly for serving, per run for jobs, on `pricing_basis`."""
+    pricing_basis: str = "on-demand"
+    """The basis of `cost_usd` (plan.cost.PRICING_BASES): the scenario's, or on-demand where the offer
+    has no price on it, or "owned" for the scenario's own hardware."""
     latency: dict[str, float] = field(default_factory=dict)
     memory_bytes: int = 0
     usable_bytes: float = 0.0
@@ -55,6 +58,7 @@ class Candidate:
                 "replicas": None if self.replicas is None else self.replicas.to_dict(),
                 "simulation": None if self.simulation is None else self.simulation.to_dict(),
                 "monthly": None if self.monthly is None else self.monthly.to_dict(), "cost_usd": self.cost_usd,
+                "pricing_basis": self.pricing_basis,
                 "latency_s": dict(self.latency), "memory_bytes": self.memory_bytes, "usable_bytes": self.usable_bytes,
                 "max_batch": self.max_batch, "detail": dict(self.detail)}
 

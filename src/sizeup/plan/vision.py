@@ -11,7 +11,7 @@ from sizeup.hardware.catalog import Catalog
 from sizeup.ingest.trace_cache import traced_ledger
 from sizeup.ingest.trace_inputs import InputSpec
 from sizeup.plan.capacity import ReplicaModel, rate_at_sla, replicas_needed, simulate
-from sizeup.plan.cost import HOURS_PER_MONTH, monthly_cost
+from sizeup.plan.cost import HOURS_PER_MONTH, monthly_cost, pricing_basis
 from sizeup.plan.offers import devices_for, offers_for, replica_price
 from sizeup.plan.scenario import Scenario
 from sizeup.plan.types import Candidate, PlanResult, Rejection, ranked_result
@@ -30,6 +30,7 @@ def plan_vision(scenario: Scenario, catalog: Catalog) -> PlanResult:
     if not scenario.input_shape:
         raise ConfigError("scenario key 'input_shape' is missing (the input of one request, e.g. 1x3x640x640)")
     traffic, c = scenario.traffic, scenario.constraints
+    basis = pricing_basis(scenario)
     targets = {k: v for k, v in scenario.sla.targets.items() if k.startswith("e2e")} or {"e2e_p99": 0.2}
     dtype = "fp16" if "fp16" in c.quantizations else "fp32"
     inputs = [InputSpec(shape=i.shape, dtype=i.dtype, name=i.name) for i in parse_input_specs([scenario.input_shape])]
@@ -49,7 +50,7 @@ def plan_vision(scenario: Scenario, catalog: Catalog) -> PlanResult:
         model = ReplicaModel(prefill_fixed_s=latency, prefill_per_token_s=0.0, decode_batches=(1,),
                              decode_step_s=(latency,), max_batch=1)
         rate, sim = rate_at_sla(model, 1, 1, targets, requests=1500)
-        offer, hourly = replica_price(offers, 1, c.spot)
+        offer, hourly = replica_price(offers, 1, basis)
         if rate <= 0:
             miss = ", ".join(f"{k} {sim.metric(k) * 1e3:,.1f} ms > {v * 1e3:,.0f} ms" for k, v in targets.items())
             rejected.append(Rejection(family=family, reason=f"misses the SLA even unloaded: {miss}"))
@@ -59,13 +60,14 @@ def plan_vision(scenario: Scenario, catalog: Catalog) -> PlanResult:
                 closest = Candidate(device=device, gpus=1, quant=dtype, engine=runtime.id, offer=offer,
                                     latency={k: sim.metric(k) for k in targets})
             continue
-        plan = replicas_needed(traffic.peak_requests_per_s, traffic.base_requests_per_s, rate, c.headroom)
+        plan = replicas_needed(traffic.peak_requests_per_s, traffic.base_requests_per_s, rate, c.headroom,
+                               0 if c.redundancy is False else 1)
         peak = simulate(model, traffic.peak_requests_per_s / plan.for_load, 1, 1, requests=1500, seed=1)
         per_instance = max(1, offer.gpu_count)
         monthly = monthly_cost(offer, math.ceil(plan.with_redundancy / per_instance))
-        cost = monthly.cheapest(c.spot)
+        cost, used = monthly.priced(basis)
         candidate = Candidate(device=device, gpus=1, quant=dtype, engine=runtime.id, offer=offer, replicas=plan,
-                              simulation=peak, monthly=monthly, cost_usd=cost,
+                              simulation=peak, monthly=monthly, cost_usd=cost, pricing_basis=used,
                               latency={k: peak.metric(k) for k in targets}, max_batch=1,
                               detail={"rate_per_replica": rate, "latency_per_image_s": latency,
                                       "overhead_bound_s": roof.overhead_bound_s + roof.fixed_s.typical,
@@ -73,7 +75,8 @@ def plan_vision(scenario: Scenario, catalog: Catalog) -> PlanResult:
                                       "kernels": int(roof.arrays.launches.sum()), "runtime": runtime.id,
                                       "hourly_per_replica": hourly, "monthly_per_replica": hourly * HOURS_PER_MONTH})
         if scenario.budget.monthly_usd is not None and cost > scenario.budget.monthly_usd:
-            rejected.append(Rejection(family=family, reason=f"${cost:,.0f}/month is over the budget"))
+            rejected.append(Rejection(family=family, reason=f"${cost:,.0f}/month {used} is over the budget of "
+                                                            f"${scenario.budget.monthly_usd:,.0f}"))
             continue
         candidates.append(candidate)
     assumptions = [f"one image per request ({scenario.input_shape}, {dtype}), served one at a time",

@@ -39,6 +39,13 @@ figure { margin: 0 0 16px; }
 figure svg { max-width: 100%; height: auto; border: 1px solid #e6e8ec; border-radius: 6px; }
 figure img { max-width: 100%; height: auto; border: 1px solid #e6e8ec; border-radius: 6px; }
 figcaption { color: #5b6475; font-size: .9rem; }
+.headline { border-left: 6px solid #2e9d51; }
+.headline.miss { border-left-color: #c93434; }
+.headline .lead { font-size: 1.02rem; font-weight: 500; margin: 0 0 8px; }
+.headline .cost { font-size: 1.6rem; font-weight: 700; margin: 0 0 4px; }
+.headline table { font-size: .88rem; margin: 0; }
+.headline th, .headline td { padding: 2px 10px; }
+.headline th { width: 11rem; }
 """
 
 
@@ -105,18 +112,35 @@ def _charts(charts: Sequence) -> str:
     return f'<section class="card charts"><h2>Charts</h2>{figures}</section>'
 
 
+def _headline(sheet: Sheet) -> str:
+    """The headline card: the cost in large type, the sentence, then the rows (what, cost bases, budget, SLA,
+    assumptions)."""
+    from sizeup.plan.headline import headline_rows
+
+    h = sheet.headline
+    rows = headline_rows(h)
+    cost = next((v for k, v in rows if k == "cost"), "")
+    table = "".join(f'<tr><th scope="row">{_e(k)}</th><td>{_e(v)}</td></tr>' for k, v in rows)
+    return (f'<section class="card headline {"ok" if h.meets else "miss"}" id="headline">'
+            + (f'<p class="cost">{_e(cost)}</p>' if cost else "")
+            + f'<p class="lead">{_e(h.text)}</p>'
+            + f"<table><tbody>{table}</tbody></table></section>")
+
+
 def render_html(sheet: Sheet, charts: Sequence = ()) -> str:
     """The whole sheet as one HTML document (a string), with the same content as the Markdown report;
-    `charts` (report.charts.Chart, e.g. from `plan_charts(result)`) go inline right after the verdict."""
+    `charts` (report.charts.Chart, e.g. from `plan_charts(result)`) go inline right after the headline."""
     verdict_class = "ok" if sheet.meets else "miss"
     mark = "meets" if sheet.meets else "does NOT meet"
-    body = [f"<h1>{_e(sheet.title)}</h1>",
-            f'<div class="verdict {verdict_class}">Verdict ({_e(mark)} the scenario '
-            f"<code>{_e(sheet.scenario)}</code>): {_e(sheet.verdict)}</div>"]
+    body = [f"<h1>{_e(sheet.title)}</h1>"]
+    if sheet.headline is not None:
+        body.append(_headline(sheet))
     body.append(_charts(charts))
+    body.append(f'<div class="verdict {verdict_class}">Verdict ({_e(mark)} the scenario '
+                f"<code>{_e(sheet.scenario)}</code>): {_e(sheet.verdict)}</div>")
+    body += [_section(s) for s in sheet.sections]
     if sheet.inputs:
         body.append(f'<section class="card"><h2>Inputs</h2>{_cells_table(sheet.inputs)}</section>')
-    body += [_section(s) for s in sheet.sections]
     if sheet.assumptions:
         body.append(f'<section class="card"><h2>Assumptions</h2>{_notes(sheet.assumptions)}</section>')
     if sheet.plots:

@@ -98,14 +98,19 @@ def _section(section: Section) -> list[str]:
 
 
 def render_markdown(sheet: Sheet) -> str:
-    """The whole sheet: title, verdict, inputs, sections, assumptions and plot links."""
+    """The whole sheet: title, headline, verdict, sections, then inputs, assumptions and plot links."""
     mark = "meets" if sheet.meets else "does NOT meet"
-    lines = [f"# {sheet.title}", "",
-             f"**Verdict ({mark} the scenario `{sheet.scenario}`):** {sheet.verdict}", ""]
-    if sheet.inputs:
-        lines += ["## Inputs", ""] + _cells_table(sheet.inputs) + [""]
+    lines = [f"# {sheet.title}", ""]
+    if sheet.headline is not None:
+        from sizeup.plan.headline import headline_rows
+
+        lines += [f"**{_escape(sheet.headline.text)}**", ""] + _table(("headline", ""), headline_rows(sheet.headline))
+        lines.append("")
+    lines += [f"**Verdict ({mark} the scenario `{sheet.scenario}`):** {sheet.verdict}", ""]
     for section in sheet.sections:
         lines += _section(section)
+    if sheet.inputs:
+        lines += ["## Inputs", ""] + _cells_table(sheet.inputs) + [""]
     if sheet.assumptions:
         lines += ["## Assumptions", ""] + [f"- {_escape(a)}" for a in sheet.assumptions] + [""]
     if sheet.plots:

@@ -42,11 +42,14 @@ def _value(cell) -> str:
 
 def render_sheet(sheet) -> str:
     """The compute requirement sheet as plain text."""
-    lines = [sheet.title, "=" * len(sheet.title), sheet.verdict, ""]
-    if sheet.inputs:
-        lines.append(render_table(["input", "value", "note"], [[c.label, _value(c), c.note] for c in sheet.inputs],
-                                  right=[False, True, False]))
+    lines = [sheet.title, "=" * len(sheet.title)]
+    if sheet.headline is not None:
+        from sizeup.plan.headline import headline_rows
+
+        lines += [sheet.headline.text, ""]
+        lines.append(render_table(["headline", ""], headline_rows(sheet.headline), right=[False, False]))
         lines.append("")
+    lines += [sheet.verdict, ""]
     for section in sheet.sections:
         lines.append(section.title)
         lines.append("-" * len(section.title))
@@ -56,6 +59,11 @@ def render_sheet(sheet) -> str:
         if section.table_rows:
             lines.append(render_table(list(section.table_headers), section.table_rows))
         lines.extend(f"  {n}" for n in section.notes)
+        lines.append("")
+    if sheet.inputs:
+        lines += ["Inputs", "------"]
+        lines.append(render_table(["input", "value", "note"], [[c.label, _value(c), c.note] for c in sheet.inputs],
+                                  right=[False, True, False]))
         lines.append("")
     lines.extend(f"assumption: {a}" for a in sheet.assumptions)
     return "\n".join(lines)

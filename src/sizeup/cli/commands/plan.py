@@ -28,7 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     quick = p.add_argument_group("quick plan without a file")
     quick.add_argument("--task", choices=["chat", "api", "batch", "finetune", "pretrain", "edge"], default="chat")
     quick.add_argument("--users", type=number_flag(minimum=1, maximum=MAX_USERS, unit="count"),
-                       help="concurrent users (chat/api)")
+                       help="users (chat/api), each sending 20 requests per hour, all in the busiest hour "
+                            "(peak = users × 20 / 3600 req/s), of --prompt and --output tokens on average; "
+                            "for another rate give --rps or a scenario file with requests_per_user_per_hour")
     quick.add_argument("--rps", type=number_flag(above=0, maximum=MAX_REQUESTS_PER_S),
                        help="peak requests per second (chat/api)")
     quick.add_argument("--prompt", type=_TOKENS, default=800, help="prompt tokens (default 800)")
