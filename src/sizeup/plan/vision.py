@@ -17,20 +17,24 @@ from sizeup.plan.scenario import Scenario
 from sizeup.plan.types import Candidate, PlanResult, Rejection, ranked_result
 from sizeup.price.roofline import LedgerArrays, price
 
-__all__ = ["plan_vision"]
+__all__ = ["plan_vision", "vision_ledger"]
+
+
+def vision_ledger(scenario: Scenario, dtype: str):
+    """The traced ledger of one request of the scenario's model at `dtype` (from the trace cache)."""
+    from sizeup.api import parse_input_specs
+
+    inputs = [InputSpec(shape=i.shape, dtype=i.dtype, name=i.name) for i in parse_input_specs([scenario.input_shape])]
+    return traced_ledger(scenario.model, inputs, dtype=dtype, name=scenario.model.rpartition(":")[2])
 
 
 def plan_vision(scenario: Scenario, catalog: Catalog) -> PlanResult:
-    from sizeup.api import parse_input_specs
-
     if not scenario.input_shape:
         raise ConfigError("scenario key 'input_shape' is missing (the input of one request, e.g. 1x3x640x640)")
     traffic, c = scenario.traffic, scenario.constraints
     targets = {k: v for k, v in scenario.sla.targets.items() if k.startswith("e2e")} or {"e2e_p99": 0.2}
     dtype = "fp16" if "fp16" in c.quantizations else "fp32"
-    inputs = [InputSpec(shape=i.shape, dtype=i.dtype, name=i.name) for i in parse_input_specs([scenario.input_shape])]
-    ledger = traced_ledger(scenario.model, inputs, dtype=dtype, name=scenario.model.rpartition(":")[2])
-    arrays = LedgerArrays.from_ledger(ledger)
+    arrays = LedgerArrays.from_ledger(vision_ledger(scenario, dtype))
     rejected, candidates, evaluated = [], [], 0
     closest, closest_miss, gap_best = None, "", math.inf
     for device in devices_for(catalog, scenario):

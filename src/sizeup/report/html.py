@@ -100,8 +100,7 @@ def _charts(charts: Sequence) -> str:
     """Inline SVG charts (report/charts.py: the SVG text is built there, its text already escaped)."""
     if not charts:
         return ""
-    figures = "".join(f'<figure class="chart" id="chart-{_e(c.key)}">{c.svg}<figcaption>{_e(c.title)}</figcaption>'
-                      "</figure>" for c in charts)
+    figures = "".join(f'<figure class="chart" id="chart-{_e(c.key)}">{c.svg}</figure>' for c in charts)
     return f'<section class="card charts"><h2>Charts</h2>{figures}</section>'
 
 
