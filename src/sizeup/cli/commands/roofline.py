@@ -18,7 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_model_arguments(p)
     p.add_argument("--device", required=True, help="device name, or several separated by commas to compare; "
                                                    "'local' prices on this machine with its calibration")
-    p.add_argument("--plot", metavar="FILE.png", help="draw the roofline chart of the first device (matplotlib)")
+    p.add_argument("--plot", metavar="FILE.png", help="draw the roofline chart of the first device: FILE.svg, and "
+                                                      "FILE.png when cairosvg is installed")
     add_calibration_arguments(p)
     add_catalog_argument(p)
     p.set_defaults(func=run)
@@ -41,10 +42,12 @@ def run(args: argparse.Namespace) -> int:
     with calibrated_scope(profile, devices):
         results = [price(arrays, d) for d in devices]
     by = {"module": "scope", "op": "op", "kind": "kind"}[args.by]
+    plot_note = ""
     if args.plot:
         from sizeup.report.plots import plot_roofline
 
-        plot_roofline(results[0], args.plot)
+        written, note = plot_roofline(results[0], args.plot)
+        plot_note = ", ".join(written) + (f" ({note})" if note else "")
     if args.json:
         total = report.total
         emit_json({
@@ -59,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(render_roofline(report, results, by, args.depth))
     if args.plot:
-        print(f"\nroofline chart written to {args.plot}")
+        print(f"\nroofline chart written to {plot_note}")
     return 0
 
 
