@@ -125,6 +125,8 @@ def test_plan_charts_of_a_serving_plan(team_api):
     for c in team_api.ranked:
         assert any(c.label.split(" (")[0] in t for t in labels), c.label
     assert f"{team_api.chosen.label.split(' (')[0]} (chosen)" in labels
+    priced = [r for r in team_api.rejected if "$" in r.reason]  # rejected on cost: named with their cost
+    assert priced and any(t.startswith(f"{priced[0].family}: ") and "$" in t for t in labels)
     sla = next(line for line in cost.iter(f"{NS}line") if line.get("class") == "sla")
     assert float(sla.get("data-value")) == pytest.approx(team_api.scenario.sla.targets["ttft_p95"] * 1e3)
     assert "TTFT p95 (ms)" in labels and "monthly cost (USD)" in labels

@@ -69,13 +69,13 @@ def _cost_chart(result) -> Chart | None:
     unit = "h" if job else "ms"
     sla = None if target is None else (target * factor, ("deadline" if job else f"SLA {metric}") +
                                        f" {target * factor:g} {unit}")
-    priced = [(r.family, float(m.group(1).replace(",", ""))) for r in result.rejected
+    priced = [(r.family, float(m.group(1).replace(",", "")), "at least" in r.reason) for r in result.rejected
               if (m := _PRICED.search(r.reason)) and r.family not in seen]
     priced.sort(key=lambda t: t[1])
     notes = []
     if priced:
         notes.append("rejected on cost (latency not simulated):")
-        notes += [f"{family}: ${cost:,.0f}" for family, cost in priced[:MAX_REJECTED_NOTES]]
+        notes += [f"{family}: {'≥ ' if bound else ''}${cost:,.0f}" for family, cost, bound in priced[:MAX_REJECTED_NOTES]]
         if len(priced) > MAX_REJECTED_NOTES:
             notes.append(f"+{len(priced) - MAX_REJECTED_NOTES} more in the sheet")
     notes.append("cost: the cheapest allowed pricing" + (" per job" if job else " per month"))
