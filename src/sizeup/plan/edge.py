@@ -34,7 +34,8 @@ def plan_edge(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanResu
                               latency={"tpot": tpot, "ttft": e.prefill.latency_s.typical / edge.thermal_derate},
                               memory_bytes=e.memory.total_bytes, usable_bytes=e.memory.usable_bytes.typical,
                               max_batch=1, detail={"tokens_per_s": 1 / tpot,
-                                                    "memory_parts": memory_parts(e.memory)})
+                                                    "memory_parts": memory_parts(e.memory),
+                                                    "context": prompt + output})
         if not e.memory.fits:
             rejected.append(Rejection(family=family, reason=(f"does not fit: {e.memory.total_bytes / 2**30:,.2f} GiB, "
                                                              f"{e.memory.usable_bytes.typical / 2**30:,.2f} GiB usable "

@@ -12,7 +12,7 @@ from sizeup.ingest.hf_config import ModelArch
 from sizeup.plan.cost import pricing_basis
 from sizeup.plan.offers import devices_for, hourly_price, offers_for, replica_price
 from sizeup.plan.scenario import Scenario
-from sizeup.plan.types import Candidate, PlanResult, Rejection, ranked_result
+from sizeup.plan.types import Candidate, PlanResult, Rejection, memory_parts, ranked_result
 from sizeup.workload.finetune import FinetuneSpec
 from sizeup.workload.inference import InferenceConfig, estimate_inference
 from sizeup.workload.parallel import ParallelConfig
@@ -59,7 +59,8 @@ def plan_job(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanResul
                                   latency={"hours": hours},
                                   memory_bytes=e.memory.total_bytes, usable_bytes=e.memory.usable_bytes.typical,
                                   detail={"mfu": e.mfu.typical, "tokens_per_s": e.tokens_per_s.typical,
-                                          "micro_batch": e.micro_batch, "hours_range": e.time_to_train_s.scale(
+                                          "micro_batch": e.micro_batch, "memory_parts": memory_parts(e.memory),
+                                          "hours_range": e.time_to_train_s.scale(
                                               1 / 3600).to_dict()})
             if job.deadline_hours is not None and hours > job.deadline_hours:
                 rejected.append(Rejection(family=family, reason=f"{hours:,.1f} h, past the {job.deadline_hours:g} h "
@@ -118,7 +119,7 @@ def plan_batch(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanRes
                                       cost_usd=cost, pricing_basis=used, latency={"hours": hours},
                                       max_batch=first.max_batch,
                                       memory_bytes=e.memory.total_bytes, usable_bytes=e.memory.usable_bytes.typical,
-                                      detail={"tokens_per_s": rate})
+                                      detail={"tokens_per_s": rate, "memory_parts": memory_parts(e.memory)})
                 if job.deadline_hours is not None and hours > job.deadline_hours:
                     rejected.append(Rejection(family=family, reason=f"{hours:,.1f} h, past the deadline"))
                     if hours / job.deadline_hours < closest_gap:

@@ -19,9 +19,15 @@ __all__ = ["Candidate", "Rejection", "PlanResult", "ranked_result", "memory_part
 
 
 def memory_parts(memory) -> dict[str, int]:
-    """Bytes per GPU by part (an InferenceMemory), in the order a stacked chart draws them."""
-    return {"weights": memory.weights_bytes, "KV cache": memory.kv_cache_bytes,
-            "activations": memory.activations_bytes, "overhead": memory.overhead_bytes}
+    """Bytes per GPU by part, in the order a stacked chart draws them: an InferenceMemory (weights, KV
+    cache, activations, overhead) or a TrainingMemory (weights, gradients, optimizer, activations,
+    overhead). The parts sum to `memory.total_bytes`."""
+    parts = {"weights": memory.weights_bytes}
+    for name, attr in (("KV cache", "kv_cache_bytes"), ("gradients", "gradients_bytes"),
+                       ("optimizer", "optimizer_bytes")):
+        if hasattr(memory, attr):
+            parts[name] = getattr(memory, attr)
+    return parts | {"activations": memory.activations_bytes, "overhead": memory.overhead_bytes}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

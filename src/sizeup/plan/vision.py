@@ -18,24 +18,28 @@ from sizeup.plan.types import Candidate, PlanResult, Rejection, ranked_result
 from sizeup.price.overhead import get_runtime
 from sizeup.price.roofline import LedgerArrays, price
 
-__all__ = ["plan_vision", "DEFAULT_RUNTIME"]
+__all__ = ["plan_vision", "vision_ledger", "DEFAULT_RUNTIME"]
 
 DEFAULT_RUNTIME = "pytorch-eager"
 """The model is a torch module served from Python unless the scenario names another runtime."""
 
 
-def plan_vision(scenario: Scenario, catalog: Catalog) -> PlanResult:
+def vision_ledger(scenario: Scenario, dtype: str):
+    """The traced ledger of one request of the scenario's model at `dtype` (from the trace cache)."""
     from sizeup.api import parse_input_specs
 
+    inputs = [InputSpec(shape=i.shape, dtype=i.dtype, name=i.name) for i in parse_input_specs([scenario.input_shape])]
+    return traced_ledger(scenario.model, inputs, dtype=dtype, name=scenario.model.rpartition(":")[2])
+
+
+def plan_vision(scenario: Scenario, catalog: Catalog) -> PlanResult:
     if not scenario.input_shape:
         raise ConfigError("scenario key 'input_shape' is missing (the input of one request, e.g. 1x3x640x640)")
     traffic, c = scenario.traffic, scenario.constraints
     basis = pricing_basis(scenario)
     targets = {k: v for k, v in scenario.sla.targets.items() if k.startswith("e2e")} or {"e2e_p99": 0.2}
     dtype = "fp16" if "fp16" in c.quantizations else "fp32"
-    inputs = [InputSpec(shape=i.shape, dtype=i.dtype, name=i.name) for i in parse_input_specs([scenario.input_shape])]
-    ledger = traced_ledger(scenario.model, inputs, dtype=dtype, name=scenario.model.rpartition(":")[2])
-    arrays = LedgerArrays.from_ledger(ledger)
+    arrays = LedgerArrays.from_ledger(vision_ledger(scenario, dtype))
     runtime = get_runtime(scenario.runtime or DEFAULT_RUNTIME)
     rejected, candidates, evaluated = [], [], 0
     closest, closest_miss, gap_best = None, "", math.inf

@@ -97,7 +97,8 @@ def _plot(name: str, path: str) -> str:
     if os.path.isfile(path):
         with open(path, "rb") as f:
             data = base64.b64encode(f.read()).decode("ascii")
-        img = f'<img alt="{_e(name)}" src="data:image/png;base64,{data}">'
+        mime = "image/svg+xml" if path.endswith(".svg") else "image/png"
+        img = f'<img alt="{_e(name)}" src="data:{mime};base64,{data}">'
     else:
         img = f'<p class="muted">plot file not found: <code>{_e(path)}</code></p>'
     return f"<figure>{img}<figcaption>{_e(name)}</figcaption></figure>"
@@ -107,8 +108,7 @@ def _charts(charts: Sequence) -> str:
     """Inline SVG charts (report/charts.py: the SVG text is built there, its text already escaped)."""
     if not charts:
         return ""
-    figures = "".join(f'<figure class="chart" id="chart-{_e(c.key)}">{c.svg}<figcaption>{_e(c.title)}</figcaption>'
-                      "</figure>" for c in charts)
+    figures = "".join(f'<figure class="chart" id="chart-{_e(c.key)}">{c.svg}</figure>' for c in charts)
     return f'<section class="card charts"><h2>Charts</h2>{figures}</section>'
 
 
@@ -143,8 +143,10 @@ def render_html(sheet: Sheet, charts: Sequence = ()) -> str:
         body.append(f'<section class="card"><h2>Inputs</h2>{_cells_table(sheet.inputs)}</section>')
     if sheet.assumptions:
         body.append(f'<section class="card"><h2>Assumptions</h2>{_notes(sheet.assumptions)}</section>')
-    if sheet.plots:
-        figures = "".join(_plot(name, path) for name, path in sheet.plots.items())
+    inline = {c.key for c in charts}
+    plots = {name: path for name, path in sheet.plots.items() if name not in inline}  # not twice
+    if plots:
+        figures = "".join(_plot(name, path) for name, path in plots.items())
         body.append(f'<section class="card"><h2>Plots</h2>{figures}</section>')
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'

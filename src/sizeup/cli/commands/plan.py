@@ -24,7 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_const", dest="format", const="json",
                    help="print one JSON object (the same as --format json)")
     p.add_argument("--out", help="write the sheet to this file (required for xlsx)")
-    p.add_argument("--plots", metavar="DIR", help="also draw PNG plots into DIR")
+    p.add_argument("--plots", metavar="DIR", help="also write each chart into DIR as SVG, and PNG when cairosvg "
+                                              "is installed (the HTML sheet embeds the charts without it)")
     quick = p.add_argument_group("quick plan without a file")
     quick.add_argument("--task", choices=["chat", "api", "batch", "finetune", "pretrain", "edge"], default="chat")
     quick.add_argument("--users", type=number_flag(minimum=1, maximum=MAX_USERS, unit="count"),
@@ -100,10 +101,17 @@ def run(args: argparse.Namespace) -> int:
     if notes:
         result = replace(result, assumptions=(*notes, *result.assumptions))
     sheet = build_sheet(result)
-    if args.plots:
-        from sizeup.report.plots import plot_plan
+    charts = None
+    if args.plots or args.format == "html":
+        from sizeup.report.charts import plan_charts
 
-        sheet = replace(sheet, plots=plot_plan(result, args.plots))
+        charts = plan_charts(result)
+    if args.plots:
+        from sizeup.report.charts.files import write_charts
+
+        paths, note = write_charts(charts, args.plots)
+        sheet = replace(sheet, plots=paths)
+        print(f"wrote {len(paths)} charts to {args.plots}" + (f" ({note})" if note else ""), file=sys.stderr)
     if args.format == "json":
         emit_json(sheet.to_dict() | {"plan": result.to_dict()})
     elif args.format == "xlsx":
@@ -118,12 +126,7 @@ def run(args: argparse.Namespace) -> int:
             from sizeup.report.html import render_html as render
         else:
             from sizeup.report.terminal import render_sheet as render
-        if args.format == "html":
-            from sizeup.report.charts import plan_charts
-
-            text = render(sheet, charts=plan_charts(result))
-        else:
-            text = render(sheet)
+        text = render(sheet, charts=charts) if args.format == "html" else render(sheet)
         if args.out:
             try:
                 Path(args.out).write_text(text)

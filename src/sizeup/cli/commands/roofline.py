@@ -19,7 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_model_arguments(p)
     p.add_argument("--device", required=True, help="device name, or several separated by commas to compare; "
                                                    "'local' prices on this machine with its calibration")
-    p.add_argument("--plot", metavar="FILE.png", help="draw the roofline chart of the first device (matplotlib)")
+    p.add_argument("--plot", metavar="FILE.png", help="draw the roofline chart of the first device: FILE.svg, and "
+                                                      "FILE.png when cairosvg is installed")
     add_runtime_argument(p)
     add_calibration_arguments(p)
     add_catalog_argument(p)
@@ -44,10 +45,12 @@ def run(args: argparse.Namespace) -> int:
         runtime = runtime_from_args(args)
         results = [price(arrays, d, runtime=runtime) for d in devices]
     by = {"module": "scope", "op": "op", "kind": "kind"}[args.by]
+    plot_note = ""
     if args.plot:
         from sizeup.report.plots import plot_roofline
 
-        plot_roofline(results[0], args.plot)
+        written, note = plot_roofline(results[0], args.plot)
+        plot_note = ", ".join(written) + (f" ({note})" if note else "")
     if args.json:
         total = report.total
         emit_json({
@@ -62,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(render_roofline(report, results, by, args.depth))
     if args.plot:
-        print(f"\nroofline chart written to {args.plot}")
+        print(f"\nroofline chart written to {plot_note}")
     return 0
 
 

@@ -1,22 +1,26 @@
-"""Charts as hand-written SVG strings: one module for the sheet's HTML, `--plots`, `roofline --plot` and
-the web UI.
+"""The chart kinds as hand-written SVG strings, from plain numbers (no plan types here).
 
-Pure Python (no matplotlib, no scripts, no external fetches); every piece of text is escaped. The
-per-chart functions take plain numbers so any caller can draw them; `plan_charts` reads a plan result.
-"""
+Pure Python string building (no matplotlib, no scripts, no external fetches); every piece of text is
+escaped. Each SVG carries class/data- attributes (data-value, data-bytes) so tests and the UI can read
+the drawn values back."""
 
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 
-__all__ = ["Chart", "Point", "plan_charts", "scatter_svg", "line_svg", "memory_stack_svg", "roofline_svg",
-           "latency_axis"]
+__all__ = ["Chart", "Point", "scatter_svg", "line_svg", "memory_stack_svg", "roofline_svg", "bars_svg",
+           "latency_axis", "note_svg"]
 
-W, H = 640, 400
-LEFT, RIGHT, TOP, BOTTOM = 78, 20, 36, 58
+W, H = 760, 400
+LEFT, RIGHT, TOP, BOTTOM = 78, 220, 36, 58
+"""The plot area; the legend sits in the right-hand column, clear of the data."""
+LEGEND_CHARS = 30
+CHAR_PX, LINE_PX = 6.2, 13
+"""Approximate width of one 11 px character and the height of a label line, to keep labels apart."""
 COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#8172b3", "#937860", "#da8bc3", "#8c8c8c", "#ccb974")
 CHOSEN, SLA_COLOUR, USABLE_COLOUR = "#c93434", "#c93434", "#1d2330"
 GIB = 2**30
@@ -104,15 +108,18 @@ def _padded(values: Sequence[float], zero: bool = True) -> tuple[float, float]:
 
 
 def _frame(title: str, x: _Axis, y: _Axis, x_label: str, y_label: str, body: list[str],
-           legend: Sequence[tuple[str, str, str]] = (), key: str = "chart") -> str:
-    """The whole SVG: title, grid, ticks, axis labels, the body, a legend of (colour, shape, label)."""
+           legend: Sequence[tuple[str, str, str]] = (), key: str = "chart", height: int = H,
+           notes: Sequence[str] = ()) -> str:
+    """The whole SVG: title, grid, ticks, axis labels, the body, a legend of (colour, shape, label) and
+    notes in the right-hand column (long lines wrapped)."""
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-chart="{_e(key)}" '
-           f'viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" aria-label="{_e(title)}" '
+           f'viewBox="0 0 {W} {height}" width="{W}" height="{height}" role="img" aria-label="{_e(title)}" '
            'font-family="system-ui, sans-serif" font-size="11">',
            f"<title>{_e(title)}</title>",
-           f'<rect x="0" y="0" width="{W}" height="{H}" fill="#ffffff"/>',
-           f'<text x="{W / 2:.1f}" y="20" text-anchor="middle" font-size="14" font-weight="600">{_e(title)}</text>']
-    x0, x1, y0, y1 = LEFT, W - RIGHT, H - BOTTOM, TOP
+           f'<rect x="0" y="0" width="{W}" height="{height}" fill="#ffffff"/>',
+           f'<text x="{(LEFT + W - RIGHT) / 2:.1f}" y="20" text-anchor="middle" font-size="14" '
+           f'font-weight="600">{_e(title)}</text>']
+    x0, x1, y0, y1 = LEFT, W - RIGHT, height - BOTTOM, TOP
     for t in x.ticks():
         px = x(t)
         out.append(f'<line x1="{px:.1f}" y1="{y1}" x2="{px:.1f}" y2="{y0}" stroke="#e6e8ec"/>')
@@ -122,20 +129,28 @@ def _frame(title: str, x: _Axis, y: _Axis, x_label: str, y_label: str, body: lis
         out.append(f'<line x1="{x0}" y1="{py:.1f}" x2="{x1}" y2="{py:.1f}" stroke="#e6e8ec"/>')
         out.append(f'<text x="{x0 - 6}" y="{py + 4:.1f}" text-anchor="end" class="tick">{_e(_num(t))}</text>')
     out.append(f'<rect x="{x0}" y="{y1}" width="{x1 - x0}" height="{y0 - y1}" fill="none" stroke="#5b6475"/>')
-    out.append(f'<text x="{(x0 + x1) / 2:.1f}" y="{H - 16}" text-anchor="middle" font-size="12" '
+    out.append(f'<text x="{(x0 + x1) / 2:.1f}" y="{height - 16}" text-anchor="middle" font-size="12" '
                f'class="axis-label">{_e(x_label)}</text>')
     out.append(f'<text transform="translate(16 {(y0 + y1) / 2:.1f}) rotate(-90)" text-anchor="middle" '
                f'font-size="12" class="axis-label">{_e(y_label)}</text>')
     out.extend(body)
-    lx, ly = x0 + 10, y1 + 14
+    lx, ly = x1 + 14, y1 + 10
     for colour, shape, label in legend:
-        if shape == "line":
+        if shape in ("line", "dash"):
+            dash = ' stroke-dasharray="5 3"' if shape == "dash" else ""
             out.append(f'<line x1="{lx}" y1="{ly - 4}" x2="{lx + 16}" y2="{ly - 4}" stroke="{colour}" '
-                       'stroke-width="2" stroke-dasharray="5 3"/>')
+                       f'stroke-width="2"{dash}/>')
         else:
             out.append(f'<rect x="{lx + 4}" y="{ly - 9}" width="9" height="9" fill="{colour}"/>')
-        out.append(f'<text x="{lx + 22}" y="{ly}" class="legend">{_e(label)}</text>')
-        ly += 15
+        for line in textwrap.wrap(label, LEGEND_CHARS) or [""]:
+            out.append(f'<text x="{lx + 22}" y="{ly}" class="legend">{_e(line)}</text>')
+            ly += 14
+        ly += 1
+    ly += 4
+    for note in notes:
+        for line in textwrap.wrap(note, LEGEND_CHARS + 4, subsequent_indent="  "):
+            out.append(f'<text x="{lx}" y="{ly}" class="note" fill="#5b6475" font-size="10">{_e(line)}</text>')
+            ly += 12
     out.append("</svg>")
     return "\n".join(out)
 
@@ -147,8 +162,18 @@ def _hline(y: _Axis, value: float, label: str, colour: str = SLA_COLOUR) -> list
             f'<text x="{W - RIGHT - 4}" y="{py - 5:.1f}" text-anchor="end" fill="{colour}">{_e(label)}</text>']
 
 
+def _free_line(placed: Sequence[tuple[float, float, float]], x0: float, x1: float, y: float) -> float:
+    """The baseline nearest `y` (stepping a line down, then up) where a label over [x0, x1] overlaps no
+    label already placed."""
+    for k in range(40):
+        cand = y + LINE_PX * ((k + 1) // 2) * (1 if k % 2 else -1)
+        if all(cand - b >= LINE_PX or b - cand >= LINE_PX or x1 <= a0 or x0 >= a1 for a0, a1, b in placed):
+            return cand
+    return y
+
+
 def scatter_svg(points: Sequence[Point], x_label: str, y_label: str, title: str,
-                sla: tuple[float, str] | None = None, key: str = "scatter") -> str:
+                sla: tuple[float, str] | None = None, key: str = "scatter", notes: Sequence[str] = ()) -> str:
     """Labelled points (the chosen one ringed and named), and an SLA as a vertical dashed line at x."""
     xs = [p.x for p in points] + ([sla[0]] if sla else [])
     ys = [p.y for p in points]
@@ -159,8 +184,9 @@ def scatter_svg(points: Sequence[Point], x_label: str, y_label: str, title: str,
         body += [f'<line class="sla" data-value="{sla[0]:g}" x1="{px:.1f}" y1="{TOP}" x2="{px:.1f}" '
                  f'y2="{H - BOTTOM}" stroke="{SLA_COLOUR}" stroke-width="1.5" stroke-dasharray="6 4"/>',
                  f'<text x="{px - 4:.1f}" y="{TOP + 12}" text-anchor="end" fill="{SLA_COLOUR}">{_e(sla[1])}</text>']
-    order = sorted(points, key=lambda p: p.kind == "chosen")  # the choice drawn last, on top
-    for i, p in enumerate(order):
+    order = sorted(points, key=lambda p: p.kind != "chosen")  # the choice placed first: its label stays put
+    placed: list[tuple[float, float, float]] = []  # label boxes (x0, x1, baseline) already drawn
+    for p in order:
         px, py = x(p.x), y(p.y)
         if p.kind == "chosen":
             body.append(f'<circle class="chosen" cx="{px:.1f}" cy="{py:.1f}" r="8" fill="none" '
@@ -170,17 +196,21 @@ def scatter_svg(points: Sequence[Point], x_label: str, y_label: str, title: str,
             fill = "#9aa3b2" if p.kind == "rejected" else COLOURS[0]
             body.append(f'<circle class="{_e(p.kind)}" cx="{px:.1f}" cy="{py:.1f}" r="4.5" fill="{fill}" '
                         'fill-opacity="0.85"/>')
-        anchor, dx = ("end", -10) if px > W * 0.62 else ("start", 10)
         text = f"{p.label} (chosen)" if p.kind == "chosen" else p.label
+        left = px > LEFT + 0.55 * (W - RIGHT - LEFT)
+        width = CHAR_PX * len(text)
+        bx0, bx1 = (px - 10 - width, px - 10) if left else (px + 10, px + 10 + width)
+        ty = _free_line(placed, bx0, bx1, py + 4)
+        placed.append((bx0, bx1, ty))
         weight = ' font-weight="600"' if p.kind == "chosen" else ""
-        body.append(f'<text class="point-label" x="{px + dx:.1f}" y="{py + 4 - 11 * (i % 2) * 0:.1f}" '
-                    f'text-anchor="{anchor}"{weight}>{_e(text)}</text>')
+        body.append(f'<text class="point-label" x="{px + (-10 if left else 10):.1f}" y="{ty:.1f}" '
+                    f'text-anchor="{"end" if left else "start"}"{weight}>{_e(text)}</text>')
     legend = [(CHOSEN, "box", "chosen"), (COLOURS[0], "box", "meets the scenario")]
     if any(p.kind == "rejected" for p in points):
         legend.append(("#9aa3b2", "box", "rejected / closest miss"))
     if sla:
-        legend.append((SLA_COLOUR, "line", sla[1]))
-    return _frame(title, x, y, x_label, y_label, body, legend, key)
+        legend.append((SLA_COLOUR, "dash", sla[1]))
+    return _frame(title, x, y, x_label, y_label, body, legend, key, notes=notes)
 
 
 def line_svg(series: Mapping[str, Sequence[tuple[float, float]]], x_label: str, y_label: str, title: str,
@@ -202,10 +232,10 @@ def line_svg(series: Mapping[str, Sequence[tuple[float, float]]], x_label: str, 
         legend.append((colour, "box", name))
     if sla is not None:
         body += _hline(y, sla[0], sla[1])
-        legend.append((SLA_COLOUR, "line", sla[1]))
+        legend.append((SLA_COLOUR, "dash", sla[1]))
     if mark is not None:
         px, py = x(mark[0]), y(mark[1])
-        anchor, dx = ("end", -12) if px > W * 0.62 else ("start", 12)
+        anchor, dx = ("end", -12) if px > LEFT + 0.55 * (W - RIGHT - LEFT) else ("start", 12)
         body += [f'<circle class="chosen" cx="{px:.1f}" cy="{py:.1f}" r="8" fill="none" stroke="{CHOSEN}" '
                  'stroke-width="2.5"/>',
                  f'<text x="{px + dx:.1f}" y="{py - 8:.1f}" text-anchor="{anchor}" font-weight="600" '
@@ -216,68 +246,94 @@ def line_svg(series: Mapping[str, Sequence[tuple[float, float]]], x_label: str, 
 
 def memory_stack_svg(parts: Mapping[str, float], usable_bytes: float, title: str, key: str = "memory") -> str:
     """One bar per GPU stacked by part (bytes; drawn in GiB) against a usable-memory line. Each segment
-    carries `data-bytes` so the geometry can be checked."""
+    carries `data-bytes` and its pixel extent so the geometry can be checked."""
+    height = 240
     total = sum(parts.values())
-    hi = max(total, usable_bytes, 1.0) / GIB * 1.12
-    x = _Axis(0.0, hi, LEFT + 40, W - RIGHT)
-    y = _Axis(0.0, 1.0, H - BOTTOM, TOP)
-    bar_top, bar_h = TOP + 110, 70
+    x = _Axis(0.0, max(total, usable_bytes, 1.0) / GIB * 1.1, LEFT, W - RIGHT)
+    y = _Axis(0.0, 1.0, height - BOTTOM, TOP)
+    y.ticks = lambda: []  # one bar: no y ticks
+    bar_top, bar_h = TOP + 42, 64
     body: list[str] = []
     legend = []
     start = 0.0
     for i, (name, size) in enumerate(parts.items()):
         colour = COLOURS[i % len(COLOURS)]
         x0, x1 = x(start / GIB), x((start + size) / GIB)
-        body.append(f'<rect class="segment" data-part="{_e(name)}" data-bytes="{size:.0f}" x="{x0:.2f}" '
-                    f'y="{bar_top}" width="{x1 - x0:.2f}" height="{bar_h}" fill="{colour}"/>')
-        if x1 - x0 > 44:
+        body.append(f'<rect class="segment" data-part="{_e(name)}" data-bytes="{size:.0f}" x="{x0:.3f}" '
+                    f'y="{bar_top}" width="{x1 - x0:.3f}" height="{bar_h}" fill="{colour}"/>')
+        if x1 - x0 > 34:
             body.append(f'<text x="{(x0 + x1) / 2:.1f}" y="{bar_top + bar_h / 2 + 4}" text-anchor="middle" '
                         f'fill="#ffffff">{_e(f"{size / GIB:.1f}")}</text>')
         legend.append((colour, "box", f"{name}: {size / GIB:,.2f} GiB"))
         start += size
     ux = x(usable_bytes / GIB)
-    body += [f'<line class="usable" data-bytes="{usable_bytes:.0f}" x1="{ux:.1f}" y1="{bar_top - 30}" '
-             f'x2="{ux:.1f}" y2="{bar_top + bar_h + 30}" stroke="{USABLE_COLOUR}" stroke-width="2" '
+    body += [f'<line class="usable" data-bytes="{usable_bytes:.0f}" x1="{ux:.3f}" y1="{bar_top - 24}" '
+             f'x2="{ux:.3f}" y2="{bar_top + bar_h + 16}" stroke="{USABLE_COLOUR}" stroke-width="2" '
              'stroke-dasharray="6 4"/>',
-             f'<text x="{ux:.1f}" y="{bar_top + bar_h + 44}" text-anchor="middle">usable '
+             f'<text x="{ux - 4:.1f}" y="{bar_top + bar_h + 30}" text-anchor="end">usable '
              f'{usable_bytes / GIB:,.1f} GiB</text>',
-             f'<text x="{x(total / GIB):.1f}" y="{bar_top - 8}" text-anchor="middle" font-weight="600">'
-             f'needed {total / GIB:,.1f} GiB</text>']
-    legend.append((USABLE_COLOUR, "line", "usable memory per GPU"))
-    y_hidden = _Axis(0.0, 1.0, H - BOTTOM, TOP)
-    y_hidden.ticks = lambda: []  # a bar chart: no y ticks
-    del y
-    return _frame(title, x, y_hidden, "memory per GPU (GiB)", "", body, legend, key)
+             f'<text class="total" data-bytes="{total:.0f}" x="{LEFT + 4}" y="{bar_top - 10}" font-weight="600">'
+             f'needed {total / GIB:,.1f} GiB ({total / max(usable_bytes, 1.0):.0%} of usable)</text>']
+    legend.append((USABLE_COLOUR, "dash", "usable memory per GPU"))
+    return _frame(title, x, y, "memory per GPU (GiB)", "", body, legend, key, height=height)
 
 
 def roofline_svg(ops: Sequence[tuple[str, float, float]], bandwidth_bytes_per_s: float,
                  peaks: Mapping[str, float], title: str, key: str = "roofline") -> str:
     """Log-log roofline: (kind, arithmetic intensity FLOP/byte, attained FLOP/s) points, the memory
-    slope and one flat compute roof per peak (FLOP/s)."""
+    slope and one flat compute roof per peak (FLOP/s) from its ridge point on."""
     intens = [i for _, i, _ in ops if i > 0] or [1.0]
-    lo, hi = max(min(min(intens), 0.1) / 2, 1e-3), max(max(intens) * 2, 1e3)
+    ridges = [p / bandwidth_bytes_per_s for p in peaks.values()] or [10.0]
+    lo, hi = max(min(min(intens), 0.1) / 2, 1e-3), max(max(intens) * 2, max(ridges) * 2, 1e3)
     top = max(list(peaks.values()) + [f for _, _, f in ops] + [1.0])
-    bottom = max(min([f for _, _, f in ops if f > 0] + [min(lo * bandwidth_bytes_per_s, top)]) / 2, 1.0)
+    bottom = max(min([f for _, _, f in ops if f > 0] + [lo * bandwidth_bytes_per_s]) / 2, 1.0)
     x, y = _Axis(lo, hi, LEFT, W - RIGHT, log=True), _Axis(bottom, top * 1.5, H - BOTTOM, TOP, log=True)
     body: list[str] = []
     legend = []
+    a = max(x.lo, y.lo / bandwidth_bytes_per_s)
+    slope_end = max(ridges)
+    body.append(f'<line class="memory-roof" x1="{x(a):.1f}" y1="{y(a * bandwidth_bytes_per_s):.1f}" '
+                f'x2="{x(slope_end):.1f}" y2="{y(slope_end * bandwidth_bytes_per_s):.1f}" stroke="#5b6475" '
+                'stroke-width="2"/>')
     for i, (name, peak) in enumerate(sorted(peaks.items(), key=lambda kv: kv[1])):
         colour = COLOURS[(i + 3) % len(COLOURS)]
         knee = peak / bandwidth_bytes_per_s
-        a = max(x.lo, y.lo / bandwidth_bytes_per_s)
-        pts = [(a, a * bandwidth_bytes_per_s)] if knee > a else []
-        pts += [(max(knee, x.lo), peak), (x.hi, peak)]
-        coords = " ".join(f"{x(p):.1f},{y(q):.1f}" for p, q in pts)
-        body.append(f'<polyline class="roof" points="{coords}" fill="none" stroke="{colour}" stroke-width="1.5"/>')
-        legend.append((colour, "line", f"roof {name}: {peak / 1e12:,.1f} TFLOP/s"))
-    kinds = sorted({k for k, _, _ in ops})
-    for j, kind in enumerate(kinds):
-        colour = COLOURS[j % 3]
+        body.append(f'<line class="roof" data-flops="{peak:g}" x1="{x(knee):.1f}" y1="{y(peak):.1f}" '
+                    f'x2="{x(x.hi):.1f}" y2="{y(peak):.1f}" stroke="{colour}" stroke-width="1.5"/>')
+        legend.append((colour, "line", f"{name}: {peak / 1e12:,.1f} TFLOP/s"))
+    legend.append(("#5b6475", "line", f"memory: {bandwidth_bytes_per_s / 1e9:,.0f} GB/s"))
+    for j, kind in enumerate(sorted({k for k, _, _ in ops})):
+        colour = COLOURS[j % 3] if j < 3 else COLOURS[5 + j % 3]
         body += [f'<circle class="op" cx="{x(i):.1f}" cy="{y(f):.1f}" r="3.5" fill="{colour}" fill-opacity="0.7"/>'
                  for k, i, f in ops if k == kind and i > 0 and f > 0]
         legend.append((colour, "box", f"ops: {kind}"))
-    legend.append(("#5b6475", "line", f"memory {bandwidth_bytes_per_s / 1e9:,.0f} GB/s"))
     return _frame(title, x, y, "arithmetic intensity (FLOP / byte)", "attained FLOP/s", body, legend, key)
+
+
+def bars_svg(values: Mapping[str, float], x_label: str, title: str, mark: str | None = None,
+             line: tuple[float, str] | None = None, key: str = "bars") -> str:
+    """Horizontal bars (label -> value), one marked, an optional vertical line (e.g. the budget)."""
+    height = max(200, TOP + BOTTOM + 30 * len(values) + 20)
+    hi = max(list(values.values()) + ([line[0]] if line else []) + [1e-9]) * 1.1
+    width = max((len(k) for k in values), default=8)
+    x = _Axis(0.0, hi, min(LEFT + 6 * width, W - RIGHT - 120), W - RIGHT)
+    y = _Axis(0.0, 1.0, height - BOTTOM, TOP)
+    y.ticks = lambda: []
+    body: list[str] = []
+    for i, (name, value) in enumerate(values.items()):
+        top = TOP + 14 + 30 * i
+        colour = CHOSEN if name == mark else COLOURS[0]
+        body += [f'<rect class="bar" data-label="{_e(name)}" data-value="{value:g}" x="{x(0):.1f}" y="{top}" '
+                 f'width="{x(value) - x(0):.2f}" height="20" fill="{colour}"/>',
+                 f'<text x="{x(0) - 6:.1f}" y="{top + 14}" text-anchor="end">{_e(name)}</text>',
+                 f'<text x="{x(value) + 4:.1f}" y="{top + 14}">{_e(_num(value))}</text>']
+    legend = [(CHOSEN, "box", f"{mark} (used)")] if mark in values else []
+    if line is not None:
+        px = x(line[0])
+        body.append(f'<line class="limit" data-value="{line[0]:g}" x1="{px:.1f}" y1="{TOP}" x2="{px:.1f}" '
+                    f'y2="{height - BOTTOM}" stroke="{SLA_COLOUR}" stroke-width="1.5" stroke-dasharray="6 4"/>')
+        legend.append((SLA_COLOUR, "dash", line[1]))
+    return _frame(title, x, y, x_label, "", body, legend, key, height=height)
 
 
 def latency_axis(key: str) -> tuple[str, float]:
@@ -290,107 +346,7 @@ def latency_axis(key: str) -> tuple[str, float]:
     return f"{name} {pct} (ms)".replace("  ", " "), 1e3
 
 
-def roofline_data(priced) -> tuple[list[tuple[str, float, float]], float, dict[str, float]]:
-    """Points, bandwidth and peaks of a priced ledger (`price.roofline.price`): each op with FLOPs and
-    bytes at its intensity and its typical attained FLOP/s."""
-    arrays, device = priced.arrays, priced.device
-    flops = arrays.tensor_flops + arrays.vector_flops
-    time = priced.time["typical"]
-    kinds = [o.kind.value for o in arrays.ledger.ops]
-    ops = [(kinds[i], float(flops[i] / arrays.bytes[i]), float(flops[i] / time[i]))
-           for i in range(len(kinds)) if flops[i] > 0 and arrays.bytes[i] > 0 and time[i] > 0]
-    peaks = {**{f"vector {k}": v for k, v in device.vector_flops_per_s.items()},
-             **{f"tensor {k}": v for k, v in device.peak_flops_per_s.items()}}
-    return ops, device.memory_bandwidth_bytes_per_s, peaks
-
-
-def _sla_key(result, keys: Sequence[str]) -> str | None:
-    for prefix in ("ttft", "latency", "e2e", "tpot", "hours"):
-        for k in keys:
-            if k.startswith(prefix):
-                return k
-    return keys[0] if keys else None
-
-
-def _cost_chart(result) -> Chart | None:
-    chosen = result.chosen
-    options = list(result.ranked) + ([result.closest] if result.closest is not None else [])
-    keys = list(options[0].latency) if options else []
-    key = _sla_key(result, keys)
-    if key is None:
-        return None
-    label, factor = latency_axis(key)
-    seen, points = set(), []
-    for c in options:
-        if c.label in seen or key not in c.latency:
-            continue
-        seen.add(c.label)
-        kind = "chosen" if c is chosen else ("rejected" if c is result.closest else "option")
-        points.append(Point(c.label.split(" (")[0] + ("" if kind != "rejected" else " (misses)"),
-                            c.latency[key] * factor, c.cost_usd, kind))
-    target = result.scenario.sla.targets.get(key)
-    sla = None if target is None else (target * factor, f"SLA {label.split(' (')[0]} {target * factor:g} ms")
-    job = key == "hours"
-    y_label = "cost per job (USD)" if job else "monthly cost (USD)"
-    title = "cost against job time" if job else f"cost against {label.split(' (')[0]}"
-    return Chart("cost_vs_latency", title, scatter_svg(points, label, y_label, title, sla, key="cost_vs_latency"))
-
-
-def _memory_chart(c) -> Chart | None:
-    if not c.memory_bytes or not c.usable_bytes:
-        return None
-    parts = c.detail.get("memory_parts") or {"needed (split not known)": c.memory_bytes}
-    title = f"memory per GPU: {c.label.split(' (')[0]}"
-    return Chart("memory", title, memory_stack_svg(parts, c.usable_bytes, title))
-
-
-def _batch_chart(result, c) -> Chart | None:
-    batches, steps = c.detail.get("decode_batches"), c.detail.get("decode_step_s")
-    if not batches or not steps:
-        return None
-    pts = [(float(b), s * 1e3) for b, s in zip(batches, steps)]
-    target = next(((k, v) for k, v in result.scenario.sla.targets.items() if k.startswith("tpot")), None)
-    sla = None if target is None else (target[1] * 1e3, f"SLA {target[0].replace('_', ' ')} {target[1] * 1e3:g} ms")
-    mark = None
-    if c.max_batch:
-        at = min(pts, key=lambda p: abs(p[0] - c.max_batch))
-        mark = (at[0], at[1], f"chosen batch {c.max_batch}")
-    return Chart("latency_vs_batch", "decode step time against batch",
-                 line_svg({"TPOT (decode step)": pts}, "concurrent sequences (log scale)", "TPOT (ms per token)",
-                          "decode step time against batch", sla, mark, log_x=True, key="latency_vs_batch"))
-
-
-def _roofline_chart(result, c) -> Chart | None:
-    """The chosen configuration's decode step priced op by op (numpy, imported only here)."""
-    arch = result.arch
-    if arch is None or c.engine == "train" or not hasattr(arch, "layers"):
-        return None
-    from sizeup.ingest.transformer_ops import Step, transformer_ledger
-    from sizeup.price.roofline import LedgerArrays, price
-
-    traffic = result.scenario.traffic
-    context = max(int(getattr(traffic, "prompt_tokens", 512)) + int(getattr(traffic, "output_tokens", 0)), 1)
-    ledger = transformer_ledger(arch, Step(batch=max(c.max_batch, 1), new_tokens=1, context=context),
-                                weights=c.quant if c.quant not in ("fp32",) else "bf16", tp=c.gpus, per_layer=False)
-    ops, bandwidth, peaks = roofline_data(price(LedgerArrays.from_ledger(ledger), c.device))
-    title = f"roofline: decode step at batch {max(c.max_batch, 1)} on {c.device.id}"
-    return Chart("roofline", title, roofline_svg(ops, bandwidth, peaks, title))
-
-
-def plan_charts(result) -> list[Chart]:
-    """The charts of a plan result: cost against latency, memory per GPU, latency against batch and the
-    roofline of the chosen configuration (each only where the plan has its data)."""
-    charts = [_cost_chart(result)]
-    c = result.chosen or result.closest
-    if c is not None:
-        charts += [_memory_chart(c), _batch_chart(result, c)]
-        try:
-            charts.append(_roofline_chart(result, c))
-        except Exception as e:  # noqa: BLE001 - a chart must not sink the sheet; say which and why
-            charts.append(Chart("roofline", "roofline not drawn", _note_svg(f"roofline not drawn: {e}")))
-    return [ch for ch in charts if ch is not None]
-
-
-def _note_svg(text: str) -> str:
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} 40" width="{W}" height="40">'
-            f'<text x="10" y="24" font-size="12">{_e(text)}</text></svg>')
+def note_svg(text: str) -> str:
+    """A one-line SVG saying why a chart is not drawn."""
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="chart-note" viewBox="0 0 {W} 40" width="{W}" '
+            f'height="40"><text x="10" y="24" font-size="12">{_e(text)}</text></svg>')
