@@ -1,6 +1,6 @@
 """The state-space (mamba, mamba2) and vision-language (llava, qwen2_vl) families of issue 16, read from
 real config.json files (tests/ingest/configs, sources in SOURCES.md): exact parameters, a recurrent state in
-place of the KV cache that does not grow with the context, a decode step whose bytes do not grow with it either,
+place of the KV cache that does not grow with the context, a decode step whose bytes do not grow with it either, and
 one-line errors for missing or contradictory sizes.
 
 Golden parameter counts: what transformers 5.24.0 builds from the same file on the meta device
