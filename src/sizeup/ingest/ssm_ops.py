@@ -1,6 +1,5 @@
-"""The ops of the layers that keep a fixed cache per sequence, for the transformer ledger's builder: an
-encoder-decoder's cross-attention (its K/V over the encoder's positions computed once, then read every
-step) and a selective state-space mixer (Mamba / Mamba-2): in_proj, the depthwise causal conv over a window of `conv` taps, the selective scan,
+"""The ops of one selective state-space mixer (Mamba / Mamba-2) in a forward step, for the transformer
+ledger's builder: in_proj, the depthwise causal conv over a window of `conv` taps, the selective scan,
 the gate, out_proj. The scan's cost is linear in the new tokens and reads and writes the fixed recurrent
 state once per step (the conv window and the (inner × state) scan state, in the KV-cache dtype); nothing
 grows with the context (Gu & Dao 2023, arXiv:2312.00752, section 3.3; Dao & Gu 2024, arXiv:2405.21060)."""
@@ -12,9 +11,8 @@ from typing import Any
 from sizeup.errors import ConfigError
 from sizeup.ingest.arch import LayerSpec
 from sizeup.ledger import OpKind
-from sizeup.ops.attention import SOFTMAX_FLOPS_PER_ELEMENT
 
-__all__ = ["SCAN_FLOPS_PER_STATE", "ssm_mixer", "cross_attention"]
+__all__ = ["SCAN_FLOPS_PER_STATE", "ssm_mixer"]
 
 SCAN_FLOPS_PER_STATE = 9
 """FLOPs of the recurrence per token and state element: dA = exp(Δ·A) (2, the exp counted as one), Δ·B·x
@@ -57,22 +55,3 @@ def ssm_mixer(b: Any, i: int, layer: LayerSpec) -> None:
               notes=("gated RMSNorm: y · silu(z), normed",))
     b.linear(f"{p}.out_proj", f"{w}.out_proj.weight", t, s.inner, h, s.bias, shard="none")
 
-
-def cross_attention(b: Any, i: int, layer: LayerSpec) -> None:
-    """Decoder layer `i`'s cross-attention: q_proj of the new tokens, attention over the `cross_source`
-    encoder positions (their K/V read from the cache, in the KV dtype), o_proj; the norm before it. The K/V
-    projections run once per sequence over the encoder output and are not priced here (as the encoder is not)."""
-    a, step, t, h = layer.attention, b.step, b.step.tokens, b.arch.hidden
-    p, w, source = f"model.layers.{i}.cross_attn", f"layers.{i}.cross", b.arch.cross_source
-    heads = a.heads // b.tp
-    width = a.heads * a.head_dim
-    b.norm(f"{p}.layer_norm", t, h, f"{w}.norm.weight")
-    b.linear(f"{p}.q_proj", f"{w}.q_proj.weight", t, h, width, a.qkv_bias)
-    pairs = t * source
-    product = 2 * pairs * heads * 2 * a.head_dim
-    kv_read = int(step.batch * source * heads * 2 * a.head_dim * b.kv_bytes)
-    b.add("attention", OpKind.ATTENTION, p, product + SOFTMAX_FLOPS_PER_ELEMENT * pairs * heads, t * heads * a.head_dim * b.a + kv_read,
-          t * heads * a.head_dim * b.a, matmul=product, notes=(f"cross-attention over {source:,} encoder positions",))
-    b.linear(f"{p}.o_proj", f"{w}.o_proj.weight", t, width, h, a.o_bias, shard="row")
-    b.all_reduce(p, t)
-    b.elementwise("add", p, t * h, 1, inputs=2)

@@ -16,7 +16,8 @@ from functools import lru_cache
 from sizeup.errors import ConfigError
 from sizeup.formats import WeightFormat, get_format, tensor_bytes, tensor_bytes_map
 from sizeup.ingest.arch import LayerSpec, ModelArch
-from sizeup.ingest.ssm_ops import cross_attention, ssm_mixer
+from sizeup.ingest.cross_attention_ops import cross_attention
+from sizeup.ingest.ssm_ops import ssm_mixer
 from sizeup.ledger import Ledger, OpKind, OpRecord, Phase
 from sizeup.ops.attention import SOFTMAX_FLOPS_PER_ELEMENT
 from sizeup.ops.elementwise import FLOPS_PER_ELEMENT

@@ -1,6 +1,6 @@
-"""The state-space families of issue 16 (mamba, mamba2), read from real config.json files
-(tests/ingest/configs, sources in SOURCES.md): exact parameters, a recurrent state in place of the KV
-cache that does not grow with the context, a decode step whose bytes do not grow with it either, and
+"""The state-space (mamba, mamba2) and vision-language (llava, qwen2_vl) families of issue 16, read from
+real config.json files (tests/ingest/configs, sources in SOURCES.md): exact parameters, a recurrent state in
+place of the KV cache that does not grow with the context, a decode step whose bytes do not grow with it either, and
 one-line errors for missing or contradictory sizes.
 
 Golden parameter counts: what transformers 5.24.0 builds from the same file on the meta device
@@ -128,3 +128,25 @@ def test_llava_with_an_unknown_vision_tower_is_refused_in_one_line():
     data["vision_config"] = {**data["vision_config"], "model_type": "clip_vision_model", "patch_size": 400}
     with pytest.raises(ConfigError, match="patch_size = 400 is more than image_size = 336"):
         parse_config(data, "llava")
+
+
+def test_qwen2_vl_counts_the_vision_tower_and_merger_exactly():
+    """Qwen2-VL-7B: transformers 5.24.0 builds 8,291,375,616 parameters from the same file; 256 tokens per
+    448 × 448 image ((448 / 14)² patches, 2 × 2 merged)."""
+    arch = parse_config(json.loads((CONFIGS / "qwen2-vl-7b-instruct.json").read_text()), "qwen2-vl")
+    assert (arch.params, arch.reader, arch.hidden, arch.num_layers) == (8_291_375_616, "analytic:qwen2_vl", 3584, 28)
+    assert any("256 for 448 × 448" in a for a in arch.assumptions)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"hidden_size": 4096}, "field 'hidden_size' = 4,096: expected the language model's hidden size 3,584"),
+    ({"num_heads": 7}, "num_heads = 7 must divide embed_dim = 1,280"),
+    ({"mlp_ratio": "4"}, "field 'mlp_ratio' = '4': expected a number above 0"),
+    ({"depth": None}, "missing field 'depth'"),
+])
+def test_qwen2_vl_with_bad_vision_sizes_is_refused_in_one_line(change, message):
+    data = json.loads((CONFIGS / "qwen2-vl-7b-instruct.json").read_text())
+    data["vision_config"] = {**data["vision_config"], **change}
+    with pytest.raises(ConfigError) as e:
+        parse_config(data, "qwen2-vl")
+    assert message in str(e.value) and "\n" not in str(e.value)
