@@ -8,7 +8,7 @@ import math
 from sizeup.hardware.catalog import Catalog
 from sizeup.ingest.hf_config import ModelArch
 from sizeup.plan.scenario import Scenario
-from sizeup.plan.types import Candidate, PlanResult, Rejection, ranked_result
+from sizeup.plan.types import Candidate, PlanResult, Rejection, memory_parts, ranked_result
 from sizeup.workload.inference import InferenceConfig, estimate_inference
 
 __all__ = ["EDGE_FORMATS", "plan_edge"]
@@ -33,7 +33,8 @@ def plan_edge(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanResu
         candidate = Candidate(device=device, gpus=1, quant=quant, engine="llama.cpp", offer=None,
                               latency={"tpot": tpot, "ttft": e.prefill.latency_s.typical / edge.thermal_derate},
                               memory_bytes=e.memory.total_bytes, usable_bytes=e.memory.usable_bytes.typical,
-                              max_batch=1, detail={"tokens_per_s": 1 / tpot})
+                              max_batch=1, detail={"tokens_per_s": 1 / tpot,
+                                                    "memory_parts": memory_parts(e.memory)})
         if not e.memory.fits:
             rejected.append(Rejection(family=family, reason=(f"does not fit: {e.memory.total_bytes / 2**30:,.2f} GiB, "
                                                              f"{e.memory.usable_bytes.typical / 2**30:,.2f} GiB usable "

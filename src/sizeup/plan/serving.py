@@ -20,7 +20,7 @@ from sizeup.plan.capacity import ReplicaModel, rate_at_sla, replicas_needed, sim
 from sizeup.plan.cost import HOURS_PER_MONTH, monthly_cost, owned_monthly_cost
 from sizeup.plan.offers import devices_for, offers_for, replica_price
 from sizeup.plan.scenario import Scenario
-from sizeup.plan.types import Candidate, PlanResult, Rejection, ranked_result
+from sizeup.plan.types import Candidate, PlanResult, Rejection, memory_parts, ranked_result
 from sizeup.price.engines import get_engine
 from sizeup.price.memory import MemoryConfig, inference_memory
 from sizeup.price.roofline import price
@@ -158,7 +158,8 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
                               usable_bytes=memory.usable_bytes.typical, max_batch=max_batch,
                               detail={"rate_per_replica": rate, "owned_monthly_usd": owned_total,
                                       "decode_batches": list(model.decode_batches),
-                                      "decode_step_s": list(model.decode_step_s)})
+                                      "decode_step_s": list(model.decode_step_s),
+                                      "memory_parts": memory_parts(memory)})
         if scenario.budget.monthly_usd is not None and cost > scenario.budget.monthly_usd:
             rejected.append(Rejection(family=family, reason=f"${cost:,.0f}/month is over the budget of "
                                                             f"${scenario.budget.monthly_usd:,.0f}"))

@@ -15,7 +15,13 @@ from sizeup.plan.scenario import Scenario
 if TYPE_CHECKING:  # a plan of a traced torch model (vision) has no architecture and need not load the reader
     from sizeup.ingest.hf_config import ModelArch
 
-__all__ = ["Candidate", "Rejection", "PlanResult", "ranked_result"]
+__all__ = ["Candidate", "Rejection", "PlanResult", "ranked_result", "memory_parts"]
+
+
+def memory_parts(memory) -> dict[str, int]:
+    """Bytes per GPU by part (an InferenceMemory), in the order a stacked chart draws them."""
+    return {"weights": memory.weights_bytes, "KV cache": memory.kv_cache_bytes,
+            "activations": memory.activations_bytes, "overhead": memory.overhead_bytes}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

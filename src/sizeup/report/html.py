@@ -36,6 +36,7 @@ td.note, .muted { color: #5b6475; font-size: .9rem; }
 code { background: #f0f1f4; padding: 1px 4px; border-radius: 4px; }
 ul { margin: 6px 0; padding-left: 20px; }
 figure { margin: 0 0 16px; }
+figure svg { max-width: 100%; height: auto; border: 1px solid #e6e8ec; border-radius: 6px; }
 figure img { max-width: 100%; height: auto; border: 1px solid #e6e8ec; border-radius: 6px; }
 figcaption { color: #5b6475; font-size: .9rem; }
 """
@@ -95,13 +96,24 @@ def _plot(name: str, path: str) -> str:
     return f"<figure>{img}<figcaption>{_e(name)}</figcaption></figure>"
 
 
-def render_html(sheet: Sheet) -> str:
-    """The whole sheet as one HTML document (a string), with the same content as the Markdown report."""
+def _charts(charts: Sequence) -> str:
+    """Inline SVG charts (report/charts.py: the SVG text is built there, its text already escaped)."""
+    if not charts:
+        return ""
+    figures = "".join(f'<figure class="chart" id="chart-{_e(c.key)}">{c.svg}<figcaption>{_e(c.title)}</figcaption>'
+                      "</figure>" for c in charts)
+    return f'<section class="card charts"><h2>Charts</h2>{figures}</section>'
+
+
+def render_html(sheet: Sheet, charts: Sequence = ()) -> str:
+    """The whole sheet as one HTML document (a string), with the same content as the Markdown report;
+    `charts` (report.charts.Chart, e.g. from `plan_charts(result)`) go inline right after the verdict."""
     verdict_class = "ok" if sheet.meets else "miss"
     mark = "meets" if sheet.meets else "does NOT meet"
     body = [f"<h1>{_e(sheet.title)}</h1>",
             f'<div class="verdict {verdict_class}">Verdict ({_e(mark)} the scenario '
             f"<code>{_e(sheet.scenario)}</code>): {_e(sheet.verdict)}</div>"]
+    body.append(_charts(charts))
     if sheet.inputs:
         body.append(f'<section class="card"><h2>Inputs</h2>{_cells_table(sheet.inputs)}</section>')
     body += [_section(s) for s in sheet.sections]

@@ -114,7 +114,12 @@ def run(args: argparse.Namespace) -> int:
             from sizeup.report.html import render_html as render
         else:
             from sizeup.report.terminal import render_sheet as render
-        text = render(sheet)
+        if args.format == "html":
+            from sizeup.report.charts import plan_charts
+
+            text = render(sheet, charts=plan_charts(result))
+        else:
+            text = render(sheet)
         if args.out:
             try:
                 Path(args.out).write_text(text)
