@@ -114,6 +114,8 @@ def test_estimate_page_opens_with_figures(client):
     r = client.get("/estimate")
     assert r.status_code == 200
     assert 'id="ttft"' in r.text and 'id="tps"' in r.text and "NVIDIA GeForce RTX 4090" in r.text
+    chart = r.text.split('id="memory-chart">')[1]
+    assert chart.lstrip().startswith("<svg") and "data-bytes" in chart.split("</svg>")[0]  # report.charts' stack
     assert "/static/htmx.min.js" in r.text and "https://" not in r.text.split("<body>")[0]  # no CDN
 
 
@@ -142,6 +144,8 @@ def test_compare_lists_devices_and_filters_by_vendor(client):
 
 
 def test_other_pages_render(client):
+    compare = client.get("/compare", params={"model": "llama-3.1-8b", "quant": "q4_k_m", "kind": "gpu"}).text
+    assert "<svg" in compare.split('id="compare-chart">')[1].split("</div>")[0]
     for url in ("/compare", "/train", "/plan", "/runs"):
         assert client.get(url).status_code == 200, url
 

@@ -89,7 +89,7 @@ def create_app(workdir: str | Path | None = None) -> Starlette:
         params = DEFAULTS | dict(request.query_params)
         result, error = _try(lambda: cli_json(estimate_argv(check_model(params["model"]), params)))
         return page(request, "estimate.html", params=params, presets=list_presets(), devices=_devices(),
-                    result=result, error=error)
+                    result=result, error=error, memory_chart=_memory_chart(result))
 
     async def estimate_result(request: Request):
         if request.method == "POST":
@@ -99,7 +99,8 @@ def create_app(workdir: str | Path | None = None) -> Starlette:
             params = DEFAULTS | dict(request.query_params)
             model = check_model(params["model"])
         result, error = _try(lambda: cli_json(estimate_argv(model, params)))
-        return page(request, "_estimate_result.html", result=result, error=error, params=params)
+        return page(request, "_estimate_result.html", result=result, error=error, params=params,
+                    memory_chart=_memory_chart(result))
 
     async def api_estimate(request: Request):
         params = DEFAULTS | dict(request.query_params)
@@ -268,16 +269,26 @@ def _presets() -> list[str]:
 
 
 def _chart(data: dict | None) -> str:
-    """The compare chart: report.charts.scatter_svg when that module exists (branch h-chart), else ''."""
-    if not data:
+    """The compare chart (report.charts.scatter_svg): tokens/s against $ per million tokens, the cheapest ringed."""
+    from sizeup.report.charts import Point, scatter_svg
+
+    rows = [r for r in (data or {}).get("devices", []) if r.get("tokens_per_s") and r.get("usd_per_million_tokens")]
+    if not rows:
         return ""
-    try:
-        from sizeup.report.charts import scatter_svg
-    except ImportError:
+    cheapest = min(rows, key=lambda r: r["usd_per_million_tokens"])
+    points = [Point(r["device"], r["usd_per_million_tokens"], r["tokens_per_s"],
+                    "chosen" if r is cheapest else "option") for r in rows]
+    return scatter_svg(points, "$ per million output tokens", "decode tokens/s",
+                       f"{data['model']} ({data['quant']}): speed against cost", key="compare")
+
+
+def _memory_chart(result: dict | None) -> str:
+    """The estimate's memory stacked against usable (report.charts.memory_stack_svg)."""
+    from sizeup.report.charts import memory_stack_svg
+
+    if not result:
         return ""
-    points = [(r["usd_per_million_tokens"], r["tokens_per_s"], r["device"]) for r in data["devices"]
-              if r.get("tokens_per_s") and r.get("usd_per_million_tokens")]
-    try:
-        return scatter_svg(points, x_label="$ per million tokens", y_label="tokens/s")
-    except TypeError:  # a different signature on h-chart: show no chart rather than fail the page
-        return ""
+    m = result["memory"]
+    parts = {"weights": m["weights_bytes"], "KV cache": m["kv_cache_bytes"], "activations": m["activations_bytes"],
+             "overhead": m["overhead_bytes"]}
+    return memory_stack_svg(parts, m["usable_bytes"], f"memory per GPU: {result['device']['name']}", key="memory")
