@@ -36,6 +36,8 @@ def cli(*argv: str) -> dict:
 @pytest.mark.parametrize("query, argv", [
     ({"model": "llama-3.1-8b", "device": "rtx-4090", "quant": "q4_k_m"},
      ["llama-3.1-8b", "--device", "rtx-4090", "--quant", "q4_k_m"]),
+    ({"model": "llama-3.1-8b", "device": "rtx-4090", "quant": "q4_k_m", "engine": "llama.cpp", "gpu_layers": "20"},
+     ["llama-3.1-8b", "--device", "rtx-4090", "--quant", "q4_k_m", "--engine", "llama.cpp", "--gpu-layers", "20"]),
     ({"model": "qwen2.5-7b", "device": "h100-sxm-80gb", "quant": "fp8", "engine": "vllm", "batch": "16"},
      ["qwen2.5-7b", "--device", "h100-sxm-80gb", "--quant", "fp8", "--engine", "vllm", "--batch", "16"]),
     ({"model": "mistral-7b", "device": "a100-sxm-80gb", "quant": "bf16", "engine": "hf", "context": "8192",
@@ -44,15 +46,9 @@ def cli(*argv: str) -> dict:
       "--prompt", "2048", "--output", "256"]),
 ])
 def test_api_estimate_equals_the_cli_json(client, query, argv):
-    defaults = {"engine": "llama.cpp", "kv_dtype": "fp16", "batch": "1", "prompt": "512", "output": "128"}
-    query = defaults | query
-    full = [*argv]
-    for key in ("engine", "batch", "prompt", "output"):
-        if f"--{key}" not in full:
-            full += [f"--{key}", query[key]]
     r = client.get("/api/estimate", params=query)
     assert r.status_code == 200, r.text
-    assert r.json() == cli("estimate", *full, "--json")
+    assert r.json() == cli("estimate", *argv, "--json")
 
 
 def test_api_train_equals_the_cli_json(client):

@@ -102,9 +102,9 @@ def create_app(workdir: str | Path | None = None) -> Starlette:
         return page(request, "_estimate_result.html", result=result, error=error, params=params,
                     memory_chart=_memory_chart(result))
 
-    async def api_estimate(request: Request):
-        params = DEFAULTS | dict(request.query_params)
-        return JSONResponse(cli_json(estimate_argv(check_model(params["model"]), params)))
+    async def api_estimate(request: Request):  # the CLI's own defaults: same inputs, same JSON
+        params = dict(request.query_params)
+        return JSONResponse(cli_json(estimate_argv(check_model(params.get("model", "")), params)))
 
     # ---- compare devices ------------------------------------------------------------------------
     def compare_data(q) -> dict:
