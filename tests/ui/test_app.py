@@ -161,3 +161,19 @@ def test_ui_binds_localhost_by_default():
 
     args = build_parser("ui").parse_args(["ui", "--no-browser"])
     assert args.host == "127.0.0.1" and args.port == 8765
+
+
+def test_another_host_is_served_only_with_a_warning(monkeypatch, capsys):
+    import uvicorn
+
+    from sizeup.cli.main import build_parser
+
+    served = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, host, port, **kw: served.update(host=host, port=port))
+    args = build_parser("ui").parse_args(["ui", "--no-browser", "--host", "0.0.0.0", "--port", "9000"])
+    assert args.func(args) == 0
+    assert served == {"host": "0.0.0.0", "port": 9000}
+    assert "warning: binding 0.0.0.0" in capsys.readouterr().err
+    args = build_parser("ui").parse_args(["ui", "--no-browser"])
+    args.func(args)
+    assert served["host"] == "127.0.0.1" and "warning" not in capsys.readouterr().err
