@@ -111,8 +111,8 @@ def create_app(workdir: str | Path | None = None) -> Starlette:
         from sizeup.ui.compare import compare_devices
 
         price = q.get("max_usd_per_hour") or None
-        return compare_devices(check_model(q.get("model", DEFAULTS["model"])), quant=q.get("quant", "bf16"),
-                               engine=q.get("engine", "hf"), batch=number_arg(q, "batch", 1),
+        return compare_devices(check_model(q.get("model", DEFAULTS["model"])), quant=q.get("quant") or None,
+                               engine=q.get("engine") or None, batch=number_arg(q, "batch", 1),
                                prompt=number_arg(q, "prompt", 512), output=number_arg(q, "output", 128, minimum=0),
                                vendor=q.get("vendor", ""), kind=q.get("kind", ""),
                                min_memory_gib=number_arg(q, "min_memory_gib", 0, minimum=0, integer=False),

@@ -1,8 +1,9 @@
-"""Compare devices: one model on every catalog device, through `sizeup.api.estimate` (no formulas here).
+"""Compare devices: one model across the catalog, filtered as the page asks, each row from
+`sizeup.api.compare_devices` (the same rows as `sizeup estimate MODEL --devices all --json`; no formulas here).
 
-Each row is the estimate's own JSON (fits, decode tokens/s) plus the cheapest on-demand cloud offer for
-the device, priced per GPU, and the planner's `cost_per_million_tokens` at full load (utilisation 1.0,
-stated in the row). A device the model cannot be estimated on is listed with the estimator's message.
+A row carries the device's vendor, kind and memory for the filters and the table, the most precise format
+that fits (or the one asked for), decode tokens/s, and dollars per million output tokens on the cheapest
+on-demand offer per GPU at full load (the device producing tokens all the hour, stated in `cost_basis`).
 """
 
 from __future__ import annotations
@@ -12,16 +13,15 @@ __all__ = ["compare_devices"]
 KINDS = ("gpu", "npu", "tpu", "soc", "cpu")
 
 
-def compare_devices(model: str, *, quant: str = "bf16", engine: str = "hf", batch: int = 1, prompt: int = 512,
-                    output: int = 128, vendor: str = "", min_memory_gib: float = 0.0,
+def compare_devices(model: str, *, quant: str | None = None, engine: str | None = None, batch: int = 1,
+                    prompt: int = 512, output: int = 128, vendor: str = "", min_memory_gib: float = 0.0,
                     max_usd_per_hour: float | None = None, kind: str = "") -> dict:
-    from sizeup.api import estimate
-    from sizeup.errors import SizeupError
+    from sizeup.api import compare_devices as fits_by_device
     from sizeup.hardware.catalog import load_catalog
-    from sizeup.plan.cost import HOURS_PER_MONTH, cost_per_million_tokens
+    from sizeup.workload.device_fit import cheapest_offer
 
     cat = load_catalog()
-    rows = []
+    chosen = []
     for dev in sorted(cat.devices.values(), key=lambda d: d.id):
         if vendor and dev.vendor.lower() != vendor.lower():
             continue
@@ -29,27 +29,19 @@ def compare_devices(model: str, *, quant: str = "bf16", engine: str = "hf", batc
             continue
         if dev.memory_bytes < min_memory_gib * 2**30:
             continue
-        offers = [o for o in cat.offers_for(dev.id) if o.gpu_count]
-        best = min(offers, key=lambda o: o.on_demand_usd_per_hour / o.gpu_count, default=None)
-        per_gpu_hour = best.on_demand_usd_per_hour / best.gpu_count if best else None
-        if max_usd_per_hour is not None and (per_gpu_hour is None or per_gpu_hour > max_usd_per_hour):
-            continue
-        row = {"device": dev.id, "name": dev.name, "vendor": dev.vendor, "kind": dev.kind,
-               "memory_bytes": dev.memory_bytes, "offer": best.id if best else None,
-               "usd_per_gpu_hour": per_gpu_hour}
-        try:
-            est = estimate(model, device=dev, quant=quant, engine=engine, batch=batch, prompt=prompt,
-                           output=output).to_dict()
-        except SizeupError as e:
-            rows.append(row | {"fits": False, "error": str(e), "tokens_per_s": None, "usd_per_million_tokens": None})
-            continue
-        speed = est["decode"]["tokens_per_s"] if est["fits"] and est.get("decode") else None
-        tps = speed["typical"] if speed else None
-        usd = cost_per_million_tokens(per_gpu_hour * HOURS_PER_MONTH, tps, 1.0) if tps and per_gpu_hour else None
-        rows.append(row | {"fits": est["fits"], "error": None, "tokens_per_s": tps,
-                           "tokens_per_s_range": speed,
-                           "total_memory_bytes": est["memory"]["total_bytes"],
-                           "usable_bytes": est["memory"]["usable_bytes"], "usd_per_million_tokens": usd})
-    return {"model": model, "quant": quant, "engine": engine, "batch": batch, "prompt_tokens": prompt,
-            "output_tokens": output, "utilisation": 1.0,
+        if max_usd_per_hour is not None:
+            _, per_gpu_hour = cheapest_offer(cat, dev)
+            if per_gpu_hour is None or per_gpu_hour > max_usd_per_hour:
+                continue
+        chosen.append(dev.id)
+    rows = []
+    if chosen:
+        for fit in fits_by_device(model, devices=chosen, engine=engine or None, batch=batch, prompt=prompt,
+                                  output=output, formats=[quant] if quant else None):
+            row = fit.to_dict()
+            rows.append(row | {"vendor": fit.device.vendor, "kind": fit.device.kind,
+                               "memory_bytes": fit.device.memory_bytes, "total_memory_bytes": row["memory_bytes"],
+                               "tokens_per_s": row["decode_tokens_per_s"], "error": row["reason"] or None})
+    return {"model": model, "quant": quant or "most precise that fits", "engine": engine or "by device class",
+            "batch": batch, "prompt_tokens": prompt, "output_tokens": output, "utilisation": 1.0,
             "cost_basis": "cheapest on-demand offer per GPU, decode tokens/s at full load", "devices": rows}
