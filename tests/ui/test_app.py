@@ -177,3 +177,12 @@ def test_another_host_is_served_only_with_a_warning(monkeypatch, capsys):
     args = build_parser("ui").parse_args(["ui", "--no-browser"])
     args.func(args)
     assert served["host"] == "127.0.0.1" and "warning" not in capsys.readouterr().err
+
+
+def test_compare_rows_are_the_cli_device_table(client):
+    """/api/compare without filters holds the rows of `sizeup estimate MODEL --devices all --json`."""
+    want = {r["device"]: r for r in cli("estimate", "llama-3.1-8b", "--devices", "all", "--json")["devices"]}
+    got = {r["device"]: r for r in client.get("/api/compare", params={"model": "llama-3.1-8b"}).json()["devices"]}
+    assert got.keys() == want.keys()
+    for device, row in want.items():
+        assert {k: got[device][k] for k in row} == row, device

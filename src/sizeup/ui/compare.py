@@ -40,7 +40,7 @@ def compare_devices(model: str, *, quant: str | None = None, engine: str | None 
                                   output=output, formats=[quant] if quant else None):
             row = fit.to_dict()
             rows.append(row | {"vendor": fit.device.vendor, "kind": fit.device.kind,
-                               "memory_bytes": fit.device.memory_bytes, "total_memory_bytes": row["memory_bytes"],
+                               "device_memory_bytes": fit.device.memory_bytes,
                                "tokens_per_s": row["decode_tokens_per_s"], "error": row["reason"] or None})
     return {"model": model, "quant": quant or "most precise that fits", "engine": engine or "by device class",
             "batch": batch, "prompt_tokens": prompt, "output_tokens": output, "utilisation": 1.0,
