@@ -35,7 +35,7 @@ def test_f16_prefill_runs_cublas_at_the_fp16_accumulate_peak(catalog):
 def test_decode_batch_is_mmvq_and_keeps_the_device_default(catalog):
     d = catalog.device("a100-sxm-80gb")
     k = select_kernel("llama.cpp", "q4_k_m", d, True, 1)
-    assert k.name == "mmvq" and k.fraction is None
+    assert k.name == "mmvq" and k.fraction is None and k.memory is not None
     eff = phase_efficiency(d, get_engine("llama.cpp"), True, get_format("q4_k_m"), 1)
     assert eff.tensor["matmul"] == phase_efficiency(d, get_engine("vllm"), True, get_format("q4_k_m"), 1).tensor["matmul"]
 
@@ -59,3 +59,16 @@ def test_cpu_and_unknown_engines_have_no_kernel(catalog):
     cpu = next(d for d in catalog.devices.values() if d.kind == "cpu")
     assert select_kernel("llama.cpp", "q4_k_m", cpu, False, 512) is None
     assert select_kernel("hf", "q4_k_m", catalog.device("a100-sxm-80gb"), False, 512) is None
+
+
+def test_batch1_decode_reaches_less_of_hbm_than_of_gddr_or_apple_lpddr(catalog):
+    """llama.cpp tg on the tuned rows: A100/H100 (HBM) reach ~70% of peak bandwidth at batch 1, GDDR6X cards
+    and Apple's unified LPDDR ~90% (kernels.yaml mmvq.memory_by_class)."""
+    fmt, engine = get_format("q4_k_m"), get_engine("llama.cpp")
+    hbm = phase_efficiency(catalog.device("a100-sxm-80gb"), engine, True, fmt, 1).memory.typical
+    gddr = phase_efficiency(catalog.device("rtx-3090"), engine, True, fmt, 1).memory.typical
+    lpddr = phase_efficiency(catalog.device("apple-m2-ultra"), engine, True, fmt, 1).memory.typical
+    assert hbm < 0.75 < 0.85 < gddr and lpddr > 0.85
+    # another engine, or a batch above MMVQ's 8 columns, keeps the device default
+    assert phase_efficiency(catalog.device("a100-sxm-80gb"), get_engine("vllm"), True, fmt, 1).memory.typical == 0.85
+    assert phase_efficiency(catalog.device("a100-sxm-80gb"), engine, True, fmt, 16).memory.typical == 0.85

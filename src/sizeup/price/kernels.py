@@ -15,7 +15,7 @@ from sizeup.errors import CatalogError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.ranges import Range
 
-__all__ = ["Kernel", "select_kernel", "kernel_peak"]
+__all__ = ["Kernel", "select_kernel", "kernel_peak", "memory_class"]
 
 _FLOAT_FORMATS = {"f16", "fp16", "bf16", "fp32", "f32"}
 
@@ -30,6 +30,8 @@ class Kernel:
     fraction: Range | None
     basis: str
     source: str
+    memory: Range | None = None
+    """Fraction of the peak memory bandwidth the kernel reaches (None: the device default)."""
 
 
 @lru_cache(maxsize=1)
@@ -60,17 +62,30 @@ def select_kernel(engine: str, weights: str, device, decode: bool, batch_tokens:
             continue
         if batch_tokens < entry.get("min_batch_tokens", 0) or batch_tokens > entry.get("max_batch_tokens", 1 << 62):
             continue
-        if entry.get("vendor", "nvidia") != device.vendor or device.kind not in ("gpu", "soc"):
+        vendors = entry.get("vendors") or [entry.get("vendor", "nvidia")]
+        if device.vendor not in vendors or device.kind not in ("gpu", "soc"):
             continue
         by_arch = entry.get("by_architecture")
         if not by_arch:
-            return Kernel(engine, name, entry.get("description", ""), entry["peak"], None, "", source)
+            mem = (entry.get("memory_by_class") or {}).get(memory_class(device))
+            return Kernel(engine, name, entry.get("description", ""), entry["peak"], None,
+                          mem["basis"] if mem else "", source,
+                          Range(float(mem["low"]), float(mem["typical"]), float(mem["high"])) if mem else None)
         arch = by_arch.get(device.architecture or "") or by_arch["default"]
         fraction = Range(float(arch["low"]), float(arch["typical"]), float(arch["high"]))
         derived = "" if device.architecture in by_arch else " (derived: no tuned row for this architecture)"
         return Kernel(engine, name, entry.get("description", ""), entry["peak"], fraction,
                       arch["basis"] + derived, source)
     return None
+
+
+def memory_class(device) -> str:
+    """'hbm', 'gddr' or 'lpddr' (Apple's unified memory where the catalog names no type), else ''."""
+    kind = (device.memory_type or "").lower()
+    for name in ("hbm", "gddr", "lpddr"):
+        if kind.startswith(name):
+            return name
+    return "lpddr" if device.vendor == "apple" and device.kind == "soc" else ""
 
 
 def kernel_peak(device, kernel: Kernel) -> float | None:

@@ -149,9 +149,13 @@ def phase_efficiency(device: DeviceSpec, engine: EngineProfile, decode: bool, we
     if overhead is not None:
         changes["overhead_s"] = overhead
     if eff.origin.startswith("defaults"):  # a calibrated profile measured the device's own kernels: keep it
-        tensor = kernel_matmul(device, engine.id, weights.id, decode, tokens or (1 if decode else 512))
+        tokens = tokens or (1 if decode else 512)
+        tensor = kernel_matmul(device, engine.id, weights.id, decode, tokens)
         if tensor is not None:
             changes["tensor"] = {**eff.tensor, **tensor}
+        kernel = select_kernel(engine.id, weights.id, device, decode, tokens) if decode else None
+        if kernel is not None and kernel.memory is not None:
+            changes["memory"] = kernel.memory
     return replace(eff, **changes, origin=f"{eff.origin}, {engine.id} {'decode' if decode else 'prefill'}") \
         if changes else eff
 
