@@ -153,11 +153,13 @@ def phase_efficiency(device: DeviceSpec, engine: EngineProfile, decode: bool, we
         tensor = kernel_matmul(device, engine.id, weights.id, decode, tokens)
         if tensor is not None:
             changes["tensor"] = {**eff.tensor, **tensor}
-        kernel = select_kernel(engine.id, weights.id, device, decode, tokens) if decode else None
+        kernel = select_kernel(engine.id, weights.id, device, decode, tokens)
         if kernel is not None and kernel.memory is not None:
             changes["memory"] = kernel.memory
-    return replace(eff, **changes, origin=f"{eff.origin}, {engine.id} {'decode' if decode else 'prefill'}") \
-        if changes else eff
+        if kernel is not None and (tensor is not None or kernel.memory is not None):
+            changes["origin"] = f"{eff.origin}, {engine.id} {kernel.name} kernel (kernels.yaml)"
+    changes.setdefault("origin", f"{eff.origin}, {engine.id} {'decode' if decode else 'prefill'}")
+    return replace(eff, **changes) if len(changes) > 1 else eff
 
 
 def kernel_matmul(device: DeviceSpec, engine: str, weights: str, decode: bool, tokens: int) -> dict[str, Range] | None:
@@ -301,9 +303,13 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     def phase(ledger: Ledger, decode: bool, tokens: int) -> PhaseEstimate:
         on_dev = on_cpu = None
         if on_gpu > 0:
-            on_dev, notes = _price_phase(ledger, dev, phase_efficiency(dev, engine, decode, fmt, tokens), tp,
-                                         step_overhead, tokens)
+            eff = phase_efficiency(dev, engine, decode, fmt, tokens)
+            on_dev, notes = _price_phase(ledger, dev, eff, tp, step_overhead, tokens)
             assumptions.extend(notes)
+            if "kernels.yaml" in eff.origin:
+                assumptions.append(f"{'decode' if decode else 'prefill'} priced with {eff.origin.rsplit(', ', 1)[-1]}: "
+                                   f"matmul at {eff.tensor['matmul'].typical:.0%} of the fp16 peak, memory at "
+                                   f"{eff.memory.typical:.0%} of peak bandwidth")
         if on_gpu < 1:
             if host is None:
                 on_cpu = PhaseEstimate(latency_s=Range(0.0, 0.0, 0.0), tokens_per_s=None, bound="unknown",
