@@ -2,6 +2,9 @@
 
 Prints one row per measurement and, per metric group, the median and 90th-percentile absolute error.
 Targets (issue 4): median |error| <= 15% on decode tokens/s and <= 5% on memory, out of the box.
+Issue 18: llama.cpp prefill within median 25% / p90 60% on CUDA and Apple. The base file's llama.cpp pp512 and tg rows
+are TUNED rows (data/efficiency/kernels.yaml's MMQ and cuBLAS fractions were fit on them); the device files
+(--set devices) are the CHECK set, not used for any fit.
 
 Run from the repo root: python benchmarks/validate_inference.py [--rows]
 """
@@ -73,6 +76,9 @@ def main() -> None:
     args = parser.parse_args()
     catalog = load_catalog(include_user=False)
     files = {"base": [DATA], "devices": DEVICE_DATA, "all": [DATA, *DEVICE_DATA]}[args.set]
+    print({"base": "set: base (llama.cpp prefill and batch-1 decode rows TUNED: kernels.yaml was fit on them)\n",
+           "devices": "set: devices (CHECK rows: no fit used them)\n",
+           "all": "set: all (TUNED base rows and CHECK device rows together)\n"}[args.set])
     rows = [row for path in files for row in yaml.safe_load(path.read_text())]
     errors: dict[str, list[float]] = {}
     table, skipped = [], []

@@ -18,7 +18,8 @@ from sizeup.errors import ConfigError
 from sizeup.ingest.hf_config import ModelArch, WeightTensor
 from sizeup.workload.quantize import LINEAR_ROLES
 
-__all__ = ["Method", "FinetuneSpec", "Trainable", "trainable_parameters", "target_names", "lora_params", "targeted"]
+__all__ = ["Method", "FinetuneSpec", "Trainable", "trainable_parameters", "target_names", "lora_params", "targeted",
+           "dequant_traffic_bytes"]
 
 
 class Method(str, Enum):
@@ -138,3 +139,25 @@ def trainable_parameters(arch: ModelArch, spec: FinetuneSpec) -> Trainable:
             layers.add(t.layer)
     return Trainable(trainable_params=adapters, frozen_params=total, adapter_params=adapters,
                      trainable_layers=tuple(sorted(x for x in layers if x is not None)))
+
+
+NF4_BYTES_PER_WEIGHT = 0.5
+"""4-bit codes; the block scales (~0.127 bit/weight with double quantization) are left out of the traffic."""
+
+
+def dequant_traffic_bytes(arch: ModelArch, spec: FinetuneSpec) -> float:
+    """qlora: bytes one dequantization of every 4-bit weight moves beyond what the matmul priced at NF4 reads.
+
+    bitsandbytes multiplies a 4-bit weight by first dequantizing it to a full-size 16-bit copy (its
+    `MatMul4Bit` calls `dequantize_4bit` in forward and again in backward for the input gradient, Dettmers et
+    al. 2023 / bitsandbytes autograd/_functions.py), then a cuBLAS GEMM reads that copy: per weight the kernel
+    reads 0.5 B and writes 2 B, the GEMM reads 2 B, against the 0.5 B priced: 4 B more; a second copy
+    (`dequant_copies` 2: quantized from fp16, computed in bf16) reads and writes 2 B more each.
+    """
+    if spec.method != Method.QLORA:
+        return 0.0
+    weights = sum(t.numel for t in arch.tensors() if t.role in LINEAR_ROLES and t.name.endswith(".weight"))
+    if spec.quantize_head and arch.lm_head:
+        weights += arch.vocab * arch.hidden
+    per_weight = 2.0 + 2.0 - NF4_BYTES_PER_WEIGHT + NF4_BYTES_PER_WEIGHT + 4.0 * (spec.dequant_copies - 1)
+    return weights * per_weight

@@ -20,6 +20,7 @@ from sizeup.ledger import Ledger, OpKind
 from sizeup.price.comm import collective_time, device_link
 from sizeup.price.efficiency import Efficiency, device_efficiency
 from sizeup.price.engines import EngineProfile, get_engine
+from sizeup.price.kernels import kernel_peak, select_kernel
 from sizeup.price.memory import InferenceMemory, MemoryConfig, inference_memory, max_fitting
 from sizeup.price.rates import PhaseTotals, price_totals
 from sizeup.ranges import Range
@@ -136,7 +137,10 @@ class InferenceEstimate:
         return data
 
 
-def phase_efficiency(device: DeviceSpec, engine: EngineProfile, decode: bool, weights: WeightFormat) -> Efficiency:
+def phase_efficiency(device: DeviceSpec, engine: EngineProfile, decode: bool, weights: WeightFormat,
+                     tokens: int | None = None) -> Efficiency:
+    """The device's efficiency for one phase of `engine`: its decode overhead, and at prefill the matmul
+    fraction of the kernel the engine really runs (price/kernels.py; `tokens` in the batch, default 512)."""
     eff = device_efficiency(device)
     if device.kind == "cpu":
         return eff
@@ -144,8 +148,29 @@ def phase_efficiency(device: DeviceSpec, engine: EngineProfile, decode: bool, we
     overhead = engine.range("decode_overhead_s") if decode else None
     if overhead is not None:
         changes["overhead_s"] = overhead
-    return replace(eff, **changes, origin=f"{eff.origin}, {engine.id} {'decode' if decode else 'prefill'}") \
-        if changes else eff
+    if eff.origin.startswith("defaults"):  # a calibrated profile measured the device's own kernels: keep it
+        tokens = tokens or (1 if decode else 512)
+        tensor = kernel_matmul(device, engine.id, weights.id, decode, tokens)
+        if tensor is not None:
+            changes["tensor"] = {**eff.tensor, **tensor}
+        kernel = select_kernel(engine.id, weights.id, device, decode, tokens)
+        if kernel is not None and kernel.memory is not None:
+            changes["memory"] = kernel.memory
+        if kernel is not None and (tensor is not None or kernel.memory is not None):
+            changes["origin"] = f"{eff.origin}, {engine.id} {kernel.name} kernel (kernels.yaml)"
+    changes.setdefault("origin", f"{eff.origin}, {engine.id} {'decode' if decode else 'prefill'}")
+    return replace(eff, **changes) if len(changes) > 1 else eff
+
+
+def kernel_matmul(device: DeviceSpec, engine: str, weights: str, decode: bool, tokens: int) -> dict[str, Range] | None:
+    """Matmul fractions, per precision the ledger may price at, implied by the kernel `engine` runs."""
+    kernel = select_kernel(engine, weights, device, decode, tokens)
+    peak = kernel_peak(device, kernel) if kernel is not None and kernel.fraction is not None else None
+    if not peak:
+        return None
+    out = {f"matmul@{p}": kernel.fraction.scale(peak / v) for p, v in device.peak_flops_per_s.items() if v}
+    out["matmul"] = kernel.fraction.scale(peak / (device.peak_flops_per_s.get("fp16") or peak))
+    return out
 
 
 def _priced(ledger: Ledger, device: DeviceSpec, eff: Efficiency) -> PhaseTotals:
@@ -281,9 +306,13 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     def phase(ledger: Ledger, decode: bool, tokens: int) -> PhaseEstimate:
         on_dev = on_cpu = None
         if on_gpu > 0:
-            on_dev, notes = _price_phase(ledger, dev, phase_efficiency(dev, engine, decode, fmt), tp,
-                                         step_overhead, tokens)
+            eff = phase_efficiency(dev, engine, decode, fmt, tokens)
+            on_dev, notes = _price_phase(ledger, dev, eff, tp, step_overhead, tokens)
             assumptions.extend(notes)
+            if "kernels.yaml" in eff.origin:
+                assumptions.append(f"{'decode' if decode else 'prefill'} priced with {eff.origin.rsplit(', ', 1)[-1]}: "
+                                   f"matmul at {eff.tensor['matmul'].typical:.0%} of the fp16 peak, memory at "
+                                   f"{eff.memory.typical:.0%} of peak bandwidth")
         if on_gpu < 1:
             if host is None:
                 on_cpu = PhaseEstimate(latency_s=Range(0.0, 0.0, 0.0), tokens_per_s=None, bound="unknown",

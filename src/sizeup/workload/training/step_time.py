@@ -14,7 +14,7 @@ from sizeup.price.efficiency import device_efficiency
 from sizeup.price.engines import get_engine
 from sizeup.price.roofline import price, tensor_precision
 from sizeup.ranges import Range
-from sizeup.workload.finetune import Method, Trainable
+from sizeup.workload.finetune import Method, Trainable, dequant_traffic_bytes
 from sizeup.workload.training.activations import layer_projections
 from sizeup.workload.training.config import PRECISIONS, TrainingConfig
 from sizeup.workload.training.memory import TrainingMemory
@@ -94,7 +94,16 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
             t_tp = per_layer.scale(count)
             if par.tp_overlap:  # hidden behind the products it is split into, only the excess exposed
                 t_tp = exposed(t_tp, t_weights + t_weights.scale(weight_factor * reach))
-    micro_step = t_fwd + t_bwd + t_recompute + t_tp
+    # qlora: each pass over a 4-bit weight (forward, recompute, the backward input gradient) first writes
+    # a 16-bit copy of it (finetune.dequant_traffic_bytes), a memory-bound kernel the matmul waits on
+    dequant_bytes = dequant_traffic_bytes(arch, cfg.finetune) / (par.tp * par.pp)
+    passes = 1 + reach + (1 if cfg.recompute == "full" else 0)
+    t_dequant = Range(*(dequant_bytes * passes / (device.memory_bandwidth_bytes_per_s * getattr(eff.memory, lv))
+                        for lv in ("high", "typical", "low"))) if dequant_bytes else zero
+    if dequant_bytes:
+        notes.append(f"QLoRA: every 4-bit weight is dequantized to a 16-bit copy before each of its {passes:g} "
+                     f"products per micro-step (+{dequant_bytes * passes / 1e9:.1f} GB memory traffic)")
+    micro_step = t_fwd + t_bwd + t_recompute + t_tp + t_dequant
     bubble = (par.pp - 1) / (par.vp * accumulation) if par.pp > 1 else 0.0
     compute = micro_step.scale(accumulation * (1 + bubble))
     # data-parallel gradient traffic, overlapped with the backward pass. Routed experts are sharded ÷ ep
@@ -144,7 +153,8 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
                     for lv in ("high", "typical", "low")))
     step = compute + t_dp + t_ep + t_opt
     breakdown = {"forward": t_fwd.typical * accumulation, "backward": t_bwd.typical * accumulation,
-                 "recompute": t_recompute.typical * accumulation, "tensor_parallel": t_tp.typical * accumulation,
+                 "recompute": t_recompute.typical * accumulation,
+                 "dequantize": t_dequant.typical * accumulation, "tensor_parallel": t_tp.typical * accumulation,
                  "pipeline_bubble": micro_step.typical * accumulation * bubble, "data_parallel_exposed": t_dp.typical,
                  "expert_parallel": t_ep.typical, "optimizer": t_opt.typical}
     return StepTime(step_s=step, forward_s=t_fwd, backward_s=t_bwd, recompute_s=t_recompute, breakdown_s=breakdown,

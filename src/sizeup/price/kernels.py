@@ -1,0 +1,97 @@
+"""The matrix kernel an engine really runs (data/efficiency/kernels.yaml) and the matmul efficiency it implies.
+
+llama.cpp on CUDA prefills quantized weights with MMQ (int8 mma tiles: a fraction of the int8 peak, not of the
+fp16 one) and F16 weights with cuBLAS at fp16 accumulation; at decode (batch <= 8) MMVQ streams the weights once.
+`matmul_fraction` turns the kernel's fraction of its own peak into the fraction of the peak the ledger prices
+matmuls at, so the roofline stays one model with one set of peaks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from sizeup.errors import CatalogError
+from sizeup.hardware.catalog import builtin_data_dir, read_yaml
+from sizeup.ranges import Range
+
+__all__ = ["Kernel", "select_kernel", "kernel_peak", "memory_class"]
+
+_FLOAT_FORMATS = {"f16", "fp16", "bf16", "fp32", "f32"}
+
+
+@dataclass(frozen=True, slots=True)
+class Kernel:
+    engine: str
+    name: str
+    description: str
+    peak: str
+    """'int8', 'fp16_acc16' or 'device-default' (the device kind's efficiency applies unchanged)."""
+    fraction: Range | None
+    basis: str
+    source: str
+    memory: Range | None = None
+    """Fraction of the peak memory bandwidth the kernel reaches (None: the device default)."""
+
+
+@lru_cache(maxsize=1)
+def _table() -> tuple[dict, str]:
+    path = builtin_data_dir() / "efficiency" / "kernels.yaml"
+    data = read_yaml(path)
+    if not isinstance(data, dict) or not isinstance(data.get("kernels"), dict) or not data.get("source"):
+        raise CatalogError(f"{path}: expected 'kernels' (engine -> kernel -> entry) and a 'source'")
+    return data["kernels"], f"{data['source']} (read {data.get('retrieved', '?')})"
+
+
+def _format_matches(spec: object, weights: str) -> bool:
+    if spec == "any":
+        return True
+    if spec == "quantized":
+        return weights not in _FLOAT_FORMATS
+    return isinstance(spec, list) and weights in spec
+
+
+def select_kernel(engine: str, weights: str, device, decode: bool, batch_tokens: int) -> Kernel | None:
+    """The kernel `engine` runs for `weights` on `device` in this phase, or None when the table has none
+    (the device kind's default efficiency then applies)."""
+    kernels, source = _table()
+    for name, entry in (kernels.get(engine) or {}).items():
+        if entry.get("phase") != ("decode" if decode else "prefill"):
+            continue
+        if not _format_matches(entry.get("formats"), weights.lower()):
+            continue
+        if batch_tokens < entry.get("min_batch_tokens", 0) or batch_tokens > entry.get("max_batch_tokens", 1 << 62):
+            continue
+        vendors = entry.get("vendors") or [entry.get("vendor", "nvidia")]
+        if device.vendor not in vendors or device.kind not in ("gpu", "soc"):
+            continue
+        by_arch = entry.get("by_architecture")
+        if not by_arch:
+            mem = (entry.get("memory_by_class") or {}).get(memory_class(device))
+            return Kernel(engine, name, entry.get("description", ""), entry["peak"], None,
+                          mem["basis"] if mem else "", source,
+                          Range(float(mem["low"]), float(mem["typical"]), float(mem["high"])) if mem else None)
+        arch = by_arch.get(device.architecture or "") or by_arch["default"]
+        fraction = Range(float(arch["low"]), float(arch["typical"]), float(arch["high"]))
+        derived = "" if device.architecture in by_arch else " (derived: no tuned row for this architecture)"
+        return Kernel(engine, name, entry.get("description", ""), entry["peak"], fraction,
+                      arch["basis"] + derived, source)
+    return None
+
+
+def memory_class(device) -> str:
+    """'hbm', 'gddr' or 'lpddr' (Apple's unified memory where the catalog names no type), else ''."""
+    kind = (device.memory_type or "").lower()
+    for name in ("hbm", "gddr", "lpddr"):
+        if kind.startswith(name):
+            return name
+    return "lpddr" if device.vendor == "apple" and device.kind == "soc" else ""
+
+
+def kernel_peak(device, kernel: Kernel) -> float | None:
+    """FLOP/s of the peak the kernel's fraction is of, or None when the device lists none."""
+    if kernel.peak == "int8":
+        return device.peak_flops_per_s.get("int8")
+    if kernel.peak == "fp16_acc16":
+        return device.fp16_acc16_flops_per_s or device.peak_flops_per_s.get("fp16")
+    return None

@@ -1,0 +1,74 @@
+"""The kernel table (data/efficiency/kernels.yaml): which matrix kernel llama.cpp runs, and what it reaches.
+
+Golden facts from ggml-org/llama.cpp ggml/src/ggml-cuda/mmq.cu `ggml_cuda_should_use_mmq` (read 2026-12-03):
+quantized weights on int8-mma cards use MMQ at every batch above MMVQ's 8 columns; F16 weights go to cuBLAS."""
+
+import pytest
+
+from sizeup.hardware.catalog import load_catalog
+from sizeup.price.efficiency import tensor_fraction
+from sizeup.price.engines import get_engine
+from sizeup.price.kernels import kernel_peak, select_kernel
+from sizeup.workload.inference import phase_efficiency
+from sizeup.workload.quantize import get_format
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog(include_user=False)
+
+
+def test_quantized_prefill_on_cuda_runs_mmq_at_the_int8_peak(catalog):
+    k = select_kernel("llama.cpp", "q4_k_m", catalog.device("h100-pcie-80gb"), False, 512)
+    assert k.name == "cuda-mmq" and k.peak == "int8"
+    assert kernel_peak(catalog.device("h100-pcie-80gb"), k) == catalog.device("h100-pcie-80gb").peak_flops_per_s["int8"]
+    assert 0 < k.fraction.low <= k.fraction.typical <= k.fraction.high <= 1
+
+
+def test_f16_prefill_runs_cublas_at_the_fp16_accumulate_peak(catalog):
+    d = catalog.device("rtx-3090")
+    k = select_kernel("llama.cpp", "f16", d, False, 512)
+    assert k.name == "cuda-cublas-f16"
+    assert kernel_peak(d, k) == d.fp16_acc16_flops_per_s > d.peak_flops_per_s["fp16"]  # GeForce: acc16 is 2x
+
+
+def test_decode_batch_is_mmvq_and_keeps_the_device_default(catalog):
+    d = catalog.device("a100-sxm-80gb")
+    k = select_kernel("llama.cpp", "q4_k_m", d, True, 1)
+    assert k.name == "mmvq" and k.fraction is None and k.memory is not None
+    eff = phase_efficiency(d, get_engine("llama.cpp"), True, get_format("q4_k_m"), 1)
+    assert eff.tensor["matmul"] == phase_efficiency(d, get_engine("vllm"), True, get_format("q4_k_m"), 1).tensor["matmul"]
+
+
+def test_apple_prefill_is_metal_at_the_soc_default(catalog):
+    k = select_kernel("llama.cpp", "q4_0", catalog.device("apple-m2-ultra"), False, 512)
+    assert k.name == "metal-simdgroup" and k.fraction is None
+
+
+def test_mmq_prefill_matmul_runs_far_below_the_fp16_tensor_peak(catalog):
+    """H100 PCIe llama-bench pp512 Llama-3-8B Q4_K_M: 8,125 tok/s (XiongjieDai, May 2024) x ~16 GFLOP/token
+    is ~130 TFLOP/s, 17% of the 756 TFLOP/s fp16 peak; the generic cuBLAS default (72%) made it 29,068."""
+    d = catalog.device("h100-pcie-80gb")
+    eff = phase_efficiency(d, get_engine("llama.cpp"), False, get_format("q4_k_m"), 512)
+    assert 0.15 <= tensor_fraction(eff, "matmul", "fp16").typical <= 0.25
+    other = phase_efficiency(d, get_engine("vllm"), False, get_format("q4_k_m"), 512)
+    assert tensor_fraction(other, "matmul", "fp16").typical > 0.5  # no table entry: the device default
+
+
+def test_cpu_and_unknown_engines_have_no_kernel(catalog):
+    cpu = next(d for d in catalog.devices.values() if d.kind == "cpu")
+    assert select_kernel("llama.cpp", "q4_k_m", cpu, False, 512) is None
+    assert select_kernel("hf", "q4_k_m", catalog.device("a100-sxm-80gb"), False, 512) is None
+
+
+def test_batch1_decode_reaches_less_of_hbm_than_of_gddr_or_apple_lpddr(catalog):
+    """llama.cpp tg on the tuned rows: A100/H100 (HBM) reach ~70% of peak bandwidth at batch 1, GDDR6X cards
+    and Apple's unified LPDDR ~90% (kernels.yaml mmvq.memory_by_class)."""
+    fmt, engine = get_format("q4_k_m"), get_engine("llama.cpp")
+    hbm = phase_efficiency(catalog.device("a100-sxm-80gb"), engine, True, fmt, 1).memory.typical
+    gddr = phase_efficiency(catalog.device("rtx-3090"), engine, True, fmt, 1).memory.typical
+    lpddr = phase_efficiency(catalog.device("apple-m2-ultra"), engine, True, fmt, 1).memory.typical
+    assert hbm < 0.75 < 0.85 < gddr and lpddr > 0.85
+    # another engine, or a batch above MMVQ's 8 columns, keeps the device default
+    assert phase_efficiency(catalog.device("a100-sxm-80gb"), get_engine("vllm"), True, fmt, 1).memory.typical == 0.85
+    assert phase_efficiency(catalog.device("a100-sxm-80gb"), engine, True, fmt, 16).memory.typical == 0.85
