@@ -31,7 +31,7 @@ GROUPS = {"mfu": "throughput", "tokens_per_s_per_gpu": "throughput", "step_time_
 
 # The framework each row ran under (its settings: src/sizeup/data/training/frameworks.yaml); rows without one
 # get sizeup's defaults (fused kernels). A row's own field (kernels, loss_chunks, ...) wins.
-FRAMEWORKS = {"litgpt-": "litgpt", "torchtune-": "torchtune", "torchtitan-": "torchtitan", "nemo": "megatron",
+FRAMEWORKS = {"hf-": "hf", "litgpt-": "litgpt", "torchtune-": "torchtune", "torchtitan-": "torchtitan", "nemo": "megatron",
               "megatronbridge": "megatron"}
 
 RECIPE_DEFAULTS = {
@@ -52,7 +52,7 @@ def predict(row: dict, catalog) -> float:
     framework = next((fw for prefix, fw in FRAMEWORKS.items() if row["id"].startswith(prefix)), None)
     fw = resolve_settings(framework, row["seq"], **{k: row.get(k) for k in (
         "kernels", "loss_chunks", "lora_dropout", "fused_qkv", "double_quant", "quantize_head", "dequant_copies",
-        "keeps_last_graph")})
+        "keeps_last_graph", "attention")})
     arch = load_model(row["model"]) if row.get("model") else parse_config(row["config"], name=row["id"])
     gpus = row.get("gpus") or 1
     nodes = row.get("nodes") or max(1, gpus // 8)
@@ -67,8 +67,10 @@ def predict(row: dict, catalog) -> float:
         seq=row["seq"], micro_batch=row.get("micro_batch") or 1, global_batch=row.get("global_batch")),
         fw, framework)
     e = estimate_training(arch, catalog.device(row["device"]), cfg)
+    # a measurement read from NVML includes the CUDA context the row states (sourced in the row)
     return {"mfu": e.mfu.typical, "tokens_per_s_per_gpu": e.tokens_per_s.typical / gpus,
-            "step_time_s": e.step_s.typical, "peak_memory_bytes": float(e.memory.total_bytes)}[row["metric"]]
+            "step_time_s": e.step_s.typical,
+            "peak_memory_bytes": float(e.memory.total_bytes + (row.get("cuda_context_bytes") or 0))}[row["metric"]]
 
 
 def main() -> None:
@@ -84,7 +86,8 @@ def main() -> None:
     for row in rows:
         predicted = predict(row, catalog)
         error = predicted / row["value"] - 1
-        group = GROUPS[row["metric"]] + (", off-catalog hardware" if row.get("off_catalog") else "")
+        group = GROUPS[row["metric"]] + (", off-catalog hardware" if row.get("off_catalog") else "") + (
+            f", {row['role']} set" if row.get("role") else "")
         errors.setdefault(group, []).append(abs(error))
         if args.rows:
             mark = " †" if row.get("off_catalog") else ""
