@@ -12,7 +12,7 @@ from typing import Any
 
 from sizeup.errors import CatalogError, ConfigError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
-from sizeup.workload.attention_impl import IMPLEMENTATIONS
+from sizeup.price.attention_kernels import IMPLEMENTATIONS
 
 __all__ = ["Framework", "KERNELS", "get_framework", "framework_ids", "resolve_settings"]
 

@@ -9,7 +9,7 @@ from typing import Any
 from sizeup.errors import ConfigError
 from sizeup.workload.finetune import FinetuneSpec, Method
 from sizeup.hardware.schema import DeviceSpec
-from sizeup.workload.attention_impl import IMPLEMENTATIONS, AttentionPath, attention_path
+from sizeup.price.attention_kernels import IMPLEMENTATIONS, AttentionPath, attention_path
 from sizeup.workload.frameworks import KERNELS
 from sizeup.workload.parallel import ParallelConfig
 
@@ -79,7 +79,7 @@ class TrainingConfig:
     flash_attention: bool = True
     """False (--no-flash) forces the math path; otherwise `with_attention` sets it from the kernel that runs."""
     attention: str = "sdpa"
-    """The attention implementation asked for: sdpa, eager or flash2 (sizeup.workload.attention_impl)."""
+    """The attention implementation asked for: sdpa, eager or flash2 (sizeup.price.attention_kernels)."""
     loss_chunks: int = 1
     """The cross-entropy runs over this many slices of the sequence (litgpt, torchtune chunk it); 1: all
     at once."""

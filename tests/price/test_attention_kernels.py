@@ -1,4 +1,4 @@
-"""Which attention kernel runs (sizeup.workload.attention_impl, data/training/attention_kernels.yaml).
+"""Which attention kernel runs (sizeup.price.attention_kernels, data/training/attention_kernels.yaml).
 
 Rules: FlashAttention-2 needs compute capability 8.0+ and fp16/bf16 (Dao-AILab/flash-attention README);
 SDPA's memory-efficient kernel runs from sm50 in fp32/fp16, bf16 from sm80 (PyTorch sdp_utils.cpp)."""
@@ -7,7 +7,7 @@ import pytest
 
 from sizeup.errors import ConfigError
 from sizeup.hardware.catalog import load_catalog
-from sizeup.workload.attention_impl import attention_path, compute_capability
+from sizeup.price.attention_kernels import attention_path, compute_capability
 
 
 @pytest.fixture(scope="module")
