@@ -19,8 +19,8 @@ def test_eager_prefill_holds_one_layers_scores_and_softmax():
     sdpa, eager = _memory(), _memory(attention="eager")
     # 8 sequences × 12 heads × 512² scores, fp16, the scores and their softmax output live together
     assert eager.activations_bytes - sdpa.activations_bytes == 2 * 2 * 8 * 12 * 512 * 512
-    assert any("memory-efficient" in n for n in sdpa.notes)
-    assert any("eager" in n for n in eager.notes)
+    assert any("fused kernel (mem_efficient" in n for n in sdpa.notes)
+    assert any("eager runs the math path" in n for n in eager.notes)
 
 
 def test_bf16_on_a_t4_has_no_fused_kernel():

@@ -29,6 +29,9 @@ class AttentionPath:
     kernel: str
     """What runs: flash, mem_efficient or math."""
     note: str
+    """For a training step: what runs and what it keeps for backward."""
+    reason: str = ""
+    """Why this kernel: the device's compute capability and the dtype, or the implementation asked for."""
 
     @property
     def fused(self) -> bool:
@@ -66,7 +69,7 @@ def attention_path(device: DeviceSpec, dtype: str, implementation: str = "sdpa")
         raise ConfigError(f"--attention {implementation!r}: expected one of {', '.join(IMPLEMENTATIONS)}")
     dtype = "bf16" if dtype == "fp8" else dtype  # Transformer Engine's fp8 recipes run attention in bf16
     if implementation == "eager":
-        return AttentionPath(implementation="eager", kernel="math",
+        return AttentionPath(implementation="eager", kernel="math", reason="eager attention modules",
                              note="attention: eager (Q·Kᵀ, softmax, dropout op by op): the s² softmax output and "
                                   "dropout mask are kept per layer")
     cc = compute_capability(device)
@@ -74,7 +77,7 @@ def attention_path(device: DeviceSpec, dtype: str, implementation: str = "sdpa")
         if device.vendor == "nvidia":
             raise ConfigError(f"{device.id}: no compute capability for architecture "
                               f"{device.architecture!r} in attention_kernels.yaml")
-        return AttentionPath(implementation=implementation, kernel="flash",
+        return AttentionPath(implementation=implementation, kernel="flash", reason=f"a {device.vendor} {device.kind}",
                              note=f"attention: {implementation} on a {device.vendor} {device.kind}: assumed fused "
                                   "(PyTorch's flash for CPU / ROCm, the vendor's fused kernel); not checked per "
                                   "device")
@@ -83,11 +86,11 @@ def attention_path(device: DeviceSpec, dtype: str, implementation: str = "sdpa")
         if not _runs("flash", cc, dtype):
             raise ConfigError(f"--attention flash2 on {device.id} ({where}): FlashAttention-2 needs compute "
                               "capability 8.0+ and fp16/bf16; use sdpa or eager")
-        return AttentionPath(implementation="flash2", kernel="flash", note=f"attention: FlashAttention-2 ({where})")
+        return AttentionPath(implementation="flash2", kernel="flash", reason=where, note=f"attention: FlashAttention-2 ({where})")
     for kernel, label in (("flash", "flash"), ("mem_efficient", "memory-efficient")):
         if _runs(kernel, cc, dtype):
-            return AttentionPath(implementation="sdpa", kernel=kernel,
+            return AttentionPath(implementation="sdpa", kernel=kernel, reason=where,
                                  note=f"attention: SDPA's {label} kernel ({where}): no s² tensors kept")
-    return AttentionPath(implementation="sdpa", kernel="math",
+    return AttentionPath(implementation="sdpa", kernel="math", reason=f"{where}: no fused backend",
                          note=f"attention: SDPA's math path ({where}: no fused backend): the s² softmax output "
                               "and dropout mask are kept per layer")

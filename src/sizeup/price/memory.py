@@ -193,7 +193,11 @@ def inference_memory(arch: ModelArch, device: DeviceSpec, engine: EngineProfile,
     if not path.fused:  # one layer's scores and their softmax output, live together (the widest layer's heads)
         heads = max(layer.attention.heads for layer in arch.layers)
         activations += 2 * cfg.act_bytes * cfg.batch * heads * cfg.prompt * cfg.prompt // max(cfg.tp, 1)
-    notes.append(path.note)
+        notes.append(f"attention: {path.implementation} runs the math path ({path.reason}): one layer's s² scores "
+                     "and softmax output are live during prefill")
+    else:
+        notes.append(f"attention: {path.implementation} runs a fused kernel ({path.kernel}, {path.reason}): no s² "
+                     "tensors")
     fraction = engine.range("allocator_overhead_fraction")
     overhead = int((activations + kv) * (fraction.typical if fraction else 0.0))
     if fraction:
