@@ -22,6 +22,7 @@ from sizeup.hardware.schema import DeviceSpec
 from sizeup.hardware.usable import usable_memory
 from sizeup.ingest.arch import ModelArch
 from sizeup.ingest.transformer_ops import KV_BYTES_PER_ELEMENT
+from sizeup.price.attention_kernels import attention_path
 from sizeup.price.engines import EngineProfile
 from sizeup.ranges import Range
 from sizeup.units import GIB
@@ -44,6 +45,11 @@ class MemoryConfig:
     tp: int = 1
     gpu_layers: int | None = None
     """llama.cpp: layers offloaded to the GPU (None: all)."""
+    attention: str = "sdpa"
+    """hf engine: the attention implementation transformers runs (sdpa, eager, flash2); on the math path the
+    prefill's s² scores and softmax output are live (sizeup.price.attention_kernels)."""
+    compute_dtype: str = "fp16"
+    """The dtype attention computes in, for the kernel choice (fp32, fp16, bf16)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -190,6 +196,15 @@ def inference_memory(arch: ModelArch, device: DeviceSpec, engine: EngineProfile,
     # hf and tensorrt-llm: allocate what the request needs
     kv = kv_bytes_per_sequence(arch, cfg.context, cfg.kv_dtype, cfg.tp) * cfg.batch
     activations = _activation_peak(arch, cfg.batch * cfg.prompt, cfg.batch, cfg.act_bytes, cfg.tp)
+    path = attention_path(device, cfg.compute_dtype, cfg.attention)
+    if not path.fused:  # one layer's scores and their softmax output, live together (the widest layer's heads)
+        heads = max(layer.attention.heads for layer in arch.layers)
+        activations += 2 * cfg.act_bytes * cfg.batch * heads * cfg.prompt * cfg.prompt // max(cfg.tp, 1)
+        notes.append(f"attention: {path.implementation} runs the math path ({path.reason}): one layer's s² scores "
+                     "and softmax output are live during prefill")
+    else:
+        notes.append(f"attention: {path.implementation} runs a fused kernel ({path.kernel}, {path.reason}): no s² "
+                     "tensors")
     fraction = engine.range("allocator_overhead_fraction")
     overhead = int((activations + kv) * (fraction.typical if fraction else 0.0))
     if fraction:

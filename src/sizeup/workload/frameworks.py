@@ -12,6 +12,7 @@ from typing import Any
 
 from sizeup.errors import CatalogError, ConfigError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
+from sizeup.price.attention_kernels import IMPLEMENTATIONS
 
 __all__ = ["Framework", "KERNELS", "get_framework", "framework_ids", "resolve_settings"]
 
@@ -25,6 +26,7 @@ KERNELS = {
 _FIELDS: dict[str, type | tuple[type, ...]] = {
     "kernels": str, "loss_chunk_tokens": int, "loss_chunks": int, "lora_dropout": (int, float),
     "fused_qkv": bool, "double_quant": bool, "quantize_head": bool, "dequant_copies": int, "keeps_last_graph": bool,
+    "attention": str,
 }
 
 
@@ -66,7 +68,8 @@ def _profiles() -> dict[str, Framework]:
             if not isinstance(entry, dict) or "value" not in entry or not entry.get("source"):
                 raise CatalogError(f"{path}: frameworks.{name}.{key} needs a value and a source")
             value = entry["value"]
-            if not isinstance(value, _FIELDS[key]) or (key == "kernels" and value not in KERNELS):
+            if not isinstance(value, _FIELDS[key]) or (key == "kernels" and value not in KERNELS) or (
+                    key == "attention" and value not in IMPLEMENTATIONS):
                 raise CatalogError(f"{path}: frameworks.{name}.{key}: {value!r} is not a valid value")
             settings[key] = value
             sources.append(f"{key}: {entry['source']} (read {entries.get('retrieved', '?')})")
@@ -89,7 +92,7 @@ def get_framework(name: str) -> Framework:
 
 _DEFAULTS: dict[str, Any] = {"kernels": "fused", "loss_chunks": 1, "lora_dropout": 0.0, "fused_qkv": False,
                              "double_quant": True, "quantize_head": False, "dequant_copies": 1,
-                             "keeps_last_graph": False}
+                             "keeps_last_graph": False, "attention": "sdpa"}
 
 
 def resolve_settings(framework: str | None, seq: int, **given: Any) -> dict[str, Any]:

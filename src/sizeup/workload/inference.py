@@ -272,7 +272,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     def memory_for(batch: int, context: int) -> InferenceMemory:
         return inference_memory(arch, device, engine, MemoryConfig(
             batch=batch, context=context, prompt=min(cfg.prompt, context), weights=fmt, kv_dtype=cfg.kv_dtype,
-            act_bytes=act_bytes, tp=tp, gpu_layers=cfg.gpu_layers))
+            act_bytes=act_bytes, tp=tp, gpu_layers=cfg.gpu_layers, compute_dtype=act_dtype))
 
     memory = memory_for(cfg.batch, cfg.cache_tokens)
     limit = arch.max_context or MAX_SEARCH_CONTEXT

@@ -40,6 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--framework", choices=framework_ids(),
                    help="take the framework's own settings (kernels, loss chunking, LoRA dropout, QLoRA wiring) "
                         "from data/training/frameworks.yaml; options given here win")
+    p.add_argument("--attention", choices=["sdpa", "eager", "flash2"],
+                   help="attention implementation (default: the framework's, else sdpa); which kernel it runs on the "
+                        "device and dtype: data/training/attention_kernels.yaml")
     p.add_argument("--kernels", choices=["fused", "eager"],
                    help="fused: Megatron / Transformer Engine / torch.compile (default); eager: PyTorch modules op by "
                         "op, as transformers, litgpt and torchtune run them (RMSNorm keeps fp32 copies, repeated K/V)")
@@ -101,7 +104,7 @@ def config_from_args(args: argparse.Namespace, method: str):
     targets = tuple(t.strip() for t in args.targets.replace("+", ",").split(",") if t.strip())
     fw = resolve_settings(args.framework, args.seq, kernels=args.kernels, loss_chunks=args.loss_chunks,
                           lora_dropout=args.lora_dropout, fused_qkv=args.fused_qkv,
-                          double_quant=False if args.no_double_quant else None)
+                          double_quant=False if args.no_double_quant else None, attention=args.attention)
     return with_settings(TrainingConfig(
         finetune=FinetuneSpec(method=method, rank=args.rank, targets=targets, trainable_layers=args.trainable_layers),
         optimizer=args.optimizer, precision=args.precision, recompute=args.recompute,
@@ -173,8 +176,9 @@ def smallest_gpu_count(arch, device, cfg, offers) -> int | None:
     from dataclasses import replace
 
     from sizeup.errors import ConfigError
-    from sizeup.workload.training import training_memory
+    from sizeup.workload.training import training_memory, with_attention
 
+    cfg = with_attention(cfg, device)[0]
     counts = [1, 2, 4, 8] + [8 * k for k in (2, 4, 8, 16, 32, 64, 128)]
     for n in counts:
         nodes = max(1, n // 8)

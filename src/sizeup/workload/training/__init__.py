@@ -12,7 +12,8 @@ train and cost — one job per module:
 
 from sizeup.workload.training.activations import layer_activation_bytes, layer_projections
 from sizeup.workload.training.config import (OPTIMIZER_STATE_BYTES, PRECISIONS, RECOMPUTE_POLICIES, Precision,
-                                             TrainingConfig, with_method, with_settings)
+                                             TrainingConfig, with_attention, with_method,
+                                             with_settings)
 from sizeup.workload.training.estimate import TrainingEstimate, estimate_training
 from sizeup.workload.training.memory import TrainingMemory, training_memory
 from sizeup.workload.training.traced import TracedTrainingEstimate, estimate_traced_training
@@ -20,4 +21,4 @@ from sizeup.workload.training.traced import TracedTrainingEstimate, estimate_tra
 __all__ = ["Precision", "PRECISIONS", "OPTIMIZER_STATE_BYTES", "RECOMPUTE_POLICIES", "TrainingConfig",
            "TrainingMemory", "TrainingEstimate", "TracedTrainingEstimate", "layer_activation_bytes",
            "layer_projections", "estimate_training", "estimate_traced_training", "training_memory",
-           "with_settings", "with_method"]
+           "with_settings", "with_method", "with_attention"]

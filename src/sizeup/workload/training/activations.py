@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from sizeup.ingest.hf_config import LayerSpec, ModelArch
 from sizeup.workload.finetune import Method, targeted
-from sizeup.workload.training.config import TrainingConfig
+from sizeup.workload.training.config import PRECISIONS, TrainingConfig
 
 __all__ = ["layer_projections", "layer_activation_bytes", "adapter_activation_bytes", "eager_activation_bytes",
            "bnb_held_input_bytes", "activation_bytes"]
@@ -190,15 +190,18 @@ def activation_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: int, tra
     per_stage = -(-arch.num_layers // par.pp)
     sp = par.sequence_parallel and par.tp > 1
     layers = [layer for i, layer in enumerate(arch.layers) if i < per_stage and i >= trainable_from]
+    # an fp32 run keeps 4-byte activations; the adapter and eager terms are counted at 2 bytes, so scale
+    act_bytes = 4 if PRECISIONS[cfg.precision].compute == "fp32" else 2
     act = sum(layer_activation_bytes(arch, layer, micro_batch, cfg.seq, tp=par.tp, sequence_parallel=sp,
-                                     recompute=cfg.recompute, flash=cfg.flash_attention)
-              + adapter_activation_bytes(arch, layer, cfg, micro_batch)
-              + eager_activation_bytes(arch, layer, cfg, micro_batch, cfg.recompute) for layer in layers)
+                                     recompute=cfg.recompute, flash=cfg.flash_attention, act_bytes=act_bytes)
+              + (adapter_activation_bytes(arch, layer, cfg, micro_batch)
+                 + eager_activation_bytes(arch, layer, cfg, micro_batch, cfg.recompute)) * act_bytes // 2
+              for layer in layers)
     act *= max(1, min(par.pp, in_flight))
     if cfg.recompute in ("full", "selective-op") and layers:  # one layer is rematerialised at a time in backward
         act += layer_activation_bytes(arch, layers[0], micro_batch, cfg.seq, tp=par.tp, sequence_parallel=sp,
-                                      flash=cfg.flash_attention) + \
-            eager_activation_bytes(arch, layers[0], cfg, micro_batch, "none")
+                                      flash=cfg.flash_attention, act_bytes=act_bytes) + \
+            eager_activation_bytes(arch, layers[0], cfg, micro_batch, "none") * act_bytes // 2
     if cfg.finetune.method == Method.QLORA and cfg.keeps_last_graph and cfg.recompute in ("none", "selective"):
         # the previous step's graph is still referenced during this forward: its 4-bit products' inputs too
         act += bnb_held_input_bytes(arch, cfg, micro_batch)

@@ -8,11 +8,13 @@ from typing import Any
 
 from sizeup.errors import ConfigError
 from sizeup.workload.finetune import FinetuneSpec, Method
+from sizeup.hardware.schema import DeviceSpec
+from sizeup.price.attention_kernels import IMPLEMENTATIONS, AttentionPath, attention_path
 from sizeup.workload.frameworks import KERNELS
 from sizeup.workload.parallel import ParallelConfig
 
 __all__ = ["Precision", "PRECISIONS", "RECOMPUTE_POLICIES", "OPTIMIZER_STATE_BYTES", "TrainingConfig",
-           "with_settings", "with_method"]
+           "with_settings", "with_method", "with_attention"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,6 +77,9 @@ class TrainingConfig:
     epochs: float | None = None
     dataset_tokens: int | None = None
     flash_attention: bool = True
+    """False (--no-flash) forces the math path; otherwise `with_attention` sets it from the kernel that runs."""
+    attention: str = "sdpa"
+    """The attention implementation asked for: sdpa, eager or flash2 (sizeup.price.attention_kernels)."""
     loss_chunks: int = 1
     """The cross-entropy runs over this many slices of the sequence (litgpt, torchtune chunk it); 1: all
     at once."""
@@ -107,6 +112,8 @@ class TrainingConfig:
             raise ConfigError(f"--global-batch {self.global_batch}: expected a positive integer")
         if self.kernels not in KERNELS:
             raise ConfigError(f"--kernels {self.kernels!r}: expected one of {', '.join(KERNELS)}")
+        if self.attention not in IMPLEMENTATIONS:
+            raise ConfigError(f"--attention {self.attention!r}: expected one of {', '.join(IMPLEMENTATIONS)}")
         if self.finetune.method == Method.QLORA and self.precision == "fp32":
             raise ConfigError("--method qlora computes in bf16: use --precision bf16-mixed or bf16")
 
@@ -117,8 +124,19 @@ def with_settings(cfg: TrainingConfig, settings: dict[str, Any], framework: str 
                    double_quant=settings["double_quant"], quantize_head=settings["quantize_head"],
                    dequant_copies=settings["dequant_copies"])
     return replace(cfg, finetune=spec, loss_chunks=settings["loss_chunks"], kernels=settings["kernels"],
-                   keeps_last_graph=settings["keeps_last_graph"], framework=framework)
+                   keeps_last_graph=settings["keeps_last_graph"], attention=settings["attention"], framework=framework)
 
 
 def with_method(cfg: TrainingConfig, method: str) -> TrainingConfig:
     return replace(cfg, finetune=replace(cfg.finetune, method=Method(method)))
+
+
+def with_attention(cfg: TrainingConfig, device: DeviceSpec) -> tuple[TrainingConfig, AttentionPath]:
+    """`cfg` with flash_attention set from the kernel `cfg.attention` runs on `device` at the run's compute
+    dtype (no FlashAttention before Ampere or in fp32; SDPA's memory-efficient kernel where it applies)."""
+    if not cfg.flash_attention:
+        return cfg, AttentionPath(implementation=cfg.attention, kernel="math",
+                                  note="attention: math path (--no-flash): the s² softmax output and dropout mask "
+                                       "are kept per layer")
+    path = attention_path(device, PRECISIONS[cfg.precision].compute, cfg.attention)
+    return replace(cfg, flash_attention=path.fused), path

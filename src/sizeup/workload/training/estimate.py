@@ -14,7 +14,7 @@ from sizeup.price.memory import max_fitting
 from sizeup.ranges import Range
 from sizeup.workload.finetune import Method, trainable_parameters
 from sizeup.workload.frameworks import KERNELS
-from sizeup.workload.training.config import PRECISIONS, TrainingConfig
+from sizeup.workload.training.config import PRECISIONS, TrainingConfig, with_attention
 from sizeup.workload.training.cost import pick_offer, run_cost
 from sizeup.workload.training.memory import TrainingMemory, training_memory
 from sizeup.workload.training.step_time import StepTime, step_time, utilization
@@ -78,7 +78,8 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
     a0 = arch.layers[0].attention
     par.check_model(a0.heads, a0.kv_heads, arch.num_layers, max((l.mlp.experts for l in arch.layers), default=0))
     trainable = trainable_parameters(arch, cfg.finetune)
-    assumptions = [PRECISIONS[cfg.precision].note]
+    cfg, attention = with_attention(cfg, device)
+    assumptions = [PRECISIONS[cfg.precision].note, attention.note]
     # micro-batch: given, or the largest that fits
     def accumulation_for(mb: int) -> int:
         return max(1, math.ceil((cfg.global_batch or mb * par.dp) / (mb * par.dp)))

@@ -1,0 +1,27 @@
+"""Prefill memory under the hf engine follows the attention kernel that runs (issue 16 item 4)."""
+
+from sizeup.hardware.catalog import load_catalog
+from sizeup.ingest.hf_config import load_model
+from sizeup.price.engines import get_engine
+from sizeup.price.memory import MemoryConfig, inference_memory
+from sizeup.workload.quantize import get_format
+
+BERT = load_model("bert-base-uncased")
+T4 = load_catalog(include_user=False).device("t4")
+
+
+def _memory(**kw):
+    return inference_memory(BERT, T4, get_engine("hf"), MemoryConfig(batch=8, context=512, prompt=512,
+                                                                      weights=get_format("fp16"), **kw))
+
+
+def test_eager_prefill_holds_one_layers_scores_and_softmax():
+    sdpa, eager = _memory(), _memory(attention="eager")
+    # 8 sequences × 12 heads × 512² scores, fp16, the scores and their softmax output live together
+    assert eager.activations_bytes - sdpa.activations_bytes == 2 * 2 * 8 * 12 * 512 * 512
+    assert any("fused kernel (mem_efficient" in n for n in sdpa.notes)
+    assert any("eager runs the math path" in n for n in eager.notes)
+
+
+def test_bf16_on_a_t4_has_no_fused_kernel():
+    assert _memory(compute_dtype="bf16").activations_bytes == _memory(attention="eager").activations_bytes

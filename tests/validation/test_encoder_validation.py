@@ -1,0 +1,33 @@
+"""Encoder serving throughput against NVIDIA's published TensorRT BERT latencies (a check set, issue 16).
+benchmarks/validate_encoder.py prints the rows."""
+
+import importlib.util
+import statistics
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+ROWS = yaml.safe_load((ROOT / "tests" / "validation" / "encoder_measurements.yaml").read_text())
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("validate_encoder", ROOT / "benchmarks" / "validate_encoder.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench
+
+
+def test_rows_are_sourced_checks_and_consistent():
+    assert len(ROWS) >= 5
+    for r in ROWS:
+        assert r["role"] == "check" and r["source"] and r["retrieved"]
+        assert abs(r["value"] - r["batch"] * r["seq"] / (r["latency_ms"] / 1e3)) < 1
+
+
+def test_encoder_throughput_median_error_within_15_percent():
+    from sizeup.hardware.catalog import load_catalog
+
+    bench, catalog = _bench(), load_catalog(include_user=False)
+    errors = [abs(bench.predict(r, catalog) / r["value"] - 1) for r in ROWS]
+    assert statistics.median(errors) <= 0.15
