@@ -72,8 +72,8 @@ def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
 class _Axis:
     """A linear or log10 mapping from data to pixels."""
 
-    def __init__(self, lo: float, hi: float, p0: float, p1: float, log: bool = False):
-        self.log = log
+    def __init__(self, lo: float, hi: float, p0: float, p1: float, log: bool = False, ticked: bool = True):
+        self.log, self.ticked = log, ticked
         if log:
             lo, hi = max(lo, 1e-30), max(hi, 1e-30)
             lo, hi = 10 ** math.floor(math.log10(lo)), 10 ** math.ceil(math.log10(hi))
@@ -92,6 +92,8 @@ class _Axis:
         return self.p0 + f * (self.p1 - self.p0)
 
     def ticks(self) -> list[float]:
+        if not self.ticked:  # the category axis of a bar chart
+            return []
         if self.log:
             a, b = round(math.log10(self.lo)), round(math.log10(self.hi))
             stride = max(1, (b - a) // 6)
@@ -99,12 +101,11 @@ class _Axis:
         return [t for t in _ticks(self.lo, self.hi) if self.lo - 1e-12 <= t <= self.hi + 1e-12]
 
 
-def _padded(values: Sequence[float], zero: bool = True) -> tuple[float, float]:
-    lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
-    if zero:
-        lo = min(lo, 0.0)
+def _padded(values: Sequence[float]) -> tuple[float, float]:
+    """A linear axis range from zero (or the lowest negative value) to 8% past the highest value."""
+    lo, hi = (min(min(values), 0.0), max(values)) if values else (0.0, 1.0)
     span = (hi - lo) or abs(hi) or 1.0
-    return (lo if zero and lo == 0 else lo - 0.08 * span), hi + 0.08 * span
+    return (lo if lo == 0 else lo - 0.08 * span), hi + 0.08 * span
 
 
 def _frame(title: str, x: _Axis, y: _Axis, x_label: str, y_label: str, body: list[str],
@@ -250,8 +251,7 @@ def memory_stack_svg(parts: Mapping[str, float], usable_bytes: float, title: str
     height = 240
     total = sum(parts.values())
     x = _Axis(0.0, max(total, usable_bytes, 1.0) / GIB * 1.1, LEFT, W - RIGHT)
-    y = _Axis(0.0, 1.0, height - BOTTOM, TOP)
-    y.ticks = lambda: []  # one bar: no y ticks
+    y = _Axis(0.0, 1.0, height - BOTTOM, TOP, ticked=False)
     bar_top, bar_h = TOP + 42, 64
     body: list[str] = []
     legend = []
@@ -317,8 +317,7 @@ def bars_svg(values: Mapping[str, float], x_label: str, title: str, mark: str | 
     hi = max(list(values.values()) + ([line[0]] if line else []) + [1e-9]) * 1.1
     width = max((len(k) for k in values), default=8)
     x = _Axis(0.0, hi, min(LEFT + 6 * width, W - RIGHT - 120), W - RIGHT)
-    y = _Axis(0.0, 1.0, height - BOTTOM, TOP)
-    y.ticks = lambda: []
+    y = _Axis(0.0, 1.0, height - BOTTOM, TOP, ticked=False)
     body: list[str] = []
     for i, (name, value) in enumerate(values.items()):
         top = TOP + 14 + 30 * i
