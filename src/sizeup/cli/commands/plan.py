@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "xlsx":
         from sizeup.report.xlsx import write_xlsx
 
-        write_xlsx(sheet, args.out)
+        write_xlsx(sheet, args.out, result=result)
         print(f"wrote {args.out}", file=sys.stderr)
     else:
         if args.format == "md":
