@@ -23,6 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", default="text", choices=["text", "md", "json", "html", "xlsx"])
     p.add_argument("--out", help="write the sheet to this file (required for xlsx)")
     p.add_argument("--plots", metavar="DIR", help="also draw PNG plots into DIR")
+    p.add_argument("--deploy", metavar="DIR", help="also write Kubernetes manifests of the plan into DIR")
     quick = p.add_argument_group("quick plan without a file")
     quick.add_argument("--task", choices=["chat", "api", "batch", "finetune", "pretrain", "edge"], default="chat")
     quick.add_argument("--users", type=number_flag(minimum=1, maximum=MAX_USERS, unit="count"),
@@ -95,6 +96,10 @@ def run(args: argparse.Namespace) -> int:
         result = plan_scenario(scenario, catalog)
     if notes:
         result = replace(result, assumptions=(*notes, *result.assumptions))
+    if args.deploy and result.meets:
+        from sizeup.report.deploy import write_deploy
+
+        print(f"wrote {', '.join(str(p) for p in write_deploy(result, args.deploy))}", file=sys.stderr)
     sheet = build_sheet(result)
     if args.plots:
         from sizeup.report.plots import plot_plan
