@@ -110,3 +110,35 @@ def test_the_validator_rejects_a_broken_manifest():
     broken = {**hpa, "spec": {**hpa["spec"], "minReplicas": "one"}}
     with pytest.raises(kubernetes_validate.ValidationError):
         _validate(broken)
+
+
+def test_tensorrt_llm_deployment_validates():
+    from dataclasses import replace
+
+    result = _plan("api-70b-p99-ttft")
+    result = replace(result, chosen=replace(result.chosen, engine="tensorrt-llm"))
+    objects = manifests(result)
+    for obj in objects:
+        _validate(obj)
+    container = objects[0]["spec"]["template"]["spec"]["containers"][0]
+    assert container["command"] == ["trtllm-serve"]
+    assert container["args"][container["args"].index("--tp_size") + 1] == str(result.chosen.gpus)
+
+
+def test_cli_plan_deploy_writes_the_files(tmp_path, capsys):
+    from sizeup.cli.main import main
+
+    out = tmp_path / "k8s"
+    code = main(["plan", str(EXAMPLES / "team-api-200-users.yaml"), "--deploy", str(out), "--format", "md"])
+    assert code == 0
+    assert sorted(p.name for p in out.iterdir()) == ["deployment.yaml", "horizontalpodautoscaler.yaml",
+                                                     "poddisruptionbudget.yaml", "service.yaml"]
+    assert "wrote" in capsys.readouterr().err
+
+
+def test_cli_plan_deploy_refuses_an_edge_plan(tmp_path, capsys):
+    from sizeup.cli.main import main
+
+    code = main(["plan", str(EXAMPLES / "jetson-edge.yaml"), "--deploy", str(tmp_path / "k8s")])
+    err = capsys.readouterr().err.strip()
+    assert code == 1 and len(err.splitlines()) == 1 and "without Kubernetes" in err

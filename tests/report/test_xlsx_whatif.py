@@ -116,3 +116,17 @@ def test_ten_times_the_traffic_costs_the_replicas_it_needs(name, tmp_path):
     assert after(names["monthly_cost"]) - base(names["monthly_cost"]) == pytest.approx(
         (instances - base(names["instances"])) * base(names["price_per_hour"]) * base(names["hours_per_month"]),
         rel=1e-9)
+
+
+def test_cli_xlsx_of_a_quick_plan_counts_users(tmp_path):
+    from sizeup.cli.main import main
+
+    path = tmp_path / "quick.xlsx"
+    code = main(["plan", "llama-3.1-8b", "--task", "chat", "--users", "50", "--device", "l4",
+                 "--format", "xlsx", "--out", str(path)])
+    assert code == 0
+    names = _names(path)
+    value = _calc(path)
+    assert value(names["users"]) == 50
+    assert value(names["peak_requests_per_s"]) == pytest.approx(
+        50 * value(names["requests_per_user_per_hour"]) / 3600 * value(names["peak_factor"]), rel=1e-12)

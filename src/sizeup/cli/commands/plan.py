@@ -96,10 +96,12 @@ def run(args: argparse.Namespace) -> int:
         result = plan_scenario(scenario, catalog)
     if notes:
         result = replace(result, assumptions=(*notes, *result.assumptions))
-    if args.deploy and result.meets:
+    if args.deploy:
         from sizeup.report.deploy import write_deploy
 
-        print(f"wrote {', '.join(str(p) for p in write_deploy(result, args.deploy))}", file=sys.stderr)
+        written = write_deploy(result, args.deploy) if result.meets else []
+        print(f"wrote {', '.join(map(str, written))}" if written else
+              "--deploy: no configuration meets the scenario, nothing written", file=sys.stderr)
     sheet = build_sheet(result)
     if args.plots:
         from sizeup.report.plots import plot_plan
