@@ -20,11 +20,13 @@ yaml = pytest.importorskip("yaml")
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 K8S_VERSION = "1.33.0"
 """A version whose schemas kubernetes-validate bundles (checked below, so no download is attempted)."""
-SERVING = ["team-api-200-users", "api-70b-p99-ttft", "personal-7b-chat"]
+SERVING = ["team-api-200-users", "api-70b-p99-ttft", "personal-7b-chat", "vision-inspection"]
 
 
 @lru_cache(maxsize=None)
 def _plan(name):
+    if name == "vision-inspection":
+        pytest.importorskip("torch")  # the model is traced
     return plan_scenario(load_scenario(EXAMPLES / f"{name}.yaml"), load_catalog(include_user=False))
 
 
@@ -68,8 +70,9 @@ def test_serving_manifests_validate_and_carry_the_sheet(name, tmp_path):
     pod = kinds["Deployment"]["spec"]["template"]["spec"]
     container = pod["containers"][0]
     assert container["resources"]["limits"]["nvidia.com/gpu"] == chosen.gpus
-    assert container["readinessProbe"]["httpGet"]["path"] == "/health"
-    assert container["livenessProbe"]["httpGet"]["path"] == "/health"
+    health = "/v2/health/" if chosen.engine == "torch" else "/health"
+    assert container["readinessProbe"]["httpGet"]["path"].startswith(health)
+    assert container["livenessProbe"]["httpGet"]["path"].startswith(health)
     assert pod["nodeSelector"]
     args = container["args"]
     traffic = result.scenario.traffic
@@ -80,6 +83,9 @@ def test_serving_manifests_validate_and_carry_the_sheet(name, tmp_path):
         assert args[args.index("--max-model-len") + 1] == str(max_len)
         assert args[args.index("--max-num-seqs") + 1] == str(chosen.max_batch)
         assert "--gpu-memory-utilization" in args
+    elif chosen.engine == "torch":  # a vision model: Triton serves it from the model repository volume
+        assert container["image"].startswith("nvcr.io/nvidia/tritonserver") and "--model-repository=/models" in args
+        assert any(v.get("persistentVolumeClaim") for v in pod["volumes"])
     else:
         assert chosen.engine == "llama.cpp" and container["image"] == "ghcr.io/ggml-org/llama.cpp:server-cuda"
         assert args[args.index("--parallel") + 1] == str(chosen.max_batch)

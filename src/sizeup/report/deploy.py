@@ -1,8 +1,9 @@
 """Kubernetes manifests that carry a plan out (`sizeup plan … --deploy DIR`).
 
 Serving plans: a Deployment of the chosen engine — vLLM (`vllm/vllm-openai`), TensorRT-LLM
-(`trtllm-serve` in NVIDIA's release image) or the llama.cpp server (`ghcr.io/ggml-org/llama.cpp:server-cuda`)
-— with the flags the plan implies (tensor parallel size, maximum model length = the p95 prompt plus
+(`trtllm-serve` in NVIDIA's release image) or the llama.cpp server (`ghcr.io/ggml-org/llama.cpp:server-cuda`),
+or for a request/response model planned on torch (vision) Triton Inference Server reading a model
+repository from a PersistentVolumeClaim — with the flags the plan implies (tensor parallel size, maximum model length = the p95 prompt plus
 the p95 output, GPU memory utilisation of the engine profile, maximum concurrent sequences = the
 batch the plan simulated, weight format), `nvidia.com/gpu` requests, a node selector, /health
 readiness and liveness probes; a Service; an autoscaling/v2 HPA from the sheet's floor (replicas at
@@ -23,8 +24,11 @@ from sizeup.errors import ConfigError
 __all__ = ["manifests", "write_deploy", "IMAGES"]
 
 IMAGES = {"vllm": "vllm/vllm-openai:latest", "llama.cpp": "ghcr.io/ggml-org/llama.cpp:server-cuda",
-          "tensorrt-llm": "nvcr.io/nvidia/tensorrt-llm/release:latest"}
-PORTS = {"vllm": 8000, "llama.cpp": 8080, "tensorrt-llm": 8000}
+          "tensorrt-llm": "nvcr.io/nvidia/tensorrt-llm/release:latest",
+          "torch": "nvcr.io/nvidia/tritonserver:24.08-py3"}
+"""A request/response (vision) model planned on torch is served by Triton from a model repository."""
+PORTS = {"vllm": 8000, "llama.cpp": 8080, "tensorrt-llm": 8000, "torch": 8000}
+_HEALTH = {"torch": ("/v2/health/ready", "/v2/health/live")}
 _VLLM_QUANT = {"awq-int4": "awq", "gptq-int4": "gptq", "fp8": "fp8", "int8": "bitsandbytes", "nf4": "bitsandbytes"}
 _DTYPE = {"bf16": "bfloat16", "fp16": "float16", "f16": "float16", "fp32": "float32"}
 _METRIC = "http_requests_per_second"
@@ -86,6 +90,8 @@ def _engine_args(result, chosen) -> tuple[list[str], list[str]]:
         return ["trtllm-serve"], [model, "--host", "0.0.0.0", "--port", port, "--tp_size", str(chosen.gpus),
                                   "--max_seq_len", str(max_len), "--max_batch_size", str(max(1, chosen.max_batch)),
                                   "--kv_cache_free_gpu_memory_fraction", "0.9"]
+    if chosen.engine == "torch":
+        return ["tritonserver"], ["--model-repository=/models", f"--http-port={port}"]
     raise ConfigError(f"--deploy: engine {chosen.engine!r} has no server image; expected vllm, tensorrt-llm or llama.cpp")
 
 
@@ -96,27 +102,36 @@ def _serving(result, chosen) -> list[dict[str, Any]]:
     selector, where = _node_selector(chosen)
     command, args = _engine_args(result, chosen)
     port = PORTS[chosen.engine]
-    probe = {"httpGet": {"path": "/health", "port": port}, "periodSeconds": 10}
+    ready, live = _HEALTH.get(chosen.engine, ("/health", "/health"))
     container: dict[str, Any] = {
         "name": chosen.engine.replace(".", "-"), "image": IMAGES[chosen.engine], "args": args,
         "ports": [{"name": "http", "containerPort": port}],
         "resources": {"limits": {"nvidia.com/gpu": chosen.gpus}, "requests": {"nvidia.com/gpu": chosen.gpus}},
-        "readinessProbe": {**probe, "initialDelaySeconds": 30, "failureThreshold": 3},
-        "livenessProbe": {**probe, "initialDelaySeconds": 600, "failureThreshold": 6},
+        "readinessProbe": {"httpGet": {"path": ready, "port": port}, "periodSeconds": 10, "initialDelaySeconds": 30,
+                           "failureThreshold": 3},
+        "livenessProbe": {"httpGet": {"path": live, "port": port}, "periodSeconds": 10, "initialDelaySeconds": 600,
+                          "failureThreshold": 6},
         "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}]}
+    volumes: list[dict[str, Any]] = [{"name": "shm", "emptyDir": {"medium": "Memory"}}]
     if command:
         container["command"] = command
+    if chosen.engine == "torch":  # Triton reads the exported model from a volume the user fills
+        container["volumeMounts"].append({"name": "models", "mountPath": "/models", "readOnly": True})
+        volumes.append({"name": "models", "persistentVolumeClaim": {"claimName": f"{name}-models"}})
     usable = plan.rate_per_replica * (1 - plan.headroom)
     deployment = {
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": name, "labels": labels,
-                     "annotations": {"sizeup/plan": chosen.label, "sizeup/node": where}},
+                     "annotations": {"sizeup/plan": chosen.label, "sizeup/node": where} | (
+                         {"sizeup/models": f"export the model (ONNX or TorchScript) into a Triton model repository on "
+                                           f"the PersistentVolumeClaim {name}-models"}
+                         if chosen.engine == "torch" else {})},
         "spec": {"replicas": plan.with_redundancy, "selector": {"matchLabels": labels},
                  "template": {"metadata": {"labels": labels},
                               "spec": {"nodeSelector": selector, "containers": [container],
                                        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists",
                                                         "effect": "NoSchedule"}],
-                                       "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory"}}]}}}}
+                                       "volumes": volumes}}}}
     service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "labels": labels},
                "spec": {"selector": labels, "ports": [{"name": "http", "port": port, "targetPort": "http"}]}}
     hpa = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
@@ -178,7 +193,7 @@ def manifests(result) -> list[dict[str, Any]]:
         raise ConfigError(f"--deploy: the {task} plan has no replicas to deploy")
     if chosen.engine not in IMAGES:
         raise ConfigError(f"--deploy: engine {chosen.engine!r} has no server image to deploy; expected one of "
-                          f"{', '.join(IMAGES)} (a {task} model serves through your own image)")
+                          f"{', '.join(IMAGES)}")
     return _serving(result, chosen)
 
 
