@@ -35,7 +35,7 @@ _FORMATS = {"USD": '"$"#,##0.00', "USD/h": '"$"#,##0.0000', "%": "0.0%", "GiB": 
 _SHEET_LINKS = {"replicas_for_load": "replicas_for_load", "replicas": "replicas", "replicas_at_base": "replicas_at_base",
                 "instances": "instances", "monthly_on_demand": "monthly_on_demand", "monthly_spot": "monthly_spot",
                 "monthly_reserved": "monthly_reserved", "monthly_owned": "monthly_cost",
-                "usd_per_million_tokens": "usd_per_million_tokens", "scale_out_at": "scale_out_at",
+                "usd_per_million_tokens": "usd_per_million_tokens_on_demand", "scale_out_at": "scale_out_at",
                 "job_on_demand": "job_cost"}
 
 
@@ -150,8 +150,12 @@ def _serving(result) -> tuple[list[Row], list[Row]]:
                  '=IF(monthly_budget>0,IF(monthly_cost<=monthly_budget,"within budget","OVER BUDGET"),"no budget set")'),
              Row("scale_out_at", "scale out when requests per replica exceed", f"={usable}", "req/s")]
     if scenario.task != "vision":
-        rows.append(Row("usd_per_million_tokens", "cost per million output tokens (mean load)",
-                        "=monthly_cost/(base_requests_per_s*output_tokens*3600*hours_per_month)*1000000", "USD"))
+        tokens = "(base_requests_per_s*output_tokens*3600*hours_per_month)"
+        rows.append(Row("usd_per_million_tokens", f"cost per million output tokens ({basis}, mean load)",
+                        f"=monthly_cost/{tokens}*1000000", "USD"))
+        if cloud:
+            rows.append(Row("usd_per_million_tokens_on_demand", "cost per million output tokens (on-demand, mean load)",
+                            f"=monthly_on_demand/{tokens}*1000000", "USD"))
     return inputs, rows
 
 
