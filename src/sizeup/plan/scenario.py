@@ -197,6 +197,11 @@ class Traffic:
     output_p95_tokens: int
     peak_factor: float = 1.0
     description: str = ""
+    users: float | None = None
+    """Where the scenario counts users (then the peak is users × requests_per_user_per_hour / 3600 × factor)."""
+    requests_per_user_per_hour: float | None = None
+    requests_per_day: float | None = None
+    peak_hour_share: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -325,16 +330,20 @@ def _traffic(keys: _Keys) -> Traffic:
         peak = users * per_hour / 3600  # all users active in the busiest hour
         base = peak * 0.25
         text = f"{users:,.0f} users × {per_hour:g} requests/hour at the peak"
+        counted = {"users": users, "requests_per_user_per_hour": per_hour}
     elif per_day is not None:
         base = per_day / 86400
+        counted = {} if peak else {"requests_per_day": per_day, "peak_hour_share": share}
         peak = peak or per_day * share / 3600
         text = f"{per_day:,.0f} requests/day, {share:.0%} in the busiest hour"
     else:
         base = peak / 3
         text = f"{peak:g} requests/s at the peak"
+        counted = {}
     return Traffic(peak_requests_per_s=peak * factor, base_requests_per_s=base, prompt_tokens=prompt,
                    output_tokens=output, prompt_p95_tokens=prompt_p95, output_p95_tokens=output_p95,
-                   peak_factor=factor, description=text + (f", ×{factor:g} for events" if factor > 1 else ""))
+                   peak_factor=factor, description=text + (f", ×{factor:g} for events" if factor > 1 else ""),
+                   **counted)
 
 
 def _sla(keys: _Keys) -> SLA:

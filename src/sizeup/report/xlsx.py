@@ -1,157 +1,334 @@
-"""The compute requirement sheet as an .xlsx workbook with live formulas (openpyxl, an optional extra).
+"""The compute requirement sheet as a what-if .xlsx workbook (openpyxl, an optional extra).
 
-Two worksheets: "inputs" (one row per editable input: label, value, unit, note) and "sheet" (per section
-a bold title row, one row per cell, then the section's table). A cell with a `formula` is written as an
-Excel formula whose `{key}` placeholders become absolute references to the cells holding those keys —
-`inputs!$B$n` for an input, `$B$m` for a cell on the "sheet" worksheet — so editing an input updates
-the sheet when the workbook is recalculated (Excel and LibreOffice do so on opening).
+Three worksheets:
+- "Inputs": what a user may change — traffic (users and requests per user per hour, or requests per
+  day and the peak-hour share, or the peak rate itself), peak factor, prompt/output lengths, the
+  per-replica capacity the plan measured at the SLA, headroom, prices, hours per month, the budget.
+- "Plan": live formulas over the inputs — peak and mean req/s, replicas (ROUNDUP of peak ÷ usable
+  per-replica capacity, plus the plan's spare replica), instances, monthly costs on every basis, the
+  budget share and check, cost per million tokens, memory in GiB, the simulated latencies in ms.
+- "sheet": the rest of the sheet (choice, runners-up, rejections, fault plan) as values; its key
+  figures refer to the Plan cells instead of repeating their numbers.
+Every input and result has an Excel defined name (`users`, `peak_requests_per_s`, `price_per_hour`,
+`monthly_budget`, `monthly_cost`, …), so a formula reads `=instances*price_per_hour*hours_per_month`.
+The per-replica capacity is the plan's simulation at the planned lengths: editing the lengths changes
+the cost per token, not that capacity (the note says so). Excel and LibreOffice recalculate on opening.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from sizeup.errors import ConfigError
-from sizeup.plan.sheet import Cell, Sheet
+from sizeup.plan.sheet import Sheet
 
-__all__ = ["write_xlsx"]
+__all__ = ["write_xlsx", "workbook_rows"]
 
-INPUTS_TITLE = "inputs"
+INPUTS_TITLE = "Inputs"
+PLAN_TITLE = "Plan"
 SHEET_TITLE = "sheet"
-_PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_]+)\}")
-_NUMBER_FORMATS = {"USD": '"$"#,##0.00', "%": "0.0%", "bytes": "#,##0"}
-_MAX_WIDTH = 60
+_GIB = 2**30
+_FORMATS = {"USD": '"$"#,##0.00', "USD/h": '"$"#,##0.0000', "%": "0.0%", "GiB": "0.00", "ms": "0.0",
+            "req/s": "0.0000"}
+# sheet cell key -> the Plan name that computes it (the sheet worksheet then refers to it)
+_SHEET_LINKS = {"replicas_for_load": "replicas_for_load", "replicas": "replicas", "replicas_at_base": "replicas_at_base",
+                "instances": "instances", "monthly_on_demand": "monthly_on_demand", "monthly_spot": "monthly_spot",
+                "monthly_reserved": "monthly_reserved", "monthly_owned": "monthly_cost",
+                "usd_per_million_tokens": "usd_per_million_tokens_on_demand", "scale_out_at": "scale_out_at",
+                "job_on_demand": "job_cost"}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Row:
-    """One row to write: its kind decides the styling."""
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One named row: `value` is a number/text, or a formula over other names when it starts with "="."""
 
-    kind: str
-    """"title", "header", "cell", "row" or "note"."""
-    values: tuple[Any, ...]
-    cell: Cell | None = None
-
-
-def _cell_row(cell: Cell) -> _Row:
-    return _Row(kind="cell", values=(cell.label, cell.value, cell.unit, cell.note), cell=cell)
+    name: str
+    label: str
+    value: Any
+    unit: str = ""
+    note: str = ""
 
 
-def _plain(value: Any) -> Any:
-    """Numbers, strings, booleans and None go in as they are; anything else as its text."""
-    return value if value is None or isinstance(value, (int, float, str, bool)) else str(value)
-
-
-def _layout(sheet: Sheet) -> tuple[list[_Row], list[_Row]]:
-    """The rows of the "inputs" and "sheet" worksheets, in order (row 1 first)."""
-    inputs = [_Row(kind="header", values=("input", "value", "unit", "note"))]
-    inputs += [_cell_row(c) for c in sheet.inputs]
-    rows = [_Row(kind="title", values=(sheet.title,)), _Row(kind="note", values=(sheet.verdict,)),
-            _Row(kind="row", values=())]
-    for section in sheet.sections:
-        rows.append(_Row(kind="title", values=(section.title,)))
-        rows += [_cell_row(c) for c in section.cells]
-        if section.table_rows:
-            rows.append(_Row(kind="header", values=tuple(section.table_headers)))
-            rows += [_Row(kind="row", values=tuple(_plain(v) for v in r)) for r in section.table_rows]
-        rows += [_Row(kind="note", values=(n,)) for n in section.notes]
-        rows.append(_Row(kind="row", values=()))
-    if sheet.assumptions:
-        rows.append(_Row(kind="title", values=("Assumptions",)))
-        rows += [_Row(kind="note", values=(a,)) for a in sheet.assumptions]
+def _traffic_inputs(traffic, plan) -> tuple[list[Row], list[Row]]:
+    """Inputs and Plan rows for the request rates."""
+    inputs: list[Row] = []
+    if traffic.users is not None:
+        inputs += [Row("users", "users (all active in the busiest hour)", traffic.users),
+                   Row("requests_per_user_per_hour", "requests per user per hour", traffic.requests_per_user_per_hour,
+                       "req/h")]
+        peak = "=users*requests_per_user_per_hour/3600*peak_factor"
+        base = "=users*requests_per_user_per_hour/3600*0.25"
+        base_note = "a quarter of the peak hour's rate before the event factor (the scenario reader's rule)"
+    elif traffic.requests_per_day is not None:
+        inputs += [Row("requests_per_day", "requests per day", traffic.requests_per_day),
+                   Row("peak_hour_share", "share of the day's requests in the busiest hour", traffic.peak_hour_share,
+                       "%")]
+        peak = "=requests_per_day*peak_hour_share/3600*peak_factor"
+        base = "=requests_per_day/86400"
+        base_note = "the day's requests spread evenly"
+    else:
+        inputs.append(Row("peak_requests_per_s", "peak requests per second (event factor included)",
+                          plan.peak_requests_per_s, "req/s", "the scenario gives the rate"))
+        peak = None
+        base = "=peak_requests_per_s/peak_factor/3"
+        base_note = "a third of the peak before the event factor (the scenario reader's rule)"
+    inputs += [Row("peak_factor", "peak factor (events)", traffic.peak_factor),
+               Row("prompt_tokens", "prompt tokens per request (mean)", traffic.prompt_tokens),
+               Row("output_tokens", "output tokens per request (mean)", traffic.output_tokens)]
+    rows = [] if peak is None else [Row("peak_requests_per_s", "peak requests per second", peak, "req/s")]
+    rows.append(Row("base_requests_per_s", "mean requests per second", base, "req/s", base_note))
     return inputs, rows
 
 
-def _references(inputs: list[_Row], rows: list[_Row]) -> dict[str, tuple[str, int]]:
-    """Cell key -> (worksheet title, row) of its value, which sits in column B."""
-    refs: dict[str, tuple[str, int]] = {}
-    for title, table in ((INPUTS_TITLE, inputs), (SHEET_TITLE, rows)):
-        for n, row in enumerate(table, start=1):
-            if row.cell is not None:
-                if row.cell.key in refs:
-                    raise ValueError(f"duplicate cell key {row.cell.key!r}: formulas would be ambiguous")
-                refs[row.cell.key] = (title, n)
-    return refs
+def _price(candidate, scenario) -> tuple[float, str]:
+    """The hourly price per instance on the basis the plan's cost is quoted on, and that basis."""
+    monthly, offer = candidate.monthly, candidate.offer
+    if candidate.owned or offer is None or monthly is None:
+        owned = candidate.detail.get("owned_monthly_usd") or candidate.cost_usd
+        from sizeup.plan.cost import HOURS_PER_MONTH
+
+        return owned / candidate.replicas.with_redundancy / HOURS_PER_MONTH, "owned (amortised purchase + power)"
+    for basis, total, hourly in (("1-year reserved", monthly.reserved_usd, offer.reserved_1y_usd_per_hour),
+                                 ("spot", monthly.spot_usd, offer.spot_usd_per_hour),
+                                 ("on-demand", monthly.on_demand_usd, offer.on_demand_usd_per_hour)):
+        if total is not None and abs(total - candidate.cost_usd) <= 1e-6 * max(1.0, total):
+            return hourly, basis
+    return offer.on_demand_usd_per_hour, "on-demand"
 
 
-def resolve_formula(formula: str, refs: dict[str, tuple[str, int]], here: str = SHEET_TITLE) -> str:
-    """`formula` with each `{key}` placeholder replaced by the absolute reference of that key's value,
-    as seen from worksheet `here`: "$B$7" on the same worksheet, "inputs!$B$3" on another."""
-    def swap(match: re.Match[str]) -> str:
-        key = match.group(1)
-        if key not in refs:
-            raise ValueError(f"formula {formula!r} refers to unknown key {key!r}")
-        title, n = refs[key]
-        return f"$B${n}" if title == here else f"{title}!$B${n}"
+def _serving(result) -> tuple[list[Row], list[Row]]:
+    from sizeup.plan.cost import HOURS_PER_MONTH
 
-    text = _PLACEHOLDER.sub(swap, formula)
-    return text if text.startswith("=") else "=" + text
+    scenario, chosen = result.scenario, result.chosen or result.closest
+    plan, offer = chosen.replicas, chosen.offer
+    inputs, rows = _traffic_inputs(scenario.traffic, plan)
+    price, basis = _price(chosen, scenario)
+    cloud = not chosen.owned and offer is not None and chosen.monthly is not None
+    inputs += [Row("rate_per_replica", "requests per second one replica serves at the SLA", plan.rate_per_replica,
+                   "req/s", "simulated at the planned lengths; re-plan if the lengths change much"),
+               Row("headroom", "capacity kept free at the peak", plan.headroom, "%"),
+               Row("spare_replicas", "spare replicas (N+1)", plan.with_redundancy - plan.for_load),
+               Row("gpus_per_replica", "GPUs per replica", chosen.gpus)]
+    if cloud:
+        fits = offer.gpu_count >= chosen.gpus
+        inputs += [Row("replicas_per_instance", f"replicas per {offer.instance}",
+                       max(1, offer.gpu_count // chosen.gpus) if fits else 1),
+                   Row("instances_per_replica", f"{offer.instance} instances per replica",
+                       1 if fits else -(-chosen.gpus // offer.gpu_count)),
+                   Row("on_demand_price_per_hour", f"{offer.instance} on-demand price", offer.on_demand_usd_per_hour,
+                       "USD/h", f"{offer.provider} {offer.region}, price of {offer.price_date}")]
+        if offer.spot_usd_per_hour is not None:
+            inputs.append(Row("spot_price_per_hour", f"{offer.instance} spot price", offer.spot_usd_per_hour, "USD/h"))
+        if offer.reserved_1y_usd_per_hour is not None:
+            inputs.append(Row("reserved_price_per_hour", f"{offer.instance} 1-year reserved price",
+                              offer.reserved_1y_usd_per_hour, "USD/h"))
+    inputs += [Row("price_per_hour", f"price per instance-hour, {basis} (the plan's basis)", price, "USD/h",
+                   "per replica for owned cards" if not cloud else "the cheapest basis the scenario allows"),
+               Row("hours_per_month", "hours per month", HOURS_PER_MONTH, "h", "365 × 24 / 12"),
+               Row("monthly_budget", "monthly budget (0 = none)", scenario.budget.monthly_usd or 0, "USD")]
+    usable = "(rate_per_replica*(1-headroom))"
+    rows += [Row("replicas_for_load", "replicas for the peak load", f"=MAX(1,ROUNDUP(peak_requests_per_s/{usable},0))"),
+             Row("replicas", "replicas with the spare", "=replicas_for_load+spare_replicas"),
+             Row("replicas_at_base", "replicas at the mean load (autoscaling floor)",
+                 f"=MAX(1,ROUNDUP(base_requests_per_s/{usable},0))"),
+             Row("gpus_total", "GPUs in all", "=replicas*gpus_per_replica"),
+             Row("instances", "instances" if cloud else "cards (replicas)",
+                 "=ROUNDUP(replicas/replicas_per_instance,0)*instances_per_replica" if cloud else "=replicas")]
+    if cloud:
+        rows.append(Row("monthly_on_demand", "monthly cost, on-demand", "=instances*on_demand_price_per_hour*hours_per_month",
+                        "USD"))
+        if offer.spot_usd_per_hour is not None:
+            rows.append(Row("monthly_spot", "monthly cost, spot", "=instances*spot_price_per_hour*hours_per_month", "USD",
+                            "spot capacity can be reclaimed: keep the spare replica on-demand"))
+        if offer.reserved_1y_usd_per_hour is not None:
+            rows.append(Row("monthly_reserved", "monthly cost, 1-year reserved",
+                            "=instances*reserved_price_per_hour*hours_per_month", "USD"))
+    rows += [Row("monthly_cost", f"monthly cost ({basis})", "=instances*price_per_hour*hours_per_month", "USD"),
+             Row("budget_share", "share of the budget", "=IF(monthly_budget>0,monthly_cost/monthly_budget,0)", "%"),
+             Row("budget_check", "budget check",
+                 '=IF(monthly_budget>0,IF(monthly_cost<=monthly_budget,"within budget","OVER BUDGET"),"no budget set")'),
+             Row("scale_out_at", "scale out when requests per replica exceed", f"={usable}", "req/s")]
+    if scenario.task != "vision":
+        tokens = "(base_requests_per_s*output_tokens*3600*hours_per_month)"
+        rows.append(Row("usd_per_million_tokens", f"cost per million output tokens ({basis}, mean load)",
+                        f"=monthly_cost/{tokens}*1000000", "USD"))
+        if cloud:
+            rows.append(Row("usd_per_million_tokens_on_demand", "cost per million output tokens (on-demand, mean load)",
+                            f"=monthly_on_demand/{tokens}*1000000", "USD"))
+    return inputs, rows
 
 
-def _resolved(rows: list[_Row], refs: dict[str, tuple[str, int]], here: str) -> list[tuple[Any, ...]]:
+def _job(result) -> tuple[list[Row], list[Row]]:
+    chosen, scenario = result.chosen or result.closest, result.scenario
+    offer = chosen.offer
+    per_instance = offer.gpu_count
+    inputs = [Row("job_hours", "run time", chosen.latency["hours"], "h", "the plan's estimate at the chosen setup"),
+              Row("instances", "instances", -(-chosen.gpus // per_instance)),
+              Row("instance_share", "share of the instance used",
+                  chosen.gpus / per_instance if chosen.gpus < per_instance else 1, "%"),
+              Row("price_per_hour", f"{offer.instance} on-demand price", offer.on_demand_usd_per_hour, "USD/h",
+                  f"{offer.provider} {offer.region}, price of {offer.price_date}"),
+              Row("job_budget", "job budget (0 = none)", scenario.budget.job_usd or 0, "USD")]
+    rows = [Row("job_cost", "job cost, on-demand", "=job_hours*instances*instance_share*price_per_hour", "USD"),
+            Row("budget_check", "budget check",
+                '=IF(job_budget>0,IF(job_cost<=job_budget,"within budget","OVER BUDGET"),"no budget set")')]
+    return inputs, rows
+
+
+def _results(result) -> list[Row]:
+    """Memory in GiB (a formula over the bytes) and latencies in ms: the plan's figures, not recomputed."""
+    chosen = result.chosen or result.closest
+    rows: list[Row] = []
+    if chosen is None:
+        return rows
+    if chosen.memory_bytes:
+        rows += [Row("memory_needed_bytes", "memory needed per GPU", chosen.memory_bytes, "bytes"),
+                 Row("memory_needed_gib", "memory needed per GPU", f"=memory_needed_bytes/{_GIB}", "GiB"),
+                 Row("memory_usable_bytes", "memory usable per GPU", int(chosen.usable_bytes), "bytes"),
+                 Row("memory_usable_gib", "memory usable per GPU", f"=memory_usable_bytes/{_GIB}", "GiB"),
+                 Row("oom_margin_gib", "OOM margin per GPU", "=memory_usable_gib-memory_needed_gib", "GiB")]
+    sim = chosen.simulation
+    if sim is not None:
+        for metric in ("ttft", "tpot", "e2e"):
+            for point in ("p50", "p95", "p99", "p999"):
+                value = sim.metric(f"{metric}_{point}")
+                if value == value and not (result.scenario.task == "vision" and metric != "e2e"):
+                    rows.append(Row(f"{metric}_{point}_ms", f"{metric.upper()} {point} at the planned peak",
+                                    value * 1e3, "ms", "simulated; not recomputed when inputs change"))
+    else:
+        for k, v in chosen.latency.items():
+            if k == "hours":
+                continue
+            rows.append(Row(f"{k}_ms", k.upper(), v * 1e3, "ms", "the plan's estimate"))
+    for k, v in result.scenario.sla.targets.items():
+        rows.append(Row(f"target_{k}_ms", f"SLA target {k}", v * 1e3, "ms"))
+    return rows
+
+
+def workbook_rows(result) -> tuple[list[Row], list[Row]]:
+    """The Inputs and Plan rows of the what-if workbook for a `PlanResult`."""
+    chosen = result.chosen or result.closest
+    inputs: list[Row] = []
+    rows: list[Row] = []
+    if chosen is not None and chosen.replicas is not None and result.scenario.traffic is not None:
+        inputs, rows = _serving(result)
+    elif chosen is not None and "hours" in chosen.latency and chosen.offer is not None:
+        inputs, rows = _job(result)
+    return inputs, rows + _results(result)
+
+
+def _write(ws, rows: list[Row], refs: dict[str, str], fonts) -> None:
+    from openpyxl.utils import get_column_letter
+
+    bold, note_font = fonts
+    for col, head in enumerate(("name", "item", "value", "unit", "note"), start=1):
+        ws.cell(row=1, column=col, value=head).font = bold
+    for n, row in enumerate(rows, start=2):
+        ws.cell(row=n, column=1, value=row.name)
+        ws.cell(row=n, column=2, value=row.label)
+        target = ws.cell(row=n, column=3, value=_formula(row.value, refs) if _is_formula(row.value) else row.value)
+        fmt = _FORMATS.get(row.unit)
+        if fmt:
+            target.number_format = fmt
+        ws.cell(row=n, column=4, value=row.unit or None)
+        if row.note:
+            ws.cell(row=n, column=5, value=row.note).font = note_font
+    for col, width in ((1, 26), (2, 50), (3, 16), (4, 8), (5, 70)):
+        ws.column_dimensions[get_column_letter(col)].width = width
+
+
+def _is_formula(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith("=")
+
+
+def _formula(text: str, refs: dict[str, str]) -> str:
+    """Names in `text` swapped for absolute cell references (the defined names stay for the reader)."""
+    import re
+
+    def swap(m: re.Match[str]) -> str:
+        return refs.get(m.group(0), m.group(0))
+
     out = []
-    for row in rows:
-        values = row.values
-        if row.cell is not None and row.cell.formula is not None:
-            values = (values[0], resolve_formula(row.cell.formula, refs, here), *values[2:])
-        out.append(tuple(_plain(v) for v in values))
+    for part in re.split(r'("[^"]*")', text):  # leave string literals alone
+        out.append(part if part.startswith('"') else re.sub(r"\b[a-z][a-z0-9_]*\b", swap, part))
+    return "".join(out)
+
+
+def _plain(value: Any) -> Any:
+    return value if value is None or isinstance(value, (int, float, str, bool)) else str(value)
+
+
+def _sheet_rows(sheet: Sheet, refs: dict[str, str]) -> list[tuple[str, tuple[Any, ...]]]:
+    """(kind, values) of the "sheet" worksheet: values, with key figures referring to the Plan."""
+    out = [("title", (sheet.title,)), ("note", (sheet.verdict,)), ("row", ())]
+    for section in sheet.sections:
+        out.append(("title", (section.title,)))
+        for c in section.cells:
+            linked = _SHEET_LINKS.get(c.key)
+            if linked in refs:
+                out.append(("cell", (c.label, "=" + refs[linked], c.unit, "")))
+            else:
+                out.append(("cell", (c.label, _plain(c.value), c.unit, c.note)))
+        if section.table_rows:
+            out.append(("header", tuple(section.table_headers)))
+            out += [("row", tuple(_plain(v) for v in r)) for r in section.table_rows]
+        out += [("note", (n,)) for n in section.notes]
+        out.append(("row", ()))
+    if sheet.assumptions:
+        out.append(("title", ("Assumptions",)))
+        out += [("note", (a,)) for a in sheet.assumptions]
     return out
 
 
-def _fill(ws, rows: list[_Row], values: list[tuple[Any, ...]], fonts: tuple[Any, Any, Any]) -> None:
-    """Write the values of `rows`, styled by row kind, with number formats by unit and fitted column widths."""
-    from openpyxl.utils import get_column_letter
+def write_xlsx(sheet: Sheet, path: str, result=None) -> None:
+    """Write the what-if workbook of `result` (a PlanResult) and the sheet to `path`.
 
-    font_bold, font_title, font_note = fonts
-    widths: dict[int, int] = {}
-    for n, (row, vals) in enumerate(zip(rows, values), start=1):
-        for col, value in enumerate(vals, start=1):
-            if value is None or value == "":
-                continue
-            target = ws.cell(row=n, column=col, value=value)
-            if row.kind == "header":
-                target.font = font_bold
-            elif row.kind == "title" and col == 1:
-                target.font = font_title
-            elif row.kind == "note":
-                target.font = font_note
-            elif row.kind == "cell" and col == 2 and row.cell is not None:
-                unit = row.cell.unit
-                fmt = _NUMBER_FORMATS.get("USD" if unit.startswith("USD") else unit)
-                if fmt and not isinstance(row.cell.value, (str, bool)):
-                    target.number_format = fmt
-            if row.kind not in ("title", "note"):  # long titles and notes may overflow to the right
-                shown = len(str(value)) if not (isinstance(value, str) and value.startswith("=")) else 12
-                widths[col] = max(widths.get(col, 0), shown)
-    for col, width in widths.items():
-        ws.column_dimensions[get_column_letter(col)].width = min(_MAX_WIDTH, max(10, width + 2))
-
-
-def write_xlsx(sheet: Sheet, path: str) -> None:
-    """Write the sheet to `path` as an .xlsx workbook whose formula cells refer to the inputs.
-
-    Raises ValueError naming the key when a formula placeholder matches no cell, before anything is
-    written, and ConfigError when openpyxl is not installed.
+    Without `result` only the "sheet" worksheet is written (as values). Raises ConfigError when
+    openpyxl is not installed or the file cannot be written.
     """
     try:
         from openpyxl import Workbook
         from openpyxl.styles import Font
+        from openpyxl.workbook.defined_name import DefinedName
     except ImportError as e:
         raise ConfigError("writing .xlsx needs openpyxl: pip install 'sizeup[xlsx]'") from e
 
-    input_rows, sheet_rows = _layout(sheet)
-    refs = _references(input_rows, sheet_rows)
-    input_values = _resolved(input_rows, refs, INPUTS_TITLE)
-    sheet_values = _resolved(sheet_rows, refs, SHEET_TITLE)
-
+    inputs, rows = workbook_rows(result) if result is not None else ([], [])
+    refs: dict[str, str] = {}
+    for title, table in ((INPUTS_TITLE, inputs), (PLAN_TITLE, rows)):
+        for n, row in enumerate(table, start=2):
+            if row.name in refs:
+                raise ValueError(f"duplicate workbook name {row.name!r}")
+            refs[row.name] = f"{title}!$C${n}"
     wb = Workbook()
-    ws_inputs = wb.active
-    ws_inputs.title = INPUTS_TITLE
+    ws_in = wb.active
+    ws_in.title = INPUTS_TITLE
+    ws_plan = wb.create_sheet(PLAN_TITLE)
     ws_sheet = wb.create_sheet(SHEET_TITLE)
-    fonts = (Font(bold=True), Font(bold=True, size=13), Font(italic=True, color="555555"))
-    _fill(ws_inputs, input_rows, input_values, fonts)
-    _fill(ws_sheet, sheet_rows, sheet_values, fonts)
-    ws_inputs.freeze_panes = "A2"
-    wb.save(path)
+    fonts = (Font(bold=True), Font(italic=True, color="555555"))
+    _write(ws_in, inputs, refs, fonts)
+    _write(ws_plan, rows, refs, fonts)
+    for name, ref in refs.items():
+        dn = DefinedName(name, attr_text=ref)
+        if hasattr(wb.defined_names, "add"):
+            wb.defined_names.add(dn)
+        else:
+            wb.defined_names[name] = dn
+    title_font = Font(bold=True, size=13)
+    for n, (kind, values) in enumerate(_sheet_rows(sheet, refs), start=1):
+        for col, value in enumerate(values, start=1):
+            if value is None or value == "":
+                continue
+            target = ws_sheet.cell(row=n, column=col, value=value)
+            if kind == "header" or (kind == "title" and col == 1):
+                target.font = title_font if kind == "title" else fonts[0]
+            elif kind == "note":
+                target.font = fonts[1]
+    ws_sheet.column_dimensions["A"].width = 50
+    ws_sheet.column_dimensions["B"].width = 24
+    ws_in.freeze_panes = "A2"
+    try:
+        wb.save(path)
+    except OSError as e:
+        raise ConfigError(f"--out {path!r}: cannot write ({e.strerror})") from None

@@ -26,6 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", help="write the sheet to this file (required for xlsx)")
     p.add_argument("--plots", metavar="DIR", help="also write each chart into DIR as SVG, and PNG when cairosvg "
                                               "is installed (the HTML sheet embeds the charts without it)")
+    p.add_argument("--deploy", metavar="DIR", help="also write Kubernetes manifests of the plan into DIR")
     quick = p.add_argument_group("quick plan without a file")
     quick.add_argument("--task", choices=["chat", "api", "batch", "finetune", "pretrain", "edge"], default="chat")
     quick.add_argument("--users", type=number_flag(minimum=1, maximum=MAX_USERS, unit="count"),
@@ -100,6 +101,12 @@ def run(args: argparse.Namespace) -> int:
         result = plan_scenario(scenario, catalog)
     if notes:
         result = replace(result, assumptions=(*notes, *result.assumptions))
+    if args.deploy:
+        from sizeup.report.deploy import write_deploy
+
+        written = write_deploy(result, args.deploy) if result.meets else []
+        print(f"wrote {', '.join(map(str, written))}" if written else
+              "--deploy: no configuration meets the scenario, nothing written", file=sys.stderr)
     sheet = build_sheet(result)
     charts = None
     if args.plots or args.format == "html":
@@ -117,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "xlsx":
         from sizeup.report.xlsx import write_xlsx
 
-        write_xlsx(sheet, args.out)
+        write_xlsx(sheet, args.out, result=result)
         print(f"wrote {args.out}", file=sys.stderr)
     else:
         if args.format == "md":

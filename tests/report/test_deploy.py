@@ -1,0 +1,150 @@
+"""`--deploy` manifests: each serving example's objects validate against the Kubernetes schemas that
+ship with kubernetes-validate (offline), their HPA range is the sheet's, the engine flags are the
+plan's; the fine-tune writes a Job and the edge device is refused in one line."""
+
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from sizeup.errors import ConfigError
+from sizeup.hardware.catalog import load_catalog
+from sizeup.plan.recommend import plan_scenario
+from sizeup.plan.scenario import load_scenario
+from sizeup.plan.sheet import build_sheet
+from sizeup.report.deploy import manifests, write_deploy
+
+kubernetes_validate = pytest.importorskip("kubernetes_validate")
+yaml = pytest.importorskip("yaml")
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+K8S_VERSION = "1.33.0"
+"""A version whose schemas kubernetes-validate bundles (checked below, so no download is attempted)."""
+SERVING = ["team-api-200-users", "api-70b-p99-ttft", "personal-7b-chat", "vision-inspection"]
+
+
+@lru_cache(maxsize=None)
+def _plan(name):
+    if name == "vision-inspection":
+        pytest.importorskip("torch")  # the model is traced
+    return plan_scenario(load_scenario(EXAMPLES / f"{name}.yaml"), load_catalog(include_user=False))
+
+
+def _validate(obj):
+    kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+
+
+def test_the_schema_version_is_bundled():
+    from kubernetes_validate.utils import all_versions
+
+    assert K8S_VERSION in all_versions()
+    bundled = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
+    assert (bundled / f"v{K8S_VERSION}-local-strict").is_dir()  # the schemas are on disk: no network
+
+
+def _sheet_cell(result, key):
+    for section in build_sheet(result).sections:
+        for cell in section.cells:
+            if cell.key == key:
+                return cell.value
+    raise KeyError(key)
+
+
+@pytest.mark.parametrize("name", SERVING)
+def test_serving_manifests_validate_and_carry_the_sheet(name, tmp_path):
+    result = _plan(name)
+    paths = write_deploy(result, str(tmp_path / "k8s"))
+    objects = [yaml.safe_load(p.read_text()) for p in paths]
+    assert all(p.read_text().strip() for p in paths)
+    kinds = {o["kind"]: o for o in objects}
+    assert set(kinds) == {"Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget"}
+    for obj in objects:
+        _validate(obj)
+    hpa, plan, chosen = kinds["HorizontalPodAutoscaler"]["spec"], result.chosen.replicas, result.chosen
+    assert (hpa["minReplicas"], hpa["maxReplicas"]) == (_sheet_cell(result, "replicas_at_base"),
+                                                       _sheet_cell(result, "replicas"))
+    assert hpa["maxReplicas"] == plan.with_redundancy and hpa["minReplicas"] == plan.at_base
+    target = hpa["metrics"][0]["pods"]["target"]["averageValue"]
+    assert int(target.rstrip("m")) == round(plan.rate_per_replica * (1 - plan.headroom) * 1000)
+    assert kinds["PodDisruptionBudget"]["spec"]["maxUnavailable"] == plan.with_redundancy - plan.for_load
+    pod = kinds["Deployment"]["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == chosen.gpus
+    health = "/v2/health/" if chosen.engine == "torch" else "/health"
+    assert container["readinessProbe"]["httpGet"]["path"].startswith(health)
+    assert container["livenessProbe"]["httpGet"]["path"].startswith(health)
+    assert pod["nodeSelector"]
+    args = container["args"]
+    traffic = result.scenario.traffic
+    max_len = traffic.prompt_p95_tokens + traffic.output_p95_tokens
+    if chosen.engine == "vllm":
+        assert container["image"].startswith("vllm/vllm-openai")
+        assert args[args.index("--tensor-parallel-size") + 1] == str(chosen.gpus)
+        assert args[args.index("--max-model-len") + 1] == str(max_len)
+        assert args[args.index("--max-num-seqs") + 1] == str(chosen.max_batch)
+        assert "--gpu-memory-utilization" in args
+    elif chosen.engine == "torch":  # a vision model: Triton serves it from the model repository volume
+        assert container["image"].startswith("nvcr.io/nvidia/tritonserver") and "--model-repository=/models" in args
+        assert any(v.get("persistentVolumeClaim") for v in pod["volumes"])
+    else:
+        assert chosen.engine == "llama.cpp" and container["image"] == "ghcr.io/ggml-org/llama.cpp:server-cuda"
+        assert args[args.index("--parallel") + 1] == str(chosen.max_batch)
+        assert args[args.index("--ctx-size") + 1] == str(max_len * chosen.max_batch)
+
+
+def test_finetune_writes_a_valid_job(tmp_path):
+    result = _plan("team-lora-finetune")
+    (job,) = manifests(result)
+    assert job["kind"] == "Job"
+    _validate(job)
+    assert job["spec"]["activeDeadlineSeconds"] == 12 * 3600
+    gpus = job["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"]
+    assert gpus * job["spec"]["parallelism"] >= result.chosen.gpus
+
+
+def test_edge_is_refused_in_one_line(tmp_path):
+    result = _plan("jetson-edge")
+    with pytest.raises(ConfigError, match="edge device without Kubernetes") as e:
+        write_deploy(result, str(tmp_path / "k8s"))
+    assert "\n" not in str(e.value)
+    assert not (tmp_path / "k8s").exists()
+
+
+def test_the_validator_rejects_a_broken_manifest():
+    """The check above is not vacuous: a replica count written as text fails the HPA schema."""
+    hpa = next(o for o in manifests(_plan("team-api-200-users")) if o["kind"] == "HorizontalPodAutoscaler")
+    broken = {**hpa, "spec": {**hpa["spec"], "minReplicas": "one"}}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        _validate(broken)
+
+
+def test_tensorrt_llm_deployment_validates():
+    from dataclasses import replace
+
+    result = _plan("api-70b-p99-ttft")
+    result = replace(result, chosen=replace(result.chosen, engine="tensorrt-llm"))
+    objects = manifests(result)
+    for obj in objects:
+        _validate(obj)
+    container = objects[0]["spec"]["template"]["spec"]["containers"][0]
+    assert container["command"] == ["trtllm-serve"]
+    assert container["args"][container["args"].index("--tp_size") + 1] == str(result.chosen.gpus)
+
+
+def test_cli_plan_deploy_writes_the_files(tmp_path, capsys):
+    from sizeup.cli.main import main
+
+    out = tmp_path / "k8s"
+    code = main(["plan", str(EXAMPLES / "team-api-200-users.yaml"), "--deploy", str(out), "--format", "md"])
+    assert code == 0
+    assert sorted(p.name for p in out.iterdir()) == ["deployment.yaml", "horizontalpodautoscaler.yaml",
+                                                     "poddisruptionbudget.yaml", "service.yaml"]
+    assert "wrote" in capsys.readouterr().err
+
+
+def test_cli_plan_deploy_refuses_an_edge_plan(tmp_path, capsys):
+    from sizeup.cli.main import main
+
+    code = main(["plan", str(EXAMPLES / "jetson-edge.yaml"), "--deploy", str(tmp_path / "k8s")])
+    err = capsys.readouterr().err.strip()
+    assert code == 1 and len(err.splitlines()) == 1 and "without Kubernetes" in err
