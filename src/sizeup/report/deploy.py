@@ -145,8 +145,10 @@ def _serving(result, chosen) -> list[dict[str, Any]]:
                         "metric": {"name": _METRIC},
                         "target": {"type": "AverageValue", "averageValue": f"{max(1, round(usable * 1000))}m"}}}]}}
     spare = plan.with_redundancy - plan.for_load
+    if spare <= 0:  # no spare replica (owned hardware without redundancy asked): nothing may be disrupted safely
+        return [deployment, service, hpa]
     pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name, "labels": labels},
-           "spec": {"maxUnavailable": max(1, spare), "selector": {"matchLabels": labels}}}
+           "spec": {"maxUnavailable": spare, "selector": {"matchLabels": labels}}}
     return [deployment, service, hpa, pdb]
 
 
@@ -191,6 +193,10 @@ def manifests(result) -> list[dict[str, Any]]:
         return _job(result, chosen)
     if chosen.replicas is None or result.scenario.traffic is None:
         raise ConfigError(f"--deploy: the {task} plan has no replicas to deploy")
+    if task == "vision" and chosen.engine not in IMAGES:  # a torch / ONNX Runtime / TensorRT runtime: Triton serves it
+        from dataclasses import replace
+
+        chosen = replace(chosen, engine="torch")
     if chosen.engine not in IMAGES:
         raise ConfigError(f"--deploy: engine {chosen.engine!r} has no server image to deploy; expected one of "
                           f"{', '.join(IMAGES)}")
