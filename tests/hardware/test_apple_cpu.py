@@ -30,7 +30,7 @@ def test_m1_max_cpu_bandwidth_is_the_measured_cluster_limit(catalog):
 
 
 @pytest.mark.parametrize("device_id, p, e, p_mhz, e_mhz",
-                         [("apple-m3-max-cpu", 12, 4, 4050, 2400), ("apple-m1-cpu", 4, 4, 3200, 2064)])
+                         [("apple-m3-max-cpu", 12, 4, 4050, 2748), ("apple-m4-pro-cpu", 10, 4, 3852, 2592), ("apple-m1-cpu", 4, 4, 3200, 2064)])
 def test_cpu_peak_is_cores_times_clock_times_neon_rate(catalog, device_id, p, e, p_mhz, e_mhz):
     cpu = catalog.devices[device_id]
     expected = p * p_mhz * 1e6 * P_CORE + e * e_mhz * 1e6 * E_CORE
