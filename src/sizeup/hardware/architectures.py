@@ -16,7 +16,8 @@ from typing import Any
 from sizeup.errors import CatalogError
 from sizeup.hardware.schema import FLOAT_PRECISIONS, PRECISIONS, DeviceSpec, _Fields
 
-__all__ = ["Architecture", "ArchitectureTable", "parse_architectures", "derivable_peaks", "complete_device"]
+__all__ = ["Architecture", "ArchitectureTable", "parse_architectures", "derivable_peaks", "hybrid_peaks",
+           "complete_device"]
 
 _CLOCK_SOURCES = (("vector", "fp32"), ("vector", "fp16"), ("tensor", "bf16"), ("tensor", "fp16"), ("tensor", "int8"),
                   ("tensor", "tf32"), ("tensor", "fp8"))
@@ -213,8 +214,43 @@ def _scaled_from_published(device: DeviceSpec, arch: Architecture,
     return out
 
 
+def hybrid_peaks(device: DeviceSpec, table: ArchitectureTable) -> dict[str, tuple[float, str]]:
+    """A hybrid CPU's vector and matrix peaks: the sum over its core types (P- and E-cores) of
+    cores x all-core clock x that core's rate, for each precision every core type has."""
+    archs = [table.get(arch_id, device.path) for _, arch_id, _, _ in device.core_types]
+    out: dict[str, tuple[float, str]] = {}
+    for unit in ("tensor", "vector"):
+        rate_sets = [a.tensor if unit == "tensor" else a.vector for a in archs]
+        common = [p for p in rate_sets[0] if all(p in r for r in rate_sets)]
+        for precision in common:
+            value, parts = 0.0, []
+            for (name, arch_id, cores, clock), rates in zip(device.core_types, rate_sets):
+                value += cores * clock * rates[precision]
+                parts.append(f"{cores} {name} x {clock / 1e6:,.0f} MHz all-core x {rates[precision]:g} "
+                             f"({arch_id})")
+            out[f"{unit}.{precision}"] = (value, f"derived: sum over core types of {' + '.join(parts)} "
+                                                 f"{precision} FLOPs per core per clock")
+    return out
+
+
 def complete_device(device: DeviceSpec, table: ArchitectureTable) -> DeviceSpec:
-    """`device` with every peak its file leaves out derived from its architecture (when it names one)."""
+    """`device` with every peak its file leaves out derived from its architecture (when it names one),
+    or for a hybrid CPU from its core types (always with the wider architecture-clock range: all-core
+    clocks under sustained vector load depend on the board's power limits)."""
+    if device.core_types:
+        peaks = hybrid_peaks(device, table)
+        tensor, vector = dict(device.peak_flops_per_s), dict(device.vector_flops_per_s)
+        derived: dict[str, str] = {}
+        for key, (value, method) in peaks.items():
+            kind, _, precision = key.partition(".")
+            target = tensor if kind == "tensor" else vector
+            if precision not in target:
+                target[precision] = value
+                derived[key] = method
+        if not derived:
+            return device
+        return replace(device, peak_flops_per_s=tensor, vector_flops_per_s=vector, derived_peaks=derived,
+                       derived_range=table.architecture_clock_range)
     if device.architecture is None:
         return device
     arch = table.get(device.architecture, device.path)

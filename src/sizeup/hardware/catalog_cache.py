@@ -88,6 +88,8 @@ def _from_plain(cls: type, data: dict[str, Any]):
     for key in _TUPLE_FIELDS & names:
         if values[key] is not None:
             values[key] = tuple(values[key])
+    if "core_types" in values:
+        values["core_types"] = tuple(tuple(t) for t in values["core_types"] or ())
     if values.get("interconnect") is not None:
         values["interconnect"] = Interconnect(**values["interconnect"])
     return cls(**values)

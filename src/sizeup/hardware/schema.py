@@ -75,6 +75,9 @@ class DeviceSpec:
     host_cpu: str | None = None
     """Device id of the CPU of the same machine (an SoC's CPU cluster): where llama.cpp layers kept off
     the GPU run."""
+    core_types: tuple[tuple[str, str, int, float], ...] = ()
+    """Hybrid CPUs (P- and E-cores): (label, architecture id, cores, all-core clock in Hz) per core type;
+    a missing peak is the sum over the types of cores x clock x the architecture's per-core rate."""
     derived_peaks: dict[str, str] = field(default_factory=dict)
     """Peaks not published but derived from the architecture table: {"tensor.fp16": method}."""
     derived_range: tuple[float, float] | None = None
@@ -119,6 +122,8 @@ class DeviceSpec:
             "variant_group": self.variant_group, "preferred_variant": self.preferred_variant,
             "fp32_accumulate": self.fp32_accumulate, "tensor_rate_scale": self.tensor_rate_scale,
             "host_cpu": self.host_cpu,
+            "core_types": [{"name": n, "architecture": a, "cores": c, "all_core_clock_hz": h}
+                           for n, a, c, h in self.core_types],
             "derived_peaks": dict(self.derived_peaks), "resolved_as": self.resolved_as,
             "derived_range": None if self.derived_range is None else
             {"low": self.derived_range[0], "high": self.derived_range[1]},
@@ -261,8 +266,23 @@ _DEVICE_KEYS = {
     "dense_tops", "vector_tflops", "fp16_acc16_dense_tflops", "interconnect", "pcie", "tdp_w", "l2_mib",
     "compute_units", "compute_unit_name", "boost_clock_mhz", "memory_type", "ecc_default", "notes", "source",
     "retrieved", "architecture", "memory_channels", "variant_group", "preferred_variant",
-    "fp32_accumulate", "host_cpu", "tensor_rate_scale",
+    "fp32_accumulate", "host_cpu", "tensor_rate_scale", "core_types",
 }
+
+
+def _core_types(f: _Fields) -> tuple[tuple[str, str, int, float], ...]:
+    items = f.data.get("core_types")
+    if items is None:
+        return ()
+    if not isinstance(items, list) or not items:
+        raise f.fail("core_types", "a non-empty list of {name, architecture, cores, all_core_clock_mhz}")
+    out = []
+    for i, item in enumerate(items):
+        c = _Fields(item, f.path, f"core_types[{i}].")
+        c.check_keys({"name", "architecture", "cores", "all_core_clock_mhz"})
+        out.append((c.text("name"), c.text("architecture"), c.integer("cores", required=True),
+                    c.number("all_core_clock_mhz") * 1e6))
+    return tuple(out)
 
 
 def parse_device(data: Any, path: str | Path) -> DeviceSpec:
@@ -315,7 +335,7 @@ def parse_device(data: Any, path: str | Path) -> DeviceSpec:
         architecture=f.text("architecture", required=False), memory_channels=f.integer("memory_channels"),
         variant_group=f.text("variant_group", required=False), preferred_variant=preferred,
         fp32_accumulate=accumulate, host_cpu=f.text("host_cpu", required=False),
-        tensor_rate_scale=1.0 if scale is None else scale,
+        tensor_rate_scale=1.0 if scale is None else scale, core_types=_core_types(f),
         notes=f.strings("notes"),
         source=f.text("source"), retrieved=f.date("retrieved"), path=path,
     )
