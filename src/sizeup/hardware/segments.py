@@ -26,16 +26,17 @@ _WORKSTATION = ("rtx-a", "rtx-pro-", "radeon-pro-", "dgx-spark")
 
 
 def segment_of(device: DeviceSpec) -> str:
-    """The class of `device`: edge (Jetson, Raspberry Pi), apple (M-series), consumer (GeForce RTX 20-50
-    and TITAN, Radeon RX, Arc), workstation (RTX A/Ada/PRO, Radeon PRO, DGX Spark), cpu (other CPUs),
+    """The class of `device`: edge (Jetson, Raspberry Pi), cpu (every CPU, a Mac's CPU cluster included), apple
+    (M-series SoCs: their GPU), consumer (GeForce RTX 20-50
+    and TITAN, Radeon RX, Arc), workstation (RTX A/Ada/PRO, Radeon PRO, DGX Spark),
     else datacenter."""
     did = device.id
     if did.startswith(_EDGE):
         return "edge"
-    if device.vendor == "apple" or did.startswith("apple-"):
-        return "apple"
     if device.kind == "cpu":
         return "cpu"
+    if device.vendor == "apple" or did.startswith("apple-"):
+        return "apple"
     if did.endswith("-ada") or did.startswith(_WORKSTATION):
         return "workstation"
     if did.startswith(_CONSUMER):
