@@ -130,3 +130,17 @@ def test_cli_xlsx_of_a_quick_plan_counts_users(tmp_path):
     assert value(names["users"]) == 50
     assert value(names["peak_requests_per_s"]) == pytest.approx(
         50 * value(names["requests_per_user_per_hour"]) / 3600 * value(names["peak_factor"]), rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["team-api-200-users", "team-lora-finetune"])
+def test_the_sheet_worksheet_opens_with_the_headline_and_its_live_cost(name, tmp_path):
+    from openpyxl import load_workbook
+
+    result, path = _workbook(name, tmp_path)
+    ws = load_workbook(path)["sheet"]
+    headline = build_sheet(result).headline
+    assert ws["A2"].value == headline.text
+    key = "monthly_cost" if name == "team-api-200-users" else "job_cost"
+    assert ws["B3"].value == "=" + load_workbook(path).defined_names[key].attr_text
+    cost = _calc(path)(f"'[{path.name}]SHEET'!B3")
+    assert cost == pytest.approx(headline.cost_usd, rel=1e-9)

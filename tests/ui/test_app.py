@@ -129,6 +129,14 @@ def test_plan_downloads_are_the_sheet_in_each_format(client):
     assert client.get(f"/plan/download/{key}.md").text.lstrip().startswith("#")
     assert "<html" in client.get(f"/plan/download/{key}.html").text.lower()
     assert client.get(f"/plan/download/{key}.exe").status_code == 404
+    deploy = client.get(f"/plan/download/{key}.zip")  # the manifests of `plan --deploy`
+    assert deploy.status_code == 200, deploy.text
+    import yaml
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(deploy.content)) as archive:
+        kinds = {yaml.safe_load(archive.read(n))["kind"] for n in archive.namelist()}
+    assert {"Deployment", "Service", "HorizontalPodAutoscaler"} <= kinds
 
 
 def test_compare_lists_devices_and_filters_by_vendor(client):
@@ -186,3 +194,12 @@ def test_compare_rows_are_the_cli_device_table(client):
     assert got.keys() == want.keys()
     for device, row in want.items():
         assert {k: got[device][k] for k in row} == row, device
+
+
+def test_an_uploaded_gguf_header_is_estimated(client):
+    from tests.ingest.model_files import tiny_llama_gguf
+
+    r = client.post("/estimate/result", files={"file": ("tiny.gguf", tiny_llama_gguf())},
+                    data={"device": "rtx-4090", "engine": "llama.cpp", "batch": "1"})
+    assert r.status_code == 200 and 'id="figures"' in r.text, r.text[:300]
+    assert "class=\"error\"" not in r.text

@@ -261,7 +261,14 @@ def _plain(value: Any) -> Any:
 
 def _sheet_rows(sheet: Sheet, refs: dict[str, str]) -> list[tuple[str, tuple[Any, ...]]]:
     """(kind, values) of the "sheet" worksheet: values, with key figures referring to the Plan."""
-    out = [("title", (sheet.title,)), ("note", (sheet.verdict,)), ("row", ())]
+    out = [("title", (sheet.title,))]
+    headline = getattr(sheet, "headline", None)
+    if headline is not None:  # what a manager reads first; its cost live over the Inputs when the plan has them
+        out.append(("headline", (headline.text,)))
+        for key, label in (("monthly_cost", "monthly cost on the plan's pricing basis"), ("job_cost", "job cost")):
+            if key in refs:
+                out.append(("cell", (label, "=" + refs[key], "USD", "live: follows the Inputs sheet")))
+    out += [("note", (sheet.verdict,)), ("row", ())]
     for section in sheet.sections:
         out.append(("title", (section.title,)))
         for c in section.cells:
@@ -321,7 +328,7 @@ def write_xlsx(sheet: Sheet, path: str, result=None) -> None:
             if value is None or value == "":
                 continue
             target = ws_sheet.cell(row=n, column=col, value=value)
-            if kind == "header" or (kind == "title" and col == 1):
+            if kind in ("header", "headline") or (kind == "title" and col == 1):
                 target.font = title_font if kind == "title" else fonts[0]
             elif kind == "note":
                 target.font = fonts[1]

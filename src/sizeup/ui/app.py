@@ -26,7 +26,9 @@ __all__ = ["create_app"]
 HERE = Path(__file__).parent
 UPLOAD_SUFFIXES = (".json", ".safetensors", ".gguf")
 DOWNLOADS = {"html": "text/html", "md": "text/markdown", "json": "application/json",
-             "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"}
+             "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+             "zip": "application/zip"}
+"""The sheet's formats, and `zip`: the Kubernetes manifests of `sizeup plan … --deploy DIR`, zipped."""
 
 
 def create_app(workdir: str | Path | None = None) -> Starlette:
@@ -244,6 +246,20 @@ def _try(func):
 def _plan_file(argv: list[str], fmt: str, folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"sheet.{fmt}"
+    if fmt == "zip":  # the deploy files: `plan --deploy DIR`, one YAML per object, in one archive
+        import zipfile
+
+        manifests = folder / "deploy"
+        code, _, err = cli_run([*argv, "--format", "json", "--deploy", str(manifests)])
+        files = sorted(manifests.glob("*.yaml")) if manifests.is_dir() else []
+        if code not in (0, 2) or not files:
+            raise UiError(err.strip().splitlines()[-1].removeprefix("sizeup: error: ") if err.strip()
+                          else "no configuration meets the scenario: no deploy files")
+        path = folder / "deploy.zip"
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+            for f in files:
+                archive.write(f, arcname=f"k8s/{f.name}")
+        return path
     if fmt == "json":
         code, out, err = cli_run([*argv, "--format", "json"])
         if code not in (0, 2):

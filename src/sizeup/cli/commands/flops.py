@@ -63,7 +63,10 @@ def trace_from_args(args: argparse.Namespace):
     if args.dim:
         raise ConfigError(f"--dim {args.dim[0]}: only for ONNX targets (MODEL.onnx); use --input for torch models")
     inputs = parse_input_specs(args.input, args.input_spec)
-    return count_flops(args.target, inputs, dtype=args.dtype, mode=mode, optimizer=args.optimizer)
+    from sizeup.cli.progress import Progress
+
+    with Progress(f"tracing {args.target} ({mode})"):  # a 7B model traces for seconds: the clock runs on a terminal
+        return count_flops(args.target, inputs, dtype=args.dtype, mode=mode, optimizer=args.optimizer)
 
 
 def parse_dims(items: list[str]) -> dict[str, int]:
