@@ -5,7 +5,7 @@ every count of tokens a suffix (4k, 2M). A bad value is one line naming the flag
 
 from __future__ import annotations
 
-from sizeup.units import MAX_BATCH, MAX_SLA_S, MAX_TOKENS, number_flag
+from sizeup.units import MAX_BATCH, MAX_GPUS, MAX_SLA_S, MAX_TOKENS, number_flag
 
 MAX_DURATION_S = 30 * 86_400.0
 """A sweep, load test or watch: thirty days at most."""
@@ -25,6 +25,8 @@ TOKENS = number_flag(integer=True, minimum=1, maximum=MAX_TOKENS, unit="count")
 TOKENS_OR_ZERO = number_flag(integer=True, minimum=0, maximum=MAX_TOKENS, unit="count")
 
 BATCH = number_flag(integer=True, minimum=1, maximum=MAX_BATCH)
+
+GPUS = number_flag(integer=True, minimum=1, maximum=MAX_GPUS)
 
 COUNT = number_flag(integer=True, minimum=1, maximum=10**9, unit="count")
 """A positive whole count (requests, repetitions): '1000', '10k'."""

@@ -1,10 +1,10 @@
-"""Which devices a scenario may use, which cloud offers carry them, and the hourly price of one replica."""
+"""Which devices a scenario may use and which cloud offers carry them; the hourly price of one replica
+(`hourly_price`, `replica_price`) lives with the offers in `sizeup.hardware.offer_price`."""
 
 from __future__ import annotations
 
-import math
-
 from sizeup.hardware.catalog import Catalog
+from sizeup.hardware.offer_price import hourly_price, replica_price
 from sizeup.hardware.schema import DeviceSpec, Offer
 from sizeup.plan.scenario import Scenario
 
@@ -31,24 +31,3 @@ def offers_for(catalog: Catalog, scenario: Scenario, device: DeviceSpec, gpus: i
         if o.gpu_count >= gpus and o.gpu_count % gpus == 0 or gpus % o.gpu_count == 0:
             out.append(o)
     return out
-
-
-def hourly_price(offer: Offer, basis: str) -> tuple[float, str]:
-    """(USD per hour of the instance, basis used) on `basis`; on-demand when the offer has no such price."""
-    value = {"spot": offer.spot_usd_per_hour, "reserved-1y": offer.reserved_1y_usd_per_hour}.get(basis)
-    return (value, basis) if value else (offer.on_demand_usd_per_hour, "on-demand")
-
-
-def replica_price(offers: list[Offer], gpus: int, basis: str) -> tuple[Offer | None, float]:
-    """Cheapest hourly price of one replica of `gpus` GPUs on the pricing `basis` (plan.cost.PRICING_BASES):
-    instances holding several replicas are split between them."""
-    best, best_price = None, math.inf
-    for o in offers:
-        instance, _ = hourly_price(o, basis)
-        if o.gpu_count >= gpus:
-            hourly = instance * gpus / o.gpu_count
-        else:
-            hourly = instance * math.ceil(gpus / o.gpu_count)
-        if hourly < best_price:
-            best, best_price = o, hourly
-    return best, best_price

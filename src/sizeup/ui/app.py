@@ -18,7 +18,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from sizeup.ui.bridge import MAX_UPLOAD_BYTES, UiError, check_model, cli_json, cli_run
+from sizeup.ui.bridge import MAX_UPLOAD_BYTES, UiError, check_model, cli_json, cli_run, error_line
 from sizeup.ui.forms import (DEFAULTS, estimate_argv, number_arg, plan_quick_argv, train_argv)
 
 __all__ = ["create_app"]
@@ -253,8 +253,7 @@ def _plan_file(argv: list[str], fmt: str, folder: Path) -> Path:
         code, _, err = cli_run([*argv, "--format", "json", "--deploy", str(manifests)])
         files = sorted(manifests.glob("*.yaml")) if manifests.is_dir() else []
         if code not in (0, 2) or not files:
-            raise UiError(err.strip().splitlines()[-1].removeprefix("sizeup: error: ") if err.strip()
-                          else "no configuration meets the scenario: no deploy files")
+            raise UiError(error_line(err, "no configuration meets the scenario: no deploy files"))
         path = folder / "deploy.zip"
         with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
             for f in files:
@@ -263,12 +262,12 @@ def _plan_file(argv: list[str], fmt: str, folder: Path) -> Path:
     if fmt == "json":
         code, out, err = cli_run([*argv, "--format", "json"])
         if code not in (0, 2):
-            raise UiError(err.strip().splitlines()[-1].removeprefix("sizeup: error: ") if err.strip() else "plan failed")
+            raise UiError(error_line(err, "plan failed"))
         path.write_text(out)
         return path
     code, _, err = cli_run([*argv, "--format", fmt, "--out", str(path)])
     if code not in (0, 2) or not path.exists():
-        raise UiError(err.strip().splitlines()[-1].removeprefix("sizeup: error: ") if err.strip() else "plan failed")
+        raise UiError(error_line(err, "plan failed"))
     return path
 
 

@@ -18,7 +18,7 @@ import json
 import threading
 from pathlib import Path
 
-__all__ = ["MAX_UPLOAD_BYTES", "UiError", "check_model", "cli_json", "cli_run"]
+__all__ = ["MAX_UPLOAD_BYTES", "UiError", "check_model", "cli_json", "cli_run", "error_line"]
 
 MAX_UPLOAD_BYTES = 8 * 1024 * 1024
 """Largest upload read: a config.json, a scenario YAML, or the first 8 MiB of a .safetensors / .gguf
@@ -49,9 +49,10 @@ def cli_run(argv: list[str]) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def _message(stderr: str) -> str:
+def error_line(stderr: str, default: str = "the request failed") -> str:
+    """The one-line message of a failed CLI run (its last stderr line, without the "sizeup: error: " prefix)."""
     lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
-    line = lines[-1] if lines else "the request failed"
+    line = lines[-1] if lines else default
     return line.removeprefix("sizeup: error: ")
 
 
@@ -59,7 +60,7 @@ def cli_json(argv: list[str], ok_codes: tuple[int, ...] = (0,)) -> dict:
     """The JSON object `sizeup ARGV` prints (ARGV includes --json / --format json)."""
     code, out, err = cli_run(argv)
     if code not in ok_codes or not out.strip():
-        raise UiError(_message(err))
+        raise UiError(error_line(err))
     try:
         return json.loads(out)
     except ValueError:

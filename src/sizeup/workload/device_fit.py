@@ -9,13 +9,13 @@ cheapest on-demand cloud offer carrying the device, per GPU, over the decode tok
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from sizeup.errors import SizeupError
 from sizeup.hardware.catalog import Catalog
+from sizeup.hardware.offer_price import replica_price
 from sizeup.hardware.schema import DeviceSpec, Offer
 from sizeup.hardware.segments import segment_of
 
@@ -90,12 +90,8 @@ class DeviceFit:
 
 def cheapest_offer(catalog: Catalog, device: DeviceSpec) -> tuple[Offer | None, float | None]:
     """The cheapest on-demand offer carrying `device`, and its price per GPU-hour."""
-    best, best_price = None, math.inf
-    for offer in catalog.offers_for(device.id):
-        per_gpu = offer.on_demand_usd_per_hour / offer.gpu_count
-        if per_gpu < best_price:
-            best, best_price = offer, per_gpu
-    return best, (best_price if best is not None else None)
+    offer, price = replica_price(catalog.offers_for(device.id), 1, "on-demand")
+    return offer, (price if offer is not None else None)
 
 
 def device_fit(arch, device: DeviceSpec, catalog: Catalog, *, engine: str | None, estimate_at,

@@ -6,13 +6,9 @@ import argparse
 
 from sizeup.cli.calibration import add_calibration_arguments, add_runtime_argument
 from sizeup.cli.commands.hw import add_catalog_argument
+from sizeup.cli.flags import BATCH as _BATCH, GPUS as _GPUS, TOKENS as _TOKENS, TOKENS_OR_ZERO
 from sizeup.report.terminal import render_table
-from sizeup.units import (MAX_BATCH, MAX_GPUS, MAX_LAYERS, MAX_TOKENS, format_bytes, format_seconds,
-                          number_flag)
-
-_GPUS = number_flag(integer=True, minimum=1, maximum=MAX_GPUS)
-_BATCH = number_flag(integer=True, minimum=1, maximum=MAX_BATCH)
-_TOKENS = number_flag(integer=True, minimum=1, maximum=MAX_TOKENS, unit="count")
+from sizeup.units import MAX_LAYERS, format_bytes, format_seconds, number_flag
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "and CPUs, vllm on workstation and data-centre GPUs)")
     p.add_argument("--batch", type=_BATCH, default=1, help="concurrent sequences (default 1)")
     p.add_argument("--prompt", type=_TOKENS, default=512, help="prompt tokens (default 512)")
-    p.add_argument("--output", type=number_flag(integer=True, minimum=0, maximum=MAX_TOKENS, unit="count"), default=128,
+    p.add_argument("--output", type=TOKENS_OR_ZERO, default=128,
                    help="generated tokens (default 128)")
     p.add_argument("--context", type=_TOKENS, help="tokens the cache must hold per sequence (default prompt + output)")
     p.add_argument("--gpu-layers", type=number_flag(integer=True, minimum=0, maximum=MAX_LAYERS),

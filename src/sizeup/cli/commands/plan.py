@@ -8,12 +8,11 @@ import sys
 from pathlib import Path
 
 from sizeup.cli.commands.hw import add_catalog_argument
+from sizeup.cli.flags import SLA_S as _SLA_S, TOKENS as _TOKENS
 from sizeup.errors import EXIT_NO_PLAN
-from sizeup.units import MAX_REQUESTS_PER_S, MAX_SLA_S, MAX_TOKENS, MAX_USERS, number_flag
+from sizeup.units import MAX_REQUESTS_PER_S, MAX_USERS, number_flag
 
 NO_CONFIGURATION_MEETS = EXIT_NO_PLAN
-_SLA_S = number_flag(above=0, maximum=MAX_SLA_S, unit="s")
-_TOKENS = number_flag(integer=True, minimum=1, maximum=MAX_TOKENS, unit="count")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

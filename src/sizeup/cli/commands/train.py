@@ -7,14 +7,13 @@ import sys
 
 from sizeup.cli.calibration import add_calibration_arguments
 from sizeup.cli.commands.hw import add_catalog_argument
+from sizeup.cli.flags import BATCH as _BATCH, GPUS as _GPUS
 from sizeup.report.terminal import render_table
-from sizeup.units import (MAX_BATCH, MAX_GPUS, MAX_LAYERS, MAX_PARALLEL, MAX_TOKENS, MAX_TRAINING_TOKENS,
+from sizeup.units import (MAX_LAYERS, MAX_PARALLEL, MAX_TOKENS, MAX_TRAINING_TOKENS,
                           format_bytes, format_seconds, number_flag)
 from sizeup.workload.frameworks import framework_ids
 
-_GPUS = number_flag(integer=True, minimum=1, maximum=MAX_GPUS)
 _DEGREE = number_flag(integer=True, minimum=1, maximum=MAX_PARALLEL)
-_BATCH = number_flag(integer=True, minimum=1, maximum=MAX_BATCH)
 _TRAINING_TOKENS = number_flag(above=0, maximum=MAX_TRAINING_TOKENS, unit="count")
 
 
