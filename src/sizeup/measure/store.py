@@ -82,6 +82,28 @@ def _check_count(value: object, what: str) -> None:
         raise ConfigError(f"{what} {value!r} is not a positive integer")
 
 
+
+WAL_SWITCH_WAIT_S = 30.0
+"""As the connection's busy timeout: how long a writer waits for another to finish switching a new file to WAL."""
+
+
+def _set_wal(conn: sqlite3.Connection) -> None:
+    """PRAGMA journal_mode=WAL, waiting for a concurrent writer: SQLite answers "database is locked" at once,
+    without its busy handler, when two connections switch a new file's journal mode at the same moment."""
+    import time
+
+    deadline = time.monotonic() + WAL_SWITCH_WAIT_S
+    delay = 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) and "busy" not in str(e) or time.monotonic() > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
+
 class Store:
     """A SQLite file of measurement runs; open it with `Store(path)` or `with Store() as store:`.
 
@@ -146,7 +168,7 @@ class Store:
             conn.execute("PRAGMA query_only=ON")
             self.version = version
             return
-        conn.execute("PRAGMA journal_mode=WAL")
+        _set_wal(conn)
         conn.execute("PRAGMA synchronous=FULL")
         conn.execute("PRAGMA foreign_keys=ON")
         if version == SCHEMA_VERSION:
