@@ -12,7 +12,6 @@ from sizeup.errors import ConfigError, ResolveError
 from sizeup.ingest.arch import ModelArch
 from sizeup.ingest.config_file import read_config_file
 from sizeup.ingest.families.registry import parse_config
-from sizeup.ingest.headers import model_from_header
 
 __all__ = ["load_model", "list_presets"]
 
@@ -55,9 +54,14 @@ def load_model(name_or_path: str) -> ModelArch:
         if not path.is_file():
             raise ConfigError(f"model folder {name_or_path!r} has no config.json")
     elif path.suffix in (".safetensors", ".gguf") or (path.exists() and path.suffix != ".json"):
+        from sizeup.ingest.headers import model_from_header
+
         return model_from_header(path)
     if path.suffix == ".json" or path.exists():
         return parse_config(read_config_file(path), name=path.parent.name or path.stem, where=str(path))
+    exact = _models_dir() / f"{name_or_path}.json"
+    if "/" not in name_or_path and exact.is_file():  # a preset by its file name: no need to read every preset
+        return parse_config(read_config_file(exact), name=exact.stem, where=str(exact))
     paths, names = _preset_index()
     key = normalize_name(name_or_path)
     if key not in names:

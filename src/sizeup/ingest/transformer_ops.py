@@ -16,8 +16,6 @@ from functools import lru_cache
 from sizeup.errors import ConfigError
 from sizeup.formats import WeightFormat, get_format, tensor_bytes, tensor_bytes_map
 from sizeup.ingest.arch import LayerSpec, ModelArch
-from sizeup.ingest.cross_attention_ops import cross_attention
-from sizeup.ingest.ssm_ops import ssm_mixer
 from sizeup.ledger import Ledger, OpKind, OpRecord, Phase
 from sizeup.ops.attention import SOFTMAX_FLOPS_PER_ELEMENT
 from sizeup.ops.elementwise import FLOPS_PER_ELEMENT
@@ -293,6 +291,8 @@ class _Builder:
         t, h, p = self.step.tokens, self.arch.hidden, f"model.layers.{i}"
         if layer.ssm is not None:  # Mamba: a norm, the state-space mixer, the residual
             self.norm(f"{p}.norm", t, h, f"layers.{i}.norm0.weight")
+            from sizeup.ingest.ssm_ops import ssm_mixer  # state-space layers only
+
             ssm_mixer(self, i, layer)
             self.elementwise("add", p, t * h, 1, inputs=2)
             return
@@ -309,6 +309,8 @@ class _Builder:
             self.norm(f"{p}.input_layernorm", t, h, f"layers.{i}.norm0.weight")
         self.attention(i, layer)
         if self.arch.cross_source:
+            from sizeup.ingest.cross_attention_ops import cross_attention  # encoder-decoders only
+
             cross_attention(self, i, layer)
         if layer.norms == 4:
             self.norm(f"{p}.post_attention_layernorm", t, h, f"layers.{i}.norm1.weight")

@@ -1,6 +1,6 @@
-"""Op cost formulas. Importing this package registers every formula (pure Python, no torch)."""
+"""Op cost formulas (pure Python, no torch). The formula modules register themselves; the registry imports
+them all on its first lookup, so `from sizeup.ops.attention import …` costs only that module."""
 
-from sizeup.ops import attention, conv, copy, elementwise, matmul, norm, onnx_ops, pool  # noqa: F401  (registers)
 from sizeup.ops.registry import OpCall, OpCost, cost_of, lookup, op_cost, registered_names
 
 __all__ = ["OpCall", "OpCost", "cost_of", "lookup", "op_cost", "registered_names"]

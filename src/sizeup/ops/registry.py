@@ -79,6 +79,20 @@ class Formula:
 
 
 _REGISTRY: dict[str, Formula] = {}
+_FORMULA_MODULES = ("attention", "conv", "copy", "elementwise", "matmul", "norm", "onnx_ops", "pool")
+_loaded = False
+
+
+def _load_formulas() -> None:
+    """Import every formula module once, on the first lookup (an estimate from a config never looks one up,
+    and so does not pay for the conv, pool and ONNX tables)."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        from importlib import import_module
+
+        for module in _FORMULA_MODULES:
+            import_module(f"sizeup.ops.{module}")
 
 
 def op_cost(*names: str, kind: OpKind) -> Callable[[Callable[[OpCall], OpCost]], Callable[[OpCall], OpCost]]:
@@ -100,6 +114,7 @@ def register_many(names: Iterable[str], kind: OpKind, fn: Callable[[OpCall], OpC
 
 def lookup(name: str) -> Formula | None:
     """The formula for `name`; in-place ("aten.add_") and out= variants fall back to the base op."""
+    _load_formulas()
     formula = _REGISTRY.get(name)
     if formula is None and name.endswith("_") and not name.endswith("__"):
         formula = _REGISTRY.get(name[:-1])
@@ -115,6 +130,7 @@ def cost_of(call: OpCall) -> tuple[OpKind, OpCost, bool]:
 
 
 def registered_names() -> list[str]:
+    _load_formulas()
     return sorted(_REGISTRY)
 
 

@@ -17,7 +17,6 @@ from sizeup.hardware.schema import DeviceSpec
 from sizeup.ingest.hf_config import ModelArch
 from sizeup.ingest.transformer_ops import KV_BYTES_PER_ELEMENT, Step, transformer_ledger
 from sizeup.ledger import Ledger, OpKind
-from sizeup.price.comm import collective_time, device_link
 from sizeup.price.efficiency import Efficiency, device_efficiency
 from sizeup.price.engines import EngineProfile, get_engine
 from sizeup.price.kernels import kernel_peak, select_kernel
@@ -198,6 +197,8 @@ def _price_phase(ledger: Ledger, device: DeviceSpec, eff: Efficiency, gpus: int,
     comm = Range(0.0, 0.0, 0.0)
     notes = list(roof.notes)
     if gpus > 1:
+        from sizeup.price.comm import collective_time, device_link  # tensor parallel only
+
         link = device_link(device)
         if link is None:
             notes.append(f"{device.id}: no link bandwidth in the catalog: tensor-parallel communication not priced")

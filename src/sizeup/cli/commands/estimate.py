@@ -7,7 +7,6 @@ import argparse
 from sizeup.cli.calibration import add_calibration_arguments, add_runtime_argument
 from sizeup.cli.commands.hw import add_catalog_argument
 from sizeup.cli.flags import BATCH as _BATCH, GPUS as _GPUS, TOKENS as _TOKENS, TOKENS_OR_ZERO
-from sizeup.report.terminal import render_table
 from sizeup.units import MAX_LAYERS, format_bytes, format_seconds, number_flag
 
 
@@ -200,6 +199,8 @@ def run_onnx(args: argparse.Namespace, device, notes: list[str]) -> int:
           f"{point['bound']}-bound")
     if sweep:
         print()
+        from sizeup.report.terminal import render_table
+
         print(render_table(["batch", "peak memory", "fits", "latency", "samples/s", "bound"],
                            [[p["batch"], format_bytes(p["report"].memory.peak_bytes), "yes" if p["fits"] else "no",
                              format_seconds(p["latency_s"].typical), f"{p['throughput_per_s'].typical:,.1f}",
@@ -224,6 +225,8 @@ def _batches(text: str) -> list[int] | None:
 
 
 def render_sweep(points) -> str:
+    from sizeup.report.terminal import render_table
+
     rows = []
     for p in points:
         rows.append([p.batch, "yes" if p.fits else "no", format_seconds(p.ttft_s.typical),
@@ -239,6 +242,8 @@ def _range(r, fmt) -> str:
 
 
 def render_estimate(e) -> str:
+    from sizeup.report.terminal import render_table
+
     cfg, m, arch = e.config, e.memory, e.arch
     moe = f", {arch.active_params / 1e9:.2f}B active" if arch.is_moe else ""
     lines = [f"{arch.name} ({arch.model_type}, {arch.params / 1e9:.2f}B parameters{moe}) on "
