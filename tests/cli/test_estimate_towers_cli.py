@@ -37,3 +37,9 @@ def test_bad_image_flags_are_one_line(capsys, argv, message):
     assert main(["estimate", str(CONFIGS / "qwen2-vl-7b-instruct.json"), "--device", "h100", *argv]) == 1
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_images_without_a_device_are_refused_not_ignored(capsys):
+    assert main(["estimate", str(CONFIGS / "llava-1.5-7b-hf.json"), "--images", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "--images / --image-size: only with --device NAME" in err and err.count("\n") == 1

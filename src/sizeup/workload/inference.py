@@ -363,7 +363,8 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         prefill = _phase(prefill.latency_s + ahead.latency_s, cfg.batch * cfg.prompt, bound,
                          tuple(dict.fromkeys(prefill.unknown_compute + ahead.unknown_compute)))
         assumptions.append(f"prefill (TTFT) includes the {tower.label} ({tower.flops / 1e9:,.1f} GFLOP, priced as its "
-                           f"own pass with the engine's step overhead) beside the decoder's prefill")
+                           f"own pass with the engine's step overhead) beside the decoder's prefill; its "
+                           f"activations are transient and not in the memory peak")
     decode = None
     if not arch.encoder and cfg.output > 0:
         mean_context = dec_prompt + max(cfg.output // 2, 1)

@@ -69,6 +69,12 @@ def run(args: argparse.Namespace) -> int:
     if args.device is None or args.devices:
         from sizeup.cli.commands.estimate_table import run_table
 
+        if args.images or args.image_size:
+            from sizeup.errors import ConfigError
+
+            raise ConfigError("--images / --image-size: only with --device NAME (the device table prices text "
+                              "prompts)")
+
         return run_table(args)
     args.quant = args.quant or "bf16"
     args.engine = args.engine or "hf"
