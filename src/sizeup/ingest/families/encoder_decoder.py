@@ -10,7 +10,7 @@ __all__ = ["block_tensors", "cross_tensors", "ENCODER_NOTE"]
 
 ENCODER_NOTE = ("encoder-decoder: the encoder runs once per input, priced in prefill (TTFT) with the cross-attention "
                 "K/V projections over its output; the decoder's self-attention cache grows with the output, its "
-                "cross-attention K/V over the encoder's {source} positions are held per sequence")
+                "cross-attention K/V over {source} are held per sequence")
 
 
 def _linear(name: str, n_in: int, n_out: int, bias: bool, role: str, layer: int | None) -> list[WeightTensor]:

@@ -43,8 +43,9 @@ def read_t5(c: Fields, name: str) -> ModelArch:
     source = c.int("n_positions", bound=CONTEXT, default=512)
     tower = TowerSpec(kind="encoder", hidden=h, layer=spec, layers=enc_layers, norm="rms", stem="tokens",
                       relative_bias=True)
+    note = ENCODER_NOTE.format(source="the encoder's output (a position per prompt token)")
     return ModelArch(name=name, model_type="t5", hidden=h, vocab=c.int("vocab_size", bound=VOCAB),
                      layers=(spec,) * dec_layers, norm="rms", tie_embeddings=c.flag("tie_word_embeddings", True),
                      embed_scale=False, max_context=source, extra_tensors=tuple(extra), cross_source=source,
-                     tower=tower, assumptions=(ENCODER_NOTE.format(source="prompt's") + " (t5: the prompt is the "
-                                               "encoder's input; the decoder starts from one start token)",))
+                     tower=tower, assumptions=(note + " (t5: the prompt is the encoder's input; the decoder starts "
+                                               "from one start token)",))

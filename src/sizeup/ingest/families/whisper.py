@@ -46,8 +46,9 @@ def read_whisper(c: Fields, name: str) -> ModelArch:
         extra += [WeightTensor(f"layers.{i}.attn.q_proj.bias", (h,), "bias", i),
                   WeightTensor(f"layers.{i}.attn.v_proj.bias", (h,), "bias", i)]
         extra += cross_tensors(i, cross, h, norm_bias=True, k_bias=False)
+    note = ENCODER_NOTE.format(source=f"the encoder's {source:,} positions")
     return ModelArch(name=name, model_type="whisper", hidden=h, vocab=c.int("vocab_size", bound=VOCAB),
                      layers=(dec,) * dec_layers, norm="layer", tie_embeddings=c.flag("tie_word_embeddings", True),
                      positions=target, max_context=target, extra_tensors=tuple(extra), cross_source=source,
-                     tower=tower, assumptions=(ENCODER_NOTE.format(source=f"{source:,}") + f" (whisper: one "
-                                               f"{2 * source:,}-frame log-mel window per request)",))
+                     tower=tower, assumptions=(note + f" (whisper: one {2 * source:,}-frame log-mel window per "
+                                               f"request)",))
