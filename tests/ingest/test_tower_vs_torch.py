@@ -1,5 +1,6 @@
 """The analytic tower ledger (ingest/tower_ops.py) against a trace of transformers' own module for the same
-config on fake tensors (ingest/torch_trace.py): Whisper's encoder over its 3,000 mel frames and LLaVA's CLIP
+config on fake tensors (ingest/torch_trace.py): Whisper's encoder over its 3,000 mel frames, FLAN-T5's encoder
+over a 128-token prompt and LLaVA's CLIP
 vision tower over one 336 × 336 image. Matrix-product FLOPs (linears, convolutions, attention) must be equal
 exactly; all FLOPs within 0.1% (elementwise conventions differ: GELU, LayerNorm)."""
 
@@ -57,5 +58,23 @@ def test_llava_clip_tower_equals_the_traced_clip_vision_model():
     analytic = tower_ledger(parse_config(data, "llava"), TowerInput(batch=1, prompt=600, images=1))
     tower = [o for o in analytic.ops if "projector" not in o.scope]  # LlavaMultiModalProjector is not in CLIP
     (flops, matmul), (t_flops, t_matmul) = _sums(tower), _sums(traced.ops)
+    assert matmul == t_matmul
+    assert flops == pytest.approx(t_flops, rel=1e-3)
+
+
+def test_flan_t5_encoder_over_the_prompt_equals_the_traced_t5_encoder():
+    data = json.loads((CONFIGS / "flan-t5-xl.json").read_text())
+
+    def factory():
+        from transformers import T5Config, T5EncoderModel
+
+        config = T5Config(**data)
+        config._attn_implementation = "eager"
+        return T5EncoderModel(config)
+
+    traced = trace_module(factory, [InputSpec(shape=(1, 128), dtype="int64")])
+    analytic = tower_ledger(parse_config(data, "flan-t5-xl"), TowerInput(batch=1, prompt=128))
+    encoder = [o for o in analytic.ops if "cross_attn" not in o.scope]
+    (flops, matmul), (t_flops, t_matmul) = _sums(encoder), _sums(traced.ops)
     assert matmul == t_matmul
     assert flops == pytest.approx(t_flops, rel=1e-3)
