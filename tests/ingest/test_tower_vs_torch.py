@@ -1,8 +1,8 @@
 """The analytic tower ledger (ingest/tower_ops.py) against a trace of transformers' own module for the same
 config on fake tensors (ingest/torch_trace.py): Whisper's encoder over its 3,000 mel frames, FLAN-T5's encoder
-over a 128-token prompt and LLaVA's CLIP
-vision tower over one 336 × 336 image. Matrix-product FLOPs (linears, convolutions, attention) must be equal
-exactly; all FLOPs within 0.1% (elementwise conventions differ: GELU, LayerNorm)."""
+over a 128-token prompt, and LLaVA's CLIP vision tower over one 336 × 336 image. Matrix-product FLOPs (linears,
+convolutions, attention) must be equal exactly; all FLOPs within 0.1% (elementwise conventions differ: GELU,
+LayerNorm)."""
 
 import json
 from pathlib import Path
