@@ -24,7 +24,7 @@ def test_estimate_json_carries_the_vision_tower(capsys):
                  "--images", "2", "--image-size", "448x448", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["tower"]["inputs"] == 2 and data["tower"]["positions_per_input"] == 1024
-    assert data["prefill"]["includes"] == ["decoder", "vision tower"]
+    assert data["prefill"]["includes"] == ["decoder", "vision_tower"]
     assert data["config"]["image_size"] == [448, 448]
 
 

@@ -76,9 +76,9 @@ def test_t5_encoder_reads_the_prompt_and_the_decoder_starts_from_one_token(h100)
 def test_estimate_json_names_the_tower_term(h100):
     data = _est(_arch("llava-1.5-7b-hf"), h100, prompt=700, images=1).to_dict()
     prefill = data["prefill"]
-    assert prefill["includes"] == ["decoder", "vision tower"]
+    assert prefill["includes"] == ["decoder", "vision_tower"]
     terms = prefill["terms_s"]
-    assert terms["decoder"]["typical"] + terms["vision tower"]["typical"] == pytest.approx(prefill["ttft_s"]["typical"])
+    assert terms["decoder"]["typical"] + terms["vision_tower"]["typical"] == pytest.approx(prefill["ttft_s"]["typical"])
     assert data["tower"]["kind"] == "vision" and data["tower"]["positions_per_input"] == 577
     assert data["config"]["images"] == 1
     assert any("includes the vision tower" in a for a in data["assumptions"])

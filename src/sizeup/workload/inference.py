@@ -136,10 +136,10 @@ class InferenceEstimate:
             "max_context": self.max_context,
             "max_batch": self.max_batch,
             "prefill": {**self.prefill.to_dict(), "ttft_s": self.prefill.to_dict()["latency_s"],
-                        "includes": ["decoder"] + ([self.tower.label] if self.tower else []),
+                        "includes": ["decoder"] + ([self.tower.key] if self.tower else []),
                         "terms_s": None if self.tower is None or not self.prefill.compute_priced else {
                             "decoder": self.tower.decoder_latency_s.to_dict(),
-                            self.tower.label: self.tower.latency_s.to_dict()}},
+                            self.tower.key: self.tower.latency_s.to_dict()}},
             "tower": None if self.tower is None else self.tower.to_dict(),
             "decode": None if self.decode is None else {
                 **self.decode.to_dict("latency_per_token_s"),

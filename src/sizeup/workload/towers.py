@@ -41,8 +41,13 @@ class TowerEstimate:
     def label(self) -> str:
         return "encoder" if self.kind == "encoder" else "vision tower"
 
+    @property
+    def key(self) -> str:
+        """Its name in JSON: "encoder" | "vision_tower"."""
+        return "encoder" if self.kind == "encoder" else "vision_tower"
+
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "label": self.label, "inputs": self.inputs, "positions_per_input": self.positions,
+        return {"kind": self.kind, "key": self.key, "label": self.label, "inputs": self.inputs, "positions_per_input": self.positions,
                 "flops": self.flops, "latency_s": self.latency_s.to_dict() if self.compute_priced else None,
                 "latency_lower_bound_s": None if self.compute_priced else self.latency_s.to_dict(),
                 "bound": self.bound if self.compute_priced else "unknown", "compute_priced": self.compute_priced,
