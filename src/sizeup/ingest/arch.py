@@ -152,6 +152,8 @@ class TowerSpec:
     image_size: int = 0
     """Side every image is resized to (CLIP); 0: images keep their own size (Qwen2-VL)."""
     class_token: bool = False
+    k_bias: bool = True
+    """k_proj carries a bias when the layer's q/k/v do (Whisper's has none)."""
     relative_bias: bool = False
     """T5's relative-position bias added to every score."""
     rotary: bool = False

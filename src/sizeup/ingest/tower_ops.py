@@ -173,7 +173,8 @@ class _Tower:
         width = a.heads * a.head_dim
         self.norm(f"{p}.norm0", tokens, h, count=n)
         for proj in ("q_proj", "k_proj", "v_proj"):
-            self.linear(f"{p}.attn.{proj}", tokens, h, width, a.qkv_bias, t.kind, count=n)
+            bias = a.qkv_bias and (t.k_bias or proj != "k_proj")
+            self.linear(f"{p}.attn.{proj}", tokens, h, width, bias, t.kind, count=n)
         if t.rotary:
             rotated = tokens * 2 * heads * a.head_dim
             self.add("rotary_embedding", OpKind.ELEMENTWISE, f"{p}.attn", 7 * rotated // 2, 2 * rotated * self.a,

@@ -40,7 +40,7 @@ def read_whisper(c: Fields, name: str) -> ModelArch:
     extra += [WeightTensor("encoder.norm.weight", (h,), "norm"), WeightTensor("encoder.norm.bias", (h,), "norm")]
     dec_layers = c.int("decoder_layers", bound=LAYERS)
     tower = TowerSpec(kind="encoder", hidden=h, layer=biased, layers=c.int("encoder_layers", bound=LAYERS), norm="layer",
-                      stem="audio_conv", positions=source, channels=mels)
+                      stem="audio_conv", positions=source, channels=mels, k_bias=False)
     cross = LayerSpec(attention=biased.attention, mlp=dec.mlp)
     for i in range(dec_layers):
         extra += [WeightTensor(f"layers.{i}.attn.q_proj.bias", (h,), "bias", i),
