@@ -9,8 +9,8 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["MLASpec", "AttentionSpec", "MLPSpec", "SSMSpec", "LayerSpec", "WeightTensor", "ModelArch", "NO_ATTENTION",
-           "NO_MLP"]
+__all__ = ["MLASpec", "AttentionSpec", "MLPSpec", "SSMSpec", "LayerSpec", "TowerSpec", "WeightTensor", "ModelArch",
+           "NO_ATTENTION", "NO_MLP"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -123,6 +123,51 @@ NO_MLP = MLPSpec(intermediate=0, gated=False, act="none")
 """The MLP of a layer that has none (a Mamba block is its mixer alone)."""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TowerSpec:
+    """A stack that runs once per request ahead of the decoder, priced in prefill (`ingest/tower_ops.py`):
+    an encoder-decoder's encoder over the input tokens or audio frames (`kind` "encoder"), or a
+    vision-language model's vision tower over each image's patches (`kind` "vision"). Its weights are in
+    the model's `extra_tensors` (roles "encoder", "vision", "projector"); this says how they run."""
+
+    kind: str
+    """"encoder" | "vision"."""
+    hidden: int
+    layer: LayerSpec
+    """Every layer's spec (bidirectional attention, whatever `causal` says)."""
+    layers: int
+    norm: str
+    """"rms" (T5) | "layer" (LayerNorm with bias)."""
+    stem: str
+    """"tokens" (an embedding lookup: T5), "audio_conv" (two 3-tap Conv1d, the second of stride 2:
+    Whisper), "patch_conv" (a patch-size-strided conv over the image: CLIP, Qwen2-VL's 3D conv)."""
+    positions: int = 0
+    """Encoder positions per input: Whisper's `max_source_positions`, a CLIP tower's patches (+ class token)
+    at its fixed image size; 0: the prompt's length (T5) or the image's own resolution (Qwen2-VL)."""
+    channels: int = 0
+    """Input channels of the stem: mel bins, image channels."""
+    patch: int = 0
+    temporal: int = 1
+    """Frames one 3D patch spans (Qwen2-VL: 2; a still image is repeated to fill them)."""
+    image_size: int = 0
+    """Side every image is resized to (CLIP); 0: images keep their own size (Qwen2-VL)."""
+    class_token: bool = False
+    k_bias: bool = True
+    """k_proj carries a bias when the layer's q/k/v do (Whisper's has none)."""
+    relative_bias: bool = False
+    """T5's relative-position bias added to every score."""
+    rotary: bool = False
+    """Rotary positions on q and k (Qwen2-VL's 2D RoPE)."""
+    merge: int = 1
+    """Patches per side the projector folds into one token (Qwen2-VL's spatial_merge_size)."""
+    projector: tuple[int, ...] = ()
+    """Widths of the projector MLP, input first (GELU between): CLIP features -> text width (LLaVA), the
+    folded merge² patches -> text width (Qwen2-VL, after a LayerNorm). Empty: none."""
+    projector_norm: bool = False
+    feature_tokens: int = 0
+    """Tokens per image the projector sees (LLaVA: patches, + the class token with strategy "full")."""
+
+
 @dataclass(frozen=True, slots=True)
 class WeightTensor:
     name: str
@@ -179,6 +224,9 @@ class ModelArch:
     cross-attention K/V are computed once per sequence and held beside the self-attention cache, fixed by the
     encoder length. `layers` are the decoder's; the encoder's weights and the cross-attention projections
     (`layers.{i}.cross.{q,k,v,o}_proj`) are in `extra_tensors`. 0: no cross-attention."""
+    tower: TowerSpec | None = None
+    """The encoder of an encoder-decoder or the vision tower of a vision-language model: its forward runs
+    once per sequence (per image) in prefill. None: nothing runs ahead of the decoder."""
 
     @property
     def num_layers(self) -> int:

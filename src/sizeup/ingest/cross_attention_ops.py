@@ -16,7 +16,8 @@ __all__ = ["cross_attention"]
 def cross_attention(b: Any, i: int, layer: LayerSpec) -> None:
     """Decoder layer `i`'s cross-attention: q_proj of the new tokens, attention over the `cross_source`
     encoder positions (their K/V read from the cache, in the KV dtype), o_proj; the norm before it. The K/V
-    projections run once per sequence over the encoder output and are not priced here (as the encoder is not)."""
+    projections run once per sequence over the encoder output: priced with the encoder, in prefill
+    (`tower_ops.py`), not in every step."""
     a, step, t, h = layer.attention, b.step, b.step.tokens, b.arch.hidden
     p, w, source = f"model.layers.{i}.cross_attn", f"layers.{i}.cross", b.arch.cross_source
     heads = a.heads // b.tp

@@ -11,6 +11,8 @@ traffic:                       # serving tasks
   peak_factor: 1.5             # event multiplier on the peak hour
   prompt_tokens: 800           # mean; or {mean: 800, p95: 2000}
   output_tokens: 250
+  images_per_request: 1        # vision-language models: images through the vision tower (their tokens in prompt_tokens)
+  image_size: 448              # pixels per side (qwen2_vl reads images at their size; llava resizes to its own)
 sla:                           # seconds; any of ttft / tpot / e2e at p50, p90, p95, p99, p999
   ttft_p95_s: 1.0
   tpot_p95_s: 0.05
@@ -202,6 +204,8 @@ class Traffic:
     requests_per_user_per_hour: float | None = None
     requests_per_day: float | None = None
     peak_hour_share: float | None = None
+    images: int = 0
+    image_hw: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -305,7 +309,8 @@ def _tokens(keys: _Keys, key: str, default: int) -> tuple[int, int]:
 
 def _traffic(keys: _Keys) -> Traffic:
     keys.allow({"requests_per_day", "peak_requests_per_s", "users", "requests_per_user_per_hour", "peak_hour_share",
-                "peak_factor", "prompt_tokens", "output_tokens", "profile"})
+                "peak_factor", "prompt_tokens", "output_tokens", "profile", "images_per_request", "image_size"})
+    side = keys.count("image_size", None, minimum=1, maximum=100_000)
     factor = keys.number("peak_factor", 1.0, minimum=1.0, maximum=1000.0)
     prompt, prompt_p95 = _tokens(keys, "prompt_tokens", 512)
     output, output_p95 = _tokens(keys, "output_tokens", 256)
@@ -343,7 +348,8 @@ def _traffic(keys: _Keys) -> Traffic:
     return Traffic(peak_requests_per_s=peak * factor, base_requests_per_s=base, prompt_tokens=prompt,
                    output_tokens=output, prompt_p95_tokens=prompt_p95, output_p95_tokens=output_p95,
                    peak_factor=factor, description=text + (f", ×{factor:g} for events" if factor > 1 else ""),
-                   **counted)
+                   images=keys.count("images_per_request", 0, minimum=0, maximum=10_000),
+                   image_hw=(side, side) if side else None, **counted)
 
 
 def _sla(keys: _Keys) -> SLA:

@@ -81,7 +81,8 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
                 for engine in c.engines:
                     family = f"{gpus}x {device.id} {quant} {engine}"
                     cfg = InferenceConfig(batch=1, prompt=traffic.prompt_tokens, output=traffic.output_tokens,
-                                          weights=quant, engine=engine, gpus=gpus)
+                                          weights=quant, engine=engine, gpus=gpus, images=traffic.images,
+                                          image_hw=traffic.image_hw)
                     try:
                         memory = inference_memory(arch, device, get_engine(engine), MemoryConfig(
                             batch=1, context=traffic.prompt_p95_tokens + traffic.output_p95_tokens,
@@ -187,7 +188,7 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
         detail = chosen.detail
         if detail.get("decode_batches"):
             cfg = InferenceConfig(prompt=traffic.prompt_tokens, output=traffic.output_tokens, weights=chosen.quant,
-                                  engine=chosen.engine, gpus=chosen.gpus)
+                                  engine=chosen.engine, gpus=chosen.gpus, images=traffic.images, image_hw=traffic.image_hw)
             model = replica_model(arch, chosen.device, cfg, chosen.max_batch)
             saturation, _ = rate_at_sla(model, traffic.prompt_tokens, traffic.output_tokens, {}, requests=1200)
             chosen = replace(chosen, detail={**detail, "saturation_rps": saturation})

@@ -15,6 +15,7 @@ from typing import Any
 from sizeup.errors import ConfigError
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ingest.hf_config import ModelArch
+from sizeup.ingest.tower_ops import tower_ledger, tower_positions
 from sizeup.ingest.transformer_ops import KV_BYTES_PER_ELEMENT, Step, transformer_ledger
 from sizeup.ledger import Ledger, OpKind
 from sizeup.price.efficiency import Efficiency, device_efficiency
@@ -24,6 +25,7 @@ from sizeup.price.memory import InferenceMemory, MemoryConfig, inference_memory,
 from sizeup.price.rates import PhaseTotals, price_totals
 from sizeup.ranges import Range
 from sizeup.workload.quantize import WeightFormat, get_format, weight_bytes
+from sizeup.workload.towers import TowerEstimate, decoder_arch, decoder_prompt, tower_input, tower_notes
 
 __all__ = ["InferenceConfig", "PhaseEstimate", "InferenceEstimate", "SweepPoint", "batch_sweep", "estimate_inference",
            "phase_efficiency"]
@@ -46,6 +48,10 @@ class InferenceConfig:
     gpu_layers: int | None = None
     threads: int | None = None
     """llama.cpp CPU threads for the layers kept on the CPU (default: all the CPU's cores)."""
+    images: int = 0
+    """Images per sequence, each through a vision-language model's vision tower in prefill."""
+    image_hw: tuple[int, int] | None = None
+    """(height, width) of each image in pixels; None: the model's own size (448 × 448 for Qwen2-VL)."""
 
     def __post_init__(self) -> None:
         if self.threads is not None and self.threads < 1:
@@ -55,6 +61,8 @@ class InferenceConfig:
         for name in ("batch", "prompt", "gpus"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"--{name} {getattr(self, name)}: expected a positive integer")
+        if self.images < 0:
+            raise ConfigError(f"--images {self.images}: expected 0 or more images per sequence")
         if self.output < 0:
             raise ConfigError(f"--output {self.output}: expected 0 or more tokens")
         if self.context is not None and self.context < self.prompt + self.output:
@@ -108,6 +116,8 @@ class InferenceEstimate:
     assumptions: tuple[str, ...] = field(default_factory=tuple)
     cpu_device: DeviceSpec | None = None
     """Where llama.cpp layers kept off the GPU were priced (None: every layer on `device`)."""
+    tower: TowerEstimate | None = None
+    """The encoder or vision tower run ahead of the decoder, its time inside `prefill` (None: none ran)."""
 
     def to_dict(self) -> dict[str, Any]:
         cfg = self.config
@@ -118,12 +128,18 @@ class InferenceEstimate:
             "device": {"id": self.device.id, "name": self.device.name, "count": cfg.gpus},
             "config": {"engine": cfg.engine, "quant": self.weights.id, "kv_dtype": cfg.kv_dtype, "batch": cfg.batch,
                        "prompt_tokens": cfg.prompt, "output_tokens": cfg.output, "context_tokens": cfg.cache_tokens,
-                       "tensor_parallel": cfg.gpus, "gpu_layers": cfg.gpu_layers},
+                       "tensor_parallel": cfg.gpus, "gpu_layers": cfg.gpu_layers, "images": cfg.images,
+                       "image_size": None if cfg.image_hw is None else list(cfg.image_hw)},
             "memory": {**self.memory.to_dict(), "weights_by_role_bytes": weight_bytes(self.arch, self.weights)},
             "fits": self.memory.fits,
             "max_context": self.max_context,
             "max_batch": self.max_batch,
-            "prefill": {**self.prefill.to_dict(), "ttft_s": self.prefill.to_dict()["latency_s"]},
+            "prefill": {**self.prefill.to_dict(), "ttft_s": self.prefill.to_dict()["latency_s"],
+                        "includes": ["decoder"] + ([self.tower.key] if self.tower else []),
+                        "terms_s": None if self.tower is None or not self.prefill.compute_priced else {
+                            "decoder": self.tower.decoder_latency_s.to_dict(),
+                            self.tower.key: self.tower.latency_s.to_dict()}},
+            "tower": None if self.tower is None else self.tower.to_dict(),
             "decode": None if self.decode is None else {
                 **self.decode.to_dict("latency_per_token_s"),
                 "per_sequence_tokens_per_s": None if self.decode.tokens_per_s is None else
@@ -260,6 +276,8 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     if cpu is not None and cpu.kind != "cpu":
         raise ConfigError(f"--cpu {cpu.id!r}: expected a cpu device, got a {cpu.kind}")
     tp = cfg.gpus
+    feed = tower_input(arch, batch=cfg.batch, prompt=cfg.prompt, images=cfg.images, image_hw=cfg.image_hw)
+    arch, dec_prompt = decoder_arch(arch, cfg.prompt), decoder_prompt(arch, cfg.prompt)
     a0 = arch.layers[0].attention
     if tp > 1 and arch.is_recurrent:
         raise ConfigError(f"--gpus {tp}: tensor parallelism over the state-space layers of {arch.name} is not "
@@ -283,6 +301,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         max_batch = max_fitting(lambda b: memory_for(b, cfg.cache_tokens).fits, 1, MAX_SEARCH_BATCH)
 
     assumptions = [n for n in (device.resolved_as,) if n] + list(arch.assumptions) + list(memory.notes)
+    assumptions += tower_notes(arch, feed)
     step_overhead = engine.range("step_overhead_s")
     n_layers = arch.num_layers
     on_gpu = 1.0
@@ -328,12 +347,28 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
             return _split_phase(on_cpu, on_cpu, 0.0, tokens)
         return _split_phase(on_dev, on_cpu, on_gpu, tokens)
 
-    prefill_ledger = transformer_ledger(arch, Step(batch=cfg.batch, new_tokens=cfg.prompt, context=cfg.prompt),
+    prefill_ledger = transformer_ledger(arch, Step(batch=cfg.batch, new_tokens=dec_prompt, context=dec_prompt),
                                         weights=fmt, kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, tp=tp, per_layer=False)
-    prefill = phase(prefill_ledger, False, cfg.batch * cfg.prompt)
+    prefill = phase(prefill_ledger, False, cfg.batch * dec_prompt)
+    tower = None
+    tower_ops = tower_ledger(arch, feed, weights=fmt, kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, tp=tp) \
+        if feed is not None else None
+    if tower_ops is not None and tower_ops.ops:
+        inputs, positions = tower_positions(arch.tower, feed)
+        assumptions.extend(tower_ops.assumptions)
+        ahead = phase(tower_ops, False, inputs * positions)
+        tower = TowerEstimate(kind=arch.tower.kind, inputs=inputs, positions=positions, flops=tower_ops.totals().flops,
+                              latency_s=ahead.latency_s, bound=ahead.bound, compute_priced=ahead.compute_priced,
+                              decoder_latency_s=prefill.latency_s)
+        bound = prefill.bound if prefill.latency_s.typical >= ahead.latency_s.typical else ahead.bound
+        prefill = _phase(prefill.latency_s + ahead.latency_s, cfg.batch * cfg.prompt, bound,
+                         tuple(dict.fromkeys(prefill.unknown_compute + ahead.unknown_compute)))
+        assumptions.append(f"prefill (TTFT) includes the {tower.label} ({tower.flops / 1e9:,.1f} GFLOP, priced as its "
+                           f"own pass with the engine's step overhead) beside the decoder's prefill; its "
+                           f"activations are transient and not in the memory peak")
     decode = None
     if not arch.encoder and cfg.output > 0:
-        mean_context = cfg.prompt + max(cfg.output // 2, 1)
+        mean_context = dec_prompt + max(cfg.output // 2, 1)
         decode_ledger = transformer_ledger(arch, Step(batch=cfg.batch, new_tokens=1, context=mean_context),
                                            weights=fmt, kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, tp=tp, per_layer=False)
         decode = phase(decode_ledger, True, cfg.batch)
@@ -351,7 +386,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     return InferenceEstimate(arch=arch, device=device, config=cfg, weights=fmt, memory=memory,
                              max_context=max_context, max_batch=max_batch, prefill=prefill, decode=decode,
                              flops_per_token=flops_per_token, assumptions=tuple(dict.fromkeys(assumptions)),
-                             cpu_device=host)
+                             cpu_device=host, tower=tower)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

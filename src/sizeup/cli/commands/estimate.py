@@ -35,6 +35,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--output", type=TOKENS_OR_ZERO, default=128,
                    help="generated tokens (default 128)")
     p.add_argument("--context", type=_TOKENS, help="tokens the cache must hold per sequence (default prompt + output)")
+    p.add_argument("--images", type=number_flag(integer=True, minimum=0, maximum=10_000), default=0,
+                   help="vision-language models (llava, qwen2_vl): images per sequence, each through the vision "
+                        "tower in prefill; their tokens are part of --prompt (default 0)")
+    p.add_argument("--image-size", metavar="HxW", help="pixels of each image, e.g. 448x448 or 448 (qwen2_vl reads "
+                                                       "images at their own size; default 448x448)")
     p.add_argument("--gpu-layers", type=number_flag(integer=True, minimum=0, maximum=MAX_LAYERS),
                    help="llama.cpp: layers offloaded to the GPU (default all)")
     p.add_argument("--cpu", metavar="NAME", help="llama.cpp: the host CPU device where layers kept off the GPU "
@@ -63,6 +68,12 @@ def run(args: argparse.Namespace) -> int:
     if args.device is None or args.devices:
         from sizeup.cli.commands.estimate_table import run_table
 
+        if args.images or args.image_size:
+            from sizeup.errors import ConfigError
+
+            raise ConfigError("--images / --image-size: only with --device NAME (the device table prices text "
+                              "prompts)")
+
         return run_table(args)
     args.quant = args.quant or "bf16"
     args.engine = args.engine or "hf"
@@ -85,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
         result = estimate(args.model, device=device, gpus=args.gpus, quant=args.quant, kv_dtype=args.kv_dtype,
                           engine=args.engine, batch=args.batch, prompt=args.prompt, output=args.output,
                           context=args.context, gpu_layers=args.gpu_layers, catalog=args.catalog,
-                          cpu=args.cpu, threads=args.threads)
+                          cpu=args.cpu, threads=args.threads, images=args.images,
+                          image_size=parse_image_size(args.image_size))
         if args.sweep:
             from sizeup.workload.inference import batch_sweep
 
@@ -112,6 +124,22 @@ def run(args: argparse.Namespace) -> int:
         print(render_would_fit(would_fit))
         return NOT_FIT_EXIT
     return 0
+
+
+def parse_image_size(text: str | None) -> tuple[int, int] | None:
+    """'448x336' -> (448, 336) (height x width); '448' -> (448, 448)."""
+    if text is None:
+        return None
+    from sizeup.errors import ConfigError
+
+    parts = text.lower().split("x")
+    try:
+        sides = [int(v) for v in parts]
+    except ValueError:
+        sides = []
+    if len(sides) not in (1, 2) or min(sides) < 1 or max(sides) > 100_000:
+        raise ConfigError(f"--image-size {text!r}: expected HEIGHTxWIDTH in pixels (1 to 100,000), e.g. 448x448")
+    return (sides[0], sides[-1])
 
 
 NOT_FIT_EXIT = 2
@@ -248,7 +276,8 @@ def render_estimate(e) -> str:
     moe = f", {arch.active_params / 1e9:.2f}B active" if arch.is_moe else ""
     lines = [f"{arch.name} ({arch.model_type}, {arch.params / 1e9:.2f}B parameters{moe}) on "
              f"{cfg.gpus} x {e.device.name}, {cfg.engine}, weights {e.weights.id}, KV {cfg.kv_dtype}",
-             f"batch {cfg.batch}, prompt {cfg.prompt}, output {cfg.output}, cache {cfg.cache_tokens} tokens per sequence",
+             f"batch {cfg.batch}, prompt {cfg.prompt}, output {cfg.output}, cache {cfg.cache_tokens} tokens per sequence"
+             + (f", {cfg.images} image(s) per sequence" if cfg.images else ""),
              *([f"read by {arch.reader}"] if arch.reader else []),
              ""]
     rows = [["weights", format_bytes(m.weights_bytes)],
@@ -271,6 +300,11 @@ def render_estimate(e) -> str:
     else:
         lines.append(f"\nprefill (TTFT): unknown (compute unknown: {', '.join(e.prefill.unknown_compute)}); "
                      f"tokens/s unknown")
+    if e.tower is not None and e.prefill.compute_priced:
+        unit = "sequence" if e.tower.kind == "encoder" else "image"
+        lines.append(f"  of which {e.tower.label}: {_range(e.tower.latency_s, format_seconds)} ({e.tower.inputs:,} "
+                     f"{unit}(s) x {e.tower.positions:,} positions, {e.tower.flops / 1e9:,.1f} GFLOP, "
+                     f"{e.tower.bound}-bound); decoder prefill: {_range(e.tower.decoder_latency_s, format_seconds)}")
     if e.decode is not None and e.decode.compute_priced:
         lines.append(f"decode (TPOT):  {_range(e.decode.latency_s, format_seconds)} per token, "
                      f"{e.decode.tokens_per_s.typical:,.1f} tokens/s "

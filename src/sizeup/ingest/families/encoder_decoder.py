@@ -8,9 +8,9 @@ from sizeup.ingest.arch import LayerSpec, WeightTensor
 
 __all__ = ["block_tensors", "cross_tensors", "ENCODER_NOTE"]
 
-ENCODER_NOTE = ("encoder-decoder: the encoder runs once per input and its compute is not priced; the decoder's "
-                "self-attention cache grows with the output, its cross-attention K/V over the encoder's {source:,} "
-                "positions are held per sequence")
+ENCODER_NOTE = ("encoder-decoder: the encoder runs once per input, priced in prefill (TTFT) with the cross-attention "
+                "K/V projections over its output; the decoder's self-attention cache grows with the output, its "
+                "cross-attention K/V over {source} are held per sequence")
 
 
 def _linear(name: str, n_in: int, n_out: int, bias: bool, role: str, layer: int | None) -> list[WeightTensor]:

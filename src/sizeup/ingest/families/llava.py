@@ -5,7 +5,8 @@ two-layer GELU projector from the vision width to the text width. All three are 
 
 Each image of `image_size`² becomes (image_size / patch_size)² tokens of the prompt (one more with
 `vision_feature_select_strategy` "full"); the estimate says how many, and they are the user's to count
-in `--prompt`. The vision tower's own compute is not priced (it runs once per image, in prefill).
+in `--prompt`. The vision tower's forward (patch conv, every CLIP layer, the projector) is priced once per
+image in prefill (`ingest/tower_ops.py`), for the images the scenario gives (`--images`).
 
 Fields a sparse sub-config leaves out take transformers' defaults, as transformers does: `LlamaConfig`
 (hidden 4096, intermediate 11008, 32 layers, 32 heads, vocab 32000) and `CLIPVisionConfig` (hidden 768,
@@ -17,8 +18,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sizeup.errors import ConfigError
-from sizeup.ingest.arch import ModelArch, WeightTensor
-from sizeup.ingest.families.fields import CHANNELS, HEADS, HIDDEN, IMAGE, INTERMEDIATE, LAYERS, Fields
+from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch, TowerSpec, WeightTensor
+from sizeup.ingest.families.fields import CHANNELS, HEADS, HIDDEN, IMAGE, INTERMEDIATE, LAYERS, Fields, activation
 from sizeup.ingest.families.registry import family, parse_config
 
 LLAMA_DEFAULTS = {"hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
@@ -29,8 +30,8 @@ CLIP_DEFAULTS = {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_laye
 """transformers' CLIPVisionConfig defaults."""
 
 
-def clip_vision_tensors(v: Fields, prefix: str) -> tuple[tuple[WeightTensor, ...], int, int]:
-    """A CLIP vision transformer's weights (role "vision"), its width, and its patches per image."""
+def clip_vision_tensors(v: Fields, prefix: str) -> tuple[tuple[WeightTensor, ...], TowerSpec]:
+    """A CLIP vision transformer's weights (role "vision") and how it runs (no projector yet)."""
     d = {k: v.data.get(k, default) for k, default in CLIP_DEFAULTS.items()}
     v = Fields({**v.data, **{k: val for k, val in d.items() if val is not None}}, v.where)
     h, inter = v.int("hidden_size", bound=HIDDEN), v.int("intermediate_size", bound=INTERMEDIATE)
@@ -54,7 +55,13 @@ def clip_vision_tensors(v: Fields, prefix: str) -> tuple[tuple[WeightTensor, ...
                 t(f"{p}.mlp.fc2.weight", h, inter), t(f"{p}.mlp.fc2.bias", h)]
         out += [t(f"{p}.layer_norm{n}.{w}", h) for n in (1, 2) for w in ("weight", "bias")]
     out += [t("post_layernorm.weight", h), t("post_layernorm.bias", h)]
-    return tuple(out), h, patches
+    attn = AttentionSpec(heads=heads, kv_heads=heads, head_dim=h // heads, v_head_dim=h // heads, qkv_bias=True,
+                         o_bias=True, causal=False)
+    mlp = MLPSpec(intermediate=inter, gated=False, bias=True, act=activation(v.text("hidden_act", default="quick_gelu")))
+    spec = TowerSpec(kind="vision", hidden=h, layer=LayerSpec(attention=attn, mlp=mlp), layers=layers, norm="layer",
+                     stem="patch_conv", positions=patches + 1, channels=channels, patch=patch, image_size=size,
+                     class_token=True)
+    return tuple(out), spec
 
 
 @family("llava")
@@ -74,7 +81,8 @@ def read_llava(c: Fields, name: str) -> ModelArch:
     if v.text("model_type", default="clip_vision_model") != "clip_vision_model":
         raise v.error("model_type", v.data["model_type"], "expected 'clip_vision_model' (the vision tower sizeup's "
                       "llava family builds)")
-    tower, width, patches = clip_vision_tensors(v, "vision_tower")
+    tower, spec = clip_vision_tensors(v, "vision_tower")
+    width, patches = spec.hidden, spec.positions - 1
     layer = c.data.get("vision_feature_layer", -2)
     feature_layers = len(layer) if isinstance(layer, list) else 1
     bias = c.flag("multimodal_projector_bias", True)
@@ -85,9 +93,10 @@ def read_llava(c: Fields, name: str) -> ModelArch:
                       WeightTensor("multi_modal_projector.linear_2.bias", (arch.hidden,), "projector")]
     strategy = c.text("vision_feature_select_strategy", default="default")
     tokens = patches + (1 if strategy == "full" else 0)
-    notes = [f"llava: each image adds {tokens:,} prompt tokens (count them in --prompt); the vision tower's "
-             f"compute (once per image, in prefill) is not priced"]
+    spec = replace(spec, projector=(width * feature_layers, arch.hidden, arch.hidden), feature_tokens=tokens)
+    notes = [f"llava: each image adds {tokens:,} prompt tokens (count them in --prompt); the vision tower runs once "
+             f"per image (--images), priced in prefill (every CLIP layer, as transformers runs it)"]
     if filled:
         notes.append(f"llava: text_config omits {', '.join(filled)}: transformers' LlamaConfig defaults")
-    return replace(arch, model_type="llava", extra_tensors=arch.extra_tensors + tower + tuple(projector),
+    return replace(arch, model_type="llava", tower=spec, extra_tensors=arch.extra_tensors + tower + tuple(projector),
                    assumptions=arch.assumptions + tuple(notes))

@@ -7,23 +7,24 @@ text width (`vision_config.hidden_size`). Every weight is counted.
 
 Qwen2-VL reads images at their own resolution: an image of H × W pixels adds
 (H / patch) · (W / patch) / spatial_merge_size² prompt tokens (256 for 448 × 448); the estimate says so,
-and they are the user's to count in `--prompt`. The vision tower's compute is not priced."""
+and they are the user's to count in `--prompt`. The vision tower's forward (3D patch conv, the ViT blocks
+over each image's patches, the merger) is priced once per image in prefill (`ingest/tower_ops.py`)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from sizeup.errors import ConfigError
-from sizeup.ingest.arch import ModelArch, WeightTensor
-from sizeup.ingest.families.fields import CHANNELS, HEADS, HIDDEN, IMAGE, LAYERS, Bound, Fields
+from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch, TowerSpec, WeightTensor
+from sizeup.ingest.families.fields import CHANNELS, HEADS, HIDDEN, IMAGE, LAYERS, Bound, Fields, activation
 from sizeup.ingest.families.registry import family, parse_config
 
 RATIO = Bound("MLP ratio", 64)
 EXAMPLE_SIDE = 448
 
 
-def _vision(v: Fields, text_width: int) -> tuple[tuple[WeightTensor, ...], int]:
-    """The vision tower's weights (role "vision"; the merger "projector") and the patches one merged token folds."""
+def _vision(v: Fields, text_width: int) -> tuple[tuple[WeightTensor, ...], TowerSpec]:
+    """The vision tower's weights (role "vision"; the merger "projector") and how it runs."""
     d, depth = v.int("embed_dim", bound=HIDDEN), v.int("depth", bound=LAYERS)
     heads = v.int("num_heads", bound=HEADS)
     v.divides("num_heads", heads, "embed_dim", d)
@@ -55,7 +56,13 @@ def _vision(v: Fields, text_width: int) -> tuple[tuple[WeightTensor, ...], int]:
             t("merger.mlp.0.weight", folded, folded, role="projector"), t("merger.mlp.0.bias", folded, role="projector"),
             t("merger.mlp.2.weight", out_width, folded, role="projector"),
             t("merger.mlp.2.bias", out_width, role="projector")]
-    return tuple(out), patch * patch * merge * merge
+    attn = AttentionSpec(heads=heads, kv_heads=heads, head_dim=d // heads, v_head_dim=d // heads, qkv_bias=True,
+                         o_bias=True, causal=False)
+    mlp = MLPSpec(intermediate=inter, gated=False, bias=True, act=activation(v.text("hidden_act", default="quick_gelu")))
+    spec = TowerSpec(kind="vision", hidden=d, layer=LayerSpec(attention=attn, mlp=mlp), layers=depth, norm="layer",
+                     stem="patch_conv", channels=channels, patch=patch, temporal=temporal, rotary=True, merge=merge,
+                     projector=(folded, folded, out_width), projector_norm=True)
+    return tuple(out), spec
 
 
 @family("qwen2_vl")
@@ -67,9 +74,11 @@ def read_qwen2_vl(c: Fields, name: str) -> ModelArch:
     inner = dict(text) if text is not None else {k: v for k, v in c.data.items() if k != "vision_config"}
     inner["model_type"] = "qwen2"
     arch = parse_config(inner, name, f"{c.where} (text_config)" if text is not None else c.where)
-    tower, pixels_per_token = _vision(Fields(vision, f"{c.where} (vision_config)"), arch.hidden)
+    tower, spec = _vision(Fields(vision, f"{c.where} (vision_config)"), arch.hidden)
+    pixels_per_token = (spec.patch * spec.merge) ** 2
     example = EXAMPLE_SIDE * EXAMPLE_SIDE // pixels_per_token
     note = (f"qwen2_vl: an image of H × W pixels adds H·W / {pixels_per_token:,} prompt tokens ({example:,} for "
-            f"{EXAMPLE_SIDE} × {EXAMPLE_SIDE}; count them in --prompt); the vision tower's compute is not priced")
-    return replace(arch, model_type="qwen2_vl", extra_tensors=arch.extra_tensors + tower,
+            f"{EXAMPLE_SIDE} × {EXAMPLE_SIDE}; count them in --prompt); the vision tower runs once per image (--images, "
+            f"--image-size), priced in prefill")
+    return replace(arch, model_type="qwen2_vl", tower=spec, extra_tensors=arch.extra_tensors + tower,
                    assumptions=arch.assumptions + (note,))

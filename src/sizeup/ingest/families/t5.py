@@ -3,12 +3,12 @@ transformers' `T5ForConditionalGeneration` builds them: one shared embedding, `n
 `num_decoder_layers` decoder blocks of weight-only RMS norms, bias-free attention of `num_heads` × `d_kv`
 (a relative-position bias table of `relative_attention_num_buckets` × heads in the first block of each
 stack) and a ReLU (`feed_forward_proj` "relu") or gated (`gated-gelu`) MLP of `d_ff`; each decoder block
-adds cross-attention over the encoder. The encoder input is taken at `n_positions` tokens (512 for the
-released checkpoints), stated in the estimate."""
+adds cross-attention over the encoder. The prompt is the encoder's input (`--prompt` tokens, at most
+`n_positions`: 512 for the released checkpoints); the decoder starts from its one start token."""
 
 from __future__ import annotations
 
-from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch, WeightTensor
+from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch, TowerSpec, WeightTensor
 from sizeup.ingest.families.encoder_decoder import ENCODER_NOTE, block_tensors, cross_tensors
 from sizeup.ingest.families.fields import (CONTEXT, HEAD_DIM, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Bound,
                                            Fields, activation)
@@ -41,7 +41,11 @@ def read_t5(c: Fields, name: str) -> ModelArch:
     for i in range(dec_layers):
         extra += cross_tensors(i, spec, h, norm_bias=False)
     source = c.int("n_positions", bound=CONTEXT, default=512)
+    tower = TowerSpec(kind="encoder", hidden=h, layer=spec, layers=enc_layers, norm="rms", stem="tokens",
+                      relative_bias=True)
+    note = ENCODER_NOTE.format(source="the encoder's output (a position per prompt token)")
     return ModelArch(name=name, model_type="t5", hidden=h, vocab=c.int("vocab_size", bound=VOCAB),
                      layers=(spec,) * dec_layers, norm="rms", tie_embeddings=c.flag("tie_word_embeddings", True),
                      embed_scale=False, max_context=source, extra_tensors=tuple(extra), cross_source=source,
-                     assumptions=(ENCODER_NOTE.format(source=source) + " (t5: the encoder input taken at n_positions)",))
+                     tower=tower, assumptions=(note + " (t5: the prompt is the encoder's input; the decoder starts "
+                                               "from one start token)",))

@@ -7,7 +7,7 @@ projection but k_proj, a GELU MLP, the output projection tied to the token embed
 
 from __future__ import annotations
 
-from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch, WeightTensor
+from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch, TowerSpec, WeightTensor
 from sizeup.ingest.families.encoder_decoder import ENCODER_NOTE, block_tensors, cross_tensors
 from sizeup.ingest.families.fields import CHANNELS, CONTEXT, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields, activation
 from sizeup.ingest.families.registry import family
@@ -39,12 +39,16 @@ def read_whisper(c: Fields, name: str) -> ModelArch:
         extra += block_tensors(f"encoder.layers.{i}", biased, h, norm_bias=True, k_bias=False)
     extra += [WeightTensor("encoder.norm.weight", (h,), "norm"), WeightTensor("encoder.norm.bias", (h,), "norm")]
     dec_layers = c.int("decoder_layers", bound=LAYERS)
+    tower = TowerSpec(kind="encoder", hidden=h, layer=biased, layers=c.int("encoder_layers", bound=LAYERS), norm="layer",
+                      stem="audio_conv", positions=source, channels=mels, k_bias=False)
     cross = LayerSpec(attention=biased.attention, mlp=dec.mlp)
     for i in range(dec_layers):
         extra += [WeightTensor(f"layers.{i}.attn.q_proj.bias", (h,), "bias", i),
                   WeightTensor(f"layers.{i}.attn.v_proj.bias", (h,), "bias", i)]
         extra += cross_tensors(i, cross, h, norm_bias=True, k_bias=False)
+    note = ENCODER_NOTE.format(source=f"the encoder's {source:,} positions")
     return ModelArch(name=name, model_type="whisper", hidden=h, vocab=c.int("vocab_size", bound=VOCAB),
                      layers=(dec,) * dec_layers, norm="layer", tie_embeddings=c.flag("tie_word_embeddings", True),
                      positions=target, max_context=target, extra_tensors=tuple(extra), cross_source=source,
-                     assumptions=(ENCODER_NOTE.format(source=source),))
+                     tower=tower, assumptions=(note + f" (whisper: one {2 * source:,}-frame log-mel window per "
+                                               f"request)",))
