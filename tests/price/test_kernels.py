@@ -72,3 +72,26 @@ def test_batch1_decode_reaches_less_of_hbm_than_of_gddr_or_apple_lpddr(catalog):
     # another engine, or a batch above MMVQ's 8 columns, keeps the device default
     assert phase_efficiency(catalog.device("a100-sxm-80gb"), get_engine("vllm"), True, fmt, 1).memory.typical == 0.85
     assert phase_efficiency(catalog.device("a100-sxm-80gb"), engine, True, fmt, 16).memory.typical == 0.85
+
+
+def test_rdna3_prefill_splits_mmq_and_rocblas_by_format_and_batch(catalog):
+    """mmq.cu on RDNA3: Q2_K/Q6_K (PR #18537) and F16 go to dequantize + rocBLAS above 64 columns, the other
+    quantized formats run WMMA-MMQ; both fractions are of the fp16 WMMA peak (RDNA3 int8 WMMA runs at that rate)."""
+    d = catalog.device("rx-7900-xtx")
+    assert select_kernel("llama.cpp", "q6_k", d, False, 512).name == "hip-rocblas"
+    assert select_kernel("llama.cpp", "f16", d, False, 512).name == "hip-rocblas"
+    mmq = select_kernel("llama.cpp", "q4_k_m", d, False, 512)
+    assert mmq.name == "hip-mmq-wmma" and kernel_peak(d, mmq) == d.peak_flops_per_s["fp16"]
+    assert select_kernel("llama.cpp", "q6_k", d, False, 32).name == "hip-mmq-wmma"  # below rocBLAS's 64 columns
+
+
+def test_amd_kernels_stay_off_other_amd_architectures(catalog):
+    """The HIP entries were fit on RDNA3 only: CDNA (MI300X) keeps the device default, not a borrowed fraction."""
+    assert select_kernel("llama.cpp", "q4_k_m", catalog.device("mi300x"), False, 512) is None
+
+
+def test_arc_prefill_is_sycl_dequantize_and_onednn(catalog):
+    for name in ("arc-b580", "arc-a770-16gb"):
+        k = select_kernel("llama.cpp", "q4_k_m", catalog.device(name), False, 512)
+        assert k.name == "sycl-onednn-dequant-gemm" and k.peak == "fp16"
+    assert "derived" in select_kernel("llama.cpp", "q4_0", catalog.device("arc-a770-16gb"), False, 512).basis

@@ -1,7 +1,9 @@
 """The matrix kernel an engine really runs (data/efficiency/kernels.yaml) and the matmul efficiency it implies.
 
 llama.cpp on CUDA prefills quantized weights with MMQ (int8 mma tiles: a fraction of the int8 peak, not of the
-fp16 one) and F16 weights with cuBLAS at fp16 accumulation; at decode (batch <= 8) MMVQ streams the weights once.
+fp16 one) and F16 weights with cuBLAS at fp16 accumulation; on AMD RDNA3 (HIP) with MMQ on int8 WMMA or, for the
+formats MMQ is slow on, dequantize + rocBLAS; on Intel Arc (SYCL) with dequantize + oneDNN fp16 GEMM on XMX; at
+decode (batch <= 8) MMVQ streams the weights once.
 `matmul_fraction` turns the kernel's fraction of its own peak into the fraction of the peak the ledger prices
 matmuls at, so the roofline stays one model with one set of peaks.
 """
@@ -26,7 +28,8 @@ class Kernel:
     name: str
     description: str
     peak: str
-    """'int8', 'fp16_acc16' or 'device-default' (the device kind's efficiency applies unchanged)."""
+    """'int8', 'fp16' (the dense 16-bit matrix peak), 'fp16_acc16' or 'device-default' (the device kind's
+    efficiency applies unchanged)."""
     fraction: Range | None
     basis: str
     source: str
@@ -65,6 +68,8 @@ def select_kernel(engine: str, weights: str, device, decode: bool, batch_tokens:
         vendors = entry.get("vendors") or [entry.get("vendor", "nvidia")]
         if device.vendor not in vendors or device.kind not in ("gpu", "soc"):
             continue
+        if entry.get("architectures") and device.architecture not in entry["architectures"]:
+            continue
         by_arch = entry.get("by_architecture")
         if not by_arch:
             mem = (entry.get("memory_by_class") or {}).get(memory_class(device))
@@ -94,4 +99,6 @@ def kernel_peak(device, kernel: Kernel) -> float | None:
         return device.peak_flops_per_s.get("int8")
     if kernel.peak == "fp16_acc16":
         return device.fp16_acc16_flops_per_s or device.peak_flops_per_s.get("fp16")
+    if kernel.peak == "fp16":
+        return device.peak_flops_per_s.get("fp16")
     return None
