@@ -17,7 +17,7 @@ from sizeup.errors import CatalogError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.ranges import Range
 
-__all__ = ["Kernel", "select_kernel", "kernel_peak", "memory_class"]
+__all__ = ["Kernel", "select_kernel", "kernel_peak", "memory_class", "int32_rate"]
 
 _FLOAT_FORMATS = {"f16", "fp16", "bf16", "fp32", "f32"}
 
@@ -28,8 +28,8 @@ class Kernel:
     name: str
     description: str
     peak: str
-    """'int8', 'fp16' (the dense 16-bit matrix peak), 'fp16_acc16' or 'device-default' (the device kind's
-    efficiency applies unchanged)."""
+    """'int8', 'fp16' (the dense 16-bit matrix peak), 'fp16_acc16', 'int32' (the integer ALU rate: MMVQ's
+    dequantization at decode) or 'device-default' (the device kind's efficiency applies unchanged)."""
     fraction: Range | None
     basis: str
     source: str
@@ -73,15 +73,45 @@ def select_kernel(engine: str, weights: str, device, decode: bool, batch_tokens:
         by_arch = entry.get("by_architecture")
         if not by_arch:
             mem = (entry.get("memory_by_class") or {}).get(memory_class(device))
-            return Kernel(engine, name, entry.get("description", ""), entry["peak"], None,
-                          mem["basis"] if mem else "", source,
-                          Range(float(mem["low"]), float(mem["typical"]), float(mem["high"])) if mem else None)
+            memory = Range(float(mem["low"]), float(mem["typical"]), float(mem["high"])) if mem else None
+            basis = mem["basis"] if mem else ""
+            dequant = _dequant_fraction(entry, weights.lower(), device)
+            if dequant is not None:
+                return Kernel(engine, name, entry.get("description", ""), "int32", dequant[0],
+                              f"{basis}; {dequant[1]}" if basis else dequant[1], source, memory)
+            return Kernel(engine, name, entry.get("description", ""), entry["peak"], None, basis, source, memory)
         arch = by_arch.get(device.architecture or "") or by_arch["default"]
         fraction = Range(float(arch["low"]), float(arch["typical"]), float(arch["high"]))
         derived = "" if device.architecture in by_arch else " (derived: no tuned row for this architecture)"
         return Kernel(engine, name, entry.get("description", ""), entry["peak"], fraction,
                       arch["basis"] + derived, source)
     return None
+
+
+def _dequant_fraction(entry: dict, weights: str, device) -> tuple[Range, str] | None:
+    """MMVQ's dequantization as a compute term: mmvq.cu calls the format's vec_dot once per weight block and per
+    column (`for j < ncols_y: tmp[j][i] += vec_dot_q_cuda(...)`), so each weight costs `ops` integer instructions per
+    token of the batch and a matmul's 2 x weights x batch FLOPs take weights x batch x ops / the integer rate: as a
+    fraction of that rate, 2 / ops matmul FLOPs per integer op. None where the format or the architecture has no
+    count (the device default then prices the matmul)."""
+    ops = (entry.get("dequant_int_ops_per_weight") or {}).get(weights)
+    lanes = (entry.get("int32_lanes_per_fp32_lane") or {}).get(device.architecture or "")
+    if not ops or not lanes or device.vendor != "nvidia" or not int32_rate(device, entry):
+        return None
+    f = 2.0 / float(ops["ops"])
+    return Range(f, f, f), (f"dequantization {ops['ops']} integer ops per weight ({ops['basis']}) on "
+                            f"{lanes['ratio']:g} int32 lane per fp32 lane ({lanes['basis']})")
+
+
+def int32_rate(device, entry: dict | None = None) -> float | None:
+    """32-bit integer instructions per second: the vector fp32 peak / 2 (an FMA is 2 FLOPs) x the int32 lanes per
+    fp32 lane of the device's architecture (kernels.yaml), or None when either is unknown."""
+    if entry is None:
+        entry = next((e for e in (_table()[0].get("llama.cpp") or {}).values()
+                      if e.get("int32_lanes_per_fp32_lane")), {})
+    lanes = (entry.get("int32_lanes_per_fp32_lane") or {}).get(device.architecture or "")
+    fp32 = device.vector_flops_per_s.get("fp32")
+    return fp32 / 2 * float(lanes["ratio"]) if lanes and fp32 else None
 
 
 def memory_class(device) -> str:
@@ -101,4 +131,6 @@ def kernel_peak(device, kernel: Kernel) -> float | None:
         return device.fp16_acc16_flops_per_s or device.peak_flops_per_s.get("fp16")
     if kernel.peak == "fp16":
         return device.peak_flops_per_s.get("fp16")
+    if kernel.peak == "int32":
+        return int32_rate(device)
     return None
