@@ -54,11 +54,15 @@ def _format_matches(spec: object, weights: str) -> bool:
     return isinstance(spec, list) and weights in spec
 
 
-def select_kernel(engine: str, weights: str, device, decode: bool, batch_tokens: int) -> Kernel | None:
+def select_kernel(engine: str, weights: str, device, decode: bool, batch_tokens: int,
+                  build_date: str | None = None) -> Kernel | None:
     """The kernel `engine` runs for `weights` on `device` in this phase, or None when the table has none
-    (the device kind's default efficiency then applies)."""
+    (the device kind's default efficiency then applies). `build_date` ('YYYY-MM-DD'): an older build, whose
+    superseded kernels (entries with `until` after it) replace the current ones; None: the current build."""
     kernels, source = _table()
     for name, entry in (kernels.get(engine) or {}).items():
+        if entry.get("until") and (build_date is None or build_date >= str(entry["until"])):
+            continue
         if entry.get("phase") != ("decode" if decode else "prefill"):
             continue
         if not _format_matches(entry.get("formats"), weights.lower()):
