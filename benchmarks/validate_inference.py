@@ -78,6 +78,7 @@ def main() -> None:
     parser.add_argument("--rows", action="store_true", help="print every row")
     parser.add_argument("--set", choices=("base", "devices", "all"), default="base",
                         help="base: inference_measurements.yaml; devices: the issue-17 device files (check set)")
+    parser.add_argument("--vendor", help="only rows on this vendor's devices (nvidia, amd, intel, apple, ...)")
     args = parser.parse_args()
     catalog = load_catalog(include_user=False)
     files = {"base": [DATA, *TUNED_DATA], "devices": DEVICE_DATA, "all": [DATA, *TUNED_DATA, *DEVICE_DATA]}[args.set]
@@ -85,6 +86,8 @@ def main() -> None:
            "devices": "set: devices (CHECK rows: no fit used them)\n",
            "all": "set: all (TUNED base rows and CHECK device rows together)\n"}[args.set])
     rows = [row for path in files for row in yaml.safe_load(path.read_text())]
+    if args.vendor:
+        rows = [r for r in rows if r.get("device") and catalog.device(r["device"]).vendor == args.vendor]
     errors: dict[str, list[float]] = {}
     table, skipped = [], []
     for row in rows:
