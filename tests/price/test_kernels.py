@@ -78,11 +78,11 @@ def test_batch1_decode_reaches_less_of_hbm_than_of_gddr_or_apple_lpddr(catalog):
 
 
 def test_rdna3_prefill_splits_mmq_and_rocblas_by_format_and_batch(catalog):
-    """mmq.cu on RDNA3: Q2_K/Q6_K (PR #18537) and F16 go to dequantize + rocBLAS above 64 columns, the other
+    """mmq.cu on RDNA3: Q2_K/Q6_K (PR #18537) go to dequantize + rocBLAS above 64 columns, the other
     quantized formats run WMMA-MMQ; both fractions are of the fp16 WMMA peak (RDNA3 int8 WMMA runs at that rate)."""
     d = catalog.device("rx-7900-xtx")
     assert select_kernel("llama.cpp", "q6_k", d, False, 512).name == "hip-rocblas"
-    assert select_kernel("llama.cpp", "f16", d, False, 512).name == "hip-rocblas"
+    assert select_kernel("llama.cpp", "f16", d, False, 512) is None  # rocBLAS without a dequantize pass: the default
     mmq = select_kernel("llama.cpp", "q4_k_m", d, False, 512)
     assert mmq.name == "hip-mmq-wmma" and kernel_peak(d, mmq) == d.peak_flops_per_s["fp16"]
     assert select_kernel("llama.cpp", "q6_k", d, False, 32).name == "hip-mmq-wmma"  # below rocBLAS's 64 columns
