@@ -3,8 +3,9 @@
 Prints one row per measurement and, per metric group, the median and 90th-percentile absolute error.
 Targets (issue 4): median |error| <= 15% on decode tokens/s and <= 5% on memory, out of the box.
 Issue 18: llama.cpp prefill within median 25% / p90 60% on CUDA and Apple. The base file's llama.cpp pp512 and tg rows
-are TUNED rows (data/efficiency/kernels.yaml's MMQ and cuBLAS fractions were fit on them); the device files
-(--set devices) are the CHECK set, not used for any fit.
+are TUNED rows (data/efficiency/kernels.yaml's MMQ and cuBLAS fractions were fit on them), and so are the
+inference_measurements_tuned_*.yaml rows (the AMD HIP and Intel SYCL fractions); the other device files
+(--set devices) are the CHECK set, not used for any fit. --vendor keeps one vendor's devices.
 
 Run from the repo root: python benchmarks/validate_inference.py [--rows]
 """
@@ -27,8 +28,12 @@ from sizeup.workload.inference import InferenceConfig, estimate_inference  # noq
 from sizeup.workload.quantize import get_format, weight_bytes  # noqa: E402
 
 DATA = ROOT / "tests" / "validation" / "inference_measurements.yaml"
-# Rows for the devices added by issue 17, gathered after the pricing model and not tuned on: a check set.
-DEVICE_DATA = sorted((ROOT / "tests" / "validation").glob("inference_measurements_*.yaml"))
+# Rows kernels.yaml's AMD (HIP) and Intel (SYCL) fractions were fit on: TUNED, read with the base file.
+TUNED_DATA = sorted((ROOT / "tests" / "validation").glob("inference_measurements_tuned_*.yaml"))
+# Rows for the devices added by issue 17 (and the AMD/Intel kernel check rows of issue 18), gathered after the
+# pricing model and not tuned on: a check set.
+DEVICE_DATA = sorted(p for p in (ROOT / "tests" / "validation").glob("inference_measurements_*.yaml")
+                     if not p.name.startswith("inference_measurements_tuned_"))
 DECODE_TOKENS_UNSTATED = 128
 """Output length assumed where a source (e.g. an Ollama run) does not state it; batch-1 decode speed barely
 depends on it at these lengths."""
@@ -73,13 +78,16 @@ def main() -> None:
     parser.add_argument("--rows", action="store_true", help="print every row")
     parser.add_argument("--set", choices=("base", "devices", "all"), default="base",
                         help="base: inference_measurements.yaml; devices: the issue-17 device files (check set)")
+    parser.add_argument("--vendor", help="only rows on this vendor's devices (nvidia, amd, intel, apple, ...)")
     args = parser.parse_args()
     catalog = load_catalog(include_user=False)
-    files = {"base": [DATA], "devices": DEVICE_DATA, "all": [DATA, *DEVICE_DATA]}[args.set]
+    files = {"base": [DATA, *TUNED_DATA], "devices": DEVICE_DATA, "all": [DATA, *TUNED_DATA, *DEVICE_DATA]}[args.set]
     print({"base": "set: base (llama.cpp prefill and batch-1 decode rows TUNED: kernels.yaml was fit on them)\n",
            "devices": "set: devices (CHECK rows: no fit used them)\n",
            "all": "set: all (TUNED base rows and CHECK device rows together)\n"}[args.set])
     rows = [row for path in files for row in yaml.safe_load(path.read_text())]
+    if args.vendor:
+        rows = [r for r in rows if r.get("device") and catalog.device(r["device"]).vendor == args.vendor]
     errors: dict[str, list[float]] = {}
     table, skipped = [], []
     for row in rows:

@@ -33,11 +33,14 @@ def test_f16_prefill_runs_cublas_at_the_fp16_accumulate_peak(catalog):
 
 
 def test_decode_batch_is_mmvq_and_keeps_the_device_default(catalog):
+    """F16 decode (MMVF) has no dequantization: the device's matmul default; quantized MMVQ prices its
+    dequantization on the integer ALU (test_mmvq_dequantization_is_an_integer_alu_term_per_weight_and_column)."""
     d = catalog.device("a100-sxm-80gb")
-    k = select_kernel("llama.cpp", "q4_k_m", d, True, 1)
+    k = select_kernel("llama.cpp", "f16", d, True, 1)
     assert k.name == "mmvq" and k.fraction is None and k.memory is not None
-    eff = phase_efficiency(d, get_engine("llama.cpp"), True, get_format("q4_k_m"), 1)
-    assert eff.tensor["matmul"] == phase_efficiency(d, get_engine("vllm"), True, get_format("q4_k_m"), 1).tensor["matmul"]
+    eff = phase_efficiency(d, get_engine("llama.cpp"), True, get_format("f16"), 1)
+    assert eff.tensor["matmul"] == phase_efficiency(d, get_engine("vllm"), True, get_format("f16"), 1).tensor["matmul"]
+    assert select_kernel("llama.cpp", "q4_k_m", d, True, 1).peak == "int32"
 
 
 def test_apple_prefill_is_metal_at_the_soc_default(catalog):
@@ -72,3 +75,78 @@ def test_batch1_decode_reaches_less_of_hbm_than_of_gddr_or_apple_lpddr(catalog):
     # another engine, or a batch above MMVQ's 8 columns, keeps the device default
     assert phase_efficiency(catalog.device("a100-sxm-80gb"), get_engine("vllm"), True, fmt, 1).memory.typical == 0.85
     assert phase_efficiency(catalog.device("a100-sxm-80gb"), engine, True, fmt, 16).memory.typical == 0.85
+
+
+def test_rdna3_prefill_splits_mmq_and_rocblas_by_format_and_batch(catalog):
+    """mmq.cu on RDNA3: Q2_K/Q6_K (PR #18537) go to dequantize + rocBLAS above 64 columns, the other
+    quantized formats run WMMA-MMQ; both fractions are of the fp16 WMMA peak (RDNA3 int8 WMMA runs at that rate)."""
+    d = catalog.device("rx-7900-xtx")
+    assert select_kernel("llama.cpp", "q6_k", d, False, 512).name == "hip-rocblas"
+    assert select_kernel("llama.cpp", "f16", d, False, 512) is None  # rocBLAS without a dequantize pass: the default
+    mmq = select_kernel("llama.cpp", "q4_k_m", d, False, 512)
+    assert mmq.name == "hip-mmq-wmma" and kernel_peak(d, mmq) == d.peak_flops_per_s["fp16"]
+    assert select_kernel("llama.cpp", "q6_k", d, False, 32).name == "hip-mmq-wmma"  # below rocBLAS's 64 columns
+
+
+def test_amd_kernels_stay_off_other_amd_architectures(catalog):
+    """The HIP entries were fit on RDNA3 only: CDNA (MI300X) keeps the device default, not a borrowed fraction."""
+    assert select_kernel("llama.cpp", "q4_k_m", catalog.device("mi300x"), False, 512) is None
+
+
+def test_arc_prefill_is_sycl_dequantize_and_onednn(catalog):
+    for name in ("arc-b580", "arc-a770-16gb"):
+        k = select_kernel("llama.cpp", "q4_k_m", catalog.device(name), False, 512)
+        assert k.name == "sycl-onednn-dequant-gemm" and k.peak == "fp16"
+    assert "derived" in select_kernel("llama.cpp", "q4_0", catalog.device("arc-a770-16gb"), False, 512).basis
+
+
+def test_mmvq_dequantization_is_an_integer_alu_term_per_weight_and_column(catalog):
+    """Decode = max(bytes / bandwidth, weights x batch x integer ops per weight / integer rate): the matmul
+    fraction is 2 / ops matmul FLOPs per integer op (vecdotq.cuh counts), on GA10x's 64 int32 lanes of 128."""
+    from sizeup.price.kernels import int32_rate
+
+    d = catalog.device("rtx-3090")
+    k = select_kernel("llama.cpp", "q2_k", d, True, 1)
+    assert k.peak == "int32" and k.memory is not None
+    assert k.fraction.typical == pytest.approx(2 / 2.9)
+    assert int32_rate(d) == pytest.approx(d.vector_flops_per_s["fp32"] / 2 * 0.5)
+    assert int32_rate(catalog.device("a100-sxm-80gb")) == pytest.approx(19.5e12 / 2)  # GA100: 64 + 64 per SM
+    eff = phase_efficiency(d, get_engine("llama.cpp"), True, get_format("q2_k"), 8)
+    # a decode matmul's FLOPs / (fraction x fp16 peak) = weights x batch x 2.9 / the integer rate
+    weights, batch = 4096 * 14336, 8
+    seconds = 2 * weights * batch / (eff.tensor["matmul"].typical * d.peak_flops_per_s["fp16"])
+    assert seconds == pytest.approx(weights * batch * 2.9 / int32_rate(d))
+    assert select_kernel("llama.cpp", "f16", d, True, 1).fraction is None  # no dequantization for F16
+    assert select_kernel("llama.cpp", "q4_k_m", catalog.device("apple-m2-ultra"), True, 1).fraction is None
+
+
+def test_dequantization_makes_batch8_q4_0_decode_slower_than_its_memory_bound(catalog):
+    """Check rows (inference_measurements_mmvq_batch.yaml, PR #15802: RTX 3090 Q4_0 at microbatch 1-8): measured
+    tokens per column fall 155 -> 71 t/s from 1 to 8 columns while the weight bytes per step stay the same; the ALU
+    term moves the batch-8 prediction from +59% to about +35% without a fitted factor."""
+    from sizeup.ingest.hf_config import load_model
+    from sizeup.workload.inference import InferenceConfig, estimate_inference
+
+    arch, d = load_model("llama-3-8b"), catalog.device("rtx-3090")
+
+    def per_seq(batch):
+        cfg = InferenceConfig(batch=batch, prompt=256, output=2, weights="q4_0", engine="llama.cpp")
+        return estimate_inference(arch, d, cfg, limits=False).decode.tokens_per_s.typical / batch
+
+    assert per_seq(8) / 71.33 - 1 < 0.45
+    assert per_seq(8) < 0.9 * per_seq(1)
+
+
+def test_f16_decode_of_pre_nov_2024_builds_is_dmmv_below_the_q_kernels_on_hbm(catalog):
+    """PR #9816: vector loads sped the old DMMV F16 kernel up 1.27x on H100 SXM (HBM3), 1.01x on GDDR; PR #10318
+    (2024-11-17) replaced it with MMVF. A build before that date takes the DMMV entry, the current one mmvq."""
+    a100, gddr = catalog.device("a100-sxm-80gb"), catalog.device("rtx-3090")
+    old = select_kernel("llama.cpp", "f16", a100, True, 1, build_date="2024-05-20")
+    now = select_kernel("llama.cpp", "f16", a100, True, 1)
+    assert old.name == "cuda-dmmv-f16" and now.name == "mmvq"
+    assert old.memory.typical == pytest.approx(now.memory.typical / 1.27, abs=0.01)
+    old_gddr = select_kernel("llama.cpp", "f16", gddr, True, 1, build_date="2024-05-20")
+    assert old_gddr.memory.typical == pytest.approx(select_kernel("llama.cpp", "f16", gddr, True, 1).memory.typical / 1.01,
+                                                    abs=0.01)
+    assert select_kernel("llama.cpp", "q4_k_m", a100, True, 1, build_date="2024-05-20").name == "mmvq"
+    assert select_kernel("llama.cpp", "f16", a100, True, 1, build_date="2025-02-20").name == "mmvq"

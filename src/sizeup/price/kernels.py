@@ -1,7 +1,9 @@
 """The matrix kernel an engine really runs (data/efficiency/kernels.yaml) and the matmul efficiency it implies.
 
 llama.cpp on CUDA prefills quantized weights with MMQ (int8 mma tiles: a fraction of the int8 peak, not of the
-fp16 one) and F16 weights with cuBLAS at fp16 accumulation; at decode (batch <= 8) MMVQ streams the weights once.
+fp16 one) and F16 weights with cuBLAS at fp16 accumulation; on AMD RDNA3 (HIP) with MMQ on int8 WMMA or, for the
+formats MMQ is slow on, dequantize + rocBLAS; on Intel Arc (SYCL) with dequantize + oneDNN fp16 GEMM on XMX; at
+decode (batch <= 8) MMVQ streams the weights once.
 `matmul_fraction` turns the kernel's fraction of its own peak into the fraction of the peak the ledger prices
 matmuls at, so the roofline stays one model with one set of peaks.
 """
@@ -15,7 +17,7 @@ from sizeup.errors import CatalogError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.ranges import Range
 
-__all__ = ["Kernel", "select_kernel", "kernel_peak", "memory_class"]
+__all__ = ["Kernel", "select_kernel", "kernel_peak", "memory_class", "int32_rate"]
 
 _FLOAT_FORMATS = {"f16", "fp16", "bf16", "fp32", "f32"}
 
@@ -26,7 +28,8 @@ class Kernel:
     name: str
     description: str
     peak: str
-    """'int8', 'fp16_acc16' or 'device-default' (the device kind's efficiency applies unchanged)."""
+    """'int8', 'fp16' (the dense 16-bit matrix peak), 'fp16_acc16', 'int32' (the integer ALU rate: MMVQ's
+    dequantization at decode) or 'device-default' (the device kind's efficiency applies unchanged)."""
     fraction: Range | None
     basis: str
     source: str
@@ -51,11 +54,15 @@ def _format_matches(spec: object, weights: str) -> bool:
     return isinstance(spec, list) and weights in spec
 
 
-def select_kernel(engine: str, weights: str, device, decode: bool, batch_tokens: int) -> Kernel | None:
+def select_kernel(engine: str, weights: str, device, decode: bool, batch_tokens: int,
+                  build_date: str | None = None) -> Kernel | None:
     """The kernel `engine` runs for `weights` on `device` in this phase, or None when the table has none
-    (the device kind's default efficiency then applies)."""
+    (the device kind's default efficiency then applies). `build_date` ('YYYY-MM-DD'): an older build, whose
+    superseded kernels (entries with `until` after it) replace the current ones; None: the current build."""
     kernels, source = _table()
     for name, entry in (kernels.get(engine) or {}).items():
+        if entry.get("until") and (build_date is None or build_date >= str(entry["until"])):
+            continue
         if entry.get("phase") != ("decode" if decode else "prefill"):
             continue
         if not _format_matches(entry.get("formats"), weights.lower()):
@@ -65,18 +72,50 @@ def select_kernel(engine: str, weights: str, device, decode: bool, batch_tokens:
         vendors = entry.get("vendors") or [entry.get("vendor", "nvidia")]
         if device.vendor not in vendors or device.kind not in ("gpu", "soc"):
             continue
+        if entry.get("architectures") and device.architecture not in entry["architectures"]:
+            continue
         by_arch = entry.get("by_architecture")
         if not by_arch:
             mem = (entry.get("memory_by_class") or {}).get(memory_class(device))
-            return Kernel(engine, name, entry.get("description", ""), entry["peak"], None,
-                          mem["basis"] if mem else "", source,
-                          Range(float(mem["low"]), float(mem["typical"]), float(mem["high"])) if mem else None)
+            memory = Range(float(mem["low"]), float(mem["typical"]), float(mem["high"])) if mem else None
+            basis = mem["basis"] if mem else ""
+            dequant = _dequant_fraction(entry, weights.lower(), device)
+            if dequant is not None:
+                return Kernel(engine, name, entry.get("description", ""), "int32", dequant[0],
+                              f"{basis}; {dequant[1]}" if basis else dequant[1], source, memory)
+            return Kernel(engine, name, entry.get("description", ""), entry["peak"], None, basis, source, memory)
         arch = by_arch.get(device.architecture or "") or by_arch["default"]
         fraction = Range(float(arch["low"]), float(arch["typical"]), float(arch["high"]))
         derived = "" if device.architecture in by_arch else " (derived: no tuned row for this architecture)"
         return Kernel(engine, name, entry.get("description", ""), entry["peak"], fraction,
                       arch["basis"] + derived, source)
     return None
+
+
+def _dequant_fraction(entry: dict, weights: str, device) -> tuple[Range, str] | None:
+    """MMVQ's dequantization as a compute term: mmvq.cu calls the format's vec_dot once per weight block and per
+    column (`for j < ncols_y: tmp[j][i] += vec_dot_q_cuda(...)`), so each weight costs `ops` integer instructions per
+    token of the batch and a matmul's 2 x weights x batch FLOPs take weights x batch x ops / the integer rate: as a
+    fraction of that rate, 2 / ops matmul FLOPs per integer op. None where the format or the architecture has no
+    count (the device default then prices the matmul)."""
+    ops = (entry.get("dequant_int_ops_per_weight") or {}).get(weights)
+    lanes = (entry.get("int32_lanes_per_fp32_lane") or {}).get(device.architecture or "")
+    if not ops or not lanes or device.vendor != "nvidia" or not int32_rate(device, entry):
+        return None
+    f = 2.0 / float(ops["ops"])
+    return Range(f, f, f), (f"dequantization {ops['ops']} integer ops per weight ({ops['basis']}) on "
+                            f"{lanes['ratio']:g} int32 lane per fp32 lane ({lanes['basis']})")
+
+
+def int32_rate(device, entry: dict | None = None) -> float | None:
+    """32-bit integer instructions per second: the vector fp32 peak / 2 (an FMA is 2 FLOPs) x the int32 lanes per
+    fp32 lane of the device's architecture (kernels.yaml), or None when either is unknown."""
+    if entry is None:
+        entry = next((e for e in (_table()[0].get("llama.cpp") or {}).values()
+                      if e.get("int32_lanes_per_fp32_lane")), {})
+    lanes = (entry.get("int32_lanes_per_fp32_lane") or {}).get(device.architecture or "")
+    fp32 = device.vector_flops_per_s.get("fp32")
+    return fp32 / 2 * float(lanes["ratio"]) if lanes and fp32 else None
 
 
 def memory_class(device) -> str:
@@ -94,4 +133,8 @@ def kernel_peak(device, kernel: Kernel) -> float | None:
         return device.peak_flops_per_s.get("int8")
     if kernel.peak == "fp16_acc16":
         return device.fp16_acc16_flops_per_s or device.peak_flops_per_s.get("fp16")
+    if kernel.peak == "fp16":
+        return device.peak_flops_per_s.get("fp16")
+    if kernel.peak == "int32":
+        return int32_rate(device)
     return None
