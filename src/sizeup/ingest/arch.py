@@ -90,6 +90,9 @@ class SSMSpec:
     bias: bool = False
     """in_proj and out_proj carry biases."""
     conv_bias: bool = True
+    chunk: int = 256
+    """Mamba-2's SSD chunk length (`chunk_size`; transformers' default 256): what its PyTorch path
+    materialises per chunk in training (chunk × chunk blocks). Unused by Mamba-1."""
 
     @property
     def conv_channels(self) -> int:
@@ -179,6 +182,9 @@ class ModelArch:
     cross-attention K/V are computed once per sequence and held beside the self-attention cache, fixed by the
     encoder length. `layers` are the decoder's; the encoder's weights and the cross-attention projections
     (`layers.{i}.cross.{q,k,v,o}_proj`) are in `extra_tensors`. 0: no cross-attention."""
+    encoder_layers: tuple[LayerSpec, ...] = ()
+    """Encoder-decoders: the encoder's layer specs (bidirectional attention), for what training runs and keeps
+    over the source; their weights are in `extra_tensors`, not built from these. (): no encoder stack."""
 
     @property
     def num_layers(self) -> int:

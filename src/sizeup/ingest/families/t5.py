@@ -8,6 +8,8 @@ released checkpoints), stated in the estimate."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch, WeightTensor
 from sizeup.ingest.families.encoder_decoder import ENCODER_NOTE, block_tensors, cross_tensors
 from sizeup.ingest.families.fields import (CONTEXT, HEAD_DIM, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Bound,
@@ -44,4 +46,5 @@ def read_t5(c: Fields, name: str) -> ModelArch:
     return ModelArch(name=name, model_type="t5", hidden=h, vocab=c.int("vocab_size", bound=VOCAB),
                      layers=(spec,) * dec_layers, norm="rms", tie_embeddings=c.flag("tie_word_embeddings", True),
                      embed_scale=False, max_context=source, extra_tensors=tuple(extra), cross_source=source,
+                     encoder_layers=(replace(spec, attention=replace(attn, causal=False)),) * enc_layers,
                      assumptions=(ENCODER_NOTE.format(source=source) + " (t5: the encoder input taken at n_positions)",))

@@ -7,6 +7,8 @@ projection but k_proj, a GELU MLP, the output projection tied to the token embed
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch, WeightTensor
 from sizeup.ingest.families.encoder_decoder import ENCODER_NOTE, block_tensors, cross_tensors
 from sizeup.ingest.families.fields import CHANNELS, CONTEXT, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields, activation
@@ -35,7 +37,8 @@ def read_whisper(c: Fields, name: str) -> ModelArch:
     extra = [WeightTensor("encoder.conv1.weight", (h, mels, 3), "encoder"), WeightTensor("encoder.conv1.bias", (h,), "bias"),
              WeightTensor("encoder.conv2.weight", (h, h, 3), "encoder"), WeightTensor("encoder.conv2.bias", (h,), "bias"),
              WeightTensor("encoder.embed_positions.weight", (source, h), "position")]
-    for i in range(c.int("encoder_layers", bound=LAYERS)):
+    enc_layers = c.int("encoder_layers", bound=LAYERS)
+    for i in range(enc_layers):
         extra += block_tensors(f"encoder.layers.{i}", biased, h, norm_bias=True, k_bias=False)
     extra += [WeightTensor("encoder.norm.weight", (h,), "norm"), WeightTensor("encoder.norm.bias", (h,), "norm")]
     dec_layers = c.int("decoder_layers", bound=LAYERS)
@@ -47,4 +50,5 @@ def read_whisper(c: Fields, name: str) -> ModelArch:
     return ModelArch(name=name, model_type="whisper", hidden=h, vocab=c.int("vocab_size", bound=VOCAB),
                      layers=(dec,) * dec_layers, norm="layer", tie_embeddings=c.flag("tie_word_embeddings", True),
                      positions=target, max_context=target, extra_tensors=tuple(extra), cross_source=source,
+                     encoder_layers=(replace(biased, attention=replace(biased.attention, causal=False, rotary_dim=0)),) * enc_layers,
                      assumptions=(ENCODER_NOTE.format(source=source),))
