@@ -54,26 +54,30 @@ def _fused(s: SSMSpec, b: int, seq: int, a: int) -> int:
 
 
 def _naive(s: SSMSpec, b: int, seq: int, a: int) -> int:
-    """The PyTorch reference path, counted from the tensors autograd keeps (derived from the ops).
+    """The PyTorch reference path (transformers' MambaMixer / Mamba2Mixer without mamba_ssm), counted from the
+    tensors autograd keeps; checked against a saved-tensor probe of transformers 5.24 on CPU in bf16
+    (tests/workload/test_ssm_training_torch.py).
 
-    Mamba-1, transformers' MambaMixer.slow_forward: the in_proj output (x and z, 2D); the conv output and its
-    SiLU (2D); the x_proj output (r + 2N); the dt_proj output and its softplus (2D); the scan output, SiLU(z)
-    and their product, out_proj's input (3D); in fp32 the upcast x (D) and B (N), the discretised
-    exp(Δ·A) and Δ·B (2 × D·N), the state after every step (D·N, fp32) and its cast for the C product (D·N).
-    Mamba-2, transformers' Mamba2Mixer.torch_forward (chunked SSD in PyTorch): the in_proj output; the conv
-    output and its SiLU (2 × conv channels); dt and its softplus (2H); in fp32 the upcast x (D), B and C
-    repeated to the heads (2 × H·N), B times the decay (H·N), and per chunk of length c the segment-sum decay
-    L, the C·Bᵀ scores G and their masked product M (3 × H·c); the chunk states before and after the
-    inter-chunk recurrence (2 × D·N per chunk, fp32); the gated RMSNorm's fp32 input, gate and product (3D,
-    fp32) and out_proj's input (D)."""
+    Mamba-1 (`mamba_selective_scan`'s recurrent loop): the in_proj output (x and z, 2D); seven D-wide tensors
+    in the activation dtype (the conv output, its SiLU, the x_proj input and out_proj input copies, the scan
+    output, SiLU(z) and the skip term); the x_proj output (r + 2N); in fp32 Δ and the upcast x (2D) and B
+    (N); the discretised exp(Δ·A) and Δ·B (2 × D·N, fp32), and per step the fp32 state the next step
+    multiplies (D·N) and its cast for the C product (D·N).
+    Mamba-2 (chunked SSD in PyTorch, chunk length c): the in_proj output, the conv output (conv channels),
+    dt and its softplus (2H) and out_proj's input (D); in fp32 nine D-wide tensors (x upcast and scaled
+    by Δ, the intra- and inter-chunk outputs and their sum, the gated RMSNorm's input, gate and product),
+    five (heads × state) tensors (B and C repeated to the heads, B times the decay and the two per-chunk
+    products), four (heads × c) per token (the segment-sum decay L, the scores C·Bᵀ, their masked product
+    and its broadcast), and the chunk states with the initial one ((chunks + 1) × D × N). This is the
+    dominant part only: the probe keeps 9-12% more (small per-head and per-chunk tensors, not attributed)."""
     t = b * seq
     if s.version == 1:
-        return a * t * (_in_width(s) + 2 * s.inner + s.dt_rank + 2 * s.state + 2 * s.inner + 3 * s.inner) + \
-            4 * t * (s.inner + s.state) + (4 + 4 + 4 + a) * t * s.inner * s.state
+        return a * t * (_in_width(s) + 7 * s.inner + s.dt_rank + 2 * s.state) + 4 * t * (2 * s.inner + s.state) + \
+            (4 + 4 + 4 + a) * t * s.inner * s.state
     chunks = -(-seq // s.chunk)
-    return a * t * (_in_width(s) + 2 * s.conv_channels + 2 * s.heads + s.inner) + \
-        4 * t * (s.inner + 3 * s.heads * s.state + 3 * s.heads * s.chunk + 3 * s.inner) + \
-        4 * b * chunks * 2 * s.inner * s.state
+    return a * t * (_in_width(s) + s.conv_channels + 2 * s.heads + s.inner) + \
+        4 * t * (9 * s.inner + 5 * s.heads * s.state + 4 * s.heads * s.chunk) + \
+        4 * b * (chunks + 1) * s.inner * s.state
 
 
 def ssm_layer_activation_bytes(arch: ModelArch, layer: LayerSpec, micro_batch: int, seq: int, *,
