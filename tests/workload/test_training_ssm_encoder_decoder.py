@@ -175,3 +175,33 @@ def test_t5_training_flops_are_6_params_tokens_within_the_attention_terms():
     attention_terms = model - six_n_t
     assert 0 < attention_terms < 0.1 * six_n_t
     assert abs(3 * total - six_n_t) <= attention_terms
+
+
+def test_the_report_names_the_source_length_and_the_scan():
+    t5 = estimate_training(_real("flan-t5-xl"), H100, TrainingConfig(seq=128, source_seq=256, micro_batch=1))
+    mamba = estimate_training(_real("mamba-130m-hf"), H100, TrainingConfig(seq=128, ssm_scan="naive", micro_batch=1))
+    assert t5.to_dict()["config"]["source_seq"] == 256 and t5.to_dict()["config"]["ssm_scan"] is None
+    assert mamba.to_dict()["config"]["ssm_scan"] == "naive" and mamba.to_dict()["config"]["source_seq"] is None
+    assert any("source 256 positions" in a for a in t5.assumptions)
+    assert any("naive scan" in a for a in mamba.assumptions)
+
+
+def test_bad_scan_and_source_length_are_one_line_errors():
+    with pytest.raises(ConfigError, match="--ssm-scan 'slow'"):
+        TrainingConfig(ssm_scan="slow")
+    with pytest.raises(ConfigError, match="--source-seq 0"):
+        TrainingConfig(source_seq=0)
+
+
+def test_the_cli_takes_source_seq_and_ssm_scan():
+    import subprocess
+    import sys
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "sizeup", "train", *args, "--device", "h100", "--seq", "128",
+                               "--micro-batch", "1", "--json"], capture_output=True, text=True)
+
+    t5 = run(str(CONFIGS / "flan-t5-xl.json"), "--source-seq", "256")
+    assert t5.returncode == 0 and json.loads(t5.stdout)["config"]["source_seq"] == 256
+    bad = run(str(CONFIGS / "mamba-130m-hf.json"), "--ssm-scan", "slow")
+    assert bad.returncode != 0 and "--ssm-scan" in bad.stderr and "Traceback" not in bad.stderr

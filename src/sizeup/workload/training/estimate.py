@@ -55,6 +55,8 @@ class TrainingEstimate:
                        "targets": list(cfg.finetune.targets), "optimizer": cfg.optimizer, "precision": cfg.precision,
                        "recompute": cfg.recompute, "tp": par.tp, "pp": par.pp, "vp": par.vp, "dp": par.dp, "ep": par.ep,
                        "tp_overlap": par.tp_overlap, "loss_chunks": cfg.loss_chunks, "kernels": cfg.kernels,
+                       "source_seq": source_length(self.arch, cfg) if self.arch.encoder_layers else None,
+                       "ssm_scan": cfg.ssm_scan if self.arch.is_recurrent else None,
                        "framework": cfg.framework,
                        "zero": par.zero, "seq": cfg.seq, "micro_batch": self.micro_batch,
                        "grad_accumulation": self.grad_accumulation, "global_batch": self.global_batch},
