@@ -89,6 +89,10 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
     assumptions = [PRECISIONS[cfg.precision].note, attention.note]
     if arch.is_recurrent:
         assumptions.append(f"state-space layers: {cfg.ssm_scan} scan ({SSM_SCANS[cfg.ssm_scan]}); --ssm-scan picks")
+        if cfg.ssm_scan == "naive":
+            assumptions.append("naive scan: the step time prices the scan as the fused kernel does; the reference "
+                               "path's per-token loop (sequence-length steps of small kernels) and its traffic over "
+                               "the length × inner × state tensors are not priced, so the time is a lower bound")
     if arch.encoder_layers:
         assumptions.append(f"encoder-decoder: target {cfg.seq:,} tokens (--seq), source {source_length(arch, cfg):,} "
                            "positions (--source-seq); " + ("the encoder's layers keep their activations" if
