@@ -192,8 +192,10 @@ def _occupancy(arrays: LedgerArrays, device: DeviceSpec) -> tuple[np.ndarray, fl
     for unit, tile in tiles.items():
         mine = np.asarray([u == unit for u in op_unit], dtype=bool) & (arrays.conv_outputs > 0)
         if mine.any():
-            for row, level in enumerate(LEVELS):
-                busy[row, mine] = wave_fraction(arrays.conv_outputs[mine], device.compute_units, getattr(tile, level))
+            fractions = np.stack([wave_fraction(arrays.conv_outputs[mine], device.compute_units, t)
+                                  for t in (tile.low, tile.typical, tile.high)])
+            # a smaller tile can fill a wave worse: the fast end takes the best of the range, the slow the worst
+            busy[0, mine], busy[1, mine], busy[2, mine] = fractions.max(axis=0), fractions[1], fractions.min(axis=0)
     return busy, float(busy[1].min())
 
 
