@@ -48,10 +48,11 @@ def test_eager_pytorch_check_rows_meet_the_targets():
     assert statistics.median(errors[256]) <= 0.15
 
 
-def test_tensorrt_at_batch_1_is_bound_by_sm_occupancy():
-    """The V100 rows the tiles were fitted to land within the target with the law and 3-4x optimistic
-    without it; on the held-out Jetson Xavier row (8 SMs) the law moves the price toward the measurement
-    (it is still 43% optimistic there: benchmarks/validate_vision.py)."""
+def test_tensorrt_at_batch_1_is_bound_by_sm_occupancy_on_volta():
+    """The V100 rows the Volta tiles were fitted to land within the target with the law and 3-4x
+    optimistic without it; on the held-out Jetson Xavier row (Volta, 8 SMs) the law moves the price toward
+    the measurement (still 43% optimistic there). On Ada no tile is set (the L4 row fills its SMs): the
+    law leaves it alone."""
     from sizeup.hardware.catalog import load_catalog
 
     bench, catalog = _benchmark(), load_catalog(include_user=False)
@@ -60,6 +61,9 @@ def test_tensorrt_at_batch_1_is_bound_by_sm_occupancy():
     for row in trt:
         with_law, _ = bench.predict(row, catalog)
         without, _ = bench.predict(row, catalog, occupancy=False)
+        if catalog.device(row["device"]).architecture != "volta":
+            assert with_law == without
+            continue
         assert abs(with_law / row["value"] - 1) < abs(without / row["value"] - 1)
         if row["set"] == "tuned":
             assert abs(with_law / row["value"] - 1) <= 0.25 and without / row["value"] > 2.5

@@ -7,10 +7,12 @@ the rest idle, for compute and for the memory traffic their load units would iss
 many times S and the fraction is ~1; at batch 1 the late ResNet-50 stages have 7×7 or 14×14 outputs,
 too few tiles to fill 80-132 SMs, so the layer runs at a fraction of the chip's peak.
 
-The output elements per tile (data/efficiency/overheads.yaml, occupancy.conv_tile_outputs_{tensor,vector})
-stand for the small tiles a tuned library picks at such sizes (cuDNN/TensorRT tactics, split-K where it
-pays): tensor-core kernels need larger tiles than FP32 FFMA kernels to feed their MMA units from shared
-memory. Both figures are derived from measured rows, said there. Matrix products and attention are
+The output elements per tile (data/efficiency/overheads.yaml, occupancy.<architecture>) stand for the
+tiles the kernel library picks at such sizes: tensor-core kernels need larger tiles than FP32 FFMA
+kernels to feed their MMA units from shared memory. They are set per architecture where measured rows
+show the effect (Volta: TensorRT at batch 1 runs 3-4x slower than its peak and bandwidth allow); where
+a library splits K over idle SMs (TensorRT 10 on Ada at batch 1 runs at ~25% of peak) no figure is
+set and the law is off: an unset architecture is priced as filling its SMs, as before. Matrix products and attention are
 left out: GEMV and split-K kernels spread a long K over the SMs (LLM decode streams weights at full
 bandwidth), so the output-tile count does not bound them.
 """
@@ -24,23 +26,34 @@ from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.price.efficiency import parse_entry
 from sizeup.ranges import Range
 
-__all__ = ["OCCUPANCY_KINDS", "conv_tile_outputs", "wave_fraction"]
+__all__ = ["OCCUPANCY_KINDS", "UNITS", "conv_tile_outputs", "wave_fraction"]
+
+UNITS = ("tensor", "vector")
 
 OCCUPANCY_KINDS = frozenset({"gpu", "soc"})
 """Device kinds whose compute units are GPU multiprocessors fed by a grid of thread blocks."""
 
 
-@lru_cache(maxsize=2)
-def conv_tile_outputs(unit: str) -> tuple[Range, str]:
-    """(output elements one thread block computes, its source) for a convolution kernel on the
-    `unit` ('tensor' cores or 'vector' FP32 lanes) it runs on."""
+@lru_cache(maxsize=1)
+def _tiles() -> dict[str, dict[str, tuple[Range, str]]]:
     path = builtin_data_dir() / "efficiency" / "overheads.yaml"
     data = read_yaml(path)
     table = data.get("occupancy") if isinstance(data, dict) else None
-    key = f"conv_tile_outputs_{unit}"
-    if not isinstance(table, dict) or key not in table:
-        raise CatalogError(f"{path}: expected a mapping 'occupancy' with '{key}'")
-    return parse_entry(table[key], path, f"occupancy.{key}", False)
+    if not isinstance(table, dict):
+        raise CatalogError(f"{path}: expected a mapping 'occupancy' (architecture -> conv tiles)")
+    out: dict[str, dict[str, tuple[Range, str]]] = {}
+    for arch, entry in table.items():
+        if not isinstance(entry, dict) or set(entry) - {f"conv_tile_outputs_{u}" for u in UNITS}:
+            raise CatalogError(f"{path}: occupancy.{arch}: expected conv_tile_outputs_tensor and/or _vector")
+        out[arch] = {key.rsplit("_", 1)[1]: parse_entry(value, path, f"occupancy.{arch}.{key}", False)
+                     for key, value in entry.items()}
+    return out
+
+
+def conv_tile_outputs(architecture: str | None, unit: str) -> tuple[Range, str] | None:
+    """(output elements one thread block computes, its source) for a convolution kernel on the `unit`
+    ('tensor' cores or 'vector' FP32 lanes) of `architecture`; None where no row measured the effect."""
+    return _tiles().get(architecture or "", {}).get(unit)
 
 
 def wave_fraction(outputs, units: int, tile: float):

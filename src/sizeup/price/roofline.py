@@ -183,19 +183,21 @@ class Roofline:
 
 
 def _occupancy(arrays: LedgerArrays, device: DeviceSpec) -> tuple[np.ndarray, float]:
-    """Per level and op, the fraction of the SMs a convolution keeps busy (1 for other ops), with the
-    tile of the unit it runs on; and the lowest typical fraction."""
-    tiles = {unit: conv_tile_outputs(unit)[0] for unit in ("tensor", "vector")}
+    """Per level and op, the fraction of the SMs a convolution keeps busy (1 for other ops and where the
+    architecture has no tile figure), with the tile of the unit it runs on; and the lowest typical one."""
     units = [(tensor_precision(device, kind, dtype) or ("vector",))[0] for kind, dtype in arrays.tensor_classes]
     op_unit = [units[c] if c >= 0 else "vector" for c in arrays.tensor_class]
     busy = np.ones((len(LEVELS), len(op_unit)))
-    for unit, tile in tiles.items():
+    for unit in ("tensor", "vector"):
+        found = conv_tile_outputs(device.architecture, unit)
         mine = np.asarray([u == unit for u in op_unit], dtype=bool) & (arrays.conv_outputs > 0)
-        if mine.any():
-            fractions = np.stack([wave_fraction(arrays.conv_outputs[mine], device.compute_units, t)
-                                  for t in (tile.low, tile.typical, tile.high)])
-            # a smaller tile can fill a wave worse: the fast end takes the best of the range, the slow the worst
-            busy[0, mine], busy[1, mine], busy[2, mine] = fractions.max(axis=0), fractions[1], fractions.min(axis=0)
+        if found is None or not mine.any():
+            continue
+        tile = found[0]
+        fractions = np.stack([wave_fraction(arrays.conv_outputs[mine], device.compute_units, t)
+                              for t in (tile.low, tile.typical, tile.high)])
+        # a smaller tile can fill a wave worse: the fast end takes the best of the range, the slow the worst
+        busy[0, mine], busy[1, mine], busy[2, mine] = fractions.max(axis=0), fractions[1], fractions.min(axis=0)
     return busy, float(busy[1].min())
 
 
