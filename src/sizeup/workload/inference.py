@@ -22,6 +22,7 @@ from sizeup.price.efficiency import Efficiency, device_efficiency
 from sizeup.price.engines import EngineProfile, get_engine
 from sizeup.price.kernels import kernel_peak, select_kernel
 from sizeup.price.memory import InferenceMemory, MemoryConfig, inference_memory, max_fitting
+from sizeup.price.overhead import get_runtime
 from sizeup.price.rates import PhaseTotals, price_totals
 from sizeup.ranges import Range
 from sizeup.workload.quantize import WeightFormat, get_format, weight_bytes
@@ -161,6 +162,8 @@ def phase_efficiency(device: DeviceSpec, engine: EngineProfile, decode: bool, we
         return eff
     changes: dict[str, Any] = {}
     overhead = engine.range("decode_overhead_s") if decode else None
+    if engine.runtime is not None and overhead is None:  # an engine of overheads.yaml's runtimes: its per-op host time
+        overhead = get_runtime(engine.runtime).per_op_s
     if overhead is not None:
         changes["overhead_s"] = overhead
     if eff.origin.startswith("defaults"):  # a calibrated profile measured the device's own kernels: keep it
@@ -188,14 +191,15 @@ def kernel_matmul(device: DeviceSpec, engine: str, weights: str, decode: bool, t
     return out
 
 
-def _priced(ledger: Ledger, device: DeviceSpec, eff: Efficiency) -> PhaseTotals:
+def _priced(ledger: Ledger, device: DeviceSpec, eff: Efficiency, runtime: str | None = None) -> PhaseTotals:
     """The phase's totals: op by op for an analytic ledger (no numpy to import), vectorised for a large
-    one or a calibrated size curve; `tests/price/test_rates.py` holds the two equal."""
-    if not eff.size_curve and len(ledger.ops) <= SCALAR_PRICING_MAX_OPS:
+    one, a calibrated size curve or an engine that runs as a runtime of overheads.yaml (its fused kernels:
+    price/overhead.py); `tests/price/test_rates.py` holds the two equal."""
+    if not eff.size_curve and runtime is None and len(ledger.ops) <= SCALAR_PRICING_MAX_OPS:
         return price_totals(ledger, device, eff)
     from sizeup.price.roofline import price
 
-    roof = price(ledger, device, eff)
+    roof = price(ledger, device, eff, runtime=None if runtime is None or device.kind == "cpu" else get_runtime(runtime))
     split = roof.by("phase").values()
     return PhaseTotals(total_s=roof.total_s, notes=list(roof.notes), unknown_compute=roof.unknown_compute,
                        by_bound_s={k: sum(v["time_by_bound_s"].get(k, 0.0) for v in split)
@@ -207,8 +211,8 @@ SCALAR_PRICING_MAX_OPS = 2000
 
 
 def _price_phase(ledger: Ledger, device: DeviceSpec, eff: Efficiency, gpus: int, step_overhead: Range | None,
-                 tokens: int) -> tuple[PhaseEstimate, list[str]]:
-    roof = _priced(ledger, device, eff)
+                 tokens: int, runtime: str | None = None) -> tuple[PhaseEstimate, list[str]]:
+    roof = _priced(ledger, device, eff, runtime)
     total = roof.total_s
     comm = Range(0.0, 0.0, 0.0)
     notes = list(roof.notes)
@@ -327,7 +331,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         on_dev = on_cpu = None
         if on_gpu > 0:
             eff = phase_efficiency(dev, engine, decode, fmt, tokens)
-            on_dev, notes = _price_phase(ledger, dev, eff, tp, step_overhead, tokens)
+            on_dev, notes = _price_phase(ledger, dev, eff, tp, step_overhead, tokens, engine.runtime)
             assumptions.extend(notes)
             if "kernels.yaml" in eff.origin:
                 assumptions.append(f"{'decode' if decode else 'prefill'} priced with {eff.origin.rsplit(', ', 1)[-1]}: "

@@ -27,9 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quant", default=None, help="weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, "
                                                   "q4_k_m, q8_0, … (default bf16)")
     p.add_argument("--kv-dtype", default="fp16", help="KV cache: fp16, bf16, fp8, q8_0, q4_0 (default fp16)")
-    p.add_argument("--engine", choices=["hf", "vllm", "llama.cpp", "tensorrt-llm"],
+    p.add_argument("--engine", choices=["hf", "vllm", "llama.cpp", "tensorrt-llm", "tensorrt"],
                    help="serving engine (default hf; in a device table: llama.cpp on consumer cards, Macs, edge "
-                        "and CPUs, vllm on workstation and data-centre GPUs)")
+                        "and CPUs, vllm on workstation and data-centre GPUs; tensorrt: a plain TensorRT engine)")
     p.add_argument("--batch", type=_BATCH, default=1, help="concurrent sequences (default 1)")
     p.add_argument("--prompt", type=_TOKENS, default=512, help="prompt tokens (default 512)")
     p.add_argument("--output", type=TOKENS_OR_ZERO, default=128,
