@@ -99,13 +99,24 @@ def get_runtime(name: str) -> Runtime:
     return runtimes[name]
 
 
+def _folded(runtime: Runtime, op) -> bool:
+    """Whether `runtime` folds `op` into the matrix kernel before it. Elementwise ops go into the epilogue.
+    Of the norms only an inference batch norm does: a per-channel affine map, folded into the conv's
+    weights. Layer, RMS and group norms reduce over a whole row that one output tile does not hold, so
+    they stay kernels of their own. TensorRT's BERT runs them as its SkipLayerNorm plugin, one kernel
+    that also takes the residual add (TensorRT demo/BERT README, plugins)."""
+    if op.kind not in runtime.fuses:
+        return False
+    return op.kind != OpKind.NORM or "batch_norm" in op.op or op.op.endswith("BatchNormalization")
+
+
 def launches_under(runtime: Runtime, ledger, launches: list[float]) -> list[float]:
     """Kernels per op when `runtime` runs the ledger: fused kinds launch nothing of their own, matrix
     ops launch their casts and fused epilogue as extra kernels."""
     extra = runtime.casts_per_matrix_op + (runtime.epilogue_kernels_per_matrix_op if runtime.fuses else 0)
     out = []
     for o, n in zip(ledger.ops, launches):
-        if n and o.kind in runtime.fuses:
+        if n and _folded(runtime, o):
             out.append(0.0)
         elif n and o.kind in _MATRIX:
             out.append(n + extra * o.count)
@@ -123,7 +134,7 @@ def bytes_under(runtime: Runtime, ledger, moved: list[float]) -> list[float]:
         return moved
     out = []
     for o, b in zip(ledger.ops, moved):
-        if o.kind in runtime.fuses and b:
+        if b and _folded(runtime, o):
             out.append(0.0)
         elif o.kind in _MATRIX and runtime.epilogue_kernels_per_matrix_op:
             out.append(b + 2.0 * o.bytes_written * o.count * runtime.epilogue_kernels_per_matrix_op)
