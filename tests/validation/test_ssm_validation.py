@@ -45,8 +45,12 @@ def test_eager_decode_lies_in_the_predicted_range_and_pays_the_triton_launch():
     assert len(eager) >= 2
     for row, low, high in eager:
         assert low <= row["value"] <= high, (row["id"], low, high, row["value"])
-    arch = load_model(str(ROOT / ROWS[0]["config"]))
+    from sizeup.hardware.catalog import load_catalog
+
+    arch, catalog = load_model(str(ROOT / ROWS[0]["config"])), load_catalog(include_user=False)
     hf = get_engine("hf")
     per_layer = hf.range("ssm_step_host_s").typical
-    assert decode_step_overhead(hf, arch).typical == hf.range("step_overhead_s").typical + 24 * per_layer
+    gpu, cpu = catalog.device(ROWS[0]["device"]), catalog.device("epyc-9754")
+    assert decode_step_overhead(hf, arch, gpu).typical == hf.range("step_overhead_s").typical + 24 * per_layer
+    assert decode_step_overhead(hf, arch, cpu).typical == hf.range("step_overhead_s").typical  # no mamba_ssm on CPUs
     assert 40e-6 <= per_layer <= 108e-6  # Triton 2.x launch, triton PRs #3503 / #3638

@@ -34,7 +34,7 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
     """Prefill as fixed + per-token time (two priced prompts), decode step time at batch sizes up to
     `max_batch` (priced ledgers at the mean context of a generation)."""
     engine = get_engine(cfg.engine)
-    step = decode_step_overhead(engine, arch)
+    step = decode_step_overhead(engine, arch, device)
     step_s = step.typical if step else 0.0
     p = cfg.prompt
     t1 = estimate_inference(arch, device, replace(cfg, prompt=p, output=1),

@@ -53,8 +53,8 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
     fa2 = flash2_fraction(device) if cfg.flash_attention and cfg.attention == "flash2" else None
     if fa2 is not None and eff.origin.startswith("defaults"):  # a calibrated profile measured its own kernels
         eff = replace(eff, tensor={**eff.tensor, "attention": fa2[0]})
-        notes.append(f"attention: FlashAttention-2 on {device.id} at {fa2[0].typical:.0%} of the tensor peak (its "
-                     f"kernels use no Hopper wgmma/TMA; attention_kernels.yaml flash2_fraction)")
+        notes.append(f"attention: FlashAttention-2 on {device.id} at {fa2[0].typical:.0%} of the tensor peak, its own "
+                     f"fraction on this compute capability (attention_kernels.yaml flash2_fraction)")
     roof = price(forward, device, eff)
     by_kind = {k: v["time_s"].scale(1 / par.pp) for k, v in roof.by("kind").items()}
     zero = Range.exact(0.0)
