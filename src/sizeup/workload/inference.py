@@ -241,6 +241,26 @@ def _phase(latency: Range, tokens: int, bound: str, unknown: tuple[str, ...]) ->
     return PhaseEstimate(latency_s=latency, tokens_per_s=latency.inverse(tokens), bound=bound)
 
 
+def ssm_step_launch(engine: EngineProfile, device: DeviceSpec) -> Range | None:
+    """Host time per SSM layer and decode step of the engine's Python-launched step kernel (hf: mamba_ssm's
+    Triton selective_state_update, engines.yaml ssm_step_host_s); None where no such kernel runs (mamba_ssm's
+    kernels are CUDA / ROCm only: elsewhere transformers runs its plain-torch path)."""
+    if device.kind != "gpu" or device.vendor not in ("nvidia", "amd"):
+        return None
+    return engine.range("ssm_step_host_s")
+
+
+def decode_step_overhead(engine: EngineProfile, arch: ModelArch, device: DeviceSpec) -> Range | None:
+    """Host time of one decode step outside the ledger's ops: the engine's per-step cost and, where the engine
+    launches a state-space model's step kernel from Python, that launch once per SSM layer."""
+    step = engine.range("step_overhead_s")
+    ssm = ssm_step_launch(engine, device)
+    layers = sum(1 for layer in arch.layers if layer.ssm is not None)
+    if ssm is None or not layers:
+        return step
+    return ssm.scale(layers) + (step or Range(0.0, 0.0, 0.0))
+
+
 def _split_phase(gpu: PhaseEstimate, cpu: PhaseEstimate, on_gpu: float, tokens: int) -> PhaseEstimate:
     """llama.cpp partial offload: layers run one after another, a fraction `on_gpu` of them on the GPU."""
     latency = gpu.latency_s.scale(on_gpu) + cpu.latency_s.scale(1.0 - on_gpu)
@@ -331,7 +351,8 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         on_dev = on_cpu = None
         if on_gpu > 0:
             eff = phase_efficiency(dev, engine, decode, fmt, tokens)
-            on_dev, notes = _price_phase(ledger, dev, eff, tp, step_overhead, tokens, engine.runtime)
+            overhead = decode_step_overhead(engine, arch, dev) if decode else step_overhead
+            on_dev, notes = _price_phase(ledger, dev, eff, tp, overhead, tokens, engine.runtime)
             assumptions.extend(notes)
             if "kernels.yaml" in eff.origin:
                 assumptions.append(f"{'decode' if decode else 'prefill'} priced with {eff.origin.rsplit(', ', 1)[-1]}: "
@@ -377,6 +398,11 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
                                            weights=fmt, kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, tp=tp, per_layer=False)
         decode = phase(decode_ledger, True, cfg.batch)
         assumptions.append(f"decode priced at the mean context of the generation ({mean_context} tokens)")
+        ssm = ssm_step_launch(engine, dev)
+        if ssm is not None and arch.is_recurrent and on_gpu > 0:
+            assumptions.append(f"{engine.id}: every state-space layer's decode step launches mamba_ssm's Triton "
+                               f"selective_state_update from Python: +{ssm.typical * 1e6:.0f} us of host time per "
+                               f"layer and token (Triton 2.x launcher)")
     for p_name, p in (("prefill", prefill), ("decode", decode)):
         if p is not None and not p.compute_priced:
             assumptions.append(f"{p_name}: compute unknown ({', '.join(p.unknown_compute)}): no tokens/s given")

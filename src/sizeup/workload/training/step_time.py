@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from sizeup.hardware.schema import DeviceSpec, Offer
 from sizeup.ingest.hf_config import ModelArch
 from sizeup.ingest.transformer_ops import Step, transformer_ledger
+from sizeup.price.attention_kernels import flash2_fraction
 from sizeup.price.comm import Link, collective_time, device_link, group_collective_time, network_link
 from sizeup.price.efficiency import device_efficiency
 from sizeup.price.engines import get_engine
@@ -53,6 +54,11 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
     forward = transformer_ledger(decoder, Step(batch=micro, new_tokens=cfg.seq, context=cfg.seq, logits="all"),
                                  weights=weights, act_dtype=act_dtype, tp=par.tp, per_layer=False)
     eff = device_efficiency(device)
+    fa2 = flash2_fraction(device) if cfg.flash_attention and cfg.attention == "flash2" else None
+    if fa2 is not None and eff.origin.startswith("defaults"):  # a calibrated profile measured its own kernels
+        eff = replace(eff, tensor={**eff.tensor, "attention": fa2[0]})
+        notes.append(f"attention: FlashAttention-2 on {device.id} at {fa2[0].typical:.0%} of the tensor peak, its own "
+                     f"fraction on this compute capability (attention_kernels.yaml flash2_fraction)")
     roof = price(forward, device, eff)
     by_kind = {k: v["time_s"].scale(1 / par.pp) for k, v in roof.by("kind").items()}
     zero = Range.exact(0.0)
