@@ -3,7 +3,9 @@
 llama.cpp on CUDA prefills quantized weights with MMQ (int8 mma tiles: a fraction of the int8 peak, not of the
 fp16 one) and F16 weights with cuBLAS at fp16 accumulation; on AMD RDNA3 (HIP) with MMQ on int8 WMMA or, for the
 formats MMQ is slow on, dequantize + rocBLAS; on Intel Arc (SYCL) with dequantize + oneDNN fp16 GEMM on XMX; at
-decode (batch <= 8) MMVQ streams the weights once.
+decode (batch <= 8) MMVQ streams the weights once. A llama.cpp build with another backend (`backend`, e.g. Vulkan on any
+of these GPUs: coopmat2 on NVIDIA, KHR cooperative matrices on RDNA3/4 and Xe2, the scalar shader elsewhere) selects
+only the entries of that backend; entries without a `backend` belong to the device's default one.
 `matmul_fraction` turns the kernel's fraction of its own peak into the fraction of the peak the ledger prices
 matmuls at, so the roofline stays one model with one set of peaks.
 """
