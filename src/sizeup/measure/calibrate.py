@@ -230,14 +230,14 @@ def overhead_comparison(points: Sequence[tuple[int, float, float, float]], term:
                         fit: dict[str, Any] | None, statistic: str) -> dict[str, Any]:
     """The per-op overhead term predicted against measured, from (batch, measured, predicted, priced work
     without overhead) per point. Measured fixed cost: the intercept at batch 0 of the line through the measured
-    small-batch points (with its standard error); the priced work that does not grow with the batch (weights
-    read on every forward) is the same line's intercept through the priced work; the measured overhead is the
-    first less the second. Predicted: `term` (kernels x the profile's host time per kernel), with the fit's
-    standard error times the kernels."""
+    small-batch points (relative least squares, as the fit; with its standard error); the priced work that does
+    not grow with the batch (weights read on every forward) is the intercept of the same line through the priced
+    work; the measured overhead is the first less the second. Predicted: `term` (kernels x the profile's host
+    time per kernel), with the fit's standard error times the kernels."""
     small = [p for p in points if p[0] <= SMALL_BATCH]
-    measured_line = line_fit([(b, m) for b, m, _, _ in small])
-    work_line = line_fit([(b, w) for b, _, _, w in small])
-    predicted_line = line_fit([(b, p) for b, _, p, _ in small])
+    measured_line = line_fit([(b, m) for b, m, _, _ in small], relative=True)
+    work_line = line_fit([(b, w) for b, _, _, w in small], relative=True)
+    predicted_line = line_fit([(b, p) for b, _, p, _ in small], relative=True)
     out: dict[str, Any] = {**term, "statistic": statistic, "measured_s": None, "measured_stderr_s": None,
                            "error": None, "fixed_cost_measured_s": None, "fixed_cost_predicted_s": None,
                            "fixed_work_s": None, "predicted_stderr_s": None}

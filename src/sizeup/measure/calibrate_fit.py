@@ -9,8 +9,11 @@ compute and M_ij of memory time, and launches k_ij kernels. The fit's model of t
 exactly what `price.roofline.price` computes on a CPU with the profile's efficiencies (compute factor c on
 matrix and vector math, memory at the measured copy bandwidth, o seconds per kernel). o enters linearly and
 is solved in closed form for every c; c is found by a search over log c. The weights are 1 / t_j (relative
-errors), so the batch-1 and small-batch points, where the K_j * o term is the largest share, pin the
-overhead, and the large batches, where the work dominates, pin the rate.
+errors). Given the batches, the overhead is fitted to the batch-1 and small-batch points (<= SMALL_BATCH),
+where K_j * o is the largest share, together with a rate of their own, and the profile's rate to the large
+batches with that overhead held: runtimes pick other kernels at large batches (oneDNN's convolutions on this
+CPU run ~3x faster per image at batch 16 than at 8), and one rate over both would push the difference into
+the overhead.
 
 The uncertainty of (o, 1/c) is the usual one of a weighted linear least-squares fit, linearised at the
 optimum: cov = s^2 (Z^T Z)^-1 with Z_j = (K_j, sum of X_ij over the compute-bound ops) / t_j and s^2 the
@@ -35,8 +38,8 @@ from sizeup.ledger import Ledger
 from sizeup.price.efficiency import TENSOR_KINDS, Efficiency
 from sizeup.ranges import Range
 
-__all__ = ["SMALL_BATCH", "STATISTICS", "NOISY_SPREAD", "Fit", "fit_profile", "fit_efficiency", "line_fit", "point_statistic",
-           "spread", "stored_statistic", "resolve_statistic"]
+__all__ = ["SMALL_BATCH", "STATISTICS", "NOISY_SPREAD", "Fit", "fit_profile", "fit_efficiency", "line_fit",
+           "point_statistic", "spread", "stored_statistic", "resolve_statistic"]
 
 STATISTICS = ("min", "p10", "median", "cpu-min")
 """Which statistic of a point's repetition times the fit uses: load only raises times, so the minimum (or a low
@@ -206,22 +209,24 @@ def fit_efficiency(device: DeviceSpec, observations: Sequence[tuple[Ledger, floa
     return fit.values, fit.residual_median
 
 
-def line_fit(points: Sequence[tuple[float, float]]) -> tuple[float, float, float | None] | None:
-    """(intercept, slope, standard error of the intercept) of the least-squares line through (x, y) points;
-    the error is None with two distinct x; None with fewer than two distinct x."""
+def line_fit(points: Sequence[tuple[float, float]], *,
+             relative: bool = False) -> tuple[float, float, float | None] | None:
+    """(intercept, slope, standard error of the intercept) of the least-squares line through (x, y) points —
+    with `relative`, weighted by 1 / y^2 (relative errors, as the calibration fit weighs its points); the error is
+    None with two points; None with fewer than two distinct x."""
     xs = np.array([float(x) for x, _ in points])
     ys = np.array([float(y) for _, y in points])
     if len(set(xs.tolist())) < 2:
         return None
-    slope, intercept = np.polyfit(xs, ys, 1)
+    w = 1.0 / np.abs(ys) if relative else np.ones_like(ys)
+    design = np.stack([np.ones_like(xs), xs], axis=1) * w[:, None]
+    (intercept, slope), *_ = np.linalg.lstsq(design, ys * w, rcond=None)
     n = len(xs)
     if n < 3:
         return float(intercept), float(slope), None
-    residuals = ys - (intercept + slope * xs)
-    s2 = float((residuals ** 2).sum()) / (n - 2)
-    sxx = float(((xs - xs.mean()) ** 2).sum())
-    se = math.sqrt(s2 * (1.0 / n + xs.mean() ** 2 / sxx))
-    return float(intercept), float(slope), se
+    residuals = (ys - (intercept + slope * xs)) * w
+    cov = float((residuals ** 2).sum()) / (n - 2) * np.linalg.inv(design.T @ design)
+    return float(intercept), float(slope), math.sqrt(max(cov[0, 0], 0.0))
 
 
 def point_statistic(samples_s: Sequence[float], statistic: str) -> float | None:

@@ -31,7 +31,6 @@ def run_compare(args: argparse.Namespace) -> int:
     from sizeup.errors import MeasureError
     from sizeup.measure.store import Store, default_path
     from sizeup.price.roofline import price
-    from sizeup.ranges import Range
     from sizeup.report.terminal import render_table
     from sizeup.units import format_bytes, format_seconds
 
@@ -52,7 +51,7 @@ def run_compare(args: argparse.Namespace) -> int:
     if run.config.get("llm"):
         return _compare_llm(run, profile, args)
     rows, kinds_total, overhead, small = [], {}, None, []
-    no_overhead = replace(profile.efficiency, overhead_s=Range(0.0, 0.0, 0.0))
+    no_overhead = _small_batch_work(profile)
     for point in run.points:
         if point.status != "ok" or not point.latency_p50_s:
             continue
@@ -91,10 +90,10 @@ def run_compare(args: argparse.Namespace) -> int:
     if overhead is not None:
         overhead = {**overhead_comparison(small, overhead, profile.data.get("fit"), statistic),
                     "batch": overhead["batch"]}
-        overhead["method"] = (f"measured: intercept at batch 0 of a line through the {statistic} latencies at "
-                              "batch <= 8 (the cost of a forward with no work), less the same intercept of the "
-                              "priced work (weights read every forward); predicted: kernels x the profile's host "
-                              "time per kernel")
+        overhead["method"] = (f"measured: intercept at batch 0 of a line (relative least squares) through the "
+                              f"{statistic} latencies at batch <= 8 (the cost of a forward with no work), less the "
+                              "same intercept of the priced work (weights read every forward); predicted: kernels x "
+                              "the profile's host time per kernel")
     spreads = [r["spread"] for r in rows if r["spread"] is not None]
     stretch = [spread(r["measured_cpu_min_s"], r["measured_min_s"]) for r in rows if r["measured_cpu_min_s"]]
     stretch = [s for s in stretch if s is not None]
@@ -137,6 +136,23 @@ def run_compare(args: argparse.Namespace) -> int:
     print("measured memory is the process RSS above the point's start on CPU (cuda max_memory_allocated on GPU); "
           "predicted is the trace's live-tensor peak")
     return 0
+
+
+def _small_batch_work(profile):
+    """The profile's efficiency with no per-op overhead, at the rate the overhead was fitted with: the small
+    batches' own where the fit kept one (measure.calibrate_fit), so the fixed work subtracted from the measured
+    intercept is priced as the fit priced it."""
+    from sizeup.ranges import Range
+
+    eff = replace(profile.efficiency, overhead_s=Range(0.0, 0.0, 0.0))
+    small = (profile.data.get("fit") or {}).get("small_batch_compute")
+    values = profile.data.get("values")
+    if not small or not values:
+        return eff
+    from sizeup.measure.calibrate import profile_efficiency
+
+    factor = {k: small for k in values if k.startswith("tensor_") or k == "vector"}
+    return profile_efficiency({**values, **factor, "overhead_s": 0.0}, 0.0, eff.size_curve)
 
 
 def _overhead_line(o: dict, format_seconds) -> str:
