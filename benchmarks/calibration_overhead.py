@@ -40,6 +40,11 @@ def main() -> int:
     p.add_argument("--statistic", default="auto", choices=("auto", "min", "p10", "median", "cpu-min"))
     p.add_argument("--threads", default="1", help="torch threads (1: each repetition's CPU time is recorded, "
                                                   "which the other processes on a shared machine do not add to)")
+    p.add_argument("--held-out", default="sizeup.examples.zoo:resnet50",
+                   help="a model measured at batches 1-8 and compared with the profile, not fitted on (not the target: "
+                        "whether the per-kernel overhead carries to other work per kernel); '' skips it")
+    p.add_argument("--held-out-input", default="1x3x64x64", help="4x the pixels of --input: the same kernels, "
+                                                                  "4x the work each")
     p.add_argument("--keep", metavar="DB", help="keep the run database at this path (default: a throw-away one)")
     args = p.parse_args()
     load_before = os.getloadavg()[0]
@@ -51,6 +56,11 @@ def main() -> int:
         run_id = str(run["run_id"])
         fit = json.loads(sizeup("calibrate", "--runs", run_id, "--statistic", args.statistic, "--db", db, "--json"))
         data = json.loads(sizeup("compare", run_id, "--db", db, "--json"))
+        held = None
+        if args.held_out:
+            other = json.loads(sizeup("measure", args.held_out, "--input", args.held_out_input, "--batch", "1,2,4,8",
+                                      "--db", db, "--threads", args.threads, "--json"))
+            held = json.loads(sizeup("compare", str(other["run_id"]), "--db", db, "--json"))["overhead"]
     load_after = os.getloadavg()[0]
     bench = fit["bench"]
     print(f"micro-benchmarks: GEMM {[round(g['flops_per_s'] / 1e9) for g in bench['gemm']]} GFLOP/s at n = "
@@ -71,6 +81,10 @@ def main() -> int:
           f"({o['kernels']:.0f} kernels x {o['per_kernel_s'] * 1e6:.1f} us), measured {ms(o['measured_s'])} ± "
           f"{ms(o['measured_stderr_s'])} (fixed cost {ms(o['fixed_cost_measured_s'])} less priced fixed work "
           f"{ms(o['fixed_work_s'])}) -> " + ("n/a" if o["error"] is None else f"{o['error']:+.1%}"))
+    if held is not None:
+        print(f"held out ({args.held_out.rsplit(':', 1)[-1]} at {args.held_out_input}, not fitted on): predicted {ms(held['predicted_s'])} "
+              f"({held['kernels']:.0f} kernels), measured {ms(held['measured_s'])} ± {ms(held['measured_stderr_s'])} -> "
+              + ("n/a" if held["error"] is None else f"{held['error']:+.1%}"))
     if data["noise"]["noisy"]:
         print(f"noisy run: median up to +{data['noise']['max_spread']:.0%} over the minimum")
     return 0 if o["error"] is not None and abs(o["error"]) <= 0.20 else 1
