@@ -82,8 +82,9 @@ def main() -> int:
           f"{ms(o['measured_stderr_s'])} (fixed cost {ms(o['fixed_cost_measured_s'])} less priced fixed work "
           f"{ms(o['fixed_work_s'])}) -> " + ("n/a" if o["error"] is None else f"{o['error']:+.1%}"))
     if held is not None:
-        print(f"held out ({args.held_out.rsplit(':', 1)[-1]} at {args.held_out_input}, not fitted on): predicted {ms(held['predicted_s'])} "
-              f"({held['kernels']:.0f} kernels), measured {ms(held['measured_s'])} ± {ms(held['measured_stderr_s'])} -> "
+        print(f"held out ({args.held_out.rsplit(':', 1)[-1]} at {args.held_out_input}, not fitted on): predicted "
+              f"{ms(held['predicted_s'])} ({held['kernels']:.0f} kernels), measured {ms(held['measured_s'])} ± "
+              f"{ms(held['measured_stderr_s'])} -> "
               + ("n/a" if held["error"] is None else f"{held['error']:+.1%}"))
     if data["noise"]["noisy"]:
         print(f"noisy run: median up to +{data['noise']['max_spread']:.0%} over the minimum")

@@ -18,8 +18,8 @@ import torch
 
 from sizeup.errors import MeasureError
 
-__all__ = ["TimingPolicy", "PointResult", "resolve_device", "time_callable", "records_cpu_time", "measure_inference", "measure_train",
-           "make_inputs", "build_model", "apply_memory_cap", "synchronize"]
+__all__ = ["TimingPolicy", "PointResult", "resolve_device", "time_callable", "records_cpu_time", "measure_inference",
+           "measure_train", "make_inputs", "build_model", "apply_memory_cap", "synchronize"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

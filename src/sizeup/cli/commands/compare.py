@@ -101,8 +101,11 @@ def run_compare(args: argparse.Namespace) -> int:
              "max_wall_over_cpu": max(stretch, default=None),
              "noisy": bool(spreads) and max(spreads) > NOISY_SPREAD,
              "load_avg_1m": [r for p in run.points for r in [p.extra.get("load_avg_1m")] if r is not None]}
+    threads = (profile.data.get("bench", {}).get("threads"), run.environment.get("threads"))
+    warnings = [f"the calibration's micro-benchmarks ran on {threads[0]} torch thread(s), this run on {threads[1]}: "
+                "its rates may not apply"] if None not in threads and threads[0] != threads[1] else []
     data = {"run_id": run.id, "target": run.target, "calibration": profile.name, "calibrated": profile.fitted,
-            "statistic": statistic, "noise": noise, "overhead": overhead, "points": rows,
+            "statistic": statistic, "noise": noise, "warnings": warnings, "overhead": overhead, "points": rows,
             "by_kind": {k: {"predicted_s": v[0], "measured_s": v[1]} for k, v in kinds_total.items()},
             "largest_gap_kind": moved}
     if args.json:
@@ -119,6 +122,8 @@ def run_compare(args: argparse.Namespace) -> int:
                              f"{'fitted' if profile.fitted else 'not fitted'})"))
     if overhead is not None:
         print("\n" + _overhead_line(overhead, format_seconds))
+    for warning in warnings:
+        print(f"warning: {warning}")
     if noise["noisy"]:
         print(f"noisy run: a point's median is up to +{noise['max_spread']:.0%} over its minimum (threshold "
               f"{NOISY_SPREAD:.0%}): the machine was busy; the comparison uses the {statistic}"
