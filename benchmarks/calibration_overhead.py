@@ -88,7 +88,11 @@ def main() -> int:
               + ("n/a" if held["error"] is None else f"{held['error']:+.1%}"))
     if data["noise"]["noisy"]:
         print(f"noisy run: median up to +{data['noise']['max_spread']:.0%} over the minimum")
-    return 0 if o["error"] is not None and abs(o["error"]) <= 0.20 else 1
+    passed = o["error"] is not None and abs(o["error"]) <= 0.20 and o["pinned"]
+    error = "n/a" if o["error"] is None else format(o["error"], "+.1%")
+    print(("PASS" if passed else "FAIL") + ": overhead within 20% of measured, and the measured overhead pinned "
+          f"(its standard error <= 20% of it): error {error}, " + ("pinned" if o["pinned"] else "not pinned"))
+    return 0 if passed else 1
 
 
 if __name__ == "__main__":

@@ -112,8 +112,11 @@ def test_compare_measures_the_overhead_as_the_intercept_less_the_fixed_work():
     # the classifier's weights, read on every forward (2 ms at 20 GB/s), are fixed work, not overhead
     assert out["fixed_work_s"] == pytest.approx(40e6 / 20e9, rel=0.01)
     assert out["predicted_stderr_s"] == pytest.approx(81e-6)
-    assert out["measured_stderr_s"] == pytest.approx(0, abs=1e-9)  # linear in the batch: an exact line
+    assert out["measured_stderr_s"] == pytest.approx(0, abs=1e-9) and out["pinned"]  # linear: an exact line
     assert overhead_comparison(rows[:1], term, None, "min")["measured_s"] is None
+    # small batches off a line (a busy machine): the intercept is not pinned, and compare says so
+    scattered = [(b, m * f, p, w) for (b, m, p, w), f in zip(rows, (1.0, 1.6, 0.8, 1.3, 1.0, 1.0))]
+    assert not overhead_comparison(scattered, term, None, "min")["pinned"]
 
 
 def test_line_fit_and_the_statistics():

@@ -226,6 +226,11 @@ def fixed_cost_intercept(points: Sequence[tuple[int, float]]) -> float | None:
     return None if line is None else max(line[0], 0.0)
 
 
+PINNED = 0.20
+"""The measured overhead is pinned when its standard error is at most this fraction of it: the small batches'
+points lie close enough to a line for the intercept to mean something."""
+
+
 def overhead_comparison(points: Sequence[tuple[int, float, float, float]], term: dict[str, float],
                         fit: dict[str, Any] | None, statistic: str) -> dict[str, Any]:
     """The per-op overhead term predicted against measured, from (batch, measured, predicted, priced work
@@ -240,16 +245,18 @@ def overhead_comparison(points: Sequence[tuple[int, float, float, float]], term:
     predicted_line = line_fit([(b, p) for b, _, p, _ in small], relative=True)
     out: dict[str, Any] = {**term, "statistic": statistic, "measured_s": None, "measured_stderr_s": None,
                            "error": None, "fixed_cost_measured_s": None, "fixed_cost_predicted_s": None,
-                           "fixed_work_s": None, "predicted_stderr_s": None}
+                           "fixed_work_s": None, "predicted_stderr_s": None, "pinned": False}
     se = (fit or {}).get("overhead_stderr_s")
     if se is not None:
         out["predicted_stderr_s"] = se * term["kernels"]
     if measured_line is None or work_line is None or predicted_line is None:
         return out
     measured = measured_line[0] - work_line[0]
+    se_measured = measured_line[2]
     out |= {"fixed_cost_measured_s": measured_line[0], "fixed_cost_predicted_s": predicted_line[0],
-            "fixed_work_s": work_line[0], "measured_s": measured, "measured_stderr_s": measured_line[2],
-            "error": term["predicted_s"] / measured - 1 if measured > 0 else None}
+            "fixed_work_s": work_line[0], "measured_s": measured, "measured_stderr_s": se_measured,
+            "error": term["predicted_s"] / measured - 1 if measured > 0 else None,
+            "pinned": measured > 0 and se_measured is not None and se_measured <= PINNED * measured}
     return out
 
 

@@ -173,9 +173,13 @@ def _overhead_line(o: dict, format_seconds) -> str:
     text += f"{format_seconds(o['measured_s'])}{pm(o['measured_stderr_s'])}"
     if o["error"] is not None:
         text += f" ({o['error']:+.1%})"
-    return (text + f" — measured: no-work intercept of the small batches' {o['statistic']} "
-            f"({format_seconds(o['fixed_cost_measured_s'])}) less the priced fixed work "
-            f"({format_seconds(o['fixed_work_s'])})")
+    text += (f" — measured: no-work intercept of the small batches' {o['statistic']} "
+             f"({format_seconds(o['fixed_cost_measured_s'])}) less the priced fixed work "
+             f"({format_seconds(o['fixed_work_s'])})")
+    if not o["pinned"]:
+        text += ("\nnot pinned: the measured overhead's standard error is over 20% of it (the small batches do not "
+                 "lie on a line: a busy machine, or too few batches); the agreement above means little")
+    return text
 
 
 def _compare_load(run, args: argparse.Namespace) -> int:
