@@ -38,7 +38,27 @@ def test_sweep_stores_every_point(tmp_path):
     assert run.status == "ok" and [p.batch for p in run.points] == [1, 2, 4]
     assert all(p.status == "ok" and p.latency_p50_s > 0 and p.repetitions >= 3 for p in run.points)
     assert run.points[2].extra["predicted_s"] == pytest.approx(0.004)
+    assert "load_avg_1m" in run.points[0].extra
     assert run.environment["torch"] == torch.__version__
+
+
+def test_one_torch_thread_stores_each_repetitions_cpu_time(tmp_path):
+    """With one thread every op runs on the timing thread, so its CPU time is stored beside the wall time; with
+    more, none is (the other threads' work is not in that clock)."""
+    cfg = SweepConfig(target="sizeup.examples.zoo:c2f", inputs=(ParsedInput(shape=(1, 64, 8, 8)),), batches=(1,),
+                      policy=FAST)
+    threads = torch.get_num_threads()
+    try:
+        with Store(tmp_path / "runs.sqlite") as store:
+            torch.set_num_threads(1)
+            one = store.run(run_sweep(cfg, store).run_id).points[0]
+            cpu = store.cpu_samples(one.id)
+            assert len(cpu) == one.repetitions == len(store.samples(one.id)) and all(c > 0 for c in cpu)
+            torch.set_num_threads(2)
+            two = store.run(run_sweep(cfg, store).run_id).points[0]
+            assert store.cpu_samples(two.id) == [] and two.repetitions >= 3
+    finally:
+        torch.set_num_threads(threads)
 
 
 def test_training_grid(tmp_path):

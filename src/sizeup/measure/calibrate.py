@@ -2,10 +2,10 @@
 
 1. Micro-benchmarks (`sizeup calibrate --quick`): a GEMM sweep gives the achieved matrix FLOP/s, a
    large copy the achieved memory bandwidth; they become the local device's peaks.
-2. A fit over stored runs: for every measured point, the model's traced per-op ledger at that batch
-   is priced with candidate efficiencies (matrix products per kind, vector work, memory, per-op
-   overhead); the efficiencies that minimise the squared log error of predicted against measured
-   time (Nelder-Mead in log space) are saved as a calibration profile.
+2. A fit over stored runs (`calibrate_fit.py`): for every measured point, the model's traced per-op
+   ledger at that batch; one compute factor and the per-op overhead fitted by weighted least squares to a
+   robust statistic of the repetitions (the minimum by default), with the overhead's standard error, are
+   saved as a calibration profile.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -21,12 +21,12 @@ import numpy as np
 
 from sizeup.errors import ConfigError, MeasureError
 from sizeup.hardware.schema import DeviceSpec
-from sizeup.ledger import Ledger
+from sizeup.measure.calibrate_fit import SMALL_BATCH, fit_efficiency, fit_profile, line_fit
 from sizeup.price.efficiency import TENSOR_KINDS, Efficiency, default_efficiency
-from sizeup.price.roofline import LedgerArrays, price
 from sizeup.ranges import Range
 
-__all__ = ["fixed_cost_intercept", "overhead_term", "microbenchmarks", "local_device", "profile_efficiency", "fit_efficiency", "nelder_mead", "Profile"]
+__all__ = ["fixed_cost_intercept", "overhead_term", "microbenchmarks", "local_device", "profile_efficiency",
+           "fit_efficiency", "fit_profile", "Profile"]
 
 DEFAULT_PROFILE = "local"
 
@@ -36,24 +36,33 @@ def microbenchmarks(device: str = "cpu", dtype: str = "fp32", budget_s: float = 
     import torch
 
     from sizeup.ingest.torch_trace import torch_dtype
-    from sizeup.measure.harness import TimingPolicy, resolve_device, time_callable
+    from sizeup.measure.harness import TimingPolicy, records_cpu_time, resolve_device, time_callable
 
     dev = resolve_device(device)
     t_dtype = torch_dtype(dtype)
-    policy = TimingPolicy(warmup=1, min_repetitions=3, max_repetitions=10, point_budget_s=budget_s / 8)
+    # the fastest repetition: load on a shared machine only slows a GEMM down, and a slow size would bend the
+    # size curve that every small matrix product is priced on
+    policy = TimingPolicy(warmup=2, min_repetitions=5, max_repetitions=20, point_budget_s=budget_s / 8)
+    # one torch thread: each repetition's thread CPU time, which other processes' load does not add to
+    use_cpu = records_cpu_time(dev)
+
+    def fastest(fn) -> float:
+        cpu: list[float] = []
+        samples = time_callable(fn, dev, policy, cpu if use_cpu else None)
+        return max(min(cpu), 1e-9) if use_cpu else min(samples)
+
     gemm = []
     for n in (256, 512, 1024, 1536, 2048):
         a = torch.randn(n, n, dtype=t_dtype, device=dev)
         b = torch.randn(n, n, dtype=t_dtype, device=dev)
-        samples = time_callable(lambda: a @ b, dev, policy)
-        gemm.append({"n": n, "flops_per_s": 2 * n**3 / float(np.median(samples))})
+        gemm.append({"n": n, "flops_per_s": 2 * n**3 / fastest(lambda: a @ b)})
     size = 64 * 2**20 if dev.type == "cpu" else 1024 * 2**20
     src = torch.empty(size // 4, dtype=torch.float32, device=dev)
     dst = torch.empty_like(src)
-    samples = time_callable(lambda: dst.copy_(src), dev, policy)
-    bandwidth = 2 * size / float(np.median(samples))
+    bandwidth = 2 * size / fastest(lambda: dst.copy_(src))
     return {"device": str(dev), "dtype": dtype, "gemm": gemm,
             "matmul_flops_per_s": max(g["flops_per_s"] for g in gemm), "copy_bytes_per_s": bandwidth,
+            "statistic": "cpu-min" if use_cpu else "min", "threads": torch.get_num_threads(),
             "measured": time.strftime("%Y-%m-%d %H:%M:%S"), "catalog_id": _catalog_id(dev)}
 
 
@@ -157,95 +166,20 @@ def profile_efficiency(values: dict[str, float], spread: float,
                       origin="calibration profile fitted to measured runs", size_curve=curve)
 
 
-def nelder_mead(f: Callable[[np.ndarray], float], x0: np.ndarray, step: float = 0.5, iterations: int = 400,
-                tol: float = 1e-7) -> np.ndarray:
-    """Minimise `f` from `x0` (a small Nelder-Mead: reflection, expansion, contraction, shrink)."""
-    n = len(x0)
-    simplex = [x0] + [x0 + step * np.eye(n)[i] for i in range(n)]
-    values = [f(x) for x in simplex]
-    for _ in range(iterations):
-        order = np.argsort(values)
-        simplex = [simplex[i] for i in order]
-        values = [values[i] for i in order]
-        if abs(values[-1] - values[0]) < tol:
-            break
-        centroid = np.mean(simplex[:-1], axis=0)
-        reflected = centroid + (centroid - simplex[-1])
-        fr = f(reflected)
-        if fr < values[0]:
-            expanded = centroid + 2 * (centroid - simplex[-1])
-            fe = f(expanded)
-            simplex[-1], values[-1] = (expanded, fe) if fe < fr else (reflected, fr)
-        elif fr < values[-2]:
-            simplex[-1], values[-1] = reflected, fr
-        else:
-            contracted = centroid + 0.5 * (simplex[-1] - centroid)
-            fc = f(contracted)
-            if fc < values[-1]:
-                simplex[-1], values[-1] = contracted, fc
-            else:
-                best = simplex[0]
-                simplex = [best] + [best + 0.5 * (x - best) for x in simplex[1:]]
-                values = [values[0]] + [f(x) for x in simplex[1:]]
-    return simplex[int(np.argmin(values))]
-
-
-PRIOR_WEIGHT = 0.01
-"""Weight of the pull towards the starting values, in squared log units (a 2× change costs 0.005); the prior is the uncalibrated profile."""
-_PARAMS = ("compute", "vector", "overhead_s")
-"""Three factors: matrix products (every kind) against the measured GEMM rate, vector math (where
-transcendentals cost far more than an FMA) against the same rate, the per-op overhead; memory traffic
-stays at the measured copy bandwidth. A free memory factor is degenerate with the vector one (both
-scale the same elementwise ops) and made the fit wander."""
-
-
-def fit_efficiency(device: DeviceSpec, observations: Sequence[tuple[Ledger, float]],
-                   curve: tuple[tuple[float, float], ...] = ()) -> tuple[dict[str, float], float]:
-    """Fit physical factors to measured times: one compute efficiency for matrix products of every kind
-    (relative to the measured GEMM rate, on top of its measured size curve), one for memory bandwidth
-    (relative to the measured copy) and the per-op overhead. Few parameters, so that a fit on one model
-    carries to another. Returns the efficiencies by profile key and the median relative error of the fit."""
-    if len(observations) < 2:
-        raise MeasureError(f"calibration needs at least 2 measured points, got {len(observations)}")
-    arrays = [(LedgerArrays.from_ledger(ledger), measured) for ledger, measured in observations]
-    start = {"compute": 1.0, "vector": 1.0, "overhead_s": default_efficiency(device.kind).overhead_s.typical}
-    measured = np.log([m for _, m in arrays])
-
-    def expand(values: dict[str, float]) -> dict[str, float]:
-        return {**{f"tensor_{k}": values["compute"] for k in TENSOR_KINDS}, "vector": values["vector"],
-                "memory": 1.0, "overhead_s": values["overhead_s"]}
-
-    def predict(values: dict[str, float]) -> np.ndarray:
-        eff = profile_efficiency(expand(values), 0.0, curve)
-        return np.array([price(arr, device, eff).total_s.typical for arr, _ in arrays])
-
-    def values_of(x: np.ndarray) -> dict[str, float]:
-        return {name: float(np.exp(v)) for name, v in zip(_PARAMS, x)}
-
-    prior = np.log([start[p] for p in _PARAMS])
-
-    def loss(x: np.ndarray) -> float:
-        values = values_of(x)
-        if any(values[p] > 1.5 for p in _PARAMS if p != "overhead_s"):
-            return 1e9  # well beyond the measured peak is not physical
-        pred = predict(values)
-        misfit = float(np.sum((np.log(np.maximum(pred, 1e-12)) - measured) ** 2))
-        # a weak pull towards the physical starting values keeps the three factors identifiable: the
-        # fixed cost of many small ops can otherwise be blamed on slow vector math or on overhead alike
-        return misfit + PRIOR_WEIGHT * float(np.sum((x - prior) ** 2))
-
-    values = values_of(nelder_mead(loss, prior))
-    pred = predict(values)
-    residual = float(np.median(np.abs(pred / np.exp(measured) - 1)))
-    return expand(values), residual
-
-
 def profile_to_dict(device: DeviceSpec, values: dict[str, float] | None, residual: float | None,
-                    bench: dict[str, Any], runs: list[int]) -> dict[str, Any]:
-    return {"device": {"name": device.name, "kind": device.kind, "memory_bytes": device.memory_bytes,
+                    bench: dict[str, Any], runs: list[int], *, fit: dict[str, Any] | None = None,
+                    statistic: str | None = None) -> dict[str, Any]:
+    """The stored form of a profile; `fit` (Fit.to_dict()) and `statistic` (of the repetitions it was fitted
+    to) are absent from profiles saved before they were kept."""
+    data = {"device": {"name": device.name, "kind": device.kind, "memory_bytes": device.memory_bytes,
                        "memory_bandwidth_bytes_per_s": device.memory_bandwidth_bytes_per_s,
                        "peak_flops_per_s": device.peak_flops_per_s, "vector_flops_per_s": device.vector_flops_per_s},
             "bench": bench, "values": values, "residual_median": residual, "runs": runs}
+    if fit is not None:
+        data["fit"] = fit
+    if statistic is not None:
+        data["statistic"] = statistic
+    return data
 
 
 def load_profile(store, name: str = DEFAULT_PROFILE) -> Profile:
@@ -284,19 +218,46 @@ def relative_error(predicted: float, measured: float) -> float:
     return predicted / measured - 1 if measured and not math.isnan(measured) else math.nan
 
 
-SMALL_BATCH = 8
-"""Batches up to this size feed the measured fixed cost: there the work grows linearly with the batch."""
-
-
 def fixed_cost_intercept(points: Sequence[tuple[int, float]]) -> float | None:
     """The measured per-forward fixed cost: the intercept at batch 0 of a least-squares line through the
     (batch, latency) points up to SMALL_BATCH — what a forward costs with no work, i.e. the runtime's per-op
     overhead summed over the ops. None with fewer than two distinct small batches."""
-    small = [(b, t) for b, t in points if b <= SMALL_BATCH and t > 0]
-    if len({b for b, _ in small}) < 2:
-        return None
-    slope, intercept = np.polyfit([b for b, _ in small], [t for _, t in small], 1)
-    return max(float(intercept), 0.0)
+    line = line_fit([(b, t) for b, t in points if b <= SMALL_BATCH and t > 0])
+    return None if line is None else max(line[0], 0.0)
+
+
+PINNED = 0.20
+"""The measured overhead is pinned when its standard error is at most this fraction of it: the small batches'
+points lie close enough to a line for the intercept to mean something."""
+
+
+def overhead_comparison(points: Sequence[tuple[int, float, float, float]], term: dict[str, float],
+                        fit: dict[str, Any] | None, statistic: str) -> dict[str, Any]:
+    """The per-op overhead term predicted against measured, from (batch, measured, predicted, priced work
+    without overhead) per point. Measured fixed cost: the intercept at batch 0 of the line through the measured
+    small-batch points (relative least squares, as the fit; with its standard error); the priced work that does
+    not grow with the batch (weights read on every forward) is the intercept of the same line through the priced
+    work; the measured overhead is the first less the second. Predicted: `term` (kernels x the profile's host
+    time per kernel), with the fit's standard error times the kernels."""
+    small = [p for p in points if p[0] <= SMALL_BATCH]
+    measured_line = line_fit([(b, m) for b, m, _, _ in small], relative=True)
+    work_line = line_fit([(b, w) for b, _, _, w in small], relative=True)
+    predicted_line = line_fit([(b, p) for b, _, p, _ in small], relative=True)
+    out: dict[str, Any] = {**term, "statistic": statistic, "measured_s": None, "measured_stderr_s": None,
+                           "error": None, "fixed_cost_measured_s": None, "fixed_cost_predicted_s": None,
+                           "fixed_work_s": None, "predicted_stderr_s": None, "pinned": False}
+    se = (fit or {}).get("overhead_stderr_s")
+    if se is not None:
+        out["predicted_stderr_s"] = se * term["kernels"]
+    if measured_line is None or work_line is None or predicted_line is None:
+        return out
+    measured = measured_line[0] - work_line[0]
+    se_measured = measured_line[2]
+    out |= {"fixed_cost_measured_s": measured_line[0], "fixed_cost_predicted_s": predicted_line[0],
+            "fixed_work_s": work_line[0], "measured_s": measured, "measured_stderr_s": se_measured,
+            "error": term["predicted_s"] / measured - 1 if measured > 0 else None,
+            "pinned": measured > 0 and se_measured is not None and se_measured <= PINNED * measured}
+    return out
 
 
 def overhead_term(roof) -> dict[str, float]:

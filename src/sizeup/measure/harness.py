@@ -18,8 +18,8 @@ import torch
 
 from sizeup.errors import MeasureError
 
-__all__ = ["TimingPolicy", "PointResult", "resolve_device", "time_callable", "measure_inference", "measure_train",
-           "make_inputs", "build_model", "apply_memory_cap", "synchronize"]
+__all__ = ["TimingPolicy", "PointResult", "resolve_device", "time_callable", "records_cpu_time", "measure_inference",
+           "measure_train", "make_inputs", "build_model", "apply_memory_cap", "synchronize"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,6 +52,9 @@ class PointResult:
     status: str
     """ok | oom | error"""
     samples_s: tuple[float, ...] = ()
+    cpu_samples_s: tuple[float, ...] = ()
+    """CPU time of the timing thread per repetition, beside `samples_s`, when the device is the CPU and torch
+    runs one thread: the time the work really ran, which load from other processes does not add to."""
     peak_memory_bytes: int | None = None
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -136,9 +139,17 @@ class _RSSPeak:
         return max(self.peak - self.baseline, 0)
 
 
-def time_callable(fn: Callable[[], Any], device: torch.device, policy: TimingPolicy) -> list[float]:
+def records_cpu_time(device: torch.device) -> bool:
+    """Whether a repetition's CPU time is its work's: on the CPU with one torch thread, every op runs on the
+    timing thread (with more threads, the work of the others is not in the timing thread's clock)."""
+    return device.type == "cpu" and torch.get_num_threads() == 1
+
+
+def time_callable(fn: Callable[[], Any], device: torch.device, policy: TimingPolicy,
+                  cpu_samples: list[float] | None = None) -> list[float]:
     """Warm up, then time `fn` at least `min_repetitions` times, and on until the median is stable,
-    `max_repetitions`, or the point's budget ends (which stops only the repetitions past the minimum)."""
+    `max_repetitions`, or the point's budget ends (which stops only the repetitions past the minimum).
+    Given `cpu_samples` (a list to fill) on the CPU, it also records each repetition's thread CPU time."""
     for _ in range(policy.warmup):
         fn()
     synchronize(device)
@@ -153,10 +164,12 @@ def time_callable(fn: Callable[[], Any], device: torch.device, policy: TimingPol
             end.synchronize()
             samples.append(begin.elapsed_time(end) / 1e3)
         else:
-            t0 = time.perf_counter()
+            c0, t0 = time.thread_time(), time.perf_counter()
             fn()
             synchronize(device)
             samples.append(time.perf_counter() - t0)
+            if cpu_samples is not None:
+                cpu_samples.append(time.thread_time() - c0)
         n = len(samples)
         if n >= policy.min_repetitions:
             whole = sorted(samples)[n // 2]
@@ -168,13 +181,23 @@ def time_callable(fn: Callable[[], Any], device: torch.device, policy: TimingPol
     return samples
 
 
+def _load_average() -> dict[str, Any]:
+    """The machine's 1-minute load average and CPU count as the point ends: how busy it was while timed
+    (other processes on the same cores slow a CPU measurement down)."""
+    try:
+        return {"load_avg_1m": os.getloadavg()[0], "cpu_count": os.cpu_count()}
+    except (OSError, AttributeError):
+        return {}
+
+
 def _point(run: Callable[[], Any], device: torch.device, policy: TimingPolicy, profile: bool = False) -> PointResult:
     if device.type == "cuda":
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats(device)
     rss = _RSSPeak()
+    cpu: list[float] | None = [] if records_cpu_time(device) else None
     try:
-        samples = time_callable(run, device, policy)
+        samples = time_callable(run, device, policy, cpu)
         if device.type != "cuda":  # the memory sampler runs only in one extra, untimed run
             with rss:
                 run()
@@ -186,10 +209,11 @@ def _point(run: Callable[[], Any], device: torch.device, policy: TimingPolicy, p
         return PointResult(status="error", error=traceback.format_exc())
     peak = torch.cuda.max_memory_allocated(device) if device.type == "cuda" else rss.delta
     extra: dict[str, Any] = {"memory_source": "cuda max_memory_allocated" if device.type == "cuda"
-                             else "process RSS above the start of the point"}
+                             else "process RSS above the start of the point", **_load_average()}
     if profile:
         extra["measured_by_kind_s"] = profile_by_kind(run, device)
-    return PointResult(status="ok", samples_s=tuple(samples), peak_memory_bytes=int(peak), extra=extra)
+    return PointResult(status="ok", samples_s=tuple(samples), cpu_samples_s=tuple(cpu or ()),
+                       peak_memory_bytes=int(peak), extra=extra)
 
 
 def make_inputs(specs: Sequence[Any], batch: int, device: torch.device, dtype: torch.dtype) -> tuple[list, dict]:

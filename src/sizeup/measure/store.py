@@ -226,17 +226,22 @@ class Store:
 
     def add_point(self, run_id: int, *, batch: int | None, phase: str, status: str, samples_s: Sequence[float] = (),
                   grad_accumulation: int | None = None, throughput_per_s: float | None = None,
-                  peak_memory_bytes: int | None = None, error: str | None = None, extra: dict | None = None) -> int:
-        """Record one point and all its repetition times in one committed transaction; returns the point id."""
+                  peak_memory_bytes: int | None = None, error: str | None = None, extra: dict | None = None,
+                  cpu_samples_s: Sequence[float] = ()) -> int:
+        """Record one point and all its repetition times in one committed transaction; returns the point id.
+        `cpu_samples_s`, when given, holds each repetition's CPU time (one per wall time, same order)."""
         _check_choice(status, POINT_STATUSES, "point status")
         _check_count(batch, "batch")
         _check_count(grad_accumulation, "grad_accumulation")
         if not isinstance(phase, str) or not phase:
             raise ConfigError(f"point phase {phase!r} is not a non-empty string")
         values = [float(v) for v in samples_s]
-        bad = [v for v in values if not math.isfinite(v) or v < 0]
+        cpu = [float(v) for v in cpu_samples_s]
+        bad = [v for v in values + cpu if not math.isfinite(v) or v < 0]
         if bad:
             raise ConfigError(f"sample time {bad[0]!r} is not a finite number of seconds >= 0")
+        if cpu and len(cpu) != len(values):
+            raise ConfigError(f"{len(cpu)} CPU times for {len(values)} repetitions: expected one per repetition")
         if peak_memory_bytes is not None and (isinstance(peak_memory_bytes, bool) or peak_memory_bytes < 0):
             raise ConfigError(f"peak_memory_bytes {peak_memory_bytes!r} is not a byte count >= 0")
         summary = summarize_samples(values)
@@ -254,8 +259,8 @@ class Store:
                  None if throughput_per_s is None else float(throughput_per_s),
                  None if peak_memory_bytes is None else int(peak_memory_bytes), error, extra_json))
             point_id = int(cursor.lastrowid)
-            conn.executemany("INSERT INTO samples (point_id, seq, value_s) VALUES (?, ?, ?)",
-                             [(point_id, seq, v) for seq, v in enumerate(values)])
+            conn.executemany("INSERT INTO samples (point_id, seq, value_s, cpu_s) VALUES (?, ?, ?, ?)",
+                             [(point_id, seq, v, cpu[seq] if cpu else None) for seq, v in enumerate(values)])
         return point_id
 
     def finish_run(self, run_id: int, status: str, error: str | None = None) -> None:
@@ -337,6 +342,23 @@ class Store:
             raise MeasureError(f"{self.path}: point {point_id} has a sample {bad[0]!r:.40}, expected seconds: the "
                                "run database is damaged")
         return values
+
+    def cpu_samples(self, point_id: int) -> list[float]:
+        """Every repetition's CPU time of a point, in seconds, in the order measured; empty where none was
+        recorded (a store before schema version 3, a GPU run, a CPU run on more than one torch thread)."""
+        if self.conn.execute("SELECT 1 FROM points WHERE id = ?", (point_id,)).fetchone() is None:
+            raise MeasureError(f"no point {point_id} in {self.path}")
+        if self.version < 3:
+            return []
+        values = [r[0] for r in self.conn.execute("SELECT cpu_s FROM samples WHERE point_id = ? ORDER BY seq",
+                                                  (point_id,))]
+        if not values or any(v is None for v in values):
+            return []
+        bad = [v for v in values if isinstance(v, bool) or not isinstance(v, (int, float))]
+        if bad:
+            raise MeasureError(f"{self.path}: point {point_id} has a CPU time {bad[0]!r:.40}, expected seconds: "
+                               "the run database is damaged")
+        return [float(v) for v in values]
 
     def export(self, run_ids: Sequence[int], fmt: str) -> str:
         """Runs as CSV (one row per point, with its run's fields) or JSON (a list of runs with points and samples)."""

@@ -6,7 +6,9 @@ with SQLite's header, hold every sizeup table with its columns, carry a schema v
 left as it was (byte for byte): the checks only read.
 
 Versions: 1 — runs, points, samples, calibrations; 2 — `runs.writer`, the identity of the process writing a
-run (see `writer.py`), so that a run killed with SIGKILL can be told from one still running.
+run (see `writer.py`), so that a run killed with SIGKILL can be told from one still running; 3 —
+`samples.cpu_s`, each repetition's thread CPU time beside its wall time (NULL where not recorded: older rows,
+GPU runs, CPU runs on more than one torch thread), which load from other processes does not add to.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from sizeup.measure.records import POINT_COLUMNS, RUN_COLUMNS
 
 __all__ = ["SCHEMA_VERSION", "check_file", "check_database", "create_schema", "migrate"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 _TABLES_V1 = """
@@ -72,7 +74,7 @@ CREATE TABLE calibrations (
     source_runs TEXT NOT NULL
 )
 """
-_MIGRATIONS = {1: ("ALTER TABLE runs ADD COLUMN writer TEXT",)}
+_MIGRATIONS = {1: ("ALTER TABLE runs ADD COLUMN writer TEXT",), 2: ("ALTER TABLE samples ADD COLUMN cpu_s REAL",)}
 """Statements that take a store from version N to N + 1."""
 
 _COLUMNS_V1 = {
@@ -82,7 +84,7 @@ _COLUMNS_V1 = {
     "samples": ("point_id", "seq", "value_s"),
     "calibrations": ("name", "created", "device", "profile", "source_runs"),
 }
-_EXTRA_COLUMNS = {2: {"runs": ("writer",)}}
+_EXTRA_COLUMNS = {2: {"runs": ("writer",)}, 3: {"samples": ("cpu_s",)}}
 _JSON_COLUMNS = {"runs": ("config", "environment"), "points": ("extra",), "calibrations": ("profile", "source_runs")}
 
 

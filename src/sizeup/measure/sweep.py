@@ -181,11 +181,13 @@ def run_sweep(cfg: SweepConfig, store, *, predict: Callable[[int], float | None]
                         predicted = predict(batch) * accumulation if cfg.train else predict(batch)
                     except Exception as e:  # a failed prediction must not lose the measurement
                         result = PointResult(status=result.status, samples_s=result.samples_s,
+                                             cpu_samples_s=result.cpu_samples_s,
                                              peak_memory_bytes=result.peak_memory_bytes, error=result.error,
                                              extra={**result.extra, "prediction_error": str(e)})
                 point_id = store.add_point(run_id, batch=batch, grad_accumulation=accumulation if cfg.train else None,
                                            phase="train_step" if cfg.train else "forward", status=result.status,
-                                           samples_s=result.samples_s, peak_memory_bytes=result.peak_memory_bytes,
+                                           samples_s=result.samples_s, cpu_samples_s=result.cpu_samples_s,
+                                           peak_memory_bytes=result.peak_memory_bytes,
                                            throughput_per_s=(batch * accumulation / result.median_s
                                                              if result.samples_s else None),
                                            error=result.error, extra={**result.extra, "predicted_s": predicted})

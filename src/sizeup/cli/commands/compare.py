@@ -4,6 +4,7 @@ or a load test beside the SLA its plan promised. It only reads the run database.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 
@@ -11,6 +12,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     k = sub.add_parser("compare", help="predicted against measured, term by term, for a stored run")
     k.add_argument("run_id", type=int)
     k.add_argument("--calibration", default="local")
+    k.add_argument("--statistic", choices=("auto", "min", "p10", "median", "cpu-min"), default=None,
+                   help="statistic of the repetitions compared with the prediction (default: the one the "
+                        "calibration was fitted to, else min)")
     k.add_argument("--sla", metavar="SCENARIO.yaml",
                    help="load-test runs: the scenario whose SLA the run is checked against (default: the one "
                         "given to 'sizeup load --sla')")
@@ -22,7 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_compare(args: argparse.Namespace) -> int:
     from sizeup.cli.measured import report_at
     from sizeup.cli.main import emit_json
-    from sizeup.measure.calibrate import fixed_cost_intercept, load_profile, overhead_term, uncalibrated_efficiency
+    from sizeup.measure.calibrate import load_profile, overhead_comparison, overhead_term, uncalibrated_efficiency
+    from sizeup.measure.calibrate_fit import NOISY_SPREAD, resolve_statistic, spread, stored_statistic
     from sizeup.errors import MeasureError
     from sizeup.measure.store import Store, default_path
     from sizeup.price.roofline import price
@@ -40,14 +45,22 @@ def run_compare(args: argparse.Namespace) -> int:
             raise MeasureError(f"run {run.id} is a {run.kind} run: nothing was predicted for it "
                                f"(see sizeup runs show {run.id})")
         profile = load_profile(store, args.calibration)
+        statistic = resolve_statistic(store, run.points, args.statistic or profile.data.get("statistic") or "auto")
+        stats = {p.id: stored_statistic(store, p, statistic) for p in run.points if p.status == "ok"}
+        cpu_mins = {p.id: stored_statistic(store, p, "cpu-min") for p in run.points if p.status == "ok"}
     if run.config.get("llm"):
         return _compare_llm(run, profile, args)
-    rows, kinds_total, overhead = [], {}, None
+    rows, kinds_total, overhead, small = [], {}, None, []
+    no_overhead = _small_batch_work(profile)
     for point in run.points:
         if point.status != "ok" or not point.latency_p50_s:
             continue
         report = report_at(run.target, run.config, point.batch, train=run.kind == "train")
         roof = price(report.ledger, profile.device, profile.efficiency)
+        value = stats.get(point.id) or point.latency_min_s or point.latency_p50_s
+        if not point.grad_accumulation or point.grad_accumulation == 1:
+            work = price(report.ledger, profile.device, no_overhead).total_s.typical
+            small.append((point.batch, value, roof.total_s.typical, work))
         raw = price(report.ledger, profile.device, uncalibrated_efficiency(profile.device.kind,
                                                                            profile.data.get("bench")))
         accumulation = point.grad_accumulation or 1
@@ -61,9 +74,11 @@ def run_compare(args: argparse.Namespace) -> int:
             entry[0] += by_kind.get(kind, 0.0)
             entry[1] += measured_kinds.get(kind, 0.0)
         rows.append({"batch": point.batch, "grad_accumulation": point.grad_accumulation,
-                     "measured_s": point.latency_p50_s, "predicted_s": predicted,
-                     "uncalibrated_s": raw.total_s.typical * accumulation,
-                     "error": predicted / point.latency_p50_s - 1,
+                     "measured_s": point.latency_p50_s, "measured_min_s": point.latency_min_s,
+                     "measured_statistic_s": value, "spread": spread(point.latency_min_s, point.latency_p50_s),
+                     "measured_cpu_min_s": cpu_mins.get(point.id),
+                     "predicted_s": predicted, "uncalibrated_s": raw.total_s.typical * accumulation,
+                     "error": predicted / point.latency_p50_s - 1, "error_vs_statistic": predicted / value - 1,
                      "predicted_memory_bytes": report.memory.peak_bytes,
                      "measured_memory_bytes": point.peak_memory_bytes,
                      "predicted_memory_by_category": report.memory.by_category,
@@ -73,32 +88,47 @@ def run_compare(args: argparse.Namespace) -> int:
     if profiled:
         moved = max(kinds_total, key=lambda k: abs(kinds_total[k][1] - kinds_total[k][0]))
     if overhead is not None:
-        measured = fixed_cost_intercept([(r["batch"], r["measured_s"]) for r in rows if not r["grad_accumulation"]
-                                         or r["grad_accumulation"] == 1])
-        overhead["measured_s"] = measured
-        overhead["error"] = overhead["predicted_s"] / measured - 1 if measured else None
-        overhead["method"] = ("measured: intercept at batch 0 of a line through the measured latencies at batch "
-                              "<= 8 (the cost of a forward with no work); predicted: kernels x the profile's "
-                              "host time per kernel")
+        overhead = {**overhead_comparison(small, overhead, profile.data.get("fit"), statistic),
+                    "batch": overhead["batch"]}
+        overhead["method"] = (f"measured: intercept at batch 0 of a line (relative least squares) through the "
+                              f"{statistic} latencies at batch <= 8 (the cost of a forward with no work), less the "
+                              "same intercept of the priced work (weights read every forward); predicted: kernels x "
+                              "the profile's host time per kernel")
+    spreads = [r["spread"] for r in rows if r["spread"] is not None]
+    stretch = [spread(r["measured_cpu_min_s"], r["measured_min_s"]) for r in rows if r["measured_cpu_min_s"]]
+    stretch = [s for s in stretch if s is not None]
+    noise = {"max_spread": max(spreads, default=None), "threshold": NOISY_SPREAD,
+             "max_wall_over_cpu": max(stretch, default=None),
+             "noisy": bool(spreads) and max(spreads) > NOISY_SPREAD,
+             "load_avg_1m": [r for p in run.points for r in [p.extra.get("load_avg_1m")] if r is not None]}
+    threads = (profile.data.get("bench", {}).get("threads"), run.environment.get("threads"))
+    warnings = [f"the calibration's micro-benchmarks ran on {threads[0]} torch thread(s), this run on {threads[1]}: "
+                "its rates may not apply"] if None not in threads and threads[0] != threads[1] else []
     data = {"run_id": run.id, "target": run.target, "calibration": profile.name, "calibrated": profile.fitted,
-            "overhead": overhead, "points": rows, "by_kind": {k: {"predicted_s": v[0], "measured_s": v[1]} for k, v in kinds_total.items()},
+            "statistic": statistic, "noise": noise, "warnings": warnings, "overhead": overhead, "points": rows,
+            "by_kind": {k: {"predicted_s": v[0], "measured_s": v[1]} for k, v in kinds_total.items()},
             "largest_gap_kind": moved}
     if args.json:
         emit_json(data)
         return 0
-    table = [[r["batch"], format_seconds(r["measured_s"]), format_seconds(r["predicted_s"]), f"{r['error']:+.1%}",
-              format_seconds(r["uncalibrated_s"]),
+    table = [[r["batch"], format_seconds(r["measured_statistic_s"]), format_seconds(r["measured_s"]),
+              f"+{r['spread']:.0%}" if r["spread"] is not None else "", format_seconds(r["predicted_s"]),
+              f"{r['error_vs_statistic']:+.1%}", format_seconds(r["uncalibrated_s"]),
               format_bytes(r["measured_memory_bytes"]) if r["measured_memory_bytes"] is not None else "",
               format_bytes(r["predicted_memory_bytes"])] for r in rows]
-    print(render_table(["batch", "measured P50", "predicted", "error", "uncalibrated", "measured memory",
-                        "predicted peak"], table, title=f"run {run.id}: {run.target} ({profile.name}, "
-                                                        f"{'fitted' if profile.fitted else 'not fitted'})"))
+    print(render_table(["batch", f"measured {statistic}", "measured P50", "spread", "predicted",
+                        f"error vs {statistic}", "uncalibrated", "measured memory", "predicted peak"], table,
+                       title=f"run {run.id}: {run.target} ({profile.name}, "
+                             f"{'fitted' if profile.fitted else 'not fitted'})"))
     if overhead is not None:
-        measured = overhead["measured_s"]
-        print(f"\nper-op overhead (batch {overhead['batch']}): predicted {format_seconds(overhead['predicted_s'])} "
-              f"({overhead['kernels']:.0f} kernels x {format_seconds(overhead['per_kernel_s'])}), measured "
-              + (f"{format_seconds(measured)} ({overhead['error']:+.1%})" if measured else
-                 "n/a (needs two or more batches <= 8)") + " — measured: intercept at batch 0 of the small batches")
+        print("\n" + _overhead_line(overhead, format_seconds))
+    for warning in warnings:
+        print(f"warning: {warning}")
+    if noise["noisy"]:
+        print(f"noisy run: a point's median is up to +{noise['max_spread']:.0%} over its minimum (threshold "
+              f"{NOISY_SPREAD:.0%}): the machine was busy; the comparison uses the {statistic}"
+              + (f" (the fastest wall time is up to +{noise['max_wall_over_cpu']:.0%} over its CPU time)"
+                 if noise["max_wall_over_cpu"] is not None else ""))
     if profiled:
         kinds = [[k, format_seconds(v[0]), format_seconds(v[1]),
                   f"{(v[0] - v[1]) / v[1]:+.0%}" if v[1] else ""] for k, v in
@@ -111,6 +141,45 @@ def run_compare(args: argparse.Namespace) -> int:
     print("measured memory is the process RSS above the point's start on CPU (cuda max_memory_allocated on GPU); "
           "predicted is the trace's live-tensor peak")
     return 0
+
+
+def _small_batch_work(profile):
+    """The profile's efficiency with no per-op overhead, at the rate the overhead was fitted with: the small
+    batches' own where the fit kept one (measure.calibrate_fit), so the fixed work subtracted from the measured
+    intercept is priced as the fit priced it."""
+    from sizeup.ranges import Range
+
+    eff = replace(profile.efficiency, overhead_s=Range(0.0, 0.0, 0.0))
+    small = (profile.data.get("fit") or {}).get("small_batch_compute")
+    values = profile.data.get("values")
+    if not small or not values:
+        return eff
+    from sizeup.measure.calibrate import profile_efficiency
+
+    factor = {k: small for k in values if k.startswith("tensor_") or k == "vector"}
+    return profile_efficiency({**values, **factor, "overhead_s": 0.0}, 0.0, eff.size_curve)
+
+
+def _overhead_line(o: dict, format_seconds) -> str:
+    """The per-op overhead, predicted (± the fit's error) against measured (± the intercept's error)."""
+    def pm(value):
+        return f" ± {format_seconds(value)}" if value is not None else ""
+
+    text = (f"per-op overhead (batch {o['batch']}): predicted {format_seconds(o['predicted_s'])}"
+            f"{pm(o['predicted_stderr_s'])} ({o['kernels']:.0f} kernels x {format_seconds(o['per_kernel_s'])}), "
+            "measured ")
+    if o["measured_s"] is None:
+        return text + "n/a (needs two or more batches <= 8)"
+    text += f"{format_seconds(o['measured_s'])}{pm(o['measured_stderr_s'])}"
+    if o["error"] is not None:
+        text += f" ({o['error']:+.1%})"
+    text += (f" — measured: no-work intercept of the small batches' {o['statistic']} "
+             f"({format_seconds(o['fixed_cost_measured_s'])}) less the priced fixed work "
+             f"({format_seconds(o['fixed_work_s'])})")
+    if not o["pinned"]:
+        text += ("\nnot pinned: the measured overhead's standard error is over 20% of it (the small batches do not "
+                 "lie on a line: a busy machine, or too few batches); the agreement above means little")
+    return text
 
 
 def _compare_load(run, args: argparse.Namespace) -> int:

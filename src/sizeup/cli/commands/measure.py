@@ -38,6 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--memory-cap", type=SIZE_BYTES,
                    help="fail allocations past this much more memory (e.g. 2GiB): an OOM test")
     m.add_argument("--profile", action="store_true", help="profile one run per point (time per op kind)")
+    m.add_argument("--threads", type=number_flag(integer=True, minimum=1, maximum=4096),
+                   help="torch CPU threads (default: torch's); with 1, each repetition's CPU time is stored too, "
+                        "which load from other processes does not add to")
     m.add_argument("--calibration", default=None, help="calibration profile for the predictions (default: local)")
     m.add_argument("--prompt", type=TOKENS, default=128, help="preset LLMs: prompt tokens timed for prefill")
     m.add_argument("--context", type=TOKENS, default=256, help="preset LLMs: cached tokens at which decode is timed")
@@ -101,6 +104,10 @@ def run_measure(args: argparse.Namespace) -> int:
     from sizeup.units import format_bytes, format_seconds
 
     resolve_device(args.device)  # a bad device is reported before anything runs
+    if getattr(args, "threads", None):
+        import torch
+
+        torch.set_num_threads(args.threads)
     if args.collectives:
         return run_collectives(args)
     if not args.target:

@@ -1,0 +1,270 @@
+"""The calibration fit: one rate factor and the per-op overhead, by weighted least squares over a sweep.
+
+Every measured point j is a model's traced ledger at a batch and its measured time t_j. Priced at unit
+efficiency against the measured peaks (and the measured GEMM size curve), op i of point j costs X_ij of
+compute and M_ij of memory time, and launches k_ij kernels. The fit's model of the point is
+
+    latency_j = sum_i max(X_ij / c, M_ij) + K_j * o,        K_j = sum_i k_ij,
+
+exactly what `price.roofline.price` computes on a CPU with the profile's efficiencies (compute factor c on
+matrix and vector math, memory at the measured copy bandwidth, o seconds per kernel). o enters linearly and
+is solved in closed form for every c; c is found by a search over log c. The weights are 1 / t_j (relative
+errors). Given the batches, the overhead is fitted to the batch-1 and small-batch points (<= SMALL_BATCH),
+where K_j * o is the largest share, together with a rate of their own, and the profile's rate to the large
+batches with that overhead held: runtimes pick other kernels at large batches (oneDNN's convolutions on this
+CPU run ~3x faster per image at batch 16 than at 8), and one rate over both would push the difference into
+the overhead.
+
+The uncertainty of (o, 1/c) is the usual one of a weighted linear least-squares fit, linearised at the
+optimum: cov = s^2 (Z^T Z)^-1 with Z_j = (K_j, sum of X_ij over the compute-bound ops) / t_j and s^2 the
+relative residual sum of squares over n - 2 degrees of freedom; none with two points.
+
+Load on the machine only adds time, so the fit is given a robust statistic of each point's repetitions
+(`point_statistic`: the minimum by default, or a low quantile), not the median.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from sizeup.errors import MeasureError
+from sizeup.hardware.schema import DeviceSpec
+from sizeup.ledger import Ledger
+from sizeup.price.efficiency import TENSOR_KINDS, Efficiency
+from sizeup.ranges import Range
+
+__all__ = ["SMALL_BATCH", "STATISTICS", "NOISY_SPREAD", "Fit", "fit_profile", "fit_efficiency", "line_fit",
+           "point_statistic", "spread", "stored_statistic", "resolve_statistic"]
+
+STATISTICS = ("min", "p10", "median", "cpu-min")
+"""Which statistic of a point's repetition times the fit uses: load only raises times, so the minimum (or a low
+quantile) estimates the quiet machine's time; the median keeps the load in; cpu-min is the least thread CPU time
+of the repetitions (recorded on the CPU with one torch thread), which other processes' load does not add to at
+all while they share the cores — on a quiet machine it equals the wall time."""
+NOISY_SPREAD = 0.10
+"""A point whose median is more than this fraction above its minimum was measured on a busy (noisy) machine."""
+RATE_BOUNDS = (1e-3, 1.5)
+"""The compute factor searched, against the measured GEMM rate: well beyond 1.5 x the measured peak is not
+physical; below 1/1000 is a fit gone wrong."""
+
+
+SMALL_BATCH = 8
+"""Batches up to this size pin the per-op overhead (and the fixed cost compare measures); larger ones the rate."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fit:
+    """A fitted calibration: the efficiencies by profile key, and how well and how surely they were fitted."""
+
+    values: dict[str, float]
+    """tensor_matmul, tensor_conv, tensor_attention, vector (all the one compute factor), memory (1.0: the
+    measured copy bandwidth), overhead_s (seconds per kernel)."""
+    residual_median: float
+    """Median |predicted / measured - 1| over the points, with `values`."""
+    overhead_stderr_s: float | None
+    """Standard error of overhead_s; None with too few points."""
+    compute_stderr: float | None
+    """Standard error of the compute factor; None with too few points."""
+    points: int
+    small_batch_compute: float | None = None
+    """The compute factor fitted with the overhead to the small batches, where it differs from the large
+    batches' (the runtime picks other kernels there); None when one fit covered every point."""
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"values": dict(self.values), "residual_median": self.residual_median,
+                "overhead_stderr_s": self.overhead_stderr_s, "compute_stderr": self.compute_stderr,
+                "points": self.points, "small_batch_compute": self.small_batch_compute, "notes": list(self.notes)}
+
+
+def _unit_parts(device: DeviceSpec, ledger: Ledger, curve: tuple[tuple[float, float], ...]):
+    """(compute time per op, memory time per op, kernels) at unit efficiencies and no overhead."""
+    from sizeup.price.roofline import price
+
+    one, zero = Range(1.0, 1.0, 1.0), Range(0.0, 0.0, 0.0)
+    unit = Efficiency(tensor={k: one for k in TENSOR_KINDS}, vector=one, memory=one, overhead_s=zero,
+                      origin="unit efficiencies (calibration fit)", size_curve=curve)
+    roof = price(ledger, device, unit)
+    return np.array(roof.compute, dtype=float), np.array(roof.memory, dtype=float), float(roof.arrays.launches.sum())
+
+
+@dataclass(slots=True)
+class _Points:
+    compute: list[np.ndarray]
+    memory: list[np.ndarray]
+    kernels: np.ndarray
+    t: np.ndarray
+
+    def take(self, index: Sequence[int]) -> _Points:
+        return _Points([self.compute[i] for i in index], [self.memory[i] for i in index], self.kernels[list(index)],
+                       self.t[list(index)])
+
+    def work(self, c: np.ndarray) -> np.ndarray:
+        """sum_i max(X_ij / c, M_ij) per point (rows) and candidate factor (columns)."""
+        return np.array([np.maximum(x[:, None] / c[None, :], m[:, None]).sum(axis=0)
+                         for x, m in zip(self.compute, self.memory)])
+
+    def bound(self, c: float) -> np.ndarray:
+        """d latency / d(1/c) per point: the unit compute time of its compute-bound ops."""
+        return np.array([x[x / c >= m].sum() for x, m in zip(self.compute, self.memory)])
+
+
+def _best_overhead(work: np.ndarray, kernels: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """The weighted least-squares o >= 0 for each candidate (columns of `work`), relative weights 1/t."""
+    z = kernels / t
+    r = (t[:, None] - work) / t[:, None]
+    o = (z[:, None] * r).sum(axis=0) / max(float((z * z).sum()), 1e-300)
+    return np.maximum(o, 0.0)
+
+
+def _search(pts: _Points, overhead: float | None) -> tuple[float, float]:
+    """(c, o) minimising the relative squared error: o solved for each c (or held at `overhead`), c searched
+    on a log grid and refined between the best point's neighbours."""
+    def loss(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        work = pts.work(c)
+        if overhead is not None:
+            o = np.full(len(c), overhead)
+        else:
+            o = _best_overhead(work, pts.kernels, pts.t) if pts.kernels.any() else np.zeros(len(c))
+        pred = work + pts.kernels[:, None] * o[None, :]
+        return (((pred - pts.t[:, None]) / pts.t[:, None]) ** 2).sum(axis=0), o
+
+    lo, hi = np.log(RATE_BOUNDS[0]), np.log(RATE_BOUNDS[1])
+    grid = np.exp(np.linspace(lo, hi, 241))
+    best = int(np.argmin(loss(grid)[0]))
+    step = (hi - lo) / 240
+    fine = np.exp(np.linspace(np.log(grid[best]) - step, np.log(grid[best]) + step, 201).clip(lo, hi))
+    values, overheads = loss(fine)
+    k = int(np.argmin(values))
+    return float(fine[k]), float(overheads[k])
+
+
+def _stderr(pts: _Points, c: float, o: float, with_overhead: bool) -> tuple[float | None, float | None]:
+    """Standard errors of (o, c) from the linearised weighted least squares; (None, None) without dof."""
+    params = 2 if with_overhead else 1
+    n = len(pts.t)
+    if n <= params:
+        return None, None
+    residuals = (pts.work(np.array([c]))[:, 0] + pts.kernels * o - pts.t) / pts.t
+    columns = ([pts.kernels / pts.t] if with_overhead else []) + [pts.bound(c) / pts.t]
+    z = np.stack(columns, axis=1)
+    cov = float((residuals ** 2).sum()) / (n - params) * np.linalg.pinv(z.T @ z)
+    c_se = math.sqrt(max(cov[-1, -1], 0.0)) * c * c  # d(c) = c^2 d(1/c)
+    return (math.sqrt(max(cov[0, 0], 0.0)) if with_overhead else None), c_se
+
+
+def fit_profile(device: DeviceSpec, observations: Sequence[tuple[Ledger, float]],
+                curve: tuple[tuple[float, float], ...] = (), batches: Sequence[int] | None = None) -> Fit:
+    """Fit the compute factor and the per-op overhead to measured (ledger, seconds) points (see the module).
+    Given each point's batch, the overhead is fitted (with a compute factor of their own) to the points up to
+    SMALL_BATCH, and the profile's compute factor to the larger ones with that overhead held, when there are
+    at least two small and one large; otherwise one fit covers every point."""
+    if len(observations) < 2:
+        raise MeasureError(f"calibration needs at least 2 measured points, got {len(observations)}")
+    bad = [t for _, t in observations if not (isinstance(t, (int, float)) and math.isfinite(t) and t > 0)]
+    if bad:
+        raise MeasureError(f"measured time {bad[0]!r}: expected a positive number of seconds")
+    if batches is not None and len(batches) != len(observations):
+        raise MeasureError(f"{len(batches)} batch sizes for {len(observations)} measured points")
+    parts = [_unit_parts(device, ledger, curve) for ledger, _ in observations]
+    pts = _Points([p[0] for p in parts], [p[1] for p in parts], np.array([p[2] for p in parts]),
+                  np.array([float(m) for _, m in observations]))
+    notes: list[str] = []
+    if not pts.kernels.any():
+        notes.append("the ledgers launch no kernels: the per-op overhead is not fitted (0)")
+    small = [i for i, b in enumerate(batches or ()) if b <= SMALL_BATCH]
+    large = [i for i, b in enumerate(batches or ()) if b > SMALL_BATCH]
+    c_small = None
+    if len(small) >= 2 and large:
+        c_small, o = _search(pts.take(small), None)
+        o_se, _ = _stderr(pts.take(small), c_small, o, True)
+        c, _ = _search(pts.take(large), o)
+        _, c_se = _stderr(pts.take(large), c, o, False)
+        if abs(c / c_small - 1) > 0.25:
+            notes.append(f"the small batches (<= {SMALL_BATCH}) run at {c_small:.3g} of the measured rate, the "
+                         f"large ones at {c:.3g}: the runtime picks other kernels; the profile keeps the large "
+                         "batches' rate, so its small-batch times carry that difference")
+    else:
+        c, o = _search(pts, None)
+        o_se, c_se = _stderr(pts, c, o, True)
+    if c >= RATE_BOUNDS[1] * 0.999 or c <= RATE_BOUNDS[0] * 1.001:
+        notes.append(f"the compute factor hit its bound ({c:.3g}): the points do not pin the rate")
+    residuals = (pts.work(np.array([c]))[:, 0] + pts.kernels * o - pts.t) / pts.t
+    factor = {f"tensor_{k}": c for k in TENSOR_KINDS}
+    return Fit(values={**factor, "vector": c, "memory": 1.0, "overhead_s": o},
+               residual_median=float(np.median(np.abs(residuals))), overhead_stderr_s=o_se, compute_stderr=c_se,
+               points=len(pts.t), small_batch_compute=c_small, notes=tuple(notes))
+
+
+def fit_efficiency(device: DeviceSpec, observations: Sequence[tuple[Ledger, float]],
+                   curve: tuple[tuple[float, float], ...] = (),
+                   batches: Sequence[int] | None = None) -> tuple[dict[str, float], float]:
+    """The fitted efficiencies by profile key and the median relative error of the fit (`fit_profile`)."""
+    fit = fit_profile(device, observations, curve, batches)
+    return fit.values, fit.residual_median
+
+
+def line_fit(points: Sequence[tuple[float, float]], *,
+             relative: bool = False) -> tuple[float, float, float | None] | None:
+    """(intercept, slope, standard error of the intercept) of the least-squares line through (x, y) points —
+    with `relative`, weighted by 1 / y^2 (relative errors, as the calibration fit weighs its points); the error is
+    None with two points; None with fewer than two distinct x."""
+    xs = np.array([float(x) for x, _ in points])
+    ys = np.array([float(y) for _, y in points])
+    if len(set(xs.tolist())) < 2:
+        return None
+    w = 1.0 / np.abs(ys) if relative else np.ones_like(ys)
+    design = np.stack([np.ones_like(xs), xs], axis=1) * w[:, None]
+    (intercept, slope), *_ = np.linalg.lstsq(design, ys * w, rcond=None)
+    n = len(xs)
+    if n < 3:
+        return float(intercept), float(slope), None
+    residuals = (ys - (intercept + slope * xs)) * w
+    cov = float((residuals ** 2).sum()) / (n - 2) * np.linalg.inv(design.T @ design)
+    return float(intercept), float(slope), math.sqrt(max(cov[0, 0], 0.0))
+
+
+def point_statistic(samples_s: Sequence[float], statistic: str) -> float | None:
+    """The `statistic` (one of STATISTICS) of a point's repetition times; None when there are none."""
+    if statistic not in STATISTICS:
+        raise MeasureError(f"statistic {statistic!r}: expected one of {', '.join(STATISTICS)}")
+    if not samples_s:
+        return None
+    values = np.asarray(samples_s, dtype=float)
+    return float({"min": values.min(), "cpu-min": values.min(), "p10": np.percentile(values, 10),
+                  "median": np.median(values)}[statistic])
+
+
+def spread(minimum: float | None, median: float | None) -> float | None:
+    """median / minimum - 1: how much the load raised a point's typical repetition over its quietest."""
+    if not minimum or median is None or minimum <= 0:
+        return None
+    return median / minimum - 1
+
+
+def stored_statistic(store, point, statistic: str) -> float | None:
+    """The `statistic` of a stored point (a `PointRecord`): min and median from its summary columns (kept
+    since the first schema version), p10 from its stored repetition times, cpu-min from their CPU times (None
+    where none were recorded)."""
+    if statistic not in STATISTICS:
+        raise MeasureError(f"statistic {statistic!r}: expected one of {', '.join(STATISTICS)}")
+    if statistic == "min":
+        return point.latency_min_s
+    if statistic == "median":
+        return point.latency_p50_s
+    if statistic == "cpu-min":
+        return point_statistic(store.cpu_samples(point.id), statistic)
+    return point_statistic(store.samples(point.id), statistic)
+
+
+def resolve_statistic(store, points, statistic: str) -> str:
+    """`statistic`, or for "auto": cpu-min where every point recorded CPU times (one torch thread), else min."""
+    if statistic != "auto":
+        return statistic
+    ok = [p for p in points if p.status == "ok"]
+    return "cpu-min" if ok and all(store.cpu_samples(p.id) for p in ok) else "min"
