@@ -8,6 +8,10 @@ Engines differ in policy:
   `max_num_batched_tokens` step and non-torch memory, the rest is the paged KV pool (blocks of 16).
 - `llama.cpp`: the KV cache is allocated for the whole context; the compute buffer is sized for a
   physical batch (`n_ubatch`); layers not offloaded to the GPU (`gpu_layers`) stay in CPU RAM.
+
+A tower ahead of the decoder (an encoder, a vision tower: `MemoryConfig.tower`) runs before the decoder's
+prefill: the activation peak is the larger of its pass and the decoder's step plus what the tower leaves it
+(`sizeup.price.tower_memory`), under every engine.
 """
 
 from __future__ import annotations
@@ -236,7 +240,7 @@ def _with_tower(arch: ModelArch, device: DeviceSpec, engine: EngineProfile, cfg:
     elif engine.id == "llama.cpp":
         fused, name, keep = False, "ggml's K·Qᵀ and softmax as tensors, as without flash attention: an upper bound", False
     else:
-        fused, name, keep = True, f"{engine.id}'s fused attention backend", False
+        fused, name, keep = True, f"{engine.id}'s fused attention backend; at this request's inputs", False
     tower = tower_activations(arch, cfg.tower, act_bytes=cfg.act_bytes, tp=cfg.tp, fused=fused,
                               keep_hidden_states=keep, path=name)
     if tower.note:
