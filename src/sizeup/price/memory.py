@@ -238,7 +238,8 @@ def _with_tower(arch: ModelArch, device: DeviceSpec, engine: EngineProfile, cfg:
         fused, name = path.fused, f"{path.implementation} {path.kernel}, {path.reason}"
         keep = arch.tower.kind == "vision" and arch.tower.class_token  # a CLIP tower: LLaVA's output_hidden_states
     elif engine.id == "llama.cpp":
-        fused, name, keep = False, "ggml's K·Qᵀ and softmax as tensors, as without flash attention: an upper bound", False
+        fused, keep = False, False
+        name = "ggml's K·Qᵀ and softmax as tensors, as without flash attention: an upper bound"
     else:
         fused, name, keep = True, f"{engine.id}'s fused attention backend; at this request's inputs", False
     tower = tower_activations(arch, cfg.tower, act_bytes=cfg.act_bytes, tp=cfg.tp, fused=fused,

@@ -80,9 +80,9 @@ def tower_activations(arch: ModelArch, inp: TowerInput, *, act_bytes: int, tp: i
     attention = ("s² scores, softmax output and the relative-position bias" if t.relative_bias else
                  f"s² scores and softmax output ({path or 'math path'})") if math_path else \
         f"no s² tensors ({path or 'fused attention'})"
-    note = (f"{label} activations: its pass peaks at {peak / 2**20:,.1f} MiB ({seqs:,} input(s) x {length:,} positions; "
-            f"attention: {attention}"
-            + (f"; every layer's output kept (output_hidden_states)" if hidden_states else "")
+    note = (f"{label} activations: its pass peaks at {peak / 2**20:,.1f} MiB ({seqs:,} input(s) x {length:,} "
+            f"positions; attention: {attention}"
+            + ("; every layer's output kept (output_hidden_states)" if hidden_states else "")
             + f"), {kept * act_bytes / 2**20:,.1f} MiB of "
             + ("encoder output" if t.kind == "encoder" else "image embeddings")
             + " kept for the decoder's prefill; peak = max(tower pass, decoder prefill + what it keeps)")
