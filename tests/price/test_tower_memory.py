@@ -30,34 +30,36 @@ WHISPER, LLAVA = _arch("whisper-small"), _arch("llava-1.5-7b-hf")
 def test_whisper_small_encoder_by_hand():
     # whisper-small: d_model 768, 12 heads of 64, encoder_ffn_dim 3072 (GELU, ungated), 1500 positions, 80 mel bins
     t, h, heads, ffn, mel = 1500, 768, 12, 3072, 80
-    fused = tower_activations(WHISPER, TowerInput(batch=1, prompt=4), act_bytes=2, tp=1, fused=True,
-                              keep_hidden_states=False)
+    fused = tower_activations(WHISPER, TowerInput(batch=1, prompt=4), act_bytes=2, tp=1, fused=True)
     layer = 2 * t * h + 2 * t * ffn  # residual + normed input, fc1 output + GELU (wider than q/k/v: 3·t·h)
     stem = 2 * t * mel + 2 * (2 * t) * h  # the 3000 mel frames, conv1's output and its GELU
     assert layer > stem
     assert fused.peak_bytes == 2 * layer == 23_040_000
     assert fused.kept_bytes == 2 * t * h  # the encoder output generate keeps
-    math = tower_activations(WHISPER, TowerInput(batch=3, prompt=4), act_bytes=2, tp=1, fused=False,
-                             keep_hidden_states=False)
+    math = tower_activations(WHISPER, TowerInput(batch=3, prompt=4), act_bytes=2, tp=1, fused=False)
     scores = 2 * 3 * heads * t * t  # one layer's scores and softmax output, 3 inputs
     assert math.peak_bytes == 2 * (3 * 2 * t * h + 3 * 3 * t * h + scores)
 
 
 def test_llava_vision_tower_by_hand():
     # CLIP ViT-L/14-336: hidden 1024, 16 heads, MLP 4096 (quick_gelu), 24 layers, 577 positions (576 patches + class)
-    # projector 1024 -> 4096 -> 4096; 576 image tokens per image
-    t, h, inter, layers, images = 577, 1024, 4096, 24, 2
+    # projector 1024 -> 4096 -> 4096; 576 image tokens per image; vision_feature_layer -2 (one feature layer)
+    t, h, inter, images = 577, 1024, 4096, 2
     inp = TowerInput(batch=1, prompt=2000, images=images)
-    hf = tower_activations(LLAVA, inp, act_bytes=2, tp=1, fused=True, keep_hidden_states=True)
-    layer = images * (2 * t * h + 2 * t * inter)
-    hidden_states = layers * images * t * h  # output_hidden_states: every layer's output until the tower returns
-    assert hf.hidden_states_bytes == 2 * hidden_states
-    assert hf.peak_bytes == 2 * (layer + hidden_states) == 80_355_328
-    assert hf.kept_bytes == 2 * images * 576 * 4096  # image embeddings, 4096 wide
-    vllm = tower_activations(LLAVA, inp, act_bytes=2, tp=1, fused=True, keep_hidden_states=False)
-    assert vllm.peak_bytes == 2 * layer
-    eager = tower_activations(LLAVA, inp, act_bytes=2, tp=1, fused=False, keep_hidden_states=False)
+    vllm = tower_activations(LLAVA, inp, act_bytes=2, tp=1, fused=True)
+    layer = images * (2 * t * h + 2 * t * inter)  # residual + normed input, fc1 output + its activation
+    stem = images * (576 * 3 * 14 * 14 + t * h)  # the pixels and the patch embedding
+    projector = images * 576 * (1024 + 2 * 4096)  # features in, linear_1's output and its GELU
+    assert layer > max(stem, projector)
+    assert vllm.peak_bytes == 2 * layer == 23_633_920
+    assert vllm.kept_bytes == 2 * images * 576 * 4096  # the image embeddings, 4096 wide
+    hf = tower_activations(LLAVA, inp, act_bytes=2, tp=1, fused=True, kept_layers=1)
+    assert hf.hidden_states_bytes == 2 * images * t * h  # layer -2's output, held through the last layer
+    assert hf.peak_bytes == vllm.peak_bytes + hf.hidden_states_bytes
+    eager = tower_activations(LLAVA, inp, act_bytes=2, tp=1, fused=False)
     assert eager.peak_bytes == 2 * images * (2 * t * h + 3 * t * h + 2 * 16 * t * t)
+    half = tower_activations(LLAVA, inp, act_bytes=2, tp=2, fused=False)  # 16 heads, 4096 wide: split in two
+    assert half.peak_bytes == 2 * images * (2 * t * h + (3 * t * h + 2 * 16 * t * t) // 2)
 
 
 def test_the_peak_is_the_larger_phase_plus_what_the_tower_keeps():
@@ -67,7 +69,7 @@ def test_the_peak_is_the_larger_phase_plus_what_the_tower_keeps():
     bare = inference_memory(LLAVA, device, get_engine("hf"), cfg)
     with_tower = inference_memory(LLAVA, device, get_engine("hf"), MemoryConfig(
         batch=1, context=2064, prompt=2000, weights=fmt, compute_dtype="bf16", tower=inp))
-    tower = tower_activations(LLAVA, inp, act_bytes=2, tp=1, fused=True, keep_hidden_states=True)
+    tower = tower_activations(LLAVA, inp, act_bytes=2, tp=1, fused=True, kept_layers=1)
     decoder = _activation_peak(LLAVA, 2000, 1, 2, 1)
     assert bare.activations_bytes == decoder
     assert with_tower.activations_bytes == max(tower.peak_bytes, decoder + tower.kept_bytes)
@@ -80,9 +82,8 @@ def test_the_peak_rises_with_images_per_request():
     peaks = [estimate_inference(LLAVA, device, InferenceConfig(prompt=4000, output=32, images=n),
                                 limits=False).memory.activations_bytes for n in range(7)]
     assert peaks == sorted(peaks) and len(set(peaks)) == 7
-    # six images: the tower's own pass (6 × 577 positions, every layer's output kept) is the larger phase
     six = tower_activations(LLAVA, TowerInput(batch=1, prompt=4000, images=6), act_bytes=2, tp=1, fused=True,
-                            keep_hidden_states=True)
+                            kept_layers=1)
     assert peaks[6] == max(six.peak_bytes, peaks[0] + six.kept_bytes)
 
 

@@ -233,17 +233,18 @@ def _with_tower(arch: ModelArch, device: DeviceSpec, engine: EngineProfile, cfg:
     and the decoder's prefill plus what the tower leaves it (not their sum: one runs after the other)."""
     if cfg.tower is None or arch.tower is None:
         return decoder
-    if engine.id == "hf":  # transformers: the implementation the decoder runs; LLaVA keeps every CLIP layer's output
+    t, keep = arch.tower, 0
+    if engine.id == "hf":  # transformers: the implementation the decoder runs
         path = attention_path(device, cfg.compute_dtype, cfg.attention)
         fused, name = path.fused, f"{path.implementation} {path.kernel}, {path.reason}"
-        keep = arch.tower.kind == "vision" and arch.tower.class_token  # a CLIP tower: LLaVA's output_hidden_states
+        if t.kind == "vision" and t.class_token and t.projector:  # a CLIP tower: LLaVA's vision_feature_layer(s)
+            keep = t.projector[0] // t.hidden
     elif engine.id == "llama.cpp":
-        fused, keep = False, False
-        name = "ggml's K·Qᵀ and softmax as tensors, as without flash attention: an upper bound"
+        fused, name = False, "ggml's K·Qᵀ and softmax as tensors, as without flash attention: an upper bound"
     else:
-        fused, name, keep = True, f"{engine.id}'s fused attention backend; at this request's inputs", False
+        fused, name = True, f"{engine.id}'s fused attention backend; at this request's inputs"
     tower = tower_activations(arch, cfg.tower, act_bytes=cfg.act_bytes, tp=cfg.tp, fused=fused,
-                              keep_hidden_states=keep, path=name)
+                              kept_layers=keep, path=name)
     if tower.note:
         notes.append(tower.note)
     return max(tower.peak_bytes, decoder + tower.kept_bytes)

@@ -11,13 +11,14 @@ where they divide, as the tower's ledger splits them):
 - its residual stream and normed input (2·T·h over its T positions), plus the widest stage of a layer: the
   q/k/v projections (3·T·heads·head_dim) with, on the math attention path, one layer's s² scores and softmax
   output (2·inputs·heads·L²), or the MLP (gate and up outputs and the activation, 3·T·I; 2·T·I ungated);
-- T5's relative-position bias, formed once per input over every head and kept through the encoder's layers
-  (inputs·heads·L²); its scores are always formed explicitly (a bias added to each score rules out a fused
-  kernel: transformers' T5Attention, llama.cpp's kq_b);
+- T5's relative-position bias (transformers 5: one heads·L² tensor computed by the first layer and shared by
+  all), and per layer the additive mask SDPA takes it in, the bias combined with the padding mask
+  (inputs·heads·L²; an upper bound where no padding mask is passed); a float mask rules out the flash
+  kernel, SDPA's memory-efficient kernel takes it;
 - the stem (Whisper's two convolutions over 2·L mel frames; the image's pixels and the patch embedding) and
   the projector (features in, its hidden and GELU outputs), where they are wider than a layer;
-- LLaVA under transformers: the vision tower is called with output_hidden_states=True (to take
-  `vision_feature_layer`), so every layer's output is kept until the tower returns (layers·T·h more).
+- the outputs of the layers the projector reads, held until the tower returns (transformers 5's LLaVA
+  captures only `vision_feature_layer`'s hidden states: `kept_layers` × T·h).
 """
 
 from __future__ import annotations
@@ -37,15 +38,15 @@ class TowerActivations:
     kept_bytes: int
     """Left for the decoder's prefill: the encoder output or the image embeddings."""
     hidden_states_bytes: int = 0
-    """Of `peak_bytes`: every layer's output kept (LLaVA under transformers)."""
+    """Of `peak_bytes`: the selected layers' outputs held for the projector (LLaVA under transformers)."""
     note: str = ""
 
 
 def tower_activations(arch: ModelArch, inp: TowerInput, *, act_bytes: int, tp: int, fused: bool,
-                      keep_hidden_states: bool, path: str = "") -> TowerActivations:
+                      kept_layers: int = 0, path: str = "") -> TowerActivations:
     """The tower's activations for one prefill of `inp`; `fused`: the engine's attention kernel forms no s²
-    tensors (ignored for a relative-position bias); `keep_hidden_states`: the engine keeps every layer's output
-    (transformers' LLaVA); `path` names the attention kernel in the note."""
+    scores; `kept_layers`: layer outputs the engine holds beside the residual stream until the tower returns
+    (transformers' LLaVA: its feature layers); `path` names the attention kernel in the note."""
     t = arch.tower
     seqs, length = tower_positions(t, inp) if t is not None else (0, 0)
     if seqs == 0:
@@ -54,9 +55,9 @@ def tower_activations(arch: ModelArch, inp: TowerInput, *, act_bytes: int, tp: i
     split = tp if not (a.heads % tp or m.intermediate % tp) else 1
     tokens, heads = seqs * length, a.heads // split
     qkv = 3 * tokens * heads * a.head_dim
-    math_path = t.relative_bias or not fused
-    scores = 2 * seqs * heads * length * length if math_path else 0
-    bias = seqs * heads * length * length if t.relative_bias else 0
+    square = heads * length * length
+    scores = 0 if fused else 2 * seqs * square
+    bias = (1 + seqs) * square if t.relative_bias else 0  # the shared bias, one layer's mask made of it
     mlp = (3 if m.gated else 2) * tokens * (m.intermediate // split)
     layer = 2 * tokens * h + max(qkv + scores, mlp)
     stages = [layer]
@@ -74,15 +75,15 @@ def tower_activations(arch: ModelArch, inp: TowerInput, *, act_bytes: int, tp: i
         kept = seqs * per_image * width
         if len(t.projector) > 1:  # features in, the first linear's output and its GELU
             stages.append(seqs * per_image * (t.projector[0] + 2 * t.projector[1]))
-    hidden_states = t.layers * tokens * h if keep_hidden_states else 0
+    hidden_states = kept_layers * tokens * h
     peak = (max(stages) + bias + hidden_states) * act_bytes
     label = tower_label(t)
-    attention = ("s² scores, softmax output and the relative-position bias" if t.relative_bias else
-                 f"s² scores and softmax output ({path or 'math path'})") if math_path else \
-        f"no s² tensors ({path or 'fused attention'})"
+    attention = "no s² scores" if fused else "s² scores and softmax output"
+    attention += f" ({path})" if path else ""
+    attention += "; the relative-position bias and its per-layer mask (s²)" if t.relative_bias else ""
     note = (f"{label} activations: its pass peaks at {peak / 2**20:,.1f} MiB ({seqs:,} input(s) x {length:,} "
             f"positions; attention: {attention}"
-            + ("; every layer's output kept (output_hidden_states)" if hidden_states else "")
+            + (f"; {kept_layers} feature layer output(s) held for the projector" if hidden_states else "")
             + f"), {kept * act_bytes / 2**20:,.1f} MiB of "
             + ("encoder output" if t.kind == "encoder" else "image embeddings")
             + " kept for the decoder's prefill; peak = max(tower pass, decoder prefill + what it keeps)")
