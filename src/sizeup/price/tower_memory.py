@@ -79,6 +79,8 @@ def tower_activations(arch: ModelArch, inp: TowerInput, *, act_bytes: int, tp: i
     peak = (max(stages) + bias + hidden_states) * act_bytes
     label = tower_label(t)
     attention = "no s² scores" if fused else "s² scores and softmax output"
+    if fused and t.relative_bias and path.startswith("sdpa"):  # SDPA takes the bias as a float mask, which its flash kernel does not
+        path = "SDPA's memory-efficient kernel, the bias as its float mask"
     attention += f" ({path})" if path else ""
     attention += "; the relative-position bias and its per-layer mask (s²)" if t.relative_bias else ""
     note = (f"{label} activations: its pass peaks at {peak / 2**20:,.1f} MiB ({seqs:,} input(s) x {length:,} "
