@@ -112,6 +112,7 @@ def test_t5_encoder_activations_join_the_peak_with_its_output_kept(h100):
     # d_model 2048, 32 heads, gated d_ff 5120; H100 bf16 SDPA: the memory-efficient kernel takes the bias as a
     # float mask (no s² scores); the shared bias and one layer's mask are s² (32·t² each, batch 1)
     t, h = 480, 2048
-    layer = 2 * t * h + max(3 * t * h, 3 * t * 5120)
-    assert long.memory.activations_bytes == 2 * (layer + 2 * 32 * t * t)
+    mlp = 4 * t * h + 3 * t * 5120  # four T·h (sizeup.price.tower_memory); gate, up and their product
+    assert mlp > 3 * t * h + 3 * t * h  # wider than the attention stage
+    assert long.memory.activations_bytes == 2 * (mlp + 2 * 32 * t * t)
     assert any("encoder activations" in a for a in long.assumptions)

@@ -237,8 +237,8 @@ def _with_tower(arch: ModelArch, device: DeviceSpec, engine: EngineProfile, cfg:
     if engine.id == "hf":  # transformers: the implementation the decoder runs
         path = attention_path(device, cfg.compute_dtype, cfg.attention)
         fused, name = path.fused, f"{path.implementation} {path.kernel}, {path.reason}"
-        if t.kind == "vision" and t.class_token and t.projector:  # a CLIP tower: LLaVA's vision_feature_layer(s)
-            keep = t.projector[0] // t.hidden
+        if t.kind == "vision" and t.class_token and t.projector:  # LLaVA's vision_feature_layer(s) beyond one
+            keep = t.projector[0] // t.hidden - 1
     elif engine.id == "llama.cpp":
         fused, name = False, "ggml's K·Qᵀ and softmax as tensors, as without flash attention: an upper bound"
     else:

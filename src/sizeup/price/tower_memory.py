@@ -8,9 +8,14 @@ generation; the cross-attention K/V are in the cache) or the image embeddings th
 
 The tower's pass counts, per GPU (`act_bytes` per element, heads and MLP width split by tensor parallelism
 where they divide, as the tower's ledger splits them):
-- its residual stream and normed input (2·T·h over its T positions), plus the widest stage of a layer: the
-  q/k/v projections (3·T·heads·head_dim) with, on the math attention path, one layer's s² scores and softmax
-  output (2·inputs·heads·L²), or the MLP (gate and up outputs and the activation, 3·T·I; 2·T·I ungated);
+- the widest stage of a layer, as measured under transformers (tests/price/test_tower_memory_torch.py): the
+  attention, with three T·h tensors over its T positions (the stack's input its caller holds through every
+  layer, the layer's input the loop holds, which is the residual, and the normed input), the q/k/v
+  projections (3·T·heads·head_dim) and, on the math attention path, one layer's s² scores and their scaled
+  or softmax successor (2·inputs·heads·L²; CLIP's eager softmax runs in fp32: the scores, their fp32 copy and
+  the fp32 output, act_bytes + 8 bytes a score); or the MLP, with four T·h (the residual sum is a new tensor) and
+  the gate and up outputs and their product (3·T·I), ungated fc1's output and the activation (2·T·I), or
+  3·T·I for quick_gelu, x·sigmoid(1.702·x), whose scaled input and sigmoid are both live;
 - T5's relative-position bias (transformers 5: one heads·L² tensor computed by the first layer and shared by
   all), and per layer the additive mask SDPA takes it in, the bias combined with the padding mask
   (inputs·heads·L²; an upper bound where no padding mask is passed); a float mask rules out the flash
@@ -18,7 +23,8 @@ where they divide, as the tower's ledger splits them):
 - the stem (Whisper's two convolutions over 2·L mel frames; the image's pixels and the patch embedding) and
   the projector (features in, its hidden and GELU outputs), where they are wider than a layer;
 - the outputs of the layers the projector reads, held until the tower returns (transformers 5's LLaVA
-  captures only `vision_feature_layer`'s hidden states: `kept_layers` × T·h).
+  captures only `vision_feature_layer`'s hidden states; layer -2's output is the last layer's input, already
+  counted: `kept_layers` × T·h for the others).
 """
 
 from __future__ import annotations
@@ -56,11 +62,13 @@ def tower_activations(arch: ModelArch, inp: TowerInput, *, act_bytes: int, tp: i
     tokens, heads = seqs * length, a.heads // split
     qkv = 3 * tokens * heads * a.head_dim
     square = heads * length * length
-    scores = 0 if fused else 2 * seqs * square
+    # per score on the math path: two live in the compute dtype, or CLIP's scores beside the fp32 copy its
+    # softmax takes and the fp32 softmax output
+    per_score = 0 if fused else (act_bytes + 8 if t.class_token else 2 * act_bytes)
     bias = (1 + seqs) * square if t.relative_bias else 0  # the shared bias, one layer's mask made of it
-    mlp = (3 if m.gated else 2) * tokens * (m.intermediate // split)
-    layer = 2 * tokens * h + max(qkv + scores, mlp)
-    stages = [layer]
+    mlp = (3 if m.gated or m.act == "quick_gelu" else 2) * tokens * (m.intermediate // split)
+    attn_bytes = (3 * tokens * h + qkv) * act_bytes + seqs * square * per_score
+    stages = [4 * tokens * h + mlp]
     if t.stem == "audio_conv":  # mel input, conv output and its GELU over 2·L frames
         frames = seqs * 2 * length
         stages.append(frames * t.channels + 2 * frames * h)
@@ -76,7 +84,7 @@ def tower_activations(arch: ModelArch, inp: TowerInput, *, act_bytes: int, tp: i
         if len(t.projector) > 1:  # features in, the first linear's output and its GELU
             stages.append(seqs * per_image * (t.projector[0] + 2 * t.projector[1]))
     hidden_states = kept_layers * tokens * h
-    peak = (max(stages) + bias + hidden_states) * act_bytes
+    peak = max(max(stages) * act_bytes, attn_bytes) + (bias + hidden_states) * act_bytes
     label = tower_label(t)
     attention = "no s² scores" if fused else "s² scores and softmax output"
     if fused and t.relative_bias and path.startswith("sdpa"):  # SDPA takes the bias as a float mask, which its flash kernel does not
