@@ -43,7 +43,8 @@ LOGITS_BYTES = 4
 class MemoryConfig:
     batch: int
     context: int
-    """Tokens per sequence the cache must hold (prompt + output)."""
+    """Tokens per sequence the self-attention cache must hold (prompt + output; T5's decoder: its own output
+    and start token, the prompt being the encoder's, whose cross-attention K/V `arch.cross_source` sizes)."""
     prompt: int
     weights: WeightFormat
     kv_dtype: str = "fp16"
