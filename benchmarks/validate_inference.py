@@ -6,6 +6,8 @@ Issue 18: llama.cpp prefill within median 25% / p90 60% on CUDA and Apple. The b
 are TUNED rows (data/efficiency/kernels.yaml's MMQ and cuBLAS fractions were fit on them), and so are the
 inference_measurements_tuned_*.yaml rows (the AMD HIP and Intel SYCL fractions); the other device files
 (--set devices) are the CHECK set, not used for any fit. --vendor keeps one vendor's devices.
+--set vulkan: the llama.cpp Vulkan-backend rows (inference_measurements_vulkan.yaml, each row `backend: vulkan`), its
+TUNED rows (`set: tuned`, the Vulkan fractions of kernels.yaml were fit on them) and CHECK rows reported apart, per vendor.
 
 Run from the repo root: python benchmarks/validate_inference.py [--rows]
 """
@@ -32,8 +34,9 @@ DATA = ROOT / "tests" / "validation" / "inference_measurements.yaml"
 TUNED_DATA = sorted((ROOT / "tests" / "validation").glob("inference_measurements_tuned_*.yaml"))
 # Rows for the devices added by issue 17 (and the AMD/Intel kernel check rows of issue 18), gathered after the
 # pricing model and not tuned on: a check set.
+VULKAN_DATA = ROOT / "tests" / "validation" / "inference_measurements_vulkan.yaml"
 DEVICE_DATA = sorted(p for p in (ROOT / "tests" / "validation").glob("inference_measurements_*.yaml")
-                     if not p.name.startswith("inference_measurements_tuned_"))
+                     if not p.name.startswith("inference_measurements_tuned_") and p != VULKAN_DATA)
 DECODE_TOKENS_UNSTATED = 128
 """Output length assumed where a source (e.g. an Ollama run) does not state it; batch-1 decode speed barely
 depends on it at these lengths."""
@@ -56,7 +59,7 @@ def predict(row: dict, catalog) -> float | None:
     output = row.get("output_tokens") or (DECODE_TOKENS_UNSTATED if row["metric"] == "decode_tokens_per_s" else 0)
     cfg = InferenceConfig(batch=row.get("batch") or 1, prompt=prompt, output=output if row["metric"] != "prefill_tokens_per_s" else 0,
                           weights=quant, kv_dtype=_KV.get(row.get("kv_dtype") or "f16", "fp16"), engine=engine,
-                          gpus=row.get("gpus") or 1)
+                          gpus=row.get("gpus") or 1, backend=row.get("backend"))
     e = estimate_inference(arch, device, cfg)
     if row["metric"] == "decode_tokens_per_s":
         return e.decode.tokens_per_s.typical / cfg.batch if e.decode.compute_priced else None
@@ -76,11 +79,15 @@ def predict(row: dict, catalog) -> float | None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", action="store_true", help="print every row")
-    parser.add_argument("--set", choices=("base", "devices", "all"), default="base",
+    parser.add_argument("--set", choices=("base", "devices", "all", "vulkan"), default="base",
                         help="base: inference_measurements.yaml; devices: the issue-17 device files (check set)")
+    parser.add_argument("--fit", action="store_true",
+                        help="with --set vulkan: bisect, per TUNED row, the kernel fraction that reproduces it")
     parser.add_argument("--vendor", help="only rows on this vendor's devices (nvidia, amd, intel, apple, ...)")
     args = parser.parse_args()
     catalog = load_catalog(include_user=False)
+    if args.set == "vulkan":
+        return fit_vulkan(catalog) if args.fit else vulkan_report(catalog, args.rows, args.vendor)
     files = {"base": [DATA, *TUNED_DATA], "devices": DEVICE_DATA, "all": [DATA, *TUNED_DATA, *DEVICE_DATA]}[args.set]
     print({"base": "set: base (llama.cpp prefill and batch-1 decode rows TUNED: kernels.yaml was fit on them)\n",
            "devices": "set: devices (CHECK rows: no fit used them)\n",
@@ -113,6 +120,62 @@ def main() -> None:
         print(f"| {group} | {len(values)} | {statistics.median(values):.1%} | {p90:.1%} |")
     if skipped:
         print(f"\nnot predicted (the device lists no compute peak for these FLOPs): {', '.join(skipped)}")
+
+
+def _p90(values: list[float]) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(0.9 * (len(values) - 1))))]
+
+
+def fit_vulkan(catalog) -> None:
+    """Per TUNED Vulkan row: the fraction of the kernel's peak (kernels.yaml) at which the whole estimate (compute,
+    memory, overhead) equals the measurement, by bisection on the kernel's table entry (restored afterwards)."""
+    from sizeup.price import kernels
+
+    table = kernels._table()[0]["llama.cpp"]
+    print("| id | kernel | architecture | fitted fraction | in kernels.yaml |")
+    print("|---|---|---|---:|---:|")
+    for row in (r for r in yaml.safe_load(VULKAN_DATA.read_text()) if r["set"] == "tuned"):
+        device = catalog.device(row["device"])
+        kernel = kernels.select_kernel("llama.cpp", row["quant"], device, row["metric"] != "prefill_tokens_per_s",
+                                       row.get("prompt_tokens") or 1, backend=row["backend"])
+        by_arch = table[kernel.name]["by_architecture"]
+        key = device.architecture if device.architecture in by_arch else "default"
+        saved, lo, hi = dict(by_arch[key]), 1e-3, 2.0
+        for _ in range(40):
+            mid = (lo * hi) ** 0.5
+            by_arch[key] = {**saved, "low": mid, "typical": mid, "high": mid}
+            lo, hi = (lo, mid) if predict(row, catalog) > row["value"] else (mid, hi)
+        by_arch[key] = saved
+        print(f"| {row['id']} | {kernel.name} | {key} | {mid:.4f} | {saved['typical']} |")
+
+
+def vulkan_report(catalog, show_rows: bool, vendor: str | None) -> None:
+    """The Vulkan-backend rows: per set (tuned / check), vendor and metric, the median and p90 |error|."""
+    rows = yaml.safe_load(VULKAN_DATA.read_text())
+    print("set: vulkan (llama.cpp --backend vulkan; TUNED rows fit kernels.yaml's Vulkan fractions, CHECK rows did not)\n")
+    groups: dict[tuple[str, str, str], list[float]] = {}
+    if show_rows:
+        print("| set | id | device | quant | metric | measured | predicted | error |")
+        print("|---|---|---|---|---|---:|---:|---:|")
+    for row in rows:
+        dev = catalog.device(row["device"])
+        if vendor and dev.vendor != vendor:
+            continue
+        predicted = predict(row, catalog)
+        if predicted is None:
+            continue
+        error = predicted / row["value"] - 1
+        groups.setdefault((row["set"], dev.vendor, GROUPS[row["metric"]]), []).append(abs(error))
+        if show_rows:
+            print(f"| {row['set']} | {row['id']} | {row['device']} | {row['quant']} | {row['metric']} | "
+                  f"{row['value']:,.4g} | {predicted:,.4g} | {error:+.1%} |")
+    if show_rows:
+        print()
+    print("| set | vendor | metric | rows | median abs error | p90 abs error |")
+    print("|---|---|---|---:|---:|---:|")
+    for (set_, vend, group), values in sorted(groups.items()):
+        print(f"| {set_} | {vend} | {group} | {len(values)} | {statistics.median(values):.1%} | {_p90(values):.1%} |")
 
 
 if __name__ == "__main__":

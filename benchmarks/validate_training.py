@@ -33,7 +33,7 @@ GROUPS = {"mfu": "throughput", "tokens_per_s_per_gpu": "throughput", "step_time_
 # The framework each row ran under (its settings: src/sizeup/data/training/frameworks.yaml); rows without one
 # get sizeup's defaults (fused kernels). A row's own field (kernels, loss_chunks, ...) wins.
 FRAMEWORKS = {"hf-": "hf", "litgpt-": "litgpt", "torchtune-": "torchtune", "torchtitan-": "torchtitan", "nemo": "megatron",
-              "megatronbridge": "megatron"}
+              "megatronbridge": "megatron", "llmfoundry-": "llm-foundry"}
 
 RECIPE_DEFAULTS = {
     # pytorch/torchtune recipes/configs/llama3_1/8B_qlora_single_device.yaml (commit 0b3e04a, read

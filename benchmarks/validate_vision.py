@@ -1,7 +1,7 @@
 """Predicted vs published ResNet-50 images/s (tests/validation/vision_measurements.yaml).
 
-One row per measurement (tuned rows apart from check rows), then per group the median and worst absolute
-error. Targets (issue 18): batch 1 within 25%, large batch (>= 256) within 15%. Needs torch (the model is
+One row per measurement (tuned rows apart from check rows), priced without and with the SM-occupancy law
+(price/occupancy.py), then per set and group the median, p90 and worst absolute error. Targets (issue 18): batch 1 within 25%, large batch (>= 256) within 15%. Needs torch (the model is
 traced once per batch size and kept in the trace cache).
 
 Run from the repo root: python benchmarks/validate_vision.py
@@ -25,41 +25,59 @@ def rows() -> list[dict]:
     return yaml.safe_load(DATA.read_text())
 
 
-def predict(row: dict, catalog) -> tuple[float, float]:
-    """(images/s, seconds of the forward that the per-op overhead bounds) for a row."""
+def predict(row: dict, catalog, occupancy: bool = True) -> tuple[float, float]:
+    """(images/s, seconds of the forward that the per-op overhead bounds) for a row; `occupancy` False
+    prices it without the SM-occupancy law (price/occupancy.py), for the before/after columns."""
     from sizeup.ingest.trace_cache import traced_ledger
     from sizeup.ingest.trace_inputs import InputSpec
+    from sizeup.price import roofline
     from sizeup.price.overhead import get_runtime
-    from sizeup.price.roofline import price
 
     shape = (row["batch"], 3, 224, 224)
     ledger = traced_ledger(row["model"], [InputSpec(shape=shape, dtype=row["dtype"], name=None)],
                            dtype=row["dtype"], name="resnet50")
-    roof = price(ledger, catalog.device(row["device"]), runtime=get_runtime(row["runtime"]))
+    kinds = roofline.OCCUPANCY_KINDS
+    try:
+        if not occupancy:
+            roofline.OCCUPANCY_KINDS = frozenset()
+        roof = roofline.price(ledger, catalog.device(row["device"]), runtime=get_runtime(row["runtime"]))
+    finally:
+        roofline.OCCUPANCY_KINDS = kinds
     return row["batch"] / roof.total_s.typical, roof.overhead_bound_s
+
+
+FAMILY = {"tensorrt": "fused engine", "onnxruntime": "fused engine", "torch-compile": "compiled"}
 
 
 def group(row: dict) -> str:
     kind = "batch 1" if row["batch"] == 1 else "large batch"
-    return f"{kind}, {'fused engine' if row['runtime'] in ('tensorrt', 'onnxruntime') else 'pytorch eager'}"
+    return f"{kind}, {FAMILY.get(row['runtime'], 'pytorch eager')}"
+
+
+def p90(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
 
 
 def main() -> int:
     from sizeup.hardware.catalog import load_catalog
 
     catalog = load_catalog(include_user=False)
-    errors: dict[str, list[float]] = {}
-    print(f"{'row':24} {'set':6} {'runtime':18} {'measured':>9} {'predicted':>9} {'error':>7} {'overhead ms':>11}")
+    errors: dict[tuple[str, str, str], list[float]] = {}
+    print(f"{'row':28} {'set':6} {'runtime':18} {'device':18} {'batch':>5} {'measured':>9} "
+          f"{'before':>8} {'error':>7} {'after':>8} {'error':>7} {'overhead ms':>11}")
     for row in rows():
-        predicted, overhead = predict(row, catalog)
-        error = predicted / row["value"] - 1
-        if row["set"] == "check":
-            errors.setdefault(group(row), []).append(abs(error))
-        print(f"{row['id']:24} {row['set']:6} {row['runtime']:18} {row['value']:9.1f} {predicted:9.1f} "
-              f"{error:+7.1%} {overhead * 1e3:11.2f}")
-    print("\ncheck rows only (tuned rows excluded):")
-    for name, errs in errors.items():
-        print(f"  {name:28} n={len(errs):2}  median |error| {statistics.median(errs):6.1%}  worst {max(errs):6.1%}")
+        before, _ = predict(row, catalog, occupancy=False)
+        after, overhead = predict(row, catalog)
+        e_before, e_after = before / row["value"] - 1, after / row["value"] - 1
+        for when, e in (("before", e_before), ("after", e_after)):
+            errors.setdefault((row["set"], group(row), when), []).append(abs(e))
+        print(f"{row['id']:28} {row['set']:6} {row['runtime']:18} {row['device']:18} {row['batch']:5} "
+              f"{row['value']:9.1f} {before:8.1f} {e_before:+7.1%} {after:8.1f} {e_after:+7.1%} {overhead * 1e3:11.2f}")
+    print("\n|error| per set and group (before = without the SM-occupancy law, after = with it):")
+    for (kind, name, when), errs in sorted(errors.items(), key=lambda kv: (kv[0][0] != "check", kv[0][1], kv[0][2] != "before")):
+        print(f"  {kind:6} {name:28} {when:6} n={len(errs):2}  median {statistics.median(errs):6.1%}  "
+              f"p90 {p90(errs):6.1%}  worst {max(errs):6.1%}")
     return 0
 
 

@@ -1,12 +1,14 @@
 """Runtime overhead: the third bound. Kernel counts per runtime, host time per kernel, graph launches."""
 
+from dataclasses import replace
+
 import pytest
 
 from sizeup.errors import ConfigError
 from sizeup.hardware.catalog import load_catalog
 from sizeup.ledger import Ledger, OpKind, OpRecord
 from sizeup.price.efficiency import Efficiency, calibrated
-from sizeup.price.overhead import get_runtime, launches_under, runtime_names
+from sizeup.price.overhead import bytes_under, get_runtime, launches_under, runtime_names
 from sizeup.price.roofline import LedgerArrays, price
 from sizeup.ranges import Range
 
@@ -20,7 +22,9 @@ def _op(kind, flops=10**6, matmul=0):
 
 
 # a conv block: conv, batch-norm, relu (what ResNet-50 repeats 49 times)
-BLOCK = Ledger(ops=[_op(OpKind.CONV, 10**7, 10**7), _op(OpKind.NORM), _op(OpKind.ELEMENTWISE)])
+BLOCK = Ledger(ops=[_op(OpKind.CONV, 10**7, 10**7),
+                    replace(_op(OpKind.NORM), op="aten._native_batch_norm_legit_no_training"),
+                    _op(OpKind.ELEMENTWISE)])
 
 
 def test_every_runtime_of_the_issue_is_in_the_table_with_sources():
@@ -36,6 +40,18 @@ def test_kernel_counts_follow_the_runtime():
     assert launches_under(get_runtime("pytorch-eager-amp"), BLOCK, base) == [2, 1, 1]  # the weight cast
     assert launches_under(get_runtime("tensorrt"), BLOCK, base) == [1, 0, 0]  # conv+bn+relu: one kernel
     assert launches_under(get_runtime("torch-compile"), BLOCK, base) == [2, 0, 0]  # extern conv + fused epilogue
+
+
+def test_a_row_reducing_norm_is_not_folded_into_the_matrix_kernel():
+    """A layer norm needs the whole row, which one output tile of the matmul does not hold: it stays a kernel
+    (TensorRT's BERT runs it as SkipLayerNorm) with its own traffic; the elementwise op still folds."""
+    block = Ledger(ops=[_op(OpKind.MATMUL, 10**7, 10**7), replace(_op(OpKind.NORM), op="aten.native_layer_norm"),
+                        _op(OpKind.ELEMENTWISE)])
+    arrays = LedgerArrays.from_ledger(block)
+    trt = get_runtime("tensorrt")
+    assert launches_under(trt, block, list(arrays.launches)) == [1, 1, 0]
+    moved = bytes_under(trt, block, list(arrays.bytes))
+    assert moved[1] == arrays.bytes[1] > 0 and moved[2] == 0
 
 
 def test_small_ops_on_a_gpu_are_bound_by_the_host_time_per_kernel():

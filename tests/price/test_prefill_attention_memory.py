@@ -25,3 +25,16 @@ def test_eager_prefill_holds_one_layers_scores_and_softmax():
 
 def test_bf16_on_a_t4_has_no_fused_kernel():
     assert _memory(compute_dtype="bf16").activations_bytes == _memory(attention="eager").activations_bytes
+
+
+def test_a_state_space_model_keeps_no_attention_scores():
+    """Mamba layers carry NO_ATTENTION (one head of width 0): the math path on a T4 in bf16 must not add a
+    phantom s² score tensor (it added 2 × 2 × 32768² bytes = 4 GiB at a 32k prompt) nor an attention note."""
+    from pathlib import Path
+
+    mamba = load_model(str(Path(__file__).resolve().parents[1] / "ingest" / "configs" / "mamba-130m-hf.json"))
+    cfg = dict(batch=1, weights=get_format("fp16"), compute_dtype="bf16", attention="eager")
+    short = inference_memory(mamba, T4, get_engine("hf"), MemoryConfig(context=1024, prompt=1024, **cfg))
+    long = inference_memory(mamba, T4, get_engine("hf"), MemoryConfig(context=32768, prompt=32768, **cfg))
+    assert long.activations_bytes < 40 * short.activations_bytes  # linear in the prompt, not quadratic
+    assert not any(n.startswith("attention:") for n in long.notes)

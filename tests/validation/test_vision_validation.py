@@ -1,7 +1,8 @@
 """ResNet-50 images/s against published figures (benchmarks/validate_vision.py prints the table).
 
 Targets from issue 18: batch 1 within 25% and large batch within 15%, median over the check rows
-(the two rows pytorch-eager's per-op overhead was derived from are labelled 'tuned' and left out)."""
+(the rows pytorch-eager's per-op overhead and the two occupancy tiles were derived from are labelled
+'tuned' and left out)."""
 
 import importlib.util
 import statistics
@@ -40,8 +41,40 @@ def test_eager_pytorch_check_rows_meet_the_targets():
             continue
         predicted, overhead = bench.predict(row, catalog)
         errors[1 if row["batch"] == 1 else 256].append(abs(predicted / row["value"] - 1))
-        if row["batch"] == 1:  # at batch 1 the host's per-op time is the whole forward
-            assert overhead * predicted > 0.9
+        if row["batch"] == 1:  # at batch 1 the host's per-op time is most of the forward (the rest:
+            assert overhead * predicted > 0.8  # convolutions too small to fill the SMs, price/occupancy.py)
     assert len(errors[1]) >= 3 and len(errors[256]) >= 3
     assert statistics.median(errors[1]) <= 0.25
     assert statistics.median(errors[256]) <= 0.15
+
+
+def test_tensorrt_at_batch_1_is_bound_by_sm_occupancy_on_volta():
+    """The V100 rows the Volta tiles were fitted to land within the target with the law and 3-4x
+    optimistic without it; on the held-out Jetson Xavier row (Volta, 8 SMs) the law moves the price toward
+    the measurement (still 43% optimistic there). On Ada no tile is set (the L4 row fills its SMs): the
+    law leaves it alone."""
+    from sizeup.hardware.catalog import load_catalog
+
+    bench, catalog = _benchmark(), load_catalog(include_user=False)
+    trt = [r for r in ROWS if r["runtime"] == "tensorrt" and r["batch"] == 1]
+    assert {r["set"] for r in trt} == {"tuned", "check"}
+    for row in trt:
+        with_law, _ = bench.predict(row, catalog)
+        without, _ = bench.predict(row, catalog, occupancy=False)
+        if catalog.device(row["device"]).architecture != "volta":
+            assert with_law == without
+            continue
+        assert abs(with_law / row["value"] - 1) < abs(without / row["value"] - 1)
+        if row["set"] == "tuned":
+            assert abs(with_law / row["value"] - 1) <= 0.25 and without / row["value"] > 2.5
+
+
+def test_the_occupancy_law_leaves_large_batch_alone():
+    from sizeup.hardware.catalog import load_catalog
+
+    bench, catalog = _benchmark(), load_catalog(include_user=False)
+    for row in ROWS:
+        if row["batch"] >= 256:
+            with_law, _ = bench.predict(row, catalog)
+            without, _ = bench.predict(row, catalog, occupancy=False)
+            assert 0.98 <= with_law / without <= 1.0

@@ -57,3 +57,18 @@ def test_hf_framework_defaults_to_sdpa(catalog):
 def test_flash2_on_a_v100_is_refused(catalog):
     with pytest.raises(ConfigError, match="v100-sxm2-16gb"):
         _estimate(catalog, "v100-sxm2-16gb", "fp32", "flash2")
+
+
+def test_flashattention2_on_hopper_runs_at_its_own_fraction_not_the_generic_one(catalog):
+    """FlashAttention-2 has no wgmma/TMA path: 35% of the H100 peak (FlashAttention-3 paper), against the
+    generic 60% a fused kernel gets (data/efficiency/gpu.yaml); on Ampere the generic figure stays."""
+    from sizeup.price.attention_kernels import flash2_fraction
+
+    fraction, source = flash2_fraction(catalog.device("h100-sxm-80gb"))
+    assert fraction.typical == 0.35 and "2407.08608" in source
+    assert flash2_fraction(catalog.device("a100-sxm-80gb")) is None
+    h100_fa2, h100_sdpa = (_estimate(catalog, "h100-sxm-80gb", "bf16-mixed", a) for a in ("flash2", "sdpa"))
+    a100_fa2, a100_sdpa = (_estimate(catalog, "a100-sxm-80gb", "bf16-mixed", a) for a in ("flash2", "sdpa"))
+    assert h100_fa2.step_s.typical > h100_sdpa.step_s.typical
+    assert any("FlashAttention-2 on h100-sxm-80gb at 35%" in a for a in h100_fa2.assumptions)
+    assert a100_fa2.step_s.typical == a100_sdpa.step_s.typical

@@ -6,7 +6,7 @@ roles), with the attention, MLP and layer specs they follow. Pure data: the read
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 __all__ = ["MLASpec", "AttentionSpec", "MLPSpec", "SSMSpec", "LayerSpec", "TowerSpec", "WeightTensor", "ModelArch",
@@ -90,6 +90,9 @@ class SSMSpec:
     bias: bool = False
     """in_proj and out_proj carry biases."""
     conv_bias: bool = True
+    chunk: int = 256
+    """Mamba-2's SSD chunk length (`chunk_size`; transformers' default 256): what its PyTorch path
+    materialises per chunk in training (chunk × chunk blocks). Unused by Mamba-1."""
 
     @property
     def conv_channels(self) -> int:
@@ -227,6 +230,16 @@ class ModelArch:
     tower: TowerSpec | None = None
     """The encoder of an encoder-decoder or the vision tower of a vision-language model: its forward runs
     once per sequence (per image) in prefill. None: nothing runs ahead of the decoder."""
+
+    @property
+    def encoder_layers(self) -> tuple[LayerSpec, ...]:
+        """Encoder-decoders: the encoder's layer specs (bidirectional attention, no rotary), from the tower, for
+        what training runs and keeps over the source; their weights are in `extra_tensors`. (): no encoder."""
+        t = self.tower
+        if t is None or t.kind != "encoder":
+            return ()
+        a = t.layer.attention
+        return (replace(t.layer, attention=replace(a, causal=False, rotary_dim=0 if a.rotary_dim is None else a.rotary_dim)),) * t.layers
 
     @property
     def num_layers(self) -> int:

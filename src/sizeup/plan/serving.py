@@ -24,7 +24,7 @@ from sizeup.plan.types import Candidate, PlanResult, Rejection, memory_parts, ra
 from sizeup.price.engines import get_engine
 from sizeup.price.memory import MemoryConfig, inference_memory
 from sizeup.price.roofline import price
-from sizeup.workload.inference import InferenceConfig, estimate_inference
+from sizeup.workload.inference import InferenceConfig, decode_step_overhead, estimate_inference
 from sizeup.workload.quantize import get_format
 from sizeup.workload.towers import decoder_arch, decoder_cache_tokens, decoder_prompt, tower_input
 
@@ -35,7 +35,7 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
     """Prefill as fixed + per-token time (two priced prompts), decode step time at batch sizes up to
     `max_batch` (priced ledgers at the mean context of a generation)."""
     engine = get_engine(cfg.engine)
-    step = engine.range("step_overhead_s")
+    step = decode_step_overhead(engine, arch, device)
     step_s = step.typical if step else 0.0
     p = cfg.prompt
     t1 = estimate_inference(arch, device, replace(cfg, prompt=p, output=1),

@@ -16,8 +16,9 @@ from typing import Any
 from sizeup.errors import CatalogError, ConfigError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.hardware.schema import DeviceSpec
+from sizeup.ranges import Range
 
-__all__ = ["IMPLEMENTATIONS", "AttentionPath", "attention_path", "compute_capability"]
+__all__ = ["IMPLEMENTATIONS", "AttentionPath", "attention_path", "compute_capability", "flash2_fraction"]
 
 IMPLEMENTATIONS = ("sdpa", "eager", "flash2")
 
@@ -94,3 +95,17 @@ def attention_path(device: DeviceSpec, dtype: str, implementation: str = "sdpa")
     return AttentionPath(implementation="sdpa", kernel="math", reason=f"{where}: no fused backend",
                          note=f"attention: SDPA's math path ({where}: no fused backend): the s² softmax output "
                               "and dropout mask are kept per layer")
+
+
+def flash2_fraction(device: DeviceSpec) -> tuple[Range, str] | None:
+    """The FlashAttention-2 library's achieved fraction of the tensor peak on `device` and its source, where
+    attention_kernels.yaml gives one for the device's compute capability (Hopper: FA2 has no wgmma/TMA path);
+    None: the device kind's generic attention fraction applies."""
+    cc = compute_capability(device)
+    entry = (_table().get("flash2_fraction") or {}).get(f"{cc:.1f}") if cc is not None else None
+    if entry is None:
+        return None
+    try:
+        return Range.parse(entry, f"attention_kernels.yaml flash2_fraction.{cc:.1f}"), str(entry.get("source", ""))
+    except ValueError as e:
+        raise CatalogError(str(e)) from None

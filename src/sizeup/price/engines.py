@@ -1,5 +1,7 @@
 """Inference engine profiles (data/efficiency/engines.yaml): memory policy and per-kernel overheads of
-vLLM, llama.cpp, Hugging Face transformers and TensorRT-LLM, each value with its source.
+vLLM, llama.cpp, Hugging Face transformers, TensorRT-LLM and plain TensorRT engines, each value with its
+source. An engine may name a runtime of data/efficiency/overheads.yaml (`runtime: tensorrt`): its per-op
+host time and the op kinds it fuses then come from there (price/overhead.py), not from a copy.
 
 A key missing from the file falls back to the device kind's generic defaults, and the result says so.
 """
@@ -15,7 +17,7 @@ from sizeup.ranges import Range
 
 __all__ = ["EngineProfile", "get_engine", "ENGINES"]
 
-ENGINES = ("hf", "vllm", "llama.cpp", "tensorrt-llm")
+ENGINES = ("hf", "vllm", "llama.cpp", "tensorrt-llm", "tensorrt")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -25,6 +27,8 @@ class EngineProfile:
     values: dict[str, float] = field(default_factory=dict)
     ranges: dict[str, Range] = field(default_factory=dict)
     sources: tuple[str, ...] = ()
+    runtime: str | None = None
+    """A runtime of data/efficiency/overheads.yaml whose per-op cost and fusions this engine runs with."""
 
     def value(self, key: str, default: float) -> float:
         return self.values.get(key, default)
@@ -47,7 +51,7 @@ def _profiles() -> dict[str, EngineProfile]:
             raise CatalogError(f"{path}: engines.{name} must be a mapping")
         values, ranges, sources = {}, {}, []
         for key, entry in entries.items():
-            if key == "description":
+            if key in ("description", "runtime"):
                 continue
             if not isinstance(entry, dict) or not entry.get("source"):
                 raise CatalogError(f"{path}: engines.{name}.{key} needs a value or range and a source")
@@ -59,8 +63,11 @@ def _profiles() -> dict[str, EngineProfile]:
                 except ValueError as e:
                     raise CatalogError(str(e)) from None
             sources.append(f"{key}: {entry['source']} (read {entry.get('retrieved', '?')})")
+        runtime = entries.get("runtime")
+        if runtime is not None and not isinstance(runtime, str):
+            raise CatalogError(f"{path}: engines.{name}.runtime must name a runtime of overheads.yaml")
         out[name] = EngineProfile(id=name, description=str(entries.get("description", "")), values=values,
-                                  ranges=ranges, sources=tuple(sources))
+                                  ranges=ranges, sources=tuple(sources), runtime=runtime)
     for name in ENGINES:
         out.setdefault(name, EngineProfile(id=name))
     return out

@@ -3,7 +3,9 @@
 llama.cpp on CUDA prefills quantized weights with MMQ (int8 mma tiles: a fraction of the int8 peak, not of the
 fp16 one) and F16 weights with cuBLAS at fp16 accumulation; on AMD RDNA3 (HIP) with MMQ on int8 WMMA or, for the
 formats MMQ is slow on, dequantize + rocBLAS; on Intel Arc (SYCL) with dequantize + oneDNN fp16 GEMM on XMX; at
-decode (batch <= 8) MMVQ streams the weights once.
+decode (batch <= 8) MMVQ streams the weights once. A llama.cpp build with another backend (`backend`, e.g. Vulkan on any
+of these GPUs: coopmat2 on NVIDIA, KHR cooperative matrices on RDNA3/4 and Xe2, the scalar shader elsewhere) selects
+only the entries of that backend; entries without a `backend` belong to the device's default one.
 `matmul_fraction` turns the kernel's fraction of its own peak into the fraction of the peak the ledger prices
 matmuls at, so the roofline stays one model with one set of peaks.
 """
@@ -17,9 +19,43 @@ from sizeup.errors import CatalogError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.ranges import Range
 
-__all__ = ["Kernel", "select_kernel", "kernel_peak", "memory_class", "int32_rate"]
+__all__ = ["Kernel", "select_kernel", "kernel_peak", "memory_class", "int32_rate", "BACKENDS", "default_backend",
+           "check_backend"]
 
 _FLOAT_FORMATS = {"f16", "fp16", "bf16", "fp32", "f32"}
+
+BACKENDS = ("cuda", "hip", "sycl", "metal", "vulkan", "cpu")
+"""llama.cpp's compute backends a build may be made with (GGML_CUDA, GGML_HIP, GGML_SYCL, GGML_METAL, GGML_VULKAN)."""
+_NATIVE = {"nvidia": "cuda", "amd": "hip", "intel": "sycl", "apple": "metal"}
+_VULKAN_VENDORS = ("nvidia", "amd", "intel")
+"""Vendors whose GPUs llama.cpp's Vulkan backend runs on with a kernel entry here (Apple's only through MoltenVK:
+not modelled)."""
+
+
+def default_backend(device) -> str | None:
+    """The backend llama.cpp is built with for `device` by default: 'cpu' on a CPU, else the vendor's own."""
+    if device.kind == "cpu":
+        return "cpu"
+    return _NATIVE.get(device.vendor) if device.kind in ("gpu", "soc") else None
+
+
+def check_backend(backend: str | None, device) -> None:
+    """Raise a one-line ConfigError when `device` cannot run llama.cpp's `backend` (None: the default, always)."""
+    from sizeup.errors import ConfigError
+
+    if backend is None:
+        return
+    if backend not in BACKENDS:
+        raise ConfigError(f"--backend {backend!r}: expected one of {', '.join(BACKENDS)}")
+    native = default_backend(device)
+    if backend == native or backend == "vulkan" and device.kind in ("gpu", "soc") and device.vendor in _VULKAN_VENDORS:
+        return
+    can = [b for b in (native, "vulkan" if device.kind in ("gpu", "soc") and device.vendor in _VULKAN_VENDORS else None)
+           if b]
+    hint = (" (layers on the host CPU: --gpu-layers 0 --cpu NAME)" if backend == "cpu" and device.kind != "cpu"
+            else "")
+    raise ConfigError(f"--backend {backend}: {device.id} ({device.vendor} {device.kind}) runs llama.cpp with "
+                      f"{' or '.join(can) or 'no modelled backend'}{hint}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,12 +91,18 @@ def _format_matches(spec: object, weights: str) -> bool:
 
 
 def select_kernel(engine: str, weights: str, device, decode: bool, batch_tokens: int,
-                  build_date: str | None = None) -> Kernel | None:
+                  build_date: str | None = None, backend: str | None = None) -> Kernel | None:
     """The kernel `engine` runs for `weights` on `device` in this phase, or None when the table has none
     (the device kind's default efficiency then applies). `build_date` ('YYYY-MM-DD'): an older build, whose
-    superseded kernels (entries with `until` after it) replace the current ones; None: the current build."""
+    superseded kernels (entries with `until` after it) replace the current ones; None: the current build.
+    `backend`: the llama.cpp build's backend (BACKENDS); None: the device's default one. An entry without a
+    `backend` belongs to the device's default backend."""
     kernels, source = _table()
+    native = default_backend(device)
+    want = backend or native
     for name, entry in (kernels.get(engine) or {}).items():
+        if (entry.get("backend") or native) != want:
+            continue
         if entry.get("until") and (build_date is None or build_date >= str(entry["until"])):
             continue
         if entry.get("phase") != ("decode" if decode else "prefill"):

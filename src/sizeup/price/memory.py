@@ -209,8 +209,11 @@ def inference_memory(arch: ModelArch, device: DeviceSpec, engine: EngineProfile,
     kv = kv_bytes_per_sequence(arch, cfg.context, cfg.kv_dtype, cfg.tp) * cfg.batch
     activations = _activation_peak(arch, cfg.batch * cfg.prompt, cfg.batch, cfg.act_bytes, cfg.tp)
     path = attention_path(device, cfg.compute_dtype, cfg.attention)
-    if not path.fused:  # one layer's scores and their softmax output, live together (the widest layer's heads)
-        heads = max(layer.attention.heads for layer in arch.layers)
+    attending = [layer.attention.heads for layer in arch.layers if layer.attention.head_dim]
+    if not attending:  # a state-space model (NO_ATTENTION layers): no attention kernel runs, no s² tensors
+        pass
+    elif not path.fused:  # one layer's scores and their softmax output, live together (the widest layer's heads)
+        heads = max(attending)
         activations += 2 * cfg.act_bytes * cfg.batch * heads * cfg.prompt * cfg.prompt // max(cfg.tp, 1)
         notes.append(f"attention: {path.implementation} runs the math path ({path.reason}): one layer's s² scores "
                      "and softmax output are live during prefill")

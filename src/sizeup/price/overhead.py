@@ -4,8 +4,10 @@ A runtime fixes three things about the fixed cost of a forward pass:
 - the host time per kernel (Python module call, dispatcher, launch) — on an asynchronous device the
   host queues kernel i+1 while kernel i runs, so an op takes max(compute, memory, host time): the GPU
   waits for the host only where the host is slower (small batches of small kernels);
-- how many kernels run: fused runtimes (TensorRT, ONNX Runtime, inductor) fold norm and elementwise ops
-  into the preceding matrix kernel; autocast adds one weight-cast kernel per conv/linear call;
+- how many kernels run and what they move: fused runtimes (TensorRT, ONNX Runtime, inductor) fold norm
+  and elementwise ops into the preceding matrix kernel, so those ops launch nothing and move no bytes of
+  their own (inductor's separate pointwise epilogue reads and writes the matrix output once); autocast
+  adds one weight-cast kernel per conv/linear call;
 - one graph launch per forward where kernels are replayed from a captured graph (CUDA graphs).
 """
 
@@ -97,18 +99,47 @@ def get_runtime(name: str) -> Runtime:
     return runtimes[name]
 
 
+def _folded(runtime: Runtime, op) -> bool:
+    """Whether `runtime` folds `op` into the matrix kernel before it. Elementwise ops go into the epilogue.
+    Of the norms only an inference batch norm does: a per-channel affine map, folded into the conv's
+    weights. Layer, RMS and group norms reduce over a whole row that one output tile does not hold, so
+    they stay kernels of their own. TensorRT's BERT runs them as its SkipLayerNorm plugin, one kernel
+    that also takes the residual add (TensorRT demo/BERT README, plugins)."""
+    if op.kind not in runtime.fuses:
+        return False
+    return op.kind != OpKind.NORM or "batch_norm" in op.op or op.op.endswith("BatchNormalization")
+
+
 def launches_under(runtime: Runtime, ledger, launches: list[float]) -> list[float]:
     """Kernels per op when `runtime` runs the ledger: fused kinds launch nothing of their own, matrix
     ops launch their casts and fused epilogue as extra kernels."""
     extra = runtime.casts_per_matrix_op + (runtime.epilogue_kernels_per_matrix_op if runtime.fuses else 0)
     out = []
     for o, n in zip(ledger.ops, launches):
-        if n and o.kind in runtime.fuses:
+        if n and _folded(runtime, o):
             out.append(0.0)
         elif n and o.kind in _MATRIX:
             out.append(n + extra * o.count)
         else:
             out.append(n)
+    return out
+
+
+def bytes_under(runtime: Runtime, ledger, moved: list[float]) -> list[float]:
+    """Bytes through memory per op when `runtime` runs the ledger: a fused op works on the matrix
+    kernel's output in registers and moves nothing of its own; where the fusion runs as a separate
+    epilogue kernel (inductor's pointwise kernel after an extern conv), that kernel reads and writes the
+    matrix op's output once."""
+    if not runtime.fuses:
+        return moved
+    out = []
+    for o, b in zip(ledger.ops, moved):
+        if b and _folded(runtime, o):
+            out.append(0.0)
+        elif o.kind in _MATRIX and runtime.epilogue_kernels_per_matrix_op:
+            out.append(b + 2.0 * o.bytes_written * o.count * runtime.epilogue_kernels_per_matrix_op)
+        else:
+            out.append(b)
     return out
 
 
@@ -119,7 +150,8 @@ def apply_runtime(arrays, eff: Efficiency, runtime: Runtime | None, synchronous:
     import numpy as np
 
     launches = np.asarray(launches_under(runtime, arrays.ledger, list(arrays.launches)), dtype=float)
-    arrays = replace(arrays, launches=launches, groups={})
+    moved = np.asarray(bytes_under(runtime, arrays.ledger, list(arrays.bytes)), dtype=float)
+    arrays = replace(arrays, launches=launches, bytes=moved, groups={})
     per_op = runtime.per_op_on(synchronous)
     if per_op is not None:
         eff = replace(eff, overhead_s=per_op, sources=eff.sources + runtime.sources,

@@ -23,10 +23,12 @@ import numpy as np
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ledger import Ledger, OpKind, enclosing_scopes
 from sizeup.price.efficiency import Efficiency, default_efficiency, device_efficiency
+from sizeup.price.occupancy import OCCUPANCY_KINDS, conv_tile_outputs, wave_fraction
 from sizeup.price.overhead import Runtime, apply_runtime
 from sizeup.price.rates import (LEVELS, SYNCHRONOUS_KINDS, OpClasses, inverse_rates, ridge_point,
                                 tensor_precision, vector_precision)
 from sizeup.ranges import Range
+from sizeup.units import DTYPE_BITS
 
 __all__ = ["LedgerArrays", "Roofline", "price", "tensor_precision", "vector_precision", "ridge_point"]  # the last three: rates
 
@@ -44,6 +46,8 @@ class LedgerArrays:
     tensor_classes: list[tuple[str, str]]
     vector_class: np.ndarray
     vector_classes: list[str]
+    conv_outputs: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    """Output elements of one execution of each convolution (0 for other ops): its GEMM's M·N."""
     groups: dict[str, tuple[list[str], np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     @classmethod
@@ -54,7 +58,10 @@ class LedgerArrays:
                    vector_flops=np.asarray(c.vector_flops, dtype=float), bytes=np.asarray(c.bytes, dtype=float),
                    launches=np.asarray(c.launches, dtype=float),
                    tensor_class=np.asarray(c.tensor_class, dtype=np.int64), tensor_classes=c.tensor_classes,
-                   vector_class=np.asarray(c.vector_class, dtype=np.int64), vector_classes=c.vector_classes)
+                   vector_class=np.asarray(c.vector_class, dtype=np.int64), vector_classes=c.vector_classes,
+                   conv_outputs=np.asarray([o.bytes_written * 8 / DTYPE_BITS.get(o.dtype, 32)
+                                            if o.kind == OpKind.CONV and o.matmul_flops else 0.0
+                                            for o in ledger.ops], dtype=float))
 
     def group(self, by: str) -> tuple[list[str], np.ndarray, np.ndarray]:
         """(names, op index, group index) pairs for `by` in scope|kind|phase|op; scopes enclose."""
@@ -175,6 +182,25 @@ class Roofline:
         return data
 
 
+def _occupancy(arrays: LedgerArrays, device: DeviceSpec) -> tuple[np.ndarray, float]:
+    """Per level and op, the fraction of the SMs a convolution keeps busy (1 for other ops and where the
+    architecture has no tile figure), with the tile of the unit it runs on; and the lowest typical one."""
+    units = [(tensor_precision(device, kind, dtype) or ("vector",))[0] for kind, dtype in arrays.tensor_classes]
+    op_unit = [units[c] if c >= 0 else "vector" for c in arrays.tensor_class]
+    busy = np.ones((len(LEVELS), len(op_unit)))
+    for unit in ("tensor", "vector"):
+        found = conv_tile_outputs(device.architecture, unit)
+        mine = np.asarray([u == unit for u in op_unit], dtype=bool) & (arrays.conv_outputs > 0)
+        if found is None or not mine.any():
+            continue
+        tile = found[0]
+        fractions = np.stack([wave_fraction(arrays.conv_outputs[mine], device.compute_units, t)
+                              for t in (tile.low, tile.typical, tile.high)])
+        # a smaller tile can fill a wave worse: the fast end takes the best of the range, the slow the worst
+        busy[0, mine], busy[1, mine], busy[2, mine] = fractions.max(axis=0), fractions[1], fractions.min(axis=0)
+    return busy, float(busy[1].min())
+
+
 def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficiency | None = None,
           runtime: Runtime | None = None) -> Roofline:
     """Price every op of `ledger` on `device`; `efficiency` defaults to the device kind's defaults (or
@@ -205,6 +231,13 @@ def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficie
     vector *= arrays.vector_flops
     compute += vector
     memory = np.multiply(arrays.bytes, inv_bandwidth, out=vector)
+    if device.kind in OCCUPANCY_KINDS and device.compute_units and arrays.conv_outputs.any():
+        busy, lowest = _occupancy(arrays, device)  # too few output tiles leave SMs idle (price.occupancy)
+        compute /= busy
+        memory /= busy
+        if lowest < 0.5:
+            notes.append(f"{device.id}: convolutions with fewer output tiles than its {device.compute_units} "
+                         f"SMs run on part of the chip (down to {lowest:.0%}); price/occupancy.py")
     total = np.maximum(compute, memory)
     overhead = arrays.launches * per_launch[1, 0]
     if device.kind in SYNCHRONOUS_KINDS:

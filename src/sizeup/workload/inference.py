@@ -20,7 +20,7 @@ from sizeup.ingest.transformer_ops import KV_BYTES_PER_ELEMENT, Step, transforme
 from sizeup.ledger import Ledger, OpKind
 from sizeup.price.efficiency import Efficiency, device_efficiency
 from sizeup.price.engines import EngineProfile, get_engine
-from sizeup.price.kernels import kernel_peak, select_kernel
+from sizeup.price.kernels import check_backend, default_backend, kernel_peak, select_kernel
 from sizeup.price.memory import InferenceMemory, MemoryConfig, inference_memory, max_fitting
 from sizeup.price.rates import PhaseTotals, price_totals
 from sizeup.ranges import Range
@@ -53,6 +53,8 @@ class InferenceConfig:
     """Images per sequence, each through a vision-language model's vision tower in prefill."""
     image_hw: tuple[int, int] | None = None
     """(height, width) of each image in pixels; None: the model's own size (448 × 448 for Qwen2-VL)."""
+    backend: str | None = None
+    """llama.cpp's build backend (price/kernels.py BACKENDS: vulkan, cuda, hip, ...); None: the device's default."""
 
     def __post_init__(self) -> None:
         if self.threads is not None and self.threads < 1:
@@ -69,6 +71,8 @@ class InferenceConfig:
         if self.context is not None and self.context < self.prompt + self.output:
             raise ConfigError(f"--context {self.context}: must hold the prompt and output "
                               f"({self.prompt} + {self.output} tokens)")
+        if self.backend is not None and self.engine != "llama.cpp":
+            raise ConfigError(f"--backend {self.backend}: a llama.cpp build option: use it with --engine llama.cpp")
         if self.kv_dtype not in KV_BYTES_PER_ELEMENT:
             raise ConfigError(f"--kv-dtype {self.kv_dtype!r}: expected one of {', '.join(KV_BYTES_PER_ELEMENT)}")
 
@@ -130,7 +134,8 @@ class InferenceEstimate:
             "config": {"engine": cfg.engine, "quant": self.weights.id, "kv_dtype": cfg.kv_dtype, "batch": cfg.batch,
                        "prompt_tokens": cfg.prompt, "output_tokens": cfg.output, "context_tokens": cfg.cache_tokens,
                        "tensor_parallel": cfg.gpus, "gpu_layers": cfg.gpu_layers, "images": cfg.images,
-                       "image_size": None if cfg.image_hw is None else list(cfg.image_hw)},
+                       "image_size": None if cfg.image_hw is None else list(cfg.image_hw),
+                       "backend": cfg.backend},
             "memory": {**self.memory.to_dict(), "weights_by_role_bytes": weight_bytes(self.arch, self.weights)},
             "fits": self.memory.fits,
             "max_context": self.max_context,
@@ -154,7 +159,7 @@ class InferenceEstimate:
 
 
 def phase_efficiency(device: DeviceSpec, engine: EngineProfile, decode: bool, weights: WeightFormat,
-                     tokens: int | None = None) -> Efficiency:
+                     tokens: int | None = None, backend: str | None = None) -> Efficiency:
     """The device's efficiency for one phase of `engine`: its decode overhead, and at prefill the matmul
     fraction of the kernel the engine really runs (price/kernels.py; `tokens` in the batch, default 512)."""
     eff = device_efficiency(device)
@@ -162,14 +167,18 @@ def phase_efficiency(device: DeviceSpec, engine: EngineProfile, decode: bool, we
         return eff
     changes: dict[str, Any] = {}
     overhead = engine.range("decode_overhead_s") if decode else None
+    if engine.runtime is not None and overhead is None:  # an engine of overheads.yaml's runtimes: its per-op host time
+        from sizeup.price.overhead import get_runtime
+
+        overhead = get_runtime(engine.runtime).per_op_s
     if overhead is not None:
         changes["overhead_s"] = overhead
     if eff.origin.startswith("defaults"):  # a calibrated profile measured the device's own kernels: keep it
         tokens = tokens or (1 if decode else 512)
-        tensor = kernel_matmul(device, engine.id, weights.id, decode, tokens)
+        tensor = kernel_matmul(device, engine.id, weights.id, decode, tokens, backend)
         if tensor is not None:
             changes["tensor"] = {**eff.tensor, **tensor}
-        kernel = select_kernel(engine.id, weights.id, device, decode, tokens)
+        kernel = select_kernel(engine.id, weights.id, device, decode, tokens, backend=backend)
         if kernel is not None and kernel.memory is not None:
             changes["memory"] = kernel.memory
         if kernel is not None and (tensor is not None or kernel.memory is not None):
@@ -178,9 +187,10 @@ def phase_efficiency(device: DeviceSpec, engine: EngineProfile, decode: bool, we
     return replace(eff, **changes) if len(changes) > 1 else eff
 
 
-def kernel_matmul(device: DeviceSpec, engine: str, weights: str, decode: bool, tokens: int) -> dict[str, Range] | None:
+def kernel_matmul(device: DeviceSpec, engine: str, weights: str, decode: bool, tokens: int,
+                  backend: str | None = None) -> dict[str, Range] | None:
     """Matmul fractions, per precision the ledger may price at, implied by the kernel `engine` runs."""
-    kernel = select_kernel(engine, weights, device, decode, tokens)
+    kernel = select_kernel(engine, weights, device, decode, tokens, backend=backend)
     peak = kernel_peak(device, kernel) if kernel is not None and kernel.fraction is not None else None
     if not peak:
         return None
@@ -189,14 +199,16 @@ def kernel_matmul(device: DeviceSpec, engine: str, weights: str, decode: bool, t
     return out
 
 
-def _priced(ledger: Ledger, device: DeviceSpec, eff: Efficiency) -> PhaseTotals:
+def _priced(ledger: Ledger, device: DeviceSpec, eff: Efficiency, runtime: str | None = None) -> PhaseTotals:
     """The phase's totals: op by op for an analytic ledger (no numpy to import), vectorised for a large
-    one or a calibrated size curve; `tests/price/test_rates.py` holds the two equal."""
-    if not eff.size_curve and len(ledger.ops) <= SCALAR_PRICING_MAX_OPS:
+    one, a calibrated size curve or an engine that runs as a runtime of overheads.yaml (its fused kernels:
+    price/overhead.py); `tests/price/test_rates.py` holds the two equal."""
+    if not eff.size_curve and runtime is None and len(ledger.ops) <= SCALAR_PRICING_MAX_OPS:
         return price_totals(ledger, device, eff)
+    from sizeup.price.overhead import get_runtime
     from sizeup.price.roofline import price
 
-    roof = price(ledger, device, eff)
+    roof = price(ledger, device, eff, runtime=None if runtime is None or device.kind == "cpu" else get_runtime(runtime))
     split = roof.by("phase").values()
     return PhaseTotals(total_s=roof.total_s, notes=list(roof.notes), unknown_compute=roof.unknown_compute,
                        by_bound_s={k: sum(v["time_by_bound_s"].get(k, 0.0) for v in split)
@@ -208,8 +220,8 @@ SCALAR_PRICING_MAX_OPS = 2000
 
 
 def _price_phase(ledger: Ledger, device: DeviceSpec, eff: Efficiency, gpus: int, step_overhead: Range | None,
-                 tokens: int) -> tuple[PhaseEstimate, list[str]]:
-    roof = _priced(ledger, device, eff)
+                 tokens: int, runtime: str | None = None) -> tuple[PhaseEstimate, list[str]]:
+    roof = _priced(ledger, device, eff, runtime)
     total = roof.total_s
     comm = Range(0.0, 0.0, 0.0)
     notes = list(roof.notes)
@@ -236,6 +248,26 @@ def _phase(latency: Range, tokens: int, bound: str, unknown: tuple[str, ...]) ->
         return PhaseEstimate(latency_s=latency, tokens_per_s=None, bound="unknown", compute_priced=False,
                              unknown_compute=unknown)
     return PhaseEstimate(latency_s=latency, tokens_per_s=latency.inverse(tokens), bound=bound)
+
+
+def ssm_step_launch(engine: EngineProfile, device: DeviceSpec) -> Range | None:
+    """Host time per SSM layer and decode step of the engine's Python-launched step kernel (hf: mamba_ssm's
+    Triton selective_state_update, engines.yaml ssm_step_host_s); None where no such kernel runs (mamba_ssm's
+    kernels are CUDA / ROCm only: elsewhere transformers runs its plain-torch path)."""
+    if device.kind != "gpu" or device.vendor not in ("nvidia", "amd"):
+        return None
+    return engine.range("ssm_step_host_s")
+
+
+def decode_step_overhead(engine: EngineProfile, arch: ModelArch, device: DeviceSpec) -> Range | None:
+    """Host time of one decode step outside the ledger's ops: the engine's per-step cost and, where the engine
+    launches a state-space model's step kernel from Python, that launch once per SSM layer."""
+    step = engine.range("step_overhead_s")
+    ssm = ssm_step_launch(engine, device)
+    layers = sum(1 for layer in arch.layers if layer.ssm is not None)
+    if ssm is None or not layers:
+        return step
+    return ssm.scale(layers) + (step or Range(0.0, 0.0, 0.0))
 
 
 def _split_phase(gpu: PhaseEstimate, cpu: PhaseEstimate, on_gpu: float, tokens: int) -> PhaseEstimate:
@@ -274,6 +306,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         raise ConfigError("--gpu-layers is a llama.cpp option: use it with --engine llama.cpp")
     if cfg.threads is not None and engine.id != "llama.cpp":
         raise ConfigError("--threads is a llama.cpp option: use it with --engine llama.cpp")
+    check_backend(cfg.backend, device)
     if cpu is not None and cpu.kind != "cpu":
         raise ConfigError(f"--cpu {cpu.id!r}: expected a cpu device, got a {cpu.kind}")
     tp = cfg.gpus
@@ -304,6 +337,9 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
 
     assumptions = [n for n in (device.resolved_as,) if n] + list(arch.assumptions) + list(memory.notes)
     assumptions += tower_notes(arch, feed)
+    if cfg.backend is not None:
+        assumptions.append(f"llama.cpp built with the {cfg.backend} backend (--backend; {device.id}'s default: "
+                           f"{default_backend(device)})")
     step_overhead = engine.range("step_overhead_s")
     n_layers = arch.num_layers
     on_gpu = 1.0
@@ -328,13 +364,18 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     def phase(ledger: Ledger, decode: bool, tokens: int) -> PhaseEstimate:
         on_dev = on_cpu = None
         if on_gpu > 0:
-            eff = phase_efficiency(dev, engine, decode, fmt, tokens)
-            on_dev, notes = _price_phase(ledger, dev, eff, tp, step_overhead, tokens)
+            eff = phase_efficiency(dev, engine, decode, fmt, tokens, cfg.backend)
+            overhead = decode_step_overhead(engine, arch, dev) if decode else step_overhead
+            on_dev, notes = _price_phase(ledger, dev, eff, tp, overhead, tokens, engine.runtime)
             assumptions.extend(notes)
             if "kernels.yaml" in eff.origin:
                 assumptions.append(f"{'decode' if decode else 'prefill'} priced with {eff.origin.rsplit(', ', 1)[-1]}: "
                                    f"matmul at {eff.tensor['matmul'].typical:.0%} of the fp16 peak, memory at "
                                    f"{eff.memory.typical:.0%} of peak bandwidth")
+            elif cfg.backend is not None and cfg.backend != default_backend(dev):
+                assumptions.append(f"{'decode' if decode else 'prefill'}: no llama.cpp {cfg.backend} kernel entry "
+                                   f"for {fmt.id} on {dev.id} in kernels.yaml: priced at the {dev.kind} default "
+                                   f"efficiency (derived, not fit on {cfg.backend} measurements)")
         if on_gpu < 1:
             if host is None:
                 on_cpu = PhaseEstimate(latency_s=Range(0.0, 0.0, 0.0), tokens_per_s=None, bound="unknown",
@@ -374,6 +415,11 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
                                            weights=fmt, kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, tp=tp, per_layer=False)
         decode = phase(decode_ledger, True, cfg.batch)
         assumptions.append(f"decode priced at the mean context of the generation ({mean_context} tokens)")
+        ssm = ssm_step_launch(engine, dev)
+        if ssm is not None and arch.is_recurrent and on_gpu > 0:
+            assumptions.append(f"{engine.id}: every state-space layer's decode step launches mamba_ssm's Triton "
+                               f"selective_state_update from Python: +{ssm.typical * 1e6:.0f} us of host time per "
+                               f"layer and token (Triton 2.x launcher)")
     for p_name, p in (("prefill", prefill), ("decode", decode)):
         if p is not None and not p.compute_priced:
             assumptions.append(f"{p_name}: compute unknown ({', '.join(p.unknown_compute)}): no tokens/s given")

@@ -27,9 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quant", default=None, help="weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, "
                                                   "q4_k_m, q8_0, … (default bf16)")
     p.add_argument("--kv-dtype", default="fp16", help="KV cache: fp16, bf16, fp8, q8_0, q4_0 (default fp16)")
-    p.add_argument("--engine", choices=["hf", "vllm", "llama.cpp", "tensorrt-llm"],
+    p.add_argument("--engine", choices=["hf", "vllm", "llama.cpp", "tensorrt-llm", "tensorrt"],
                    help="serving engine (default hf; in a device table: llama.cpp on consumer cards, Macs, edge "
-                        "and CPUs, vllm on workstation and data-centre GPUs)")
+                        "and CPUs, vllm on workstation and data-centre GPUs; tensorrt: a plain TensorRT engine)")
     p.add_argument("--batch", type=_BATCH, default=1, help="concurrent sequences (default 1)")
     p.add_argument("--prompt", type=_TOKENS, default=512, help="prompt tokens (default 512)")
     p.add_argument("--output", type=TOKENS_OR_ZERO, default=128,
@@ -46,6 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                  "run (default: the device's host_cpu, e.g. an SoC's CPU cluster)")
     p.add_argument("--threads", type=number_flag(integer=True, minimum=1, maximum=100_000),
                    help="llama.cpp: CPU threads for those layers (default all cores)")
+    p.add_argument("--backend", choices=["vulkan", "cuda", "hip", "sycl", "metal", "cpu"],
+                   help="llama.cpp: the backend the build uses (default the device's own: cuda on NVIDIA, hip on "
+                        "AMD, sycl on Intel, metal on Apple)")
     p.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
                    help="MODEL.onnx: size of a symbolic dimension other than the batch (repeatable)")
     p.add_argument("--sweep", nargs="?", const="auto", metavar="B,B,…",
@@ -68,6 +71,11 @@ def run(args: argparse.Namespace) -> int:
     if args.device is None or args.devices:
         from sizeup.cli.commands.estimate_table import run_table
 
+        if args.backend:
+            from sizeup.errors import ConfigError
+
+            raise ConfigError(f"--backend {args.backend}: only with --device NAME (the device table prices each "
+                              f"device's default backend)")
         if args.images or args.image_size:
             from sizeup.errors import ConfigError
 
@@ -97,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
                           engine=args.engine, batch=args.batch, prompt=args.prompt, output=args.output,
                           context=args.context, gpu_layers=args.gpu_layers, catalog=args.catalog,
                           cpu=args.cpu, threads=args.threads, images=args.images,
-                          image_size=parse_image_size(args.image_size))
+                          image_size=parse_image_size(args.image_size), backend=args.backend)
         if args.sweep:
             from sizeup.workload.inference import batch_sweep
 

@@ -74,6 +74,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-sequence-parallel", action="store_true", help="with --tp, keep norm activations replicated")
     p.add_argument("--seq", type=number_flag(integer=True, minimum=1, maximum=MAX_TOKENS, unit="count"), default=2048,
                    help="sequence length (default 2048)")
+    p.add_argument("--source-seq", type=number_flag(integer=True, minimum=1, maximum=MAX_TOKENS, unit="count"),
+                   help="encoder-decoders (T5, Whisper): encoder positions per sequence; --seq is then the target "
+                        "length (default: the model's, T5's n_positions, Whisper's 1500 frames)")
+    p.add_argument("--ssm-scan", default="fused", choices=["fused", "naive"],
+                   help="state-space models (Mamba): fused = mamba_ssm's kernels (states recomputed in backward), "
+                        "naive = the PyTorch reference scan (keeps length × inner × state per layer)")
     p.add_argument("--micro-batch", type=_BATCH, help="per GPU (default: the largest that fits)")
     p.add_argument("--global-batch", type=_BATCH, help="sequences per optimizer step")
     p.add_argument("--tokens", type=_TRAINING_TOKENS, help="tokens to train on (e.g. 1e9)")
@@ -110,8 +116,8 @@ def config_from_args(args: argparse.Namespace, method: str):
         parallel=ParallelConfig(gpus=args.gpus, nodes=args.nodes, tp=args.tp, pp=args.pp, vp=args.vp, ep=args.ep,
                                 zero=args.zero, sequence_parallel=not args.no_sequence_parallel,
                                 tp_overlap=args.tp_overlap),
-        seq=args.seq, micro_batch=args.micro_batch, global_batch=args.global_batch,
-        tokens=None if args.tokens is None else int(args.tokens), epochs=args.epochs,
+        seq=args.seq, source_seq=args.source_seq, ssm_scan=args.ssm_scan, micro_batch=args.micro_batch,
+        global_batch=args.global_batch, tokens=None if args.tokens is None else int(args.tokens), epochs=args.epochs,
         dataset_tokens=None if args.dataset_tokens is None else int(args.dataset_tokens),
         flash_attention=not args.no_flash, offer=args.offer, network_gbit_per_s=args.network_gbps),
         fw, args.framework)

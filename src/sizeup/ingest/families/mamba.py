@@ -17,6 +17,7 @@ from sizeup.ingest.families.registry import family
 STATE = Bound("SSM state size", 4096)
 CONV = Bound("conv kernel width", 64)
 EXPAND = Bound("SSM expansion factor", 16)
+CHUNK = Bound("SSD chunk size", 65536)
 STATE_NOTE = ("state-space model: each sequence keeps a fixed recurrent state (conv window + scan state) per layer, "
               "held in the KV-cache dtype; it does not grow with the context")
 
@@ -62,5 +63,6 @@ def read_mamba2(c: Fields, name: str) -> ModelArch:
     c.divides("n_groups", groups, "num_heads", heads)
     ssm = SSMSpec(version=2, inner=inner, state=c.int("state_size", bound=STATE, default=128),
                   conv=c.int("conv_kernel", bound=CONV, default=4), heads=heads, groups=groups,
-                  bias=c.flag("use_bias", False), conv_bias=c.flag("use_conv_bias", True))
+                  bias=c.flag("use_bias", False), conv_bias=c.flag("use_conv_bias", True),
+                  chunk=c.int("chunk_size", bound=CHUNK, default=256))
     return _arch(c, name, h, ssm, tie=False)

@@ -35,7 +35,8 @@ def read_whisper(c: Fields, name: str) -> ModelArch:
     extra = [WeightTensor("encoder.conv1.weight", (h, mels, 3), "encoder"), WeightTensor("encoder.conv1.bias", (h,), "bias"),
              WeightTensor("encoder.conv2.weight", (h, h, 3), "encoder"), WeightTensor("encoder.conv2.bias", (h,), "bias"),
              WeightTensor("encoder.embed_positions.weight", (source, h), "position")]
-    for i in range(c.int("encoder_layers", bound=LAYERS)):
+    enc_layers = c.int("encoder_layers", bound=LAYERS)
+    for i in range(enc_layers):
         extra += block_tensors(f"encoder.layers.{i}", biased, h, norm_bias=True, k_bias=False)
     extra += [WeightTensor("encoder.norm.weight", (h,), "norm"), WeightTensor("encoder.norm.bias", (h,), "norm")]
     dec_layers = c.int("decoder_layers", bound=LAYERS)

@@ -6,17 +6,24 @@ grouped-query attention, gated MLPs and any intermediate size: every tensor a ba
 counted at 2 bytes, dropout masks at 1 byte, the a·s² softmax terms only without a fused (flash)
 kernel. Tensor parallelism divides the inner terms by t, sequence parallelism the rest; selective
 recomputation drops the s² terms, full recomputation keeps only each layer's input. What adapters
-(LoRA, QLoRA) and op-by-op (eager) kernels change is counted on top.
+(LoRA, QLoRA) and op-by-op (eager) kernels change is counted on top. State-space layers are counted by
+sizeup.workload.training.ssm_activations; an encoder-decoder's encoder stack and cross-attention by
+sizeup.workload.training.encoder_decoder.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sizeup.ingest.hf_config import LayerSpec, ModelArch
 from sizeup.workload.finetune import Method, targeted
 from sizeup.workload.training.config import PRECISIONS, TrainingConfig
+from sizeup.workload.training.encoder_decoder import (cross_attention_activation_bytes, encoder_arch, encoder_trains,
+                                                      source_length)
+from sizeup.workload.training.ssm_activations import ssm_layer_activation_bytes
 
 __all__ = ["layer_projections", "layer_activation_bytes", "adapter_activation_bytes", "eager_activation_bytes",
-           "bnb_held_input_bytes", "activation_bytes"]
+           "bnb_held_input_bytes", "kept_layer_bytes", "encoder_activation_bytes", "activation_bytes"]
 
 
 def layer_projections(arch: ModelArch, layer: LayerSpec) -> list[tuple[int, int, bool]]:
@@ -98,7 +105,8 @@ def adapter_activation_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingCon
     input (2 bytes) and mask (1 byte) per element.
     """
     spec = cfg.finetune
-    if not spec.uses_adapters or cfg.recompute not in ("none", "selective") or layer.attention.mla is not None:
+    if not spec.uses_adapters or cfg.recompute not in ("none", "selective") or layer.attention.mla is not None \
+            or layer.ssm is not None:  # a state-space layer: its fused scan function keeps the same under adapters
         return 0
     par = cfg.parallel
     tokens = micro_batch * cfg.seq
@@ -182,26 +190,61 @@ def bnb_held_input_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: int)
 
 
 
+def kept_layer_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingConfig, micro_batch: int, recompute: str,
+                     act_bytes: int, seq: int | None = None) -> int:
+    """What one layer keeps under `recompute`, with its adapter and eager terms: a state-space layer by its
+    own count, a decoder layer of an encoder-decoder with its cross-attention block; `seq` defaults to the
+    run's (the encoder's layers pass the source length)."""
+    par = cfg.parallel
+    sp = par.sequence_parallel and par.tp > 1
+    seq = seq or cfg.seq
+    if layer.ssm is not None:
+        kept = ssm_layer_activation_bytes(arch, layer, micro_batch, seq, recompute=recompute, scan=cfg.ssm_scan,
+                                          act_bytes=act_bytes)
+    else:
+        kept = layer_activation_bytes(arch, layer, micro_batch, seq, tp=par.tp, sequence_parallel=sp,
+                                      recompute=recompute, flash=cfg.flash_attention, act_bytes=act_bytes)
+    if arch.cross_source:
+        kept += cross_attention_activation_bytes(arch, layer, micro_batch, seq, source_length(arch, cfg), tp=par.tp,
+                                                 sequence_parallel=sp, recompute=recompute,
+                                                 flash=cfg.flash_attention, act_bytes=act_bytes)
+    run = cfg if seq == cfg.seq else replace(cfg, seq=seq)
+    extra = eager_activation_bytes(arch, layer, run, micro_batch, recompute)
+    if recompute == cfg.recompute:
+        extra += adapter_activation_bytes(arch, layer, run, micro_batch)
+    return kept + extra * act_bytes // 2
+
+
+def encoder_activation_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: int, act_bytes: int) -> int:
+    """An encoder-decoder's encoder side: its layers at the source length where it trains, and its output,
+    the input of every decoder layer's cross K/V products, kept once for all of them."""
+    source = source_length(arch, cfg)
+    kept = act_bytes * micro_batch * source * arch.hidden
+    if encoder_trains(cfg):
+        enc = encoder_arch(arch)
+        kept += sum(kept_layer_bytes(enc, layer, cfg, micro_batch, cfg.recompute, act_bytes, seq=source)
+                    for layer in enc.layers)
+    return kept
+
+
 def activation_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: int, trainable_from: int,
                       in_flight: int) -> int:
     """Saved activations on the first pipeline stage: its layers (only those at or above the lowest
     trainable layer need them), pp micro-batches in flight under 1F1B, plus the logits."""
     par = cfg.parallel
     per_stage = -(-arch.num_layers // par.pp)
-    sp = par.sequence_parallel and par.tp > 1
     layers = [layer for i, layer in enumerate(arch.layers) if i < per_stage and i >= trainable_from]
     # an fp32 run keeps 4-byte activations; the adapter and eager terms are counted at 2 bytes, so scale
     act_bytes = 4 if PRECISIONS[cfg.precision].compute == "fp32" else 2
-    act = sum(layer_activation_bytes(arch, layer, micro_batch, cfg.seq, tp=par.tp, sequence_parallel=sp,
-                                     recompute=cfg.recompute, flash=cfg.flash_attention, act_bytes=act_bytes)
-              + (adapter_activation_bytes(arch, layer, cfg, micro_batch)
-                 + eager_activation_bytes(arch, layer, cfg, micro_batch, cfg.recompute)) * act_bytes // 2
-              for layer in layers)
+    act = sum(kept_layer_bytes(arch, layer, cfg, micro_batch, cfg.recompute, act_bytes) for layer in layers)
+    if arch.encoder_layers:
+        act += encoder_activation_bytes(arch, cfg, micro_batch, act_bytes)
     act *= max(1, min(par.pp, in_flight))
     if cfg.recompute in ("full", "selective-op") and layers:  # one layer is rematerialised at a time in backward
-        act += layer_activation_bytes(arch, layers[0], micro_batch, cfg.seq, tp=par.tp, sequence_parallel=sp,
-                                      flash=cfg.flash_attention, act_bytes=act_bytes) + \
-            eager_activation_bytes(arch, layers[0], cfg, micro_batch, "none") * act_bytes // 2
+        rerun = [(arch, layers[0], cfg.seq)]
+        if arch.encoder_layers and encoder_trains(cfg):
+            rerun.append((encoder_arch(arch), arch.encoder_layers[0], source_length(arch, cfg)))
+        act += max(kept_layer_bytes(a, layer, cfg, micro_batch, "none", act_bytes, seq=seq) for a, layer, seq in rerun)
     if cfg.finetune.method == Method.QLORA and cfg.keeps_last_graph and cfg.recompute in ("none", "selective"):
         # the previous step's graph is still referenced during this forward: its 4-bit products' inputs too
         act += bnb_held_input_bytes(arch, cfg, micro_batch)

@@ -13,7 +13,7 @@ from sizeup.price.attention_kernels import IMPLEMENTATIONS, AttentionPath, atten
 from sizeup.workload.frameworks import KERNELS
 from sizeup.workload.parallel import ParallelConfig
 
-__all__ = ["Precision", "PRECISIONS", "RECOMPUTE_POLICIES", "OPTIMIZER_STATE_BYTES", "TrainingConfig",
+__all__ = ["Precision", "PRECISIONS", "RECOMPUTE_POLICIES", "SSM_SCANS", "OPTIMIZER_STATE_BYTES", "TrainingConfig",
            "with_settings", "with_method", "with_attention"]
 
 
@@ -52,6 +52,13 @@ RECOMPUTE_POLICIES = {
     "full": "full recomputation: each layer keeps only its input and reruns its forward pass in backward",
 }
 
+SSM_SCANS = {
+    "fused": "mamba_ssm's hardware-aware kernels (what transformers runs with mamba-ssm and causal-conv1d installed): "
+             "the scan states are recomputed in backward, nothing of size length × inner × state is kept",
+    "naive": "the PyTorch reference scan (transformers without those packages): the discretised A and B and every "
+             "step's state are kept for backward, length × inner × state per layer",
+}
+
 OPTIMIZER_STATE_BYTES = {
     "adamw": 8.0, "adam": 8.0,  # two fp32 moments
     "adamw-8bit": 2.0,  # bitsandbytes: two 8-bit moments (block-wise scales, 2 × 4 bytes per 2048, ignored)
@@ -76,6 +83,11 @@ class TrainingConfig:
     tokens: int | None = None
     epochs: float | None = None
     dataset_tokens: int | None = None
+    source_seq: int | None = None
+    """Encoder-decoders: encoder positions per sequence (`seq` is then the decoder's target length); None:
+    the model's own (T5's n_positions, Whisper's 1,500 frames)."""
+    ssm_scan: str = "fused"
+    """State-space models: which selective scan runs in training (SSM_SCANS)."""
     flash_attention: bool = True
     """False (--no-flash) forces the math path; otherwise `with_attention` sets it from the kernel that runs."""
     attention: str = "sdpa"
@@ -104,6 +116,10 @@ class TrainingConfig:
             raise ConfigError(f"--recompute {self.recompute!r}: expected one of {', '.join(RECOMPUTE_POLICIES)}")
         if self.seq < 1:
             raise ConfigError(f"--seq {self.seq}: expected a positive integer")
+        if self.source_seq is not None and self.source_seq < 1:
+            raise ConfigError(f"--source-seq {self.source_seq}: expected a positive integer")
+        if self.ssm_scan not in SSM_SCANS:
+            raise ConfigError(f"--ssm-scan {self.ssm_scan!r}: expected one of {', '.join(SSM_SCANS)}")
         if self.micro_batch is not None and self.micro_batch < 1:
             raise ConfigError(f"--micro-batch {self.micro_batch}: expected a positive integer")
         if self.loss_chunks < 1:

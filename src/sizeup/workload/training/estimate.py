@@ -14,7 +14,9 @@ from sizeup.price.memory import max_fitting
 from sizeup.ranges import Range
 from sizeup.workload.finetune import Method, trainable_parameters
 from sizeup.workload.frameworks import KERNELS
-from sizeup.workload.training.config import PRECISIONS, TrainingConfig, with_attention
+from sizeup.errors import ConfigError
+from sizeup.workload.training.config import PRECISIONS, SSM_SCANS, TrainingConfig, with_attention
+from sizeup.workload.training.encoder_decoder import encoder_trains, source_length
 from sizeup.workload.training.cost import pick_offer, run_cost
 from sizeup.workload.training.memory import TrainingMemory, training_memory
 from sizeup.workload.training.step_time import StepTime, step_time, utilization
@@ -53,6 +55,8 @@ class TrainingEstimate:
                        "targets": list(cfg.finetune.targets), "optimizer": cfg.optimizer, "precision": cfg.precision,
                        "recompute": cfg.recompute, "tp": par.tp, "pp": par.pp, "vp": par.vp, "dp": par.dp, "ep": par.ep,
                        "tp_overlap": par.tp_overlap, "loss_chunks": cfg.loss_chunks, "kernels": cfg.kernels,
+                       "source_seq": source_length(self.arch, cfg) if self.arch.encoder_layers else None,
+                       "ssm_scan": cfg.ssm_scan if self.arch.is_recurrent else None,
                        "framework": cfg.framework,
                        "zero": par.zero, "seq": cfg.seq, "micro_batch": self.micro_batch,
                        "grad_accumulation": self.grad_accumulation, "global_batch": self.global_batch},
@@ -77,9 +81,24 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
     par = cfg.parallel
     a0 = arch.layers[0].attention
     par.check_model(a0.heads, a0.kv_heads, arch.num_layers, max((l.mlp.experts for l in arch.layers), default=0))
+    if arch.encoder_layers and par.pp > 1:
+        raise ConfigError(f"--pp {par.pp} over an encoder-decoder ({arch.name}): pipeline stages of an encoder and a "
+                          "decoder are not modelled (expected --pp 1)")
     trainable = trainable_parameters(arch, cfg.finetune)
     cfg, attention = with_attention(cfg, device)
     assumptions = [PRECISIONS[cfg.precision].note, attention.note]
+    if arch.is_recurrent:
+        assumptions.append(f"state-space layers: {cfg.ssm_scan} scan ({SSM_SCANS[cfg.ssm_scan]}); --ssm-scan picks")
+        if cfg.ssm_scan == "naive":
+            assumptions.append("naive scan: the step time prices the scan as the fused kernel does; the reference "
+                               "path's per-token loop (sequence-length steps of small kernels) and its traffic over "
+                               "the length × inner × state tensors are not priced, so the time is a lower bound")
+    if arch.encoder_layers:
+        assumptions.append(f"encoder-decoder: target {cfg.seq:,} tokens (--seq), source {source_length(arch, cfg):,} "
+                           "positions (--source-seq); " + ("the encoder's layers keep their activations" if
+                                                           encoder_trains(cfg) else
+                                                           "the encoder is frozen (no adapters on it): it keeps only "
+                                                           "its output, the input of the cross-attention K/V"))
     # micro-batch: given, or the largest that fits
     def accumulation_for(mb: int) -> int:
         return max(1, math.ceil((cfg.global_batch or mb * par.dp) / (mb * par.dp)))

@@ -4,11 +4,12 @@ model FLOPs utilisation that follows from it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sizeup.hardware.schema import DeviceSpec, Offer
 from sizeup.ingest.hf_config import ModelArch
 from sizeup.ingest.transformer_ops import Step, transformer_ledger
+from sizeup.price.attention_kernels import flash2_fraction
 from sizeup.price.comm import Link, collective_time, device_link, group_collective_time, network_link
 from sizeup.price.efficiency import device_efficiency
 from sizeup.price.engines import get_engine
@@ -17,6 +18,8 @@ from sizeup.ranges import Range
 from sizeup.workload.finetune import Method, Trainable, dequant_traffic_bytes
 from sizeup.workload.training.activations import layer_projections
 from sizeup.workload.training.config import PRECISIONS, TrainingConfig
+from sizeup.workload.training.encoder_decoder import (encoder_decoder_flops_per_sequence, encoder_time, encoder_trains,
+                                                      source_length)
 from sizeup.workload.training.memory import TrainingMemory
 
 __all__ = ["StepTime", "step_time", "utilization", "model_flops_per_token", "links"]
@@ -46,9 +49,16 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
     precision = PRECISIONS[cfg.precision]
     weights = "nf4" if cfg.finetune.method == Method.QLORA else precision.compute if precision.compute != "fp8" else "fp8"
     weights = {"fp32": "fp32", "bf16": "bf16"}.get(weights, weights)
-    forward = transformer_ledger(arch, Step(batch=micro, new_tokens=cfg.seq, context=cfg.seq, logits="all"),
-                                 weights=weights, act_dtype="fp32" if cfg.precision == "fp32" else "bf16", tp=par.tp, per_layer=False)
+    act_dtype = "fp32" if cfg.precision == "fp32" else "bf16"
+    decoder = replace(arch, cross_source=source_length(arch, cfg)) if arch.cross_source else arch
+    forward = transformer_ledger(decoder, Step(batch=micro, new_tokens=cfg.seq, context=cfg.seq, logits="all"),
+                                 weights=weights, act_dtype=act_dtype, tp=par.tp, per_layer=False)
     eff = device_efficiency(device)
+    fa2 = flash2_fraction(device) if cfg.flash_attention and cfg.attention == "flash2" else None
+    if fa2 is not None and eff.origin.startswith("defaults"):  # a calibrated profile measured its own kernels
+        eff = replace(eff, tensor={**eff.tensor, "attention": fa2[0]})
+        notes.append(f"attention: FlashAttention-2 on {device.id} at {fa2[0].typical:.0%} of the tensor peak, its own "
+                     f"fraction on this compute capability (attention_kernels.yaml flash2_fraction)")
     roof = price(forward, device, eff)
     by_kind = {k: v["time_s"].scale(1 / par.pp) for k, v in roof.by("kind").items()}
     zero = Range.exact(0.0)
@@ -81,6 +91,21 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
         t_recompute = t_attn
     else:
         t_recompute = zero
+    if arch.is_recurrent and cfg.ssm_scan == "fused" and cfg.recompute != "full":
+        # mamba_ssm's backward kernels rerun the conv and the scan's forward (checkpoint level 1; Gu & Dao
+        # 2023 §3.3: the states are recomputed in backward, not stored)
+        by_op = roof.by("op")
+        t_recompute = t_recompute + sum((by_op[op]["time_s"].scale(1 / par.pp) for op in ("selective_scan", "conv1d")
+                                         if op in by_op), zero)
+        notes.append("state-space layers: the fused scan's backward reruns the conv and the scan forward "
+                     "(states recomputed, not stored)")
+    if arch.encoder_layers:
+        enc = encoder_time(arch, device, cfg, micro, eff, weights=weights, act_dtype=act_dtype)
+        t_fwd, t_bwd, t_recompute = t_fwd + enc.forward_s, t_bwd + enc.backward_s, t_recompute + enc.recompute_s
+        notes.append(f"encoder-decoder: the encoder runs over {source_length(arch, cfg):,} source positions per "
+                     f"sequence{'' if encoder_trains(cfg) else ' (forward only: no gradient reaches it)'}; tokens/s "
+                     "counts target tokens; MFU counts the encoder's weights over the source positions (2·N where "
+                     "it only runs forward) and the decoder's over the target")
     intra, inter = links(device, cfg, offer)
     # tensor-parallel collectives: 2 per layer forward, 2 backward (and 2 more with full recompute)
     t_tp = Range.exact(0.0)
@@ -92,6 +117,11 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
             per_layer = collective_time("all_reduce", size, par.tp, intra)
             count = (4 + (2 if cfg.recompute == "full" else 0)) * -(-arch.num_layers // par.pp)
             t_tp = per_layer.scale(count)
+            if arch.encoder_layers:  # the encoder's, over the source: 2 forward, 2 more backward where it trains
+                enc_size = micro * source_length(arch, cfg) * arch.hidden * 2
+                passes = (4 + (2 if cfg.recompute == "full" else 0)) if encoder_trains(cfg) else 2
+                t_tp = t_tp + collective_time("all_reduce", enc_size, par.tp, intra).scale(
+                    passes * len(arch.encoder_layers))
             if par.tp_overlap:  # hidden behind the products it is split into, only the excess exposed
                 t_tp = exposed(t_tp, t_weights + t_weights.scale(weight_factor * reach))
     # qlora: each pass over a 4-bit weight (forward, recompute, the backward input gradient) first writes
@@ -167,7 +197,12 @@ def utilization(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, time: 
     note when the device lists no peak for the precision."""
     precision = PRECISIONS[cfg.precision]
     peak = tensor_precision(device, "matmul", precision.compute)
-    model_flops = model_flops_per_token(arch, cfg.seq, cfg.finetune.method) * tokens_per_step
+    if arch.encoder_layers:
+        factor = 6 if cfg.finetune.method in (Method.FULL, Method.FREEZE) else 4
+        model_flops = encoder_decoder_flops_per_sequence(arch, cfg.seq, source_length(arch, cfg), factor,
+                                                         factor if encoder_trains(cfg) else 2) * (tokens_per_step // cfg.seq)
+    else:
+        model_flops = model_flops_per_token(arch, cfg.seq, cfg.finetune.method) * tokens_per_step
     recompute_factor = 1 + time.recompute_s.typical / max((time.forward_s + time.backward_s).typical, 1e-30)
     if peak is None:
         zero = Range.exact(0.0)

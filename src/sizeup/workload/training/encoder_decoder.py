@@ -1,0 +1,173 @@
+"""Training an encoder-decoder (T5, Whisper): the encoder stack over the source, the decoder over the target,
+and the cross-attention between them.
+
+`ModelArch.layers` are the decoder's and `ModelArch.encoder_layers` the encoder's (bidirectional). A step runs
+the encoder once per sequence over the source (`TrainingConfig.source_seq`, default the model's
+`cross_source`: T5's n_positions, Whisper's 1,500 frames), every decoder layer's cross-attention reads the
+encoder output through its own K and V projections, and the loss is over the target (`TrainingConfig.seq`).
+
+Activations: each encoder layer keeps what the transformer count keeps (Korthikanti et al. 2022 §4,
+sizeup.workload.training.activations) at the source length; the encoder output is kept once, as the input of
+every decoder layer's K/V products; each decoder layer adds its cross-attention block (below). The encoder
+trains, and so keeps its activations, only under full fine-tuning: sizeup puts adapters on the decoder and
+its cross-attention (the encoder's weights have role "encoder", not a LoRA target), and freezing keeps the
+last decoder layers, so under those methods no gradient reaches the encoder and autograd records nothing there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from sizeup.hardware.schema import DeviceSpec
+from sizeup.ingest.arch import LayerSpec, ModelArch
+from sizeup.ingest.transformer_ops import Step, transformer_ledger
+from sizeup.ledger import OpKind, OpRecord
+from sizeup.price.efficiency import Efficiency
+from sizeup.price.roofline import price
+from sizeup.ranges import Range
+from sizeup.workload.finetune import Method
+from sizeup.workload.quantize import get_format, tensor_bytes_map
+from sizeup.workload.training.config import TrainingConfig
+
+__all__ = ["EncoderTime", "source_length", "encoder_trains", "encoder_arch", "cross_attention_activation_bytes",
+           "encoder_ledger", "encoder_time", "encoder_decoder_flops_per_sequence"]
+
+
+def source_length(arch: ModelArch, cfg: TrainingConfig) -> int:
+    """Encoder positions per sequence: --source-seq, else the model's own (`cross_source`)."""
+    return cfg.source_seq or arch.cross_source
+
+
+def encoder_trains(cfg: TrainingConfig) -> bool:
+    """Whether gradients reach the encoder's weights (full fine-tuning; see the module docstring)."""
+    return cfg.finetune.method == Method.FULL
+
+
+def encoder_arch(arch: ModelArch) -> ModelArch:
+    """The encoder stack as an encoder-only model (no LM head), for pricing and counting its layers.
+
+    Its own tensors follow `encoder_layers` (the same shapes as the `encoder.*` tensors of `arch`); an
+    embedding LayerNorm stands in for the encoder's final norm (the same cost)."""
+    return ModelArch(name=f"{arch.name} (encoder)", model_type=arch.model_type, hidden=arch.hidden, vocab=arch.vocab,
+                     layers=arch.encoder_layers, norm=arch.norm, encoder=True, lm_head=False, dropout=arch.dropout,
+                     tie_embeddings=True, final_norm=False)
+
+
+def cross_attention_activation_bytes(arch: ModelArch, layer: LayerSpec, micro_batch: int, target: int, source: int,
+                                     *, tp: int = 1, sequence_parallel: bool = False, recompute: str = "none",
+                                     flash: bool = True, act_bytes: int = 2) -> int:
+    """Bytes one decoder layer's cross-attention block keeps for backward (Korthikanti et al. 2022's terms,
+    with queries over the target and keys and values over the source):
+
+    - replicated (÷ tp only with sequence parallelism): the norm's input and q_proj's input (target × h), and
+      with dropout the 1-byte mask after o_proj;
+    - split across tensor-parallel ranks: Q (target), K and V (source), the attention output (target, which
+      is also o_proj's input) and, without a fused kernel (sizeup.price.attention_kernels decides), the
+      target × source softmax output, with dropout its 1-byte mask and the dropped copy.
+
+    "selective" recomputes the target × source scores; "selective-op" keeps the attention output with its
+    fp32 log-sum-exp and the outputs of q_proj and v_proj (the 1st and 3rd of the block's products);
+    "full" keeps nothing here (the layer's input and the encoder output are counted elsewhere)."""
+    a, h, b = layer.attention, arch.hidden, micro_batch
+    tgt, src = b * target, b * source
+    if recompute == "full":
+        return 0
+    if recompute == "selective-op":
+        return (act_bytes * (tgt * a.heads * (a.head_dim + a.v_head_dim) + src * a.heads * a.v_head_dim)
+                + 4 * tgt * a.heads) // tp
+    dropout = arch.dropout > 0
+    replicated = act_bytes * tgt * h * 2 + (tgt * h if dropout else 0)
+    split = act_bytes * (tgt * a.heads * a.head_dim + src * a.heads * (a.head_dim + a.v_head_dim)
+                         + tgt * a.heads * a.v_head_dim)
+    if not flash and recompute == "none":
+        split += b * target * source * a.heads * (act_bytes + (1 + act_bytes if dropout else 0))
+    return replicated // (tp if sequence_parallel else 1) + split // tp
+
+
+def encoder_ledger(arch: ModelArch, cfg: TrainingConfig, micro: int, *, weights: str, act_dtype: str):
+    """One micro-batch's forward over the source: the encoder stack, and the K/V products of every decoder
+    layer's cross-attention over the encoder output (the decoder ledger prices only their use)."""
+    source, tp = source_length(arch, cfg), cfg.parallel.tp
+    enc = encoder_arch(arch)
+    ledger = transformer_ledger(enc, Step(batch=micro, new_tokens=source, context=source), weights=weights,
+                                act_dtype=act_dtype, tp=tp, per_layer=False)
+    fmt = get_format(weights)
+    sizes = tensor_bytes_map(arch, fmt)
+    a_bytes = 4 if act_dtype == "fp32" else 2
+    tokens = micro * source
+    for i, layer in enumerate(arch.layers):
+        a = layer.attention
+        width = a.heads * (a.head_dim + a.v_head_dim) // tp
+        product = 2 * tokens * arch.hidden * width
+        weight_bytes = sum(sizes.get(f"layers.{i}.cross.{p}_proj.{k}", 0) for p in "kv" for k in ("weight", "bias"))
+        ledger.add(OpRecord(op="linear", kind=OpKind.MATMUL, scope=f"model.layers.{i}.cross_attn.kv_proj",
+                            flops=product, matmul_flops=product, bytes_read=weight_bytes // tp + tokens * arch.hidden
+                            * a_bytes, bytes_written=tokens * width * a_bytes,
+                            dtype=fmt.compute_dtype if fmt.family != "plain" else act_dtype))
+    return ledger
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EncoderTime:
+    forward_s: Range
+    backward_s: Range
+    recompute_s: Range
+
+
+def encoder_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: int, eff: Efficiency, *,
+                 weights: str, act_dtype: str) -> EncoderTime:
+    """The encoder's share of one micro-step on `device`: its forward, and where it trains its backward
+    (weight products 2× forward with their weight gradients, attention 2.5× under a fused kernel that
+    recomputes the scores, 2× materialised, everything else 2×, as step_time counts the decoder) and what
+    the recomputation policy reruns ("selective-op": the 2nd, 4th… product of each layer and every
+    non-product op). Without a trained encoder nothing flows back into it, and the cross K/V products
+    need no input gradient: no backward is counted (the weight gradients of the K/V products of decoder
+    layers that train under --method freeze are left out)."""
+    roof = price(encoder_ledger(arch, cfg, micro, weights=weights, act_dtype=act_dtype), device, eff)
+    by_kind = {k: v["time_s"] for k, v in roof.by("kind").items()}
+    zero = Range.exact(0.0)
+    forward = roof.total_s
+    if not encoder_trains(cfg):
+        return EncoderTime(forward_s=forward, backward_s=zero, recompute_s=zero)
+    weights_s, attention_s = by_kind.get("matmul", zero), by_kind.get("attention", zero)
+    rest = sum((t for k, t in by_kind.items() if k not in ("attention", "matmul")), zero)
+    backward = weights_s.scale(2.0) + attention_s.scale(2.5 if cfg.flash_attention else 2.0) + rest.scale(2.0)
+    if cfg.recompute == "full":
+        recompute = forward
+    elif cfg.recompute == "selective" and not cfg.flash_attention:
+        recompute = attention_s
+    elif cfg.recompute == "selective-op":
+        recompute = weights_s.scale(_even_product_share(arch.encoder_layers[0], arch.hidden)) + rest
+    else:
+        recompute = zero
+    return EncoderTime(forward_s=forward, backward_s=backward, recompute_s=recompute)
+
+
+def _even_product_share(layer: LayerSpec, h: int) -> float:
+    """Share of a dense layer's product FLOPs in its 2nd, 4th… product (q, k, v, o, [gate], up, down)."""
+    a, m = layer.attention, layer.mlp
+    products = [a.heads * a.head_dim * h, a.kv_heads * a.head_dim * h, a.kv_heads * a.v_head_dim * h,
+                h * a.heads * a.v_head_dim] + ([m.intermediate * h] if m.gated else []) + [m.intermediate * h] * 2
+    return sum(products[1::2]) / sum(products)
+
+
+def encoder_decoder_flops_per_sequence(arch: ModelArch, target: int, source: int, factor: int,
+                                       encoder_factor: int | None = None) -> float:
+    """Model FLOPs of one training sequence (PaLM appendix B's 6·N + 12·L·H·Q·T, split by where each weight
+    runs): `factor`·N per token for the encoder's weights and the cross K/V products over the source, and
+    for the decoder's other weights over the target; attention 12·H·Q per query-key pair width: the
+    encoder's self-attention over source², the decoder's over target², its cross-attention over target ×
+    source. `factor` is 6 with weight gradients, 4 without; `encoder_factor` (default `factor`) 2 where the
+    encoder only runs forward."""
+    lookups = ("embedding", "position")  # embedding and position tables are read, not multiplied
+    cross_kv = sum(t.numel for t in arch.tensors() if ".cross.k_proj" in t.name or ".cross.v_proj" in t.name)
+    encoder = sum(t.numel for t in arch.tensors() if t.name.startswith("encoder.") and t.role not in lookups)
+    encoder += cross_kv
+    decoder = sum(t.numel for t in arch.tensors() if not t.name.startswith("encoder.") and t.role not in lookups)
+    decoder -= cross_kv
+    if arch.lm_head and arch.tie_embeddings:
+        decoder += arch.vocab * arch.hidden  # the tied head is a product on every target token
+    attention = sum(12 * l.attention.heads * l.attention.head_dim * source * source for l in arch.encoder_layers)
+    attention += sum(12 * l.attention.heads * l.attention.head_dim * target * (target + source) for l in arch.layers)
+    encoder_factor = factor if encoder_factor is None else encoder_factor
+    return encoder_factor * encoder * source + factor * decoder * target + attention

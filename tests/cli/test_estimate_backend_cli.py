@@ -1,0 +1,54 @@
+"""`sizeup estimate --engine llama.cpp --backend ...` (issue 18): the backend's kernels are priced and named; bad
+combinations are refused with one line and exit code 1; without --backend nothing changes."""
+
+import json
+
+import pytest
+
+from sizeup.cli.main import main
+
+BASE = ["estimate", "llama-3-8b", "--device", "rtx-3090", "--quant", "q4_0", "--engine", "llama.cpp"]
+
+
+def _json(capsys, argv):
+    assert main([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_vulkan_backend_prices_and_names_its_kernel(capsys):
+    default, vulkan = _json(capsys, BASE), _json(capsys, [*BASE, "--backend", "vulkan"])
+    assert default["config"]["backend"] is None and vulkan["config"]["backend"] == "vulkan"
+    notes = " | ".join(vulkan["assumptions"])
+    assert "llama.cpp built with the vulkan backend" in notes and "vulkan-coopmat2 kernel" in notes
+    assert "decode: no llama.cpp vulkan kernel entry for q4_0 on rtx-3090" in notes
+    assert not any("vulkan" in a for a in default["assumptions"])
+    # CUDA MMQ and Vulkan coopmat2 are priced differently (PR #12135, RTX 3090: CUDA 5061 vs coopmat2 4259 tok/s)
+    assert vulkan["prefill"]["tokens_per_s"]["typical"] != default["prefill"]["tokens_per_s"]["typical"]
+
+
+def test_the_native_backend_named_is_the_default(capsys):
+    default, cuda = _json(capsys, BASE), _json(capsys, [*BASE, "--backend", "cuda"])
+    assert cuda["prefill"] == default["prefill"] and cuda["decode"] == default["decode"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    ([*BASE, "--backend", "metal"], "--backend metal: rtx-3090 (nvidia gpu) runs llama.cpp with cuda or vulkan"),
+    (["estimate", "llama-3-8b", "--device", "rx-7900-xtx", "--engine", "llama.cpp", "--quant", "q4_0", "--backend",
+      "cuda"], "--backend cuda: rx-7900-xtx (amd gpu) runs llama.cpp with hip or vulkan"),
+    (["estimate", "llama-3-8b", "--device", "rtx-3090", "--engine", "vllm", "--backend", "vulkan"],
+     "--backend vulkan: a llama.cpp build option: use it with --engine llama.cpp"),
+    (["estimate", "llama-3-8b", "--device", "rtx-3090", "--backend", "vulkan"], "use it with --engine llama.cpp"),
+    (["estimate", "llama-3-8b", "--engine", "llama.cpp", "--backend", "vulkan"], "only with --device NAME"),
+])
+def test_bad_backend_combinations_are_one_line_errors(capsys, argv, message):
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_api_estimate_takes_the_backend():
+    from sizeup.api import estimate
+
+    e = estimate("llama-3-8b", device="arc-b580", quant="q4_k_m", engine="llama.cpp", backend="vulkan")
+    assert e.config.backend == "vulkan"
+    assert any("vulkan-coopmat kernel" in a for a in e.assumptions)

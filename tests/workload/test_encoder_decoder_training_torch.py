@@ -1,0 +1,64 @@
+"""The encoder-decoder count checked against PyTorch itself: what autograd saves for one more encoder layer
+and one more decoder layer (self-attention, cross-attention, MLP) of transformers' T5ForConditionalGeneration
+(CPU, bf16, tiny config, no dropout, eager attention: the s² softmax outputs are kept).
+
+Measured: the distinct non-parameter storages saved by a model with one layer more on that side, minus the
+one-and-one model. Predicted: kept_layer_bytes with eager kernels (T5's RMSNorm computes in fp32) and no fused
+attention. CPU SDPA is left out: it runs PyTorch's CPU kernels, not the CUDA flash / memory-efficient ones
+sizeup.price.attention_kernels chooses between."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from sizeup.ingest.families.registry import parse_config  # noqa: E402
+from sizeup.workload.training import TrainingConfig  # noqa: E402
+from sizeup.workload.training.activations import kept_layer_bytes  # noqa: E402
+from sizeup.workload.training.encoder_decoder import encoder_arch  # noqa: E402
+
+SIZES = {"vocab_size": 64, "d_model": 32, "d_kv": 8, "num_heads": 4, "d_ff": 64, "feed_forward_proj": "relu"}
+BATCH, SOURCE, TARGET = 2, 12, 8
+
+
+def saved_bytes(encoder_layers: int, decoder_layers: int) -> int:
+    transformers.logging.set_verbosity_error()
+    torch.manual_seed(0)
+    config = transformers.T5Config(**SIZES, num_layers=encoder_layers, num_decoder_layers=decoder_layers,
+                                   dropout_rate=0.0, attn_implementation="eager", decoder_start_token_id=0,
+                                   pad_token_id=0)
+    model = transformers.T5ForConditionalGeneration(config).to(torch.bfloat16)
+    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    kept = {}
+
+    def pack(t):
+        storage = t.untyped_storage()
+        if storage.data_ptr() not in params:
+            kept[storage.data_ptr()] = storage.nbytes()
+        return t
+
+    ids, labels = torch.randint(0, 64, (BATCH, SOURCE)), torch.randint(0, 64, (BATCH, TARGET))
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        model(input_ids=ids, labels=labels)
+    return sum(kept.values())
+
+
+@pytest.fixture(scope="module")
+def measured():
+    base = saved_bytes(1, 1)
+    return {"encoder": saved_bytes(2, 1) - base, "decoder": saved_bytes(1, 2) - base}
+
+
+@pytest.fixture(scope="module")
+def predicted():
+    arch = parse_config({"model_type": "t5", **SIZES, "num_layers": 1, "num_decoder_layers": 1,
+                         "n_positions": SOURCE}, "tiny-t5")
+    cfg = TrainingConfig(seq=TARGET, source_seq=SOURCE, kernels="eager", flash_attention=False)
+    enc = encoder_arch(arch)
+    return {"encoder": kept_layer_bytes(enc, enc.layers[0], cfg, BATCH, "none", 2, seq=SOURCE),
+            "decoder": kept_layer_bytes(arch, arch.layers[0], cfg, BATCH, "none", 2)}
+
+
+@pytest.mark.parametrize("side", ["encoder", "decoder"])
+def test_a_t5_layer_keeps_what_autograd_saves_within_10_percent(side, measured, predicted):
+    assert predicted[side] == pytest.approx(measured[side], rel=0.10)
