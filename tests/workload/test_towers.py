@@ -94,3 +94,25 @@ def test_images_the_model_cannot_take_are_one_line_errors(h100, name, cfg, messa
     with pytest.raises(ConfigError) as e:
         _est(_arch(name), h100, **cfg)
     assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_t5_kv_cache_is_decoder_self_attention_over_its_own_tokens_plus_cross_attention_over_the_prompt(h100):
+    # flan-t5-xl: 24 decoder layers, 32 heads of d_kv 64; fp16 cache (2 bytes); K and V
+    arch, prompt, output, batch = _arch("flan-t5-xl"), 400, 32, 3
+    e = _est(arch, h100, prompt=prompt, output=output, batch=batch)
+    per_token = 24 * 2 * 32 * 64 * 2
+    assert e.memory.kv_cache_bytes == batch * per_token * ((output + 1) + prompt)
+    assert any("self-attention cache holds its own tokens" in a for a in e.assumptions)
+
+
+def test_t5_encoder_activations_join_the_peak_with_its_output_kept(h100):
+    arch = _arch("flan-t5-xl")
+    short, long = _est(arch, h100, prompt=64, output=32), _est(arch, h100, prompt=480, output=32)
+    assert long.memory.activations_bytes > short.memory.activations_bytes  # the encoder's s² bias
+    # d_model 2048, 32 heads, gated d_ff 5120; H100 bf16 SDPA: the memory-efficient kernel takes the bias as a
+    # float mask (no s² scores); the shared bias and one layer's mask are s² (32·t² each, batch 1)
+    t, h = 480, 2048
+    mlp = 4 * t * h + 3 * t * 5120  # four T·h (sizeup.price.tower_memory); gate, up and their product
+    assert mlp > 3 * t * h + 3 * t * h  # wider than the attention stage
+    assert long.memory.activations_bytes == 2 * (mlp + 2 * 32 * t * t)
+    assert any("encoder activations" in a for a in long.assumptions)

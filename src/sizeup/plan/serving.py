@@ -26,6 +26,7 @@ from sizeup.price.memory import MemoryConfig, inference_memory
 from sizeup.price.roofline import price
 from sizeup.workload.inference import InferenceConfig, decode_step_overhead, estimate_inference
 from sizeup.workload.quantize import get_format
+from sizeup.workload.towers import decoder_arch, decoder_cache_tokens, decoder_prompt, tower_input
 
 __all__ = ["plan_serving", "replica_model"]
 
@@ -46,12 +47,14 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
     batches = sorted({1, *[2 ** k for k in range(1, 12) if 2 ** k < max_batch], max_batch})
     times = []
     fmt = get_format(cfg.weights)
-    context = cfg.prompt + max(cfg.output // 2, 1)
+    # the decoder as `estimate` runs it: T5's cross-attention over the prompt, its own tokens from one start token
+    decoder = decoder_arch(arch, cfg.prompt)
+    context = decoder_prompt(arch, cfg.prompt) + max(cfg.output // 2, 1)
     from sizeup.workload.inference import phase_efficiency  # the engine's decode efficiencies
 
     eff = phase_efficiency(device, engine, True, fmt)
     for b in batches:
-        ledger = transformer_ledger(arch, Step(batch=b, new_tokens=1, context=context), weights=fmt,
+        ledger = transformer_ledger(decoder, Step(batch=b, new_tokens=1, context=context), weights=fmt,
                                     kv_dtype=cfg.kv_dtype, tp=cfg.gpus, per_layer=False)
         times.append(price(ledger, device, eff).total_s.typical + step_s)
     return ReplicaModel(prefill_fixed_s=fixed, prefill_per_token_s=per_token, decode_batches=tuple(batches),
@@ -84,9 +87,7 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
                                           weights=quant, engine=engine, gpus=gpus, images=traffic.images,
                                           image_hw=traffic.image_hw)
                     try:
-                        memory = inference_memory(arch, device, get_engine(engine), MemoryConfig(
-                            batch=1, context=traffic.prompt_p95_tokens + traffic.output_p95_tokens,
-                            prompt=traffic.prompt_p95_tokens, weights=get_format(quant), tp=gpus))
+                        memory = _p95_memory(arch, device, engine, quant, gpus, traffic)
                     except SizeupError as e:
                         rejected.append(Rejection(family=family, reason=str(e)))
                         continue
@@ -202,6 +203,15 @@ def _spare(c, owned: bool) -> int:
     if c.redundancy is not None:
         return int(c.redundancy)
     return 0 if owned else 1
+
+
+def _p95_memory(arch: ModelArch, device: DeviceSpec, engine: str, quant: str, gpus: int, traffic):
+    """One request at the p95 prompt and output on one replica, its tower included, as `estimate` counts it."""
+    prompt = traffic.prompt_p95_tokens
+    feed = tower_input(arch, batch=1, prompt=prompt, images=traffic.images, image_hw=traffic.image_hw)
+    return inference_memory(decoder_arch(arch, prompt), device, get_engine(engine), MemoryConfig(
+        batch=1, context=decoder_cache_tokens(arch, prompt, prompt + traffic.output_p95_tokens),
+        prompt=decoder_prompt(arch, prompt), weights=get_format(quant), tp=gpus, tower=feed))
 
 
 def _max_batch(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, traffic) -> int:

@@ -8,6 +8,10 @@ Engines differ in policy:
   `max_num_batched_tokens` step and non-torch memory, the rest is the paged KV pool (blocks of 16).
 - `llama.cpp`: the KV cache is allocated for the whole context; the compute buffer is sized for a
   physical batch (`n_ubatch`); layers not offloaded to the GPU (`gpu_layers`) stay in CPU RAM.
+
+A tower ahead of the decoder (an encoder, a vision tower: `MemoryConfig.tower`) runs before the decoder's
+prefill: the activation peak is the larger of its pass and the decoder's step plus what the tower leaves it
+(`sizeup.price.tower_memory`), under every engine.
 """
 
 from __future__ import annotations
@@ -21,9 +25,11 @@ from sizeup.formats import WeightFormat, tensor_bytes_map
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.hardware.usable import usable_memory
 from sizeup.ingest.arch import ModelArch
+from sizeup.ingest.tower_ops import TowerInput
 from sizeup.ingest.transformer_ops import KV_BYTES_PER_ELEMENT
 from sizeup.price.attention_kernels import attention_path
 from sizeup.price.engines import EngineProfile
+from sizeup.price.tower_memory import tower_activations
 from sizeup.ranges import Range
 from sizeup.units import GIB
 
@@ -37,7 +43,8 @@ LOGITS_BYTES = 4
 class MemoryConfig:
     batch: int
     context: int
-    """Tokens per sequence the cache must hold (prompt + output)."""
+    """Tokens per sequence the self-attention cache must hold (prompt + output; T5's decoder: its own output
+    and start token, the prompt being the encoder's, whose cross-attention K/V `arch.cross_source` sizes)."""
     prompt: int
     weights: WeightFormat
     kv_dtype: str = "fp16"
@@ -50,6 +57,9 @@ class MemoryConfig:
     prefill's s² scores and softmax output are live (sizeup.price.attention_kernels)."""
     compute_dtype: str = "fp16"
     """The dtype attention computes in, for the kernel choice (fp32, fp16, bf16)."""
+    tower: TowerInput | None = None
+    """What the model's tower (`arch.tower`) reads in this prefill; its pass joins the activation peak
+    (`sizeup.price.tower_memory`). None: no tower runs."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -161,6 +171,7 @@ def inference_memory(arch: ModelArch, device: DeviceSpec, engine: EngineProfile,
         step_tokens = int(engine.value("max_num_batched_tokens", 8192))
         max_seqs = int(engine.value("max_num_seqs", 256))
         activations = _activation_peak(arch, step_tokens, min(max_seqs, step_tokens), cfg.act_bytes, cfg.tp)
+        activations = _with_tower(arch, device, engine, cfg, activations, notes)
         non_torch = engine.range("non_torch_bytes") or Range(0.5 * GIB, 0.5 * GIB, 0.5 * GIB)
         graphs = engine.range("cuda_graph_bytes") or Range(0.5 * GIB, 0.5 * GIB, 0.5 * GIB)
         utilization = engine.value("gpu_memory_utilization", 0.92)
@@ -185,6 +196,7 @@ def inference_memory(arch: ModelArch, device: DeviceSpec, engine: EngineProfile,
         kv_total = kv_bytes_per_sequence(arch, cfg.context, cfg.kv_dtype, cfg.tp) * cfg.batch
         kv_gpu = kv_total * on_gpu // n
         activations = _activation_peak(arch, min(ubatch, cfg.batch * cfg.prompt), cfg.batch, cfg.act_bytes, cfg.tp)
+        activations = _with_tower(arch, device, engine, cfg, activations, notes)
         overhead = 0
         if cfg.gpu_layers is not None and on_gpu < n:
             notes.append(f"{n - on_gpu} of {n} layers and their KV cache stay in CPU RAM")
@@ -208,6 +220,7 @@ def inference_memory(arch: ModelArch, device: DeviceSpec, engine: EngineProfile,
     else:
         notes.append(f"attention: {path.implementation} runs a fused kernel ({path.kernel}, {path.reason}): no s² "
                      "tensors")
+    activations = _with_tower(arch, device, engine, cfg, activations, notes)
     fraction = engine.range("allocator_overhead_fraction")
     overhead = int((activations + kv) * (fraction.typical if fraction else 0.0))
     if fraction:
@@ -216,6 +229,29 @@ def inference_memory(arch: ModelArch, device: DeviceSpec, engine: EngineProfile,
     return InferenceMemory(weights_bytes=weights, kv_cache_bytes=kv, kv_cache_needed_bytes=kv,
                            activations_bytes=activations, overhead_bytes=overhead, usable_bytes=usable,
                            fits=total <= usable.typical, cpu_bytes=cpu_weights, notes=tuple(notes))
+
+
+def _with_tower(arch: ModelArch, device: DeviceSpec, engine: EngineProfile, cfg: MemoryConfig, decoder: int,
+                notes: list[str]) -> int:
+    """The activation peak with the tower's pass ahead of the decoder's prefill: the larger of the tower's pass
+    and the decoder's prefill plus what the tower leaves it (not their sum: one runs after the other)."""
+    if cfg.tower is None or arch.tower is None:
+        return decoder
+    t, keep = arch.tower, 0
+    if engine.id == "hf":  # transformers: the implementation the decoder runs
+        path = attention_path(device, cfg.compute_dtype, cfg.attention)
+        fused, name = path.fused, f"{path.implementation} {path.kernel}, {path.reason}"
+        if t.kind == "vision" and t.class_token and t.projector:  # LLaVA's vision_feature_layer(s) beyond one
+            keep = t.projector[0] // t.hidden - 1
+    elif engine.id == "llama.cpp":
+        fused, name = False, "ggml's K·Qᵀ and softmax as tensors, as without flash attention: an upper bound"
+    else:
+        fused, name = True, f"{engine.id}'s fused attention backend; at this request's inputs"
+    tower = tower_activations(arch, cfg.tower, act_bytes=cfg.act_bytes, tp=cfg.tp, fused=fused,
+                              kept_layers=keep, path=name)
+    if tower.note:
+        notes.append(tower.note)
+    return max(tower.peak_bytes, decoder + tower.kept_bytes)
 
 
 def _context_reserve(device: DeviceSpec) -> float:

@@ -25,7 +25,8 @@ from sizeup.price.memory import InferenceMemory, MemoryConfig, inference_memory,
 from sizeup.price.rates import PhaseTotals, price_totals
 from sizeup.ranges import Range
 from sizeup.workload.quantize import WeightFormat, get_format, weight_bytes
-from sizeup.workload.towers import TowerEstimate, decoder_arch, decoder_prompt, tower_input, tower_notes
+from sizeup.workload.towers import (TowerEstimate, decoder_arch, decoder_cache_tokens, decoder_prompt, tower_input,
+                                    tower_notes)
 
 __all__ = ["InferenceConfig", "PhaseEstimate", "InferenceEstimate", "SweepPoint", "batch_sweep", "estimate_inference",
            "phase_efficiency"]
@@ -321,10 +322,11 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     act_dtype = "fp16" if fmt.compute_dtype in ("fp16", "int8") or fmt.family in ("gguf", "gptq", "awq") else "bf16"
     act_bytes = 2
 
-    def memory_for(batch: int, context: int) -> InferenceMemory:
+    def memory_for(batch: int, context: int) -> InferenceMemory:  # the decoder's own tokens; the tower's input
         return inference_memory(arch, device, engine, MemoryConfig(
-            batch=batch, context=context, prompt=min(cfg.prompt, context), weights=fmt, kv_dtype=cfg.kv_dtype,
-            act_bytes=act_bytes, tp=tp, gpu_layers=cfg.gpu_layers, compute_dtype=act_dtype))
+            batch=batch, context=decoder_cache_tokens(arch, cfg.prompt, context), prompt=min(dec_prompt, context),
+            weights=fmt, kv_dtype=cfg.kv_dtype, act_bytes=act_bytes, tp=tp, gpu_layers=cfg.gpu_layers,
+            compute_dtype=act_dtype, tower=None if feed is None else replace(feed, batch=batch)))
 
     memory = memory_for(cfg.batch, cfg.cache_tokens)
     limit = arch.max_context or MAX_SEARCH_CONTEXT
@@ -405,8 +407,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         prefill = _phase(prefill.latency_s + ahead.latency_s, cfg.batch * cfg.prompt, bound,
                          tuple(dict.fromkeys(prefill.unknown_compute + ahead.unknown_compute)))
         assumptions.append(f"prefill (TTFT) includes the {tower.label} ({tower.flops / 1e9:,.1f} GFLOP, priced as its "
-                           f"own pass with the engine's step overhead) beside the decoder's prefill; its "
-                           f"activations are transient and not in the memory peak")
+                           f"own pass with the engine's step overhead) beside the decoder's prefill")
     decode = None
     if not arch.encoder and cfg.output > 0:
         mean_context = dec_prompt + max(cfg.output // 2, 1)

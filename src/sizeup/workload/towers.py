@@ -16,7 +16,7 @@ from sizeup.ingest.arch import ModelArch
 from sizeup.ingest.tower_ops import DEFAULT_IMAGE_SIDE, TowerInput, image_grid, tower_label, tower_positions
 from sizeup.ranges import Range
 
-__all__ = ["TowerEstimate", "tower_input", "decoder_arch", "decoder_prompt", "tower_notes"]
+__all__ = ["TowerEstimate", "tower_input", "decoder_arch", "decoder_prompt", "decoder_cache_tokens", "tower_notes"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,6 +88,12 @@ def decoder_prompt(arch: ModelArch, prompt: int) -> int:
     return 1 if _reads_prompt(arch) else prompt
 
 
+def decoder_cache_tokens(arch: ModelArch, prompt: int, context: int) -> int:
+    """Tokens the decoder's self-attention cache holds for a `context` of prompt + output: all of them, or for
+    T5 the output and its start token (the prompt went to the encoder; the cross-attention cache spans it)."""
+    return max(context - prompt, 0) + 1 if _reads_prompt(arch) else context
+
+
 def tower_notes(arch: ModelArch, inp: TowerInput | None) -> list[str]:
     """What the estimate says about the tower it priced."""
     if inp is None or arch.tower is None:
@@ -99,8 +105,8 @@ def tower_notes(arch: ModelArch, inp: TowerInput | None) -> list[str]:
                  f"the cross-attention K/V of {arch.num_layers} decoder layers; not in decode steps"]
         if _reads_prompt(arch):
             notes.append(f"{arch.model_type}: the {inp.prompt:,}-token prompt runs through the encoder; the decoder's "
-                         f"prefill is its start token; the self-attention cache is sized at prompt + output tokens "
-                         f"(an upper bound: the decoder holds only its own tokens)")
+                         f"prefill is its start token; its self-attention cache holds its own tokens (output + the "
+                         f"start token), the cross-attention cache the prompt's {inp.prompt:,} encoder positions")
         return notes
     if not inp.images:
         return [f"{label}: no images (--images 0): the prompt is text only, the tower does not run"]
