@@ -58,7 +58,8 @@ def load_model(name_or_path: str) -> ModelArch:
 
         return model_from_header(path)
     if path.suffix == ".json" or path.exists():
-        return parse_config(read_config_file(path), name=path.parent.name or path.stem, where=str(path))
+        name = (path.parent.name or path.stem) if path.name == "config.json" else path.stem  # a folder's, or the file's
+        return parse_config(read_config_file(path), name=name, where=str(path))
     exact = _models_dir() / f"{name_or_path}.json"
     if "/" not in name_or_path and exact.is_file():  # a preset by its file name: no need to read every preset
         return parse_config(read_config_file(exact), name=exact.stem, where=str(exact))

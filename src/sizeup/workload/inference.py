@@ -124,6 +124,12 @@ class InferenceEstimate:
     tower: TowerEstimate | None = None
     """The encoder or vision tower run ahead of the decoder, its time inside `prefill` (None: none ran)."""
 
+    @property
+    def decoder_cache_tokens(self) -> int:
+        """Tokens of the decoder's self-attention cache per sequence: the context, or for T5 its output and
+        start token (the prompt went to the encoder; the cross-attention cache spans it)."""
+        return decoder_cache_tokens(self.arch, self.config.prompt, self.config.cache_tokens)
+
     def to_dict(self) -> dict[str, Any]:
         cfg = self.config
         data: dict[str, Any] = {
@@ -133,7 +139,7 @@ class InferenceEstimate:
             "device": {"id": self.device.id, "name": self.device.name, "count": cfg.gpus},
             "config": {"engine": cfg.engine, "quant": self.weights.id, "kv_dtype": cfg.kv_dtype, "batch": cfg.batch,
                        "prompt_tokens": cfg.prompt, "output_tokens": cfg.output, "context_tokens": cfg.cache_tokens,
-                       "tensor_parallel": cfg.gpus, "gpu_layers": cfg.gpu_layers, "images": cfg.images,
+                       "decoder_cache_tokens": self.decoder_cache_tokens, "tensor_parallel": cfg.gpus, "gpu_layers": cfg.gpu_layers, "images": cfg.images,
                        "image_size": None if cfg.image_hw is None else list(cfg.image_hw),
                        "backend": cfg.backend},
             "memory": {**self.memory.to_dict(), "weights_by_role_bytes": weight_bytes(self.arch, self.weights)},

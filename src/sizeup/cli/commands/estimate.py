@@ -284,7 +284,7 @@ def render_estimate(e) -> str:
     moe = f", {arch.active_params / 1e9:.2f}B active" if arch.is_moe else ""
     lines = [f"{arch.name} ({arch.model_type}, {arch.params / 1e9:.2f}B parameters{moe}) on "
              f"{cfg.gpus} x {e.device.name}, {cfg.engine}, weights {e.weights.id}, KV {cfg.kv_dtype}",
-             f"batch {cfg.batch}, prompt {cfg.prompt}, output {cfg.output}, cache {cfg.cache_tokens} tokens per sequence"
+             f"batch {cfg.batch}, prompt {cfg.prompt}, output {cfg.output}, cache {e.decoder_cache_tokens} tokens per sequence"
              + (f", {cfg.images} image(s) per sequence" if cfg.images else ""),
              *([f"read by {arch.reader}"] if arch.reader else []),
              ""]

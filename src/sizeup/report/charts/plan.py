@@ -152,10 +152,16 @@ def _ledger(result, c):
         step = Step(batch=micro, new_tokens=seq, context=seq, logits="all")
         return transformer_ledger(result.arch, step, weights=c.quant, tp=c.gpus, per_layer=False), \
             f"forward step, micro-batch {micro} x {seq} tokens"
+    from sizeup.workload.towers import decoder_arch, decoder_cache_tokens
+
     traffic, batch = scenario.traffic, max(c.max_batch, 1)
-    context = c.detail.get("context") or traffic.prompt_tokens + traffic.output_tokens  # edge: its own lengths
+    arch, context = result.arch, c.detail.get("context")  # edge: its own lengths
+    if traffic is not None:  # the decoder as it runs: T5's cross-attention over the prompt, its cache its own tokens
+        prompt = traffic.prompt_tokens
+        arch = decoder_arch(result.arch, prompt)
+        context = context or decoder_cache_tokens(result.arch, prompt, prompt + traffic.output_tokens)
     step = Step(batch=batch, new_tokens=1, context=max(context, 1))
-    return transformer_ledger(result.arch, step, weights=c.quant, tp=c.gpus, per_layer=False), \
+    return transformer_ledger(arch, step, weights=c.quant, tp=c.gpus, per_layer=False), \
         f"decode step at batch {batch}"
 
 
