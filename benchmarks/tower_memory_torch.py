@@ -10,57 +10,20 @@ from __future__ import annotations
 
 import json
 import sys
-import weakref
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT))  # the live-storage counter is the tests' own
 
 import torch  # noqa: E402
-from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
-from torch.utils._pytree import tree_flatten  # noqa: E402
 
 from sizeup.ingest.families.registry import parse_config  # noqa: E402
 from sizeup.ingest.tower_ops import TowerInput  # noqa: E402
 from sizeup.price.tower_memory import tower_activations  # noqa: E402
+from tests.price.test_tower_memory_torch import measured_peak as measured  # noqa: E402
 
 CONFIGS = ROOT / "tests" / "ingest" / "configs"
-
-
-class LiveBytes(TorchDispatchMode):
-    def __init__(self, skip: set[int]):
-        super().__init__()
-        self.skip, self.live, self.total, self.peak = skip, {}, 0, 0
-
-    def _release(self, ptr: int) -> None:
-        rec = self.live[ptr]
-        rec[1] -= 1
-        if rec[1] == 0:
-            self.total -= rec[0]
-            del self.live[ptr]
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        for t in tree_flatten(out)[0]:
-            if isinstance(t, torch.Tensor):
-                storage = t.untyped_storage()
-                ptr = storage.data_ptr()
-                if ptr in self.skip or storage.nbytes() == 0:
-                    continue
-                if ptr not in self.live:
-                    self.live[ptr] = [storage.nbytes(), 0]
-                    self.total += storage.nbytes()
-                self.live[ptr][1] += 1
-                weakref.finalize(t, self._release, ptr)
-        self.peak = max(self.peak, self.total)
-        return out
-
-
-def measured(model, x) -> int:
-    mode = LiveBytes({p.untyped_storage().data_ptr() for p in (*model.parameters(), *model.buffers(), x)})
-    with torch.no_grad(), mode:
-        model(x)
-    return mode.peak
 
 
 def main() -> None:

@@ -1,20 +1,19 @@
 """Encoder serving throughput against NVIDIA's published TensorRT BERT latencies (a check set, issue 16).
 benchmarks/validate_encoder.py prints the rows."""
 
-import importlib.util
 import statistics
 from pathlib import Path
 
 import yaml
+
+from tests.validation.bench import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = yaml.safe_load((ROOT / "tests" / "validation" / "encoder_measurements.yaml").read_text())
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("validate_encoder", ROOT / "benchmarks" / "validate_encoder.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_benchmark("validate_encoder")
     return bench
 
 

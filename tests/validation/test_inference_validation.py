@@ -2,20 +2,19 @@
 
 Targets from issue 4: median absolute error <= 15% on decode tokens/s and <= 5% on memory."""
 
-import importlib.util
 import statistics
 from pathlib import Path
 
 import yaml
+
+from tests.validation.bench import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = yaml.safe_load((ROOT / "tests" / "validation" / "inference_measurements.yaml").read_text())
 
 
 def _benchmark():
-    spec = importlib.util.spec_from_file_location("validate_inference", ROOT / "benchmarks" / "validate_inference.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_benchmark("validate_inference")
     return module
 
 

@@ -2,11 +2,12 @@
 QLoRA runtimes on one A10G (tests/validation/qlora_lora_ratios.yaml, check rows) against the predicted ratio.
 Before the dequantization term every pair was predicted at 1.00 (measured 1.19-2.05)."""
 
-import importlib.util
 import statistics
 from pathlib import Path
 
 import yaml
+
+from tests.validation.bench import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = yaml.safe_load((ROOT / "tests" / "validation" / "qlora_lora_ratios.yaml").read_text())
@@ -22,9 +23,7 @@ def _predict_step(bench, catalog, model, method, micro):
 def predicted_ratios():
     from sizeup.hardware.catalog import load_catalog
 
-    spec = importlib.util.spec_from_file_location("validate_training", ROOT / "benchmarks" / "validate_training.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_benchmark("validate_training")
     catalog = load_catalog(include_user=False)
     out = {}
     for r in ROWS:

@@ -4,19 +4,18 @@ All rows are CHECK rows (tests/validation/ssm_measurements.yaml: nothing was fit
 CUDA graph is GPU-bound and predicted within 25%; eager decode is set by the host's Python dispatch, whose speed
 on the reporter's machine is unknown, so those rows are held to lie inside sizeup's low-high range."""
 
-import importlib.util
 from pathlib import Path
 
 import yaml
+
+from tests.validation.bench import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = yaml.safe_load((ROOT / "tests" / "validation" / "ssm_measurements.yaml").read_text())
 
 
 def _predictions():
-    spec = importlib.util.spec_from_file_location("validate_ssm", ROOT / "benchmarks" / "validate_ssm.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_benchmark("validate_ssm")
     from sizeup.hardware.catalog import load_catalog
 
     catalog = load_catalog(include_user=False)

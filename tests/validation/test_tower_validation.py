@@ -1,19 +1,18 @@
 """The vision tower's priced pass against a published measurement of it (a check set, issue 16; nothing was
 tuned on it). benchmarks/validate_towers.py prints the rows."""
 
-import importlib.util
 from pathlib import Path
 
 import yaml
+
+from tests.validation.bench import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = yaml.safe_load((ROOT / "tests" / "validation" / "tower_measurements.yaml").read_text())
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("validate_towers", ROOT / "benchmarks" / "validate_towers.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_benchmark("validate_towers")
     return bench
 
 

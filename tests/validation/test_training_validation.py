@@ -4,20 +4,19 @@ Issue 5's targets: 15% median error on throughput (met on rows priced on their o
 peak memory (met once each row runs under its framework's settings, data/training/frameworks.yaml). Rows on off-catalog hardware
 (unpublished peak) are printed by the benchmark but kept out of the medians."""
 
-import importlib.util
 import statistics
 from pathlib import Path
 
 import yaml
+
+from tests.validation.bench import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = yaml.safe_load((ROOT / "tests" / "validation" / "training_measurements.yaml").read_text())
 
 
 def _errors(select):
-    spec = importlib.util.spec_from_file_location("validate_training", ROOT / "benchmarks" / "validate_training.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_benchmark("validate_training")
     from sizeup.hardware.catalog import load_catalog
 
     catalog = load_catalog(include_user=False)

@@ -2,20 +2,19 @@
 set of issue 18): the prefill GEMMs of a serving engine on H100/H200/L40S (FP8) and A100 (FP16), priced with the
 device defaults (data/efficiency/gpu.yaml), which no row was used to set."""
 
-import importlib.util
 import statistics
 from pathlib import Path
 
 import yaml
+
+from tests.validation.bench import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = yaml.safe_load((ROOT / "tests" / "validation" / "inference_measurements_trtllm_ttft.yaml").read_text())
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("validate_inference", ROOT / "benchmarks" / "validate_inference.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_benchmark("validate_inference")
     return bench
 
 

@@ -4,7 +4,6 @@ Targets from issue 18: batch 1 within 25% and large batch within 15%, median ove
 (the rows pytorch-eager's per-op overhead and the two occupancy tiles were derived from are labelled
 'tuned' and left out)."""
 
-import importlib.util
 import statistics
 from pathlib import Path
 
@@ -13,14 +12,14 @@ import yaml
 
 pytest.importorskip("torch")
 
+from tests.validation.bench import load_benchmark
+
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = yaml.safe_load((ROOT / "tests" / "validation" / "vision_measurements.yaml").read_text())
 
 
 def _benchmark():
-    spec = importlib.util.spec_from_file_location("validate_vision", ROOT / "benchmarks" / "validate_vision.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_benchmark("validate_vision")
     return module
 
 

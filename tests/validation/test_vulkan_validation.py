@@ -2,19 +2,18 @@
 (inference_measurements_vulkan.yaml): the TUNED rows the Vulkan fractions of kernels.yaml were fit on, and the CHECK
 rows that were not (benchmarks/validate_inference.py --set vulkan prints both)."""
 
-import importlib.util
 from pathlib import Path
 
 import yaml
+
+from tests.validation.bench import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = yaml.safe_load((ROOT / "tests" / "validation" / "inference_measurements_vulkan.yaml").read_text())
 
 
 def _errors(select):
-    spec = importlib.util.spec_from_file_location("validate_inference", ROOT / "benchmarks" / "validate_inference.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_benchmark("validate_inference")
     from sizeup.hardware.catalog import load_catalog
 
     catalog = load_catalog(include_user=False)
