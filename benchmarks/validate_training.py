@@ -4,6 +4,9 @@ Targets (issue 5): median absolute error <= 15% on throughput / MFU and <= 10% o
 Rows with role: check were not tuned on (the step-time efficiencies come from kernel measurements,
 data/efficiency/gpu.yaml) and are also summarised on their own. Rows marked off_catalog ran on hardware whose peak is unpublished (so it has no catalog entry): they
 are printed with a dagger and summarised apart, outside the target medians.
+The llm-foundry MPT rows run under that framework's profile, which prices H100 weight products at the
+fraction its pinned mid-2023 cuBLAS reached (frameworks.yaml matmul_fraction, from pytorch/pytorch#100850,
+measured apart from these rows): they stay a check set.
 Run from the repo root: python benchmarks/validate_training.py [--rows]
 """
 

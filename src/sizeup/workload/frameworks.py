@@ -13,8 +13,9 @@ from typing import Any
 from sizeup.errors import CatalogError, ConfigError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.price.attention_kernels import IMPLEMENTATIONS
+from sizeup.ranges import Range
 
-__all__ = ["Framework", "KERNELS", "get_framework", "framework_ids", "resolve_settings"]
+__all__ = ["Framework", "KERNELS", "get_framework", "framework_ids", "resolve_settings", "matmul_fraction"]
 
 KERNELS = {
     "fused": "fused norm, attention and MLP kernels (Megatron / Transformer Engine, torch.compile): each layer keeps "
@@ -26,7 +27,7 @@ KERNELS = {
 _FIELDS: dict[str, type | tuple[type, ...]] = {
     "kernels": str, "loss_chunk_tokens": int, "loss_chunks": int, "lora_dropout": (int, float),
     "fused_qkv": bool, "double_quant": bool, "quantize_head": bool, "dequant_copies": int, "keeps_last_graph": bool,
-    "attention": str,
+    "attention": str, "matmul_fraction": dict,
 }
 
 
@@ -71,11 +72,35 @@ def _profiles() -> dict[str, Framework]:
             if not isinstance(value, _FIELDS[key]) or (key == "kernels" and value not in KERNELS) or (
                     key == "attention" and value not in IMPLEMENTATIONS):
                 raise CatalogError(f"{path}: frameworks.{name}.{key}: {value!r} is not a valid value")
+            if key == "matmul_fraction":
+                value = _fractions(path, name, value)
             settings[key] = value
             sources.append(f"{key}: {entry['source']} (read {entries.get('retrieved', '?')})")
         out[name] = Framework(id=name, description=str(entries.get("description", "")), settings=settings,
                               sources=tuple(sources))
     return out
+
+
+def _fractions(path, name: str, value: dict) -> dict[float, Range]:
+    """matmul_fraction: {compute capability: {low, typical, high}} -> {cc: Range}."""
+    out = {}
+    for cc, levels in value.items():
+        try:
+            out[float(cc)] = Range(*(float(levels[lv]) for lv in ("low", "typical", "high")))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CatalogError(f"{path}: frameworks.{name}.matmul_fraction.{cc}: expected low <= typical <= high "
+                               f"fractions ({exc})") from None
+        if not 0 < out[float(cc)].low <= out[float(cc)].high <= 1:
+            raise CatalogError(f"{path}: frameworks.{name}.matmul_fraction.{cc}: fractions must lie in (0, 1]")
+    return out
+
+
+def matmul_fraction(framework: str | None, cc: float | None) -> Range | None:
+    """The fp16/bf16 weight-product fraction of the dense tensor peak that `framework`'s pinned software stack
+    (its container's cuBLAS) reaches on compute capability `cc`, where its profile states one; else None."""
+    if not framework or cc is None:
+        return None
+    return get_framework(framework).get("matmul_fraction", {}).get(float(cc))
 
 
 def framework_ids() -> tuple[str, ...]:

@@ -9,13 +9,14 @@ from dataclasses import dataclass, replace
 from sizeup.hardware.schema import DeviceSpec, Offer
 from sizeup.ingest.hf_config import ModelArch
 from sizeup.ingest.transformer_ops import Step, transformer_ledger
-from sizeup.price.attention_kernels import flash2_fraction
+from sizeup.price.attention_kernels import compute_capability, flash2_fraction
 from sizeup.price.comm import Link, collective_time, device_link, group_collective_time, network_link
 from sizeup.price.efficiency import device_efficiency
 from sizeup.price.engines import get_engine
 from sizeup.price.roofline import price, tensor_precision
 from sizeup.ranges import Range
 from sizeup.workload.finetune import Method, Trainable, dequant_traffic_bytes
+from sizeup.workload.frameworks import matmul_fraction
 from sizeup.workload.training.activations import layer_projections
 from sizeup.workload.training.config import PRECISIONS, TrainingConfig
 from sizeup.workload.training.encoder_decoder import (encoder_decoder_flops_per_sequence, encoder_time, encoder_trains,
@@ -59,6 +60,11 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
         eff = replace(eff, tensor={**eff.tensor, "attention": fa2[0]})
         notes.append(f"attention: FlashAttention-2 on {device.id} at {fa2[0].typical:.0%} of the tensor peak, its own "
                      f"fraction on this compute capability (attention_kernels.yaml flash2_fraction)")
+    pinned = matmul_fraction(cfg.framework, compute_capability(device)) if precision.compute in ("bf16", "fp16") else None
+    if pinned is not None and eff.origin.startswith("defaults"):
+        eff = replace(eff, tensor={**eff.tensor, "matmul": pinned})
+        notes.append(f"weight products: {cfg.framework}'s pinned cuBLAS on {device.id} at {pinned.typical:.0%} of the "
+                     f"tensor peak (frameworks.yaml matmul_fraction)")
     roof = price(forward, device, eff)
     by_kind = {k: v["time_s"].scale(1 / par.pp) for k, v in roof.by("kind").items()}
     zero = Range.exact(0.0)
