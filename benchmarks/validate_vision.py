@@ -46,7 +46,7 @@ def predict(row: dict, catalog, occupancy: bool = True) -> tuple[float, float]:
     return row["batch"] / roof.total_s.typical, roof.overhead_bound_s
 
 
-FAMILY = {"tensorrt": "fused engine", "onnxruntime": "fused engine", "torch-compile": "compiled"}
+FAMILY = {"tensorrt": "fused engine", "tensorrt-cuda-graphs": "fused engine", "onnxruntime": "fused engine", "torch-compile": "compiled"}
 
 
 def group(row: dict) -> str:

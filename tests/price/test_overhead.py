@@ -71,6 +71,17 @@ def test_a_graph_runtime_adds_one_launch_per_forward():
     assert graphs.total_s.typical < plain.total_s.typical
 
 
+def test_tensorrt_replayed_from_a_cuda_graph_fuses_as_tensorrt_and_launches_as_a_graph():
+    """trtexec --useCudaGraph: the engine's kernels (conv+bn+relu fused, as plain TensorRT) replayed from one
+    graph: the graph replay cost per kernel, below one C++ enqueue, plus one graph launch per forward."""
+    trt, graph = get_runtime("tensorrt"), get_runtime("tensorrt-cuda-graphs")
+    base = list(LedgerArrays.from_ledger(BLOCK).launches)
+    assert launches_under(graph, BLOCK, base) == launches_under(trt, BLOCK, base) == [1, 0, 0]
+    assert graph.per_op_s == get_runtime("cuda-graphs").per_op_s
+    assert graph.per_op_s.high < trt.per_op_s.low
+    assert price(BLOCK, T4, runtime=graph).fixed_s == get_runtime("cuda-graphs").per_graph_s
+
+
 def test_on_a_cpu_the_host_time_adds_to_the_op():
     cpu = next(d for d in CATALOG.devices.values() if d.kind == "cpu")
     eager = price(BLOCK, cpu, runtime=get_runtime("pytorch-eager"))
