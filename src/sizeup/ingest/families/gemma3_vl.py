@@ -96,9 +96,10 @@ def read_gemma3(c: Fields, name: str) -> ModelArch:
                  WeightTensor("multi_modal_projector.mm_soft_emb_norm.weight", (spec.hidden,), "projector"))
     spec = replace(spec, projector=(spec.hidden, arch.hidden), projector_norm=True, projector_bias=False,
                    feature_tokens=tokens, merge=kernel)
+    image = f"{spec.image_size} × {spec.image_size}"
     note = (f"gemma3: each image adds {tokens:,} prompt tokens (count them in --prompt); the SigLIP vision tower "
-            f"({spec.layers} layers over {side * side:,} patches of a {spec.image_size} × {spec.image_size} image) and "
-            f"the projector (average pool {kernel} × {kernel}, RMSNorm, {spec.hidden:,} -> {arch.hidden:,}) are counted "
-            f"and run once per image (--images), priced in prefill")
+            f"({spec.layers} layers over {side * side:,} patches of a {image} image) and the projector (average "
+            f"pool {kernel} × {kernel}, RMSNorm, {spec.hidden:,} -> {arch.hidden:,}) are counted and run once per "
+            f"image (--images), priced in prefill")
     return replace(arch, model_type="gemma3", tower=spec, extra_tensors=arch.extra_tensors + tower + projector,
                    assumptions=arch.assumptions + (note,))
