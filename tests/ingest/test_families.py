@@ -53,7 +53,7 @@ def test_the_unknown_model_type_message_lists_the_families(monkeypatch):
 
 def test_every_reading_names_its_reader():
     assert load_model("llama-3.2-1b").reader == "analytic:llama"
-    assert load_model("gemma-3-27b").reader == "analytic:multimodal"
+    assert load_model("gemma-3-27b").reader == "analytic:gemma3_vl"
 
 
 def test_a_wrapper_without_text_config_names_the_field():

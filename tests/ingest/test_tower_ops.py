@@ -116,3 +116,53 @@ def test_bad_tower_input_is_one_line():
     with pytest.raises(ConfigError) as e:
         TowerInput(batch=1, prompt=10, images=-1)
     assert "images=-1" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_gemma3_siglip_tower_per_image_equals_a_hand_count():
+    arch = _arch("gemma-3-12b-it")  # SigLIP 1152 × 27 layers (MLP 4304) at 896 / 14: 4096 patches, no class token
+    one = tower_ledger(arch, TowerInput(batch=1, prompt=300, images=1))
+    positions, h = 64 * 64, 1152
+    assert _matrix_params(arch, "vision", "encoder.layers.") == 27 * (4 * h * h + 2 * h * 4304)
+    layers = 2 * _matrix_params(arch, "vision", "encoder.layers.") * positions
+    attention = 27 * 2 * 2 * positions * positions * h
+    patch = 2 * positions * (3 * 14 * 14) * h
+    projector = 2 * 256 * h * 3840  # the 64 × 64 grid average-pooled 4 × 4 to 256 tokens, then 1152 -> 3840
+    assert _matmul(one) == layers + attention + patch + projector
+    ops = {o.scope: o for o in one.ops}
+    assert ops["vision_tower.embeddings.patch_embedding"].flops == patch + positions * h  # SigLIP's conv bias
+    assert ops["vision_tower.post_layernorm"].op == "layer_norm"  # on every patch, not a class token
+    assert ops["vision_tower.projector.avg_pool"].flops == positions * h
+    assert ops["vision_tower.projector.mm_soft_emb_norm"].op == "rms_norm"
+    assert image_grid(arch.tower, (1000, 300)) == (4096, 256, (896, 896))  # every image resized to 896²
+    three = tower_ledger(arch, TowerInput(batch=1, prompt=1000, images=3))
+    assert _matmul(three) == 3 * _matmul(one)
+
+
+def test_mistral3_pixtral_tower_at_448_equals_a_hand_count():
+    arch = _arch("mistral-small-3.1-24b-instruct-2503")  # Pixtral 1024 × 24 layers, gated MLP 4096, patch 14, merge 2
+    ledger = tower_ledger(arch, TowerInput(batch=1, prompt=300, images=1, image_hw=(448, 448)))
+    patches, h = 32 * 32, 1024
+    assert _matrix_params(arch, "vision", "transformer.layers.") == 24 * (4 * h * h + 3 * h * 4096)
+    layers = 2 * _matrix_params(arch, "vision", "transformer.layers.") * patches
+    attention = 24 * 2 * 2 * patches * patches * h
+    patch = 2 * patches * (3 * 14 * 14) * h
+    tokens = patches // 4  # 2 × 2 patches merged
+    projector = 2 * tokens * (4 * h * h + h * 5120 + 5120 * 5120)  # patch merger, linear_1, linear_2 (no biases)
+    assert _matmul(ledger) == layers + attention + patch + projector
+    ops = {o.scope: o for o in ledger.ops}
+    assert ops["vision_tower.ln_pre"].op == "rms_norm" and ops["vision_tower.layers.*.norm0"].op == "rms_norm"
+    assert ops["vision_tower.embeddings.patch_embedding"].flops == patch  # no conv bias
+    assert any(o.op == "rotary_embedding" for o in ledger.ops)
+
+
+@pytest.mark.parametrize("hw, patches, tokens, resized", [
+    ((448, 448), 1024, 16 * 17, (448, 448)),      # 16 × 16 blocks of 28 px, a break after each row
+    ((1024, 768), 74 * 56, 37 * 29, (1036, 784)),  # each side rounded up to a multiple of 28
+    ((3080, 1540), 110 * 56, 55 * 29, (1540, 784)),  # longest side 3080 > 1540: halved to 1540 × 770, then rounded
+    ((100, 50), 8 * 4, 4 * 3, (112, 56)),
+])
+def test_mistral3_images_are_resized_as_pixtral_processor_does(hw, patches, tokens, resized):
+    """PixtralImageProcessor (transformers 5.24 image_processing_pixtral.py get_resize_output_image_size) with
+    the processor's patch_size × spatial_merge_size (28) and longest_edge = vision_config.image_size (1540)."""
+    arch = _arch("mistral-small-3.1-24b-instruct-2503")
+    assert image_grid(arch.tower, hw) == (patches, tokens, resized)

@@ -169,6 +169,13 @@ class TowerSpec:
     projector_norm: bool = False
     feature_tokens: int = 0
     """Tokens per image the projector sees (LLaVA: patches, + the class token with strategy "full")."""
+    variant: str = ""
+    """A vision tower's own pipeline where it differs from CLIP's: "siglip" (Gemma 3: conv with bias, learned
+    positions, post-LayerNorm on every patch, the projector's average pool, RMSNorm and bias-free matrix),
+    "pixtral" (Mistral 3: RMSNorm ln_pre, the projector's RMSNorm, patch merger and two linears)."""
+    max_image_side: int = 0
+    """Pixtral: the longest side an image is scaled down to (its processor's longest_edge)."""
+    projector_bias: bool = True
 
 
 @dataclass(frozen=True, slots=True)

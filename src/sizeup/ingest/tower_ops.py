@@ -66,6 +66,8 @@ def image_grid(tower: TowerSpec, image_hw: tuple[int, int] | None) -> tuple[int,
     """(patches, language-model tokens, resized (height, width)) of one image. CLIP resizes every image to its
     `image_size`; Qwen2-VL rounds each side to a multiple of patch × merge within its pixel bounds (the
     processor's smart_resize)."""
+    if tower.variant == "pixtral":
+        return _pixtral_grid(tower, image_hw)
     if tower.image_size:
         side = tower.image_size
         patches = (side // tower.patch) ** 2
@@ -81,6 +83,19 @@ def image_grid(tower: TowerSpec, image_hw: tuple[int, int] | None) -> tuple[int,
         hb, wb = math.ceil(h * beta / f) * f, math.ceil(w * beta / f) * f
     patches = (hb // tower.patch) * (wb // tower.patch)
     return patches, patches // (tower.merge * tower.merge), (hb, wb)
+
+
+def _pixtral_grid(tower: TowerSpec, image_hw: tuple[int, int] | None) -> tuple[int, int, tuple[int, int]]:
+    """PixtralImageProcessor with Mistral 3's processor: an image larger than the longest edge is scaled down
+    (floored), then each side rounded up to a multiple of patch × merge; the projector gives one token per
+    merge² patches, and the prompt holds a row break after each row of them ([IMG_BREAK], the last [IMG_END])."""
+    h, w = image_hw or (DEFAULT_IMAGE_SIDE, DEFAULT_IMAGE_SIDE)
+    ratio = max(h, w) / tower.max_image_side
+    if ratio > 1:
+        h, w = max(1, math.floor(h / ratio)), max(1, math.floor(w / ratio))
+    f = tower.patch * tower.merge
+    rows, cols = (h - 1) // f + 1, (w - 1) // f + 1
+    return (rows * f // tower.patch) * (cols * f // tower.patch), rows * (cols + 1), (rows * f, cols * f)
 
 
 def tower_positions(tower: TowerSpec, inp: TowerInput) -> tuple[int, int]:
@@ -159,9 +174,14 @@ class _Tower:
             patches = length - (1 if t.class_token else 0)
             per_patch = t.channels * t.temporal * t.patch * t.patch
             product = 2 * seqs * patches * per_patch * h
-            self.add("convolution", OpKind.CONV, "embeddings.patch_embedding", product,
-                     self.weight_bytes((h, per_patch), "vision") + seqs * patches * per_patch * a,
-                     seqs * patches * h * a, matmul=product)
+            bias = t.variant == "siglip"  # SigLIP's patch conv has a bias; CLIP's, Qwen2-VL's and Pixtral's none
+            self.add("convolution", OpKind.CONV, "embeddings.patch_embedding", product + (seqs * patches * h if bias
+                     else 0), self.weight_bytes((h, per_patch), "vision") + (2 * h if bias else 0)
+                     + seqs * patches * per_patch * a, seqs * patches * h * a, matmul=product)
+            if t.variant == "siglip":  # learned positions, no class token, no LayerNorm before the layers
+                self.elementwise("add", "embeddings", tokens * h, 1, inputs=2)
+            elif t.variant == "pixtral":  # RMSNorm ln_pre (its 2D RoPE is applied in each layer)
+                self.norm("ln_pre", tokens, h, kind="rms")
             if t.class_token:  # CLIP: class token, learned positions, a LayerNorm before the layers
                 self.elementwise("add", "embeddings", tokens * h, 1, inputs=2)
                 self.norm("pre_layrnorm", tokens, h)
@@ -210,6 +230,12 @@ class _Tower:
             return
         if t.class_token:  # CLIP's post_layernorm runs on the class token only
             self.norm("post_layernorm", seqs, h)
+        if t.variant == "siglip":
+            self.gemma3_projector(seqs, length)
+            return
+        if t.variant == "pixtral":
+            self.mistral3_projector(seqs, length)
+            return
         if not t.projector:
             return
         tokens = seqs * (t.feature_tokens or length)
@@ -221,6 +247,29 @@ class _Tower:
             if k:
                 self.elementwise("activation", f"projector.act{k}", tokens * n_in, _ACT_FLOPS.get("gelu_erf", 5))
             self.linear(f"projector.linear_{k + 1}", tokens, n_in, n_out, True, "projector", shard="none")
+
+    def gemma3_projector(self, seqs: int, length: int) -> None:
+        """SigLIP's post_layernorm on every patch, then Gemma 3's projector: an average pool of merge × merge
+        patches (one add per input element) to `feature_tokens`, a Gemma RMSNorm and a bias-free matrix."""
+        t, h, a = self.t, self.t.hidden, self.a
+        self.norm("post_layernorm", seqs * length, h, kind="layer")
+        pooled = seqs * t.feature_tokens
+        self.add("avg_pool", OpKind.ELEMENTWISE, "projector.avg_pool", seqs * length * h, seqs * length * h * a,
+                 pooled * h * a)
+        self.norm("projector.mm_soft_emb_norm", pooled, h, kind="rms")
+        self.linear("projector.mm_input_projection", pooled, h, t.projector[-1], False, "projector", shard="none")
+
+    def mistral3_projector(self, seqs: int, length: int) -> None:
+        """Mistral 3's projector: an RMSNorm per patch, the patch merger (merge² patches concatenated, one
+        bias-free linear back to the vision width), then linear_1, GELU, linear_2 to the text width."""
+        t, h = self.t, self.t.hidden
+        self.norm("projector.norm", seqs * length, h, kind="rms")
+        tokens = seqs * length // (t.merge * t.merge)
+        self.linear("projector.patch_merger", tokens, h * t.merge * t.merge, h, False, "projector", shard="none")
+        n_in, mid, out = t.projector
+        self.linear("projector.linear_1", tokens, n_in, mid, t.projector_bias, "projector", shard="none")
+        self.elementwise("activation", "projector.act", tokens * mid, _ACT_FLOPS.get("gelu_erf", 5))
+        self.linear("projector.linear_2", tokens, mid, out, t.projector_bias, "projector", shard="none")
 
     def cross_kv(self, seqs: int, length: int) -> None:
         """Every decoder layer's cross-attention K and V over the encoder output, once per sequence, into the
