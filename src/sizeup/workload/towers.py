@@ -61,7 +61,7 @@ def tower_input(arch: ModelArch, *, batch: int, prompt: int, images: int,
     tower = arch.tower
     if (images or image_hw) and (tower is None or tower.kind != "vision"):
         flag = f"--images {images}" if images else f"--image-size {image_hw[0]}x{image_hw[1]}"
-        raise ConfigError(f"{flag}: {arch.name} ({arch.model_type}) has no vision tower sizeup prices (llava, qwen2_vl)")
+        raise ConfigError(f"{flag}: {arch.name} ({arch.model_type}) has no vision tower sizeup prices (llava, qwen2_vl, gemma3, mistral3)")
     if tower is None:
         return None
     inp = TowerInput(batch=batch, prompt=prompt, images=images, image_hw=image_hw)
