@@ -3,7 +3,7 @@
 Every row is a CHECK row: gathered after the SSM pricing model (ingest/ssm_ops.py), no fit used it. Prints the
 measured rate, sizeup's typical prediction with its low-high range, and the error of the typical.
 
-Run from the repo root: python benchmarks/validate_ssm.py
+Run from the repo root: python benchmarks/validate_ssm.py [--hf-eager]
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from sizeup.ingest.hf_config import load_model  # noqa: E402
 from sizeup.workload.inference import InferenceConfig, estimate_inference  # noqa: E402
 
 DATA = ROOT / "tests" / "validation" / "ssm_measurements.yaml"
+HF_EAGER = ROOT / "tests" / "validation" / "inference_measurements_hf_eager.yaml"
+"""Llama-class decode under transformers eager generate() (--hf-eager): the same hf pricing, attention models."""
 
 
 def predict(row: dict, catalog) -> tuple[float, float, float]:
@@ -37,7 +39,7 @@ def predict(row: dict, catalog) -> tuple[float, float, float]:
 
 def main() -> None:
     catalog = load_catalog(include_user=False)
-    rows = yaml.safe_load(DATA.read_text())
+    rows = yaml.safe_load((HF_EAGER if "--hf-eager" in sys.argv[1:] else DATA).read_text())
     print("set: CHECK rows (no fit used them)\n")
     print("| id | device | engine (stand-in) | measured tok/s | predicted tok/s | range | error |")
     print("|---|---|---|---:|---:|---|---:|")
