@@ -30,7 +30,7 @@ def predict(row: dict, catalog) -> tuple[float, float, float]:
     """(typical, slowest, fastest) decode tokens/s per sequence for a row, as `sizeup estimate` prices it."""
     if row["metric"] != "decode_tokens_per_s":
         raise ValueError(f"unknown metric {row['metric']!r}")
-    arch = load_model(str(ROOT / row["config"]))
+    arch = load_model(str(ROOT / row["config"]) if "config" in row else row["model"])  # a config file or a built-in name
     cfg = InferenceConfig(batch=row["batch"], prompt=row["prompt_tokens"], output=row["output_tokens"],
                           weights=row["quant"], engine=row["engine"])
     rate = estimate_inference(arch, catalog.device(row["device"]), cfg, limits=False).decode.tokens_per_s
