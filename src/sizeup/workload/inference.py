@@ -375,6 +375,10 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
             overhead = decode_step_overhead(engine, arch, dev) if decode else step_overhead
             eager = eager_kernel_overhead(engine, ledger, dev, fmt.compute_dtype == "fp32") if decode else None
             overhead = overhead + eager if overhead is not None and eager is not None else (overhead or eager)
+            if eager is not None:
+                assumptions.append(f"{engine.id}: eager PyTorch runs the decode step's ops as more kernels than the "
+                                   f"ledger counts (RMSNorm as 6-8 aten ops...; engines.yaml eager_kernels): "
+                                   f"+{eager.typical * 1e3:.2f} ms of host time per step")
             on_dev, notes = _price_phase(ledger, dev, eff, tp, overhead, tokens, engine.runtime)
             assumptions.extend(notes)
             if "kernels.yaml" in eff.origin:
