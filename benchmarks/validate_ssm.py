@@ -3,7 +3,7 @@
 Every row is a CHECK row: gathered after the SSM pricing model (ingest/ssm_ops.py), no fit used it. Prints the
 measured rate, sizeup's typical prediction with its low-high range, and the error of the typical.
 
-Run from the repo root: python benchmarks/validate_ssm.py
+Run from the repo root: python benchmarks/validate_ssm.py [--hf-eager]
 """
 
 from __future__ import annotations
@@ -22,13 +22,15 @@ from sizeup.ingest.hf_config import load_model  # noqa: E402
 from sizeup.workload.inference import InferenceConfig, estimate_inference  # noqa: E402
 
 DATA = ROOT / "tests" / "validation" / "ssm_measurements.yaml"
+HF_EAGER = ROOT / "tests" / "validation" / "inference_measurements_hf_eager.yaml"
+"""Llama-class decode under transformers eager generate() (--hf-eager): the same hf pricing, attention models."""
 
 
 def predict(row: dict, catalog) -> tuple[float, float, float]:
     """(typical, slowest, fastest) decode tokens/s per sequence for a row, as `sizeup estimate` prices it."""
     if row["metric"] != "decode_tokens_per_s":
         raise ValueError(f"unknown metric {row['metric']!r}")
-    arch = load_model(str(ROOT / row["config"]))
+    arch = load_model(str(ROOT / row["config"]) if "config" in row else row["model"])  # a config file or a built-in name
     cfg = InferenceConfig(batch=row["batch"], prompt=row["prompt_tokens"], output=row["output_tokens"],
                           weights=row["quant"], engine=row["engine"])
     rate = estimate_inference(arch, catalog.device(row["device"]), cfg, limits=False).decode.tokens_per_s
@@ -37,7 +39,7 @@ def predict(row: dict, catalog) -> tuple[float, float, float]:
 
 def main() -> None:
     catalog = load_catalog(include_user=False)
-    rows = yaml.safe_load(DATA.read_text())
+    rows = yaml.safe_load((HF_EAGER if "--hf-eager" in sys.argv[1:] else DATA).read_text())
     print("set: CHECK rows (no fit used them)\n")
     print("| id | device | engine (stand-in) | measured tok/s | predicted tok/s | range | error |")
     print("|---|---|---|---:|---:|---|---:|")

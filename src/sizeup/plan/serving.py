@@ -24,6 +24,7 @@ from sizeup.plan.types import Candidate, PlanResult, Rejection, memory_parts, ra
 from sizeup.price.engines import get_engine
 from sizeup.price.memory import MemoryConfig, inference_memory
 from sizeup.price.roofline import price
+from sizeup.workload.eager_kernels import eager_kernel_overhead
 from sizeup.workload.inference import InferenceConfig, decode_step_overhead, estimate_inference
 from sizeup.workload.quantize import get_format
 from sizeup.workload.towers import decoder_arch, decoder_cache_tokens, decoder_prompt, tower_input
@@ -56,7 +57,8 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
     for b in batches:
         ledger = transformer_ledger(decoder, Step(batch=b, new_tokens=1, context=context), weights=fmt,
                                     kv_dtype=cfg.kv_dtype, tp=cfg.gpus, per_layer=False)
-        times.append(price(ledger, device, eff).total_s.typical + step_s)
+        eager = eager_kernel_overhead(engine, ledger, device, fmt.compute_dtype == "fp32")  # hf: as estimate prices it
+        times.append(price(ledger, device, eff).total_s.typical + step_s + (eager.typical if eager else 0.0))
     return ReplicaModel(prefill_fixed_s=fixed, prefill_per_token_s=per_token, decode_batches=tuple(batches),
                         decode_step_s=tuple(times), max_batch=max_batch)
 

@@ -24,6 +24,7 @@ from sizeup.price.kernels import check_backend, default_backend, kernel_peak, se
 from sizeup.price.memory import InferenceMemory, MemoryConfig, inference_memory, max_fitting
 from sizeup.price.rates import PhaseTotals, price_totals
 from sizeup.ranges import Range
+from sizeup.workload.eager_kernels import eager_kernel_overhead
 from sizeup.workload.quantize import WeightFormat, get_format, weight_bytes
 from sizeup.workload.towers import (TowerEstimate, decoder_arch, decoder_cache_tokens, decoder_prompt, tower_input,
                                     tower_notes)
@@ -372,6 +373,12 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         if on_gpu > 0:
             eff = phase_efficiency(dev, engine, decode, fmt, tokens, cfg.backend)
             overhead = decode_step_overhead(engine, arch, dev) if decode else step_overhead
+            eager = eager_kernel_overhead(engine, ledger, dev, fmt.compute_dtype == "fp32") if decode else None
+            overhead = overhead + eager if overhead is not None and eager is not None else (overhead or eager)
+            if eager is not None:
+                assumptions.append(f"{engine.id}: eager PyTorch runs the decode step's ops as more kernels than the "
+                                   f"ledger counts (RMSNorm as 6-8 aten ops...; engines.yaml eager_kernels): "
+                                   f"+{eager.typical * 1e3:.2f} ms of host time per step")
             on_dev, notes = _price_phase(ledger, dev, eff, tp, overhead, tokens, engine.runtime)
             assumptions.extend(notes)
             if "kernels.yaml" in eff.origin:
