@@ -21,8 +21,9 @@ from dataclasses import replace
 
 from sizeup.errors import ConfigError
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch, TowerSpec, WeightTensor
-from sizeup.ingest.families.fields import CHANNELS, HEADS, HIDDEN, IMAGE, INTERMEDIATE, LAYERS, Fields, activation
+from sizeup.ingest.families.fields import IMAGE, Fields, activation
 from sizeup.ingest.families.registry import family, parse_config
+from sizeup.ingest.families.vision_fields import vit_sizes
 
 SIGLIP_DEFAULTS = {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12, "num_attention_heads": 12,
                    "num_channels": 3, "image_size": 224, "patch_size": 16, "vision_use_head": True}
@@ -32,12 +33,8 @@ SIGLIP_DEFAULTS = {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_la
 def siglip_vision_tensors(v: Fields, prefix: str) -> tuple[tuple[WeightTensor, ...], TowerSpec]:
     """A SigLIP vision transformer's weights (role "vision") and how it runs (no projector yet)."""
     v = Fields({**SIGLIP_DEFAULTS, **{k: val for k, val in v.data.items() if val is not None}}, v.where)
-    h, inter = v.int("hidden_size", bound=HIDDEN), v.int("intermediate_size", bound=INTERMEDIATE)
-    heads, layers = v.int("num_attention_heads", bound=HEADS), v.int("num_hidden_layers", bound=LAYERS)
-    v.divides("num_attention_heads", heads, "hidden_size", h)
-    size, patch = v.int("image_size", bound=IMAGE), v.int("patch_size", bound=IMAGE)
-    v.at_most("patch_size", patch, "image_size", size)
-    channels, patches = v.int("num_channels", bound=CHANNELS), (size // patch) ** 2
+    h, inter, heads, layers, size, patch, channels = vit_sizes(v)
+    patches = (size // patch) ** 2
 
     def t(name: str, *shape: int) -> WeightTensor:
         return WeightTensor(f"{prefix}.{name}", shape, "vision")

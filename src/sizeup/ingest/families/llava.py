@@ -19,8 +19,9 @@ from dataclasses import replace
 
 from sizeup.errors import ConfigError
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch, TowerSpec, WeightTensor
-from sizeup.ingest.families.fields import CHANNELS, HEADS, HIDDEN, IMAGE, INTERMEDIATE, LAYERS, Fields, activation
+from sizeup.ingest.families.fields import Fields, activation
 from sizeup.ingest.families.registry import family, parse_config
+from sizeup.ingest.families.vision_fields import vit_sizes
 
 LLAMA_DEFAULTS = {"hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
                   "vocab_size": 32000}
@@ -34,12 +35,8 @@ def clip_vision_tensors(v: Fields, prefix: str) -> tuple[tuple[WeightTensor, ...
     """A CLIP vision transformer's weights (role "vision") and how it runs (no projector yet)."""
     d = {k: v.data.get(k, default) for k, default in CLIP_DEFAULTS.items()}
     v = Fields({**v.data, **{k: val for k, val in d.items() if val is not None}}, v.where)
-    h, inter = v.int("hidden_size", bound=HIDDEN), v.int("intermediate_size", bound=INTERMEDIATE)
-    heads, layers = v.int("num_attention_heads", bound=HEADS), v.int("num_hidden_layers", bound=LAYERS)
-    v.divides("num_attention_heads", heads, "hidden_size", h)
-    size, patch = v.int("image_size", bound=IMAGE), v.int("patch_size", bound=IMAGE)
-    v.at_most("patch_size", patch, "image_size", size)
-    channels, patches = v.int("num_channels", bound=CHANNELS), (size // patch) ** 2
+    h, inter, heads, layers, size, patch, channels = vit_sizes(v)
+    patches = (size // patch) ** 2
 
     def t(name: str, *shape: int) -> WeightTensor:
         return WeightTensor(f"{prefix}.{name}", shape, "vision")

@@ -23,8 +23,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch, TowerSpec, WeightTensor
-from sizeup.ingest.families.fields import CHANNELS, HEADS, HIDDEN, IMAGE, INTERMEDIATE, LAYERS, Fields, activation
+from sizeup.ingest.families.fields import IMAGE, Fields, activation
 from sizeup.ingest.families.registry import family, parse_config
+from sizeup.ingest.families.vision_fields import vit_sizes
 
 TEXT_DEFAULTS = {"model_type": "mistral", "head_dim": 128, "hidden_act": "silu", "hidden_size": 5120,
                  "intermediate_size": 32768, "max_position_embeddings": 131072, "num_attention_heads": 32,
@@ -42,12 +43,7 @@ PIXTRAL_DEFAULTS = {"hidden_size": 1024, "intermediate_size": 4096, "num_hidden_
 def pixtral_vision_tensors(v: Fields, prefix: str) -> tuple[tuple[WeightTensor, ...], TowerSpec]:
     """A Pixtral vision transformer's weights (role "vision") and how it runs (no projector yet)."""
     v = Fields({**PIXTRAL_DEFAULTS, **{k: val for k, val in v.data.items() if val is not None}}, v.where)
-    h, inter = v.int("hidden_size", bound=HIDDEN), v.int("intermediate_size", bound=INTERMEDIATE)
-    heads, layers = v.int("num_attention_heads", bound=HEADS), v.int("num_hidden_layers", bound=LAYERS)
-    v.divides("num_attention_heads", heads, "hidden_size", h)
-    size, patch = v.int("image_size", bound=IMAGE), v.int("patch_size", bound=IMAGE)
-    v.at_most("patch_size", patch, "image_size", size)
-    channels = v.int("num_channels", bound=CHANNELS)
+    h, inter, heads, layers, size, patch, channels = vit_sizes(v)
 
     def t(name: str, *shape: int) -> WeightTensor:
         return WeightTensor(f"{prefix}.{name}", shape, "vision")
