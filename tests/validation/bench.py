@@ -13,3 +13,10 @@ def load_benchmark(name: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def load_rows(name: str) -> list:
+    """The rows of `tests/validation/NAME` (a YAML list of published measurements)."""
+    import yaml
+
+    return yaml.safe_load((ROOT / "tests" / "validation" / name).read_text())

@@ -2,19 +2,15 @@
 benchmarks/validate_encoder.py prints the rows."""
 
 import statistics
-from pathlib import Path
 
-import yaml
 
-from tests.validation.bench import load_benchmark
+from tests.validation.bench import load_benchmark, load_rows
 
-ROOT = Path(__file__).resolve().parents[2]
-ROWS = yaml.safe_load((ROOT / "tests" / "validation" / "encoder_measurements.yaml").read_text())
+ROWS = load_rows("encoder_measurements.yaml")
 
 
 def _bench():
-    bench = load_benchmark("validate_encoder")
-    return bench
+    return load_benchmark("validate_encoder")
 
 
 def test_rows_are_sourced_checks_and_consistent():

@@ -4,14 +4,9 @@
 CHECK rows only (nothing was fit on them). Eager decode is paced by the host's Python dispatch, whose speed on the
 reporter's machine is unknown: each row is held inside sizeup's low-high range and its typical within a factor 2."""
 
-from pathlib import Path
+from tests.validation.bench import load_benchmark, load_rows
 
-import yaml
-
-from tests.validation.bench import load_benchmark
-
-ROOT = Path(__file__).resolve().parents[2]
-ROWS = yaml.safe_load((ROOT / "tests" / "validation" / "inference_measurements_hf_eager.yaml").read_text())
+ROWS = load_rows("inference_measurements_hf_eager.yaml")
 
 
 def test_the_rows_are_sourced_hf_check_rows_on_a_named_device():

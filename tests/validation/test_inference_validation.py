@@ -3,19 +3,16 @@
 Targets from issue 4: median absolute error <= 15% on decode tokens/s and <= 5% on memory."""
 
 import statistics
-from pathlib import Path
 
 import yaml
 
-from tests.validation.bench import load_benchmark
+from tests.validation.bench import load_benchmark, load_rows
 
-ROOT = Path(__file__).resolve().parents[2]
-ROWS = yaml.safe_load((ROOT / "tests" / "validation" / "inference_measurements.yaml").read_text())
+ROWS = load_rows("inference_measurements.yaml")
 
 
 def _benchmark():
-    module = load_benchmark("validate_inference")
-    return module
+    return load_benchmark("validate_inference")
 
 
 def test_the_suite_is_large_and_sourced():

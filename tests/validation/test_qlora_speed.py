@@ -3,14 +3,11 @@ QLoRA runtimes on one A10G (tests/validation/qlora_lora_ratios.yaml, check rows)
 Before the dequantization term every pair was predicted at 1.00 (measured 1.19-2.05)."""
 
 import statistics
-from pathlib import Path
 
-import yaml
 
-from tests.validation.bench import load_benchmark
+from tests.validation.bench import load_benchmark, load_rows
 
-ROOT = Path(__file__).resolve().parents[2]
-ROWS = yaml.safe_load((ROOT / "tests" / "validation" / "qlora_lora_ratios.yaml").read_text())
+ROWS = load_rows("qlora_lora_ratios.yaml")
 
 
 def _predict_step(bench, catalog, model, method, micro):

@@ -6,12 +6,11 @@ on the reporter's machine is unknown, so those rows are held to lie inside sizeu
 
 from pathlib import Path
 
-import yaml
 
-from tests.validation.bench import load_benchmark
+from tests.validation.bench import load_benchmark, load_rows
 
 ROOT = Path(__file__).resolve().parents[2]
-ROWS = yaml.safe_load((ROOT / "tests" / "validation" / "ssm_measurements.yaml").read_text())
+ROWS = load_rows("ssm_measurements.yaml")
 
 
 def _predictions():

@@ -1,19 +1,13 @@
 """The vision tower's priced pass against a published measurement of it (a check set, issue 16; nothing was
 tuned on it). benchmarks/validate_towers.py prints the rows."""
 
-from pathlib import Path
+from tests.validation.bench import load_benchmark, load_rows
 
-import yaml
-
-from tests.validation.bench import load_benchmark
-
-ROOT = Path(__file__).resolve().parents[2]
-ROWS = yaml.safe_load((ROOT / "tests" / "validation" / "tower_measurements.yaml").read_text())
+ROWS = load_rows("tower_measurements.yaml")
 
 
 def _bench():
-    bench = load_benchmark("validate_towers")
-    return bench
+    return load_benchmark("validate_towers")
 
 
 def test_rows_are_sourced_checks():

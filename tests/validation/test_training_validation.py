@@ -5,14 +5,11 @@ peak memory (met once each row runs under its framework's settings, data/trainin
 (unpublished peak) are printed by the benchmark but kept out of the medians."""
 
 import statistics
-from pathlib import Path
 
-import yaml
 
-from tests.validation.bench import load_benchmark
+from tests.validation.bench import load_benchmark, load_rows
 
-ROOT = Path(__file__).resolve().parents[2]
-ROWS = yaml.safe_load((ROOT / "tests" / "validation" / "training_measurements.yaml").read_text())
+ROWS = load_rows("training_measurements.yaml")
 
 
 def _errors(select):

@@ -3,19 +3,15 @@ set of issue 18): the prefill GEMMs of a serving engine on H100/H200/L40S (FP8) 
 device defaults (data/efficiency/gpu.yaml), which no row was used to set."""
 
 import statistics
-from pathlib import Path
 
-import yaml
 
-from tests.validation.bench import load_benchmark
+from tests.validation.bench import load_benchmark, load_rows
 
-ROOT = Path(__file__).resolve().parents[2]
-ROWS = yaml.safe_load((ROOT / "tests" / "validation" / "inference_measurements_trtllm_ttft.yaml").read_text())
+ROWS = load_rows("inference_measurements_trtllm_ttft.yaml")
 
 
 def _bench():
-    bench = load_benchmark("validate_inference")
-    return bench
+    return load_benchmark("validate_inference")
 
 
 def test_rows_are_sourced_checks_and_consistent():

@@ -5,22 +5,18 @@ Targets from issue 18: batch 1 within 25% and large batch within 15%, median ove
 'tuned' and left out)."""
 
 import statistics
-from pathlib import Path
 
 import pytest
-import yaml
 
 pytest.importorskip("torch")
 
-from tests.validation.bench import load_benchmark
+from tests.validation.bench import load_benchmark, load_rows
 
-ROOT = Path(__file__).resolve().parents[2]
-ROWS = yaml.safe_load((ROOT / "tests" / "validation" / "vision_measurements.yaml").read_text())
+ROWS = load_rows("vision_measurements.yaml")
 
 
 def _benchmark():
-    module = load_benchmark("validate_vision")
-    return module
+    return load_benchmark("validate_vision")
 
 
 def test_rows_are_sourced_and_labelled():

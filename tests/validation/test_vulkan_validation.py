@@ -2,14 +2,9 @@
 (inference_measurements_vulkan.yaml): the TUNED rows the Vulkan fractions of kernels.yaml were fit on, and the CHECK
 rows that were not (benchmarks/validate_inference.py --set vulkan prints both)."""
 
-from pathlib import Path
+from tests.validation.bench import load_benchmark, load_rows
 
-import yaml
-
-from tests.validation.bench import load_benchmark
-
-ROOT = Path(__file__).resolve().parents[2]
-ROWS = yaml.safe_load((ROOT / "tests" / "validation" / "inference_measurements_vulkan.yaml").read_text())
+ROWS = load_rows("inference_measurements_vulkan.yaml")
 
 
 def _errors(select):
