@@ -134,3 +134,16 @@ def test_run_guarded_is_the_same_boundary(capsys):
 def test_a_double_dash_given_as_a_value_is_refused(capsys):  # found by tests/fuzz/test_fuzz_flags.py
     assert main(["estimate", "llama-3.2-1b", "--device", "rtx-4090", "--gpus=--"]) == 1
     assert capsys.readouterr().err == "sizeup: error: --gpus=--: '--' is not a value for --gpus (see 'sizeup --help')\n"
+
+
+def test_with_json_an_error_is_also_one_json_object_on_stdout(capsys):
+    assert main(["estimate", "llama-3.1-8b", "--device", "no-such-card", "--json"]) == 1
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and "no-such-card" in captured.err
+    error = json.loads(captured.out)["error"]
+    assert "no-such-card" in error["message"] and error["exit_code"] == 1 and error["command"] == "sizeup estimate"
+
+
+def test_without_json_an_error_leaves_stdout_empty(capsys):
+    assert main(["estimate", "llama-3.1-8b", "--device", "no-such-card"]) == 1
+    assert capsys.readouterr().out == ""

@@ -119,10 +119,12 @@ def emit_json(obj: object) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
 
 
-def run_guarded(func: Callable[[], int | None], *, context: str = "sizeup", debug: bool = False) -> int:
+def run_guarded(func: Callable[[], int | None], *, context: str = "sizeup", debug: bool = False,
+                json_errors: bool = False) -> int:
     """Run `func` inside the error boundary: its return value as the exit code, or one line on stderr
-    for any exception (the traceback too when `debug`). For callers other than `main` (scripts, the UI
-    launcher) that want the CLI's behaviour."""
+    for any exception (the traceback too when `debug`); with `json_errors` (the command was given
+    --json) also one JSON object {"error": {...}} on stdout, so a script reading stdout can parse the
+    failure. For callers other than `main` (scripts, the UI launcher) that want the CLI's behaviour."""
     try:
         return int(func() or 0)
     except KeyboardInterrupt:
@@ -139,6 +141,8 @@ def run_guarded(func: Callable[[], int | None], *, context: str = "sizeup", debu
 
             traceback.print_exc(file=sys.stderr)
         print(f"sizeup: error: {report.message}", file=sys.stderr)
+        if json_errors:
+            emit_json({"error": {"message": report.message, "exit_code": report.exit_code, "command": context}})
         return report.exit_code
 
 
@@ -149,6 +153,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         cut = argv.index("--") if "--" in argv else len(argv)
         argv = [a for a in argv[:cut] if a != "--debug"] + argv[cut:]
     command = _command_of(argv)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    json_errors = any(a == "--json" or a.startswith("--json=") for a in argv[:cut])
     context = f"sizeup {command}" if command in COMMANDS else "sizeup"
 
     def run() -> int:
@@ -156,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser(command).parse_args(argv)
         return args.func(args)
 
-    return run_guarded(run, context=context, debug=debug)
+    return run_guarded(run, context=context, debug=debug, json_errors=json_errors)
 
 
 if __name__ == "__main__":
