@@ -2,10 +2,13 @@
 
 All rows are CHECK rows (tests/validation/ssm_measurements.yaml: nothing was fit on them). Decode replayed from a
 CUDA graph is GPU-bound and predicted within 25%; eager decode is set by the host's Python dispatch, whose speed
-on the reporter's machine is unknown, so those rows are held to lie inside sizeup's low-high range."""
+on the reporter's machine is unknown, so those rows are held to lie inside sizeup's low-high range. The eager rows
+pay, per SSM layer, the sourced Triton 2.x launch and transformers 4.44's two `cache_position[0] > 0` syncs
+(engines.yaml hf: ssm_step_host_s, ssm_triton_launches, ssm_host_syncs.v1, host_sync_s); none was fitted to them."""
 
 from pathlib import Path
 
+import pytest
 
 from tests.validation.bench import load_benchmark, load_rows
 
@@ -34,7 +37,7 @@ def test_cuda_graph_decode_within_25_percent():
         assert abs(typical / row["value"] - 1) <= 0.25, (row["id"], typical, row["value"])
 
 
-def test_eager_decode_lies_in_the_predicted_range_and_pays_the_triton_launch():
+def test_eager_decode_lies_in_the_predicted_range_and_pays_the_triton_launch_and_the_syncs():
     from sizeup.ingest.hf_config import load_model
     from sizeup.price.engines import get_engine
     from sizeup.workload.inference import decode_step_overhead
@@ -47,8 +50,20 @@ def test_eager_decode_lies_in_the_predicted_range_and_pays_the_triton_launch():
 
     arch, catalog = load_model(str(ROOT / ROWS[0]["config"])), load_catalog(include_user=False)
     hf = get_engine("hf")
-    per_layer = hf.range("ssm_step_host_s").typical
+    launch, sync, per_op = (hf.range(k).typical for k in ("ssm_step_host_s", "host_sync_s", "decode_overhead_s"))
+    # transformers 4.44 MambaMixer: one Triton selective_state_update and two `cache_position[0] > 0` syncs per layer
+    per_layer = launch + 2 * (sync + per_op)
     gpu, cpu = catalog.device(ROWS[0]["device"]), catalog.device("epyc-9754")
-    assert decode_step_overhead(hf, arch, gpu).typical == hf.range("step_overhead_s").typical + 24 * per_layer
-    assert decode_step_overhead(hf, arch, cpu).typical == hf.range("step_overhead_s").typical  # no mamba_ssm on CPUs
-    assert 40e-6 <= per_layer <= 108e-6  # Triton 2.x launch, triton PRs #3503 / #3638
+    step = hf.range("step_overhead_s").typical
+    assert decode_step_overhead(hf, arch, gpu).typical == pytest.approx(step + 24 * per_layer)
+    assert decode_step_overhead(hf, arch, cpu).typical == step  # no mamba_ssm on CPUs
+    assert 40e-6 <= launch <= 108e-6  # Triton 2.x launch, triton PRs #3503 / #3638
+    assert 5.8e-6 <= sync <= 50e-6  # NVIDIA CUDA-graphs blog (9.6 - 3.8 us) .. sglang-omni #564 (30-50 us)
+
+
+def test_eager_rows_are_still_predicted_too_fast_by_a_stated_margin():
+    """Not a fit: the sourced host terms leave the eager rows optimistic (the reporter's per-op host speed is
+    unknown); this pins the direction so a change that overshoots them shows up."""
+    for row, typical, _, _ in _predictions():
+        if "eager" in row["id"]:
+            assert 1.0 < typical / row["value"] < 1.75, (row["id"], typical, row["value"])

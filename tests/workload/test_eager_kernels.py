@@ -13,7 +13,7 @@ from sizeup.hardware.catalog import load_catalog
 from sizeup.ingest.hf_config import load_model
 from sizeup.ingest.transformer_ops import Step, transformer_ledger
 from sizeup.price.engines import get_engine
-from sizeup.workload.eager_kernels import eager_extra_kernels, eager_kernel_overhead
+from sizeup.workload.eager_kernels import eager_extra_kernels, eager_kernel_overhead, ssm_layer_host
 from sizeup.workload.quantize import get_format
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,3 +45,27 @@ def test_the_extra_kernels_cost_the_per_op_host_time_on_a_gpu_only_and_only_unde
     assert got.typical == pytest.approx(816 * hf.range("decode_overhead_s").typical)
     assert eager_kernel_overhead(hf, ledger, catalog.device("epyc-9754"), fp32=False) is None
     assert eager_kernel_overhead(get_engine("vllm"), ledger, catalog.device("a10"), fp32=False) is None
+
+
+def test_an_ssm_layer_pays_one_triton_launch_and_mamba_1_also_two_syncs():
+    """transformers 4.44: MambaMixer and Mamba2Mixer call the Triton selective_state_update once per layer; only
+    MambaMixer tests the CUDA tensor `cache_position[0] > 0` (twice: a comparison kernel and a blocking read each);
+    Mamba2Mixer branches on the Python int seqlen_offset."""
+    catalog = load_catalog(include_user=False)
+    hf, gpu = get_engine("hf"), catalog.device("a100-80gb")
+    launch, sync, per_op = (hf.range(k) for k in ("ssm_step_host_s", "host_sync_s", "decode_overhead_s"))
+    mamba1 = load_model(str(ROOT / "tests/ingest/configs/mamba-130m-hf.json")).layers[0].ssm
+    mamba2 = load_model(str(ROOT / "tests/ingest/configs/mamba-codestral-7b-v0.1.json")).layers[0].ssm
+    assert (mamba1.version, mamba2.version) == (1, 2)
+    got1, got2 = ssm_layer_host(hf, mamba1, gpu), ssm_layer_host(hf, mamba2, gpu)
+    for attr in ("low", "typical", "high"):
+        assert getattr(got2, attr) == pytest.approx(getattr(launch, attr))
+        assert getattr(got1, attr) == pytest.approx(getattr(launch, attr) + 2 * (getattr(sync, attr) + getattr(per_op, attr)))
+    assert got1.typical == pytest.approx(62e-6 + 2 * (30e-6 + 10e-6))  # triton PR #3503; sglang-omni #564; PR #50431
+
+
+def test_no_ssm_host_term_on_a_cpu_or_for_an_engine_without_one():
+    catalog = load_catalog(include_user=False)
+    ssm = load_model(str(ROOT / "tests/ingest/configs/mamba-130m-hf.json")).layers[0].ssm
+    assert ssm_layer_host(get_engine("hf"), ssm, catalog.device("epyc-9754")) is None
+    assert ssm_layer_host(get_engine("vllm"), ssm, catalog.device("a100-80gb")) is None

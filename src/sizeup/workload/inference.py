@@ -24,7 +24,7 @@ from sizeup.price.kernels import check_backend, default_backend, kernel_peak, se
 from sizeup.price.memory import InferenceMemory, MemoryConfig, inference_memory, max_fitting
 from sizeup.price.rates import PhaseTotals, price_totals
 from sizeup.ranges import Range
-from sizeup.workload.eager_kernels import eager_kernel_overhead
+from sizeup.workload.eager_kernels import eager_kernel_overhead, ssm_layer_host
 from sizeup.workload.quantize import WeightFormat, get_format, weight_bytes
 from sizeup.workload.towers import (TowerEstimate, decoder_arch, decoder_cache_tokens, decoder_prompt, tower_input,
                                     tower_notes)
@@ -257,24 +257,16 @@ def _phase(latency: Range, tokens: int, bound: str, unknown: tuple[str, ...]) ->
     return PhaseEstimate(latency_s=latency, tokens_per_s=latency.inverse(tokens), bound=bound)
 
 
-def ssm_step_launch(engine: EngineProfile, device: DeviceSpec) -> Range | None:
-    """Host time per SSM layer and decode step of the engine's Python-launched step kernel (hf: mamba_ssm's
-    Triton selective_state_update, engines.yaml ssm_step_host_s); None where no such kernel runs (mamba_ssm's
-    kernels are CUDA / ROCm only: elsewhere transformers runs its plain-torch path)."""
-    if device.kind != "gpu" or device.vendor not in ("nvidia", "amd"):
-        return None
-    return engine.range("ssm_step_host_s")
-
-
 def decode_step_overhead(engine: EngineProfile, arch: ModelArch, device: DeviceSpec) -> Range | None:
     """Host time of one decode step outside the ledger's ops: the engine's per-step cost and, where the engine
-    launches a state-space model's step kernel from Python, that launch once per SSM layer."""
+    steps a state-space model's mixer through mamba_ssm's kernels from Python, each SSM layer's own host time
+    (its Triton launches and forced syncs: workload/eager_kernels.ssm_layer_host)."""
     step = engine.range("step_overhead_s")
-    ssm = ssm_step_launch(engine, device)
-    layers = sum(1 for layer in arch.layers if layer.ssm is not None)
-    if ssm is None or not layers:
-        return step
-    return ssm.scale(layers) + (step or Range(0.0, 0.0, 0.0))
+    for layer in arch.layers:
+        host = ssm_layer_host(engine, layer.ssm, device) if layer.ssm is not None else None
+        if host is not None:
+            step = host + step if step is not None else host
+    return step
 
 
 def _split_phase(gpu: PhaseEstimate, cpu: PhaseEstimate, on_gpu: float, tokens: int) -> PhaseEstimate:
@@ -428,11 +420,15 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
                                            weights=fmt, kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, tp=tp, per_layer=False)
         decode = phase(decode_ledger, True, cfg.batch)
         assumptions.append(f"decode priced at the mean context of the generation ({mean_context} tokens)")
-        ssm = ssm_step_launch(engine, dev)
-        if ssm is not None and arch.is_recurrent and on_gpu > 0:
+        ssm_layers = [layer.ssm for layer in arch.layers if layer.ssm is not None]
+        ssm_host = ssm_layer_host(engine, ssm_layers[0], dev) if ssm_layers and on_gpu > 0 else None
+        if ssm_host is not None:
+            syncs = engine.value(f"ssm_host_syncs.v{ssm_layers[0].version}", 0.0)
             assumptions.append(f"{engine.id}: every state-space layer's decode step launches mamba_ssm's Triton "
-                               f"selective_state_update from Python: +{ssm.typical * 1e6:.0f} us of host time per "
-                               f"layer and token (Triton 2.x launcher)")
+                               f"selective_state_update from Python (Triton 2.x launcher)"
+                               + (f" and forces {syncs:.0f} host-device syncs (transformers 4.42-4.5x "
+                                  f"`cache_position[0] > 0`)" if syncs else "")
+                               + f": +{ssm_host.typical * 1e6:.0f} us of host time per layer and token")
     for p_name, p in (("prefill", prefill), ("decode", decode)):
         if p is not None and not p.compute_priced:
             assumptions.append(f"{p_name}: compute unknown ({', '.join(p.unknown_compute)}): no tokens/s given")
