@@ -22,6 +22,7 @@ import numpy as np
 
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ledger import Ledger, OpKind, enclosing_scopes
+from sizeup.price.cache_residency import dram_equivalent_bytes
 from sizeup.price.efficiency import Efficiency, default_efficiency, device_efficiency
 from sizeup.price.occupancy import OCCUPANCY_KINDS, conv_tile_outputs, wave_fraction
 from sizeup.price.overhead import Runtime, apply_runtime
@@ -230,7 +231,9 @@ def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficie
     vector = np.take(inv_vector, arrays.vector_class, axis=1)
     vector *= arrays.vector_flops
     compute += vector
-    memory = np.multiply(arrays.bytes, inv_bandwidth, out=vector)
+    moved, l2_note = dram_equivalent_bytes(arrays, device, runtime)  # reads served from L2 (price.cache_residency)
+    memory = np.multiply(moved, inv_bandwidth, out=vector)
+    notes += [l2_note] if l2_note else []
     if device.kind in OCCUPANCY_KINDS and device.compute_units and arrays.conv_outputs.any():
         busy, lowest = _occupancy(arrays, device)  # too few output tiles leave SMs idle (price.occupancy)
         compute /= busy
