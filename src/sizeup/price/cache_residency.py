@@ -11,8 +11,10 @@ The rule, per op that moves memory under the runtime (a fused op moves none: it 
 before it is the producer): the read served from L2 is min(bytes it reads, bytes the previous moving op
 wrote), when that producer's output plus its own output fit in `usable_fraction` of the L2
 (data/efficiency/cache.yaml); those bytes take the architecture's L2 bandwidth, l2_to_dram times the
-device's DRAM bandwidth. A residual input written several ops earlier is not credited (the previous op's
-output stands for every activation read), so the rule can only under-credit a branchy graph.
+device's DRAM bandwidth. The previous op's output stands for every activation read: a residual input written
+several ops earlier is not credited, and where the producer wrote more than this op's activation input (a merged
+gate/up projection before the down projection) up to the difference of its weight read is credited too; both
+errors are bounded by the producer's output, a few MiB where the working set fits.
 
 Where it applies: ledgers priced kernel by kernel through a runtime of overheads.yaml (TensorRT, ONNX
 Runtime, inductor, eager PyTorch), on a GPU whose file gives l2_mib and whose architecture has a sourced
