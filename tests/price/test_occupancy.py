@@ -50,3 +50,61 @@ def test_an_architecture_without_a_tile_is_priced_as_before():
         roofline.OCCUPANCY_KINDS = kinds
     assert slow > 5 * v100_full  # 5 tiles of 6144 outputs on 80 SMs
     assert roofline.price(ledger, l4).total_s.typical == l4_full
+
+
+def _linear(rows, n, k, dtype="fp16"):
+    from sizeup.ledger import OpKind, OpRecord
+
+    return OpRecord(op="linear", kind=OpKind.MATMUL, scope="fc", flops=2 * rows * n * k, matmul_flops=2 * rows * n * k,
+                    bytes_read=(rows * k + k * n + n) * 2, bytes_written=rows * n * 2, dtype=dtype)
+
+
+def _a100():
+    from sizeup.hardware.catalog import load_catalog
+
+    return load_catalog(include_user=False).device("a100-sxm-40gb")  # 108 SMs
+
+
+def test_the_matmul_tiles_are_sourced_and_grow_with_the_rows():
+    from sizeup.price.occupancy import matmul_tile_outputs, split_k_min
+
+    small, source = matmul_tile_outputs("ampere-ga100", rows=128)
+    large, _ = matmul_tile_outputs("ampere-ga100", rows=512)
+    assert small.typical == 64 * 128 and large.typical == 128 * 128 and "read 2026-12-04" in source
+    assert 0 < split_k_min("ampere-ga100")[0].low <= split_k_min("ampere-ga100")[0].high
+    assert matmul_tile_outputs("ada") is None and matmul_tile_outputs("volta") is None  # unsourced: law off
+
+
+def test_the_gemm_shape_is_recovered_from_the_bytes():
+    from sizeup.price.occupancy import _gemm_shape
+
+    outputs, rows, k = _gemm_shape(_linear(128, 768, 768))
+    assert outputs == 128 * 768 and k == 768 and rows == pytest.approx(128, abs=0.5)  # the bias costs < 0.5 row
+
+
+def test_a_small_gemm_fills_part_of_the_chip_after_splitting_k():
+    from sizeup.ledger import Ledger
+    from sizeup.price.occupancy import matmul_busy
+    from sizeup.price.overhead import get_runtime
+
+    # BERT-base at batch 1, 128 tokens: q (K=768) has 12 tiles of 64x128 on 108 SMs, K split in 3 slices of 256;
+    # the FFN down projection (K=3072) splits 9 ways and fills the chip; decode (1 row) is a GEMV: left out
+    ops = [_linear(128, 768, 768), _linear(128, 768, 3072), _linear(1, 4096, 4096), _linear(512, 4096, 4096)]
+    busy, _ = matmul_busy(Ledger(name="bert", ops=ops), _a100(), get_runtime("tensorrt"))
+    assert busy[1].tolist() == pytest.approx([36 / 108, 1.0, 1.0, 1.0])
+    assert (busy[0] >= busy[1]).all() and (busy[1] >= busy[2]).all()
+    # LLM prefill at 512 tokens: 128 tiles of 128x128 >= 108 SMs, its partial wave left to the matmul efficiency
+
+
+def test_the_matmul_law_needs_a_runtime_and_a_sourced_tile():
+    from sizeup.hardware.catalog import load_catalog
+    from sizeup.ledger import Ledger
+    from sizeup.price.occupancy import matmul_busy
+    from sizeup.price.overhead import get_runtime
+
+    ledger = Ledger(name="q", ops=[_linear(128, 768, 768)])
+    assert matmul_busy(ledger, _a100(), None) == (None, None)  # engine-level pricing keeps its kernel fractions
+    l4 = load_catalog(include_user=False).device("l4")
+    assert matmul_busy(ledger, l4, get_runtime("tensorrt")) == (None, None)
+    fp32 = Ledger(name="q32", ops=[_linear(128, 768, 768, "fp32")])
+    assert matmul_busy(fp32, _a100(), get_runtime("tensorrt")) == (None, None)

@@ -22,8 +22,9 @@ import numpy as np
 
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ledger import Ledger, OpKind, enclosing_scopes
+from sizeup.price.cache_residency import dram_equivalent_bytes
 from sizeup.price.efficiency import Efficiency, default_efficiency, device_efficiency
-from sizeup.price.occupancy import OCCUPANCY_KINDS, conv_tile_outputs, wave_fraction
+from sizeup.price.occupancy import OCCUPANCY_KINDS, conv_tile_outputs, matmul_busy, wave_fraction
 from sizeup.price.overhead import Runtime, apply_runtime
 from sizeup.price.rates import (LEVELS, SYNCHRONOUS_KINDS, OpClasses, inverse_rates, ridge_point,
                                 tensor_precision, vector_precision)
@@ -230,7 +231,9 @@ def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficie
     vector = np.take(inv_vector, arrays.vector_class, axis=1)
     vector *= arrays.vector_flops
     compute += vector
-    memory = np.multiply(arrays.bytes, inv_bandwidth, out=vector)
+    moved, l2_note = dram_equivalent_bytes(arrays, device, runtime)  # reads served from L2 (price.cache_residency)
+    memory = np.multiply(moved, inv_bandwidth, out=vector)
+    notes += [l2_note] if l2_note else []
     if device.kind in OCCUPANCY_KINDS and device.compute_units and arrays.conv_outputs.any():
         busy, lowest = _occupancy(arrays, device)  # too few output tiles leave SMs idle (price.occupancy)
         compute /= busy
@@ -238,6 +241,11 @@ def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficie
         if lowest < 0.5:
             notes.append(f"{device.id}: convolutions with fewer output tiles than its {device.compute_units} "
                          f"SMs run on part of the chip (down to {lowest:.0%}); price/occupancy.py")
+    mm_busy, mm_note = matmul_busy(arrays.ledger, device, runtime)  # small GEMMs (price.occupancy)
+    if mm_busy is not None:
+        compute /= mm_busy
+        memory /= mm_busy
+        notes += [mm_note] if mm_note else []
     total = np.maximum(compute, memory)
     overhead = arrays.launches * per_launch[1, 0]
     if device.kind in SYNCHRONOUS_KINDS:
