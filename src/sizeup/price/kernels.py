@@ -135,14 +135,14 @@ def select_kernel(engine: str, weights: str, device, decode: bool, batch_tokens:
 
 
 def _dequant_fraction(entry: dict, weights: str, device) -> tuple[Range, str] | None:
-    """MMVQ's dequantization as a compute term: mmvq.cu calls the format's vec_dot once per weight block and per
+    """MMVQ's dequantization as a compute term (CUDA, and HIP, which compiles the same mmvq.cu/vecdotq.cuh): mmvq.cu calls the format's vec_dot once per weight block and per
     column (`for j < ncols_y: tmp[j][i] += vec_dot_q_cuda(...)`), so each weight costs `ops` integer instructions per
     token of the batch and a matmul's 2 x weights x batch FLOPs take weights x batch x ops / the integer rate: as a
     fraction of that rate, 2 / ops matmul FLOPs per integer op. None where the format or the architecture has no
     count (the device default then prices the matmul)."""
     ops = (entry.get("dequant_int_ops_per_weight") or {}).get(weights)
     lanes = (entry.get("int32_lanes_per_fp32_lane") or {}).get(device.architecture or "")
-    if not ops or not lanes or device.vendor != "nvidia" or not int32_rate(device, entry):
+    if not ops or not lanes or not int32_rate(device, entry):
         return None
     f = 2.0 / float(ops["ops"])
     return Range(f, f, f), (f"dequantization {ops['ops']} integer ops per weight ({ops['basis']}) on "
@@ -151,11 +151,13 @@ def _dequant_fraction(entry: dict, weights: str, device) -> tuple[Range, str] | 
 
 def int32_rate(device, entry: dict | None = None) -> float | None:
     """32-bit integer instructions per second: the vector fp32 peak / 2 (an FMA is 2 FLOPs) x the int32 lanes per
-    fp32 lane of the device's architecture (kernels.yaml), or None when either is unknown."""
+    fp32 lane of the device's architecture (kernels.yaml: the `entry`'s table, else the first llama.cpp entry that
+    lists the architecture), or None when either is unknown."""
+    arch = device.architecture or ""
     if entry is None:
         entry = next((e for e in (_table()[0].get("llama.cpp") or {}).values()
-                      if e.get("int32_lanes_per_fp32_lane")), {})
-    lanes = (entry.get("int32_lanes_per_fp32_lane") or {}).get(device.architecture or "")
+                      if arch in (e.get("int32_lanes_per_fp32_lane") or {})), {})
+    lanes = (entry.get("int32_lanes_per_fp32_lane") or {}).get(arch)
     fp32 = device.vector_flops_per_s.get("fp32")
     return fp32 / 2 * float(lanes["ratio"]) if lanes and fp32 else None
 
