@@ -59,7 +59,7 @@ def predict(row: dict, catalog) -> float | None:
     output = row.get("output_tokens") or (DECODE_TOKENS_UNSTATED if row["metric"] == "decode_tokens_per_s" else 0)
     cfg = InferenceConfig(batch=row.get("batch") or 1, prompt=prompt, output=output if row["metric"] != "prefill_tokens_per_s" else 0,
                           weights=quant, kv_dtype=_KV.get(row.get("kv_dtype") or "f16", "fp16"), engine=engine,
-                          gpus=row.get("gpus") or 1, backend=row.get("backend"))
+                          gpus=row.get("gpus") or 1, backend=row.get("backend"), build_date=row.get("build_date"))
     e = estimate_inference(arch, device, cfg)
     if row["metric"] == "decode_tokens_per_s":
         return e.decode.tokens_per_s.typical / cfg.batch if e.decode.compute_priced else None

@@ -118,9 +118,15 @@ def select_kernel(engine: str, weights: str, device, decode: bool, batch_tokens:
             continue
         by_arch = entry.get("by_architecture")
         if not by_arch:
-            mem = (entry.get("memory_by_class") or {}).get(memory_class(device))
+            classes = (kernels[engine].get(entry["memory_like"], {}) if entry.get("memory_like") else entry)
+            mem = (classes.get("memory_by_class") or {}).get(memory_class(device))
             memory = Range(float(mem["low"]), float(mem["typical"]), float(mem["high"])) if mem else None
             basis = mem["basis"] if mem else ""
+            cap = _issue_cap(entry, device)
+            if memory is not None and cap is not None:
+                memory = Range(min(memory.low, cap[0].low), min(memory.typical, cap[0].typical),
+                               min(memory.high, cap[0].high))
+                basis = f"{basis}; {cap[1]}"
             dequant = _dequant_fraction(entry, weights.lower(), device)
             if dequant is not None:
                 return Kernel(engine, name, entry.get("description", ""), "int32", dequant[0],
@@ -147,6 +153,22 @@ def _dequant_fraction(entry: dict, weights: str, device) -> tuple[Range, str] | 
     f = 2.0 / float(ops["ops"])
     return Range(f, f, f), (f"dequantization {ops['ops']} integer ops per weight ({ops['basis']}) on "
                             f"{lanes['ratio']:g} int32 lane per fp32 lane ({lanes['basis']})")
+
+
+def _issue_cap(entry: dict, device) -> tuple[Range, str] | None:
+    """A kernel whose loads per SM per clock bound its bandwidth (DMMV F16: two scalar halves per thread per step):
+    SM-clocks per second (the vector fp32 peak / 2 / the fp32 lanes per SM) x bytes per SM-clock, as a fraction of
+    the peak memory bandwidth; None without both counts."""
+    per_clock = entry.get("bytes_per_sm_clock")
+    lanes = (entry.get("fp32_lanes_per_sm") or {}).get(device.architecture or "")
+    fp32 = device.vector_flops_per_s.get("fp32")
+    if not per_clock or not lanes or not fp32 or not device.memory_bandwidth_bytes_per_s:
+        return None
+    sm_clocks = fp32 / 2 / float(lanes["lanes"])
+    f = {k: sm_clocks * float(per_clock[k]) / device.memory_bandwidth_bytes_per_s for k in ("low", "typical", "high")}
+    return Range(f["low"], f["typical"], f["high"]), (f"capped at {f['typical']:.2f} of the bandwidth: "
+                                                      f"{per_clock['typical']} B per SM-clock ({per_clock['basis']}) x "
+                                                      f"{sm_clocks / 1e9:.0f} G SM-clocks/s ({lanes['basis']})")
 
 
 def int32_rate(device, entry: dict | None = None) -> float | None:
