@@ -7,7 +7,8 @@ are TUNED rows (data/efficiency/kernels.yaml's MMQ and cuBLAS fractions were fit
 inference_measurements_tuned_*.yaml rows (the AMD HIP and Intel SYCL fractions); the other device files
 (--set devices) are the CHECK set, not used for any fit. --vendor keeps one vendor's devices.
 --set vulkan: the llama.cpp Vulkan-backend rows (inference_measurements_vulkan.yaml, each row `backend: vulkan`), its
-TUNED rows (`set: tuned`, the Vulkan fractions of kernels.yaml were fit on them) and CHECK rows reported apart, per vendor.
+TUNED rows (`set: tuned`, the Vulkan fractions of kernels.yaml were fit on them) and CHECK rows reported apart, per vendor;
+rows with a `driver` (Mesa ANV 24.2.8 on Arc: a driver-era gap the estimate has no input for) form their own group.
 
 Run from the repo root: python benchmarks/validate_inference.py [--rows]
 """
@@ -59,7 +60,7 @@ def predict(row: dict, catalog) -> float | None:
     output = row.get("output_tokens") or (DECODE_TOKENS_UNSTATED if row["metric"] == "decode_tokens_per_s" else 0)
     cfg = InferenceConfig(batch=row.get("batch") or 1, prompt=prompt, output=output if row["metric"] != "prefill_tokens_per_s" else 0,
                           weights=quant, kv_dtype=_KV.get(row.get("kv_dtype") or "f16", "fp16"), engine=engine,
-                          gpus=row.get("gpus") or 1, backend=row.get("backend"))
+                          gpus=row.get("gpus") or 1, backend=row.get("backend"), build_date=row.get("build_date"))
     e = estimate_inference(arch, device, cfg)
     if row["metric"] == "decode_tokens_per_s":
         return e.decode.tokens_per_s.typical / cfg.batch if e.decode.compute_priced else None
@@ -166,7 +167,8 @@ def vulkan_report(catalog, show_rows: bool, vendor: str | None) -> None:
         if predicted is None:
             continue
         error = predicted / row["value"] - 1
-        groups.setdefault((row["set"], dev.vendor, GROUPS[row["metric"]]), []).append(abs(error))
+        set_ = row["set"] if not row.get("driver") else f"{row['set']} ({row['driver']}: not modelled)"
+        groups.setdefault((set_, dev.vendor, GROUPS[row["metric"]]), []).append(abs(error))
         if show_rows:
             print(f"| {row['set']} | {row['id']} | {row['device']} | {row['quant']} | {row['metric']} | "
                   f"{row['value']:,.4g} | {predicted:,.4g} | {error:+.1%} |")

@@ -135,18 +135,3 @@ def test_dequantization_makes_batch8_q4_0_decode_slower_than_its_memory_bound(ca
 
     assert per_seq(8) / 71.33 - 1 < 0.45
     assert per_seq(8) < 0.9 * per_seq(1)
-
-
-def test_f16_decode_of_pre_nov_2024_builds_is_dmmv_below_the_q_kernels_on_hbm(catalog):
-    """PR #9816: vector loads sped the old DMMV F16 kernel up 1.27x on H100 SXM (HBM3), 1.01x on GDDR; PR #10318
-    (2024-11-17) replaced it with MMVF. A build before that date takes the DMMV entry, the current one mmvq."""
-    a100, gddr = catalog.device("a100-sxm-80gb"), catalog.device("rtx-3090")
-    old = select_kernel("llama.cpp", "f16", a100, True, 1, build_date="2024-05-20")
-    now = select_kernel("llama.cpp", "f16", a100, True, 1)
-    assert old.name == "cuda-dmmv-f16" and now.name == "mmvq"
-    assert old.memory.typical == pytest.approx(now.memory.typical / 1.27, abs=0.01)
-    old_gddr = select_kernel("llama.cpp", "f16", gddr, True, 1, build_date="2024-05-20")
-    assert old_gddr.memory.typical == pytest.approx(select_kernel("llama.cpp", "f16", gddr, True, 1).memory.typical / 1.01,
-                                                    abs=0.01)
-    assert select_kernel("llama.cpp", "q4_k_m", a100, True, 1, build_date="2024-05-20").name == "mmvq"
-    assert select_kernel("llama.cpp", "f16", a100, True, 1, build_date="2025-02-20").name == "mmvq"

@@ -118,9 +118,15 @@ def select_kernel(engine: str, weights: str, device, decode: bool, batch_tokens:
             continue
         by_arch = entry.get("by_architecture")
         if not by_arch:
-            mem = (entry.get("memory_by_class") or {}).get(memory_class(device))
+            classes = (kernels[engine].get(entry["memory_like"], {}) if entry.get("memory_like") else entry)
+            mem = (classes.get("memory_by_class") or {}).get(memory_class(device))
             memory = Range(float(mem["low"]), float(mem["typical"]), float(mem["high"])) if mem else None
             basis = mem["basis"] if mem else ""
+            cap = _issue_cap(entry, device)
+            if memory is not None and cap is not None:
+                memory = Range(min(memory.low, cap[0].low), min(memory.typical, cap[0].typical),
+                               min(memory.high, cap[0].high))
+                basis = f"{basis}; {cap[1]}"
             dequant = _dequant_fraction(entry, weights.lower(), device)
             if dequant is not None:
                 return Kernel(engine, name, entry.get("description", ""), "int32", dequant[0],
@@ -135,27 +141,45 @@ def select_kernel(engine: str, weights: str, device, decode: bool, batch_tokens:
 
 
 def _dequant_fraction(entry: dict, weights: str, device) -> tuple[Range, str] | None:
-    """MMVQ's dequantization as a compute term: mmvq.cu calls the format's vec_dot once per weight block and per
+    """MMVQ's dequantization as a compute term (CUDA, and HIP, which compiles the same mmvq.cu/vecdotq.cuh): mmvq.cu calls the format's vec_dot once per weight block and per
     column (`for j < ncols_y: tmp[j][i] += vec_dot_q_cuda(...)`), so each weight costs `ops` integer instructions per
     token of the batch and a matmul's 2 x weights x batch FLOPs take weights x batch x ops / the integer rate: as a
     fraction of that rate, 2 / ops matmul FLOPs per integer op. None where the format or the architecture has no
     count (the device default then prices the matmul)."""
     ops = (entry.get("dequant_int_ops_per_weight") or {}).get(weights)
     lanes = (entry.get("int32_lanes_per_fp32_lane") or {}).get(device.architecture or "")
-    if not ops or not lanes or device.vendor != "nvidia" or not int32_rate(device, entry):
+    if not ops or not lanes or not int32_rate(device, entry):
         return None
     f = 2.0 / float(ops["ops"])
     return Range(f, f, f), (f"dequantization {ops['ops']} integer ops per weight ({ops['basis']}) on "
                             f"{lanes['ratio']:g} int32 lane per fp32 lane ({lanes['basis']})")
 
 
+def _issue_cap(entry: dict, device) -> tuple[Range, str] | None:
+    """A kernel whose loads per SM per clock bound its bandwidth (DMMV F16: two scalar halves per thread per step):
+    SM-clocks per second (the vector fp32 peak / 2 / the fp32 lanes per SM) x bytes per SM-clock, as a fraction of
+    the peak memory bandwidth; None without both counts."""
+    per_clock = entry.get("bytes_per_sm_clock")
+    lanes = (entry.get("fp32_lanes_per_sm") or {}).get(device.architecture or "")
+    fp32 = device.vector_flops_per_s.get("fp32")
+    if not per_clock or not lanes or not fp32 or not device.memory_bandwidth_bytes_per_s:
+        return None
+    sm_clocks = fp32 / 2 / float(lanes["lanes"])
+    f = {k: sm_clocks * float(per_clock[k]) / device.memory_bandwidth_bytes_per_s for k in ("low", "typical", "high")}
+    return Range(f["low"], f["typical"], f["high"]), (f"capped at {f['typical']:.2f} of the bandwidth: "
+                                                      f"{per_clock['typical']} B per SM-clock ({per_clock['basis']}) x "
+                                                      f"{sm_clocks / 1e9:.0f} G SM-clocks/s ({lanes['basis']})")
+
+
 def int32_rate(device, entry: dict | None = None) -> float | None:
     """32-bit integer instructions per second: the vector fp32 peak / 2 (an FMA is 2 FLOPs) x the int32 lanes per
-    fp32 lane of the device's architecture (kernels.yaml), or None when either is unknown."""
+    fp32 lane of the device's architecture (kernels.yaml: the `entry`'s table, else the first llama.cpp entry that
+    lists the architecture), or None when either is unknown."""
+    arch = device.architecture or ""
     if entry is None:
         entry = next((e for e in (_table()[0].get("llama.cpp") or {}).values()
-                      if e.get("int32_lanes_per_fp32_lane")), {})
-    lanes = (entry.get("int32_lanes_per_fp32_lane") or {}).get(device.architecture or "")
+                      if arch in (e.get("int32_lanes_per_fp32_lane") or {})), {})
+    lanes = (entry.get("int32_lanes_per_fp32_lane") or {}).get(arch)
     fp32 = device.vector_flops_per_s.get("fp32")
     return fp32 / 2 * float(lanes["ratio"]) if lanes and fp32 else None
 

@@ -56,6 +56,8 @@ class InferenceConfig:
     """(height, width) of each image in pixels; None: the model's own size (448 × 448 for Qwen2-VL)."""
     backend: str | None = None
     """llama.cpp's build backend (price/kernels.py BACKENDS: vulkan, cuda, hip, ...); None: the device's default."""
+    build_date: str | None = None
+    """'YYYY-MM-DD' of an older llama.cpp build: the kernels it ran (kernels.yaml `until`); None: the current build."""
 
     def __post_init__(self) -> None:
         if self.threads is not None and self.threads < 1:
@@ -74,6 +76,8 @@ class InferenceConfig:
                               f"({self.prompt} + {self.output} tokens)")
         if self.backend is not None and self.engine != "llama.cpp":
             raise ConfigError(f"--backend {self.backend}: a llama.cpp build option: use it with --engine llama.cpp")
+        if self.build_date is not None and (self.engine != "llama.cpp" or not _is_date(self.build_date)):
+            raise ConfigError(f"build date {self.build_date!r}: expected YYYY-MM-DD of a llama.cpp build")
         if self.kv_dtype not in KV_BYTES_PER_ELEMENT:
             raise ConfigError(f"--kv-dtype {self.kv_dtype!r}: expected one of {', '.join(KV_BYTES_PER_ELEMENT)}")
 
@@ -165,8 +169,17 @@ class InferenceEstimate:
         return data
 
 
+def _is_date(text: str) -> bool:
+    from datetime import date
+
+    try:
+        return bool(date.fromisoformat(text))
+    except ValueError:
+        return False
+
+
 def phase_efficiency(device: DeviceSpec, engine: EngineProfile, decode: bool, weights: WeightFormat,
-                     tokens: int | None = None, backend: str | None = None) -> Efficiency:
+                     tokens: int | None = None, backend: str | None = None, build_date: str | None = None) -> Efficiency:
     """The device's efficiency for one phase of `engine`: its decode overhead, and at prefill the matmul
     fraction of the kernel the engine really runs (price/kernels.py; `tokens` in the batch, default 512)."""
     eff = device_efficiency(device)
@@ -182,10 +195,10 @@ def phase_efficiency(device: DeviceSpec, engine: EngineProfile, decode: bool, we
         changes["overhead_s"] = overhead
     if eff.origin.startswith("defaults"):  # a calibrated profile measured the device's own kernels: keep it
         tokens = tokens or (1 if decode else 512)
-        tensor = kernel_matmul(device, engine.id, weights.id, decode, tokens, backend)
+        tensor = kernel_matmul(device, engine.id, weights.id, decode, tokens, backend, build_date)
         if tensor is not None:
             changes["tensor"] = {**eff.tensor, **tensor}
-        kernel = select_kernel(engine.id, weights.id, device, decode, tokens, backend=backend)
+        kernel = select_kernel(engine.id, weights.id, device, decode, tokens, build_date, backend)
         if kernel is not None and kernel.memory is not None:
             changes["memory"] = kernel.memory
         if kernel is not None and (tensor is not None or kernel.memory is not None):
@@ -195,9 +208,9 @@ def phase_efficiency(device: DeviceSpec, engine: EngineProfile, decode: bool, we
 
 
 def kernel_matmul(device: DeviceSpec, engine: str, weights: str, decode: bool, tokens: int,
-                  backend: str | None = None) -> dict[str, Range] | None:
+                  backend: str | None = None, build_date: str | None = None) -> dict[str, Range] | None:
     """Matmul fractions, per precision the ledger may price at, implied by the kernel `engine` runs."""
-    kernel = select_kernel(engine, weights, device, decode, tokens, backend=backend)
+    kernel = select_kernel(engine, weights, device, decode, tokens, build_date, backend)
     peak = kernel_peak(device, kernel) if kernel is not None and kernel.fraction is not None else None
     if not peak:
         return None
@@ -363,7 +376,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     def phase(ledger: Ledger, decode: bool, tokens: int) -> PhaseEstimate:
         on_dev = on_cpu = None
         if on_gpu > 0:
-            eff = phase_efficiency(dev, engine, decode, fmt, tokens, cfg.backend)
+            eff = phase_efficiency(dev, engine, decode, fmt, tokens, cfg.backend, cfg.build_date)
             overhead = decode_step_overhead(engine, arch, dev) if decode else step_overhead
             eager = eager_kernel_overhead(engine, ledger, dev, fmt.compute_dtype == "fp32") if decode else None
             overhead = overhead + eager if overhead is not None and eager is not None else (overhead or eager)
