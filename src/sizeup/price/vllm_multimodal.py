@@ -41,6 +41,7 @@ from sizeup.ingest.arch import ModelArch, TowerSpec
 from sizeup.ingest.tower_ops import TowerInput
 from sizeup.price.engines import EngineProfile
 from sizeup.price.tower_memory import tower_activations
+from sizeup.units import MIB
 
 __all__ = ["MultimodalProfile", "vllm_multimodal_profile", "profile_image", "QWEN2_VL_CHECKPOINT_MAX_PIXELS"]
 
@@ -160,9 +161,9 @@ def vllm_multimodal_profile(arch: ModelArch, engine: EngineProfile, *, decoder_b
     notes = [f"vLLM multimodal profile: {items:,} dummy image(s) of {hw[0]} × {hw[1]} pixels ({origin}; "
              f"{tokens:,} embeddings each) through the vision tower in one pass, the encoder budget and cache "
              f"{budget:,} tokens (max_num_batched_tokens {step:,}), {per_prompt:,} image(s) per prompt ({limit_from} "
-             f"{limit:,}, max_model_len {max_model_len:,}); the tower's pass peaks at {pass_.peak_bytes / 2**20:,.0f} "
-             f"MiB, the cached embeddings take {cache / 2**20:,.0f} MiB beside the decoder's step: "
-             f"+{(peak - decoder_bytes) / 2**20:,.0f} MiB before the KV pool"]
+             f"{limit:,}, max_model_len {max_model_len:,}); the tower's pass peaks at {pass_.peak_bytes / MIB:,.0f} "
+             f"MiB, the cached embeddings take {cache / MIB:,.0f} MiB beside the decoder's step: "
+             f"+{(peak - decoder_bytes) / MIB:,.0f} MiB before the KV pool"]
     if t.rotary and not t.image_size and t.variant != "pixtral":
         notes.append(f"{arch.model_type}: vLLM profiles the modality whose item has the most tokens; a video (up to "
                      f"max_model_len tokens) can exceed an image, and sizeup profiles images only: a lower bound")
