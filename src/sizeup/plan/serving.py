@@ -173,7 +173,9 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
                               detail={"rate_per_replica": rate, "owned_monthly_usd": owned_total,
                                       "decode_batches": list(model.decode_batches),
                                       "decode_step_s": list(model.decode_step_s),
-                                      "memory_parts": memory_parts(memory)})
+                                      "memory_parts": memory_parts(memory),
+                                      **({"multimodal_profile": memory.multimodal_profile.to_dict()}
+                                         if memory.multimodal_profile else {})})
         if scenario.budget.monthly_usd is not None and cost > scenario.budget.monthly_usd:
             rejected.append(Rejection(family=family, reason=f"${cost:,.0f}/month {used} is over the budget of "
                                                             f"${scenario.budget.monthly_usd:,.0f}"))

@@ -114,6 +114,13 @@ def build_sheet(result) -> Sheet:
         if chosen.memory_bytes:
             hw += [Cell(key="memory_needed", label="memory needed per GPU", value=chosen.memory_bytes, unit="bytes"),
                    Cell(key="memory_usable", label="memory usable per GPU", value=int(chosen.usable_bytes), unit="bytes")]
+        profile = chosen.detail.get("multimodal_profile")
+        if profile:  # vLLM's start-up profile of the vision tower, ahead of the KV pool
+            hw.insert(-1, Cell(key="multimodal_profile", label="of which vLLM multimodal profile",
+                               value=chosen.detail["memory_parts"].get("multimodal profile", 0), unit="bytes",
+                               note=f"{profile['items']} dummy image(s) of {profile['image_hw'][0]} × "
+                                    f"{profile['image_hw'][1]}, encoder budget {profile['encoder_budget_tokens']:,} "
+                                    f"tokens"))
     job = chosen is not None and "hours" in chosen.latency
     if chosen is not None and job and scenario.job is not None:
         hw.append(Cell(key="method", label="method", value=scenario.job.method))

@@ -20,14 +20,17 @@ __all__ = ["Candidate", "Rejection", "PlanResult", "ranked_result", "memory_part
 
 def memory_parts(memory) -> dict[str, int]:
     """Bytes per GPU by part, in the order a stacked chart draws them: an InferenceMemory (weights, KV
-    cache, activations, overhead) or a TrainingMemory (weights, gradients, optimizer, activations,
-    overhead). The parts sum to `memory.total_bytes`."""
+    cache, activations, vLLM's multimodal profile where there is one, overhead) or a TrainingMemory (weights,
+    gradients, optimizer, activations, overhead). The parts sum to `memory.total_bytes`."""
     parts = {"weights": memory.weights_bytes}
     for name, attr in (("KV cache", "kv_cache_bytes"), ("gradients", "gradients_bytes"),
                        ("optimizer", "optimizer_bytes")):
         if hasattr(memory, attr):
             parts[name] = getattr(memory, attr)
-    return parts | {"activations": memory.activations_bytes, "overhead": memory.overhead_bytes}
+    parts["activations"] = memory.activations_bytes
+    if getattr(memory, "multimodal_profile_bytes", 0):  # vLLM's vision profile ahead of the KV pool
+        parts["multimodal profile"] = memory.multimodal_profile_bytes
+    return parts | {"overhead": memory.overhead_bytes}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

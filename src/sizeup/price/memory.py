@@ -5,13 +5,16 @@ really gets — and the largest context and batch that fit.
 Engines differ in policy:
 - `hf`: everything allocated on demand; the whole prompt is one forward pass.
 - `vllm`: takes `gpu_memory_utilization` of the GPU up front; after weights, the activation peak of a
-  `max_num_batched_tokens` step and non-torch memory, the rest is the paged KV pool (blocks of 16).
+  `max_num_batched_tokens` step and non-torch memory, the rest is the paged KV pool (blocks of 16). For a
+  vision-language model its profiling run also pushes the largest dummy image batch through the vision tower
+  and holds the embeddings in the encoder cache beside the decoder's step (`sizeup.price.vllm_multimodal`):
+  its excess is a line of its own, `multimodal_profile_bytes`, whatever the request's images.
 - `llama.cpp`: the KV cache is allocated for the whole context; the compute buffer is sized for a
   physical batch (`n_ubatch`); layers not offloaded to the GPU (`gpu_layers`) stay in CPU RAM.
 
 A tower ahead of the decoder (an encoder, a vision tower: `MemoryConfig.tower`) runs before the decoder's
 prefill: the activation peak is the larger of its pass and the decoder's step plus what the tower leaves it
-(`sizeup.price.tower_memory`), under every engine.
+(`sizeup.price.tower_memory`), under every engine but vLLM with a vision tower (its profile above bounds it).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from sizeup.ingest.transformer_ops import KV_BYTES_PER_ELEMENT
 from sizeup.price.attention_kernels import attention_path
 from sizeup.price.engines import EngineProfile
 from sizeup.price.tower_memory import tower_activations
+from sizeup.price.vllm_multimodal import MultimodalProfile, vllm_multimodal_profile
 from sizeup.ranges import Range
 from sizeup.units import GIB
 
@@ -76,10 +80,15 @@ class InferenceMemory:
     """Weights and cache left in CPU RAM (llama.cpp partial offload)."""
     max_concurrent_sequences: int | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    multimodal_profile_bytes: int = 0
+    """vLLM with a vision tower: what its profiling run's vision pass and encoder cache add to the decoder's
+    activation peak before the KV pool is sized (`multimodal_profile` says how)."""
+    multimodal_profile: MultimodalProfile | None = None
 
     @property
     def total_bytes(self) -> int:
-        return self.weights_bytes + self.kv_cache_bytes + self.activations_bytes + self.overhead_bytes
+        return (self.weights_bytes + self.kv_cache_bytes + self.activations_bytes + self.multimodal_profile_bytes
+                + self.overhead_bytes)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -88,6 +97,8 @@ class InferenceMemory:
             "overhead_bytes": self.overhead_bytes, "total_bytes": self.total_bytes,
             "usable_bytes": self.usable_bytes.typical, "usable_bytes_range": self.usable_bytes.to_dict(),
             "cpu_bytes": self.cpu_bytes, "max_concurrent_sequences": self.max_concurrent_sequences,
+            "multimodal_profile_bytes": self.multimodal_profile_bytes,
+            "multimodal_profile": None if self.multimodal_profile is None else self.multimodal_profile.to_dict(),
         }
 
 
@@ -171,7 +182,12 @@ def inference_memory(arch: ModelArch, device: DeviceSpec, engine: EngineProfile,
         step_tokens = int(engine.value("max_num_batched_tokens", 8192))
         max_seqs = int(engine.value("max_num_seqs", 256))
         activations = _activation_peak(arch, step_tokens, min(max_seqs, step_tokens), cfg.act_bytes, cfg.tp)
-        activations = _with_tower(arch, device, engine, cfg, activations, notes)
+        profile = _vllm_profile(arch, engine, cfg, activations)
+        if profile is None:
+            activations = _with_tower(arch, device, engine, cfg, activations, notes)
+        else:
+            notes.extend(profile.notes)
+        mm_bytes = profile.extra_bytes if profile else 0
         non_torch = engine.range("non_torch_bytes") or Range(0.5 * GIB, 0.5 * GIB, 0.5 * GIB)
         graphs = engine.range("cuda_graph_bytes") or Range(0.5 * GIB, 0.5 * GIB, 0.5 * GIB)
         utilization = engine.value("gpu_memory_utilization", 0.92)
@@ -180,15 +196,17 @@ def inference_memory(arch: ModelArch, device: DeviceSpec, engine: EngineProfile,
         cuda_total = usable.typical + _context_reserve(device)
         budget = cuda_total * utilization
         overhead = int(non_torch.typical + graphs.typical)
-        pool = int(budget - weights - activations - overhead)
+        pool = int(budget - weights - activations - mm_bytes - overhead)
         needed = kv_seq * cfg.batch
         concurrency = min(max(pool, 0) // kv_seq, max_seqs) if kv_seq else None
         fits = pool >= needed and pool > 0 and budget <= usable.typical
         notes.append(f"vLLM takes {utilization:.0%} of the GPU up front; the KV pool is what remains after weights, "
-                     f"the activation peak of a {step_tokens}-token step, non-torch and CUDA-graph memory")
+                     f"the activation peak of a {step_tokens}-token step, "
+                     + ("the multimodal profile, " if profile else "") + "non-torch and CUDA-graph memory")
         return InferenceMemory(weights_bytes=weights, kv_cache_bytes=max(pool, 0), kv_cache_needed_bytes=needed,
                                activations_bytes=activations, overhead_bytes=overhead, usable_bytes=usable, fits=fits,
-                               cpu_bytes=cpu_weights, max_concurrent_sequences=concurrency, notes=tuple(notes))
+                               cpu_bytes=cpu_weights, max_concurrent_sequences=concurrency, notes=tuple(notes),
+                               multimodal_profile_bytes=mm_bytes, multimodal_profile=profile)
     if engine.id == "llama.cpp":
         ubatch = int(engine.value("n_ubatch", 512))
         n = arch.num_layers
@@ -229,6 +247,17 @@ def inference_memory(arch: ModelArch, device: DeviceSpec, engine: EngineProfile,
     return InferenceMemory(weights_bytes=weights, kv_cache_bytes=kv, kv_cache_needed_bytes=kv,
                            activations_bytes=activations, overhead_bytes=overhead, usable_bytes=usable,
                            fits=total <= usable.typical, cpu_bytes=cpu_weights, notes=tuple(notes))
+
+
+def _vllm_profile(arch: ModelArch, engine: EngineProfile, cfg: MemoryConfig, decoder: int) -> MultimodalProfile | None:
+    """vLLM's multimodal profile for a vision tower: the scenario's images per prompt and image size as the
+    deploy's limit_mm_per_prompt, max_model_len the model's own context (the cache's where the config names none)."""
+    if arch.tower is None or arch.tower.kind != "vision":
+        return None
+    feed = cfg.tower
+    return vllm_multimodal_profile(arch, engine, decoder_bytes=decoder, images=feed.images if feed else 0,
+                                   image_hw=feed.image_hw if feed else None,
+                                   max_model_len=arch.max_context or cfg.context, act_bytes=cfg.act_bytes, tp=cfg.tp)
 
 
 def _with_tower(arch: ModelArch, device: DeviceSpec, engine: EngineProfile, cfg: MemoryConfig, decoder: int,

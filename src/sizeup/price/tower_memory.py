@@ -49,12 +49,16 @@ class TowerActivations:
 
 
 def tower_activations(arch: ModelArch, inp: TowerInput, *, act_bytes: int, tp: int, fused: bool,
-                      kept_layers: int = 0, path: str = "") -> TowerActivations:
+                      kept_layers: int = 0, path: str = "", grid: tuple[int, int] | None = None) -> TowerActivations:
     """The tower's activations for one prefill of `inp`; `fused`: the engine's attention kernel forms no s²
     scores; `kept_layers`: layer outputs the engine holds beside the residual stream until the tower returns
-    (transformers' LLaVA: its feature layers); `path` names the attention kernel in the note."""
+    (transformers' LLaVA: its feature layers); `path` names the attention kernel in the note; `grid`: (positions,
+    tokens) of each image where another processor than transformers' resizes it (vLLM's profile, at the
+    checkpoint's pixel bounds), else `image_grid`'s."""
     t = arch.tower
     seqs, length = tower_positions(t, inp) if t is not None else (0, 0)
+    if grid is not None and t is not None and t.kind == "vision":
+        length = grid[0]
     if seqs == 0:
         return TowerActivations(peak_bytes=0, kept_bytes=0)
     a, m, h = t.layer.attention, t.layer.mlp, t.hidden
@@ -78,7 +82,7 @@ def tower_activations(arch: ModelArch, inp: TowerInput, *, act_bytes: int, tp: i
     if t.kind == "encoder":
         kept = tokens * h
     else:
-        per_image = image_grid(t, inp.image_hw)[1]
+        per_image = grid[1] if grid is not None else image_grid(t, inp.image_hw)[1]
         width = t.projector[-1] if t.projector else arch.hidden
         kept = seqs * per_image * width
         if len(t.projector) > 1:  # features in, the first linear's output and its GELU

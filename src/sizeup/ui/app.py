@@ -305,5 +305,6 @@ def _memory_chart(result: dict | None) -> str:
         return ""
     m = result["memory"]
     parts = {"weights": m["weights_bytes"], "KV cache": m["kv_cache_bytes"], "activations": m["activations_bytes"],
+             **({"multimodal profile": m["multimodal_profile_bytes"]} if m.get("multimodal_profile_bytes") else {}),
              "overhead": m["overhead_bytes"]}
     return memory_stack_svg(parts, m["usable_bytes"], f"memory per GPU: {result['device']['name']}", key="memory")

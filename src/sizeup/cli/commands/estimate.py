@@ -291,6 +291,7 @@ def render_estimate(e) -> str:
     rows = [["weights", format_bytes(m.weights_bytes)],
             ["KV cache" + (" pool" if m.max_concurrent_sequences is not None else ""), format_bytes(m.kv_cache_bytes)],
             ["activations (peak)", format_bytes(m.activations_bytes)],
+            *([["vLLM multimodal profile", format_bytes(m.multimodal_profile_bytes)]] if m.multimodal_profile else []),
             ["engine overhead", format_bytes(m.overhead_bytes)],
             ["total", format_bytes(m.total_bytes)],
             ["usable on the device", _range(m.usable_bytes, format_bytes)]]
