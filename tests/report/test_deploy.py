@@ -151,3 +151,32 @@ def test_cli_plan_deploy_refuses_an_edge_plan(tmp_path, capsys):
     code = main(["plan", str(EXAMPLES / "jetson-edge.yaml"), "--deploy", str(tmp_path / "k8s")])
     err = capsys.readouterr().err.strip()
     assert code == 1 and len(err.splitlines()) == 1 and "without Kubernetes" in err
+
+
+def test_a_vision_language_deploy_passes_the_images_its_memory_profile_assumed(tmp_path):
+    """The plan keeps back vLLM's multimodal profile for the scenario's images per request at its image
+    size (price/vllm_multimodal.py); the server must be told the same, or it profiles vLLM's default
+    limit at the processor's largest image and leaves less for the KV cache than the plan sized."""
+    import json
+
+    config = Path(__file__).resolve().parents[1] / "ingest" / "configs" / "qwen2-vl-7b-instruct.json"
+    path = tmp_path / "vl.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "vl-api", "model": str(config), "task": "api",
+        "traffic": {"users": 20, "requests_per_user_per_hour": 6, "prompt_tokens": {"mean": 1200, "p95": 2000},
+                    "output_tokens": {"mean": 200, "p95": 400}, "images_per_request": 2, "image_size": 448},
+        "sla": {"ttft_p95_s": 2.0, "tpot_p95_s": 0.08},
+        "constraints": {"devices": ["l40s", "h100"], "engines": ["vllm"], "quantizations": ["bf16"], "max_gpus": 1}}))
+    result = plan_scenario(load_scenario(path), load_catalog(include_user=False))
+    assert result.chosen.detail.get("multimodal_profile"), "the plan priced vLLM's multimodal profile"
+    deployment = next(o for o in manifests(result) if o["kind"] == "Deployment")
+    args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    limit = json.loads(args[args.index("--limit-mm-per-prompt") + 1])
+    assert limit == {"image": {"count": 2, "width": 448, "height": 448}}
+    _validate(deployment)
+
+
+def test_a_text_model_deploy_has_no_multimodal_limit():
+    args = next(o for o in manifests(_plan("team-api-200-users")) if o["kind"] == "Deployment")[
+        "spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--limit-mm-per-prompt" not in args

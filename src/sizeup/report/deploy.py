@@ -63,6 +63,18 @@ def _node_selector(chosen) -> tuple[dict[str, str], str]:
             "nodes -L nvidia.com/gpu.product`")
 
 
+def _vllm_multimodal_args(traffic, chosen) -> list[str]:
+    """The images per prompt (and their size) the plan's vLLM multimodal profile assumed
+    (price/vllm_multimodal.py), so the server profiles, and keeps back, what the plan sized; without them
+    vLLM profiles its default limit of images at the processor's largest size."""
+    if not chosen.detail.get("multimodal_profile") or not getattr(traffic, "images", 0):
+        return []
+    image: Any = traffic.images
+    if traffic.image_hw:
+        image = {"count": traffic.images, "width": traffic.image_hw[1], "height": traffic.image_hw[0]}
+    return ["--limit-mm-per-prompt", json.dumps({"image": image}, separators=(",", ":"))]
+
+
 def _engine_args(result, chosen) -> tuple[list[str], list[str]]:
     """(command, args) of the engine container."""
     from sizeup.price.engines import get_engine
@@ -80,7 +92,7 @@ def _engine_args(result, chosen) -> tuple[list[str], list[str]]:
             args += ["--quantization", _VLLM_QUANT[chosen.quant]]
         if chosen.quant in _DTYPE:
             args += ["--dtype", _DTYPE[chosen.quant]]
-        return [], args
+        return [], args + _vllm_multimodal_args(traffic, chosen)
     if chosen.engine == "llama.cpp":
         parallel = max(1, chosen.max_batch)
         return [], ["--hf-repo", f"{model}-GGUF:{chosen.quant.upper()}",
