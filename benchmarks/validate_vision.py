@@ -4,6 +4,12 @@ One row per measurement (tuned rows apart from check rows), priced without and w
 (price/occupancy.py), then per set and group the median, p90 and worst absolute error. Targets (issue 18): batch 1 within 25%, large batch (>= 256) within 15%. Needs torch (the model is
 traced once per batch size and kept in the trace cache).
 
+A row's runtime fixes the layout cuDNN sees: pytorch-eager / pytorch-eager-amp hand it NCHW tensors (a
+tensor-core conv then runs an NCHW->NHWC transform kernel first, price/conv_algos.py), the -channels-last
+runtime and torch-compile (inductor's layout optimisation) NHWC. No large-batch row is tuned: the GeForce
+half-rate efficiencies (gpu.yaml *@fp32acc-half-rate) come from torch.matmul figures, the layout cost from
+bytes; the timm NCHW/NHWC pairs check both.
+
 Run from the repo root: python benchmarks/validate_vision.py
 """
 

@@ -58,9 +58,10 @@ def test_small_ops_on_a_gpu_are_bound_by_the_host_time_per_kernel():
     eager = price(BLOCK, T4, runtime=get_runtime("pytorch-eager"))
     per_op = get_runtime("pytorch-eager").per_op_s
     assert list(eager.bound()) == ["overhead"] * 3
-    # asynchronous device: each op takes max(gpu time, host time), so the host time is the whole forward
-    assert eager.total_s.typical == pytest.approx(3 * per_op.typical)
-    assert eager.total_s.low == pytest.approx(3 * per_op.low)
+    # asynchronous device: each op takes max(gpu time, host time), so the host time is the whole forward:
+    # 4 kernels, the fp16 conv on NCHW tensors running cuDNN's NHWC transpose first (price.conv_algos)
+    assert eager.total_s.typical == pytest.approx(4 * per_op.typical)
+    assert eager.total_s.low == pytest.approx(4 * per_op.low)
     assert eager.overhead_bound_s == pytest.approx(eager.total_s.typical)
 
 
@@ -102,3 +103,16 @@ def test_a_calibrated_overhead_wins_over_the_table():
 def test_an_unknown_runtime_is_refused_naming_the_choices():
     with pytest.raises(ConfigError, match="runtime 'pytorch-lazy' is unknown: expected one of pytorch-eager"):
         get_runtime("pytorch-lazy")
+
+
+def test_an_inductor_epilogue_kernel_adds_its_traffic_after_the_conv_instead_of_overlapping_it():
+    """torch.compile without freezing: the extern conv, then one generated pointwise kernel (batch norm,
+    relu) that reads and writes the conv's output once; the second kernel starts when the first ends."""
+    big = Ledger(ops=[OpRecord(op="aten.convolution", kind=OpKind.CONV, scope="m", flops=10**12, matmul_flops=10**12,
+                               bytes_read=10**8, bytes_written=10**8, dtype="fp16"),
+                      replace(_op(OpKind.NORM), op="aten._native_batch_norm_legit_no_training")])
+    compiled = price(big, T4, runtime=get_runtime("torch-compile"))
+    conv_alone = price(Ledger(ops=big.ops[:1]), T4, runtime=get_runtime("tensorrt"))  # fused, no epilogue
+    epilogue_s = 2 * 10**8 / (T4.memory_bandwidth_bytes_per_s * compiled.efficiency.memory.typical)
+    assert compiled.time["typical"][0] == pytest.approx(conv_alone.time["typical"][0] + epilogue_s)
+    assert compiled.memory[1] == 0 and compiled.arrays.launches[1] == 0  # the norm moved into the epilogue

@@ -64,3 +64,29 @@ def test_an_estimate_imports_no_numpy():
                               timeout=120)
         assert proc.returncode == 0, proc.stderr
     assert proc.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_half_rate_accumulate_parts_price_tensor_kernels_at_the_fraction_of_their_halved_peak():
+    """GeForce: the FP16/BF16 FP32-accumulate rate is half the FP16-accumulate one, and torch.matmul fp16 reaches
+    ~0.98-1.07 of it (RTX 3060 24.8 of 25.25 TF, RTX 4090 168.4 of 165.2: zzc0721/torch-performance-test-data
+    #131, #78), against 0.72 typical on full-rate parts; the data-centre parts keep the kind's fraction."""
+    from sizeup.hardware.catalog import load_catalog
+    from sizeup.price.efficiency import default_efficiency
+    from sizeup.price.rates import HALF_RATE, OpClasses, half_rate_accumulate, inverse_rates
+    from sizeup.ledger import Ledger, OpKind, OpRecord
+
+    catalog = load_catalog(include_user=False)
+    geforce, a100 = catalog.device("rtx-4090"), catalog.device("a100-sxm-80gb")
+    assert half_rate_accumulate(geforce, "fp16") and half_rate_accumulate(geforce, "bf16")
+    assert not half_rate_accumulate(a100, "fp16") and not half_rate_accumulate(geforce, "fp8")
+    eff = default_efficiency("gpu")
+    ledger = Ledger(ops=[OpRecord(op="aten.convolution", kind=OpKind.CONV, scope="c", flops=10**9, matmul_flops=10**9,
+                                  bytes_read=1, bytes_written=1, dtype="fp16")])
+    classes = OpClasses.of(ledger)
+    rate = 1 / inverse_rates(geforce, eff, classes).tensor[1][0]
+    assert rate == pytest.approx(geforce.peak_flops_per_s["fp16"] * eff.tensor[f"conv@{HALF_RATE}"].typical)
+    rate = 1 / inverse_rates(a100, eff, classes).tensor[1][0]
+    assert rate == pytest.approx(a100.peak_flops_per_s["fp16"] * eff.tensor["conv"].typical)
+    # an engine's own kernel fraction (llama.cpp MMVQ, a calibration) is kept over the half-rate rule
+    own = eff.with_overrides(tensor={**eff.tensor, "conv": eff.tensor["conv"].__class__(0.1, 0.1, 0.1)})
+    assert 1 / inverse_rates(geforce, own, classes).tensor[1][0] == pytest.approx(geforce.peak_flops_per_s["fp16"] * 0.1)

@@ -6,7 +6,8 @@ A runtime fixes three things about the fixed cost of a forward pass:
   waits for the host only where the host is slower (small batches of small kernels);
 - how many kernels run and what they move: fused runtimes (TensorRT, ONNX Runtime, inductor) fold norm
   and elementwise ops into the preceding matrix kernel, so those ops launch nothing and move no bytes of
-  their own (inductor's separate pointwise epilogue reads and writes the matrix output once); autocast
+  their own (inductor's separate pointwise epilogue reads and writes the matrix output once, after the
+  matrix kernel: its time adds); autocast
   adds one weight-cast kernel per conv/linear call;
 - one graph launch per forward where kernels are replayed from a captured graph (CUDA graphs).
 """
@@ -22,13 +23,15 @@ from sizeup.ledger import OpKind
 from sizeup.price.efficiency import Efficiency, parse_entry
 from sizeup.ranges import Range
 
-__all__ = ["Runtime", "runtime_names", "get_runtime", "apply_runtime", "ZERO"]
+__all__ = ["Runtime", "LAYOUTS", "runtime_names", "get_runtime", "apply_runtime", "epilogue_bytes", "ZERO"]
 
 ZERO = Range(0.0, 0.0, 0.0)
 _MATRIX = frozenset({OpKind.MATMUL, OpKind.CONV, OpKind.ATTENTION})
 _FUSABLE = {k.value: k for k in (OpKind.NORM, OpKind.ELEMENTWISE)}
 _KEYS = {"name", "per_op_s", "per_op_s_cpu", "per_graph_s", "fuses", "casts_per_matrix_op",
-         "epilogue_kernels_per_matrix_op"}
+         "epilogue_kernels_per_matrix_op", "conv_layout"}
+LAYOUTS = ("nchw", "channels_last")
+"""The activation layout a runtime hands cuDNN: PyTorch's default contiguous NCHW, or channels-last (NHWC)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +45,9 @@ class Runtime:
     casts_per_matrix_op: int
     epilogue_kernels_per_matrix_op: int
     sources: tuple[str, ...]
+    conv_layout: str | None = None
+    """'nchw' or 'channels_last' where the runtime hands its convolutions to cuDNN in that layout (eager
+    PyTorch, inductor's extern convs); None where an engine picks its own (TensorRT, ONNX Runtime)."""
 
     def per_op_on(self, synchronous: bool) -> Range | None:
         """Host time per kernel on this device class; None: the device kind's default applies."""
@@ -74,7 +80,10 @@ def _parse(rid: str, data: object, path) -> Runtime:
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise CatalogError(f"{path}: runtimes.{rid}.{key} = {value!r}: expected a whole number >= 0")
         counts[key] = value
-    return Runtime(id=rid, name=str(data.get("name") or rid), per_op_s=per_op, per_op_s_cpu=cpu,
+    layout = data.get("conv_layout")
+    if layout is not None and layout not in LAYOUTS:
+        raise CatalogError(f"{path}: runtimes.{rid}.conv_layout = {layout!r}: expected one of {', '.join(LAYOUTS)}")
+    return Runtime(id=rid, name=str(data.get("name") or rid), per_op_s=per_op, per_op_s_cpu=cpu, conv_layout=layout,
                    per_graph_s=graph or ZERO, fuses=frozenset(_FUSABLE[f] for f in fuses),
                    sources=tuple(sources), **counts)
 
@@ -127,20 +136,19 @@ def launches_under(runtime: Runtime, ledger, launches: list[float]) -> list[floa
 
 def bytes_under(runtime: Runtime, ledger, moved: list[float]) -> list[float]:
     """Bytes through memory per op when `runtime` runs the ledger: a fused op works on the matrix
-    kernel's output in registers and moves nothing of its own; where the fusion runs as a separate
-    epilogue kernel (inductor's pointwise kernel after an extern conv), that kernel reads and writes the
-    matrix op's output once."""
+    kernel's output in registers and moves nothing of its own."""
     if not runtime.fuses:
         return moved
-    out = []
-    for o, b in zip(ledger.ops, moved):
-        if b and _folded(runtime, o):
-            out.append(0.0)
-        elif o.kind in _MATRIX and runtime.epilogue_kernels_per_matrix_op:
-            out.append(b + 2.0 * o.bytes_written * o.count * runtime.epilogue_kernels_per_matrix_op)
-        else:
-            out.append(b)
-    return out
+    return [0.0 if b and _folded(runtime, o) else b for o, b in zip(ledger.ops, moved)]
+
+
+def epilogue_bytes(runtime: Runtime, ledger) -> list[float]:
+    """Per op, the bytes of the kernels that run after it on their own: where the fusion is a separate
+    epilogue kernel (inductor's pointwise kernel after an extern conv: batch norm, relu, add), that kernel
+    reads and writes the matrix op's output once. It runs after the matrix kernel, not beside it, so its
+    time adds to the op's (roofline `serial_bytes`) instead of overlapping its compute."""
+    n = runtime.epilogue_kernels_per_matrix_op if runtime.fuses else 0
+    return [2.0 * o.bytes_written * o.count * n if n and o.kind in _MATRIX else 0.0 for o in ledger.ops]
 
 
 def apply_runtime(arrays, eff: Efficiency, runtime: Runtime | None, synchronous: bool):
@@ -151,7 +159,8 @@ def apply_runtime(arrays, eff: Efficiency, runtime: Runtime | None, synchronous:
 
     launches = np.asarray(launches_under(runtime, arrays.ledger, list(arrays.launches)), dtype=float)
     moved = np.asarray(bytes_under(runtime, arrays.ledger, list(arrays.bytes)), dtype=float)
-    arrays = replace(arrays, launches=launches, bytes=moved, groups={})
+    serial = np.asarray(epilogue_bytes(runtime, arrays.ledger), dtype=float)
+    arrays = replace(arrays, launches=launches, bytes=moved, serial_bytes=serial, groups={})
     per_op = runtime.per_op_on(synchronous)
     if per_op is not None:
         eff = replace(eff, overhead_s=per_op, sources=eff.sources + runtime.sources,

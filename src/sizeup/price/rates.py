@@ -13,10 +13,11 @@ from dataclasses import dataclass
 
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ledger import Ledger, OpKind
-from sizeup.price.efficiency import TENSOR_KINDS, Efficiency, device_efficiency, tensor_fraction
+from sizeup.errors import CatalogError
+from sizeup.price.efficiency import TENSOR_KINDS, Efficiency, default_efficiency, device_efficiency, tensor_fraction
 from sizeup.ranges import Range
 
-__all__ = ["LEVELS", "SYNCHRONOUS_KINDS", "tensor_precision", "vector_precision", "ridge_point", "OpClasses",
+__all__ = ["LEVELS", "SYNCHRONOUS_KINDS", "HALF_RATE", "half_rate_accumulate", "tensor_precision", "vector_precision", "ridge_point", "OpClasses",
            "InverseRates", "inverse_rates", "PhaseTotals", "price_totals"]
 
 LEVELS = ("low", "typical", "high")
@@ -65,6 +66,26 @@ def ridge_point(device: DeviceSpec, precision: str) -> float | None:
     """FLOPs per byte above which an op at `precision` is compute-bound (peak / bandwidth)."""
     peak = device.peak_flops_per_s.get(precision) or device.vector_flops_per_s.get(precision)
     return peak / device.memory_bandwidth_bytes_per_s if peak else None
+
+
+HALF_RATE = "fp32acc-half-rate"
+"""Efficiency key suffix (kind@fp32acc-half-rate) for the tensor precisions whose FP32-accumulate rate is
+half the FP16-accumulate rate (GeForce): there the halved tensor pipe, not operand supply, bounds a kernel."""
+
+
+def half_rate_accumulate(device: DeviceSpec, precision: str) -> bool:
+    """Whether `precision`'s tensor peak on `device` is the halved FP32-accumulate rate of a part that
+    lists a full FP16-accumulate rate twice as high (GeForce GA10x/AD10x/GB20x: NVIDIA whitepapers)."""
+    acc16 = device.fp16_acc16_flops_per_s
+    peak = device.peak_flops_per_s.get(precision)
+    return bool(acc16 and peak and precision in ("fp16", "bf16") and peak <= 0.55 * acc16)
+
+
+def _table_fraction(device: DeviceSpec, kind: str) -> Range | None:
+    try:
+        return default_efficiency(device.kind).tensor.get(kind)
+    except CatalogError:
+        return None
 
 
 def widened(device: DeviceSpec, key: str, fraction: Range, notes: list[str]) -> Range:
@@ -149,7 +170,15 @@ def inverse_rates(device: DeviceSpec, eff: Efficiency, classes: OpClasses) -> In
             notes.append(f"fp32 {kind} priced at the TF32 tensor peak: cuDNN allows TF32 for convolutions by default")
         elif precision != dtype:
             notes.append(f"{dtype} {kind} priced at the {unit} {precision} peak: {device.id} lists no {dtype} figure")
-        fraction = tensor_fraction(eff, kind, precision) if unit == "tensor" else eff.vector
+        fraction = eff.vector
+        if unit == "tensor":
+            # only where the kind's fraction is still the table's (an engine kernel or a calibration sets its own)
+            half = (half_rate_accumulate(device, precision) and eff.tensor.get(kind) == _table_fraction(device, kind)
+                    and eff.tensor.get(f"{kind}@{HALF_RATE}"))
+            fraction = half or tensor_fraction(eff, kind, precision)
+            if half:
+                notes.append(f"{dtype} {kind} on {device.id}: its FP32-accumulate tensor rate is half the FP16-accumulate "
+                             f"one, so kernels reach a larger share of it ({kind}@{HALF_RATE} efficiency)")
         fraction = widened(device, f"{unit}.{precision}", fraction, notes)
         for row, level in enumerate(reversed(LEVELS)):  # the low time comes from the high efficiency
             inv_tensor[row][c] = 1.0 / (peak * getattr(fraction, level))

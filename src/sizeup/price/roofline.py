@@ -15,7 +15,7 @@ catalog in milliseconds: `LedgerArrays` is built once and reused for every devic
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,7 @@ import numpy as np
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ledger import Ledger, OpKind, enclosing_scopes
 from sizeup.price.cache_residency import dram_equivalent_bytes
+from sizeup.price.conv_algos import layout_transform
 from sizeup.price.efficiency import Efficiency, default_efficiency, device_efficiency
 from sizeup.price.occupancy import OCCUPANCY_KINDS, conv_tile_outputs, matmul_busy, wave_fraction
 from sizeup.price.overhead import Runtime, apply_runtime
@@ -50,6 +51,9 @@ class LedgerArrays:
     conv_outputs: np.ndarray = field(default_factory=lambda: np.zeros(0))
     """Output elements of one execution of each convolution (0 for other ops): its GEMM's M·N."""
     groups: dict[str, tuple[list[str], np.ndarray, np.ndarray]] = field(default_factory=dict)
+    serial_bytes: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    """Per op, bytes moved by extra kernels that run before or after it (an inductor epilogue, cuDNN's
+    layout transform): memory-bound time added to the op's, not overlapped with it. Empty: none."""
 
     @classmethod
     def from_ledger(cls, ledger: Ledger) -> LedgerArrays:
@@ -210,12 +214,21 @@ def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficie
     arrays = ledger if isinstance(ledger, LedgerArrays) else LedgerArrays.from_ledger(ledger)
     eff = efficiency or device_efficiency(device)
     fixed = Range(0.0, 0.0, 0.0)
+    notes: list[str] = []
     if runtime is not None:
         measured = efficiency is None and eff is not default_efficiency(device.kind)
         arrays, tabled, fixed = apply_runtime(arrays, eff, runtime, device.kind in SYNCHRONOUS_KINDS)
         eff = eff if measured else tabled
+    if runtime is not None and runtime.conv_layout == "nchw":  # cuDNN transposes NCHW inputs (price.conv_algos)
+        units = [(tensor_precision(device, kind, dtype) or ("vector",))[0] for kind, dtype in arrays.tensor_classes]
+        moved, kernels = layout_transform(arrays, runtime, units)
+        if kernels.any():
+            serial = arrays.serial_bytes if arrays.serial_bytes.size else np.zeros(len(moved))
+            arrays = replace(arrays, serial_bytes=serial + moved, launches=arrays.launches + kernels, groups={})
+            notes.append(f"{runtime.id} hands cuDNN NCHW tensors: each tensor-core convolution first transposes its "
+                         f"input to NHWC (one more kernel, its input read and written once more; price/conv_algos.py)")
     rates = inverse_rates(device, eff, arrays)  # the arrays carry the same per-op fields as OpClasses
-    notes, unknown = rates.notes, rates.unknown
+    notes, unknown = notes + rates.notes, rates.unknown
     inv_tensor = np.array(rates.tensor)
     inv_vector = np.array(rates.vector)
     inv_bandwidth = np.array([[r] for r in rates.bandwidth])
@@ -247,6 +260,10 @@ def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficie
         memory /= mm_busy
         notes += [mm_note] if mm_note else []
     total = np.maximum(compute, memory)
+    if arrays.serial_bytes.any():  # kernels of their own before/after the op: their traffic adds
+        serial = arrays.serial_bytes * inv_bandwidth
+        total += serial
+        memory += serial
     overhead = arrays.launches * per_launch[1, 0]
     if device.kind in SYNCHRONOUS_KINDS:
         total += arrays.launches * per_launch
