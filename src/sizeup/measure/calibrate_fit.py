@@ -38,7 +38,7 @@ from sizeup.ledger import Ledger
 from sizeup.price.efficiency import TENSOR_KINDS, Efficiency
 from sizeup.ranges import Range
 
-__all__ = ["SMALL_BATCH", "STATISTICS", "NOISY_SPREAD", "Fit", "fit_profile", "fit_efficiency", "line_fit",
+__all__ = ["SMALL_BATCH", "floor_overhead", "STATISTICS", "NOISY_SPREAD", "Fit", "fit_profile", "fit_efficiency", "line_fit",
            "point_statistic", "spread", "stored_statistic", "resolve_statistic"]
 
 STATISTICS = ("min", "p10", "median", "cpu-min")
@@ -49,6 +49,8 @@ all while they share the cores — on a quiet machine it equals the wall time.""
 NOISY_SPREAD = 0.10
 """A point whose median is more than this fraction above its minimum was measured on a busy (noisy) machine."""
 RATE_BOUNDS = (1e-3, 1.5)
+MEMORY_BOUNDS = (0.02, 1.5)
+"""The memory factor searched (fits with a measured floor), against the measured copy bandwidth."""
 """The compute factor searched, against the measured GEMM rate: well beyond 1.5 x the measured peak is not
 physical; below 1/1000 is a fit gone wrong."""
 
@@ -71,6 +73,8 @@ class Fit:
     compute_stderr: float | None
     """Standard error of the compute factor; None with too few points."""
     points: int
+    overhead_source: str = "fitted"
+    """"measured" (from the floors of the forward on an empty batch) or "fitted" (the batch line's intercept)."""
     small_batch_compute: float | None = None
     """The compute factor fitted with the overhead to the small batches, where it differs from the large
     batches' (the runtime picks other kernels there); None when one fit covered every point."""
@@ -79,7 +83,7 @@ class Fit:
     def to_dict(self) -> dict[str, Any]:
         return {"values": dict(self.values), "residual_median": self.residual_median,
                 "overhead_stderr_s": self.overhead_stderr_s, "compute_stderr": self.compute_stderr,
-                "points": self.points, "small_batch_compute": self.small_batch_compute, "notes": list(self.notes)}
+                "points": self.points, "overhead_source": self.overhead_source, "small_batch_compute": self.small_batch_compute, "notes": list(self.notes)}
 
 
 def _unit_parts(device: DeviceSpec, ledger: Ledger, curve: tuple[tuple[float, float], ...]):
@@ -158,12 +162,56 @@ def _stderr(pts: _Points, c: float, o: float, with_overhead: bool) -> tuple[floa
     return (math.sqrt(max(cov[0, 0], 0.0)) if with_overhead else None), c_se
 
 
+def floor_overhead(floors: Sequence[tuple[float, float]]) -> tuple[float, float | None]:
+    """(seconds per kernel, its standard error) from measured floors: (kernels, seconds of the forward on an empty
+    batch) per run; the relative least-squares o of K o = t (one run: t / K, no error)."""
+    k = np.array([float(f[0]) for f in floors])
+    t = np.array([float(f[1]) for f in floors])
+    z = k / t
+    o = float(z.sum() / (z * z).sum())
+    if len(t) < 2:
+        return o, None
+    r = (k * o - t) / t
+    return o, math.sqrt(float((r ** 2).sum()) / (len(t) - 1) / float((z * z).sum()))
+
+
+def _search_rates(pts: _Points, overhead: float) -> tuple[float, float]:
+    """(c, m): the compute and memory factors minimising the relative squared error with the overhead held,
+    on a log grid over both, refined around the best cell."""
+    def best(cs: np.ndarray, ms: np.ndarray) -> tuple[float, float]:
+        loss = np.zeros((len(cs), len(ms)))
+        for x, mem, k, t in zip(pts.compute, pts.memory, pts.kernels, pts.t):
+            work = np.maximum(x[:, None, None] / cs[None, :, None], mem[:, None, None] / ms[None, None, :]).sum(0)
+            loss += ((work + k * overhead - t) / t) ** 2
+        i, j = np.unravel_index(int(np.argmin(loss)), loss.shape)
+        return float(cs[i]), float(ms[j])
+
+    lo, hi = np.log(RATE_BOUNDS[0]), np.log(RATE_BOUNDS[1])
+    mlo, mhi = np.log(MEMORY_BOUNDS[0]), np.log(MEMORY_BOUNDS[1])
+    c, m = best(np.exp(np.linspace(lo, hi, 81)), np.exp(np.linspace(mlo, mhi, 61)))
+    for step_c, step_m in (((hi - lo) / 80, (mhi - mlo) / 60), ((hi - lo) / 800, (mhi - mlo) / 600)):
+        c, m = best(np.exp(np.linspace(np.log(c) - step_c, np.log(c) + step_c, 21).clip(lo, hi)),
+                    np.exp(np.linspace(np.log(m) - step_m, np.log(m) + step_m, 21).clip(mlo, mhi)))
+    return c, m
+
+
+def _scaled(pts: _Points, m: float) -> _Points:
+    """The points with memory time at factor m (so that the one-factor search prices bytes at m x bandwidth)."""
+    return _Points(pts.compute, [mem / m for mem in pts.memory], pts.kernels, pts.t)
+
+
 def fit_profile(device: DeviceSpec, observations: Sequence[tuple[Ledger, float]],
-                curve: tuple[tuple[float, float], ...] = (), batches: Sequence[int] | None = None) -> Fit:
+                curve: tuple[tuple[float, float], ...] = (), batches: Sequence[int] | None = None,
+                floors: Sequence[tuple[float, float]] = ()) -> Fit:
     """Fit the compute factor and the per-op overhead to measured (ledger, seconds) points (see the module).
     Given each point's batch, the overhead is fitted (with a compute factor of their own) to the points up to
     SMALL_BATCH, and the profile's compute factor to the larger ones with that overhead held, when there are
-    at least two small and one large; otherwise one fit covers every point."""
+    at least two small and one large; otherwise one fit covers every point.
+
+    Given `floors` ((kernels, seconds) of the forward on an empty batch, measure.floor), the per-op overhead is
+    measured, not fitted: o = floor / kernels; the small batches then fit a compute factor and a memory factor
+    (the weights streamed on every forward at batch 1 are memory time the fit would otherwise call overhead),
+    and the large batches the profile's compute factor with both held."""
     if len(observations) < 2:
         raise MeasureError(f"calibration needs at least 2 measured points, got {len(observations)}")
     bad = [t for _, t in observations if not (isinstance(t, (int, float)) and math.isfinite(t) and t > 0)]
@@ -171,6 +219,9 @@ def fit_profile(device: DeviceSpec, observations: Sequence[tuple[Ledger, float]]
         raise MeasureError(f"measured time {bad[0]!r}: expected a positive number of seconds")
     if batches is not None and len(batches) != len(observations):
         raise MeasureError(f"{len(batches)} batch sizes for {len(observations)} measured points")
+    bad_floor = [f for f in floors if not (f[0] > 0 and math.isfinite(f[1]) and f[1] > 0)]
+    if bad_floor:
+        raise MeasureError(f"floor {bad_floor[0]!r}: expected (kernels > 0, seconds > 0)")
     parts = [_unit_parts(device, ledger, curve) for ledger, _ in observations]
     pts = _Points([p[0] for p in parts], [p[1] for p in parts], np.array([p[2] for p in parts]),
                   np.array([float(m) for _, m in observations]))
@@ -179,26 +230,41 @@ def fit_profile(device: DeviceSpec, observations: Sequence[tuple[Ledger, float]]
         notes.append("the ledgers launch no kernels: the per-op overhead is not fitted (0)")
     small = [i for i, b in enumerate(batches or ()) if b <= SMALL_BATCH]
     large = [i for i, b in enumerate(batches or ()) if b > SMALL_BATCH]
-    c_small = None
-    if len(small) >= 2 and large:
+    c_small, memory, o_source = None, 1.0, "fitted"
+    if floors:
+        o, o_se = floor_overhead(floors)
+        o_source = "measured"
+        fit_on = pts.take(small) if len(small) >= 2 else pts
+        c_small, memory = _search_rates(fit_on, o)
+        c = c_small
+        if len(small) >= 2 and large:
+            c, _ = _search(_scaled(pts.take(large), memory), o)
+        _, c_se = _stderr(_scaled(pts.take(large) if len(small) >= 2 and large else pts, memory), c, o, False)
+        if memory >= MEMORY_BOUNDS[1] * 0.999 or memory <= MEMORY_BOUNDS[0] * 1.001:
+            notes.append(f"the memory factor hit its bound ({memory:.3g}): the points do not pin it")
+    elif len(small) >= 2 and large:
         c_small, o = _search(pts.take(small), None)
         o_se, _ = _stderr(pts.take(small), c_small, o, True)
         c, _ = _search(pts.take(large), o)
         _, c_se = _stderr(pts.take(large), c, o, False)
-        if abs(c / c_small - 1) > 0.25:
-            notes.append(f"the small batches (<= {SMALL_BATCH}) run at {c_small:.3g} of the measured rate, the "
-                         f"large ones at {c:.3g}: the runtime picks other kernels; the profile keeps the large "
-                         "batches' rate, so its small-batch times carry that difference")
     else:
         c, o = _search(pts, None)
         o_se, c_se = _stderr(pts, c, o, True)
+    if not floors:
+        notes.append("the per-op overhead is fitted, not measured (no floor: runs from before 'measure' timed the "
+                     "forward at batch 0): the batch line does not tell it from the weights read every forward")
+    if c_small is not None and abs(c / c_small - 1) > 0.25:
+        notes.append(f"the small batches (<= {SMALL_BATCH}) run at {c_small:.3g} of the measured rate, the "
+                     f"large ones at {c:.3g}: the runtime picks other kernels; the profile keeps the large "
+                     "batches' rate, so its small-batch times carry that difference")
     if c >= RATE_BOUNDS[1] * 0.999 or c <= RATE_BOUNDS[0] * 1.001:
         notes.append(f"the compute factor hit its bound ({c:.3g}): the points do not pin the rate")
-    residuals = (pts.work(np.array([c]))[:, 0] + pts.kernels * o - pts.t) / pts.t
+    scaled = _scaled(pts, memory)
+    residuals = (scaled.work(np.array([c]))[:, 0] + pts.kernels * o - pts.t) / pts.t
     factor = {f"tensor_{k}": c for k in TENSOR_KINDS}
-    return Fit(values={**factor, "vector": c, "memory": 1.0, "overhead_s": o},
+    return Fit(values={**factor, "vector": c, "memory": memory, "overhead_s": o},
                residual_median=float(np.median(np.abs(residuals))), overhead_stderr_s=o_se, compute_stderr=c_se,
-               points=len(pts.t), small_batch_compute=c_small, notes=tuple(notes))
+               points=len(pts.t), small_batch_compute=c_small, overhead_source=o_source, notes=tuple(notes))
 
 
 def fit_efficiency(device: DeviceSpec, observations: Sequence[tuple[Ledger, float]],

@@ -1,0 +1,61 @@
+"""The per-op host cost measured directly: the model's forward on an empty batch (batch 0).
+
+Every module is called and every op is dispatched (argument checks, output allocation, the Python and ATen
+layers), but no element is computed and no weight is read: what is left is the framework's fixed cost per op,
+the term the roofline adds per kernel on a CPU. It is measured, not fitted: the intercept of latency against
+batch size cannot tell that cost from the weights streamed on every forward (a fixed cost too), so `compare`
+checks the fitted per-op overhead against this floor. It is a lower bound of the cost per op at batch 1 (a
+oneDNN convolution skips its primitive look-up on an empty input: ~1 us of ~5 us per op on this CPU).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["measure_floor", "floor_seconds", "floor_pinned"]
+
+FLOOR_SPREAD = 0.20
+"""A floor whose median repetition is more than this fraction above its fastest was timed on a busy machine."""
+
+
+def _policy():
+    from sizeup.measure.harness import TimingPolicy
+
+    # cheap (milliseconds): many repetitions, so that the minimum is the quiet machine's
+    return TimingPolicy(warmup=3, min_repetitions=20, max_repetitions=60, point_budget_s=2.0, tolerance=0.02)
+
+
+def measure_floor(model, specs: Sequence[Any], device, dtype) -> dict[str, Any]:
+    """The forward at batch 0, timed: {"min_s", "median_s", "cpu_min_s" (None without CPU times), "repetitions"},
+    or {"error": ...} when the model does not run on an empty batch (a reshape to -1, a reduction over it)."""
+    from sizeup.measure.harness import measure_inference
+
+    try:
+        result = measure_inference(model, specs, 0, device, dtype, _policy())
+    except Exception as error:  # an empty batch is not every model's input: the run goes on without a floor
+        return {"error": f"{type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"}
+    if result.status != "ok" or not result.samples_s:
+        return {"error": result.error or result.status}
+    samples = sorted(result.samples_s)
+    return {"min_s": samples[0], "median_s": samples[len(samples) // 2],
+            "cpu_min_s": min(result.cpu_samples_s) if result.cpu_samples_s else None,
+            "repetitions": len(samples)}
+
+
+def floor_seconds(floor: dict[str, Any] | None, statistic: str) -> float | None:
+    """The floor in the statistic the calibration compares (cpu-min where recorded, else the wall minimum)."""
+    if not floor or floor.get("error"):
+        return None
+    value = floor.get("cpu_min_s") if statistic == "cpu-min" else None
+    value = value or floor.get("min_s")
+    return float(value) if value and math.isfinite(value) and value > 0 else None
+
+
+def floor_pinned(floor: dict[str, Any] | None) -> bool:
+    """Whether the floor was timed on a quiet enough machine: >= 10 repetitions, median within FLOOR_SPREAD of the
+    fastest."""
+    if not floor or floor.get("error") or not floor.get("min_s"):
+        return False
+    return floor.get("repetitions", 0) >= 10 and floor["median_s"] <= (1 + FLOOR_SPREAD) * floor["min_s"]
