@@ -85,3 +85,23 @@ def test_floor_readings():
 def test_bad_floors_are_refused():
     with pytest.raises(MeasureError, match="expected \\(kernels > 0, seconds > 0\\)"):
         fit_profile(DEVICE, points(truth(1e-5, 0.5, 0.5)), batches=BATCHES, floors=[(KERNELS, math.nan)])
+
+
+def test_small_batches_on_slower_kernels_give_a_size_curve_the_profile_prices_with():
+    """Small batches (<= 8) at a third of the large batches' rate: with the floor, the fit keeps the large batches'
+    compute factor and a curve whose small-op end is that third; priced on it, the small batches come back."""
+    slow, fast = truth(10e-6, 0.2, 0.5), truth(10e-6, 0.6, 0.5)
+    obs = [(cnn(b), price(cnn(b), DEVICE, profile_efficiency(slow if b <= 8 else fast, 0.0)).total_s.typical)
+           for b in BATCHES]
+    fit = fit_profile(DEVICE, obs, batches=BATCHES, floors=[(KERNELS, KERNELS * 10e-6)])
+    assert fit.values["tensor_conv"] == pytest.approx(0.6, rel=0.03)
+    (lo, frac), (hi, one) = fit.size_curve
+    assert lo < hi and one == 1.0 and frac == pytest.approx(1 / 3, rel=0.05)
+    assert any("fitted curve" in n for n in fit.notes)
+    batch1 = price(cnn(1), DEVICE, profile_efficiency(fit.values, 0.0, fit.size_curve)).total_s.typical
+    assert batch1 == pytest.approx(obs[0][1], rel=0.05)
+
+
+def test_one_rate_at_every_batch_gives_no_curve():
+    fit = fit_profile(DEVICE, points(truth(10e-6, 0.6, 0.5)), batches=BATCHES, floors=[(KERNELS, KERNELS * 10e-6)])
+    assert fit.size_curve is None

@@ -204,7 +204,9 @@ def _profile_from(data: dict, name: str) -> Profile:
                          memory_bandwidth_bytes_per_s=device.memory_bandwidth_bytes_per_s,
                          source=device.source, retrieved=device.retrieved)
     values = data.get("values")
-    efficiency = profile_efficiency(values, data.get("residual_median") or 0.0, size_curve(bench)) if values else \
+    fitted_curve = (data.get("fit") or {}).get("size_curve")  # fitted with a measured floor (calibrate_fit)
+    curve = tuple((float(a), float(b)) for a, b in fitted_curve) if fitted_curve else size_curve(bench)
+    efficiency = profile_efficiency(values, data.get("residual_median") or 0.0, curve) if values else \
         uncalibrated_efficiency(device.kind, bench)
     return Profile(name=name, device=device, efficiency=efficiency, fitted=bool(values),
                    residual_median=data.get("residual_median"), data=data)

@@ -38,7 +38,7 @@ from sizeup.ledger import Ledger
 from sizeup.price.efficiency import TENSOR_KINDS, Efficiency
 from sizeup.ranges import Range
 
-__all__ = ["SMALL_BATCH", "floor_overhead", "STATISTICS", "NOISY_SPREAD", "Fit", "fit_profile", "fit_efficiency", "line_fit",
+__all__ = ["SMALL_BATCH", "floor_overhead", "fitted_size_curve", "STATISTICS", "NOISY_SPREAD", "Fit", "fit_profile", "fit_efficiency", "line_fit",
            "point_statistic", "spread", "stored_statistic", "resolve_statistic"]
 
 STATISTICS = ("min", "p10", "median", "cpu-min")
@@ -75,6 +75,9 @@ class Fit:
     points: int
     overhead_source: str = "fitted"
     """"measured" (from the floors of the forward on an empty batch) or "fitted" (the batch line's intercept)."""
+    size_curve: tuple[tuple[float, float], ...] | None = None
+    """(FLOPs per kernel, fraction of the compute factor) fitted from the small and large batches (with a measured
+    floor); None: the profile keeps the micro-benchmarks' GEMM curve."""
     small_batch_compute: float | None = None
     """The compute factor fitted with the overhead to the small batches, where it differs from the large
     batches' (the runtime picks other kernels there); None when one fit covered every point."""
@@ -83,7 +86,8 @@ class Fit:
     def to_dict(self) -> dict[str, Any]:
         return {"values": dict(self.values), "residual_median": self.residual_median,
                 "overhead_stderr_s": self.overhead_stderr_s, "compute_stderr": self.compute_stderr,
-                "points": self.points, "overhead_source": self.overhead_source, "small_batch_compute": self.small_batch_compute, "notes": list(self.notes)}
+                "points": self.points, "overhead_source": self.overhead_source,
+                "size_curve": None if self.size_curve is None else [list(k) for k in self.size_curve], "small_batch_compute": self.small_batch_compute, "notes": list(self.notes)}
 
 
 def _unit_parts(device: DeviceSpec, ledger: Ledger, curve: tuple[tuple[float, float], ...]):
@@ -95,6 +99,40 @@ def _unit_parts(device: DeviceSpec, ledger: Ledger, curve: tuple[tuple[float, fl
                       origin="unit efficiencies (calibration fit)", size_curve=curve)
     roof = price(ledger, device, unit)
     return np.array(roof.compute, dtype=float), np.array(roof.memory, dtype=float), float(roof.arrays.launches.sum())
+
+
+def _op_size(ledger: Ledger) -> tuple[float, float]:
+    """(matrix FLOPs per kernel, their FLOP-weighted geometric mean over the ledger's matrix ops, in log) and
+    the matrix FLOPs: the typical size of the ledger's convolutions and matrix products."""
+    from sizeup.price.roofline import LedgerArrays
+
+    a = LedgerArrays.from_ledger(ledger)
+    tensor = a.tensor_flops > 0
+    if not tensor.any():
+        return 0.0, 0.0
+    size = a.tensor_flops[tensor] / np.maximum(a.launches[tensor], 1)
+    weight = a.tensor_flops[tensor]
+    return float((weight * np.log(size)).sum() / weight.sum()), float(weight.sum())
+
+
+def fitted_size_curve(small: Sequence[Ledger], large: Sequence[Ledger], c_small: float,
+                      c_large: float) -> tuple[tuple[float, float], ...] | None:
+    """The rate as a function of an op's size, from the two regimes: the small batches' convolutions and matrix
+    products (their FLOP-weighted typical FLOPs per kernel) at c_small / c_large of the large batches', those of
+    the large batches at 1, log-linear between (the roofline interpolates the curve so) and flat outside. None
+    when the small batches are not slower (by 5%), or not smaller."""
+    if c_small >= 0.95 * c_large:  # within the grid's resolution and the noise: one rate
+        return None
+
+    def typical(ledgers) -> float:
+        sizes = [_op_size(led) for led in ledgers]
+        total = sum(w for _, w in sizes)
+        return math.exp(sum(s * w for s, w in sizes) / total) if total else 0.0
+
+    lo, hi = typical(small), typical(large)
+    if not (0 < lo < hi):
+        return None
+    return ((lo, c_small / c_large), (hi, 1.0))
 
 
 @dataclass(slots=True)
@@ -176,23 +214,28 @@ def floor_overhead(floors: Sequence[tuple[float, float]]) -> tuple[float, float 
 
 
 def _search_rates(pts: _Points, overhead: float) -> tuple[float, float]:
-    """(c, m): the compute and memory factors minimising the relative squared error with the overhead held,
-    on a log grid over both, refined around the best cell."""
-    def best(cs: np.ndarray, ms: np.ndarray) -> tuple[float, float]:
-        loss = np.zeros((len(cs), len(ms)))
-        for x, mem, k, t in zip(pts.compute, pts.memory, pts.kernels, pts.t):
-            work = np.maximum(x[:, None, None] / cs[None, :, None], mem[:, None, None] / ms[None, None, :]).sum(0)
-            loss += ((work + k * overhead - t) / t) ** 2
-        i, j = np.unravel_index(int(np.argmin(loss)), loss.shape)
-        return float(cs[i]), float(ms[j])
+    """(c, m): the compute and memory factors minimising the relative squared error with the overhead held: for
+    each memory factor on a log grid, the best compute factor (`_search`); then a golden-section search of the
+    memory factor between the best grid point's neighbours."""
+    def at(log_m: float) -> tuple[float, float]:
+        scaled = _scaled(pts, math.exp(log_m))
+        c, _ = _search(scaled, overhead)
+        pred = scaled.work(np.array([c]))[:, 0] + pts.kernels * overhead
+        return float((((pred - pts.t) / pts.t) ** 2).sum()), c
 
-    lo, hi = np.log(RATE_BOUNDS[0]), np.log(RATE_BOUNDS[1])
-    mlo, mhi = np.log(MEMORY_BOUNDS[0]), np.log(MEMORY_BOUNDS[1])
-    c, m = best(np.exp(np.linspace(lo, hi, 81)), np.exp(np.linspace(mlo, mhi, 61)))
-    for step_c, step_m in (((hi - lo) / 80, (mhi - mlo) / 60), ((hi - lo) / 800, (mhi - mlo) / 600)):
-        c, m = best(np.exp(np.linspace(np.log(c) - step_c, np.log(c) + step_c, 21).clip(lo, hi)),
-                    np.exp(np.linspace(np.log(m) - step_m, np.log(m) + step_m, 21).clip(mlo, mhi)))
-    return c, m
+    grid = np.linspace(np.log(MEMORY_BOUNDS[0]), np.log(MEMORY_BOUNDS[1]), 41)
+    losses = [at(g)[0] for g in grid]
+    i = int(np.argmin(losses))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+    ratio = (math.sqrt(5) - 1) / 2
+    for _ in range(40):
+        a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+        if at(a)[0] <= at(b)[0]:
+            hi = b
+        else:
+            lo = a
+    log_m = (lo + hi) / 2
+    return at(log_m)[1], math.exp(log_m)
 
 
 def _scaled(pts: _Points, m: float) -> _Points:
@@ -222,24 +265,29 @@ def fit_profile(device: DeviceSpec, observations: Sequence[tuple[Ledger, float]]
     bad_floor = [f for f in floors if not (f[0] > 0 and math.isfinite(f[1]) and f[1] > 0)]
     if bad_floor:
         raise MeasureError(f"floor {bad_floor[0]!r}: expected (kernels > 0, seconds > 0)")
-    parts = [_unit_parts(device, ledger, curve) for ledger, _ in observations]
+    split = len(small := [i for i, b in enumerate(batches or ()) if b <= SMALL_BATCH]) >= 2 and \
+        any(b > SMALL_BATCH for b in batches or ())
+    # with a floor and both regimes, the rate's dependence on op size is fitted (fitted_size_curve), not the GEMM's
+    use_curve = () if floors and split else curve
+    parts = [_unit_parts(device, ledger, use_curve) for ledger, _ in observations]
     pts = _Points([p[0] for p in parts], [p[1] for p in parts], np.array([p[2] for p in parts]),
                   np.array([float(m) for _, m in observations]))
     notes: list[str] = []
     if not pts.kernels.any():
         notes.append("the ledgers launch no kernels: the per-op overhead is not fitted (0)")
-    small = [i for i, b in enumerate(batches or ()) if b <= SMALL_BATCH]
     large = [i for i, b in enumerate(batches or ()) if b > SMALL_BATCH]
-    c_small, memory, o_source = None, 1.0, "fitted"
+    c_small, memory, o_source, size_curve = None, 1.0, "fitted", None
     if floors:
         o, o_se = floor_overhead(floors)
         o_source = "measured"
         fit_on = pts.take(small) if len(small) >= 2 else pts
         c_small, memory = _search_rates(fit_on, o)
         c = c_small
-        if len(small) >= 2 and large:
+        if split:
             c, _ = _search(_scaled(pts.take(large), memory), o)
-        _, c_se = _stderr(_scaled(pts.take(large) if len(small) >= 2 and large else pts, memory), c, o, False)
+            size_curve = fitted_size_curve([observations[i][0] for i in small], [observations[i][0] for i in large],
+                                           c_small, c)
+        _, c_se = _stderr(_scaled(pts.take(large) if split else pts, memory), c, o, False)
         if memory >= MEMORY_BOUNDS[1] * 0.999 or memory <= MEMORY_BOUNDS[0] * 1.001:
             notes.append(f"the memory factor hit its bound ({memory:.3g}): the points do not pin it")
     elif len(small) >= 2 and large:
@@ -253,18 +301,26 @@ def fit_profile(device: DeviceSpec, observations: Sequence[tuple[Ledger, float]]
     if not floors:
         notes.append("the per-op overhead is fitted, not measured (no floor: runs from before 'measure' timed the "
                      "forward at batch 0): the batch line does not tell it from the weights read every forward")
-    if c_small is not None and abs(c / c_small - 1) > 0.25:
+    if size_curve is not None:
+        notes.append(f"the small batches' convolutions and matrix products (~{size_curve[0][0]:.3g} FLOPs per kernel) "
+                     f"run at {size_curve[0][1]:.2f} of the large batches' rate (~{size_curve[1][0]:.3g}): the profile "
+                     "prices an op's rate by its size on that fitted curve")
+    elif c_small is not None and abs(c / c_small - 1) > 0.25:
         notes.append(f"the small batches (<= {SMALL_BATCH}) run at {c_small:.3g} of the measured rate, the "
                      f"large ones at {c:.3g}: the runtime picks other kernels; the profile keeps the large "
                      "batches' rate, so its small-batch times carry that difference")
     if c >= RATE_BOUNDS[1] * 0.999 or c <= RATE_BOUNDS[0] * 1.001:
         notes.append(f"the compute factor hit its bound ({c:.3g}): the points do not pin the rate")
+    if size_curve is not None:  # the residuals of the profile as priced: on its fitted size curve
+        priced = [_unit_parts(device, ledger, size_curve) for ledger, _ in observations]
+        pts = _Points([p[0] for p in priced], [p[1] for p in priced], pts.kernels, pts.t)
     scaled = _scaled(pts, memory)
     residuals = (scaled.work(np.array([c]))[:, 0] + pts.kernels * o - pts.t) / pts.t
     factor = {f"tensor_{k}": c for k in TENSOR_KINDS}
     return Fit(values={**factor, "vector": c, "memory": memory, "overhead_s": o},
                residual_median=float(np.median(np.abs(residuals))), overhead_stderr_s=o_se, compute_stderr=c_se,
-               points=len(pts.t), small_batch_compute=c_small, overhead_source=o_source, notes=tuple(notes))
+               points=len(pts.t), small_batch_compute=c_small, overhead_source=o_source, size_curve=size_curve,
+               notes=tuple(notes))
 
 
 def fit_efficiency(device: DeviceSpec, observations: Sequence[tuple[Ledger, float]],

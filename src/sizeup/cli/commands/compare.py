@@ -152,9 +152,10 @@ def _small_batch_work(profile):
     from sizeup.ranges import Range
 
     eff = replace(profile.efficiency, overhead_s=Range(0.0, 0.0, 0.0))
-    small = (profile.data.get("fit") or {}).get("small_batch_compute")
+    fit = profile.data.get("fit") or {}
+    small = fit.get("small_batch_compute")
     values = profile.data.get("values")
-    if not small or not values:
+    if not small or not values or fit.get("size_curve"):  # a fitted size curve already prices small ops slower
         return eff
     from sizeup.measure.calibrate import profile_efficiency
 
