@@ -80,6 +80,9 @@ def test_floor_readings():
     assert floor_seconds({"error": "RuntimeError"}, "min") is None and floor_seconds(None, "min") is None
     assert floor_pinned(floor) and not floor_pinned({**floor, "repetitions": 3})
     assert not floor_pinned({**floor, "median_s": 3e-3}) and not floor_pinned(None)
+    # CPU times, where recorded, decide: a busy machine stretches the wall times, not the thread's CPU time
+    timed = {**floor, "median_s": 3e-3, "cpu_median_s": 2e-3}
+    assert floor_pinned(timed) and not floor_pinned({**timed, "cpu_median_s": 2.5e-3})
 
 
 def test_bad_floors_are_refused():

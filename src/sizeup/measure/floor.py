@@ -38,9 +38,9 @@ def measure_floor(model, specs: Sequence[Any], device, dtype) -> dict[str, Any]:
         return {"error": f"{type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"}
     if result.status != "ok" or not result.samples_s:
         return {"error": result.error or result.status}
-    samples = sorted(result.samples_s)
+    samples, cpu = sorted(result.samples_s), sorted(result.cpu_samples_s)
     return {"min_s": samples[0], "median_s": samples[len(samples) // 2],
-            "cpu_min_s": min(result.cpu_samples_s) if result.cpu_samples_s else None,
+            "cpu_min_s": cpu[0] if cpu else None, "cpu_median_s": cpu[len(cpu) // 2] if cpu else None,
             "repetitions": len(samples)}
 
 
@@ -54,8 +54,11 @@ def floor_seconds(floor: dict[str, Any] | None, statistic: str) -> float | None:
 
 
 def floor_pinned(floor: dict[str, Any] | None) -> bool:
-    """Whether the floor was timed on a quiet enough machine: >= 10 repetitions, median within FLOOR_SPREAD of the
-    fastest."""
+    """Whether the floor's repetitions agree: >= 10 of them, the median within FLOOR_SPREAD of the fastest — in CPU
+    time where recorded (other processes on the cores stretch the wall time, not the thread's CPU time), else in
+    wall time."""
     if not floor or floor.get("error") or not floor.get("min_s"):
         return False
-    return floor.get("repetitions", 0) >= 10 and floor["median_s"] <= (1 + FLOOR_SPREAD) * floor["min_s"]
+    low, mid = ((floor["cpu_min_s"], floor["cpu_median_s"]) if floor.get("cpu_min_s") and floor.get("cpu_median_s")
+                else (floor["min_s"], floor["median_s"]))
+    return floor.get("repetitions", 0) >= 10 and mid <= (1 + FLOOR_SPREAD) * low
