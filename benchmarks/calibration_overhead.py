@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -65,6 +66,37 @@ def one_repeat(args, db: str) -> tuple[dict, list[dict]]:
     return fit, rows
 
 
+def op_kinds(threads: int) -> list[tuple[str, float, float]]:
+    """(op, least thread CPU time on an empty batch, on batch 1 at 1x1 pixels with small weights) per op kind: the
+    per-op host cost by kind, and how far a real but tiny call (a oneDNN primitive looked up, an output allocated)
+    is above the empty one."""
+    import time
+
+    import torch
+    import torch.nn.functional as F
+
+    torch.set_num_threads(threads)
+    w3, w1, lin = torch.randn(64, 64, 3, 3), torch.randn(64, 64, 1, 1), torch.nn.Linear(64, 64)
+    bn = torch.nn.BatchNorm2d(64).eval()
+    ops = {"conv 3x3": lambda x: F.conv2d(x, w3, padding=1), "conv 1x1": lambda x: F.conv2d(x, w1),
+           "batch norm": bn, "relu": F.relu, "add": lambda x: x + x, "linear": lambda x: lin(x.flatten(1)),
+           "max pool": lambda x: F.max_pool2d(x, 3, 2, 1), "cat": lambda x: torch.cat([x, x], 1)}
+
+    def least(fn, x) -> float:
+        with torch.inference_mode():
+            for _ in range(5):
+                fn(x)
+            best = math.inf
+            for _ in range(200):
+                c = time.thread_time()
+                fn(x)
+                best = min(best, time.thread_time() - c)
+        return best
+
+    return [(name, least(fn, torch.randn(0, 64, 1, 1)), least(fn, torch.randn(1, 64, 1, 1)))
+            for name, fn in ops.items()]
+
+
 def ms(v) -> str:
     return "n/a" if v is None else f"{v * 1e3:.2f}"
 
@@ -79,6 +111,12 @@ def main() -> int:
     p.add_argument("--threads", default="1", help="torch threads (1: each repetition's thread CPU time is recorded, "
                                                   "which other processes on a shared machine do not add to)")
     args = p.parse_args()
+    print(f"per-op host cost by kind (least thread CPU time of 200 calls, 64 channels), load average "
+          f"{os.getloadavg()[0]:.2f}:")
+    print("| op | empty batch (us) | batch 1, 1x1 pixels (us) |")
+    print("|---|---:|---:|")
+    for name, empty, tiny in op_kinds(int(args.threads)):
+        print(f"| {name} | {empty * 1e6:.1f} | {tiny * 1e6:.1f} |")
     passed = []
     for repeat in range(1, args.repeats + 1):
         load_before = os.getloadavg()
