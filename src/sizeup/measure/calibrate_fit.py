@@ -21,6 +21,19 @@ relative residual sum of squares over n - 2 degrees of freedom; none with two po
 
 Load on the machine only adds time, so the fit is given a robust statistic of each point's repetitions
 (`point_statistic`: the minimum by default, or a low quantile), not the median.
+
+With a measured floor (measure.floor: the forward on an empty batch, every op dispatched and none computed),
+the per-op overhead is not fitted: o = floor / kernels. On this CPU (ResNet-50 at 32x32, one thread) the batch
+line's intercept gave ~58 us per kernel where the floor gives ~7 us: the rest of the intercept is the 102 MB of
+weights streamed from memory on every forward (the same cost at every batch) and the small batches' slower
+convolutions, which the batch line cannot tell from per-op cost. The model then is
+
+    latency_j = sum_i max(X_ij / (c f(s_ij)), M_ij / m) + K_j * o,
+
+with a memory factor m (the weights are read at well under the copy bandwidth while the kernels compute) fitted
+with a compute factor to the small batches, the profile's c to the large ones with o and m held, and f the
+rate's dependence on an op's size s (matrix FLOPs per kernel): c_small / c at the small batches' typical size,
+1 at the large batches', log-linear between (`fitted_size_curve`), in place of the square-GEMM curve.
 """
 
 from __future__ import annotations
