@@ -67,7 +67,7 @@ def test_a_known_overhead_and_rate_are_recovered_from_stored_points(tmp_path, sp
     assert fit.values["vector"] == fit.values["tensor_conv"]  # one compute factor
     assert fit.residual_median < 0.01 and fit.points == len(BATCHES)
     assert fit.overhead_stderr_s is not None and fit.overhead_stderr_s < 1e-6  # noise-free: a sure fit
-    assert fit.notes == ()
+    assert fit.overhead_source == "fitted" and [n for n in fit.notes if "fitted, not measured" in n]
 
 
 def test_noise_that_only_adds_latency_does_not_bias_the_minimum_based_fit(tmp_path):
@@ -101,22 +101,29 @@ def test_small_batches_on_other_kernels_keep_the_overhead_and_say_so():
     assert any("other kernels" in n for n in fit.notes)
 
 
-def test_compare_measures_the_overhead_as_the_intercept_less_the_fixed_work():
+def test_compare_measures_the_overhead_on_the_floor_and_keeps_the_intercept_beside_it():
     profile = profile_efficiency(TRUTH, 0.0)
     no_overhead = profile_efficiency({**TRUTH, "overhead_s": 0.0}, 0.0)
     rows = [(b, true_time(b), true_time(b), price(cnn(b), DEVICE, no_overhead).total_s.typical) for b in BATCHES]
     term = overhead_term(price(cnn(1), DEVICE, profile))
     assert term["kernels"] == 81 and term["predicted_s"] == pytest.approx(81 * 50e-6)
-    out = overhead_comparison(rows, term, {"overhead_stderr_s": 1e-6}, "min")
-    assert out["measured_s"] == pytest.approx(81 * 50e-6, rel=1e-6) and out["error"] == pytest.approx(0, abs=1e-6)
-    # the classifier's weights, read on every forward (2 ms at 20 GB/s), are fixed work, not overhead
+    floor = {"min_s": 81 * 40e-6, "median_s": 81 * 42e-6, "cpu_min_s": 81 * 40e-6, "repetitions": 20}
+    out = overhead_comparison(rows, term, {"overhead_stderr_s": 1e-6}, "cpu-min", floor)
+    # measured: the floor (the forward on an empty batch), not anything fitted
+    assert out["measured_s"] == pytest.approx(81 * 40e-6) and out["error"] == pytest.approx(50 / 40 - 1)
+    assert out["source"] == "floor" and out["pinned"]
+    # the batch line's intercept, less the classifier's weights read every forward (2 ms at 20 GB/s), is kept
+    assert out["intercept_s"] == pytest.approx(81 * 50e-6, rel=1e-6) and out["intercept_error"] == pytest.approx(0, abs=1e-6)
     assert out["fixed_work_s"] == pytest.approx(40e6 / 20e9, rel=0.01)
     assert out["predicted_stderr_s"] == pytest.approx(81e-6)
-    assert out["measured_stderr_s"] == pytest.approx(0, abs=1e-9) and out["pinned"]  # linear: an exact line
-    assert overhead_comparison(rows[:1], term, None, "min")["measured_s"] is None
-    # small batches off a line (a busy machine): the intercept is not pinned, and compare says so
-    scattered = [(b, m * f, p, w) for (b, m, p, w), f in zip(rows, (1.0, 1.6, 0.8, 1.3, 1.0, 1.0))]
-    assert not overhead_comparison(scattered, term, None, "min")["pinned"]
+    # no floor (a run from before floors were timed, or a model that fails on an empty batch): no measured value
+    missing = overhead_comparison(rows, term, None, "min", {"error": "RuntimeError: cannot reshape"})
+    assert missing["measured_s"] is None and missing["error"] is None and not missing["pinned"]
+    assert missing["intercept_s"] == pytest.approx(81 * 50e-6, rel=1e-6)
+    assert overhead_comparison(rows[:1], term, None, "min")["intercept_s"] is None
+    # a floor timed on a busy machine (median far over its minimum) is not pinned
+    busy = {**floor, "median_s": 81 * 60e-6}
+    assert not overhead_comparison(rows, term, None, "cpu-min", busy)["pinned"]
 
 
 def test_line_fit_and_the_statistics():

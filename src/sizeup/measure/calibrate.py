@@ -204,7 +204,9 @@ def _profile_from(data: dict, name: str) -> Profile:
                          memory_bandwidth_bytes_per_s=device.memory_bandwidth_bytes_per_s,
                          source=device.source, retrieved=device.retrieved)
     values = data.get("values")
-    efficiency = profile_efficiency(values, data.get("residual_median") or 0.0, size_curve(bench)) if values else \
+    fitted_curve = (data.get("fit") or {}).get("size_curve")  # fitted with a measured floor (calibrate_fit)
+    curve = tuple((float(a), float(b)) for a, b in fitted_curve) if fitted_curve else size_curve(bench)
+    efficiency = profile_efficiency(values, data.get("residual_median") or 0.0, curve) if values else \
         uncalibrated_efficiency(device.kind, bench)
     return Profile(name=name, device=device, efficiency=efficiency, fitted=bool(values),
                    residual_median=data.get("residual_median"), data=data)
@@ -227,36 +229,46 @@ def fixed_cost_intercept(points: Sequence[tuple[int, float]]) -> float | None:
 
 
 PINNED = 0.20
-"""The measured overhead is pinned when its standard error is at most this fraction of it: the small batches'
+"""The batch-line intercept is pinned when its standard error is at most this fraction of it: the small batches'
 points lie close enough to a line for the intercept to mean something."""
 
 
 def overhead_comparison(points: Sequence[tuple[int, float, float, float]], term: dict[str, float],
-                        fit: dict[str, Any] | None, statistic: str) -> dict[str, Any]:
-    """The per-op overhead term predicted against measured, from (batch, measured, predicted, priced work
-    without overhead) per point. Measured fixed cost: the intercept at batch 0 of the line through the measured
-    small-batch points (relative least squares, as the fit; with its standard error); the priced work that does
-    not grow with the batch (weights read on every forward) is the intercept of the same line through the priced
-    work; the measured overhead is the first less the second. Predicted: `term` (kernels x the profile's host
-    time per kernel), with the fit's standard error times the kernels."""
+                        fit: dict[str, Any] | None, statistic: str,
+                        floor: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The per-op overhead term predicted against measured. Measured: the run's floor (measure.floor: its forward
+    on an empty batch, every op dispatched and none computed), in `statistic` (cpu-min where recorded, else the
+    wall minimum) — independent of the fit. Predicted: `term` (kernels x the profile's host time per kernel), with
+    the fit's standard error times the kernels.
+
+    Also, from (batch, measured, predicted, priced work without overhead) per point, the batch line's fixed cost:
+    the intercept at batch 0 of a line (relative least squares) through the measured small-batch points, less the
+    same intercept of the priced work. It is not the per-op overhead (it holds the weights streamed every forward
+    and the small batches' slower kernels) and not independent of a fit made on the same points; it is kept
+    beside the floor as `intercept_s` to show the difference."""
+    from sizeup.measure.floor import floor_pinned, floor_seconds
+
     small = [p for p in points if p[0] <= SMALL_BATCH]
     measured_line = line_fit([(b, m) for b, m, _, _ in small], relative=True)
     work_line = line_fit([(b, w) for b, _, _, w in small], relative=True)
     predicted_line = line_fit([(b, p) for b, _, p, _ in small], relative=True)
-    out: dict[str, Any] = {**term, "statistic": statistic, "measured_s": None, "measured_stderr_s": None,
-                           "error": None, "fixed_cost_measured_s": None, "fixed_cost_predicted_s": None,
-                           "fixed_work_s": None, "predicted_stderr_s": None, "pinned": False}
+    measured = floor_seconds(floor, statistic)
+    out: dict[str, Any] = {**term, "statistic": statistic, "measured_s": measured, "floor": floor,
+                           "error": term["predicted_s"] / measured - 1 if measured else None,
+                           "pinned": measured is not None and floor_pinned(floor),
+                           "source": "floor" if measured else None, "intercept_s": None,
+                           "intercept_stderr_s": None, "intercept_error": None, "fixed_cost_measured_s": None,
+                           "fixed_cost_predicted_s": None, "fixed_work_s": None, "predicted_stderr_s": None,
+                           "overhead_source": (fit or {}).get("overhead_source", "fitted")}
     se = (fit or {}).get("overhead_stderr_s")
     if se is not None:
         out["predicted_stderr_s"] = se * term["kernels"]
     if measured_line is None or work_line is None or predicted_line is None:
         return out
-    measured = measured_line[0] - work_line[0]
-    se_measured = measured_line[2]
+    intercept = measured_line[0] - work_line[0]
     out |= {"fixed_cost_measured_s": measured_line[0], "fixed_cost_predicted_s": predicted_line[0],
-            "fixed_work_s": work_line[0], "measured_s": measured, "measured_stderr_s": se_measured,
-            "error": term["predicted_s"] / measured - 1 if measured > 0 else None,
-            "pinned": measured > 0 and se_measured is not None and se_measured <= PINNED * measured}
+            "fixed_work_s": work_line[0], "intercept_s": intercept, "intercept_stderr_s": measured_line[2],
+            "intercept_error": term["predicted_s"] / intercept - 1 if intercept > 0 else None}
     return out
 
 

@@ -40,6 +40,9 @@ class SweepConfig:
     policy: TimingPolicy = field(default_factory=TimingPolicy)
     dims: tuple[tuple[str, int], ...] = ()
     """ONNX targets: sizes of the symbolic dimensions other than the batch."""
+    floor: bool = True
+    """Inference of a torch model: also time the forward at batch 0 (measure.floor: the per-op host cost, measured),
+    kept in the first point's extra as "floor"."""
 
     @property
     def onnx(self) -> bool:
@@ -157,6 +160,11 @@ def run_sweep(cfg: SweepConfig, store, *, predict: Callable[[int], float | None]
         if cfg.train:
             optimizer = {"adamw": torch.optim.AdamW, "adam": torch.optim.Adam, "sgd": torch.optim.SGD}.get(
                 cfg.optimizer, torch.optim.AdamW)(model.parameters(), lr=1e-4)
+        floor = None
+        if cfg.floor and model is not None and not cfg.train:
+            from sizeup.measure.floor import measure_floor
+
+            floor = measure_floor(model, cfg.inputs, device, dtype)
         start = time.perf_counter()
         batches = list(cfg.batches) if cfg.batches is not None else [2 ** k for k in range(13)]
         stop = False
@@ -190,7 +198,9 @@ def run_sweep(cfg: SweepConfig, store, *, predict: Callable[[int], float | None]
                                            peak_memory_bytes=result.peak_memory_bytes,
                                            throughput_per_s=(batch * accumulation / result.median_s
                                                              if result.samples_s else None),
-                                           error=result.error, extra={**result.extra, "predicted_s": predicted})
+                                           error=result.error, extra={**result.extra, "predicted_s": predicted,
+                                                                      **({"floor": floor} if floor and not points
+                                                                         else {})})
                 points.append(SweepPoint(batch=batch, grad_accumulation=accumulation, result=result,
                                          predicted_s=predicted, point_id=point_id))
                 if result.status == "oom" and cfg.batches is None:

@@ -23,18 +23,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(func=run_calibrate)
 
 
-def _observations(store, run_ids, statistic: str = "auto"):
+def kernels_of(ledger) -> float:
+    """The kernels a forward launches (the roofline's count)."""
+    from sizeup.price.roofline import LedgerArrays
+
+    return float(LedgerArrays.from_ledger(ledger).launches.sum())
+
+
+def run_floor(run) -> dict | None:
+    """The run's floor (the forward on an empty batch, measure.floor), kept in its first point's extra."""
+    return next((p.extra["floor"] for p in run.points if isinstance(p.extra.get("floor"), dict)), None)
+
+
+def _observations(store, run_ids, statistic: str = "auto", floors: list | None = None):
     """(traced ledger at the batch, the statistic of its repetitions) for every ok inference point of the
-    runs, (run, batch, minimum, median) of each point used, and the statistic used."""
+    runs, (run, batch, minimum, median) of each point used, and the statistic used; given `floors` (a list),
+    it gets (kernels, floor seconds) of every run that timed its forward on an empty batch."""
     from sizeup.cli.measured import report_at
     from sizeup.measure.calibrate_fit import resolve_statistic, stored_statistic
+    from sizeup.measure.floor import floor_seconds
 
     runs = [store.run(run_id) for run_id in run_ids]
     runs = [r for r in runs if r.kind == "inference" and not r.config.get("llm")]
     statistic = resolve_statistic(store, [p for r in runs for p in r.points], statistic)
     observations, held = [], []
     for run in runs:
-        run_id = run.id
+        run_id, before = run.id, len(observations)
         for point in run.points:
             value = stored_statistic(store, point, statistic) if point.status == "ok" else None
             if not value:
@@ -42,6 +56,9 @@ def _observations(store, run_ids, statistic: str = "auto"):
             ledger = report_at(run.target, run.config, point.batch).ledger
             observations.append((ledger, value))
             held.append((run_id, point.batch, point.latency_min_s, point.latency_p50_s))
+        seconds = floor_seconds(run_floor(run), statistic)
+        if floors is not None and seconds and len(observations) > before:
+            floors.append((kernels_of(observations[-1][0]), seconds))
     return observations, held, statistic
 
 
@@ -88,11 +105,12 @@ def run_calibrate(args: argparse.Namespace) -> int:
             run_ids = [r.id for r in store.runs(kind="inference") if r.effective_status in ("ok", "interrupted")]
         fit, held, statistic = None, [], None
         if run_ids and not (args.quick and not args.runs):
-            observations, held, statistic = _observations(store, run_ids, args.statistic)
+            floors: list = []
+            observations, held, statistic = _observations(store, run_ids, args.statistic, floors)
             if observations:
                 from sizeup.measure.calibrate import size_curve
 
-                fit = fit_profile(device, observations, size_curve(bench), [h[1] for h in held])
+                fit = fit_profile(device, observations, size_curve(bench), [h[1] for h in held], floors)
         elif not args.quick:
             raise MeasureError("nothing to calibrate on: measure a model first (sizeup measure) or use --quick")
         values = fit.values if fit else None
@@ -108,6 +126,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
             "runs": run_ids if fit else [], "statistic": statistic if fit else None,
             "overhead_stderr_s": fit.overhead_stderr_s if fit else None,
             "compute_stderr": fit.compute_stderr if fit else None, "points": fit.points if fit else 0,
+            "overhead_source": fit.overhead_source if fit else None,
             "notes": list(fit.notes) if fit else [], "noisy_points": noisy}
     if args.json:
         emit_json(data)
@@ -125,7 +144,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
             rows.append([k, text + plus])
         print(render_table(["efficiency (vs measured peaks)", "fitted (± standard error)"], rows))
         print(f"fit: {fit.points} points' {statistic} over {len(run_ids)} run(s), median error "
-              f"{residual:.1%}")
+              f"{residual:.1%}; per-op overhead {fit.overhead_source}"
+              + (" (the forward on an empty batch / its kernels)" if fit.overhead_source == "measured" else ""))
         for note in fit.notes:
             print(f"note: {note}")
         if noisy:

@@ -88,12 +88,14 @@ def run_compare(args: argparse.Namespace) -> int:
     if profiled:
         moved = max(kinds_total, key=lambda k: abs(kinds_total[k][1] - kinds_total[k][0]))
     if overhead is not None:
-        overhead = {**overhead_comparison(small, overhead, profile.data.get("fit"), statistic),
+        from sizeup.cli.commands.calibrate import run_floor
+
+        overhead = {**overhead_comparison(small, overhead, profile.data.get("fit"), statistic, run_floor(run)),
                     "batch": overhead["batch"]}
-        overhead["method"] = (f"measured: intercept at batch 0 of a line (relative least squares) through the "
-                              f"{statistic} latencies at batch <= 8 (the cost of a forward with no work), less the "
-                              "same intercept of the priced work (weights read every forward); predicted: kernels x "
-                              "the profile's host time per kernel")
+        overhead["method"] = (f"measured: the run's forward on an empty batch (every op dispatched, none computed; "
+                              f"its {statistic}); predicted: kernels x the profile's host time per kernel "
+                              f"({overhead['overhead_source']}); intercept: the batch line's fixed cost less the "
+                              "priced fixed work (not the per-op overhead: it holds the weights read every forward)")
     spreads = [r["spread"] for r in rows if r["spread"] is not None]
     stretch = [spread(r["measured_cpu_min_s"], r["measured_min_s"]) for r in rows if r["measured_cpu_min_s"]]
     stretch = [s for s in stretch if s is not None]
@@ -150,9 +152,10 @@ def _small_batch_work(profile):
     from sizeup.ranges import Range
 
     eff = replace(profile.efficiency, overhead_s=Range(0.0, 0.0, 0.0))
-    small = (profile.data.get("fit") or {}).get("small_batch_compute")
+    fit = profile.data.get("fit") or {}
+    small = fit.get("small_batch_compute")
     values = profile.data.get("values")
-    if not small or not values:
+    if not small or not values or fit.get("size_curve"):  # a fitted size curve already prices small ops slower
         return eff
     from sizeup.measure.calibrate import profile_efficiency
 
@@ -161,24 +164,25 @@ def _small_batch_work(profile):
 
 
 def _overhead_line(o: dict, format_seconds) -> str:
-    """The per-op overhead, predicted (± the fit's error) against measured (± the intercept's error)."""
+    """The per-op overhead, predicted (± the fit's error) against the measured floor, and the batch line's
+    intercept beside it."""
     def pm(value):
         return f" ± {format_seconds(value)}" if value is not None else ""
 
     text = (f"per-op overhead (batch {o['batch']}): predicted {format_seconds(o['predicted_s'])}"
-            f"{pm(o['predicted_stderr_s'])} ({o['kernels']:.0f} kernels x {format_seconds(o['per_kernel_s'])}), "
-            "measured ")
+            f"{pm(o['predicted_stderr_s'])} ({o['kernels']:.0f} kernels x {format_seconds(o['per_kernel_s'])}, "
+            f"{o['overhead_source']}), measured ")
     if o["measured_s"] is None:
-        return text + "n/a (needs two or more batches <= 8)"
-    text += f"{format_seconds(o['measured_s'])}{pm(o['measured_stderr_s'])}"
-    if o["error"] is not None:
-        text += f" ({o['error']:+.1%})"
-    text += (f" — measured: no-work intercept of the small batches' {o['statistic']} "
-             f"({format_seconds(o['fixed_cost_measured_s'])}) less the priced fixed work "
-             f"({format_seconds(o['fixed_work_s'])})")
-    if not o["pinned"]:
-        text += ("\nnot pinned: the measured overhead's standard error is over 20% of it (the small batches do not "
-                 "lie on a line: a busy machine, or too few batches); the agreement above means little")
+        reason = (o.get("floor") or {}).get("error") or "the run has no floor (measured before 'measure' timed it)"
+        text += f"n/a ({reason})"
+    else:
+        text += f"{format_seconds(o['measured_s'])} ({o['error']:+.1%}) — the forward on an empty batch ({o['statistic']})"
+        if not o["pinned"]:
+            text += "\nnot pinned: the floor's repetitions spread over 20% (a busy machine): the agreement means little"
+    if o.get("intercept_s") is not None:
+        text += (f"\nbatch-line intercept {format_seconds(o['intercept_s'])}{pm(o['intercept_stderr_s'])} (fixed cost "
+                 f"{format_seconds(o['fixed_cost_measured_s'])} less priced fixed work {format_seconds(o['fixed_work_s'])}): "
+                 "not the per-op overhead — it also holds the weights read every forward")
     return text
 
 
