@@ -91,12 +91,21 @@ def test_t5_activations_add_the_encoder_layer_its_output_and_the_cross_attention
     assert gap_math - gap == 2 * 4 * 6 * 2 * 2 + 2 * 6 * 6 * 2 * 2
 
 
-def test_a_frozen_encoder_keeps_only_its_output():
-    cfg = TrainingConfig(seq=4, source_seq=6, finetune=FinetuneSpec(method=Method.LORA, targets=("q_proj",)))
-    gap = activation_bytes(T5, cfg, 2, 0, 1) - activation_bytes(_decoder_only(T5), cfg, 2, 0, 1)
-    full = activation_bytes(T5, replace(cfg, finetune=FinetuneSpec()), 2, 0, 1) - \
-        activation_bytes(_decoder_only(T5), replace(cfg, finetune=FinetuneSpec()), 2, 0, 1)
-    assert full - gap == 4608  # the encoder layer
+def _encoder_gap(spec: FinetuneSpec) -> int:
+    cfg = TrainingConfig(seq=4, source_seq=6, finetune=spec)
+    return activation_bytes(T5, cfg, 2, 0, 1) - activation_bytes(_decoder_only(T5), cfg, 2, 0, 1)
+
+
+def test_an_encoder_without_adapters_keeps_only_its_output():
+    full = _encoder_gap(FinetuneSpec())
+    assert full - _encoder_gap(FinetuneSpec(method=Method.LORA, targets=("lm_head",))) == 4608  # the encoder layer
+
+
+def test_an_adapter_on_q_proj_reaches_the_encoder_whose_frozen_mlp_keeps_no_input():
+    """PEFT adapts every module named q_proj, the encoder's too: backward runs through the encoder layer, which
+    keeps what the full count keeps less the MLP input and product (frozen weights: 2 · S · (h + d_ff))."""
+    full = _encoder_gap(FinetuneSpec())
+    assert full - _encoder_gap(FinetuneSpec(method=Method.LORA, targets=("q_proj",))) == 2 * 12 * (16 + 32)
 
 
 # ---- scaling -----------------------------------------------------------------------------------------------

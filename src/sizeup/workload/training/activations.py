@@ -220,7 +220,7 @@ def encoder_activation_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: 
     the input of every decoder layer's cross K/V products, kept once for all of them."""
     source = source_length(arch, cfg)
     kept = act_bytes * micro_batch * source * arch.hidden
-    if encoder_trains(cfg):
+    if encoder_trains(arch, cfg):
         enc = encoder_arch(arch)
         kept += sum(kept_layer_bytes(enc, layer, cfg, micro_batch, cfg.recompute, act_bytes, seq=source)
                     for layer in enc.layers)
@@ -242,7 +242,7 @@ def activation_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: int, tra
     act *= max(1, min(par.pp, in_flight))
     if cfg.recompute in ("full", "selective-op") and layers:  # one layer is rematerialised at a time in backward
         rerun = [(arch, layers[0], cfg.seq)]
-        if arch.encoder_layers and encoder_trains(cfg):
+        if arch.encoder_layers and encoder_trains(arch, cfg):
             rerun.append((encoder_arch(arch), arch.encoder_layers[0], source_length(arch, cfg)))
         act += max(kept_layer_bytes(a, layer, cfg, micro_batch, "none", act_bytes, seq=seq) for a, layer, seq in rerun)
     if cfg.finetune.method == Method.QLORA and cfg.keeps_last_graph and cfg.recompute in ("none", "selective"):

@@ -9,9 +9,12 @@ encoder output through its own K and V projections, and the loss is over the tar
 Activations: each encoder layer keeps what the transformer count keeps (Korthikanti et al. 2022 §4,
 sizeup.workload.training.activations) at the source length; the encoder output is kept once, as the input of
 every decoder layer's K/V products; each decoder layer adds its cross-attention block (below). The encoder
-trains, and so keeps its activations, only under full fine-tuning: sizeup puts adapters on the decoder and
-its cross-attention (the encoder's weights have role "encoder", not a LoRA target), and freezing keeps the
-last decoder layers, so under those methods no gradient reaches the encoder and autograd records nothing there.
+trains, and so keeps its activations, under full fine-tuning and wherever an adapter sits on one of its
+linears: a LoRA target names a module in every stack, as PEFT matches it (q_proj, v_proj adapt the encoder's
+self-attention as well as the decoder's self- and cross-attention), so under the adapter methods backward runs
+through the whole encoder (its frozen weights need no input kept; sizeup.workload.training.activations counts
+what the adapters keep). Freezing keeps the last decoder layers: no gradient reaches the encoder and autograd
+records nothing there.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from sizeup.ledger import OpKind, OpRecord
 from sizeup.price.efficiency import Efficiency
 from sizeup.price.roofline import price
 from sizeup.ranges import Range
-from sizeup.workload.finetune import Method
+from sizeup.workload.finetune import Method, adapts_encoder
 from sizeup.workload.quantize import get_format, tensor_bytes_map
 from sizeup.workload.training.config import TrainingConfig
 
@@ -38,9 +41,9 @@ def source_length(arch: ModelArch, cfg: TrainingConfig) -> int:
     return cfg.source_seq or arch.cross_source
 
 
-def encoder_trains(cfg: TrainingConfig) -> bool:
-    """Whether gradients reach the encoder's weights (full fine-tuning; see the module docstring)."""
-    return cfg.finetune.method == Method.FULL
+def encoder_trains(arch: ModelArch, cfg: TrainingConfig) -> bool:
+    """Whether gradients reach the encoder (its weights under full fine-tuning, or adapters on its linears)."""
+    return adapts_encoder(arch, cfg.finetune)
 
 
 def encoder_arch(arch: ModelArch) -> ModelArch:
@@ -117,8 +120,9 @@ class EncoderTime:
 def encoder_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: int, eff: Efficiency, *,
                  weights: str, act_dtype: str) -> EncoderTime:
     """The encoder's share of one micro-step on `device`: its forward, and where it trains its backward
-    (weight products 2× forward with their weight gradients, attention 2.5× under a fused kernel that
-    recomputes the scores, 2× materialised, everything else 2×, as step_time counts the decoder) and what
+    (weight products 2× forward with their weight gradients, 1× under adapters: frozen weights need the input
+    gradient only; attention 2.5× under a fused kernel that recomputes the scores, 2× materialised, everything
+    else 2×, as step_time counts the decoder) and what
     the recomputation policy reruns ("selective-op": the 2nd, 4th… product of each layer and every
     non-product op). Without a trained encoder nothing flows back into it, and the cross K/V products
     need no input gradient: no backward is counted (the weight gradients of the K/V products of decoder
@@ -127,11 +131,12 @@ def encoder_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro
     by_kind = {k: v["time_s"] for k, v in roof.by("kind").items()}
     zero = Range.exact(0.0)
     forward = roof.total_s
-    if not encoder_trains(cfg):
+    if not encoder_trains(arch, cfg):
         return EncoderTime(forward_s=forward, backward_s=zero, recompute_s=zero)
     weights_s, attention_s = by_kind.get("matmul", zero), by_kind.get("attention", zero)
     rest = sum((t for k, t in by_kind.items() if k not in ("attention", "matmul")), zero)
-    backward = weights_s.scale(2.0) + attention_s.scale(2.5 if cfg.flash_attention else 2.0) + rest.scale(2.0)
+    weight_factor = 2.0 if cfg.finetune.method == Method.FULL else 1.0  # frozen weights: the input gradient only
+    backward = weights_s.scale(weight_factor) + attention_s.scale(2.5 if cfg.flash_attention else 2.0) + rest.scale(2.0)
     if cfg.recompute == "full":
         recompute = forward
     elif cfg.recompute == "selective" and not cfg.flash_attention:

@@ -96,8 +96,8 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
     if arch.encoder_layers:
         assumptions.append(f"encoder-decoder: target {cfg.seq:,} tokens (--seq), source {source_length(arch, cfg):,} "
                            "positions (--source-seq); " + ("the encoder's layers keep their activations" if
-                                                           encoder_trains(cfg) else
-                                                           "the encoder is frozen (no adapters on it): it keeps only "
+                                                           encoder_trains(arch, cfg) else
+                                                           "the encoder is frozen (no adapters on it, or --method freeze): it keeps only "
                                                            "its output, the input of the cross-attention K/V"))
     # micro-batch: given, or the largest that fits
     def accumulation_for(mb: int) -> int:
