@@ -3,9 +3,14 @@ and one more decoder layer (self-attention, cross-attention, MLP) of transformer
 (CPU, bf16, tiny config, no dropout, eager attention: the s² softmax outputs are kept).
 
 Measured: the distinct non-parameter storages saved by a model with one layer more on that side, minus the
-one-and-one model. Predicted: kept_layer_bytes with eager kernels (T5's RMSNorm computes in fp32) and no fused
-attention. CPU SDPA is left out: it runs PyTorch's CPU kernels, not the CUDA flash / memory-efficient ones
-sizeup.price.attention_kernels chooses between."""
+one-and-one model. Predicted: kept_layer_bytes with eager kernels and no fused attention. The tensors saved
+(transformers 5.24, torch 2.13): per T5LayerNorm an fp32 copy of the input (pow), the bf16 input and fp32
+reciprocal root (the mixed-dtype multiply) and the normalized bf16 (the weight multiply); q, kᵀ, v copies for
+the two matmuls; the softmax output; the inputs of q, o and wi; ReLU's output (also wo's input; its input is not
+saved); the relative-position bias is added to the scores, which saves nothing per layer. Before the rules for
+T5's norm, ReLU and the eager attention output were fixed the count was +5.0% (encoder) and -7.6% (decoder)
+with errors that cancelled; now both are exact. CPU SDPA is left out: it runs PyTorch's CPU math path (fp32
+upcasts), not the CUDA flash / memory-efficient kernels sizeup.price.attention_kernels chooses between."""
 
 import pytest
 
@@ -60,5 +65,5 @@ def predicted():
 
 
 @pytest.mark.parametrize("side", ["encoder", "decoder"])
-def test_a_t5_layer_keeps_what_autograd_saves_within_10_percent(side, measured, predicted):
-    assert predicted[side] == pytest.approx(measured[side], rel=0.10)
+def test_a_t5_layer_keeps_what_autograd_saves_within_1_percent(side, measured, predicted):
+    assert predicted[side] == pytest.approx(measured[side], rel=0.01)

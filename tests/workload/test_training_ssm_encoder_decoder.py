@@ -79,12 +79,12 @@ def test_t5_activations_add_the_encoder_layer_its_output_and_the_cross_attention
     T, S, h, hd, ff = 8, 12, 16, 16, 32
     encoder_layer = (2 * S * h * 4  # two norm inputs, the qkv input, the MLP input
                      + 2 * S * hd * 4  # q, k, v, attention output
-                     + 2 * S * ff * 2)  # the MLP's activation input and output
+                     + 2 * S * ff)  # the ReLU's output (its backward reads no input), the down product's input
     encoder_output = 2 * S * h
     cross = 2 * T * h * 2 + 2 * (T * hd + S * 2 * hd + T * hd)  # norm and q inputs; q, k and v, output
     cfg = TrainingConfig(seq=4, source_seq=6)
     gap = activation_bytes(T5, cfg, 2, 0, 1) - activation_bytes(_decoder_only(T5), cfg, 2, 0, 1)
-    assert gap == encoder_layer + encoder_output + cross == 4608 + 384 + 1792
+    assert gap == encoder_layer + encoder_output + cross == 3840 + 384 + 1792
     # without a fused kernel the target × source scores are kept too (2 heads, bf16), and the encoder's s²
     math = replace(cfg, flash_attention=False)
     gap_math = activation_bytes(T5, math, 2, 0, 1) - activation_bytes(_decoder_only(T5), math, 2, 0, 1)
@@ -98,14 +98,15 @@ def _encoder_gap(spec: FinetuneSpec) -> int:
 
 def test_an_encoder_without_adapters_keeps_only_its_output():
     full = _encoder_gap(FinetuneSpec())
-    assert full - _encoder_gap(FinetuneSpec(method=Method.LORA, targets=("lm_head",))) == 4608  # the encoder layer
+    assert full - _encoder_gap(FinetuneSpec(method=Method.LORA, targets=("lm_head",))) == 3840  # the encoder layer
 
 
 def test_an_adapter_on_q_proj_reaches_the_encoder_whose_frozen_mlp_keeps_no_input():
     """PEFT adapts every module named q_proj, the encoder's too: backward runs through the encoder layer, which
-    keeps what the full count keeps less the MLP input and product (frozen weights: 2 · S · (h + d_ff))."""
+    keeps what the full count keeps less the MLP input (frozen up product: 2 · S · h); the ReLU keeps its output,
+    the frozen down product's input, itself."""
     full = _encoder_gap(FinetuneSpec())
-    assert full - _encoder_gap(FinetuneSpec(method=Method.LORA, targets=("q_proj",))) == 2 * 12 * (16 + 32)
+    assert full - _encoder_gap(FinetuneSpec(method=Method.LORA, targets=("q_proj",))) == 2 * 12 * 16
 
 
 # ---- scaling -----------------------------------------------------------------------------------------------

@@ -88,7 +88,9 @@ def layer_activation_bytes(arch: ModelArch, layer: LayerSpec, micro_batch: int, 
         # softmax output, and with dropout its mask (1 byte) and the dropped copy
         scores = s * s * b * a.heads * (act_bytes + (1 + act_bytes if dropout else 0))
     inter = m.intermediate * (m.top_k if m.is_moe else 1) + m.shared_intermediate * m.shared_experts
-    mlp = act_bytes * s * b * inter * (4 if m.gated else 2)  # gate, up, act(gate), product | act in, act out
+    # gate, up, act(gate), product | act in, act out; ReLU's backward reads its output only (PyTorch's relu saves
+    # its result, which is also the next product's input): its input is not kept
+    mlp = act_bytes * s * b * inter * ((4 if m.gated else 2) - (1 if m.act == "relu" else 0))
     split = q + kv + out + scores + mlp
     return replicated // shard + split // tp
 
@@ -123,7 +125,8 @@ def adapter_activation_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingCon
             continue
         width = members[0][0]
         hit = [name for _, name in members if targeted(name, spec)]
-        kept = spec.method == Method.QLORA or (hit and spec.dropout == 0)
+        kept = spec.method == Method.QLORA or (hit and spec.dropout == 0) or \
+            (group == "mlp_mid" and layer.mlp.act == "relu")  # ReLU keeps its output (the down input) itself
         if not kept:
             change -= 2 * tokens * width
         if hit and spec.dropout > 0:
@@ -145,10 +148,13 @@ def eager_activation_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingConfi
       repeat_kv, litgpt's repeat_interleave), which keeps the repeated copies.
     - With one fused qkv product and as many K/V heads as query heads, V is a view of that product's output
       (q and k are new tensors after RoPE), so the whole output stays alive.
-    - Without a fused attention kernel the output projection reads a reshaped copy of the attention output,
-      kept when the projection needs its input (trained weights, bitsandbytes 4-bit products, an adapter
-      without dropout). Flash and memory-efficient kernels return a transposed view of a (batch, sequence,
-      heads, dim) buffer, so there the reshape is a view of the tensor the kernel already keeps.
+    - T5's RMSNorm (transformers' T5LayerNorm) squares an fp32 copy of its input but multiplies the 16-bit
+      input itself by the fp32 reciprocal root: it keeps both, and the root (4 bytes per token): 2 bytes per
+      element more than the other RMSNorms. An encoder-decoder's decoder layer has a third norm, before its
+      cross-attention.
+    - Without a fused attention kernel the output of probabilities × V is not kept: the output projection's
+      input (a reshaped copy) is the attention output the fused count holds, so nothing is added (T5, checked
+      against autograd's saved tensors in tests/workload/test_encoder_decoder_training_torch.py).
     """
     if cfg.kernels != "eager" or recompute not in ("none", "selective"):
         return 0
@@ -158,16 +164,16 @@ def eager_activation_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingConfi
     h = arch.hidden // (par.tp if par.sequence_parallel and par.tp > 1 else 1)
     weights_train = spec.method in (Method.FULL, Method.FREEZE)
     extra = 0
+    norms = layer.norms + (1 if arch.cross_source else 0)
     if arch.norm == "rms":
-        extra += layer.norms * tokens * h * (4 if weights_train else 2)
+        extra += norms * tokens * h * (4 if weights_train else 2)
+        if arch.model_type == "t5":
+            extra += norms * tokens * (2 * h + 4)
     if a.mla is None:
         if a.kv_heads < a.heads:
             extra += 2 * tokens * (a.heads - a.kv_heads) * (a.head_dim + a.v_head_dim) // par.tp
         elif spec.fused_qkv:
             extra += 2 * tokens * (a.heads + a.kv_heads) * a.head_dim // par.tp
-    if not cfg.flash_attention and (weights_train or spec.method == Method.QLORA or (
-            spec.uses_adapters and targeted("o_proj", spec) and spec.dropout == 0)):
-        extra += 2 * tokens * a.heads * a.v_head_dim // par.tp
     return extra
 
 
