@@ -126,3 +126,31 @@ def test_a_bart_read_by_transformers_counts_peft_adapters_in_encoder_and_cross_a
         model = peft.get_peft_model(build_meta_model(data), peft.LoraConfig(r=8, target_modules=peft_targets))
         built = sum(p.numel() for p in model.parameters() if p.requires_grad)
         assert _lora(arch, targets, rank=8) == built
+
+
+# ---- the attention kernel a T5 runs ------------------------------------------------------------------------
+def test_t5_under_sdpa_runs_the_memory_efficient_kernel_and_keeps_each_layers_bias():
+    from sizeup.hardware.catalog import load_catalog
+    from sizeup.workload.training import TrainingConfig, estimate_training
+    from sizeup.workload.training.encoder_decoder import relative_bias_bytes
+
+    arch, h100 = _arch("flan-t5-xl"), load_catalog(include_user=False).device("h100")
+    cfg = TrainingConfig(seq=128, source_seq=512, micro_batch=4, finetune=FinetuneSpec(method=Method.LORA))
+    e = estimate_training(arch, h100, cfg)
+    assert any("memory-efficient kernel" in a and "flash refuses" in a for a in e.assumptions)
+    assert not any("flash kernel" in a for a in e.assumptions)
+    c = _config("flan-t5-xl")
+    heads, layers = c["num_heads"], c["num_layers"]
+    # 24 encoder layers × 32 heads × 512², 24 decoder layers × 32 × 128², one shared cross bias 32 × 128 × 512,
+    # bf16; the decoder's causal condition 128² bytes per layer (lengths aligned to 8: no padding)
+    hand = 2 * heads * (layers * 512 * 512 + layers * 128 * 128 + 128 * 512) + layers * 128 * 128
+    assert relative_bias_bytes(arch, e.config) == hand
+
+
+def test_flash_attention_2_on_a_t5_is_a_one_line_error():
+    from sizeup.hardware.catalog import load_catalog
+    from sizeup.workload.training import TrainingConfig, estimate_training
+
+    with pytest.raises(ConfigError, match="--attention flash2 with flan-t5-xl"):
+        estimate_training(_arch("flan-t5-xl"), load_catalog(include_user=False).device("h100"),
+                          TrainingConfig(seq=128, micro_batch=1, attention="flash2"))

@@ -17,7 +17,8 @@ from sizeup.workload.finetune import FinetuneSpec, Method
 from sizeup.workload.parallel import ParallelConfig
 from sizeup.workload.training import TrainingConfig, estimate_training, training_memory
 from sizeup.workload.training.activations import activation_bytes
-from sizeup.workload.training.encoder_decoder import encoder_decoder_flops_per_sequence, encoder_ledger
+from sizeup.workload.training.encoder_decoder import (encoder_decoder_flops_per_sequence, encoder_ledger,
+                                                      relative_bias_bytes)
 from sizeup.workload.training.ssm_activations import ssm_layer_activation_bytes
 
 CATALOG = load_catalog(include_user=False)
@@ -82,18 +83,26 @@ def test_t5_activations_add_the_encoder_layer_its_output_and_the_cross_attention
                      + 2 * S * ff)  # the ReLU's output (its backward reads no input), the down product's input
     encoder_output = 2 * S * h
     cross = 2 * T * h * 2 + 2 * (T * hd + S * 2 * hd + T * hd)  # norm and q inputs; q, k and v, output
+    # the relative-position bias as SDPA's mask: a copy per layer, heads × q × k padded to 8 (encoder 6 × 8,
+    # decoder 4 × 8, cross 4 × 8: a source of 6 is padded per layer), the causal `where`'s 1-byte condition,
+    # and (full fine-tuning) each stack's int64 bucket indices
+    indices = 8 * (4 * 4 + 6 * 6)
+    bias = 2 * 2 * (6 * 8 + 4 * 8 + 4 * 8) + 4 * 4 + indices
     cfg = TrainingConfig(seq=4, source_seq=6)
     gap = activation_bytes(T5, cfg, 2, 0, 1) - activation_bytes(_decoder_only(T5), cfg, 2, 0, 1)
-    assert gap == encoder_layer + encoder_output + cross == 3840 + 384 + 1792
-    # without a fused kernel the target × source scores are kept too (2 heads, bf16), and the encoder's s²
+    assert gap == encoder_layer + encoder_output + cross + bias == 3840 + 384 + 1792 + 880
+    # without a fused kernel the target × source scores are kept too (2 heads, bf16), and the encoder's s²; the
+    # bias is added to the scores (nothing kept per layer), its bucket indices still are
     math = replace(cfg, flash_attention=False)
     gap_math = activation_bytes(T5, math, 2, 0, 1) - activation_bytes(_decoder_only(T5), math, 2, 0, 1)
-    assert gap_math - gap == 2 * 4 * 6 * 2 * 2 + 2 * 6 * 6 * 2 * 2
+    assert gap_math - gap == 2 * 4 * 6 * 2 * 2 + 2 * 6 * 6 * 2 * 2 - (bias - indices)
 
 
 def _encoder_gap(spec: FinetuneSpec) -> int:
+    """What the encoder side adds, the relative-position bias left out (counted above)."""
     cfg = TrainingConfig(seq=4, source_seq=6, finetune=spec)
-    return activation_bytes(T5, cfg, 2, 0, 1) - activation_bytes(_decoder_only(T5), cfg, 2, 0, 1)
+    return activation_bytes(T5, cfg, 2, 0, 1) - activation_bytes(_decoder_only(T5), cfg, 2, 0, 1) - \
+        relative_bias_bytes(T5, cfg)
 
 
 def test_an_encoder_without_adapters_keeps_only_its_output():

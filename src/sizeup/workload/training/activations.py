@@ -19,7 +19,7 @@ from sizeup.ingest.hf_config import LayerSpec, ModelArch
 from sizeup.workload.finetune import Method, targeted
 from sizeup.workload.training.config import PRECISIONS, TrainingConfig
 from sizeup.workload.training.encoder_decoder import (cross_attention_activation_bytes, encoder_arch, encoder_trains,
-                                                      source_length)
+                                                      relative_bias_bytes, source_length)
 from sizeup.workload.training.ssm_activations import ssm_layer_activation_bytes
 
 __all__ = ["layer_projections", "layer_activation_bytes", "adapter_activation_bytes", "eager_activation_bytes",
@@ -244,7 +244,7 @@ def activation_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: int, tra
     act_bytes = 4 if PRECISIONS[cfg.precision].compute == "fp32" else 2
     act = sum(kept_layer_bytes(arch, layer, cfg, micro_batch, cfg.recompute, act_bytes) for layer in layers)
     if arch.encoder_layers:
-        act += encoder_activation_bytes(arch, cfg, micro_batch, act_bytes)
+        act += encoder_activation_bytes(arch, cfg, micro_batch, act_bytes) + relative_bias_bytes(arch, cfg, act_bytes)
     act *= max(1, min(par.pp, in_flight))
     if cfg.recompute in ("full", "selective-op") and layers:  # one layer is rematerialised at a time in backward
         rerun = [(arch, layers[0], cfg.seq)]

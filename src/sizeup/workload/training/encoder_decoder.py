@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from sizeup.errors import ConfigError
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ingest.arch import LayerSpec, ModelArch
 from sizeup.ingest.transformer_ops import Step, transformer_ledger
@@ -33,7 +34,12 @@ from sizeup.workload.quantize import get_format, tensor_bytes_map
 from sizeup.workload.training.config import TrainingConfig
 
 __all__ = ["EncoderTime", "source_length", "encoder_trains", "encoder_arch", "cross_attention_activation_bytes",
-           "encoder_ledger", "encoder_time", "encoder_decoder_flops_per_sequence"]
+           "relative_bias_bytes", "relative_bias_note", "MASK_ALIGNMENT", "encoder_ledger", "encoder_time", "encoder_decoder_flops_per_sequence"]
+
+MASK_ALIGNMENT = 8
+"""PyTorch's SDPA pads a float attn_mask whose last dimension is not a multiple of 8 elements before the
+memory-efficient kernel (aten/src/ATen/native/transformers/attention.cpp, preprocess_mask: mem_eff_alignment 8,
+pad_bias, then expand to batch × heads × queries × keys)."""
 
 
 def source_length(arch: ModelArch, cfg: TrainingConfig) -> int:
@@ -85,6 +91,60 @@ def cross_attention_activation_bytes(arch: ModelArch, layer: LayerSpec, micro_ba
     if not flash and recompute == "none":
         split += b * target * source * a.heads * (act_bytes + (1 + act_bytes if dropout else 0))
     return replicated // (tp if sequence_parallel else 1) + split // tp
+
+
+def relative_bias_bytes(arch: ModelArch, cfg: TrainingConfig, act_bytes: int = 2) -> int:
+    """What T5's relative-position bias keeps for backward, beyond the layers' own count.
+
+    transformers' T5 (5.x) computes the bias once per stack, 1 × heads × queries × keys (an embedding of the
+    bucket index of every query-key pair), and hands it to every layer. Eager attention adds it to the scores,
+    which saves nothing. Under SDPA it is the kernel's float attn_mask (integrations/sdpa_attention.py,
+    create_position_bias_mask): flash refuses a mask, so the memory-efficient kernel runs, and its autograd node
+    keeps the mask (ScaledDotProductEfficientAttentionBackward0 saves attn_bias). Each layer makes its own copy
+    (`.contiguous()` of the permuted encoder bias; `torch.where` with the causal mask in the decoder), kept per
+    layer, heads × queries × keys padded to MASK_ALIGNMENT, not per sequence (it broadcasts over the batch), and
+    the decoder's `where` keeps its queries × keys boolean condition;
+    the cross-attention's bias is one shared zero tensor, copied per layer only when the source needs padding.
+    With full fine-tuning the bias tables train: each stack's embedding keeps its int64 bucket indices.
+
+    Unpadded batches: with a padding mask (batch × keys) the bias becomes per sequence (× micro-batch)."""
+    t = arch.tower
+    if t is None or not t.relative_bias or not arch.layers or cfg.recompute not in ("none", "selective"):
+        return 0
+    source, target, decoder = source_length(arch, cfg), cfg.seq, len(arch.layers)
+    heads = arch.layers[0].attention.heads // cfg.parallel.tp
+    encoder = encoder_trains(arch, cfg)
+    kept = 0
+    if cfg.flash_attention:  # SDPA's memory-efficient kernel, the bias as its mask
+        def padded(n: int) -> int:
+            return -(-n // MASK_ALIGNMENT) * MASK_ALIGNMENT
+
+        elements = decoder * heads * target * padded(target)
+        elements += heads * target * padded(source) * (1 if source % MASK_ALIGNMENT == 0 else decoder)
+        if encoder:
+            elements += len(arch.encoder_layers) * heads * source * padded(source)
+        kept += elements * act_bytes + decoder * target * target  # + the causal `where`'s 1-byte condition
+    if cfg.finetune.method == Method.FULL:
+        kept += 8 * (target * target + (source * source if encoder else 0))
+    return kept
+
+
+def relative_bias_note(arch: ModelArch, cfg: TrainingConfig, reason: str = "") -> str | None:
+    """The attention note of a T5-style model under SDPA's fused path, in place of the kernel's own (None: not one,
+    or the math path runs); FlashAttention-2 is refused (transformers' T5 has `_supports_flash_attn = False`).
+    `reason`: the device and dtype the fused kernel was chosen for."""
+    t = arch.tower
+    if t is None or not t.relative_bias:
+        return None
+    if cfg.attention == "flash2":
+        raise ConfigError(f"--attention flash2 with {arch.name}: transformers' {arch.model_type} has no "
+                          "FlashAttention-2 path (its relative-position bias is added to the scores); use sdpa or eager")
+    if cfg.attention == "sdpa" and cfg.flash_attention:
+        where = f"{reason}; " if reason else ""
+        return (f"attention: SDPA's memory-efficient kernel ({where}{arch.model_type}'s relative-position bias is a "
+                "float mask, which flash refuses): no s² softmax kept; each layer keeps its own heads × q × k copy "
+                "of the bias (unpadded batches; with a padding mask, one per sequence)")
+    return None
 
 
 def encoder_ledger(arch: ModelArch, cfg: TrainingConfig, micro: int, *, weights: str, act_dtype: str):

@@ -16,7 +16,7 @@ from sizeup.workload.finetune import Method, trainable_parameters
 from sizeup.workload.frameworks import KERNELS
 from sizeup.errors import ConfigError
 from sizeup.workload.training.config import PRECISIONS, SSM_SCANS, TrainingConfig, with_attention
-from sizeup.workload.training.encoder_decoder import encoder_trains, source_length
+from sizeup.workload.training.encoder_decoder import encoder_trains, relative_bias_note, source_length
 from sizeup.workload.training.cost import pick_offer, run_cost
 from sizeup.workload.training.memory import TrainingMemory, training_memory
 from sizeup.workload.training.step_time import StepTime, step_time, utilization
@@ -86,7 +86,7 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
                           "decoder are not modelled (expected --pp 1)")
     trainable = trainable_parameters(arch, cfg.finetune)
     cfg, attention = with_attention(cfg, device)
-    assumptions = [PRECISIONS[cfg.precision].note, attention.note]
+    assumptions = [PRECISIONS[cfg.precision].note, relative_bias_note(arch, cfg, attention.reason) or attention.note]
     if arch.is_recurrent:
         assumptions.append(f"state-space layers: {cfg.ssm_scan} scan ({SSM_SCANS[cfg.ssm_scan]}); --ssm-scan picks")
         if cfg.ssm_scan == "naive":
