@@ -107,15 +107,18 @@ def _encoder_gap(spec: FinetuneSpec) -> int:
 
 def test_an_encoder_without_adapters_keeps_only_its_output():
     full = _encoder_gap(FinetuneSpec())
-    assert full - _encoder_gap(FinetuneSpec(method=Method.LORA, targets=("lm_head",))) == 3840  # the encoder layer
+    # the encoder layer, and the cross-attention's q_proj input (frozen, no adapter: 2 · T · h)
+    assert full - _encoder_gap(FinetuneSpec(method=Method.LORA, targets=("lm_head",))) == 3840 + 2 * 8 * 16
 
 
 def test_an_adapter_on_q_proj_reaches_the_encoder_whose_frozen_mlp_keeps_no_input():
     """PEFT adapts every module named q_proj, the encoder's too: backward runs through the encoder layer, which
-    keeps what the full count keeps less the MLP input (frozen up product: 2 · S · h); the ReLU keeps its output,
-    the frozen down product's input, itself."""
+    keeps what the full count keeps less the MLP input (frozen up product: 2 · S · h; the ReLU keeps its output,
+    the frozen down product's input, itself), plus the r-wide A outputs of the encoder's and the cross-attention's
+    q adapters (2 · S · r, 2 · T · r; r 16)."""
     full = _encoder_gap(FinetuneSpec())
-    assert full - _encoder_gap(FinetuneSpec(method=Method.LORA, targets=("q_proj",))) == 2 * 12 * 16
+    lora = _encoder_gap(FinetuneSpec(method=Method.LORA, targets=("q_proj",)))
+    assert full - lora == 2 * 12 * 16 - 2 * 12 * 16 - 2 * 8 * 16
 
 
 # ---- scaling -----------------------------------------------------------------------------------------------

@@ -101,7 +101,10 @@ def adapter_activation_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingCon
     The Korthikanti count keeps every projection's input, as full training does. A frozen weight needs
     no input for its own gradient: PyTorch's autograd saves an input of a matrix product only for the
     gradient that needs it, so under LoRA the attention and MLP inputs and the MLP product are kept only
-    where an adapter reads them without dropout (the attention output stays: FlashAttention keeps it).
+    where an adapter reads them without dropout; the attention output stays where a fused kernel keeps it,
+    and without one only for an adapter on the output projection. Each adapter keeps its r-wide A output
+    (B's input). PEFT's adapters in the base's dtype (autocast_adapter_dtype=False, or an fp32 base) read the
+    base's input; with its default fp32 adapters on a 16-bit base each adapter casts its own copy (not counted).
     bitsandbytes' 4-bit product (QLoRA) keeps its input whenever gradients flow (MatMul4Bit saves
     ctx.tensors = (A, B)), so QLoRA keeps them all. With dropout p > 0 each adapter keeps its own dropped
     input (2 bytes) and mask (1 byte) per element.
@@ -132,6 +135,16 @@ def adapter_activation_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingCon
         if hit and spec.dropout > 0:
             copies = 1 if group == "attn_in" and spec.fused_qkv else len(hit)
             change += 3 * tokens * width * copies
+    a = layer.attention
+    if not cfg.flash_attention and spec.method != Method.QLORA and not (targeted("o_proj", spec) and spec.dropout == 0):
+        # eager / math: the output projection's input is the only copy of the attention output (probabilities × V
+        # keeps its inputs), kept only for the frozen weight's own gradient: not at all
+        change -= 2 * tokens * a.heads * a.v_head_dim // par.tp
+    names = [name for _, _, name in inputs] + ["o_proj"]
+    adapters = sum(1 for name in names if targeted(name, spec))
+    if spec.fused_qkv:  # one adapter over the fused q/k/v product
+        adapters -= max(0, sum(1 for name in ("q_proj", "k_proj", "v_proj") if targeted(name, spec)) - 1)
+    change += 2 * tokens * spec.rank * adapters  # each adapter's r-wide A output, B's input
     if spec.dropout > 0 and targeted("o_proj", spec):
         change += 3 * tokens * layer.attention.heads * layer.attention.v_head_dim // par.tp
     return change
@@ -213,7 +226,8 @@ def kept_layer_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingConfig, mic
     if arch.cross_source:
         kept += cross_attention_activation_bytes(arch, layer, micro_batch, seq, source_length(arch, cfg), tp=par.tp,
                                                  sequence_parallel=sp, recompute=recompute,
-                                                 flash=cfg.flash_attention, act_bytes=act_bytes)
+                                                 flash=cfg.flash_attention, act_bytes=act_bytes,
+                                                 finetune=cfg.finetune if recompute == cfg.recompute else None)
     run = cfg if seq == cfg.seq else replace(cfg, seq=seq)
     extra = eager_activation_bytes(arch, layer, run, micro_batch, recompute)
     if recompute == cfg.recompute:

@@ -29,7 +29,7 @@ from sizeup.ledger import OpKind, OpRecord
 from sizeup.price.efficiency import Efficiency
 from sizeup.price.roofline import price
 from sizeup.ranges import Range
-from sizeup.workload.finetune import Method, adapts_encoder
+from sizeup.workload.finetune import FinetuneSpec, Method, adapts_encoder, targeted
 from sizeup.workload.quantize import get_format, tensor_bytes_map
 from sizeup.workload.training.config import TrainingConfig
 
@@ -64,7 +64,7 @@ def encoder_arch(arch: ModelArch) -> ModelArch:
 
 def cross_attention_activation_bytes(arch: ModelArch, layer: LayerSpec, micro_batch: int, target: int, source: int,
                                      *, tp: int = 1, sequence_parallel: bool = False, recompute: str = "none",
-                                     flash: bool = True, act_bytes: int = 2) -> int:
+                                     flash: bool = True, act_bytes: int = 2, finetune: FinetuneSpec | None = None) -> int:
     """Bytes one decoder layer's cross-attention block keeps for backward (Korthikanti et al. 2022's terms,
     with queries over the target and keys and values over the source):
 
@@ -76,7 +76,15 @@ def cross_attention_activation_bytes(arch: ModelArch, layer: LayerSpec, micro_ba
 
     "selective" recomputes the target × source scores; "selective-op" keeps the attention output with its
     fp32 log-sum-exp and the outputs of q_proj and v_proj (the 1st and 3rd of the block's products);
-    "full" keeps nothing here (the layer's input and the encoder output are counted elsewhere)."""
+    "full" keeps nothing here (the layer's input and the encoder output are counted elsewhere).
+
+    Under adapters (`finetune`, none/selective recomputation) the frozen q_proj and o_proj keep no input: q_proj's
+    is kept for an adapter on it (without dropout), o_proj's (the attention output) where a fused kernel keeps it
+    or for an adapter on o_proj; K and V stay (the attention's backward reads them) whether or not an adapter
+    sits on k_proj / v_proj; an adapter over the encoder output reads the copy the encoder side keeps once; each
+    adapter keeps its r-wide A output, and with dropout its dropped input and mask (3 bytes per element). QLoRA's
+    4-bit products keep their inputs (bnb's MatMul4Bit), as the full count does. Checked against autograd's
+    saved tensors with PEFT adapters in tests/workload/test_encoder_decoder_training_torch.py."""
     a, h, b = layer.attention, arch.hidden, micro_batch
     tgt, src = b * target, b * source
     if recompute == "full":
@@ -90,6 +98,20 @@ def cross_attention_activation_bytes(arch: ModelArch, layer: LayerSpec, micro_ba
                          + tgt * a.heads * a.v_head_dim)
     if not flash and recompute == "none":
         split += b * target * source * a.heads * (act_bytes + (1 + act_bytes if dropout else 0))
+    spec = finetune
+    if spec is not None and spec.uses_adapters and recompute in ("none", "selective"):
+        out_width = a.heads * a.v_head_dim
+
+        def reads(name: str) -> bool:
+            return targeted(name, spec) and spec.dropout == 0
+
+        if spec.method != Method.QLORA:
+            replicated -= 0 if reads("q_proj") else act_bytes * tgt * h
+            split -= 0 if flash or reads("o_proj") else act_bytes * tgt * out_width
+        widths = {"q_proj": (tgt, h), "k_proj": (src, h), "v_proj": (src, h), "o_proj": (tgt, out_width)}
+        for name, (tokens, width) in widths.items():
+            if targeted(name, spec):
+                replicated += 2 * tokens * spec.rank + (3 * tokens * width if spec.dropout > 0 else 0)
     return replicated // (tp if sequence_parallel else 1) + split // tp
 
 
