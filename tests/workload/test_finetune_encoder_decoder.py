@@ -154,3 +154,22 @@ def test_flash_attention_2_on_a_t5_is_a_one_line_error():
     with pytest.raises(ConfigError, match="--attention flash2 with flan-t5-xl"):
         estimate_training(_arch("flan-t5-xl"), load_catalog(include_user=False).device("h100"),
                           TrainingConfig(seq=128, micro_batch=1, attention="flash2"))
+
+
+def test_qlora_leaves_t5s_wo_unquantized_as_transformers_does():
+    """T5's `_keep_in_fp32_modules = ["wo"]` joins the modules bitsandbytes does not convert: every layer's MLP
+    down projection (d_ff × d_model) stays bf16, 2 bytes against NF4's 0.5 + block scales."""
+    from sizeup.hardware.catalog import load_catalog
+    from sizeup.workload.training import TrainingConfig, training_memory
+
+    arch, c = _arch("flan-t5-xl"), _config("flan-t5-xl")
+    h100 = load_catalog(include_user=False).device("h100")
+    nf4 = get_format("nf4")
+    down = [t for t in arch.tensors() if t.name.endswith("down_proj.weight")]
+    assert len(down) == c["num_layers"] + c["num_decoder_layers"]
+    cfg = TrainingConfig(seq=128, source_seq=512, finetune=FinetuneSpec(method=Method.QLORA))
+    all_nf4 = sum(tensor_bytes(t, arch, nf4) for t in arch.tensors())
+    kept = sum(t.numel * 2 - tensor_bytes(t, arch, nf4) for t in down)
+    trainable = trainable_parameters(arch, cfg.finetune).trainable_params
+    weights = training_memory(arch, h100, cfg, 1).weights_bytes
+    assert weights == int(all_nf4 + kept + trainable * 2)

@@ -24,7 +24,7 @@ from sizeup.ingest.hf_config import ModelArch, WeightTensor
 from sizeup.workload.quantize import LINEAR_ROLES
 
 __all__ = ["Method", "FinetuneSpec", "Trainable", "trainable_parameters", "target_names", "lora_params", "targeted",
-           "adapts_encoder", "dequant_traffic_bytes", "HF_MODULE_NAMES"]
+           "adapts_encoder", "dequant_traffic_bytes", "HF_MODULE_NAMES", "BNB_UNQUANTIZED", "bnb_quantized"]
 
 HF_MODULE_NAMES = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj", "wi_0": "gate_proj", "wi_1": "up_proj",
                    "wo": "down_proj", "fc1": "up_proj", "fc2": "down_proj", "out_proj": "o_proj", "query": "q_proj",
@@ -171,6 +171,17 @@ def adapts_encoder(arch: ModelArch, spec: FinetuneSpec) -> bool:
     return trainable_parameters(arch, spec).encoder
 
 
+BNB_UNQUANTIZED = {"t5": ("down_proj",)}
+"""Linears transformers leaves unquantized under bitsandbytes: a model's `_keep_in_fp32_modules` join the modules
+not converted (quantizers/base.py get_modules_to_not_convert); T5's is ["wo"] (modeling_t5.py), the MLP's down
+projection of every encoder and decoder layer, stored in the compute dtype (fp32 only when loaded in fp16)."""
+
+
+def bnb_quantized(arch: ModelArch, t: WeightTensor) -> bool:
+    """Whether bitsandbytes stores linear weight `t` in 4 bits (QLoRA)."""
+    return t.role in LINEAR_ROLES and len(t.shape) >= 2 and module_name(t) not in BNB_UNQUANTIZED.get(arch.model_type, ())
+
+
 NF4_BYTES_PER_WEIGHT = 0.5
 """4-bit codes; the block scales (~0.127 bit/weight with double quantization) are left out of the traffic."""
 
@@ -186,7 +197,7 @@ def dequant_traffic_bytes(arch: ModelArch, spec: FinetuneSpec) -> float:
     """
     if spec.method != Method.QLORA:
         return 0.0
-    weights = sum(t.numel for t in arch.tensors() if t.role in LINEAR_ROLES and t.name.endswith(".weight"))
+    weights = sum(t.numel for t in arch.tensors() if bnb_quantized(arch, t) and t.name.endswith(".weight"))
     if spec.quantize_head and arch.lm_head:
         weights += arch.vocab * arch.hidden
     per_weight = 2.0 + 2.0 - NF4_BYTES_PER_WEIGHT + NF4_BYTES_PER_WEIGHT + 4.0 * (spec.dequant_copies - 1)

@@ -34,7 +34,7 @@ from sizeup.workload.quantize import get_format, tensor_bytes_map
 from sizeup.workload.training.config import TrainingConfig
 
 __all__ = ["EncoderTime", "source_length", "encoder_trains", "encoder_arch", "cross_attention_activation_bytes",
-           "relative_bias_bytes", "relative_bias_note", "MASK_ALIGNMENT", "encoder_ledger", "encoder_time", "encoder_decoder_flops_per_sequence"]
+           "encoder_note", "relative_bias_bytes", "relative_bias_note", "MASK_ALIGNMENT", "encoder_ledger", "encoder_time", "encoder_decoder_flops_per_sequence"]
 
 MASK_ALIGNMENT = 8
 """PyTorch's SDPA pads a float attn_mask whose last dimension is not a multiple of 8 elements before the
@@ -50,6 +50,20 @@ def source_length(arch: ModelArch, cfg: TrainingConfig) -> int:
 def encoder_trains(arch: ModelArch, cfg: TrainingConfig) -> bool:
     """Whether gradients reach the encoder (its weights under full fine-tuning, or adapters on its linears)."""
     return adapts_encoder(arch, cfg.finetune)
+
+
+def encoder_note(arch: ModelArch, cfg: TrainingConfig) -> str:
+    """What the encoder does in the step, for the estimate's assumptions."""
+    spec = cfg.finetune
+    if not encoder_trains(arch, cfg):
+        return ("the encoder is frozen (no adapters on it, or --method freeze): it keeps only its output, the input "
+                "of the cross-attention K/V")
+    if spec.method == Method.FULL:
+        return "the encoder trains: its layers keep their activations"
+    targets = ", ".join(spec.targets)
+    return (f"adapters on the encoder too ({targets} match its modules as PEFT matches them, in the encoder's "
+            "self-attention and the decoder's self- and cross-attention): backward runs through the encoder, whose "
+            "layers keep what the adapters' backward reads")
 
 
 def encoder_arch(arch: ModelArch) -> ModelArch:
