@@ -165,6 +165,9 @@ def eager_activation_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingConfi
       input itself by the fp32 reciprocal root: it keeps both, and the root (4 bytes per token): 2 bytes per
       element more than the other RMSNorms. An encoder-decoder's decoder layer has a third norm, before its
       cross-attention.
+    - T5's gated-gelu MLP runs gelu_new as transformers' NewGELUActivation, Python ops (0.5·x·(1 + tanh(√(2/π)·
+      (x + 0.044715·x³)))): beyond its input it keeps the tanh output, 0.5·x and 1 + tanh, three 16-bit tensors of
+      the MLP width (GPT-2, GPT-J and Phi-2 call the same module; only T5 is checked and counted here).
     - Without a fused attention kernel the output of probabilities × V is not kept: the output projection's
       input (a reshaped copy) is the attention output the fused count holds, so nothing is added (T5, checked
       against autograd's saved tensors in tests/workload/test_encoder_decoder_training_torch.py).
@@ -182,6 +185,9 @@ def eager_activation_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingConfi
         extra += norms * tokens * h * (4 if weights_train else 2)
         if arch.model_type == "t5":
             extra += norms * tokens * (2 * h + 4)
+    m = layer.mlp
+    if arch.model_type == "t5" and m.act == "gelu_tanh" and not m.is_moe:
+        extra += 3 * 2 * tokens * m.intermediate // par.tp
     if a.mla is None:
         if a.kv_heads < a.heads:
             extra += 2 * tokens * (a.heads - a.kv_heads) * (a.head_dim + a.v_head_dim) // par.tp
