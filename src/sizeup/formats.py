@@ -62,7 +62,10 @@ GGUF_BLOCKS: dict[str, tuple[int, int]] = {
     "Q8_K": (256, 292), "IQ4_NL": (32, 18), "IQ4_XS": (256, 136),
 }
 _FALLBACK = {"Q2_K": "Q4_0", "Q3_K": "Q4_0", "Q4_K": "Q5_0", "Q5_K": "Q5_1", "Q6_K": "Q8_0", "IQ4_XS": "IQ4_NL"}
-LINEAR_ROLES = {"attention", "mlp", "expert", "shared_expert"}
+LINEAR_ROLES = {"attention", "mlp", "expert", "shared_expert", "encoder"}
+"""Roles of the matrices a linear layer multiplies by: the ones a quantized format stores at low bits and a
+LoRA target can adapt. "encoder" is an encoder-decoder's encoder stack (T5, Whisper), whose linears
+bitsandbytes quantizes and PEFT adapts as it does the decoder's; its convolutions have role "conv"."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -139,7 +142,7 @@ def gguf_type(t: Tensor, arch: Architecture, fmt: WeightFormat) -> str:
     base, mix = fmt.gguf_base, fmt.gguf_mix
     if len(t.shape) < 2 or t.role in ("norm", "bias", "router"):
         return "F32"
-    if t.role in ("position", "patch"):
+    if t.role in ("position", "patch", "conv"):
         return "F16"
     n = arch.num_layers
     n_expert = _max_experts(arch)

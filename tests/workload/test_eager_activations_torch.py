@@ -96,11 +96,12 @@ def saved_bytes(kv_heads: int, *, frozen: bool, fused_qkv: bool = False, adapter
 
 
 def small_terms(adapter_inputs: int = 0) -> int:
-    """What neither count includes: the fp32 log-sum-exp of the attention (per head and position), each
-    RMSNorm's fp32 reciprocal root (per position) and each adapter's rank-wide x·Aᵀ (bf16). On the CPU
-    dropout keeps its scaled mask in the input's dtype (2 bytes), where CUDA's fused kernel keeps 1 byte."""
+    """What neither count includes: the fp32 log-sum-exp of the attention (per head and position) and each
+    RMSNorm's fp32 reciprocal root (per position); each adapter's rank-wide x·Aᵀ (bf16) is in sizeup's adapter
+    term. On the CPU dropout keeps its scaled mask in the input's dtype (2 bytes), where CUDA's fused kernel
+    keeps 1 byte."""
     tokens = B * S
-    return 4 * tokens * HEADS + 2 * 4 * tokens + adapter_inputs * (2 * tokens * RANK + tokens * H)
+    return 4 * tokens * HEADS + 2 * 4 * tokens + adapter_inputs * tokens * H
 
 
 def predicted(a, spec: FinetuneSpec) -> int:

@@ -17,7 +17,8 @@ from sizeup.workload.finetune import FinetuneSpec, Method
 from sizeup.workload.parallel import ParallelConfig
 from sizeup.workload.training import TrainingConfig, estimate_training, training_memory
 from sizeup.workload.training.activations import activation_bytes
-from sizeup.workload.training.encoder_decoder import encoder_decoder_flops_per_sequence, encoder_ledger
+from sizeup.workload.training.encoder_decoder import (encoder_decoder_flops_per_sequence, encoder_ledger,
+                                                      relative_bias_bytes)
 from sizeup.workload.training.ssm_activations import ssm_layer_activation_bytes
 
 CATALOG = load_catalog(include_user=False)
@@ -79,24 +80,45 @@ def test_t5_activations_add_the_encoder_layer_its_output_and_the_cross_attention
     T, S, h, hd, ff = 8, 12, 16, 16, 32
     encoder_layer = (2 * S * h * 4  # two norm inputs, the qkv input, the MLP input
                      + 2 * S * hd * 4  # q, k, v, attention output
-                     + 2 * S * ff * 2)  # the MLP's activation input and output
+                     + 2 * S * ff)  # the ReLU's output (its backward reads no input), the down product's input
     encoder_output = 2 * S * h
     cross = 2 * T * h * 2 + 2 * (T * hd + S * 2 * hd + T * hd)  # norm and q inputs; q, k and v, output
+    # the relative-position bias as SDPA's mask: a copy per layer, heads × q × k padded to 8 (encoder 6 × 8,
+    # decoder 4 × 8, cross 4 × 8: a source of 6 is padded per layer), the causal `where`'s 1-byte condition,
+    # and (full fine-tuning) each stack's int64 bucket indices
+    indices = 8 * (4 * 4 + 6 * 6)
+    bias = 2 * 2 * (6 * 8 + 4 * 8 + 4 * 8) + 4 * 4 + indices
     cfg = TrainingConfig(seq=4, source_seq=6)
     gap = activation_bytes(T5, cfg, 2, 0, 1) - activation_bytes(_decoder_only(T5), cfg, 2, 0, 1)
-    assert gap == encoder_layer + encoder_output + cross == 4608 + 384 + 1792
-    # without a fused kernel the target × source scores are kept too (2 heads, bf16), and the encoder's s²
+    assert gap == encoder_layer + encoder_output + cross + bias == 3840 + 384 + 1792 + 880
+    # without a fused kernel the target × source scores are kept too (2 heads, bf16), and the encoder's s²; the
+    # bias is added to the scores (nothing kept per layer), its bucket indices still are
     math = replace(cfg, flash_attention=False)
     gap_math = activation_bytes(T5, math, 2, 0, 1) - activation_bytes(_decoder_only(T5), math, 2, 0, 1)
-    assert gap_math - gap == 2 * 4 * 6 * 2 * 2 + 2 * 6 * 6 * 2 * 2
+    assert gap_math - gap == 2 * 4 * 6 * 2 * 2 + 2 * 6 * 6 * 2 * 2 - (bias - indices)
 
 
-def test_a_frozen_encoder_keeps_only_its_output():
-    cfg = TrainingConfig(seq=4, source_seq=6, finetune=FinetuneSpec(method=Method.LORA, targets=("q_proj",)))
-    gap = activation_bytes(T5, cfg, 2, 0, 1) - activation_bytes(_decoder_only(T5), cfg, 2, 0, 1)
-    full = activation_bytes(T5, replace(cfg, finetune=FinetuneSpec()), 2, 0, 1) - \
-        activation_bytes(_decoder_only(T5), replace(cfg, finetune=FinetuneSpec()), 2, 0, 1)
-    assert full - gap == 4608  # the encoder layer
+def _encoder_gap(spec: FinetuneSpec) -> int:
+    """What the encoder side adds, the relative-position bias left out (counted above)."""
+    cfg = TrainingConfig(seq=4, source_seq=6, finetune=spec)
+    return activation_bytes(T5, cfg, 2, 0, 1) - activation_bytes(_decoder_only(T5), cfg, 2, 0, 1) - \
+        relative_bias_bytes(T5, cfg)
+
+
+def test_an_encoder_without_adapters_keeps_only_its_output():
+    full = _encoder_gap(FinetuneSpec())
+    # the encoder layer, and the cross-attention's q_proj input (frozen, no adapter: 2 · T · h)
+    assert full - _encoder_gap(FinetuneSpec(method=Method.LORA, targets=("lm_head",))) == 3840 + 2 * 8 * 16
+
+
+def test_an_adapter_on_q_proj_reaches_the_encoder_whose_frozen_mlp_keeps_no_input():
+    """PEFT adapts every module named q_proj, the encoder's too: backward runs through the encoder layer, which
+    keeps what the full count keeps less the MLP input (frozen up product: 2 · S · h; the ReLU keeps its output,
+    the frozen down product's input, itself), plus the r-wide A outputs of the encoder's and the cross-attention's
+    q adapters (2 · S · r, 2 · T · r; r 16)."""
+    full = _encoder_gap(FinetuneSpec())
+    lora = _encoder_gap(FinetuneSpec(method=Method.LORA, targets=("q_proj",)))
+    assert full - lora == 2 * 12 * 16 - 2 * 12 * 16 - 2 * 8 * 16
 
 
 # ---- scaling -----------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 
 from sizeup.errors import ConfigError
-from sizeup.formats import WeightFormat, get_format, tensor_bytes
+from sizeup.formats import LINEAR_ROLES, WeightFormat, get_format, tensor_bytes
 from sizeup.ingest.arch import ModelArch, TowerSpec, WeightTensor
 from sizeup.ingest.transformer_ops import KV_BYTES_PER_ELEMENT
 from sizeup.ledger import Ledger, OpKind, OpRecord, Phase
@@ -133,7 +133,7 @@ class _Tower:
         n_in_l = n_in // tp if shard == "row" else n_in
         n_out_l = n_out // tp if shard == "column" else n_out
         product = 2 * tokens * n_in_l * n_out_l
-        quantized = role == "attention" and self.fmt.family != "plain"  # cross K/V weights take the decoder's format
+        quantized = role in LINEAR_ROLES and self.fmt.family != "plain"  # an encoder's and the cross K/V linears
         read = self.weight_bytes((n_out, n_in), role) // tp + (n_out_l * 2 if bias else 0) + tokens * n_in_l * self.a
         self.add("linear", OpKind.MATMUL, scope, product + (tokens * n_out_l if bias else 0), read,
                  tokens * n_out_l * self.a, matmul=product, count=count,
@@ -166,7 +166,7 @@ class _Tower:
             for name, n_in, out_frames in (("conv1", t.channels, frames), ("conv2", h, length)):
                 product = 2 * seqs * out_frames * n_in * 3 * h
                 self.add("convolution", OpKind.CONV, name, product + seqs * out_frames * h,
-                         self.weight_bytes((h, n_in, 3), "encoder") + 2 * h + seqs * frames * n_in * a,
+                         self.weight_bytes((h, n_in, 3), "conv") + 2 * h + seqs * frames * n_in * a,
                          seqs * out_frames * h * a, matmul=product)
                 self.elementwise("activation", f"{name}.act", seqs * out_frames * h, _ACT_FLOPS.get("gelu_erf", 5))
             self.elementwise("add", "embed_positions", tokens, 1, inputs=2)

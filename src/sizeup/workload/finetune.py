@@ -3,7 +3,12 @@
 - full: every parameter trains.
 - freeze: only the last `trainable_layers` decoder layers (and the final norm and LM head) train.
 - lora: a rank-r adapter per target linear layer, W' = W + B·A with A [r × in] and B [out × r]:
-  r·(in + out) parameters; the base stays in the compute precision, frozen.
+  r·(in + out) parameters; the base stays in the compute precision, frozen. A target names a module
+  wherever it sits, as PEFT matches it (the module path ends with it): in an encoder-decoder (T5, Whisper,
+  BART) q_proj, v_proj are adapted in the encoder's self-attention, the decoder's self-attention and its
+  cross-attention alike (PEFT's default for t5 is ["q", "v"], for bart ["q_proj", "v_proj"],
+  peft/utils/constants.py). transformers' own module names (T5's q, k, v, o, wi_0, wi_1, wo; BART's and
+  Whisper's fc1, fc2, out_proj; BERT's query, key, value) name the same modules.
 - qlora: LoRA over a base stored in NF4 with double quantization (Dettmers et al. 2023).
 - dora: LoRA plus a trainable magnitude vector of `out` entries per target (Liu et al. 2024).
 """
@@ -19,7 +24,13 @@ from sizeup.ingest.hf_config import ModelArch, WeightTensor
 from sizeup.workload.quantize import LINEAR_ROLES
 
 __all__ = ["Method", "FinetuneSpec", "Trainable", "trainable_parameters", "target_names", "lora_params", "targeted",
-           "dequant_traffic_bytes"]
+           "adapts_encoder", "dequant_traffic_bytes", "HF_MODULE_NAMES", "BNB_UNQUANTIZED", "bnb_quantized"]
+
+HF_MODULE_NAMES = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj", "wi_0": "gate_proj", "wi_1": "up_proj",
+                   "wo": "down_proj", "fc1": "up_proj", "fc2": "down_proj", "out_proj": "o_proj", "query": "q_proj",
+                   "key": "k_proj", "value": "v_proj"}
+"""transformers' module names (T5, BART / Whisper, BERT) -> sizeup's, so a PEFT `target_modules` list names the
+same modules here (T5's ungated `wi` is left out: in a gated T5 PEFT matches no module by it)."""
 
 
 class Method(str, Enum):
@@ -77,7 +88,9 @@ class Trainable:
     frozen_params: int
     adapter_params: int = 0
     trainable_layers: tuple[int, ...] = ()
-    """Layers whose weights (or adapters) receive gradients; backward must reach the lowest."""
+    """Decoder layers whose weights (or adapters) receive gradients; backward must reach the lowest."""
+    encoder: bool = False
+    """An encoder-decoder's encoder stack trains (its weights, or adapters on them): backward runs through it."""
 
 
 def module_name(t: WeightTensor) -> str:
@@ -96,6 +109,7 @@ def target_names(arch: ModelArch) -> list[str]:
 def _matches(name: str, targets: tuple[str, ...]) -> bool:
     if "all-linear" in targets:
         return True
+    targets = tuple(HF_MODULE_NAMES.get(t, t) for t in targets)
     return any(name == t or name.endswith("." + t) or re.fullmatch(t, name) for t in targets)
 
 
@@ -116,11 +130,12 @@ def trainable_parameters(arch: ModelArch, spec: FinetuneSpec) -> Trainable:
     total = sum(t.numel for t in tensors)
     n = arch.num_layers
     if spec.method == Method.FULL:
-        return Trainable(trainable_params=total, frozen_params=0, trainable_layers=tuple(range(n)))
-    if spec.method == Method.FREEZE:
+        return Trainable(trainable_params=total, frozen_params=0, trainable_layers=tuple(range(n)),
+                         encoder=bool(arch.encoder_layers))
+    if spec.method == Method.FREEZE:  # the last decoder layers, the final norm and the head (not the encoder's norm)
         first = max(n - spec.trainable_layers, 0)
         trainable = sum(t.numel for t in tensors if (t.layer is not None and t.layer >= first)
-                        or (t.layer is None and t.role in ("norm", "lm_head")))
+                        or (t.layer is None and t.role in ("norm", "lm_head") and not _in_encoder(t)))
         return Trainable(trainable_params=trainable, frozen_params=total - trainable,
                          trainable_layers=tuple(range(first, n)))
     available = target_names(arch)
@@ -129,7 +144,7 @@ def trainable_parameters(arch: ModelArch, spec: FinetuneSpec) -> Trainable:
     if unknown:
         raise ConfigError(f"--targets {unknown[0]!r} matches no module of {arch.name}: modules are "
                           f"{', '.join(available)} (or all-linear, lm_head)")
-    adapters, layers = 0, set()
+    adapters, layers, encoder = 0, set(), False
     for t in tensors:
         head = t.role == "lm_head" and "lm_head" in spec.targets
         if head or (t.role in LINEAR_ROLES and t.name.endswith(".weight") and _matches(module_name(t), spec.targets)):
@@ -137,8 +152,34 @@ def trainable_parameters(arch: ModelArch, spec: FinetuneSpec) -> Trainable:
             if spec.method == Method.DORA:
                 adapters += t.shape[-2] * (t.shape[0] if len(t.shape) == 3 else 1)
             layers.add(t.layer)
+            encoder = encoder or _in_encoder(t)
     return Trainable(trainable_params=adapters, frozen_params=total, adapter_params=adapters,
-                     trainable_layers=tuple(sorted(x for x in layers if x is not None)))
+                     trainable_layers=tuple(sorted(x for x in layers if x is not None)), encoder=encoder)
+
+
+def _in_encoder(t: WeightTensor) -> bool:
+    """A tensor of an encoder-decoder's encoder stack (sizeup's families name them "encoder.*"; the generic
+    reader keeps transformers' paths, "model.encoder.*")."""
+    return t.name.startswith("encoder.") or ".encoder." in t.name
+
+
+def adapts_encoder(arch: ModelArch, spec: FinetuneSpec) -> bool:
+    """Whether `spec` trains anything in the encoder stack of an encoder-decoder `arch` (full fine-tuning, or an
+    adapter on one of its linears): then backward runs through the encoder and its layers keep activations."""
+    if not arch.encoder_layers or spec.method == Method.FREEZE:
+        return False
+    return trainable_parameters(arch, spec).encoder
+
+
+BNB_UNQUANTIZED = {"t5": ("down_proj",)}
+"""Linears transformers leaves unquantized under bitsandbytes: a model's `_keep_in_fp32_modules` join the modules
+not converted (quantizers/base.py get_modules_to_not_convert); T5's is ["wo"] (modeling_t5.py), the MLP's down
+projection of every encoder and decoder layer, stored in the compute dtype (fp32 only when loaded in fp16)."""
+
+
+def bnb_quantized(arch: ModelArch, t: WeightTensor) -> bool:
+    """Whether bitsandbytes stores linear weight `t` in 4 bits (QLoRA)."""
+    return t.role in LINEAR_ROLES and len(t.shape) >= 2 and module_name(t) not in BNB_UNQUANTIZED.get(arch.model_type, ())
 
 
 NF4_BYTES_PER_WEIGHT = 0.5
@@ -156,7 +197,7 @@ def dequant_traffic_bytes(arch: ModelArch, spec: FinetuneSpec) -> float:
     """
     if spec.method != Method.QLORA:
         return 0.0
-    weights = sum(t.numel for t in arch.tensors() if t.role in LINEAR_ROLES and t.name.endswith(".weight"))
+    weights = sum(t.numel for t in arch.tensors() if bnb_quantized(arch, t) and t.name.endswith(".weight"))
     if spec.quantize_head and arch.lm_head:
         weights += arch.vocab * arch.hidden
     per_weight = 2.0 + 2.0 - NF4_BYTES_PER_WEIGHT + NF4_BYTES_PER_WEIGHT + 4.0 * (spec.dequant_copies - 1)

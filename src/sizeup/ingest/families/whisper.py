@@ -32,8 +32,8 @@ def read_whisper(c: Fields, name: str) -> ModelArch:
     biased = LayerSpec(attention=AttentionSpec(heads=enc.attention.heads, kv_heads=enc.attention.heads,
                                                head_dim=enc.attention.head_dim, v_head_dim=enc.attention.head_dim,
                                                qkv_bias=True, o_bias=True), mlp=enc.mlp)
-    extra = [WeightTensor("encoder.conv1.weight", (h, mels, 3), "encoder"), WeightTensor("encoder.conv1.bias", (h,), "bias"),
-             WeightTensor("encoder.conv2.weight", (h, h, 3), "encoder"), WeightTensor("encoder.conv2.bias", (h,), "bias"),
+    extra = [WeightTensor("encoder.conv1.weight", (h, mels, 3), "conv"), WeightTensor("encoder.conv1.bias", (h,), "bias"),
+             WeightTensor("encoder.conv2.weight", (h, h, 3), "conv"), WeightTensor("encoder.conv2.bias", (h,), "bias"),
              WeightTensor("encoder.embed_positions.weight", (source, h), "position")]
     enc_layers = c.int("encoder_layers", bound=LAYERS)
     for i in range(enc_layers):

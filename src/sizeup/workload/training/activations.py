@@ -19,7 +19,7 @@ from sizeup.ingest.hf_config import LayerSpec, ModelArch
 from sizeup.workload.finetune import Method, targeted
 from sizeup.workload.training.config import PRECISIONS, TrainingConfig
 from sizeup.workload.training.encoder_decoder import (cross_attention_activation_bytes, encoder_arch, encoder_trains,
-                                                      source_length)
+                                                      relative_bias_bytes, source_length)
 from sizeup.workload.training.ssm_activations import ssm_layer_activation_bytes
 
 __all__ = ["layer_projections", "layer_activation_bytes", "adapter_activation_bytes", "eager_activation_bytes",
@@ -88,7 +88,9 @@ def layer_activation_bytes(arch: ModelArch, layer: LayerSpec, micro_batch: int, 
         # softmax output, and with dropout its mask (1 byte) and the dropped copy
         scores = s * s * b * a.heads * (act_bytes + (1 + act_bytes if dropout else 0))
     inter = m.intermediate * (m.top_k if m.is_moe else 1) + m.shared_intermediate * m.shared_experts
-    mlp = act_bytes * s * b * inter * (4 if m.gated else 2)  # gate, up, act(gate), product | act in, act out
+    # gate, up, act(gate), product | act in, act out; ReLU's backward reads its output only (PyTorch's relu saves
+    # its result, which is also the next product's input): its input is not kept
+    mlp = act_bytes * s * b * inter * ((4 if m.gated else 2) - (1 if m.act == "relu" else 0))
     split = q + kv + out + scores + mlp
     return replicated // shard + split // tp
 
@@ -99,7 +101,10 @@ def adapter_activation_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingCon
     The Korthikanti count keeps every projection's input, as full training does. A frozen weight needs
     no input for its own gradient: PyTorch's autograd saves an input of a matrix product only for the
     gradient that needs it, so under LoRA the attention and MLP inputs and the MLP product are kept only
-    where an adapter reads them without dropout (the attention output stays: FlashAttention keeps it).
+    where an adapter reads them without dropout; the attention output stays where a fused kernel keeps it,
+    and without one only for an adapter on the output projection. Each adapter keeps its r-wide A output
+    (B's input). PEFT's adapters in the base's dtype (autocast_adapter_dtype=False, or an fp32 base) read the
+    base's input; with its default fp32 adapters on a 16-bit base each adapter casts its own copy (not counted).
     bitsandbytes' 4-bit product (QLoRA) keeps its input whenever gradients flow (MatMul4Bit saves
     ctx.tensors = (A, B)), so QLoRA keeps them all. With dropout p > 0 each adapter keeps its own dropped
     input (2 bytes) and mask (1 byte) per element.
@@ -123,12 +128,23 @@ def adapter_activation_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingCon
             continue
         width = members[0][0]
         hit = [name for _, name in members if targeted(name, spec)]
-        kept = spec.method == Method.QLORA or (hit and spec.dropout == 0)
+        kept = spec.method == Method.QLORA or (hit and spec.dropout == 0) or \
+            (group == "mlp_mid" and layer.mlp.act == "relu")  # ReLU keeps its output (the down input) itself
         if not kept:
             change -= 2 * tokens * width
         if hit and spec.dropout > 0:
             copies = 1 if group == "attn_in" and spec.fused_qkv else len(hit)
             change += 3 * tokens * width * copies
+    a = layer.attention
+    if not cfg.flash_attention and spec.method != Method.QLORA and not (targeted("o_proj", spec) and spec.dropout == 0):
+        # eager / math: the output projection's input is the only copy of the attention output (probabilities × V
+        # keeps its inputs), kept only for the frozen weight's own gradient: not at all
+        change -= 2 * tokens * a.heads * a.v_head_dim // par.tp
+    names = [name for _, _, name in inputs] + ["o_proj"]
+    adapters = sum(1 for name in names if targeted(name, spec))
+    if spec.fused_qkv:  # one adapter over the fused q/k/v product
+        adapters -= max(0, sum(1 for name in ("q_proj", "k_proj", "v_proj") if targeted(name, spec)) - 1)
+    change += 2 * tokens * spec.rank * adapters  # each adapter's r-wide A output, B's input
     if spec.dropout > 0 and targeted("o_proj", spec):
         change += 3 * tokens * layer.attention.heads * layer.attention.v_head_dim // par.tp
     return change
@@ -145,10 +161,16 @@ def eager_activation_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingConfi
       repeat_kv, litgpt's repeat_interleave), which keeps the repeated copies.
     - With one fused qkv product and as many K/V heads as query heads, V is a view of that product's output
       (q and k are new tensors after RoPE), so the whole output stays alive.
-    - Without a fused attention kernel the output projection reads a reshaped copy of the attention output,
-      kept when the projection needs its input (trained weights, bitsandbytes 4-bit products, an adapter
-      without dropout). Flash and memory-efficient kernels return a transposed view of a (batch, sequence,
-      heads, dim) buffer, so there the reshape is a view of the tensor the kernel already keeps.
+    - T5's RMSNorm (transformers' T5LayerNorm) squares an fp32 copy of its input but multiplies the 16-bit
+      input itself by the fp32 reciprocal root: it keeps both, and the root (4 bytes per token): 2 bytes per
+      element more than the other RMSNorms. An encoder-decoder's decoder layer has a third norm, before its
+      cross-attention.
+    - T5's gated-gelu MLP runs gelu_new as transformers' NewGELUActivation, Python ops (0.5·x·(1 + tanh(√(2/π)·
+      (x + 0.044715·x³)))): beyond its input it keeps the tanh output, 0.5·x and 1 + tanh, three 16-bit tensors of
+      the MLP width (GPT-2, GPT-J and Phi-2 call the same module; only T5 is checked and counted here).
+    - Without a fused attention kernel the output of probabilities × V is not kept: the output projection's
+      input (a reshaped copy) is the attention output the fused count holds, so nothing is added (T5, checked
+      against autograd's saved tensors in tests/workload/test_encoder_decoder_training_torch.py).
     """
     if cfg.kernels != "eager" or recompute not in ("none", "selective"):
         return 0
@@ -158,16 +180,19 @@ def eager_activation_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingConfi
     h = arch.hidden // (par.tp if par.sequence_parallel and par.tp > 1 else 1)
     weights_train = spec.method in (Method.FULL, Method.FREEZE)
     extra = 0
+    norms = layer.norms + (1 if arch.cross_source else 0)
     if arch.norm == "rms":
-        extra += layer.norms * tokens * h * (4 if weights_train else 2)
+        extra += norms * tokens * h * (4 if weights_train else 2)
+        if arch.model_type == "t5":
+            extra += norms * tokens * (2 * h + 4)
+    m = layer.mlp
+    if arch.model_type == "t5" and m.act == "gelu_tanh" and not m.is_moe:
+        extra += 3 * 2 * tokens * m.intermediate // par.tp
     if a.mla is None:
         if a.kv_heads < a.heads:
             extra += 2 * tokens * (a.heads - a.kv_heads) * (a.head_dim + a.v_head_dim) // par.tp
         elif spec.fused_qkv:
             extra += 2 * tokens * (a.heads + a.kv_heads) * a.head_dim // par.tp
-    if not cfg.flash_attention and (weights_train or spec.method == Method.QLORA or (
-            spec.uses_adapters and targeted("o_proj", spec) and spec.dropout == 0)):
-        extra += 2 * tokens * a.heads * a.v_head_dim // par.tp
     return extra
 
 
@@ -207,7 +232,8 @@ def kept_layer_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingConfig, mic
     if arch.cross_source:
         kept += cross_attention_activation_bytes(arch, layer, micro_batch, seq, source_length(arch, cfg), tp=par.tp,
                                                  sequence_parallel=sp, recompute=recompute,
-                                                 flash=cfg.flash_attention, act_bytes=act_bytes)
+                                                 flash=cfg.flash_attention, act_bytes=act_bytes,
+                                                 finetune=cfg.finetune if recompute == cfg.recompute else None)
     run = cfg if seq == cfg.seq else replace(cfg, seq=seq)
     extra = eager_activation_bytes(arch, layer, run, micro_batch, recompute)
     if recompute == cfg.recompute:
@@ -220,7 +246,7 @@ def encoder_activation_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: 
     the input of every decoder layer's cross K/V products, kept once for all of them."""
     source = source_length(arch, cfg)
     kept = act_bytes * micro_batch * source * arch.hidden
-    if encoder_trains(cfg):
+    if encoder_trains(arch, cfg):
         enc = encoder_arch(arch)
         kept += sum(kept_layer_bytes(enc, layer, cfg, micro_batch, cfg.recompute, act_bytes, seq=source)
                     for layer in enc.layers)
@@ -238,11 +264,11 @@ def activation_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: int, tra
     act_bytes = 4 if PRECISIONS[cfg.precision].compute == "fp32" else 2
     act = sum(kept_layer_bytes(arch, layer, cfg, micro_batch, cfg.recompute, act_bytes) for layer in layers)
     if arch.encoder_layers:
-        act += encoder_activation_bytes(arch, cfg, micro_batch, act_bytes)
+        act += encoder_activation_bytes(arch, cfg, micro_batch, act_bytes) + relative_bias_bytes(arch, cfg, act_bytes)
     act *= max(1, min(par.pp, in_flight))
     if cfg.recompute in ("full", "selective-op") and layers:  # one layer is rematerialised at a time in backward
         rerun = [(arch, layers[0], cfg.seq)]
-        if arch.encoder_layers and encoder_trains(cfg):
+        if arch.encoder_layers and encoder_trains(arch, cfg):
             rerun.append((encoder_arch(arch), arch.encoder_layers[0], source_length(arch, cfg)))
         act += max(kept_layer_bytes(a, layer, cfg, micro_batch, "none", act_bytes, seq=seq) for a, layer, seq in rerun)
     if cfg.finetune.method == Method.QLORA and cfg.keeps_last_graph and cfg.recompute in ("none", "selective"):

@@ -16,7 +16,7 @@ from sizeup.workload.finetune import Method, trainable_parameters
 from sizeup.workload.frameworks import KERNELS
 from sizeup.errors import ConfigError
 from sizeup.workload.training.config import PRECISIONS, SSM_SCANS, TrainingConfig, with_attention
-from sizeup.workload.training.encoder_decoder import encoder_trains, source_length
+from sizeup.workload.training.encoder_decoder import encoder_note, relative_bias_note, source_length
 from sizeup.workload.training.cost import pick_offer, run_cost
 from sizeup.workload.training.memory import TrainingMemory, training_memory
 from sizeup.workload.training.step_time import StepTime, step_time, utilization
@@ -86,7 +86,7 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
                           "decoder are not modelled (expected --pp 1)")
     trainable = trainable_parameters(arch, cfg.finetune)
     cfg, attention = with_attention(cfg, device)
-    assumptions = [PRECISIONS[cfg.precision].note, attention.note]
+    assumptions = [PRECISIONS[cfg.precision].note, relative_bias_note(arch, cfg, attention.reason) or attention.note]
     if arch.is_recurrent:
         assumptions.append(f"state-space layers: {cfg.ssm_scan} scan ({SSM_SCANS[cfg.ssm_scan]}); --ssm-scan picks")
         if cfg.ssm_scan == "naive":
@@ -95,10 +95,7 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
                                "the length × inner × state tensors are not priced, so the time is a lower bound")
     if arch.encoder_layers:
         assumptions.append(f"encoder-decoder: target {cfg.seq:,} tokens (--seq), source {source_length(arch, cfg):,} "
-                           "positions (--source-seq); " + ("the encoder's layers keep their activations" if
-                                                           encoder_trains(cfg) else
-                                                           "the encoder is frozen (no adapters on it): it keeps only "
-                                                           "its output, the input of the cross-attention K/V"))
+                           "positions (--source-seq); " + encoder_note(arch, cfg))
     # micro-batch: given, or the largest that fits
     def accumulation_for(mb: int) -> int:
         return max(1, math.ceil((cfg.global_batch or mb * par.dp) / (mb * par.dp)))

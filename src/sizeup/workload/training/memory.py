@@ -17,7 +17,7 @@ from sizeup.ingest.hf_config import ModelArch
 from sizeup.price.engines import get_engine
 from sizeup.ranges import Range
 from sizeup.units import MIB
-from sizeup.workload.finetune import FinetuneSpec, Method, trainable_parameters
+from sizeup.workload.finetune import FinetuneSpec, Method, bnb_quantized, trainable_parameters
 from sizeup.workload.quantize import LINEAR_ROLES, get_format, nf4_matrix_bytes, tensor_bytes_map
 from sizeup.workload.training.activations import activation_bytes
 from sizeup.workload.training.config import OPTIMIZER_STATE_BYTES, PRECISIONS, TrainingConfig
@@ -65,8 +65,7 @@ def _state_bytes(arch: ModelArch, cfg: TrainingConfig, trainable: int) -> float:
 
 def _largest_quantized_matrix(arch: ModelArch, spec: FinetuneSpec) -> int:
     """Elements of the largest single 4-bit weight matrix (one expert of a stacked expert tensor)."""
-    largest = max((t.shape[-2] * t.shape[-1] for t in arch.tensors()
-                   if t.role in LINEAR_ROLES and len(t.shape) >= 2), default=0)
+    largest = max((t.shape[-2] * t.shape[-1] for t in arch.tensors() if bnb_quantized(arch, t)), default=0)
     if spec.quantize_head and arch.lm_head:
         largest = max(largest, arch.vocab * arch.hidden)
     return largest
@@ -85,7 +84,9 @@ def training_memory(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, mi
     frozen_width = 4 if precision.compute == "fp32" else 2
     if spec.method == Method.QLORA:
         nf4 = get_format("nf4" if spec.double_quant else "nf4-no-dq")
-        frozen_bytes = sum(tensor_bytes_map(arch, nf4).values())
+        sizes = tensor_bytes_map(arch, nf4)
+        frozen_bytes = sum(sizes[t.name] if bnb_quantized(arch, t) or t.role not in LINEAR_ROLES else t.numel * 2
+                           for t in arch.tensors())  # the linears bitsandbytes leaves alone stay 16-bit
         if spec.quantize_head and arch.lm_head:  # the head as its own 4-bit matrix (a tied one gets a copy)
             frozen_bytes += nf4_matrix_bytes(arch.vocab, arch.hidden, nf4) - \
                 (0 if arch.tie_embeddings else arch.vocab * arch.hidden * 2)

@@ -109,7 +109,7 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
         enc = encoder_time(arch, device, cfg, micro, eff, weights=weights, act_dtype=act_dtype)
         t_fwd, t_bwd, t_recompute = t_fwd + enc.forward_s, t_bwd + enc.backward_s, t_recompute + enc.recompute_s
         notes.append(f"encoder-decoder: the encoder runs over {source_length(arch, cfg):,} source positions per "
-                     f"sequence{'' if encoder_trains(cfg) else ' (forward only: no gradient reaches it)'}; tokens/s "
+                     f"sequence{'' if encoder_trains(arch, cfg) else ' (forward only: no gradient reaches it)'}; tokens/s "
                      "counts target tokens; MFU counts the encoder's weights over the source positions (2·N where "
                      "it only runs forward) and the decoder's over the target")
     intra, inter = links(device, cfg, offer)
@@ -125,7 +125,7 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
             t_tp = per_layer.scale(count)
             if arch.encoder_layers:  # the encoder's, over the source: 2 forward, 2 more backward where it trains
                 enc_size = micro * source_length(arch, cfg) * arch.hidden * 2
-                passes = (4 + (2 if cfg.recompute == "full" else 0)) if encoder_trains(cfg) else 2
+                passes = (4 + (2 if cfg.recompute == "full" else 0)) if encoder_trains(arch, cfg) else 2
                 t_tp = t_tp + collective_time("all_reduce", enc_size, par.tp, intra).scale(
                     passes * len(arch.encoder_layers))
             if par.tp_overlap:  # hidden behind the products it is split into, only the excess exposed
@@ -206,7 +206,7 @@ def utilization(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, time: 
     if arch.encoder_layers:
         factor = 6 if cfg.finetune.method in (Method.FULL, Method.FREEZE) else 4
         model_flops = encoder_decoder_flops_per_sequence(arch, cfg.seq, source_length(arch, cfg), factor,
-                                                         factor if encoder_trains(cfg) else 2) * (tokens_per_step // cfg.seq)
+                                                         factor if encoder_trains(arch, cfg) else 2) * (tokens_per_step // cfg.seq)
     else:
         model_flops = model_flops_per_token(arch, cfg.seq, cfg.finetune.method) * tokens_per_step
     recompute_factor = 1 + time.recompute_s.typical / max((time.forward_s + time.backward_s).typical, 1e-30)
