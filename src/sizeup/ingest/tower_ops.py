@@ -26,7 +26,7 @@ from sizeup.ledger import Ledger, OpKind, OpRecord, Phase
 from sizeup.ops.attention import SOFTMAX_FLOPS_PER_ELEMENT
 from sizeup.ops.elementwise import FLOPS_PER_ELEMENT
 
-__all__ = ["TowerInput", "tower_ledger", "tower_positions", "image_grid", "tower_label", "QWEN2_VL_MIN_PIXELS",
+__all__ = ["TowerInput", "tower_ledger", "tower_positions", "image_grid", "tower_label", "smart_resize", "QWEN2_VL_MIN_PIXELS",
            "QWEN2_VL_MAX_PIXELS"]
 
 _ACT_FLOPS = {name: per for per, names in FLOPS_PER_ELEMENT.items() for name in names}
@@ -62,6 +62,19 @@ def tower_label(tower: TowerSpec) -> str:
     return "encoder" if tower.kind == "encoder" else "vision tower"
 
 
+
+def smart_resize(h: int, w: int, factor: int, min_pixels: int, max_pixels: int) -> tuple[int, int]:
+    """transformers' Qwen2-VL smart_resize (image_processing_qwen2_vl.py): each side rounded to a multiple
+    of `factor`, the area kept within [min_pixels, max_pixels] at the image's aspect ratio."""
+    hb, wb = max(factor, round(h / factor) * factor), max(factor, round(w / factor) * factor)
+    if hb * wb > max_pixels:
+        beta = math.sqrt(h * w / max_pixels)
+        hb, wb = max(factor, math.floor(h / beta / factor) * factor), max(factor, math.floor(w / beta / factor) * factor)
+    elif hb * wb < min_pixels:
+        beta = math.sqrt(min_pixels / (h * w))
+        hb, wb = math.ceil(h * beta / factor) * factor, math.ceil(w * beta / factor) * factor
+    return hb, wb
+
 def image_grid(tower: TowerSpec, image_hw: tuple[int, int] | None) -> tuple[int, int, tuple[int, int]]:
     """(patches, language-model tokens, resized (height, width)) of one image. CLIP resizes every image to its
     `image_size`; Qwen2-VL rounds each side to a multiple of patch × merge within its pixel bounds (the
@@ -74,13 +87,7 @@ def image_grid(tower: TowerSpec, image_hw: tuple[int, int] | None) -> tuple[int,
         return patches + (1 if tower.class_token else 0), tower.feature_tokens, (side, side)
     h, w = image_hw or (DEFAULT_IMAGE_SIDE, DEFAULT_IMAGE_SIDE)
     f = tower.patch * tower.merge
-    hb, wb = max(f, round(h / f) * f), max(f, round(w / f) * f)
-    if hb * wb > QWEN2_VL_MAX_PIXELS:
-        beta = math.sqrt(h * w / QWEN2_VL_MAX_PIXELS)
-        hb, wb = max(f, math.floor(h / beta / f) * f), max(f, math.floor(w / beta / f) * f)
-    elif hb * wb < QWEN2_VL_MIN_PIXELS:
-        beta = math.sqrt(QWEN2_VL_MIN_PIXELS / (h * w))
-        hb, wb = math.ceil(h * beta / f) * f, math.ceil(w * beta / f) * f
+    hb, wb = smart_resize(h, w, f, QWEN2_VL_MIN_PIXELS, QWEN2_VL_MAX_PIXELS)
     patches = (hb // tower.patch) * (wb // tower.patch)
     return patches, patches // (tower.merge * tower.merge), (hb, wb)
 

@@ -38,7 +38,7 @@ from typing import Any
 
 from sizeup.errors import ConfigError
 from sizeup.ingest.arch import ModelArch, TowerSpec
-from sizeup.ingest.tower_ops import TowerInput
+from sizeup.ingest.tower_ops import TowerInput, smart_resize
 from sizeup.price.engines import EngineProfile
 from sizeup.price.tower_memory import tower_activations
 from sizeup.units import MIB
@@ -89,19 +89,6 @@ class MultimodalProfile:
                 "peak_bytes": self.peak_bytes, "extra_bytes": self.extra_bytes}
 
 
-def _smart_resize(h: int, w: int, factor: int, min_pixels: int, max_pixels: int) -> tuple[int, int]:
-    """transformers' Qwen2-VL smart_resize (image_processing_qwen2_vl.py), which vLLM calls with the
-    processor's bounds: each side rounded to a multiple of `factor`, the area kept within the bounds."""
-    hb, wb = max(factor, round(h / factor) * factor), max(factor, round(w / factor) * factor)
-    if hb * wb > max_pixels:
-        beta = math.sqrt(h * w / max_pixels)
-        hb, wb = max(factor, math.floor(h / beta / factor) * factor), max(factor, math.floor(w / beta / factor) * factor)
-    elif hb * wb < min_pixels:
-        beta = math.sqrt(min_pixels / (h * w))
-        hb, wb = math.ceil(h * beta / factor) * factor, math.ceil(w * beta / factor) * factor
-    return hb, wb
-
-
 def profile_image(tower: TowerSpec, image_hw: tuple[int, int] | None) -> tuple[int, int, tuple[int, int], str]:
     """(embeddings per item, tower positions per item, resized (height, width), where the size came from) of the
     dummy image vLLM profiles:
@@ -122,10 +109,10 @@ def profile_image(tower: TowerSpec, image_hw: tuple[int, int] | None) -> tuple[i
         # embeddings (the [IMG_BREAK] tokens are no encoder output) and the patches before the merger
         return rows * cols, rows * cols * tower.merge ** 2, (rows * f, cols * f), origin
     if image_hw:
-        hb, wb = _smart_resize(*image_hw, f, 56 * 56, QWEN2_VL_CHECKPOINT_MAX_PIXELS)
+        hb, wb = smart_resize(*image_hw, f, 56 * 56, QWEN2_VL_CHECKPOINT_MAX_PIXELS)
         origin = SCENARIO_SIZE
     else:
-        hb, wb = _smart_resize(HUGE_SIDE, HUGE_SIDE, f, 56 * 56, QWEN2_VL_CHECKPOINT_MAX_PIXELS)
+        hb, wb = smart_resize(HUGE_SIDE, HUGE_SIDE, f, 56 * 56, QWEN2_VL_CHECKPOINT_MAX_PIXELS)
         origin = f"the checkpoint processor's max_pixels {QWEN2_VL_CHECKPOINT_MAX_PIXELS:,}"
     patches = (hb // tower.patch) * (wb // tower.patch)
     return patches // (tower.merge * tower.merge), patches, (hb, wb), origin
