@@ -13,6 +13,7 @@ from sizeup.workload.finetune import FinetuneSpec  # noqa: E402
 from sizeup.workload.training import TrainingConfig  # noqa: E402
 from sizeup.workload.training.activations import (adapter_activation_bytes, eager_activation_bytes,  # noqa: E402
                                                   layer_activation_bytes)
+from tests.workload.saved_storage import saved_storages  # noqa: E402
 
 B, S, H, HEADS, INTER, RANK = 2, 16, 64, 4, 172, 4
 HD = H // HEADS
@@ -63,14 +64,8 @@ def saved_bytes(kv_heads: int, *, frozen: bool, fused_qkv: bool = False, adapter
     ignored = {p.untyped_storage().data_ptr() for m in modules for p in m.parameters()}
     ignored |= {t.untyped_storage().data_ptr() for t in (lora_a, lora_b, cos, sin)}
     x = torch.randn(B, S, H, dtype=torch.bfloat16, requires_grad=True)
-    kept: dict[int, int] = {}
-
-    def pack(t):  # activations lead with the batch (or batch × sequence); weights and constants do not
-        if t.untyped_storage().data_ptr() not in ignored and t.dim() >= 2 and t.shape[0] in (B, B * S):
-            kept[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+    # activations lead with the batch (or batch × sequence); weights and constants do not
+    with saved_storages(ignored, keep=lambda t: t.dim() >= 2 and t.shape[0] in (B, B * S)) as kept:
         h = norm1(x)
         if fused_qkv:
             out = qkv(h)

@@ -22,6 +22,7 @@ from sizeup.ingest.families.registry import parse_config  # noqa: E402
 from sizeup.workload.training import TrainingConfig  # noqa: E402
 from sizeup.workload.training.activations import kept_layer_bytes  # noqa: E402
 from sizeup.workload.training.encoder_decoder import encoder_arch  # noqa: E402
+from tests.workload.saved_storage import parameter_storages, saved_storages  # noqa: E402
 
 SIZES = {"vocab_size": 64, "d_model": 32, "d_kv": 8, "num_heads": 4, "d_ff": 64, "feed_forward_proj": "relu"}
 BATCH, SOURCE, TARGET = 2, 12, 8
@@ -41,17 +42,8 @@ def saved_bytes(encoder_layers: int, decoder_layers: int, lora: bool = False, pr
 
         model = peft.get_peft_model(model, peft.LoraConfig(r=RANK, target_modules=["q", "v"]),
                                     autocast_adapter_dtype=False)
-    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
-    kept = {}
-
-    def pack(t):
-        storage = t.untyped_storage()
-        if storage.data_ptr() not in params:
-            kept[storage.data_ptr()] = storage.nbytes()
-        return t
-
     ids, labels = torch.randint(0, 64, (BATCH, SOURCE)), torch.randint(0, 64, (BATCH, TARGET))
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+    with saved_storages(parameter_storages(model)) as kept:
         model(input_ids=ids, labels=labels)
     return sum(kept.values())
 

@@ -4,6 +4,7 @@ trained weights, with frozen weights, and with a LoRA adapter on one projection 
 import pytest
 
 torch = pytest.importorskip("torch")
+from tests.workload.saved_storage import saved_storages  # noqa: E402
 F = torch.nn.functional
 
 H, INTER, TOKENS, RANK = 64, 172, 32, 8
@@ -20,14 +21,7 @@ def saved_activation_bytes(frozen: bool, adapter_on_up: bool = False) -> int:
     b = torch.nn.Parameter(torch.zeros(INTER, RANK))
     params |= {a.data_ptr(), b.data_ptr()}
     x = torch.randn(TOKENS, H, requires_grad=True)
-    kept: dict[int, int] = {}
-
-    def pack(t):
-        if t.untyped_storage().data_ptr() not in params:
-            kept[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+    with saved_storages(params) as kept:
         xn = x * 2.0  # the norm's output: a fresh tensor, as in a decoder layer
         u = up(xn) + ((xn @ a.t()) @ b.t() if adapter_on_up else 0)
         down(F.silu(gate(xn)) * u).sum().backward()

@@ -14,6 +14,7 @@ transformers = pytest.importorskip("transformers")
 from sizeup.ingest.families.registry import parse_config  # noqa: E402
 from sizeup.workload.training import TrainingConfig  # noqa: E402
 from sizeup.workload.training.activations import kept_layer_bytes  # noqa: E402
+from tests.workload.saved_storage import parameter_storages, saved_storages  # noqa: E402
 
 BATCH = 2
 MAMBA = {"model_type": "mamba", "vocab_size": 64, "hidden_size": 16, "num_hidden_layers": 2, "state_size": 4,
@@ -32,20 +33,13 @@ def measured_layer_bytes(config: dict, seq: int) -> int:
         model = transformers.Mamba2ForCausalLM(transformers.Mamba2Config(
             **{k: v for k, v in config.items() if k != "model_type"}))
     model = model.to(torch.bfloat16)
-    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
-    recording, kept = [False], {}
+    params = parameter_storages(model)
+    recording = [False]
     layer = model.backbone.layers[1]
     layer.register_forward_pre_hook(lambda *_: recording.__setitem__(0, True))
     layer.register_forward_hook(lambda *_: recording.__setitem__(0, False))
-
-    def pack(t):
-        storage = t.untyped_storage()
-        if recording[0] and storage.data_ptr() not in params:
-            kept[storage.data_ptr()] = storage.nbytes()
-        return t
-
     ids = torch.randint(0, config["vocab_size"], (BATCH, seq))
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+    with saved_storages(params, keep=lambda t: recording[0]) as kept:
         model(input_ids=ids, labels=ids)
     return sum(kept.values())
 

@@ -22,6 +22,7 @@ from sizeup.ingest.families.registry import parse_config  # noqa: E402
 from sizeup.workload.training import TrainingConfig  # noqa: E402
 from sizeup.workload.training.activations import activation_bytes  # noqa: E402
 from sizeup.workload.training.encoder_decoder import MASK_ALIGNMENT  # noqa: E402
+from tests.workload.saved_storage import parameter_storages, saved_storages  # noqa: E402
 
 SIZES = {"vocab_size": 64, "d_model": 32, "d_kv": 8, "num_heads": 4, "d_ff": 64, "feed_forward_proj": "relu"}
 BATCH, TARGET = 2, 8
@@ -72,17 +73,8 @@ def _saved(monkeypatch, encoder_layers: int, decoder_layers: int, source: int) -
                                    dropout_rate=0.0, attn_implementation="sdpa", decoder_start_token_id=0,
                                    pad_token_id=0)
     model = transformers.T5ForConditionalGeneration(config).to(torch.bfloat16)
-    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
-    kept = {}
-
-    def pack(t):
-        storage = t.untyped_storage()
-        if storage.data_ptr() not in params:
-            kept[storage.data_ptr()] = storage.nbytes()
-        return t
-
     ids, labels = torch.randint(1, 64, (BATCH, source)), torch.randint(1, 64, (BATCH, TARGET))
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+    with saved_storages(parameter_storages(model)) as kept:
         model(input_ids=ids, labels=labels)
     return sum(kept.values())
 
