@@ -154,12 +154,14 @@ def estimate(
     images: int = 0,
     image_size: tuple[int, int] | None = None,
     backend: str | None = None,
+    build_date: str | None = None,
 ):
     """Memory, largest context and batch, and prefill / decode speed of serving `model` (a preset,
     a Hugging Face id of a preset, a config.json, or a .safetensors / .gguf file) on `device` (a catalog
     name, or a device spec such as a calibrated local machine). `images` per sequence (of `image_size`
     (height, width) pixels) run through a vision-language model's vision tower in prefill. `backend`: the
-    llama.cpp build's backend (vulkan, cuda, hip, sycl, metal, cpu; None: the device's default)."""
+    llama.cpp build's backend (vulkan, cuda, hip, sycl, metal, cpu; None: the device's default);
+    `build_date` (YYYY-MM-DD) the llama.cpp build's date, for kernels that changed (None: current builds)."""
     from sizeup.hardware.catalog import load_catalog
     from sizeup.ingest.hf_config import load_model
     from sizeup.workload.inference import InferenceConfig, estimate_inference
@@ -171,7 +173,7 @@ def estimate(
     check_context(arch, prompt=prompt, total=context if context is not None else prompt + output, what=tokens)
     cfg = InferenceConfig(batch=batch, prompt=prompt, output=output, context=context, weights=quant,
                           kv_dtype=kv_dtype, engine=engine, gpus=gpus, gpu_layers=gpu_layers, threads=threads,
-                          images=images, image_hw=image_size, backend=backend)
+                          images=images, image_hw=image_size, backend=backend, build_date=build_date)
     # llama.cpp layers kept off the GPU run on the host CPU: the one named, else the device's own host_cpu
     host = cpu if isinstance(cpu, DeviceSpec) or cpu is None else cat.device(cpu)
     if host is None and target.host_cpu and target.host_cpu in cat.devices:

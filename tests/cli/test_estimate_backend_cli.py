@@ -52,3 +52,25 @@ def test_api_estimate_takes_the_backend():
     e = estimate("llama-3-8b", device="arc-b580", quant="q4_k_m", engine="llama.cpp", backend="vulkan")
     assert e.config.backend == "vulkan"
     assert any("vulkan-coopmat kernel" in a for a in e.assumptions)
+
+
+def test_build_date_selects_the_kernel_of_that_build(capsys):
+    """F16 batch-1 decode ran DMMV until llama.cpp PR #10318 (kernels.yaml `until`): an older build is priced
+    with it and says so; the date is in the JSON config."""
+    argv = ["estimate", "llama-3.1-8b", "--device", "a100-80gb", "--engine", "llama.cpp", "--quant", "f16"]
+    current, old = _json(capsys, argv), _json(capsys, [*argv, "--build-date", "2024-05-10"])
+    assert current["config"]["build_date"] is None and old["config"]["build_date"] == "2024-05-10"
+    assert any("cuda-dmmv-f16" in a for a in old["assumptions"])
+    assert not any("cuda-dmmv-f16" in a for a in current["assumptions"])
+    assert old["decode"]["tokens_per_s"]["typical"] < current["decode"]["tokens_per_s"]["typical"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    ([*BASE[:-2], "--engine", "vllm", "--build-date", "2024-05-10"], "--build-date 2024-05-10: a llama.cpp build option"),
+    ([*BASE, "--build-date", "2024-13-40"], "--build-date '2024-13-40': expected a date YYYY-MM-DD"),
+    (["estimate", "llama-3-8b", "--engine", "llama.cpp", "--build-date", "2024-05-10"], "only with --device NAME"),
+])
+def test_bad_build_dates_are_one_line_errors(capsys, argv, message):
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1

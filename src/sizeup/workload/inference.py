@@ -76,8 +76,10 @@ class InferenceConfig:
                               f"({self.prompt} + {self.output} tokens)")
         if self.backend is not None and self.engine != "llama.cpp":
             raise ConfigError(f"--backend {self.backend}: a llama.cpp build option: use it with --engine llama.cpp")
-        if self.build_date is not None and (self.engine != "llama.cpp" or not _is_date(self.build_date)):
-            raise ConfigError(f"build date {self.build_date!r}: expected YYYY-MM-DD of a llama.cpp build")
+        if self.build_date is not None and self.engine != "llama.cpp":
+            raise ConfigError(f"--build-date {self.build_date}: a llama.cpp build option: use it with --engine llama.cpp")
+        if self.build_date is not None and not _is_date(self.build_date):
+            raise ConfigError(f"--build-date {self.build_date!r}: expected a date YYYY-MM-DD of a llama.cpp build")
         if self.kv_dtype not in KV_BYTES_PER_ELEMENT:
             raise ConfigError(f"--kv-dtype {self.kv_dtype!r}: expected one of {', '.join(KV_BYTES_PER_ELEMENT)}")
 
@@ -146,7 +148,7 @@ class InferenceEstimate:
                        "prompt_tokens": cfg.prompt, "output_tokens": cfg.output, "context_tokens": cfg.cache_tokens,
                        "decoder_cache_tokens": self.decoder_cache_tokens, "tensor_parallel": cfg.gpus, "gpu_layers": cfg.gpu_layers, "images": cfg.images,
                        "image_size": None if cfg.image_hw is None else list(cfg.image_hw),
-                       "backend": cfg.backend},
+                       "backend": cfg.backend, "build_date": cfg.build_date},
             "memory": {**self.memory.to_dict(), "weights_by_role_bytes": weight_bytes(self.arch, self.weights)},
             "fits": self.memory.fits,
             "max_context": self.max_context,

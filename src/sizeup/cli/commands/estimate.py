@@ -49,6 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--backend", choices=["vulkan", "cuda", "hip", "sycl", "metal", "cpu"],
                    help="llama.cpp: the backend the build uses (default the device's own: cuda on NVIDIA, hip on "
                         "AMD, sycl on Intel, metal on Apple)")
+    p.add_argument("--build-date", metavar="YYYY-MM-DD",
+                   help="llama.cpp: the date of the build, for kernels that changed over time (e.g. F16 decode "
+                        "ran DMMV before 2024-10-10; default: current builds)")
     p.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
                    help="MODEL.onnx: size of a symbolic dimension other than the batch (repeatable)")
     p.add_argument("--sweep", nargs="?", const="auto", metavar="B,B,…",
@@ -76,6 +79,10 @@ def run(args: argparse.Namespace) -> int:
 
             raise ConfigError(f"--backend {args.backend}: only with --device NAME (the device table prices each "
                               f"device's default backend)")
+        if args.build_date:
+            from sizeup.errors import ConfigError
+
+            raise ConfigError(f"--build-date {args.build_date}: only with --device NAME")
         if args.images or args.image_size:
             from sizeup.errors import ConfigError
 
@@ -105,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
                           engine=args.engine, batch=args.batch, prompt=args.prompt, output=args.output,
                           context=args.context, gpu_layers=args.gpu_layers, catalog=args.catalog,
                           cpu=args.cpu, threads=args.threads, images=args.images,
-                          image_size=parse_image_size(args.image_size), backend=args.backend)
+                          image_size=parse_image_size(args.image_size), backend=args.backend,
+                          build_date=args.build_date)
         if args.sweep:
             from sizeup.workload.inference import batch_sweep
 
