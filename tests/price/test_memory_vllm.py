@@ -9,8 +9,8 @@ import pytest
 from sizeup.hardware.catalog import load_catalog
 from sizeup.ingest.hf_config import load_model
 from sizeup.price.engines import get_engine
-from sizeup.price.memory import (SAMPLER_BYTES_PER_LOGIT, MemoryConfig, inference_memory, vllm_batch_defaults,
-                                 vllm_sampler_peak)
+from sizeup.price.memory import (SAMPLER_BYTES_PER_LOGIT, SAMPLER_MASK_BYTES, SAMPLER_SORT_BYTES, MemoryConfig,
+                                 inference_memory, vllm_batch_defaults, vllm_sampler_peak)
 from sizeup.units import GIB
 from sizeup.workload.quantize import get_format
 
@@ -40,11 +40,12 @@ def test_an_explicit_setting_overrides_the_tier():
 
 
 def test_sampler_peak_per_logit_from_the_sampler_code():
-    # bf16 logits (2) + fp32 copy (4) + sorted values (4) + int64 indices (8) + top-k mask (1) + sorted softmax (4)
-    # + top-p mask (1) + scatter output (4) = 28 bytes per logit
-    assert SAMPLER_BYTES_PER_LOGIT + 2 == 28
-    assert vllm_sampler_peak(LLAMA, 1024, 2) == 1024 * 128_256 * 28  # 3.42 GiB
-    assert vllm_sampler_peak(LLAMA, 1024, 2) / GIB == pytest.approx(3.42, abs=0.01)
+    # while sorting: fp32 copy (4) + sorted values (4) + int64 indices (8) + PyTorch's int64 reverse indices (8) +
+    # cub's third key (4) and value (8) buffers = 36; after it: fp32 copy, sorted values and indices, top-k mask (1),
+    # sorted softmax (4), top-p mask (1), scatter output (4) = 26; beside the bf16 logits (2)
+    assert (SAMPLER_SORT_BYTES, SAMPLER_MASK_BYTES, SAMPLER_BYTES_PER_LOGIT) == (36, 26, 36)
+    assert vllm_sampler_peak(LLAMA, 1024, 2) == 1024 * 128_256 * 38
+    assert vllm_sampler_peak(LLAMA, 1024, 2) / GIB == pytest.approx(4.64, abs=0.01)
 
 
 def test_the_sampler_phase_sets_the_peak_for_a_big_vocabulary_at_1024_rows():

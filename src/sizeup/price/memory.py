@@ -44,11 +44,23 @@ __all__ = ["MemoryConfig", "InferenceMemory", "inference_memory", "kv_bytes_per_
 LOGITS_BYTES = 4
 """Logits are upcast to fp32 for sampling."""
 
-SAMPLER_BYTES_PER_LOGIT = 4 + 4 + 8 + 1 + 4 + 1 + 4
-"""vLLM's dummy sampler run, beside the model-dtype logits (`vllm_sampler_peak`): the fp32 copy (Sampler.forward),
-then apply_top_k_top_p's sorted fp32 values and int64 indices, top-k bool mask, fp32 softmax of the sorted logits,
-top-p bool mask and fp32 scatter output (vllm/v1/sample/sampler.py at 3e342658b2e9c85a30a54d19e64e5ad77b8a26a6,
-vllm/v1/sample/ops/topk_topp_sampler.py at 3babc05a035b42bb9d0ae51b83e102c85e3e5626)."""
+SAMPLER_SORT_BYTES = 4 + 4 + 8 + 8 + 4 + 8
+"""Per logit while vLLM's dummy sampler sorts (beside the model-dtype logits): the Sampler's fp32 copy, the sort's fp32
+values and int64 indices, PyTorch's int64 reverse-index input (SortStable.cu segmented_sort_pairs, taken for 128 or
+more rows) and cub's third key and value buffers (DispatchSegmentedRadixSort, not overwriting its input)."""
+
+SAMPLER_MASK_BYTES = 4 + 4 + 8 + 1 + 4 + 1 + 4
+"""Per logit after the sort: the fp32 copy, sorted values and indices, the top-k bool mask, the fp32 softmax of the
+sorted logits (cumsum in place), the top-p bool mask and the fp32 scatter back (apply_top_k_top_p)."""
+
+SAMPLER_BYTES_PER_LOGIT = max(SAMPLER_SORT_BYTES, SAMPLER_MASK_BYTES)
+"""vLLM's dummy sampler run at its peak, beside the model-dtype logits (`vllm_sampler_peak`). Sources:
+vllm/v1/sample/sampler.py at 3e342658b2e9c85a30a54d19e64e5ad77b8a26a6, vllm/v1/sample/ops/topk_topp_sampler.py at
+3babc05a035b42bb9d0ae51b83e102c85e3e5626 (github.com/vllm-project/vllm); aten/src/ATen/native/cuda/SortStable.cu
+(github.com/pytorch/pytorch, launch_stable_sort_kernel and segmented_sort_pairs, commit
+420d374dfeb7a2826c9101260e74d730304d1a73); cub/cub/device/dispatch/dispatch_segmented_radix_sort.cuh
+(github.com/NVIDIA/cccl, "bytes needed for 3rd keys buffer" / "3rd values buffer", commit
+004ad1986064aaa82892ed00d0dbda88b90fa6e6)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -249,10 +261,10 @@ def vllm_batch_defaults(engine: EngineProfile, device: DeviceSpec) -> tuple[int,
 def vllm_sampler_peak(arch: ModelArch, rows: int, act_bytes: int) -> int:
     """Live bytes at the peak of vLLM's dummy sampler run over `rows` requests (GPUModelRunner._dummy_sampler_run:
     top_p 0.9, top_k vocab - 1, neither all greedy nor all random, no logprobs, the PyTorch-native top-k/top-p path
-    that is the default): per logit, compute_logits' output in the model dtype, the Sampler's fp32 copy, then in
-    apply_top_k_top_p the sort's fp32 values and int64 indices, the top-k bool mask, the fp32 softmax of the sorted
-    logits (cumsum in place), the top-p bool mask and the fp32 scatter back, all live together. Every tensor-parallel
-    rank gathers the whole vocabulary, so tp does not divide it. The sort's own workspace is not counted."""
+    that is the default): per logit, compute_logits' output in the model dtype beside the larger of the sort's stage
+    (the fp32 copy, the sorted values and indices and the sort's workspace) and the masking stage after it. Every
+    tensor-parallel rank gathers the whole vocabulary, so tp does not divide it. Fewer than 128 rows take PyTorch's
+    other sort paths, whose workspace differs (taken as the same here)."""
     return rows * arch.vocab * (act_bytes + SAMPLER_BYTES_PER_LOGIT)
 
 
@@ -284,7 +296,7 @@ def _vllm_memory(arch: ModelArch, device: DeviceSpec, engine: EngineProfile, cfg
     phase = "the sampler's" if sampler > forward else "the forward's"
     notes.append(f"vLLM profiling run: the {step_tokens:,}-token forward peaks at {forward / GIB:,.2f} GiB, the dummy "
                  f"sampler over {rows:,} rows × {arch.vocab:,} logits at {sampler / GIB:,.2f} GiB (model-dtype and fp32 "
-                 f"logits, top-k/top-p sort, masks, softmax; the sort's workspace not counted): {phase} is the peak")
+                 f"logits, the top-k/top-p sort and its workspace): {phase} is the peak")
     non_torch = engine.range("non_torch_bytes") or Range(0.5 * GIB, 0.5 * GIB, 0.5 * GIB)
     graphs = engine.range("cuda_graph_bytes") or Range(0.5 * GIB, 0.5 * GIB, 0.5 * GIB)
     utilization = engine.value("gpu_memory_utilization", 0.92)
