@@ -121,7 +121,9 @@ def test_the_profile_comes_out_of_the_kv_pool_on_its_own_line():
     vlm = _memory(QWEN)
     text = _memory(replace(QWEN, tower=None))  # the same weights, no vision profile
     assert vlm.multimodal_profile is not None and text.multimodal_profile is None
-    assert vlm.multimodal_profile_bytes == vlm.multimodal_profile.extra_bytes > 0
+    # the excess over the decoder's step, less what the sampler phase (which runs beside the encoder cache and is
+    # larger than the step here) already covers
+    assert 0 < vlm.multimodal_profile_bytes <= vlm.multimodal_profile.extra_bytes
     assert vlm.activations_bytes == text.activations_bytes  # the decoder's step stays its own line
     assert text.kv_cache_bytes - vlm.kv_cache_bytes == pytest.approx(vlm.multimodal_profile_bytes, abs=1)
     assert vlm.total_bytes == (vlm.weights_bytes + vlm.kv_cache_bytes + vlm.activations_bytes

@@ -4,8 +4,9 @@ really gets — and the largest context and batch that fit.
 
 Engines differ in policy:
 - `hf`: everything allocated on demand; the whole prompt is one forward pass.
-- `vllm`: takes `gpu_memory_utilization` of the GPU up front; after weights, the activation peak of a
-  `max_num_batched_tokens` step and non-torch memory, the rest is the paged KV pool (blocks of 16). For a
+- `vllm`: takes `gpu_memory_utilization` of the GPU up front; after weights, the peak of its profiling run (the
+  larger of a `max_num_batched_tokens` forward step and the dummy sampler over `max_num_seqs` rows of logits, with
+  `vllm serve`'s defaults for the GPU) and non-torch memory, the rest is the paged KV pool (blocks of 16). For a
   vision-language model its profiling run also pushes the largest dummy image batch through the vision tower
   and holds the embeddings in the encoder cache beside the decoder's step (`sizeup.price.vllm_multimodal`):
   its excess is a line of its own, `multimodal_profile_bytes`, whatever the request's images.
@@ -19,7 +20,7 @@ prefill: the activation peak is the larger of its pass and the decoder's step pl
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -37,10 +38,29 @@ from sizeup.price.vllm_multimodal import MultimodalProfile, vllm_multimodal_prof
 from sizeup.ranges import Range
 from sizeup.units import GIB
 
-__all__ = ["MemoryConfig", "InferenceMemory", "inference_memory", "kv_bytes_per_sequence", "max_fitting"]
+__all__ = ["MemoryConfig", "InferenceMemory", "inference_memory", "kv_bytes_per_sequence", "max_fitting",
+           "vllm_batch_defaults", "vllm_sampler_peak"]
 
 LOGITS_BYTES = 4
 """Logits are upcast to fp32 for sampling."""
+
+SAMPLER_SORT_BYTES = 4 + 4 + 8 + 8 + 4 + 8
+"""Per logit while vLLM's dummy sampler sorts (beside the model-dtype logits): the Sampler's fp32 copy, the sort's fp32
+values and int64 indices, PyTorch's int64 reverse-index input (SortStable.cu segmented_sort_pairs, taken for 128 or
+more rows) and cub's third key and value buffers (DispatchSegmentedRadixSort, not overwriting its input)."""
+
+SAMPLER_MASK_BYTES = 4 + 4 + 8 + 1 + 4 + 1 + 4
+"""Per logit after the sort: the fp32 copy, sorted values and indices, the top-k bool mask, the fp32 softmax of the
+sorted logits (cumsum in place), the top-p bool mask and the fp32 scatter back (apply_top_k_top_p)."""
+
+SAMPLER_BYTES_PER_LOGIT = max(SAMPLER_SORT_BYTES, SAMPLER_MASK_BYTES)
+"""vLLM's dummy sampler run at its peak, beside the model-dtype logits (`vllm_sampler_peak`). Sources:
+vllm/v1/sample/sampler.py at 3e342658b2e9c85a30a54d19e64e5ad77b8a26a6, vllm/v1/sample/ops/topk_topp_sampler.py at
+3babc05a035b42bb9d0ae51b83e102c85e3e5626 (github.com/vllm-project/vllm); aten/src/ATen/native/cuda/SortStable.cu
+(github.com/pytorch/pytorch, launch_stable_sort_kernel and segmented_sort_pairs, commit
+420d374dfeb7a2826c9101260e74d730304d1a73); cub/cub/device/dispatch/dispatch_segmented_radix_sort.cuh
+(github.com/NVIDIA/cccl, "bytes needed for 3rd keys buffer" / "3rd values buffer", commit
+004ad1986064aaa82892ed00d0dbda88b90fa6e6)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -177,36 +197,7 @@ def inference_memory(arch: ModelArch, device: DeviceSpec, engine: EngineProfile,
     weights, cpu_weights = _weights_on_gpu(arch, cfg)
     notes: list[str] = []
     if engine.id == "vllm":
-        block = int(engine.value("kv_block_tokens", 16))
-        kv_seq = kv_bytes_per_sequence(arch, cfg.context, cfg.kv_dtype, cfg.tp, block)
-        step_tokens = int(engine.value("max_num_batched_tokens", 8192))
-        max_seqs = int(engine.value("max_num_seqs", 256))
-        activations = _activation_peak(arch, step_tokens, min(max_seqs, step_tokens), cfg.act_bytes, cfg.tp)
-        profile = _vllm_profile(arch, engine, cfg, activations)
-        if profile is None:
-            activations = _with_tower(arch, device, engine, cfg, activations, notes)
-        else:
-            notes.extend(profile.notes)
-        mm_bytes = profile.extra_bytes if profile else 0
-        non_torch = engine.range("non_torch_bytes") or Range(0.5 * GIB, 0.5 * GIB, 0.5 * GIB)
-        graphs = engine.range("cuda_graph_bytes") or Range(0.5 * GIB, 0.5 * GIB, 0.5 * GIB)
-        utilization = engine.value("gpu_memory_utilization", 0.92)
-        # vLLM takes `utilization` of the total CUDA reports; the CUDA context stays outside that budget,
-        # and since v0.21 the CUDA-graph memory is estimated inside it (engines.yaml sources)
-        cuda_total = usable.typical + _context_reserve(device)
-        budget = cuda_total * utilization
-        overhead = int(non_torch.typical + graphs.typical)
-        pool = int(budget - weights - activations - mm_bytes - overhead)
-        needed = kv_seq * cfg.batch
-        concurrency = min(max(pool, 0) // kv_seq, max_seqs) if kv_seq else None
-        fits = pool >= needed and pool > 0 and budget <= usable.typical
-        notes.append(f"vLLM takes {utilization:.0%} of the GPU up front; the KV pool is what remains after weights, "
-                     f"the activation peak of a {step_tokens}-token step, "
-                     + ("the multimodal profile, " if profile else "") + "non-torch and CUDA-graph memory")
-        return InferenceMemory(weights_bytes=weights, kv_cache_bytes=max(pool, 0), kv_cache_needed_bytes=needed,
-                               activations_bytes=activations, overhead_bytes=overhead, usable_bytes=usable, fits=fits,
-                               cpu_bytes=cpu_weights, max_concurrent_sequences=concurrency, notes=tuple(notes),
-                               multimodal_profile_bytes=mm_bytes, multimodal_profile=profile)
+        return _vllm_memory(arch, device, engine, cfg, usable, weights, cpu_weights)
     if engine.id == "llama.cpp":
         ubatch = int(engine.value("n_ubatch", 512))
         n = arch.num_layers
@@ -247,6 +238,85 @@ def inference_memory(arch: ModelArch, device: DeviceSpec, engine: EngineProfile,
     return InferenceMemory(weights_bytes=weights, kv_cache_bytes=kv, kv_cache_needed_bytes=kv,
                            activations_bytes=activations, overhead_bytes=overhead, usable_bytes=usable,
                            fits=total <= usable.typical, cpu_bytes=cpu_weights, notes=tuple(notes))
+
+
+def vllm_batch_defaults(engine: EngineProfile, device: DeviceSpec) -> tuple[int, int, str]:
+    """(max_num_batched_tokens, max_num_seqs, why) vLLM starts with on `device`: the engine profile's explicit
+    values where it sets them, else `vllm serve`'s defaults for the GPU (EngineArgs.get_batch_defaults, the
+    OPENAI_API_SERVER usage context: sizeup's plans deploy the OpenAI server): GPUs whose CUDA total is at least
+    `default_large_gpu_min_gib` and whose name has no "a100" take the large tier, the others the small one."""
+    gib = (usable_memory(device).bytes.typical + _context_reserve(device)) / GIB
+    large = gib >= engine.value("default_large_gpu_min_gib", 70) and "a100" not in device.name.lower()
+    tier = "large_gpu" if large else "other_gpu"
+    step = engine.values.get("max_num_batched_tokens")
+    seqs = engine.values.get("max_num_seqs")
+    step = int(step if step is not None else engine.value(f"default_max_num_batched_tokens.{tier}",
+                                                         8192 if large else 2048))
+    seqs = int(seqs if seqs is not None else engine.value(f"default_max_num_seqs.{tier}", 1024 if large else 256))
+    why = (f"vllm serve defaults on a {gib:,.0f} GiB {'GPU' if large else 'GPU (under 70 GiB or an A100)'}: "
+           f"max_num_batched_tokens {step:,}, max_num_seqs {seqs:,}")
+    return step, seqs, why
+
+
+def vllm_sampler_peak(arch: ModelArch, rows: int, act_bytes: int) -> int:
+    """Live bytes at the peak of vLLM's dummy sampler run over `rows` requests (GPUModelRunner._dummy_sampler_run:
+    top_p 0.9, top_k vocab - 1, neither all greedy nor all random, no logprobs, the PyTorch-native top-k/top-p path
+    that is the default): per logit, compute_logits' output in the model dtype beside the larger of the sort's stage
+    (the fp32 copy, the sorted values and indices and the sort's workspace) and the masking stage after it. Every
+    tensor-parallel rank gathers the whole vocabulary, so tp does not divide it. Fewer than 128 rows take PyTorch's
+    other sort paths, whose workspace differs (taken as the same here)."""
+    return rows * arch.vocab * (act_bytes + SAMPLER_BYTES_PER_LOGIT)
+
+
+def _vllm_memory(arch: ModelArch, device: DeviceSpec, engine: EngineProfile, cfg: MemoryConfig, usable: Range,
+                 weights: int, cpu_weights: int) -> InferenceMemory:
+    """vLLM's KV pool: `gpu_memory_utilization` of the CUDA total less the weights, the profiling run's torch peak,
+    non-torch and CUDA-graph memory. profile_run (vllm/v1/worker/gpu_model_runner.py) runs the forward of one
+    max_num_batched_tokens step (after the multimodal profile for a VLM), keeps its hidden states, then the sampler on
+    min(max_num_seqs, step) rows with the encoder cache still held: the peak is the larger of the two phases."""
+    notes: list[str] = []
+    step_tokens, max_seqs, why = vllm_batch_defaults(engine, device)
+    engine = replace(engine, values={**engine.values, "max_num_batched_tokens": step_tokens, "max_num_seqs": max_seqs})
+    notes.append(why)
+    block = int(engine.value("kv_block_tokens", 16))
+    kv_seq = kv_bytes_per_sequence(arch, cfg.context, cfg.kv_dtype, cfg.tp, block)
+    rows = min(max_seqs, step_tokens)
+    forward = _activation_peak(arch, step_tokens, 0, cfg.act_bytes, cfg.tp)  # the forward computes no logits
+    # the sampler phase: its peak beside the step's hidden states and the sampled rows (and their random copy)
+    kept = (step_tokens + 2 * rows) * arch.hidden * cfg.act_bytes
+    sampler = vllm_sampler_peak(arch, rows, cfg.act_bytes) + kept
+    profile = _vllm_profile(arch, engine, cfg, forward)
+    if profile is None:
+        forward = _with_tower(arch, device, engine, cfg, forward, notes)
+        activations, mm_bytes = max(forward, sampler), 0
+    else:
+        notes.extend(profile.notes)
+        activations = max(forward, sampler)
+        mm_bytes = max(profile.peak_bytes, sampler + profile.encoder_cache_bytes) - activations
+    phase = "the sampler's" if sampler > forward else "the forward's"
+    notes.append(f"vLLM profiling run: the {step_tokens:,}-token forward peaks at {forward / GIB:,.2f} GiB, the dummy "
+                 f"sampler over {rows:,} rows × {arch.vocab:,} logits at {sampler / GIB:,.2f} GiB (model-dtype and fp32 "
+                 f"logits, the top-k/top-p sort and its workspace): {phase} is the peak")
+    non_torch = engine.range("non_torch_bytes") or Range(0.5 * GIB, 0.5 * GIB, 0.5 * GIB)
+    graphs = engine.range("cuda_graph_bytes") or Range(0.5 * GIB, 0.5 * GIB, 0.5 * GIB)
+    utilization = engine.value("gpu_memory_utilization", 0.92)
+    # vLLM takes `utilization` of the total CUDA reports; the CUDA context stays outside that budget,
+    # and since v0.21 the CUDA-graph memory is estimated inside it (engines.yaml sources)
+    cuda_total = usable.typical + _context_reserve(device)
+    budget = cuda_total * utilization
+    overhead = int(non_torch.typical + graphs.typical)
+    pool = int(budget - weights - activations - mm_bytes - overhead)
+    needed = kv_seq * cfg.batch
+    concurrency = min(max(pool, 0) // kv_seq, max_seqs) if kv_seq else None
+    fits = pool >= needed and pool > 0 and budget <= usable.typical
+    notes.append(f"vLLM takes {utilization:.0%} of the GPU up front; the KV pool is what remains after weights, "
+                 f"the profiling run's peak" + (" (with the multimodal profile)" if profile else "")
+                 + ", non-torch and CUDA-graph memory; at most max_num_seqs "
+                 f"{max_seqs:,} sequences run at once")
+    return InferenceMemory(weights_bytes=weights, kv_cache_bytes=max(pool, 0), kv_cache_needed_bytes=needed,
+                           activations_bytes=activations, overhead_bytes=overhead, usable_bytes=usable, fits=fits,
+                           cpu_bytes=cpu_weights, max_concurrent_sequences=concurrency, notes=tuple(notes),
+                           multimodal_profile_bytes=mm_bytes, multimodal_profile=profile)
 
 
 def _vllm_profile(arch: ModelArch, engine: EngineProfile, cfg: MemoryConfig, decoder: int) -> MultimodalProfile | None:

@@ -1,0 +1,69 @@
+"""vLLM's profiling-run peak: the dummy sampler phase beside the forward step, and `vllm serve`'s batch defaults by
+GPU (vllm/engine/arg_utils.py get_batch_defaults; vllm/v1/worker/gpu_model_runner.py profile_run and
+_dummy_sampler_run; vllm/v1/sample/sampler.py and ops/topk_topp_sampler.py: commits in price/memory.py)."""
+
+from dataclasses import replace
+
+import pytest
+
+from sizeup.hardware.catalog import load_catalog
+from sizeup.ingest.hf_config import load_model
+from sizeup.price.engines import get_engine
+from sizeup.price.memory import (SAMPLER_BYTES_PER_LOGIT, SAMPLER_MASK_BYTES, SAMPLER_SORT_BYTES, MemoryConfig,
+                                 inference_memory, vllm_batch_defaults, vllm_sampler_peak)
+from sizeup.units import GIB
+from sizeup.workload.quantize import get_format
+
+CATALOG = load_catalog(include_user=False)
+LLAMA = load_model("llama-3.1-8b")
+VLLM = get_engine("vllm")
+
+
+def _memory(device, arch=LLAMA, engine=VLLM, tp=1, context=1024):
+    return inference_memory(arch, CATALOG.device(device), engine, MemoryConfig(
+        batch=1, context=context, prompt=512, weights=get_format("bf16"), tp=tp))
+
+
+@pytest.mark.parametrize("device, expected", [
+    ("h100-sxm-80gb", (8192, 1024)), ("h200-sxm-141gb", (8192, 1024)), ("b200", (8192, 1024)),
+    ("a100-sxm-80gb", (2048, 256)),  # >= 70 GiB but excluded by name (vLLM PR #17885)
+    ("a100-sxm-40gb", (2048, 256)), ("rtx-4090", (2048, 256)),
+])
+def test_vllm_serve_defaults_follow_the_gpu(device, expected):
+    step, seqs, why = vllm_batch_defaults(VLLM, CATALOG.device(device))
+    assert (step, seqs) == expected and "vllm serve" in why
+
+
+def test_an_explicit_setting_overrides_the_tier():
+    engine = replace(VLLM, values={**VLLM.values, "max_num_batched_tokens": 4096, "max_num_seqs": 64})
+    assert vllm_batch_defaults(engine, CATALOG.device("h100"))[:2] == (4096, 64)
+
+
+def test_sampler_peak_per_logit_from_the_sampler_code():
+    # while sorting: fp32 copy (4) + sorted values (4) + int64 indices (8) + PyTorch's int64 reverse indices (8) +
+    # cub's third key (4) and value (8) buffers = 36; after it: fp32 copy, sorted values and indices, top-k mask (1),
+    # sorted softmax (4), top-p mask (1), scatter output (4) = 26; beside the bf16 logits (2)
+    assert (SAMPLER_SORT_BYTES, SAMPLER_MASK_BYTES, SAMPLER_BYTES_PER_LOGIT) == (36, 26, 36)
+    assert vllm_sampler_peak(LLAMA, 1024, 2) == 1024 * 128_256 * 38
+    assert vllm_sampler_peak(LLAMA, 1024, 2) / GIB == pytest.approx(4.64, abs=0.01)
+
+
+def test_the_sampler_phase_sets_the_peak_for_a_big_vocabulary_at_1024_rows():
+    h100, a100 = _memory("h100"), _memory("a100-sxm-80gb")
+    kept = (8192 + 2 * 1024) * LLAMA.hidden * 2  # the step's hidden states and the sampled rows stay alive
+    assert h100.activations_bytes == vllm_sampler_peak(LLAMA, 1024, 2) + kept
+    # the A100 tier: 256 rows and a 2048-token step, a quarter of the sampler's logits
+    assert a100.activations_bytes < h100.activations_bytes / 3
+    assert any("sampler" in n and "is the peak" in n for n in h100.notes)
+
+
+def test_tensor_parallelism_does_not_split_the_sampler():
+    one, two = _memory("h100"), _memory("h100", tp=2)
+    assert two.activations_bytes >= vllm_sampler_peak(LLAMA, 1024, 2)
+    assert two.activations_bytes == one.activations_bytes  # every rank samples over the whole vocabulary
+
+
+def test_concurrency_is_capped_at_the_gpus_max_num_seqs():
+    h100, a100 = _memory("h100"), _memory("a100-sxm-80gb")
+    assert 256 < h100.max_concurrent_sequences <= 1024  # ~50 GiB of pool / 128 MiB a 1,024-token sequence
+    assert a100.max_concurrent_sequences == 256
