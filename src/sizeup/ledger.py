@@ -111,6 +111,11 @@ class OpRecord:
     flops_counted: bool = True
     """False when no formula exists: bytes are still counted, FLOPs are unknown, not zero."""
     notes: tuple[str, ...] = ()
+    conv_kernel: tuple[int, ...] = ()
+    """A dense convolution's filter size per spatial dimension ((3, 3)); empty for other ops and for
+    grouped, dilated, transposed or backward convolutions (no Winograd path: price.conv_algos)."""
+    conv_stride: tuple[int, ...] = ()
+    """That convolution's stride per spatial dimension; empty where `conv_kernel` is."""
 
     def __post_init__(self) -> None:
         if self.count < 1:
@@ -394,7 +399,8 @@ class Ledger:
         """The ledger `to_dict` wrote; raises KeyError, TypeError or ValueError on anything else."""
         return cls(
             name=str(data["name"]),
-            ops=[OpRecord(**{**o, "kind": OpKind(o["kind"]), "phase": Phase(o["phase"]), "notes": tuple(o["notes"])})
+            ops=[OpRecord(**{**o, "kind": OpKind(o["kind"]), "phase": Phase(o["phase"]), "notes": tuple(o["notes"]),
+                          "conv_kernel": tuple(o.get("conv_kernel", ())), "conv_stride": tuple(o.get("conv_stride", ()))})
                  for o in data["ops"]],
             tensors=[TensorRecord(**{**t, "category": TensorCategory(t["category"])}) for t in data["tensors"]],
             params_by_scope={str(k): int(v) for k, v in data["params_by_scope"].items()},
