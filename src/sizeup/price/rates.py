@@ -17,7 +17,7 @@ from sizeup.errors import CatalogError
 from sizeup.price.efficiency import TENSOR_KINDS, Efficiency, default_efficiency, device_efficiency, tensor_fraction
 from sizeup.ranges import Range
 
-__all__ = ["LEVELS", "SYNCHRONOUS_KINDS", "HALF_RATE", "half_rate_accumulate", "simt_class", "tensor_precision", "vector_precision", "ridge_point", "OpClasses",
+__all__ = ["LEVELS", "SYNCHRONOUS_KINDS", "HALF_RATE", "half_rate_accumulate", "simt_class", "sustained_factor", "tensor_precision", "vector_precision", "ridge_point", "OpClasses",
            "InverseRates", "inverse_rates", "PhaseTotals", "price_totals"]
 
 LEVELS = ("low", "typical", "high")
@@ -114,6 +114,15 @@ def simt_fraction(device: DeviceSpec, eff: Efficiency, kind: str) -> Range | Non
     return eff.tensor.get(f"{kind}@{suffix}")
 
 
+def sustained_factor(device: DeviceSpec) -> float:
+    """The share of its compute peaks (rated at the boost clock) that `device` holds under sustained dense
+    compute: sustained / boost clock where its data file gives a measured sustained clock (a power-limited
+    board such as the 70 W T4), else 1. Bandwidth is not scaled: a power cap lowers the SM clock only."""
+    if device.sustained_clock_hz and device.boost_clock_hz:
+        return device.sustained_clock_hz / device.boost_clock_hz
+    return 1.0
+
+
 def _table_fraction(device: DeviceSpec, kind: str) -> Range | None:
     try:
         return default_efficiency(device.kind).tensor.get(kind)
@@ -185,6 +194,10 @@ class InverseRates:
 def inverse_rates(device: DeviceSpec, eff: Efficiency, classes: OpClasses) -> InverseRates:
     notes: list[str] = []
     unknown: list[str] = []
+    sustained = sustained_factor(device)
+    if sustained < 1.0:
+        notes.append(f"{device.id}: compute at its sustained clock, {device.sustained_clock_hz / 1e6:.0f} of "
+                     f"{device.boost_clock_hz / 1e6:.0f} MHz boost (board power limit; its data file gives the source)")
     inv_tensor = [[0.0] * (len(classes.tensor_classes) + 1) for _ in LEVELS]
     for c, (kind, dtype) in enumerate(classes.tensor_classes):
         found = tensor_precision(device, kind, dtype)
@@ -220,7 +233,7 @@ def inverse_rates(device: DeviceSpec, eff: Efficiency, classes: OpClasses) -> In
                              f"one, so kernels reach a larger share of it ({kind}@{HALF_RATE} efficiency)")
         fraction = widened(device, f"{unit}.{precision}", fraction, notes)
         for row, level in enumerate(reversed(LEVELS)):  # the low time comes from the high efficiency
-            inv_tensor[row][c] = 1.0 / (peak * getattr(fraction, level))
+            inv_tensor[row][c] = 1.0 / (peak * sustained * getattr(fraction, level))
     inv_vector = [[0.0] * (len(classes.vector_classes) + 1) for _ in LEVELS]
     for c, dtype in enumerate(classes.vector_classes):
         found = vector_precision(device, dtype)
@@ -232,7 +245,7 @@ def inverse_rates(device: DeviceSpec, eff: Efficiency, classes: OpClasses) -> In
             continue
         fraction = widened(device, f"vector.{found[0]}", eff.vector, notes)
         for row, level in enumerate(reversed(LEVELS)):
-            inv_vector[row][c] = 1.0 / (found[1] * getattr(fraction, level))
+            inv_vector[row][c] = 1.0 / (found[1] * sustained * getattr(fraction, level))
     bandwidth = [1.0 / (device.memory_bandwidth_bytes_per_s * getattr(eff.memory, level)) for level in reversed(LEVELS)]
     per_launch = [getattr(eff.overhead_s, level) for level in LEVELS]
     return InverseRates(inv_tensor, inv_vector, bandwidth, per_launch, notes, unknown)
