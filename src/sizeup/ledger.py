@@ -387,7 +387,8 @@ class Ledger:
         return {
             "name": self.name,
             "ops": [{**{f.name: getattr(o, f.name) for f in fields(o)}, "kind": o.kind.value, "phase": o.phase.value,
-                     "notes": list(o.notes)} for o in self.ops],
+                     "notes": list(o.notes), "conv_kernel": list(o.conv_kernel), "conv_stride": list(o.conv_stride)}
+                    for o in self.ops],
             "tensors": [{**{f.name: getattr(t, f.name) for f in fields(t)}, "category": t.category.value}
                         for t in self.tensors],
             "params_by_scope": dict(self.params_by_scope),
