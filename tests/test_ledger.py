@@ -110,3 +110,14 @@ def test_a_ledger_survives_to_dict_and_json_exactly(name, ops, tensors, params, 
 def test_from_dict_refuses_what_to_dict_did_not_write(broken):
     with pytest.raises((KeyError, TypeError, ValueError)):
         Ledger.from_dict(broken)
+
+
+def test_conv_metadata_survives_a_json_round_trip():
+    import json
+
+    from sizeup.ledger import Ledger, OpKind, OpRecord
+
+    ledger = Ledger(ops=[OpRecord(op="aten.convolution", kind=OpKind.CONV, scope="c", flops=10, matmul_flops=10,
+                                  conv_kernel=(3, 3), conv_stride=(1, 1))])
+    again = Ledger.from_dict(json.loads(json.dumps(ledger.to_dict())))
+    assert again == ledger and again.ops[0].conv_kernel == (3, 3)

@@ -111,6 +111,11 @@ class OpRecord:
     flops_counted: bool = True
     """False when no formula exists: bytes are still counted, FLOPs are unknown, not zero."""
     notes: tuple[str, ...] = ()
+    conv_kernel: tuple[int, ...] = ()
+    """A dense convolution's filter size per spatial dimension ((3, 3)); empty for other ops and for
+    grouped, dilated, transposed or backward convolutions (no Winograd path: price.conv_algos)."""
+    conv_stride: tuple[int, ...] = ()
+    """That convolution's stride per spatial dimension; empty where `conv_kernel` is."""
 
     def __post_init__(self) -> None:
         if self.count < 1:
@@ -382,7 +387,8 @@ class Ledger:
         return {
             "name": self.name,
             "ops": [{**{f.name: getattr(o, f.name) for f in fields(o)}, "kind": o.kind.value, "phase": o.phase.value,
-                     "notes": list(o.notes)} for o in self.ops],
+                     "notes": list(o.notes), "conv_kernel": list(o.conv_kernel), "conv_stride": list(o.conv_stride)}
+                    for o in self.ops],
             "tensors": [{**{f.name: getattr(t, f.name) for f in fields(t)}, "category": t.category.value}
                         for t in self.tensors],
             "params_by_scope": dict(self.params_by_scope),
@@ -394,7 +400,8 @@ class Ledger:
         """The ledger `to_dict` wrote; raises KeyError, TypeError or ValueError on anything else."""
         return cls(
             name=str(data["name"]),
-            ops=[OpRecord(**{**o, "kind": OpKind(o["kind"]), "phase": Phase(o["phase"]), "notes": tuple(o["notes"])})
+            ops=[OpRecord(**{**o, "kind": OpKind(o["kind"]), "phase": Phase(o["phase"]), "notes": tuple(o["notes"]),
+                          "conv_kernel": tuple(o.get("conv_kernel", ())), "conv_stride": tuple(o.get("conv_stride", ()))})
                  for o in data["ops"]],
             tensors=[TensorRecord(**{**t, "category": TensorCategory(t["category"])}) for t in data["tensors"]],
             params_by_scope={str(k): int(v) for k, v in data["params_by_scope"].items()},

@@ -56,3 +56,18 @@ def test_convolution_backward_is_twice_forward_without_bias():
                                (1, 1), (0, 0), (1, 1), False, (0, 0), 1, [True, True, False]),
                          outputs=(T(shape=(2, 8, 10, 10)), T(shape=(4, 8, 3, 3)))))[1]
     assert bwd.flops == 2 * fwd
+
+
+def test_conv_window_names_the_filter_and_stride_of_a_dense_forward_conv():
+    """What price.conv_algos needs to know a Winograd-eligible convolution (3x3, stride 1, undilated, dense)."""
+    from sizeup.ledger import TensorSpec as T
+    from sizeup.ops.conv import conv_window
+
+    def call(w, stride, dilation=(1, 1), groups=1, transposed=False):
+        return OpCall(op="aten.convolution", args=(T(shape=(8, 64, 56, 56)), T(shape=w), None, stride, (1, 1),
+                                                   dilation, transposed, (0, 0), groups))
+    assert conv_window(call((64, 64, 3, 3), (1, 1))) == ((3, 3), (1, 1))
+    assert conv_window(call((128, 64, 3, 3), [2, 2])) == ((3, 3), (2, 2))
+    assert conv_window(call((64, 64, 1, 1), 1)) == ((1, 1), (1, 1))
+    assert conv_window(call((64, 1, 3, 3), (1, 1), groups=64)) == ((), ())  # depthwise
+    assert conv_window(call((64, 64, 3, 3), (1, 1), dilation=(2, 2))) == ((), ())

@@ -90,3 +90,60 @@ def test_half_rate_accumulate_parts_price_tensor_kernels_at_the_fraction_of_thei
     # an engine's own kernel fraction (llama.cpp MMVQ, a calibration) is kept over the half-rate rule
     own = eff.with_overrides(tensor={**eff.tensor, "conv": eff.tensor["conv"].__class__(0.1, 0.1, 0.1)})
     assert 1 / inverse_rates(geforce, own, classes).tensor[1][0] == pytest.approx(geforce.peak_flops_per_s["fp16"] * 0.1)
+
+
+def test_fp32_matrix_work_on_the_fp32_cores_takes_its_architecture_class_fraction():
+    """gpu.yaml matmul@simt (dedicated FP32 lanes: V100 SGEMM 14.51 of 15.7 TF) vs matmul@simt-shared
+    (GA10x/AD10x/GB20x, FP32 lanes shared with INT32: RTX 4090 55.6 of 82.6 TF); a calibration that
+    measured its own vector fraction keeps it."""
+    from sizeup.hardware.catalog import load_catalog
+    from sizeup.ledger import Ledger, OpKind, OpRecord
+    from sizeup.price.efficiency import default_efficiency
+    from sizeup.price.rates import OpClasses, inverse_rates, simt_class
+    from sizeup.ranges import Range
+
+    catalog = load_catalog(include_user=False)
+    ledger = Ledger(ops=[OpRecord(op="aten.mm", kind=OpKind.MATMUL, scope="", flops=10**12, matmul_flops=10**12)])
+    table = default_efficiency("gpu")
+    for device_id, key in (("v100-sxm2-16gb", "matmul@simt"), ("t4", "matmul@simt"), ("rtx-4090", "matmul@simt-shared")):
+        device = catalog.device(device_id)
+        assert simt_class(device) == key.partition("@")[2]
+        rates = inverse_rates(device, table, OpClasses.of(ledger))
+        assert rates.tensor[1][0] == pytest.approx(1 / (device.vector_flops_per_s["fp32"] * table.tensor[key].typical))
+    measured = table.with_overrides(vector=Range(0.5, 0.5, 0.5))
+    v100 = catalog.device("v100-sxm2-16gb")
+    rates = inverse_rates(v100, measured, OpClasses.of(ledger))
+    assert rates.tensor[1][0] == pytest.approx(1 / (v100.vector_flops_per_s["fp32"] * 0.5))
+
+
+def test_a_power_limited_board_computes_at_its_sustained_clock_and_keeps_its_bandwidth():
+    """data/devices/t4.yaml: ~900 MHz under sustained compute (mlcommons/inference_results_v0.5 issue #20),
+    not the 1,590 MHz boost; memory-bound time is unchanged (a power cap lowers the SM clock only)."""
+    from dataclasses import replace as dc_replace
+
+    from sizeup.hardware.catalog import load_catalog
+    from sizeup.ledger import Ledger, OpKind, OpRecord
+    from sizeup.price.efficiency import default_efficiency
+    from sizeup.price.rates import OpClasses, inverse_rates, sustained_factor
+
+    t4 = load_catalog(include_user=False).device("t4")
+    assert sustained_factor(t4) == pytest.approx(900 / 1590)
+    boosted = dc_replace(t4, sustained_clock_hz=None)
+    ledger = Ledger(ops=[OpRecord(op="aten.mm", kind=OpKind.MATMUL, scope="", flops=10**12, matmul_flops=10**12,
+                                  dtype="fp16")])
+    eff = default_efficiency("gpu")
+    held, rated = (inverse_rates(d, eff, OpClasses.of(ledger)) for d in (t4, boosted))
+    assert held.tensor[1][0] == pytest.approx(rated.tensor[1][0] * 1590 / 900)
+    assert held.bandwidth == rated.bandwidth
+    assert any("sustained clock" in n for n in held.notes)
+
+
+def test_a_sustained_clock_above_the_boost_clock_is_refused():
+    from sizeup.errors import CatalogError
+    from sizeup.hardware.catalog import builtin_data_dir, read_yaml
+    from sizeup.hardware.schema import parse_device
+
+    path = builtin_data_dir() / "devices" / "t4.yaml"
+    data = read_yaml(path) | {"sustained_clock_mhz": 1700}
+    with pytest.raises((CatalogError, ValueError), match="sustained_clock_mhz"):
+        parse_device(data, path)

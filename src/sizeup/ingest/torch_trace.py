@@ -28,6 +28,7 @@ from sizeup.errors import IngestError
 from sizeup.ingest.trace_inputs import InputSpec, TraceMode
 from sizeup.ledger import Ledger, LiveBuffer, OpKind, OpRecord, Phase, TensorCategory, TensorRecord, TensorSpec
 from sizeup.ops import OpCall, cost_of
+from sizeup.ops.conv import conv_window
 from sizeup.units import normalize_dtype
 
 __all__ = ["InputSpec", "TraceMode", "trace_module"]
@@ -204,9 +205,10 @@ class _Recorder(TorchDispatchMode):
                 kind, cost, counted = cost_of(call)
             except (AttributeError, IndexError, TypeError, KeyError) as e:  # a formula met an unusual signature
                 raise IngestError(f"cost formula for {name} in module {scope or '(root)'!r} failed: {e}") from e
+            kernel, stride = conv_window(call) if kind == OpKind.CONV else ((), ())
             record = OpRecord(op=name, kind=kind, scope=scope, phase=self.phase, flops=cost.flops,
                               matmul_flops=cost.matmul_flops, bytes_read=cost.bytes_read, bytes_written=cost.bytes_written, dtype=dtype,
-                              flops_counted=counted, notes=cost.notes)
+                              flops_counted=counted, notes=cost.notes, conv_kernel=kernel, conv_stride=stride)
         self.ledger.add(record)
         return out
 

@@ -26,6 +26,32 @@ def conv_forward_flops(x: TensorSpec, w: TensorSpec, out: TensorSpec, transposed
     return 2 * n * c_out * math.prod(out.shape[2:]) * w.shape[1] * kernel
 
 
+def conv_window(call: OpCall) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(filter size, stride) per spatial dimension of a dense, undilated, forward convolution call; ((), ())
+    for a grouped, dilated or transposed one (whose algorithms differ: no Winograd path)."""
+    if call.op not in _FORWARD_CONVS:
+        return (), ()
+    x, w = call.arg(0, "input"), call.arg(1, "weight")
+    dims = len(w.shape) - 2
+    general = call.op in ("aten.convolution", "aten._convolution")
+    transposed = bool(call.arg(6, "transposed", False)) if general else False
+    groups = int(call.arg(8 if general else 6, "groups", 1) or 1)
+
+    def per_dim(value) -> tuple[int, ...]:
+        values = tuple(int(v) for v in value) if isinstance(value, (list, tuple)) else (int(value),)
+        return values * dims if len(values) == 1 else values
+
+    stride = per_dim(call.arg(3, "stride", 1))
+    dilation = per_dim(call.arg(5, "dilation", 1))
+    if transposed or groups != 1 or any(d != 1 for d in dilation) or x.shape[1] != w.shape[1]:
+        return (), ()
+    return tuple(int(k) for k in w.shape[2:]), stride
+
+
+_FORWARD_CONVS = ("aten.convolution", "aten._convolution", "aten.conv2d", "aten.conv1d", "aten.conv3d")
+"""Forward convolutions whose schema puts stride, dilation and groups where `conv_window` reads them."""
+
+
 @op_cost("aten.convolution", "aten._convolution", "aten.conv2d", "aten.conv1d", "aten.conv3d",
          "aten.mkldnn_convolution", "aten.cudnn_convolution", "conv", kind=OpKind.CONV)
 def convolution_cost(call: OpCall) -> OpCost:

@@ -17,7 +17,7 @@ from sizeup.errors import CatalogError
 from sizeup.price.efficiency import TENSOR_KINDS, Efficiency, default_efficiency, device_efficiency, tensor_fraction
 from sizeup.ranges import Range
 
-__all__ = ["LEVELS", "SYNCHRONOUS_KINDS", "HALF_RATE", "half_rate_accumulate", "tensor_precision", "vector_precision", "ridge_point", "OpClasses",
+__all__ = ["LEVELS", "SYNCHRONOUS_KINDS", "HALF_RATE", "half_rate_accumulate", "simt_class", "sustained_factor", "tensor_precision", "vector_precision", "ridge_point", "OpClasses",
            "InverseRates", "inverse_rates", "PhaseTotals", "price_totals"]
 
 LEVELS = ("low", "typical", "high")
@@ -79,6 +79,48 @@ def half_rate_accumulate(device: DeviceSpec, precision: str) -> bool:
     acc16 = device.fp16_acc16_flops_per_s
     peak = device.peak_flops_per_s.get(precision)
     return bool(acc16 and peak and precision in ("fp16", "bf16") and peak <= 0.55 * acc16)
+
+
+SIMT_SHARED_ARCHITECTURES = frozenset({"ampere-ga10x", "ampere-ga10b", "ada", "blackwell-gb20x", "blackwell-gb10"})
+"""Architectures whose listed FP32 peak counts FP32 lanes shared with INT32 (NVIDIA GA102 whitepaper: half
+of GA10x's 128 FP32 lanes per SM run INT32 instead; AD10x the same; GB20x: all 128 unified FP32/INT32)."""
+SIMT_DEDICATED_ARCHITECTURES = frozenset({"volta", "turing", "ampere-ga100", "hopper", "blackwell-gb100"})
+"""NVIDIA architectures whose FP32 lanes are all dedicated FP32 (INT32 is a separate pipe)."""
+
+
+def simt_class(device: DeviceSpec) -> str | None:
+    """The efficiency key suffix ('simt' or 'simt-shared') for FP32 matrix work on `device`'s FP32 cores,
+    None where the architecture is in neither class (the vector fraction then applies)."""
+    if device.architecture in SIMT_DEDICATED_ARCHITECTURES:
+        return "simt"
+    if device.architecture in SIMT_SHARED_ARCHITECTURES:
+        return "simt-shared"
+    return None
+
+
+def simt_fraction(device: DeviceSpec, eff: Efficiency, kind: str) -> Range | None:
+    """The achieved fraction of the FP32 vector peak for matrix work of `kind` on the FP32 cores: the
+    architecture class's `kind@simt*` entry, only while the vector fraction is still the table's (a
+    calibration measured its own)."""
+    suffix = simt_class(device)
+    if suffix is None:
+        return None
+    try:
+        table = default_efficiency(device.kind)
+    except CatalogError:
+        return None
+    if eff.vector != table.vector:
+        return None
+    return eff.tensor.get(f"{kind}@{suffix}")
+
+
+def sustained_factor(device: DeviceSpec) -> float:
+    """The share of its compute peaks (rated at the boost clock) that `device` holds under sustained dense
+    compute: sustained / boost clock where its data file gives a measured sustained clock (a power-limited
+    board such as the 70 W T4), else 1. Bandwidth is not scaled: a power cap lowers the SM clock only."""
+    if device.sustained_clock_hz and device.boost_clock_hz:
+        return device.sustained_clock_hz / device.boost_clock_hz
+    return 1.0
 
 
 def _table_fraction(device: DeviceSpec, kind: str) -> Range | None:
@@ -152,6 +194,10 @@ class InverseRates:
 def inverse_rates(device: DeviceSpec, eff: Efficiency, classes: OpClasses) -> InverseRates:
     notes: list[str] = []
     unknown: list[str] = []
+    sustained = sustained_factor(device)
+    if sustained < 1.0:
+        notes.append(f"{device.id}: compute at its sustained clock, {device.sustained_clock_hz / 1e6:.0f} of "
+                     f"{device.boost_clock_hz / 1e6:.0f} MHz boost (board power limit; its data file gives the source)")
     inv_tensor = [[0.0] * (len(classes.tensor_classes) + 1) for _ in LEVELS]
     for c, (kind, dtype) in enumerate(classes.tensor_classes):
         found = tensor_precision(device, kind, dtype)
@@ -171,6 +217,12 @@ def inverse_rates(device: DeviceSpec, eff: Efficiency, classes: OpClasses) -> In
         elif precision != dtype:
             notes.append(f"{dtype} {kind} priced at the {unit} {precision} peak: {device.id} lists no {dtype} figure")
         fraction = eff.vector
+        if unit == "vector" and precision == "fp32":  # SGEMM / FP32 SIMT convolution: the class fraction
+            simt = simt_fraction(device, eff, kind)
+            if simt is not None:
+                fraction = simt
+                notes.append(f"fp32 {kind} on {device.id}'s FP32 cores at the {kind}@{simt_class(device)} efficiency "
+                             f"({device.architecture}: FP32 lanes {'shared with INT32' if simt_class(device) == 'simt-shared' else 'dedicated'})")
         if unit == "tensor":
             # only where the kind's fraction is still the table's (an engine kernel or a calibration sets its own)
             half = (half_rate_accumulate(device, precision) and eff.tensor.get(kind) == _table_fraction(device, kind)
@@ -181,7 +233,7 @@ def inverse_rates(device: DeviceSpec, eff: Efficiency, classes: OpClasses) -> In
                              f"one, so kernels reach a larger share of it ({kind}@{HALF_RATE} efficiency)")
         fraction = widened(device, f"{unit}.{precision}", fraction, notes)
         for row, level in enumerate(reversed(LEVELS)):  # the low time comes from the high efficiency
-            inv_tensor[row][c] = 1.0 / (peak * getattr(fraction, level))
+            inv_tensor[row][c] = 1.0 / (peak * sustained * getattr(fraction, level))
     inv_vector = [[0.0] * (len(classes.vector_classes) + 1) for _ in LEVELS]
     for c, dtype in enumerate(classes.vector_classes):
         found = vector_precision(device, dtype)
@@ -193,7 +245,7 @@ def inverse_rates(device: DeviceSpec, eff: Efficiency, classes: OpClasses) -> In
             continue
         fraction = widened(device, f"vector.{found[0]}", eff.vector, notes)
         for row, level in enumerate(reversed(LEVELS)):
-            inv_vector[row][c] = 1.0 / (found[1] * getattr(fraction, level))
+            inv_vector[row][c] = 1.0 / (found[1] * sustained * getattr(fraction, level))
     bandwidth = [1.0 / (device.memory_bandwidth_bytes_per_s * getattr(eff.memory, level)) for level in reversed(LEVELS)]
     per_launch = [getattr(eff.overhead_s, level) for level in LEVELS]
     return InverseRates(inv_tensor, inv_vector, bandwidth, per_launch, notes, unknown)

@@ -23,7 +23,7 @@ import numpy as np
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ledger import Ledger, OpKind, enclosing_scopes
 from sizeup.price.cache_residency import dram_equivalent_bytes
-from sizeup.price.conv_algos import layout_transform
+from sizeup.price.conv_algos import layout_transform, winograd
 from sizeup.price.efficiency import Efficiency, default_efficiency, device_efficiency
 from sizeup.price.occupancy import OCCUPANCY_KINDS, conv_tile_outputs, matmul_busy, wave_fraction
 from sizeup.price.overhead import Runtime, apply_runtime
@@ -206,6 +206,19 @@ def _occupancy(arrays: LedgerArrays, device: DeviceSpec) -> tuple[np.ndarray, fl
     return busy, float(busy[1].min())
 
 
+def _winograd(arrays: LedgerArrays, device: DeviceSpec, rates) -> tuple[LedgerArrays, str | None]:
+    units = [(tensor_precision(device, kind, dtype) or ("vector",))[0] for kind, dtype in arrays.tensor_classes]
+    if "vector" not in units or not arrays.conv_outputs.any():
+        return arrays, None
+    flops, moved, kernels, chosen = winograd(arrays, device, rates, units)
+    if not chosen:
+        return arrays, None
+    serial = (arrays.serial_bytes if arrays.serial_bytes.size else np.zeros(len(moved))) + moved
+    note = (f"{chosen} FP32 3x3 stride-1 convolutions on {device.id}'s FP32 cores priced as cuDNN's fastest "
+            f"algorithm, a Winograd form (fewer multiplies, transforms' traffic counted; price/conv_algos.py)")
+    return replace(arrays, tensor_flops=flops, serial_bytes=serial, launches=arrays.launches + kernels, groups={}), note
+
+
 def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficiency | None = None,
           runtime: Runtime | None = None) -> Roofline:
     """Price every op of `ledger` on `device`; `efficiency` defaults to the device kind's defaults (or
@@ -229,6 +242,8 @@ def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficie
                          f"input to NHWC (one more kernel, its input read and written once more; price/conv_algos.py)")
     rates = inverse_rates(device, eff, arrays)  # the arrays carry the same per-op fields as OpClasses
     notes, unknown = notes + rates.notes, rates.unknown
+    arrays, wino_note = _winograd(arrays, device, rates)  # FP32 SIMT 3x3 convolutions (price.conv_algos)
+    notes += [wino_note] if wino_note else []
     inv_tensor = np.array(rates.tensor)
     inv_vector = np.array(rates.vector)
     inv_bandwidth = np.array([[r] for r in rates.bandwidth])
