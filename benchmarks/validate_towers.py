@@ -34,8 +34,9 @@ def predict(row: dict, catalog):
     sequences through an encoder."""
     data = json.loads((CONFIGS / f"{row['base_config']}.json").read_text())
     data.update(row.get("config", {}))
-    if "text_config" in row:
-        data["text_config"] = {**data["text_config"], **row["text_config"]}
+    for sub in ("text_config", "vision_config"):
+        if sub in row:
+            data[sub] = {**data[sub], **row[sub]}
     arch = parse_config(data, row["id"])
     vision = "images" in row
     cfg = InferenceConfig(batch=row["images"] if vision else row["batch"], prompt=row["prompt"], output=1,
@@ -62,15 +63,19 @@ def print_rows(rows: list[dict], catalog) -> list[float]:
     return errors
 
 
+def summary(errors: list[float]) -> None:
+    print(f"\nmedian error {statistics.median(errors):+.1%}, median |error| "
+          f"{statistics.median(abs(e) for e in errors):.1%} over {len(errors)} rows")
+
+
 def main() -> None:
     catalog = load_catalog(include_user=False)
-    print("## Vision towers\n")
-    print_rows(yaml.safe_load(DATA.read_text()), catalog)
+    print("## Vision towers (TensorRT-LLM visual engine; timm CLIP ViT-L/14, eager AMP)\n")
+    summary(print_rows(yaml.safe_load(DATA.read_text()), catalog))
     print("\n## Whisper encoder (whisper.cpp whisper-bench, FA 1)\n")
     rows = yaml.safe_load(WHISPER.read_text())
     errors = print_rows(rows, catalog)
-    print(f"\nmedian error {statistics.median(errors):+.1%}, median |error| "
-          f"{statistics.median(abs(e) for e in errors):.1%} over {len(errors)} rows")
+    summary(errors)
     for backend in sorted({r["backend"] for r in rows}):
         sub = [e for r, e in zip(rows, errors) if r["backend"] == backend]
         print(f"  {backend}: median {statistics.median(sub):+.1%}, median |error| "
