@@ -1,6 +1,7 @@
 """Predicted vs published tower latency, two check sets (issue 16; nothing in sizeup was tuned on either):
 
 - tests/validation/tower_measurements.yaml: a vision-language model's vision tower (TensorRT-LLM visual engine);
+- tests/validation/siglip_tower_measurements.yaml: SigLIP so400m/14 in timm's benchmark (eager AMP);
 - tests/validation/whisper_encoder_measurements.yaml: Whisper's encoder pass (whisper.cpp `whisper-bench`,
   flash attention on), priced with `--engine llama.cpp` (the same ggml kernels) and the row's backend.
 
@@ -25,6 +26,7 @@ from sizeup.ingest.families.registry import parse_config  # noqa: E402
 from sizeup.workload.inference import InferenceConfig, estimate_inference  # noqa: E402
 
 DATA = ROOT / "tests" / "validation" / "tower_measurements.yaml"
+SIGLIP = ROOT / "tests" / "validation" / "siglip_tower_measurements.yaml"
 WHISPER = ROOT / "tests" / "validation" / "whisper_encoder_measurements.yaml"
 CONFIGS = ROOT / "tests" / "ingest" / "configs"
 
@@ -72,6 +74,8 @@ def main() -> None:
     catalog = load_catalog(include_user=False)
     print("## Vision towers (TensorRT-LLM visual engine; timm CLIP ViT-L/14, eager AMP)\n")
     summary(print_rows(yaml.safe_load(DATA.read_text()), catalog))
+    print("\n## SigLIP so400m/14 (timm, eager AMP)\n")
+    summary(print_rows(yaml.safe_load(SIGLIP.read_text()), catalog))
     print("\n## Whisper encoder (whisper.cpp whisper-bench, FA 1)\n")
     rows = yaml.safe_load(WHISPER.read_text())
     errors = print_rows(rows, catalog)

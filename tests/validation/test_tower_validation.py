@@ -99,3 +99,39 @@ def test_whisper_check_set_median_error_and_range_coverage_within_target():
         inside += predicted.low <= r["latency_ms"] / 1e3 <= predicted.high
     assert statistics.median(abs(e) for e in errors) <= WHISPER_MEDIAN_ABS_ERROR
     assert inside / len(WHISPER_ROWS) >= WHISPER_IN_RANGE_SHARE
+
+
+# SigLIP so400m/14 (timm, eager AMP; priced as Gemma 3's tower), a check set apart from ROWS because it misses
+# their per-row 25%: measured when added (2026-12-04), errors -42.3% .. -9.9%, median -19.5%, 4 of 10 inside the
+# predicted range; every row under-predicted, worst on the RTX PRO 6000 Max-Q (-42%) and RTX 5090 (-30%), whose
+# CLIP rows are also the lowest. Target: median |error| <= 25% (the vision rows' per-row bound, on the median).
+SIGLIP_ROWS = load_rows("siglip_tower_measurements.yaml")
+SIGLIP_MEDIAN_ABS_ERROR = 0.25
+
+
+def test_siglip_rows_are_sourced_checks_whose_flops_match_timm():
+    from sizeup.hardware.catalog import load_catalog
+    from sizeup.workload.inference import InferenceConfig, estimate_inference
+
+    bench, catalog = _bench(), load_catalog(include_user=False)
+    gmacs = {224: 110.26, 384: 335.4}  # timm infer_gmacs, results/benchmark-infer-amp-nchw-pt291-cu128-4090.csv
+    assert len(SIGLIP_ROWS) >= 8
+    for r in SIGLIP_ROWS:
+        assert r["role"] == "check" and r["source"] and r["retrieved"] and r["latency_ms"] > 0, r["id"]
+        data = bench.json.loads((bench.CONFIGS / f"{r['base_config']}.json").read_text())
+        data.update(r["config"])
+        data["vision_config"] = {**data["vision_config"], **r["vision_config"]}
+        est = estimate_inference(bench.parse_config(data, r["id"]), catalog.device(r["device"]),
+                                 InferenceConfig(batch=1, prompt=r["prompt"], output=1, images=1, weights="fp16"),
+                                 limits=False)
+        assert abs(est.tower.flops / (2 * gmacs[r["vision_config"]["image_size"]] * 1e9) - 1) <= 0.02, r["id"]
+
+
+def test_siglip_check_set_median_error_within_target():
+    import statistics
+
+    from sizeup.hardware.catalog import load_catalog
+
+    bench, catalog = _bench(), load_catalog(include_user=False)
+    errors = [bench.error(r, catalog)[0] for r in SIGLIP_ROWS]
+    assert statistics.median(abs(e) for e in errors) <= SIGLIP_MEDIAN_ABS_ERROR
