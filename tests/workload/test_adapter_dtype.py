@@ -60,3 +60,22 @@ def test_the_hf_profile_has_fp32_adapters_and_litgpt_base_ones():
 def test_an_unknown_adapter_dtype_is_a_config_error():
     with pytest.raises(ConfigError, match="adapter_dtype 'fp16'"):
         FinetuneSpec(method="lora", adapter_dtype="fp16")
+
+
+def test_under_full_recomputation_only_the_rematerialised_layer_holds_the_adapter_copies():
+    """Gradient checkpointing keeps each layer's input; the one layer rerun in backward keeps what an
+    unrecomputed layer does, PEFT's fp32 input copies included: the difference fp32 - base adapters is one
+    layer's, not every layer's."""
+    from sizeup.workload.training.activations import activation_bytes, adapter_activation_bytes
+
+    def cfg(adapter_dtype, recompute):
+        return TrainingConfig(seq=64, precision="bf16", recompute=recompute,
+                              finetune=FinetuneSpec(method="lora", rank=8, adapter_dtype=adapter_dtype))
+    layer = ARCH.layers[0]
+    one_layer = adapter_activation_bytes(ARCH, layer, cfg("fp32", "none"), 1) - \
+        adapter_activation_bytes(ARCH, layer, cfg("base", "none"), 1)
+    assert one_layer > 0
+    full = activation_bytes(ARCH, cfg("fp32", "full"), 1, 0, 1) - activation_bytes(ARCH, cfg("base", "full"), 1, 0, 1)
+    none = activation_bytes(ARCH, cfg("fp32", "none"), 1, 0, 1) - activation_bytes(ARCH, cfg("base", "none"), 1, 0, 1)
+    assert full == one_layer
+    assert none == len(ARCH.layers) * one_layer

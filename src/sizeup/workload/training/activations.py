@@ -278,6 +278,8 @@ def kept_layer_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingConfig, mic
     extra = eager_activation_bytes(arch, layer, run, micro_batch, recompute)
     if recompute == cfg.recompute:
         extra += adapter_activation_bytes(arch, layer, run, micro_batch)
+    elif recompute == "none":  # the layer rematerialised in backward keeps what an unrecomputed one does
+        extra += adapter_activation_bytes(arch, layer, replace(run, recompute="none"), micro_batch)
     return kept + extra * act_bytes // 2
 
 
