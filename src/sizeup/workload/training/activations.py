@@ -273,7 +273,8 @@ def kept_layer_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingConfig, mic
         kept += cross_attention_activation_bytes(arch, layer, micro_batch, seq, source_length(arch, cfg), tp=par.tp,
                                                  sequence_parallel=sp, recompute=recompute,
                                                  flash=cfg.flash_attention, act_bytes=act_bytes,
-                                                 finetune=cfg.finetune if recompute == cfg.recompute else None)
+                                                 finetune=cfg.finetune if recompute == cfg.recompute else None,
+                                                 adapter_cast=adapter_cast(cfg))
     run = cfg if seq == cfg.seq else replace(cfg, seq=seq)
     extra = eager_activation_bytes(arch, layer, run, micro_batch, recompute)
     if recompute == cfg.recompute:
