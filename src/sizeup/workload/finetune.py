@@ -24,13 +24,22 @@ from sizeup.ingest.hf_config import ModelArch, WeightTensor
 from sizeup.workload.quantize import LINEAR_ROLES
 
 __all__ = ["Method", "FinetuneSpec", "Trainable", "trainable_parameters", "target_names", "lora_params", "targeted",
-           "adapts_encoder", "dequant_traffic_bytes", "HF_MODULE_NAMES", "BNB_UNQUANTIZED", "bnb_quantized"]
+           "adapts_encoder", "dequant_traffic_bytes", "ADAPTER_DTYPES", "HF_MODULE_NAMES", "BNB_UNQUANTIZED", "bnb_quantized"]
 
 HF_MODULE_NAMES = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj", "wi_0": "gate_proj", "wi_1": "up_proj",
                    "wo": "down_proj", "fc1": "up_proj", "fc2": "down_proj", "out_proj": "o_proj", "query": "q_proj",
                    "key": "k_proj", "value": "v_proj"}
 """transformers' module names (T5, BART / Whisper, BERT) -> sizeup's, so a PEFT `target_modules` list names the
 same modules here (T5's ungated `wi` is left out: in a gated T5 PEFT matches no module by it)."""
+
+
+ADAPTER_DTYPES = {
+    "base": "adapter weights in the base's dtype (litgpt, torchtune; PEFT with autocast_adapter_dtype=False): they read "
+            "the base's input",
+    "fp32": "PEFT's default (autocast_adapter_dtype=True): fp32 adapter weights, gradients and AdamW moments on a "
+            "16-bit base, and each adapted module casts its own copy of its input (peft tuners/lora/layer.py "
+            "Linear.forward: x = self._cast_input_dtype(x, lora_A.weight.dtype))",
+}
 
 
 class Method(str, Enum):
@@ -64,6 +73,11 @@ class FinetuneSpec:
     dequant_copies: int = 1
     """qlora: full-size copies of a 4-bit weight made to multiply it: 1 when the weights were quantized in the
     compute dtype, 2 when they were quantized from fp16 and the step computes in bf16 (Lightning)."""
+    adapter_dtype: str = "base"
+    """The adapters' weight dtype on a 16-bit base: "base" (the base's, as litgpt and torchtune create them, and
+    PEFT with autocast_adapter_dtype=False) or "fp32" (PEFT's default since 0.12: get_peft_model upcasts fp16 /
+    bf16 adapter weights to float32, and each adapted module casts its input to that dtype); see
+    ADAPTER_DTYPES."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "method", Method(self.method))
@@ -73,6 +87,8 @@ class FinetuneSpec:
             raise ConfigError(f"--lora-dropout {self.dropout}: expected a probability in [0, 1)")
         if self.dequant_copies not in (1, 2):
             raise ConfigError(f"dequant_copies {self.dequant_copies}: expected 1 or 2")
+        if self.adapter_dtype not in ADAPTER_DTYPES:
+            raise ConfigError(f"adapter_dtype {self.adapter_dtype!r}: expected one of {', '.join(ADAPTER_DTYPES)}")
         if self.method == Method.FREEZE and self.trainable_layers < 1:
             raise ConfigError(f"--trainable-layers {self.trainable_layers}: expected 1 or more")
 

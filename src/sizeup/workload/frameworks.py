@@ -27,7 +27,7 @@ KERNELS = {
 _FIELDS: dict[str, type | tuple[type, ...]] = {
     "kernels": str, "loss_chunk_tokens": int, "loss_chunks": int, "lora_dropout": (int, float),
     "fused_qkv": bool, "double_quant": bool, "quantize_head": bool, "dequant_copies": int, "keeps_last_graph": bool,
-    "attention": str, "matmul_fraction": dict,
+    "attention": str, "matmul_fraction": dict, "adapter_dtype": str,
 }
 
 
@@ -70,7 +70,8 @@ def _profiles() -> dict[str, Framework]:
                 raise CatalogError(f"{path}: frameworks.{name}.{key} needs a value and a source")
             value = entry["value"]
             if not isinstance(value, _FIELDS[key]) or (key == "kernels" and value not in KERNELS) or (
-                    key == "attention" and value not in IMPLEMENTATIONS):
+                    key == "attention" and value not in IMPLEMENTATIONS) or (
+                    key == "adapter_dtype" and value not in ("base", "fp32")):
                 raise CatalogError(f"{path}: frameworks.{name}.{key}: {value!r} is not a valid value")
             if key == "matmul_fraction":
                 value = _fractions(path, name, value)
@@ -117,7 +118,7 @@ def get_framework(name: str) -> Framework:
 
 _DEFAULTS: dict[str, Any] = {"kernels": "fused", "loss_chunks": 1, "lora_dropout": 0.0, "fused_qkv": False,
                              "double_quant": True, "quantize_head": False, "dequant_copies": 1,
-                             "keeps_last_graph": False, "attention": "sdpa"}
+                             "keeps_last_graph": False, "attention": "sdpa", "adapter_dtype": "base"}
 
 
 def resolve_settings(framework: str | None, seq: int, **given: Any) -> dict[str, Any]:

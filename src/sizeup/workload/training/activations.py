@@ -22,7 +22,7 @@ from sizeup.workload.training.encoder_decoder import (cross_attention_activation
                                                       relative_bias_bytes, source_length)
 from sizeup.workload.training.ssm_activations import ssm_layer_activation_bytes
 
-__all__ = ["layer_projections", "layer_activation_bytes", "adapter_activation_bytes", "eager_activation_bytes",
+__all__ = ["layer_projections", "layer_activation_bytes", "adapter_cast", "adapter_activation_bytes", "eager_activation_bytes",
            "bnb_held_input_bytes", "kept_layer_bytes", "encoder_activation_bytes", "activation_bytes"]
 
 
@@ -95,6 +95,18 @@ def layer_activation_bytes(arch: ModelArch, layer: LayerSpec, micro_batch: int, 
     return replicated // shard + split // tp
 
 
+def adapter_cast(cfg: TrainingConfig) -> str:
+    """How fp32 adapters meet a 16-bit base (FinetuneSpec.adapter_dtype "fp32", PEFT's default): "none" where the
+    adapters are in the base's dtype (or the run is fp32); "cast" in a pure 16-bit run: PEFT casts each adapted
+    module's input to fp32 and the adapter computes in fp32; "autocast" under mixed precision (transformers
+    Trainer bf16=True runs the forward in torch.autocast): autocast casts PEFT's fp32 input back to a new bf16
+    copy and the fp32 adapter weights to bf16 copies, which the adapter products keep."""
+    spec = cfg.finetune
+    if not spec.uses_adapters or spec.adapter_dtype != "fp32" or PRECISIONS[cfg.precision].compute == "fp32":
+        return "none"
+    return "cast" if cfg.precision == "bf16" else "autocast"
+
+
 def adapter_activation_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingConfig, micro_batch: int) -> int:
     """What adapters change in one layer's saved activations (none/selective recomputation, dense layers).
 
@@ -103,11 +115,21 @@ def adapter_activation_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingCon
     gradient that needs it, so under LoRA the attention and MLP inputs and the MLP product are kept only
     where an adapter reads them without dropout; the attention output stays where a fused kernel keeps it,
     and without one only for an adapter on the output projection. Each adapter keeps its r-wide A output
-    (B's input). PEFT's adapters in the base's dtype (autocast_adapter_dtype=False, or an fp32 base) read the
-    base's input; with its default fp32 adapters on a 16-bit base each adapter casts its own copy (not counted).
-    bitsandbytes' 4-bit product (QLoRA) keeps its input whenever gradients flow (MatMul4Bit saves
+    (B's input). bitsandbytes' 4-bit product (QLoRA) keeps its input whenever gradients flow (MatMul4Bit saves
     ctx.tensors = (A, B)), so QLoRA keeps them all. With dropout p > 0 each adapter keeps its own dropped
     input (2 bytes) and mask (1 byte) per element.
+
+    fp32 adapters on a 16-bit base (adapter_cast): the adapters no longer read the base's input. PEFT's
+    LoraLayer Linear.forward casts it (x.to(float32)) for each adapted module in turn, so q and v on one input
+    make two copies: in a pure 16-bit run each adapter keeps its fp32 copy (4 bytes; with dropout the fp32
+    dropped copy and the mask, 5) and a 4-byte r-wide A output; under autocast each keeps the bf16 copy
+    autocast makes of that fp32 input (2 bytes, 3 with dropout), its r-wide output in bf16, and the bf16 copies
+    of its A and B weights. PEFT's 4-bit layer (bnb.py Linear4bit.forward) casts only when autocast is off:
+    under autocast its adapters read the bf16 input bitsandbytes keeps. DoRA (PEFT's DoraLinearLayer, dropout
+    0) keeps two more tensors of the product's output width per adapter: the base product's output (read for
+    the magnitude's gradient, 16-bit) and B's output (the adapter's dtype; bf16 under autocast); its weight
+    norm is detached (Liu et al. 2024 §4.3) and keeps nothing of size tokens. Checked against autograd's saved
+    tensors in tests/workload/test_peft_adapter_dtype_torch.py.
     """
     spec = cfg.finetune
     if not spec.uses_adapters or cfg.recompute not in ("none", "selective") or layer.attention.mla is not None \
@@ -115,39 +137,57 @@ def adapter_activation_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingCon
         return 0
     par = cfg.parallel
     tokens = micro_batch * cfg.seq
+    cast = adapter_cast(cfg)
+    qlora = spec.method == Method.QLORA
+    own_copy = cast == "cast" or (cast == "autocast" and not qlora)  # each adapter reads its own cast of the input
+    elem = 4 if cast == "cast" else 2  # bytes of an adapter's own input copy and of its outputs
     h = arch.hidden // (par.tp if par.sequence_parallel and par.tp > 1 else 1)  # as the base count shards it
-    mlp = [] if layer.mlp.is_moe else [("mlp_in", h, "gate_proj"), ("mlp_in", h, "up_proj"),
-                                        ("mlp_mid", layer.mlp.intermediate // par.tp, "down_proj")]
-    if not layer.mlp.gated:
-        mlp = [m for m in mlp if m[2] != "gate_proj"]
-    inputs = [("attn_in", h, "q_proj"), ("attn_in", h, "k_proj"), ("attn_in", h, "v_proj")] + mlp
+    a, m = layer.attention, layer.mlp
+    attn_out = a.heads * a.v_head_dim // par.tp
+    outs = {"q_proj": a.heads * a.head_dim // par.tp, "k_proj": a.kv_heads * a.head_dim // par.tp,
+            "v_proj": a.kv_heads * a.v_head_dim // par.tp, "o_proj": h, "gate_proj": m.intermediate // par.tp,
+            "up_proj": m.intermediate // par.tp, "down_proj": h}
+    mlp = [] if m.is_moe else [("mlp_in", h, "gate_proj"), ("mlp_in", h, "up_proj"),
+                               ("mlp_mid", m.intermediate // par.tp, "down_proj")]
+    if not m.gated:
+        mlp = [x for x in mlp if x[2] != "gate_proj"]
+    inputs = [("attn_in", h, "q_proj"), ("attn_in", h, "k_proj"), ("attn_in", h, "v_proj")] + mlp + \
+        [("attn_out", attn_out, "o_proj")]
+    # kept whatever the adapters do: ReLU keeps its output (the down input) itself; a fused attention kernel keeps
+    # its output (the o_proj input); bitsandbytes keeps every 4-bit product's input
+    anyway = {"attn_in": False, "mlp_in": False, "mlp_mid": m.act == "relu", "attn_out": cfg.flash_attention}
     change = 0
-    for group in ("attn_in", "mlp_in", "mlp_mid"):
+    for group in ("attn_in", "mlp_in", "mlp_mid", "attn_out"):
         members = [(width, name) for g, width, name in inputs if g == group]
         if not members:
             continue
         width = members[0][0]
         hit = [name for _, name in members if targeted(name, spec)]
-        kept = spec.method == Method.QLORA or (hit and spec.dropout == 0) or \
-            (group == "mlp_mid" and layer.mlp.act == "relu")  # ReLU keeps its output (the down input) itself
-        if not kept:
-            change -= 2 * tokens * width
-        if hit and spec.dropout > 0:
+        reads_base = bool(hit) and spec.dropout == 0 and not own_copy
+        if not (qlora or reads_base or anyway[group]):
+            change -= 2 * tokens * width  # the base count keeps it; nothing does now
+        if hit and (spec.dropout > 0 or own_copy):
             copies = 1 if group == "attn_in" and spec.fused_qkv else len(hit)
-            change += 3 * tokens * width * copies
-    a = layer.attention
-    if not cfg.flash_attention and spec.method != Method.QLORA and not (targeted("o_proj", spec) and spec.dropout == 0):
-        # eager / math: the output projection's input is the only copy of the attention output (probabilities × V
-        # keeps its inputs), kept only for the frozen weight's own gradient: not at all
-        change -= 2 * tokens * a.heads * a.v_head_dim // par.tp
-    names = [name for _, _, name in inputs] + ["o_proj"]
+            per = (elem if own_copy else 2) + (1 if spec.dropout > 0 else 0)
+            change += per * tokens * width * copies
+    names = [name for _, _, name in inputs]
     adapters = sum(1 for name in names if targeted(name, spec))
     if spec.fused_qkv:  # one adapter over the fused q/k/v product
         adapters -= max(0, sum(1 for name in ("q_proj", "k_proj", "v_proj") if targeted(name, spec)) - 1)
-    change += 2 * tokens * spec.rank * adapters  # each adapter's r-wide A output, B's input
-    if spec.dropout > 0 and targeted("o_proj", spec):
-        change += 3 * tokens * layer.attention.heads * layer.attention.v_head_dim // par.tp
+    change += elem * tokens * spec.rank * adapters  # each adapter's r-wide A output, B's input
+    if cast == "autocast":  # the bf16 copies of the fp32 A and B weights the adapter products keep
+        change += 2 * spec.rank * sum(_in_width(arch, layer, name) + outs[name] for name in names
+                                      if targeted(name, spec))
+    if spec.method == Method.DORA and spec.dropout == 0:  # the base output (16-bit) and B's output
+        change += sum((2 + elem) * tokens * outs[name] for name in names if targeted(name, spec))
     return change
+
+
+def _in_width(arch: ModelArch, layer: LayerSpec, name: str) -> int:
+    """The input width of module `name` of a dense layer (unsharded: an adapter's A over a row-parallel product
+    is split, a column-parallel one's B; counted whole, as these weights are small)."""
+    a = layer.attention
+    return {"o_proj": a.heads * a.v_head_dim, "down_proj": layer.mlp.intermediate}.get(name, arch.hidden)
 
 
 def eager_activation_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingConfig, micro_batch: int,
@@ -233,11 +273,14 @@ def kept_layer_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingConfig, mic
         kept += cross_attention_activation_bytes(arch, layer, micro_batch, seq, source_length(arch, cfg), tp=par.tp,
                                                  sequence_parallel=sp, recompute=recompute,
                                                  flash=cfg.flash_attention, act_bytes=act_bytes,
-                                                 finetune=cfg.finetune if recompute == cfg.recompute else None)
+                                                 finetune=cfg.finetune if recompute == cfg.recompute else None,
+                                                 adapter_cast=adapter_cast(cfg))
     run = cfg if seq == cfg.seq else replace(cfg, seq=seq)
     extra = eager_activation_bytes(arch, layer, run, micro_batch, recompute)
     if recompute == cfg.recompute:
         extra += adapter_activation_bytes(arch, layer, run, micro_batch)
+    elif recompute == "none":  # the layer rematerialised in backward keeps what an unrecomputed one does
+        extra += adapter_activation_bytes(arch, layer, replace(run, recompute="none"), micro_batch)
     return kept + extra * act_bytes // 2
 
 

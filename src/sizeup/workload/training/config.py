@@ -138,7 +138,8 @@ def with_settings(cfg: TrainingConfig, settings: dict[str, Any], framework: str 
     """`cfg` with the framework-dependent settings of sizeup.workload.frameworks.resolve_settings."""
     spec = replace(cfg.finetune, dropout=settings["lora_dropout"], fused_qkv=settings["fused_qkv"],
                    double_quant=settings["double_quant"], quantize_head=settings["quantize_head"],
-                   dequant_copies=settings["dequant_copies"])
+                   dequant_copies=settings["dequant_copies"],
+                   adapter_dtype=settings.get("adapter_dtype", cfg.finetune.adapter_dtype))
     return replace(cfg, finetune=spec, loss_chunks=settings["loss_chunks"], kernels=settings["kernels"],
                    keeps_last_graph=settings["keeps_last_graph"], attention=settings["attention"], framework=framework)
 

@@ -78,7 +78,8 @@ def encoder_arch(arch: ModelArch) -> ModelArch:
 
 def cross_attention_activation_bytes(arch: ModelArch, layer: LayerSpec, micro_batch: int, target: int, source: int,
                                      *, tp: int = 1, sequence_parallel: bool = False, recompute: str = "none",
-                                     flash: bool = True, act_bytes: int = 2, finetune: FinetuneSpec | None = None) -> int:
+                                     flash: bool = True, act_bytes: int = 2, finetune: FinetuneSpec | None = None,
+                                     adapter_cast: str = "none") -> int:
     """Bytes one decoder layer's cross-attention block keeps for backward (Korthikanti et al. 2022's terms,
     with queries over the target and keys and values over the source):
 
@@ -116,16 +117,24 @@ def cross_attention_activation_bytes(arch: ModelArch, layer: LayerSpec, micro_ba
     if spec is not None and spec.uses_adapters and recompute in ("none", "selective"):
         out_width = a.heads * a.v_head_dim
 
+        # fp32 adapters (sizeup.workload.training.activations.adapter_cast): each keeps its own cast of its input
+        own_copy = adapter_cast == "cast" or (adapter_cast == "autocast" and spec.method != Method.QLORA)
+        elem = 4 if adapter_cast == "cast" else 2
+
         def reads(name: str) -> bool:
-            return targeted(name, spec) and spec.dropout == 0
+            return targeted(name, spec) and spec.dropout == 0 and not own_copy
 
         if spec.method != Method.QLORA:
             replicated -= 0 if reads("q_proj") else act_bytes * tgt * h
             split -= 0 if flash or reads("o_proj") else act_bytes * tgt * out_width
         widths = {"q_proj": (tgt, h), "k_proj": (src, h), "v_proj": (src, h), "o_proj": (tgt, out_width)}
+        outs = {"q_proj": a.heads * a.head_dim, "k_proj": a.heads * a.head_dim, "v_proj": out_width, "o_proj": h}
         for name, (tokens, width) in widths.items():
             if targeted(name, spec):
-                replicated += 2 * tokens * spec.rank + (3 * tokens * width if spec.dropout > 0 else 0)
+                copy = (elem if own_copy else 2) + (1 if spec.dropout > 0 else 0)
+                replicated += elem * tokens * spec.rank + (copy * tokens * width if spec.dropout > 0 or own_copy else 0)
+                if adapter_cast == "autocast":  # autocast's bf16 copies of the fp32 A and B weights
+                    replicated += 2 * spec.rank * (width + outs[name])
     return replicated // (tp if sequence_parallel else 1) + split // tp
 
 

@@ -3,7 +3,9 @@
 Model states per trainable parameter (bytes): weights + gradients + fp32 master copy + optimizer
 state. With AdamW and bf16 mixed precision that is 2 + 2 + 4 + 4 + 4 = 16 (Rajbhandari et al.,
 ZeRO, 2020: "2Ψ + 2Ψ + KΨ" with K = 12 for the master copy and two moments — the "×12 bytes"
-shortcut counts only those K bytes). Activations: sizeup.workload.training.activations.
+shortcut counts only those K bytes). PEFT's fp32 adapters on a 16-bit base (FinetuneSpec.adapter_dtype "fp32")
+are 4 + 4 + 8: fp32 weights and gradients, no master copy, fp32 moments. Activations:
+sizeup.workload.training.activations.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from sizeup.ranges import Range
 from sizeup.units import MIB
 from sizeup.workload.finetune import FinetuneSpec, Method, bnb_quantized, trainable_parameters
 from sizeup.workload.quantize import LINEAR_ROLES, get_format, nf4_matrix_bytes, tensor_bytes_map
-from sizeup.workload.training.activations import activation_bytes
+from sizeup.workload.training.activations import activation_bytes, adapter_cast
 from sizeup.workload.training.config import OPTIMIZER_STATE_BYTES, PRECISIONS, TrainingConfig
 
 __all__ = ["TrainingMemory", "training_memory"]
@@ -102,10 +104,16 @@ def training_memory(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, mi
         dp, expert_dp = (par.dp, max(1, par.dp // par.ep)) if par.zero >= zero_stage else (1, 1)
         return (dense_params / (model_split * dp) + expert_params / (model_split * par.ep * expert_dp)) / arch.params
 
-    weights = (frozen_bytes + trainable.trainable_params * precision.weight) * share(3)
-    grads = trainable.trainable_params * precision.grad * share(2)
-    optimizer = (trainable.trainable_params * precision.master + _state_bytes(arch, cfg, trainable.trainable_params)) \
-        * share(1)
+    weight_width, grad_width, master_width = precision.weight, precision.grad, precision.master
+    states = _state_bytes(arch, cfg, trainable.trainable_params)
+    if adapter_cast(cfg) != "none":
+        # PEFT's fp32 adapters (autocast_adapter_dtype=True): fp32 weights and gradients, no separate master copy,
+        # and torch's AdamW keeps its moments in the parameter's dtype: fp32 even in a pure bf16 run
+        weight_width, grad_width, master_width = 4, 4, 0
+        states /= precision.state_scale if cfg.optimizer != "adafactor" else 1
+    weights = (frozen_bytes + trainable.trainable_params * weight_width) * share(3)
+    grads = trainable.trainable_params * grad_width * share(2)
+    optimizer = (trainable.trainable_params * master_width + states) * share(1)
     trainable_from = min(trainable.trainable_layers, default=0) if spec.method == Method.FREEZE else 0
     activations = activation_bytes(arch, cfg, micro_batch, trainable_from, in_flight)
     overhead = 0.0
