@@ -16,23 +16,14 @@ from sizeup.ingest.families.registry import parse_config  # noqa: E402
 from sizeup.ingest.torch_trace import trace_module  # noqa: E402
 from sizeup.ingest.tower_ops import TowerInput, tower_ledger  # noqa: E402
 from sizeup.ingest.trace_inputs import InputSpec  # noqa: E402
+from tests.ingest.tower_check import assert_same_work  # noqa: E402
 
 CONFIGS = Path(__file__).parent / "configs"
-
-
-def _sums(ops) -> tuple[int, int]:
-    return sum(o.flops * o.count for o in ops), sum(o.matmul_flops * o.count for o in ops)
 
 
 def _split(ledger) -> tuple[list, list]:
     """The tower's ops and the projector's (transformers builds them as separate modules)."""
     return ([o for o in ledger.ops if "projector" not in o.scope], [o for o in ledger.ops if "projector" in o.scope])
-
-
-def _check(analytic, traced) -> None:
-    (flops, matmul), (t_flops, t_matmul) = _sums(analytic), _sums(traced)
-    assert matmul == t_matmul
-    assert flops == pytest.approx(t_flops, rel=1e-3)
 
 
 def test_gemma3_siglip_tower_and_projector_equal_the_traced_modules():
@@ -54,8 +45,8 @@ def test_gemma3_siglip_tower_and_projector_equal_the_traced_modules():
 
     ledger = tower_ledger(parse_config(data, "gemma-3-12b-it"), TowerInput(batch=1, prompt=300, images=1))
     vision, head = _split(ledger)
-    _check(vision, trace_module(tower, [InputSpec(shape=(1, 3, 896, 896))]).ops)
-    _check(head, trace_module(projector, [InputSpec(shape=(1, 4096, 1152))]).ops)
+    assert_same_work(vision, trace_module(tower, [InputSpec(shape=(1, 3, 896, 896))]).ops)
+    assert_same_work(head, trace_module(projector, [InputSpec(shape=(1, 4096, 1152))]).ops)
 
 
 def test_mistral3_pixtral_tower_and_projector_equal_the_traced_modules():
@@ -98,5 +89,5 @@ def test_mistral3_pixtral_tower_and_projector_equal_the_traced_modules():
     arch = parse_config(data, "mistral-small-3.1")
     vision, head = _split(tower_ledger(arch, TowerInput(batch=1, prompt=1000, images=1, image_hw=hw)))
     patches = (hw[0] // 14) * (hw[1] // 14)
-    _check(vision, trace_module(tower, [InputSpec(shape=(1, 3, *hw))]).ops)
-    _check(head, trace_module(projector, [InputSpec(shape=(patches, 1024))]).ops)
+    assert_same_work(vision, trace_module(tower, [InputSpec(shape=(1, 3, *hw))]).ops)
+    assert_same_work(head, trace_module(projector, [InputSpec(shape=(patches, 1024))]).ops)
