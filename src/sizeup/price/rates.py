@@ -103,13 +103,8 @@ def simt_fraction(device: DeviceSpec, eff: Efficiency, kind: str) -> Range | Non
     architecture class's `kind@simt*` entry, only while the vector fraction is still the table's (a
     calibration measured its own)."""
     suffix = simt_class(device)
-    if suffix is None:
-        return None
-    try:
-        table = default_efficiency(device.kind)
-    except CatalogError:
-        return None
-    if eff.vector != table.vector:
+    table = _table(device)
+    if suffix is None or table is None or eff.vector != table.vector:
         return None
     return eff.tensor.get(f"{kind}@{suffix}")
 
@@ -123,9 +118,10 @@ def sustained_factor(device: DeviceSpec) -> float:
     return 1.0
 
 
-def _table_fraction(device: DeviceSpec, kind: str) -> Range | None:
+def _table(device: DeviceSpec) -> Efficiency | None:
+    """The defaults of `device`'s kind, against which an efficiency is "still the table's"."""
     try:
-        return default_efficiency(device.kind).tensor.get(kind)
+        return default_efficiency(device.kind)
     except CatalogError:
         return None
 
@@ -225,7 +221,7 @@ def inverse_rates(device: DeviceSpec, eff: Efficiency, classes: OpClasses) -> In
                              f"({device.architecture}: FP32 lanes {'shared with INT32' if simt_class(device) == 'simt-shared' else 'dedicated'})")
         if unit == "tensor":
             # only where the kind's fraction is still the table's (an engine kernel or a calibration sets its own)
-            half = (half_rate_accumulate(device, precision) and eff.tensor.get(kind) == _table_fraction(device, kind)
+            half = (half_rate_accumulate(device, precision) and eff.tensor.get(kind) == getattr(_table(device), "tensor", {}).get(kind)
                     and eff.tensor.get(f"{kind}@{HALF_RATE}"))
             fraction = half or tensor_fraction(eff, kind, precision)
             if half:
