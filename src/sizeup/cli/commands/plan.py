@@ -48,65 +48,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _quick_scenario(args: argparse.Namespace):
-    from sizeup.plan.scenario import parse_scenario
+def plan_options(args: argparse.Namespace):
+    """The flags as `sizeup.api.PlanOptions`."""
+    from sizeup.api import PlanOptions
 
-    data = {"name": f"{args.scenario}-{args.task}", "model": args.scenario, "task": args.task,
-            "constraints": {"engines": [args.engine]}}
-    if args.device:
-        data["constraints"]["devices"] = args.device
-    if args.task in ("chat", "api"):
-        traffic = {"prompt_tokens": args.prompt, "output_tokens": args.output}
-        if args.rps is not None:
-            traffic["peak_requests_per_s"] = args.rps
-        else:
-            traffic["users"] = 1 if args.users is None else args.users
-        data["traffic"] = traffic
-        sla = {}
-        if args.ttft_p95 is not None:
-            sla["ttft_p95_s"] = args.ttft_p95
-        if args.tpot_p95 is not None:
-            sla["tpot_p95_s"] = args.tpot_p95
-        data["sla"] = sla
-    return parse_scenario(data, source="command line")
+    return PlanOptions(task=args.task, users=args.users, rps=args.rps, prompt=args.prompt, output=args.output,
+                       ttft_p95=args.ttft_p95, tpot_p95=args.tpot_p95, devices=tuple(args.device), engine=args.engine,
+                       calibration=args.calibration, db=args.db, catalog=tuple(args.catalog))
 
 
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from sizeup.cli.calibration import calibrated_scope, load_calibration
+    from sizeup.api import plan
     from sizeup.cli.main import emit_json
     from sizeup.errors import ConfigError
-    from sizeup.hardware.catalog import load_catalog
-    from sizeup.plan.recommend import plan_scenario
-    from sizeup.api import check_scenario_context
-    from sizeup.plan.scenario import load_scenario
-    from sizeup.plan.sheet import build_sheet
 
-    path = Path(args.scenario)
-    scenario = load_scenario(path) if path.suffix in (".yaml", ".yml") else _quick_scenario(args)
     if args.format == "xlsx" and not args.out:
         raise ConfigError("--format xlsx writes a file: give --out SHEET.xlsx")
-    check_scenario_context(scenario)
-    catalog = load_catalog(args.catalog)
-    devices = []
-    profile = load_calibration(args)
-    if profile is not None:
-        if not profile.catalog_id:
-            raise ConfigError(f"calibration {args.calibration!r} was measured on {profile.device.name}, which is not "
-                              "in the catalog: plan prices catalog devices (use estimate/train --device local)")
-        devices = [catalog.device(profile.catalog_id)]
-    with calibrated_scope(profile, devices) as notes:
-        result = plan_scenario(scenario, catalog)
-    if notes:
-        result = replace(result, assumptions=(*notes, *result.assumptions))
+    report = plan(args.scenario, plan_options(args))
+    result, sheet = report.result, report.sheet
     if args.deploy:
         from sizeup.report.deploy import write_deploy
 
         written = write_deploy(result, args.deploy) if result.meets else []
         print(f"wrote {', '.join(map(str, written))}" if written else
               "--deploy: no configuration meets the scenario, nothing written", file=sys.stderr)
-    sheet = build_sheet(result)
     charts = None
     if args.plots or args.format == "html":
         from sizeup.report.charts import plan_charts
@@ -119,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         sheet = replace(sheet, plots=paths)
         print(f"wrote {len(paths)} charts to {args.plots}" + (f" ({note})" if note else ""), file=sys.stderr)
     if args.format == "json":
-        emit_json(sheet.to_dict() | {"plan": result.to_dict()})
+        emit_json(replace(report, sheet=sheet).to_dict())
     elif args.format == "xlsx":
         from sizeup.report.xlsx import write_xlsx
 
