@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-
-from sizeup.units import number_flag
 from pathlib import Path
 
 from sizeup.report.terminal import render_table
+from sizeup.units import number_flag
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,39 +32,29 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from sizeup import api
     from sizeup.cli.main import emit_json
-    from sizeup.measure.store import Store, default_path
 
-    path = Path(args.db).expanduser() if args.db else default_path()
-    if args.verb == "list" and not path.exists():
+    if args.verb == "list":
+        listed = api.runs(db=args.db, limit=args.limit)
         if args.json:
-            emit_json({"db": str(path), "runs": []})
+            emit_json(listed.to_dict())
+        elif not listed.exists:
+            print(f"no runs yet ({listed.db} does not exist)")
+        elif not listed.runs:
+            print(f"no runs in {listed.db}")
         else:
-            print(f"no runs yet ({path} does not exist)")
-        return 0
-    with Store(path, readonly=True) as store:
-        if args.verb == "list":
-            runs = store.runs(limit=args.limit)
-            if args.json:
-                emit_json({"db": str(path), "runs": [r.to_dict() for r in runs]})
-                return 0
-            if not runs:
-                print(f"no runs in {path}")
-                return 0
             rows = [[r.id, _time(r.created), r.kind, r.target, r.device, r.effective_status, r.point_count]
-                    for r in runs]
+                    for r in listed.runs]
             print(render_table(["id", "started (UTC)", "kind", "target", "device", "status", "points"], rows,
                                right=[True, False, False, False, False, False, True]))
-            print(f"\n{len(runs)} runs in {path}")
-            return 0
-        if args.verb == "show":
-            record = store.run(args.run_id)
-            if args.json:
-                emit_json(record.to_dict())
-                return 0
-            print(render_run(record))
-            return 0
-        text = store.export(args.run_ids, args.fmt)
+            print(f"\n{len(listed.runs)} runs in {listed.db}")
+        return 0
+    if args.verb == "show":
+        record = api.run(args.run_id, db=args.db)
+        emit_json(record.to_dict()) if args.json else print(render_run(record))
+        return 0
+    text = api.export_runs(args.run_ids, args.fmt, db=args.db)
     if args.out:
         out = Path(args.out).expanduser()
         try:
