@@ -113,6 +113,8 @@ def run_load_command(args: argparse.Namespace) -> int:
         store.finish_run(run_id, "ok")
     data["run_id"] = run_id
     if promised:
+        from sizeup.api.run_compare import sla_rows
+
         data["sla"] = sla_rows(promised, data)
     if args.json:
         emit_json(data)
@@ -129,17 +131,6 @@ def run_load_command(args: argparse.Namespace) -> int:
     for line in render_sla(data.get("sla", {})):
         print(line)
     return 0
-
-
-def sla_rows(promised: dict[str, float], measured: dict) -> dict[str, dict]:
-    """{target: {promised_s, measured_s, met}} for SLA targets like ttft_p95 against measured
-    percentiles ({"ttft_s": {"p95": …}, …}); a percentile not measured is None and not met."""
-    rows = {}
-    for key, value in promised.items():
-        metric, _, point = key.partition("_")
-        got = (measured.get(f"{metric}_s") or {}).get(point)
-        rows[key] = {"promised_s": value, "measured_s": got, "met": got is not None and got <= value}
-    return rows
 
 
 def render_sla(rows: dict[str, dict]) -> list[str]:
