@@ -26,6 +26,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "flops": ("flops", "count FLOPs, bytes and peak memory of a PyTorch model"),
     "roofline": ("roofline", "price a PyTorch model's ops on one or more devices"),
     "estimate": ("estimate", "memory and speed of a transformer from its config, on a device"),
+    "fit": ("fit", "which models run on a device, at which format and speed, fastest first"),
+    "models": ("models", "the model presets: list and search by name, Hugging Face id or family"),
     "train": ("train", "memory, step time, MFU and cost of training or fine-tuning a transformer"),
     "plan": ("plan", "the cheapest setup that meets the SLA or deadline: the compute requirement sheet"),
     "hw": ("hw", "the hardware catalog: devices, cloud offers, this machine"),
