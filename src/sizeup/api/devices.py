@@ -8,27 +8,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sizeup.api.options import Options, option
+from sizeup.api.inference import ServingOptions
+from sizeup.api.options import option
 from sizeup.errors import ConfigError
-from sizeup.units import MAX_BATCH, MAX_GPUS, MAX_TOKENS
 
 __all__ = ["CompareOptions", "DeviceComparison", "compare", "compare_devices", "select_devices"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CompareOptions(Options):
+class CompareOptions(ServingOptions):
     devices: str | tuple[str, ...] = option("common", "a class (consumer, workstation, apple, datacenter, edge, cpu), "
                                                       "'all', 'common' (a few cards most asked about), or device "
                                                       "names (a list, or one string 'a,b,c')")
     engine: str | None = option(None, "serving engine for every device (default: llama.cpp on consumer cards, Macs, "
                                       "edge and CPUs; vllm on workstation and data-centre GPUs)")
-    gpus: int = option(1, "tensor-parallel GPUs per device", minimum=1, maximum=MAX_GPUS)
-    kv_dtype: str = option("fp16", "KV cache: fp16, bf16, fp8, q8_0, q4_0")
-    batch: int = option(1, "concurrent sequences", minimum=1, maximum=MAX_BATCH)
-    prompt: int = option(512, "prompt tokens", minimum=1, maximum=MAX_TOKENS)
-    output: int = option(128, "generated tokens", minimum=0, maximum=MAX_TOKENS)
-    context: int | None = option(None, "tokens the cache must hold per sequence (default prompt + output)",
-                                 minimum=1, maximum=MAX_TOKENS)
     formats: tuple[str, ...] | None = option(None, "formats to try, most precise first (default: the engine's "
                                                    "ladder, e.g. llama.cpp q8_0 .. q2_k, vLLM bf16, fp8, awq-int4)")
     catalog: tuple[str | Path, ...] = option((), "extra folders of device/offer YAML files")

@@ -13,25 +13,31 @@ from sizeup.hardware.schema import DeviceSpec
 from sizeup.units import MAX_BATCH, MAX_GPUS, MAX_LAYERS, MAX_TOKENS
 from sizeup.workload.inference import InferenceEstimate, SweepPoint
 
-__all__ = ["Alternative", "EstimateOptions", "EstimateResult", "check_context", "check_scenario_context", "estimate",
+__all__ = ["Alternative", "EstimateOptions", "EstimateResult", "ServingOptions", "check_context", "check_scenario_context", "estimate",
            "what_would_fit"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class EstimateOptions(Options):
-    """What `estimate` prices: the flags of `sizeup estimate`, by the same names."""
+class ServingOptions(Options):
+    """What every serving estimate prices, on one device or many: the requests and the GPUs per replica."""
 
-    device: str | DeviceSpec | None = option(None, "device name (see 'sizeup hw list'), a DeviceSpec, or 'local' "
-                                                   "with a calibration")
     gpus: int = option(1, "tensor-parallel GPUs", minimum=1, maximum=MAX_GPUS)
-    quant: str = option("bf16", "weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, q4_k_m, q8_0, ...")
     kv_dtype: str = option("fp16", "KV cache: fp16, bf16, fp8, q8_0, q4_0")
-    engine: str = option("hf", "serving engine: hf, vllm, llama.cpp, tensorrt-llm (tensorrt: a plain TensorRT engine)")
     batch: int = option(1, "concurrent sequences", minimum=1, maximum=MAX_BATCH)
     prompt: int = option(512, "prompt tokens", minimum=1, maximum=MAX_TOKENS)
     output: int = option(128, "generated tokens", minimum=0, maximum=MAX_TOKENS)
     context: int | None = option(None, "tokens the cache must hold per sequence (default prompt + output)",
                                  minimum=1, maximum=MAX_TOKENS)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EstimateOptions(ServingOptions):
+    """What `estimate` prices: the flags of `sizeup estimate`, by the same names."""
+
+    device: str | DeviceSpec | None = option(None, "device name (see 'sizeup hw list'), a DeviceSpec, or 'local' "
+                                                   "with a calibration")
+    quant: str = option("bf16", "weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, q4_k_m, q8_0, ...")
+    engine: str = option("hf", "serving engine: hf, vllm, llama.cpp, tensorrt-llm (tensorrt: a plain TensorRT engine)")
     gpu_layers: int | None = option(None, "llama.cpp: layers offloaded to the GPU (default all)",
                                     minimum=0, maximum=MAX_LAYERS)
     cpu: str | DeviceSpec | None = option(None, "llama.cpp: the host CPU where layers kept off the GPU run "
