@@ -42,3 +42,11 @@ def test_the_verbs_import_from_the_package():
     from sizeup.api import calibrate, compare, compare_run, hw, measure, plan, run, runs, train  # noqa: F401
 
     assert api.estimate.__module__ == "sizeup.api.inference"
+
+
+def test_results_survive_pickling_for_a_worker_pool():
+    import pickle
+
+    for result in (api.estimate("llama-3.1-70b", device="rtx-4090"), api.fit("rtx-4090", models=("qwen2.5-7b",)),
+                   api.train("llama-3.1-8b", device="h100", method="lora")):
+        assert pickle.loads(pickle.dumps(result)).to_dict() == result.to_dict()
