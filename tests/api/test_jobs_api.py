@@ -56,3 +56,10 @@ def test_plan_takes_a_scenario_as_a_dict():
 ])
 def test_hw_json_is_the_api_result(cli_json, argv, call):
     assert cli_json([*argv, "--json"]) == as_json(call().to_dict())
+
+
+def test_train_of_a_traced_zoo_module_is_the_api_result(cli_json):
+    pytest.importorskip("torch")
+    printed = cli_json(["train", "sizeup.examples.zoo:c2f", "--input", "8x64x64x64", "--device", "rtx-4090", "--json"])
+    result = api.train("sizeup.examples.zoo:c2f", device="rtx-4090", inputs=("8x64x64x64",))
+    assert printed == as_json(result.to_dict()) and result.fits
