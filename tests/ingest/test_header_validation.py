@@ -161,7 +161,7 @@ def test_block_count_of_a_million_in_a_300_byte_gguf_is_refused_at_once(tmp_path
 def test_gguf_tensor_parameters_are_bounded(tmp_path):
     path = tmp_path / "t.gguf"
     path.write_bytes(gguf_bytes([("general.architecture", STRING, "llama")],
-                                [("a", (2**32, 2**32), 0), ("b", (2**63, 2**63), 0)]))
+                                [("a", (2**32, 2**32), 0), ("b", (2**63, 2**63), 0)], offsets=[0, 0], data=False))
     with pytest.raises(IngestError, match="past 1e14 parameters"):
         read_gguf_header(path)
 
