@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import copy
 import math
+from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,8 @@ _FOLD_LIMIT = 1 << 16
 _GENERATORS = frozenset({"Expand", "ConstantOfShape", "Range", "Tile", "EyeLike", "Resize", "Upsample", "Pad"})
 """Ops whose output size follows from input values: folded only when their output is known to be small."""
 _MAX_ROUNDS = 64
+MAX_ONNX_BYTES = 2**31
+"""Largest .onnx file read (protobuf's 2 GiB message limit: larger models keep their weights in external data)."""
 _SUBGRAPH_ATTRIBUTES = (5, 10)  # AttributeProto.GRAPH, GRAPHS: the bodies of If, Loop, Scan
 
 
@@ -71,12 +74,14 @@ def _first_line(e: BaseException) -> str:
 
 
 def _load(onnx: Any, path: Path) -> Any:
-    if not path.is_file():
-        raise IngestError(f"no such ONNX file: {str(path)!r}")
+    from sizeup.files import read_regular
+
+    raw = read_regular(path, what="ONNX file", error=IngestError, limit=MAX_ONNX_BYTES)
     try:
-        model = onnx.load(str(path), load_external_data=False)  # weights' sizes suffice, not their values
+        model = onnx.load_model_from_string(raw)  # external weights are not loaded: their sizes suffice
     except Exception as e:  # protobuf's DecodeError, or whatever onnx raises on a damaged file
         raise IngestError(f"{path.name} is not a readable ONNX model ({_first_line(e)})") from e
+    del raw
     if not model.HasField("graph") or not model.graph.node:
         raise IngestError(f"{path.name} is not a readable ONNX model (no graph nodes)")
     check_initializers(model, path)
@@ -263,25 +268,56 @@ def _array(onnx: Any, weight: Any) -> np.ndarray | None:
 # ---- the graph -------------------------------------------------------------------------------
 
 def _topological(graph: Any, available: set[str], path: Path) -> list[Any]:
-    """The nodes in an order where every input is made before it is read (file order when valid)."""
+    """The nodes in an order where every input is made before it is read: the file's own order when it is
+    one (ONNX requires it), else Kahn's algorithm over the producer -> consumer edges, in O(nodes + edges)
+    whatever the stored order (a graph stored in reverse took minutes with repeated passes)."""
+    nodes = list(graph.node)
     ready = set(available) | {""}
-    pending = list(graph.node)
+    for node in nodes:  # the common case: the file's order is already topological
+        if not all(n in ready for n in node.input):
+            break
+        ready.update(node.output)
+    else:
+        return nodes
+    producer: dict[str, int] = {}
+    for index, node in enumerate(nodes):
+        for name in node.output:
+            if name and name not in available:
+                if name in producer:
+                    raise IngestError(f"{path.name}: tensor {name[:80]!r} is written by two nodes ("
+                                      f"{_node_name(nodes[producer[name]])!r} and {_node_name(node)!r}): expected "
+                                      f"each tensor made once")
+                producer[name] = index
+    waiting = [0] * len(nodes)
+    consumers: list[list[int]] = [[] for _ in nodes]
+    for index, node in enumerate(nodes):
+        for name in set(node.input):
+            if name in available or name == "":
+                continue
+            source = producer.get(name)
+            if source is None:
+                raise IngestError(f"{path.name}: node {_node_name(node)!r} reads {name[:80]!r}, which no node, "
+                                  f"input or initializer makes")
+            waiting[index] += 1
+            consumers[source].append(index)
+    queue = deque(i for i, count in enumerate(waiting) if count == 0)
     ordered: list[Any] = []
-    while pending:
-        rest = []
-        for node in pending:
-            if all(n in ready for n in node.input):
-                ordered.append(node)
-                ready.update(node.output)
-            else:
-                rest.append(node)
-        if len(rest) == len(pending):
-            node = rest[0]
-            missing = next(n for n in node.input if n not in ready)
-            raise IngestError(f"{path.name}: node {node.name or node.op_type!r} reads {missing!r}, which no node, "
-                              f"input or initializer makes (or the graph has a cycle)")
-        pending = rest
+    while queue:
+        index = queue.popleft()
+        ordered.append(nodes[index])
+        for consumer in consumers[index]:
+            waiting[consumer] -= 1
+            if waiting[consumer] == 0:
+                queue.append(consumer)
+    if len(ordered) < len(nodes):
+        stuck = next(node for node, count in zip(nodes, waiting) if count)
+        raise IngestError(f"{path.name}: node {_node_name(stuck)!r} is on a cycle of the graph (its inputs depend on "
+                          f"its own output): expected an acyclic graph")
     return ordered
+
+
+def _node_name(node: Any) -> str:
+    return (node.name or node.op_type)[:80]
 
 
 def _scope(node: Any) -> str:
