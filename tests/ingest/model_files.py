@@ -62,7 +62,7 @@ def gguf_bytes(kvs: list[tuple[str, int, Any]], tensors: list[tuple[str, tuple[i
     body = b"".join(gguf_string(k) + struct.pack("<I", kind) + gguf_value(kind, v) for k, kind, v in kvs)
     laid, end = [], 0
     for _, dims, kind in tensors:
-        per_block, block_bytes = GGUF_BLOCKS[GGML_TYPES[kind]]
+        per_block, block_bytes = GGUF_BLOCKS.get(GGML_TYPES.get(kind, ""), (1, 0))  # an unknown type: no data
         count = 1
         for d in dims:
             count *= d
@@ -80,11 +80,19 @@ def gguf_bytes(kvs: list[tuple[str, int, Any]], tensors: list[tuple[str, tuple[i
 def tiny_llama_gguf(**overrides: tuple[int, Any]) -> bytes:
     """A 2-layer LLaMA GGUF file (an F16 embedding, a Q8_0 output, no layer tensors); `overrides` replace or add
     keys: {"llama.block_count": (U32, 1000000)}."""
+    return llama_gguf(overrides)
+
+
+def llama_gguf(overrides: dict[str, tuple[int, Any]] | None = None,
+               tensors: list[tuple[str, tuple[int, ...], int]] | None = None, **layout: Any) -> bytes:
+    """`tiny_llama_gguf`'s metadata with `overrides`, and `tensors` (name, GGUF dims, ggml type id) in place of
+    its two; `layout` goes to `gguf_bytes` (offsets=, data=, alignment=, version=, n_tensors=)."""
     kvs = {"general.architecture": (STRING, "llama"), "general.name": (STRING, "tiny"),
            "llama.embedding_length": (U32, 64), "llama.block_count": (U32, 2),
            "llama.feed_forward_length": (U32, 176), "llama.attention.head_count": (U32, 8),
            "llama.attention.head_count_kv": (U32, 2), "llama.context_length": (U32, 2048),
            "tokenizer.ggml.tokens": (ARRAY, (STRING, [f"t{i}" for i in range(96)]))}
-    kvs.update(overrides)
-    tensors = [("token_embd.weight", (64, 96), 1), ("output.weight", (64, 96), 8)]
-    return gguf_bytes([(k, kind, v) for k, (kind, v) in kvs.items()], tensors)
+    kvs.update(overrides or {})
+    if tensors is None:
+        tensors = [("token_embd.weight", (64, 96), 1), ("output.weight", (64, 96), 8)]
+    return gguf_bytes([(k, kind, v) for k, (kind, v) in kvs.items()], tensors, **layout)

@@ -272,13 +272,6 @@ def _topological(graph: Any, available: set[str], path: Path) -> list[Any]:
     one (ONNX requires it), else Kahn's algorithm over the producer -> consumer edges, in O(nodes + edges)
     whatever the stored order (a graph stored in reverse took minutes with repeated passes)."""
     nodes = list(graph.node)
-    ready = set(available) | {""}
-    for node in nodes:  # the common case: the file's order is already topological
-        if not all(n in ready for n in node.input):
-            break
-        ready.update(node.output)
-    else:
-        return nodes
     producer: dict[str, int] = {}
     for index, node in enumerate(nodes):
         for name in node.output:
@@ -288,6 +281,13 @@ def _topological(graph: Any, available: set[str], path: Path) -> list[Any]:
                                       f"{_node_name(nodes[producer[name]])!r} and {_node_name(node)!r}): expected "
                                       f"each tensor made once")
                 producer[name] = index
+    ready = set(available) | {""}
+    for node in nodes:  # the common case: the file's order is already topological
+        if not all(n in ready for n in node.input):
+            break
+        ready.update(node.output)
+    else:
+        return nodes
     waiting = [0] * len(nodes)
     consumers: list[list[int]] = [[] for _ in nodes]
     for index, node in enumerate(nodes):
