@@ -12,8 +12,9 @@ checks them (ggml/src/gguf.cpp `gguf_init_from_reader`, llama-model-loader.cpp),
 - Expert tensors (`blk.N.ffn_*_exps`) hold `{arch}.expert_count` experts, experts used per token need
   experts, and no tensor names a block past `{arch}.block_count`.
 
-Only sums are kept: metadata scalars and strings (strings over `MAX_STRING_BYTES` and arrays over
-`MAX_LISTED` items as their length), parameters per ggml type, and whether an output tensor is stored.
+Only sums are kept: metadata scalars and strings (strings over `MAX_STRING_BYTES`, or past `MAX_HELD_BYTES` of
+them, and arrays over `MAX_LISTED` items as their length), parameters per ggml type, and whether an output tensor
+is stored.
 The weight format comes from `general.file_type` (llama.cpp's `llama_ftype`), else from the type holding
 most parameters, and says which (`stored_format`).
 """
@@ -48,6 +49,8 @@ MAX_DIMS = 4
 """GGML_MAX_DIMS."""
 MAX_STRING_BYTES = 1 << 20
 """Metadata strings longer than this are skipped and kept as their length (sizeup reads none that long)."""
+MAX_HELD_BYTES = 64 << 20
+"""Most bytes of keys, tensor names and strings held from one header; further strings are kept as their length."""
 MAX_LISTED = 4096
 """Arrays longer than this are skipped and kept as their length (the tokenizer's vocabulary)."""
 DEFAULT_ALIGNMENT = 32
@@ -100,6 +103,8 @@ class _Reader:
 
     def __init__(self, opened: OpenedFile) -> None:
         self.fh, self.size, self.path, self.opened = opened.fh, opened.size, opened.path, opened
+        self.held = 0
+        """Bytes of keys, names and strings read into memory so far."""
 
     def fail(self, message: str) -> IngestError:
         return IngestError(f"{self.path}: {message}")
@@ -128,13 +133,18 @@ class _Reader:
         return struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
 
     def string(self, what: str, most: int | None = None) -> str | int:
-        """A string; one longer than `most` is refused, one longer than MAX_STRING_BYTES skipped (its length)."""
+        """A string. With `most` (a key, a tensor name: they must be held) one longer is refused; without, one
+        longer than MAX_STRING_BYTES, or past MAX_HELD_BYTES of strings held, is skipped and its length kept."""
         n = self.scalar("<Q")
         if most is not None and n > most:
             raise self.fail(f"GGUF {what} of {n:,} bytes at offset {self.fh.tell() - 8:,}: expected at most {most:,}")
-        if n > MAX_STRING_BYTES:
+        if most is None and (n > MAX_STRING_BYTES or self.held + n > MAX_HELD_BYTES):
             self.skip(n)
             return n
+        self.held += n
+        if self.held > MAX_HELD_BYTES:
+            raise self.fail(f"GGUF keys and names hold more than {MAX_HELD_BYTES:,} bytes: expected a header sizeup "
+                            f"can hold (corrupt?)")
         return self.take(n).decode("utf-8", errors="replace")
 
     def value(self, kind: int, key: str) -> Any:

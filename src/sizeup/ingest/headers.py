@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import struct
 from array import array
@@ -279,7 +280,7 @@ def model_from_header(path: str | Path) -> ModelArch:
     if path.suffix == ".safetensors":
         header = read_safetensors_header(path)
         config = path.parent / "config.json"
-        if not config.is_file():
+        if not os.path.lexists(config):  # one that is there but not a file is refused, saying why, by the reader
             raise ConfigError(f"{path}: a safetensors file has no architecture; put its config.json beside it "
                               f"({header.params:,} parameters in the header)")
         arch = parse_config(read_config_file(config), name=config.parent.name or config.stem, where=str(config))
