@@ -222,6 +222,8 @@ def load_catalog(extra: Iterable[str | Path] = (), *, include_user: bool = True)
     for folder in extra:
         path = Path(folder).expanduser()
         if not path.is_dir():
-            raise CatalogError(f"catalog folder {str(folder)!r} does not exist")
+            raise CatalogError(f"catalog folder {str(folder)!r} " + ("is not a folder: expected a folder of device "
+                                                                     "and offer files" if path.exists() else
+                                                                     "does not exist"))
         folders.append(path)
     return _load(tuple(str(f) for f in folders))
