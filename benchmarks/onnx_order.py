@@ -3,8 +3,8 @@
 
 Builds, for each size, a graph of N nodes whose file order is the reverse of the order they run in: a chain
 of Relu nodes with, every 8th node, an Add that also reads the output 8 nodes back (so nodes have one or two
-inputs and the edges are ~1.1 N). Times `sizeup.ingest.onnx_graph._topological` on it (CPU time, the best of 3 runs)
-and, for the same graph in file order, the fast path that only checks the order. One table: nodes, edges,
+inputs and the edges are ~1.1 N). Times `sizeup.ingest.onnx_order.topological_order` on it (CPU time, the best
+of 3 runs) and, for the same graph in file order, the fast path that only checks the order. One table: nodes, edges,
 seconds reversed, microseconds per node reversed, seconds in order. With `--ledger`, also the whole
 `onnx_ledger` (shape inference and costing included) for sizes up to 10,000 nodes.
 
@@ -47,12 +47,12 @@ def graph(n: int, reverse: bool):
 
 
 def time_order(model, repeats: int = 3) -> float:
-    from sizeup.ingest.onnx_graph import _topological
+    from sizeup.ingest.onnx_order import topological_order
 
     best = float("inf")
     for _ in range(repeats):
         start = time.process_time()  # CPU time: other processes on a shared machine do not count
-        ordered = _topological(model.graph, {"x"}, Path("bench.onnx"))
+        ordered = topological_order(model.graph, {"x"}, Path("bench.onnx"))
         best = min(best, time.process_time() - start)
     assert len(ordered) == len(model.graph.node)
     return best

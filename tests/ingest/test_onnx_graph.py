@@ -279,14 +279,14 @@ def test_a_graph_stored_in_reverse_costs_what_the_ordered_one_does(tmp_path):
 
 def test_12000_nodes_in_reverse_are_ordered_in_linear_time(tmp_path):
     """Issue 27: 12,000 reverse-ordered nodes took 54 s (a pass per node); ordering is now O(nodes + edges)
-    (benchmarks/onnx_order.py: about 1.4 µs a node at 1k, 10k and 100k nodes)."""
+    (benchmarks/onnx_order.py: 1.4 to 2.6 µs a node from 1k to 100k nodes)."""
     import time
 
-    from sizeup.ingest.onnx_graph import _topological
+    from sizeup.ingest.onnx_order import topological_order
 
     model = onnx.load(str(_chain(12_000, True, tmp_path / "b.onnx")))
     start = time.perf_counter()
-    ordered = _topological(model.graph, {"x"}, tmp_path / "b.onnx")
+    ordered = topological_order(model.graph, {"x"}, tmp_path / "b.onnx")
     assert time.perf_counter() - start < 2.0
     assert [n.name for n in ordered] == [f"n{i}" for i in range(1, 12_001)]
 
