@@ -102,8 +102,9 @@ def compare_devices(
 ) -> list:
     """One row per device (`sizeup.workload.device_fit.DeviceFit`), in the order asked: the most precise format
     of the device's engine that fits `batch` sequences of the context, its decode tokens/s, and the price per
-    million tokens on the cheapest on-demand offer. `compare` is the same, sorted, as a typed result."""
-    from sizeup.api.inference import check_context, tokens_text
+    million tokens on the cheapest on-demand offer; `formats` replaces the engine's ladder (a .gguf file: the
+    format it stores). `compare` is the same, sorted, as a typed result."""
+    from sizeup.api.inference import check_context, tokens_text, weights_format
     from sizeup.hardware.catalog import load_catalog
     from sizeup.ingest.hf_config import load_model
     from sizeup.workload.device_fit import device_fit
@@ -114,6 +115,8 @@ def compare_devices(
     arch = load_model(model)
     check_context(arch, prompt=prompt, total=context if context is not None else prompt + output,
                   what=tokens_text(prompt, output, context))
+    if formats is None and arch.stored_format_from:  # a GGUF file: the format it stores, not an engine's ladder
+        formats = [weights_format(arch, None, model)[0]]
 
     def estimate_at(device, eng: str, fmt: str):
         cfg = InferenceConfig(batch=batch, prompt=prompt, output=output, context=context, weights=fmt,

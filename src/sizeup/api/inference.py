@@ -13,8 +13,8 @@ from sizeup.hardware.schema import DeviceSpec
 from sizeup.units import MAX_BATCH, MAX_GPUS, MAX_LAYERS, MAX_TOKENS
 from sizeup.workload.inference import InferenceEstimate, SweepPoint
 
-__all__ = ["Alternative", "EstimateOptions", "EstimateResult", "ServingOptions", "check_context", "check_scenario_context", "estimate",
-           "what_would_fit"]
+__all__ = ["Alternative", "EstimateOptions", "EstimateResult", "ServingOptions", "check_context",
+           "check_scenario_context", "estimate", "weights_format", "what_would_fit"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,7 +36,8 @@ class EstimateOptions(ServingOptions):
 
     device: str | DeviceSpec | None = option(None, "device name (see 'sizeup hw list'), a DeviceSpec, or 'local' "
                                                    "with a calibration")
-    quant: str = option("bf16", "weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, q4_k_m, q8_0, ...")
+    quant: str | None = option(None, "weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, q4_k_m, q8_0, ... "
+                                     "(default: the format a .gguf file stores, else bf16)")
     engine: str = option("hf", "serving engine: hf, vllm, llama.cpp, tensorrt-llm (tensorrt: a plain TensorRT engine)")
     gpu_layers: int | None = option(None, "llama.cpp: layers offloaded to the GPU (default all)",
                                     minimum=0, maximum=MAX_LAYERS)
@@ -149,7 +150,8 @@ def _estimate(model: str, device: DeviceSpec, o: EstimateOptions, catalog) -> In
     arch = load_model(model)
     check_context(arch, prompt=o.prompt, total=o.context if o.context is not None else o.prompt + o.output,
                   what=tokens_text(o.prompt, o.output, o.context))
-    cfg = InferenceConfig(batch=o.batch, prompt=o.prompt, output=o.output, context=o.context, weights=o.quant,
+    quant, weights_note = weights_format(arch, o.quant, model)
+    cfg = InferenceConfig(batch=o.batch, prompt=o.prompt, output=o.output, context=o.context, weights=quant,
                           kv_dtype=o.kv_dtype, engine=o.engine, gpus=o.gpus, gpu_layers=o.gpu_layers,
                           threads=o.threads, images=o.images, image_hw=o.image_size, backend=o.backend,
                           build_date=o.build_date)
@@ -157,7 +159,26 @@ def _estimate(model: str, device: DeviceSpec, o: EstimateOptions, catalog) -> In
     host = o.cpu if isinstance(o.cpu, DeviceSpec) or o.cpu is None else catalog.device(o.cpu)
     if host is None and device.host_cpu and device.host_cpu in catalog.devices:
         host = catalog.devices[device.host_cpu]
-    return estimate_inference(arch, device, cfg, cpu=host)
+    result = estimate_inference(arch, device, cfg, cpu=host)
+    return replace(result, assumptions=(weights_note, *result.assumptions)) if weights_note else result
+
+
+def weights_format(arch, quant: str | None, model: str) -> tuple[str, str]:
+    """The weight format to price and the note that says why: `quant` when given, else the format the model
+    file stores (a GGUF file's general.file_type), else bf16 (a config says nothing of it)."""
+    from sizeup.formats import get_format
+
+    stored, source = getattr(arch, "stored_format", ""), getattr(arch, "stored_format_from", "")
+    if quant is not None:
+        if stored and get_format(quant).id != stored:
+            return quant, f"weights priced as {quant} (--quant), not as the {stored} the file stores ({source})"
+        return quant, ""
+    if stored:
+        return stored, f"weights {stored}: the format the file stores ({source}; --quant prices another)"
+    if source:
+        raise ConfigError(f"{model}: {source}, a weight format sizeup does not price: expected --quant with one of "
+                          f"its formats (e.g. q4_k_m, q8_0, f16)")
+    return "bf16", ""
 
 
 def tokens_text(prompt: int, output: int, context: int | None) -> str:
