@@ -32,7 +32,7 @@ def user_config_dir() -> Path:
 
 
 def read_yaml(path: Path, *, cache: bool = True) -> object:
-    """Parse one data file (YAML, safe loader); files over MAX_DATA_FILE_BYTES are refused unread. With
+    """Parse one data file (YAML by `sizeup.yaml_strict`); files over MAX_DATA_FILE_BYTES are refused unread. With
     `cache`, the parsed contents are kept as JSON keyed by the file's path, size and mtime
     (hardware.catalog_cache), so the next process reads them without importing yaml."""
     try:
@@ -48,17 +48,12 @@ def read_yaml(path: Path, *, cache: bool = True) -> object:
         data = read_data_cached(Path(path), st)
         if data is not MISSING:
             return data
-    import yaml
-
-    from sizeup.yaml_depth import MAX_YAML_NESTING, yaml_nesting_bound
+    from sizeup.yaml_strict import load_yaml  # YAML 1.2 numbers and booleans, no key twice, no alias bomb
 
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
-        depth = yaml_nesting_bound(text)
-        if depth > MAX_YAML_NESTING:  # libyaml's C loader would overflow its stack (a segfault)
-            raise CatalogError(f"{path}: YAML nested up to {depth:,} levels deep; expected at most {MAX_YAML_NESTING}")
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = load_yaml(text, str(path), CatalogError)
         if cache:
             from sizeup.hardware.catalog_cache import write_data_cached
 
@@ -66,10 +61,6 @@ def read_yaml(path: Path, *, cache: bool = True) -> object:
         return data
     except UnicodeDecodeError as e:
         raise CatalogError(f"{path}: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start:,})") from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        raise CatalogError(f"{path}:{where} is not valid YAML ({getattr(e, 'problem', None) or e})") from e
     except OSError as e:
         raise CatalogError(f"{path}: cannot be read ({e.strerror})") from e
 
@@ -135,7 +126,8 @@ def _source_files(folders: tuple[str, ...]) -> list[Path]:
 
 def _code_files() -> list[Path]:
     here = Path(__file__).parent
-    return [here / name for name in ("catalog.py", "catalog_cache.py", "schema.py", "architectures.py")]
+    return [*(here / name for name in ("catalog.py", "catalog_cache.py", "schema.py", "architectures.py")),
+            here.parent / "yaml_strict.py"]
 
 
 @lru_cache(maxsize=8)
