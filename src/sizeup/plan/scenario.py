@@ -224,7 +224,7 @@ def _tokens(keys: Keys, key: str, default: int) -> tuple[int, int]:
         return default, default
     if isinstance(value, dict):
         sub = keys.sub(key)
-        sub.check("chat", KEY_TASKS)  # the task was checked on the key itself
+        sub.check(None, KEY_TASKS)  # the task was checked on the key itself
         mean = sub.count("mean", required=True, minimum=1, maximum=MAX_TOKENS)
         p95 = sub.count("p95", mean, minimum=1, maximum=MAX_TOKENS)
         if p95 < mean:
@@ -394,9 +394,10 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
     KEY_TASKS: unknown keys and keys the task does not read are refused."""
     root = Keys(data, "")
     task = root.text("task", "api", TASKS)
-    root.check(task, KEY_TASKS)
     sections = {name: root.sub(name) for name in ("traffic", "sla", "job", "budget", "constraints", "edge")}
-    for keys in sections.values():
+    for keys in (root, *sections.values()):  # misspelt keys first, in every section; then what the task reads
+        keys.check(None, KEY_TASKS)
+    for keys in (root, *sections.values()):
         keys.check(task, KEY_TASKS)
     model = root.text("model")
     if not model:

@@ -78,10 +78,10 @@ class Keys:
     def _key(self, key: str) -> str:
         return f"scenario key {self.path(key)!r}"
 
-    def check(self, task: str, schema: Mapping[str, tuple[str, ...]], section: str | None = None) -> None:
-        """Refuse a key the schema does not know (with the closest known one) or one the task does not read.
-        `schema` maps "section.key" (or a root key) to the tasks that read it; `section` names this
-        mapping's schema entry when its path differs (a list item: constraints.owned[0] -> constraints.owned)."""
+    def check(self, task: str | None, schema: Mapping[str, tuple[str, ...]], section: str | None = None) -> None:
+        """Refuse a key the schema does not know (with the closest known one) or, given a `task`, one the task
+        does not read. `schema` maps "section.key" (or a root key) to the tasks that read it; `section` names
+        this mapping's schema entry when its path differs (a list item: constraints.owned[0] -> constraints.owned)."""
         prefix = f"{section if section is not None else self.where}."
         prefix = "" if prefix == "." else prefix
         known = {k[len(prefix):] for k in schema if k.startswith(prefix) and "." not in k[len(prefix):]}
@@ -94,7 +94,7 @@ class Keys:
                 hint = f"did you mean {self.path(near)!r}? " if near else ""
                 raise ConfigError(f"scenario key {self.path(name)!r} is not known ({hint}expected one of: "
                                   f"{', '.join(sorted(known))})")
-            if task not in tasks and not _empty(self.data[raw]):
+            if task is not None and task not in tasks and not _empty(self.data[raw]):
                 raise ConfigError(f"scenario key {self.path(key)!r} does not apply to task {task!r} (only {_listed(tasks)} "
                                   f"{'reads' if len(tasks) == 1 else 'read'} it); remove it, or change the task")
 
