@@ -28,7 +28,7 @@ MAX_PROMPTS_BYTES = 16 * 2**20
 """A prompts file larger than this is refused before it is read (16 MiB: some 100,000 long prompts)."""
 MAX_PROMPTS = 1_000_000
 _UNSAFE_URL = re.compile(r"[\x00-\x20\x7f]")
-_BINARY = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_BINARY = re.compile(b"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def _shown(text: str) -> str:
@@ -70,15 +70,16 @@ def read_prompts(path: str | os.PathLike) -> tuple[str, ...]:
     raw = _read_regular(Path(path), where)
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise ConfigError(f"{where}: UTF-16 text; save the prompts as UTF-8")
+    bad = _BINARY.search(raw)
+    if bad:
+        line = raw.count(b"\n", 0, bad.start()) + 1
+        raise ConfigError(f"{where}: binary data, not prompts (control character {chr(bad.group()[0])!r} on line "
+                          f"{line})")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise ConfigError(f"{where}: not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start:,}): binary data, "
                           "or another encoding") from None
-    bad = _BINARY.search(text)
-    if bad:
-        line = text.count("\n", 0, bad.start()) + 1
-        raise ConfigError(f"{where}: binary data, not prompts (control character {bad.group()!r} on line {line})")
     lines = [(n, line.strip()) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
     prompts = tuple(_jsonl_prompt(line, n, where) for n, line in lines) if str(path).endswith(".jsonl") \
         else tuple(line for _, line in lines)
