@@ -4,8 +4,6 @@ token, a stream cut before [DONE] or an error event, each request is an error wi
 reason; a real stream is ok."""
 
 import json
-import socketserver
-import threading
 
 import pytest
 
@@ -13,6 +11,7 @@ pytest.importorskip("httpx")
 
 from sizeup.cli.main import main  # noqa: E402
 from sizeup.measure.loadtest import ERROR_REASONS, LoadConfig, describe_error, run_load  # noqa: E402
+from tests.measure.stub_server import serve  # noqa: E402
 
 
 def _http(status: str, ctype: str | None, body: bytes, extra: str = "") -> bytes:
@@ -42,33 +41,13 @@ ANSWERS = {
 }
 
 
-class _Stub(socketserver.BaseRequestHandler):
-    mode = "stream"
-
-    def handle(self) -> None:
-        self.request.settimeout(5)
-        data = b""
-        try:
-            while b"\r\n\r\n" not in data:
-                chunk = self.request.recv(65536)
-                if not chunk:
-                    return
-                data += chunk
-            self.request.sendall(ANSWERS[self.mode])
-        except OSError:
-            pass
-
-
 @pytest.fixture
 def stub():
     servers = []
 
     def start(mode: str) -> str:
-        server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), type("Handler", (_Stub,), {"mode": mode}))
-        server.daemon_threads = True
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return f"http://127.0.0.1:{server.server_address[1]}/v1/chat/completions"
+        servers.append(serve(ANSWERS[mode]))
+        return f"http://127.0.0.1:{servers[-1].server_address[1]}/v1/chat/completions"
 
     yield start
     for server in servers:
