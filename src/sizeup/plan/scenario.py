@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from sizeup.errors import ConfigError
-from sizeup.plan.scenario_keys import MAX_TEXT_CHARS, Keys, type_name
+from sizeup.plan.scenario_keys import Keys, type_name
 from sizeup.units import (MAX_BATCH, MAX_GPUS, MAX_NAME_CHARS, MAX_REQUESTS_PER_S, MAX_SLA_S, MAX_TOKENS,
                           MAX_TRAINING_TOKENS, MAX_USD, MAX_USERS, KIB, check_number)
 from sizeup.yaml_depth import MAX_YAML_NESTING
