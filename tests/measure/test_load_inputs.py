@@ -27,6 +27,9 @@ from sizeup.measure.load_inputs import MAX_PROMPTS_BYTES, check_url, read_prompt
     ("http:///v1", "URL 'http:///v1': expected http://HOST:PORT/… or https://…"),
     ("http://:8000/v1", "URL 'http://:8000/v1': no host; expected http://HOST:PORT/…"),
     ("http://[::1/v1", "URL 'http://[::1/v1': not a URL (Invalid IPv6 URL)"),
+    ("http://a..b:8000/v1", "URL 'http://a..b:8000/v1': host 'a..b' is not a host name (empty or over-long label)"),
+    ("http://" + "x" * 64 + ".com/", "URL 'http://" + "x" * 64 + ".com/': host '" + "x" * 64 + ".com' is not a host "
+                                     "name (empty or over-long label)"),
     ("http://host/a b", "URL 'http://host/a b': contains ' ' at position 13; a URL has no spaces or control "
                         "characters (percent-encode them)"),
     ("http://h/" + "a" * 3000, "URL 'http://h/" + "a" * 51 + "'… (3,009 characters): 3,009 characters; expected at "

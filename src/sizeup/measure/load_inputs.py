@@ -1,8 +1,9 @@
 """What `sizeup load` reads from the user, checked before any request is sent: the endpoint URL and the
 prompts file. Every refusal is one ConfigError line naming the value.
 
-- URL: `http://` or `https://`, a host, a port in 1-65535, no whitespace or control character (a CR LF in
-  a URL would split the request line into forged headers), at most MAX_URL_CHARS.
+- URL: `http://` or `https://`, a host (each label 1-63 characters), a port in 1-65535, no whitespace or
+  control character (a CR LF in a URL would split the request line into forged headers), at most
+  MAX_URL_CHARS.
 - Prompts file: a regular file (a FIFO, a device such as /dev/zero, a directory or a socket is refused
   before anything is read, so nothing hangs or fills memory), at most MAX_PROMPTS_BYTES, UTF-8 text (a BOM
   is accepted; NUL and other control bytes mean binary data and are refused). Two layouts:
@@ -53,6 +54,12 @@ def check_url(url: object) -> str:
         raise ConfigError(f"URL {_shown(url)}: expected http://HOST:PORT/… or https://…")
     if not parts.hostname:
         raise ConfigError(f"URL {_shown(url)}: no host; expected http://HOST:PORT/…")
+    if ":" not in parts.hostname:  # a name or IPv4 address (an IPv6 literal has colons)
+        try:
+            parts.hostname.encode("idna")  # empty or over-long labels, what the resolver would choke on
+        except UnicodeError:
+            raise ConfigError(f"URL {_shown(url)}: host {_shown(parts.hostname)} is not a host name (empty or "
+                              "over-long label)") from None
     try:
         port = parts.port
     except ValueError:

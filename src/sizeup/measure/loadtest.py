@@ -339,8 +339,8 @@ def check_reachable(url: str, timeout_s: float = 3.0) -> None:
     try:
         with socket.create_connection((parsed.hostname, port), timeout=timeout_s):
             pass
-    except OSError as e:
-        raise MeasureError(f"cannot reach {url}: {e.strerror or e}") from None
+    except (OSError, UnicodeError) as e:  # refused, unknown host, a name the resolver cannot encode
+        raise MeasureError(f"cannot reach {url}: {getattr(e, 'strerror', None) or e}") from None
 
 
 def run_load(cfg: LoadConfig, progress: Callable[[int, int], None] | None = None) -> LoadResult:
