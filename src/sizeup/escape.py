@@ -44,20 +44,25 @@ def _shown(ch: str) -> str:
     return repr(ch)[1:-1]
 
 
-def _visible(text: str, keep: str) -> str:
-    if text.isascii() and text.isprintable():  # the common case, in one C call
-        return text
-    return "".join(ch if ch in keep or not _unsafe(ch) else _shown(ch) for ch in text)
+_CANDIDATES = re.compile("[^\x20-\x7e\t\n]")
+"""Characters that may need escaping in text that keeps its layout: the regex scan runs at C speed, and
+only what it finds (rare) is looked up in the Unicode database."""
+_LINE_CANDIDATES = re.compile("[^\x20-\x7e]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    ch = match.group()
+    return _shown(ch) if ch in "\t\n" or _unsafe(ch) else ch
 
 
 def terminal(text: object) -> str:
     """Text for a terminal: every control and format character escaped except newline and tab."""
-    return _visible(str(text), "\n\t")
+    return _CANDIDATES.sub(_escaped, str(text))
 
 
 def terminal_line(text: object) -> str:
     """One line for a terminal: newlines and tabs escaped as well."""
-    return _visible(str(text), "")
+    return _LINE_CANDIDATES.sub(_escaped, str(text))
 
 
 def markdown(text: object) -> str:
