@@ -423,18 +423,11 @@ def load_scenario(path: str | Path) -> Scenario:
     """A scenario from a YAML file: at most MAX_SCENARIO_BYTES, UTF-8 (a BOM is accepted), no binary
     bytes, nested at most MAX_NESTING deep — each checked before the YAML is parsed — then read by
     `sizeup.yaml_strict` (YAML 1.2 numbers and booleans, no key twice, no alias bomb)."""
+    from sizeup.files import read_regular
     from sizeup.yaml_strict import load_yaml
 
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"scenario file {str(path)!r} does not exist")
-    try:
-        with path.open("rb") as f:
-            raw = f.read(MAX_SCENARIO_BYTES + 1)
-    except OSError as e:
-        raise ConfigError(f"scenario file {str(path)!r}: cannot read it ({e.strerror})") from None
-    if len(raw) > MAX_SCENARIO_BYTES:
-        raise ConfigError(f"{path}: larger than {MAX_SCENARIO_BYTES // KIB:,} KiB; a scenario is a short YAML file")
+    raw = read_regular(path, what="scenario file", error=ConfigError, limit=MAX_SCENARIO_BYTES)
     data = load_yaml(_decode(raw, path), str(path), ConfigError)
     return parse_scenario(data, str(path))
 
