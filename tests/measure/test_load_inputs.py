@@ -85,25 +85,30 @@ def test_binary_and_malformed_prompt_files(tmp_path):
     big = tmp_path / "big.txt"
     with open(big, "wb") as f:
         f.truncate(MAX_PROMPTS_BYTES + 1)
-    assert prompt_refusal(big) == f"{where(big)}: {MAX_PROMPTS_BYTES + 1:,} bytes; expected at most " \
-                                  f"{MAX_PROMPTS_BYTES:,}"
-    assert prompt_refusal(tmp_path / "missing.txt") == f"{where(tmp_path / 'missing.txt')}: the file does not exist"
+    assert prompt_refusal(big) == f"--prompts file {str(big)!r} has {MAX_PROMPTS_BYTES + 1:,} bytes, larger than " \
+                                  f"16,384 KiB (limit {MAX_PROMPTS_BYTES:,} bytes)"
+    missing = tmp_path / "missing.txt"
+    assert prompt_refusal(missing) == f"--prompts file {str(missing)!r} does not exist"
+
+
+def not_regular(path, kind: str) -> str:
+    return f"--prompts file {str(path)!r} is not a regular file ({kind}): expected a file"
 
 
 def test_special_files_are_refused_without_reading(tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)  # no writer: an ordinary open would block forever
-    assert prompt_refusal(fifo) == f"--prompts {str(fifo)!r}: a FIFO (named pipe), not a regular file"
-    assert prompt_refusal("/dev/zero") == "--prompts '/dev/zero': a character device, not a regular file"
+    assert prompt_refusal(fifo) == not_regular(fifo, "a FIFO")
+    assert prompt_refusal("/dev/zero") == not_regular("/dev/zero", "a character device")
     link = tmp_path / "zero.txt"
     link.symlink_to("/dev/zero")
-    assert prompt_refusal(link) == f"--prompts {str(link)!r}: a character device, not a regular file"
-    assert prompt_refusal(tmp_path) == f"--prompts {str(tmp_path)!r}: a directory, not a regular file"
+    assert prompt_refusal(link) == not_regular(link, "a character device")
+    assert prompt_refusal(tmp_path) == not_regular(tmp_path, "a folder")
     sock_path = tmp_path / "s.sock"
     sock = socket.socket(socket.AF_UNIX)
     sock.bind(str(sock_path))
     try:
-        assert prompt_refusal(sock_path).startswith(f"--prompts {str(sock_path)!r}: ")
+        assert prompt_refusal(sock_path).startswith(f"--prompts file {str(sock_path)!r} ")
     finally:
         sock.close()
 
@@ -115,7 +120,7 @@ def test_special_files_are_refused_without_reading(tmp_path):
     (["load", "http://127.0.0.1:99999/v1", "--rate", "1"],
      "URL 'http://127.0.0.1:99999/v1': port 99999 is out of range; expected a port 1-65535"),
     (["load", "http://127.0.0.1:9/v1", "--rate", "1", "--prompts", "/dev/zero"],
-     "--prompts '/dev/zero': a character device, not a regular file"),
+     "--prompts file '/dev/zero' is not a regular file (a character device): expected a file"),
 ])
 def test_the_cli_refuses_before_any_request(argv, line, capsys):
     start = time.perf_counter()
@@ -128,9 +133,10 @@ def test_the_cli_refuses_a_fifo_and_a_binary_file(tmp_path, capsys):
     fifo = tmp_path / "prompts"
     os.mkfifo(fifo)
     binary = write(tmp_path, "model.bin", bytes(range(256)))
-    for path, why in ((fifo, "a FIFO (named pipe), not a regular file"),
-                      (binary, "binary data, not prompts (control character '\\x00' on line 1)")):
+    for path, line in ((fifo, not_regular(fifo, "a FIFO")),
+                       (binary, f"--prompts {str(binary)!r}: binary data, not prompts (control character '\\x00' on "
+                                "line 1)")):
         assert main(["load", "http://127.0.0.1:9/v1", "--rate", "1", "--prompts", str(path), "--json"]) == 1
         out, err = capsys.readouterr()
-        assert err == f"sizeup: error: --prompts {str(path)!r}: {why}\n"
+        assert err == f"sizeup: error: {line}\n"
         assert json.loads(out)["error"]["exit_code"] == 1

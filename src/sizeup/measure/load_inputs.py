@@ -4,9 +4,10 @@ prompts file. Every refusal is one ConfigError line naming the value.
 - URL: `http://` or `https://`, a host (each label 1-63 characters), a port in 1-65535, no whitespace or
   control character (a CR LF in a URL would split the request line into forged headers), at most
   MAX_URL_CHARS.
-- Prompts file: a regular file (a FIFO, a device such as /dev/zero, a directory or a socket is refused
-  before anything is read, so nothing hangs or fills memory), at most MAX_PROMPTS_BYTES, UTF-8 text (a BOM
-  is accepted; NUL and other control bytes mean binary data and are refused). Two layouts:
+- Prompts file: a regular file opened by `sizeup.files` (a FIFO, a device such as /dev/zero, a directory
+  or a socket is refused before anything is read, so nothing hangs or fills memory), at most
+  MAX_PROMPTS_BYTES, UTF-8 text (a BOM is accepted; NUL and other control bytes mean binary data and are
+  refused). Two layouts:
   - text (any name): one prompt per line; blank lines are skipped;
   - JSON Lines (a name ending in `.jsonl`): one object per line with a non-empty string `prompt`
     (`{"prompt": "Explain a KV cache."}`); other fields are ignored, blank lines skipped.
@@ -16,11 +17,10 @@ from __future__ import annotations
 
 import os
 import re
-import stat
-from pathlib import Path
 from urllib.parse import urlsplit
 
 from sizeup.errors import ConfigError
+from sizeup.files import read_regular
 
 __all__ = ["check_url", "read_prompts", "MAX_URL_CHARS", "MAX_PROMPTS_BYTES", "MAX_PROMPTS"]
 
@@ -74,7 +74,7 @@ def check_url(url: object) -> str:
 def read_prompts(path: str | os.PathLike) -> tuple[str, ...]:
     """The prompts of a text or JSON Lines file (module docstring); ConfigError names the file and the problem."""
     where = f"--prompts {str(path)!r}"
-    raw = _read_regular(Path(path), where)
+    raw = read_regular(path, what="--prompts file", error=ConfigError, limit=MAX_PROMPTS_BYTES)
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise ConfigError(f"{where}: UTF-16 text; save the prompts as UTF-8")
     bad = _BINARY.search(raw)
@@ -95,48 +95,6 @@ def read_prompts(path: str | os.PathLike) -> tuple[str, ...]:
     if len(prompts) > MAX_PROMPTS:
         raise ConfigError(f"{where}: {len(prompts):,} prompts; expected at most {MAX_PROMPTS:,}")
     return prompts
-
-
-def _read_regular(path: Path, where: str) -> bytes:
-    """The bytes of a regular file of at most MAX_PROMPTS_BYTES. Opened without blocking (a FIFO with no
-    writer would block an ordinary open) and checked on the open descriptor, so a swap after a check of
-    the name cannot slip a device in."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    try:
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        raise ConfigError(f"{where}: the file does not exist") from None
-    except OSError as e:
-        raise ConfigError(f"{where}: cannot open ({e.strerror})") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ConfigError(f"{where}: {_kind(st.st_mode)}, not a regular file")
-        if st.st_size > MAX_PROMPTS_BYTES:
-            raise ConfigError(f"{where}: {st.st_size:,} bytes; expected at most {MAX_PROMPTS_BYTES:,}")
-        chunks, size = [], 0
-        while size <= MAX_PROMPTS_BYTES:
-            chunk = os.read(fd, min(1 << 20, MAX_PROMPTS_BYTES + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > MAX_PROMPTS_BYTES:
-            raise ConfigError(f"{where}: grew past {MAX_PROMPTS_BYTES:,} bytes while read")
-        return b"".join(chunks)
-    except OSError as e:
-        raise ConfigError(f"{where}: cannot read ({e.strerror})") from None
-    finally:
-        os.close(fd)
-
-
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return name
-    return "not a plain file"
 
 
 def _jsonl_prompt(line: str, number: int, where: str) -> str:
