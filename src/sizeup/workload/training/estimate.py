@@ -86,7 +86,8 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
                           "decoder are not modelled (expected --pp 1)")
     trainable = trainable_parameters(arch, cfg.finetune)
     cfg, attention = with_attention(cfg, device)
-    assumptions = [PRECISIONS[cfg.precision].note, relative_bias_note(arch, cfg, attention.reason) or attention.note]
+    assumptions = [*arch.assumptions, PRECISIONS[cfg.precision].note,
+                   relative_bias_note(arch, cfg, attention.reason) or attention.note]
     if arch.is_recurrent:
         assumptions.append(f"state-space layers: {cfg.ssm_scan} scan ({SSM_SCANS[cfg.ssm_scan]}); --ssm-scan picks")
         if cfg.ssm_scan == "naive":
