@@ -34,12 +34,39 @@ class TrainingMemory:
     optimizer_bytes: int
     activations_bytes: int
     overhead_bytes: int
+    """Gathered ZeRO-3 layers, DDP buckets, QLoRA's dequantized copy and the allocator reserve (typical)."""
     usable_bytes: Range
+    reserve_bytes: Range = Range.exact(0.0)
+    """The caching allocator's reserve over the allocated peak (its typical value is inside overhead_bytes)."""
+    gradients_coexist: bool = True
+    """False where the gradients are freed after every optimizer step and one micro-step makes a step: they are
+    created as the backward frees the activations, so the peak holds the larger of the two, not both."""
+    step_temp_bytes: int = 0
+    """Temporaries of the optimizer step beside the gradients (torch's foreach AdamW: one fp32 tensor list the size
+    of the trainable parameters, torch/optim/adamw.py _multi_tensor_adamw: torch._foreach_sqrt(exp_avg_sqs))."""
+
+    @property
+    def peak_working_bytes(self) -> int:
+        """Activations and gradients as they coexist at the peak (with the optimizer step's temporaries)."""
+        if self.gradients_coexist:
+            return self.activations_bytes + self.gradients_bytes
+        return max(self.activations_bytes, self.gradients_bytes + self.step_temp_bytes)
 
     @property
     def total_bytes(self) -> int:
-        return self.weights_bytes + self.gradients_bytes + self.optimizer_bytes + self.activations_bytes + \
-            self.overhead_bytes
+        return self.weights_bytes + self.optimizer_bytes + self.peak_working_bytes + self.overhead_bytes
+
+    @property
+    def total_range(self) -> Range:
+        """The total with the allocator reserve's low and high in place of its typical value: what
+        torch.cuda.max_memory_reserved may report."""
+        allocated = self.total_bytes - self.reserve_bytes.typical
+        return Range(allocated + self.reserve_bytes.low, float(self.total_bytes), allocated + self.reserve_bytes.high)
+
+    @property
+    def allocated_bytes(self) -> int:
+        """The peak without the allocator reserve: what torch.cuda.max_memory_allocated reports."""
+        return int(self.total_bytes - self.reserve_bytes.typical)
 
     @property
     def fits(self) -> bool:
@@ -49,7 +76,9 @@ class TrainingMemory:
         return {"weights_bytes": self.weights_bytes, "gradients_bytes": self.gradients_bytes,
                 "optimizer_bytes": self.optimizer_bytes, "activations_bytes": self.activations_bytes,
                 "overhead_bytes": self.overhead_bytes, "total_bytes": self.total_bytes,
-                "usable_bytes": self.usable_bytes.typical}
+                "total_range_bytes": self.total_range.to_dict(), "allocated_bytes": self.allocated_bytes,
+                "allocator_reserve_bytes": self.reserve_bytes.to_dict(), "gradients_coexist": self.gradients_coexist,
+                "optimizer_step_temp_bytes": self.step_temp_bytes, "usable_bytes": self.usable_bytes.typical}
 
 
 def _state_bytes(arch: ModelArch, cfg: TrainingConfig, trainable: int) -> float:
@@ -75,7 +104,8 @@ def _largest_quantized_matrix(arch: ModelArch, spec: FinetuneSpec) -> int:
 
 def training_memory(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro_batch: int,
                     in_flight: int = 1) -> TrainingMemory:
-    """Memory per GPU; `in_flight`: micro-batches whose activations the first pipeline stage holds."""
+    """Memory per GPU; `in_flight`: micro-batches per optimizer step, whose activations the first pipeline stage
+    holds up to pp of (with more than one the gradients also persist across them)."""
     par, precision = cfg.parallel, PRECISIONS[cfg.precision]
     spec = cfg.finetune
     trainable = trainable_parameters(arch, spec)
@@ -105,13 +135,25 @@ def training_memory(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, mi
         return (dense_params / (model_split * dp) + expert_params / (model_split * par.ep * expert_dp)) / arch.params
 
     weight_width, grad_width, master_width = precision.weight, precision.grad, precision.master
+    if cfg.mixed_precision == "amp" and cfg.precision == "bf16-mixed" and spec.method in (Method.FULL, Method.FREEZE):
+        # torch.autocast over fp32 weights (HF Trainer bf16=True on an fp32 model): fp32 weights and gradients, no
+        # separate master; each weight's 16-bit cast is saved for its product's backward (+2 below)
+        weight_width, grad_width, master_width = 4, 4, 0
     states = _state_bytes(arch, cfg, trainable.trainable_params)
     if adapter_cast(cfg) != "none":
         # PEFT's fp32 adapters (autocast_adapter_dtype=True): fp32 weights and gradients, no separate master copy,
         # and torch's AdamW keeps its moments in the parameter's dtype: fp32 even in a pure bf16 run
         weight_width, grad_width, master_width = 4, 4, 0
         states /= precision.state_scale if cfg.optimizer != "adafactor" else 1
+    if spec.method == Method.QLORA and cfg.kbit_fp32_params and precision.compute != "fp32":
+        # prepare_model_for_kbit_training upcasts every 16-bit parameter bitsandbytes left alone (embeddings, norms,
+        # the LM head) to fp32; under autocast the head's product saves a 16-bit cast of its weight for backward
+        unquantized = sum(t.numel for t in arch.tensors() if not bnb_quantized(arch, t))
+        frozen_bytes += unquantized * 2 + (arch.vocab * arch.hidden * 2 if arch.lm_head and cfg.precision == "bf16-mixed"
+                                           and not spec.quantize_head else 0)
     weights = (frozen_bytes + trainable.trainable_params * weight_width) * share(3)
+    if weight_width == 4 and cfg.mixed_precision == "amp" and cfg.precision == "bf16-mixed":
+        weights += trainable.trainable_params * 2 * share(3)  # autocast's 16-bit casts, alive from forward to backward
     grads = trainable.trainable_params * grad_width * share(2)
     optimizer = (trainable.trainable_params * master_width + states) * share(1)
     trainable_from = min(trainable.trainable_layers, default=0) if spec.method == Method.FREEZE else 0
@@ -124,8 +166,13 @@ def training_memory(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, mi
         overhead += 2 * 25 * MIB  # DDP's two 25 MiB gradient buckets
     if spec.method == Method.QLORA:  # a 4-bit weight is multiplied as a full-size bf16 (fp16 + bf16) copy
         overhead += _largest_quantized_matrix(arch, spec) * 2 * spec.dequant_copies / par.tp
-    fraction = get_engine("hf").range("allocator_overhead_fraction")
-    overhead += (weights + grads + optimizer + activations) * (fraction.typical if fraction else 0.0)
+    coexist = not (cfg.grads_freed and in_flight <= 1)
+    temp = trainable.trainable_params * 4 * share(1) if cfg.optimizer in ("adamw", "adam") else 0.0
+    working = activations + grads if coexist else max(activations, grads + temp)
+    fraction = cfg.allocator_reserve or get_engine("hf").range("allocator_overhead_fraction") or Range.exact(0.0)
+    allocated = weights + optimizer + working  # the reserve scales with the tensors (as before: not the buffers)
+    reserve = Range(*(allocated * getattr(fraction, lv) for lv in ("low", "typical", "high")))
     return TrainingMemory(weights_bytes=int(weights), gradients_bytes=int(grads), optimizer_bytes=int(optimizer),
-                          activations_bytes=int(activations), overhead_bytes=int(overhead),
-                          usable_bytes=usable_memory(device).bytes)
+                          activations_bytes=int(activations), overhead_bytes=int(overhead + reserve.typical),
+                          usable_bytes=usable_memory(device).bytes, reserve_bytes=reserve, gradients_coexist=coexist,
+                          step_temp_bytes=int(temp))

@@ -89,7 +89,7 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
     weight_factor = 2.0 if method in (Method.FULL, Method.FREEZE) else 1.0
     attention_factor = 2.5 if cfg.flash_attention else 2.0
     t_bwd = (t_weights.scale(weight_factor) + t_attn.scale(attention_factor) + t_rest.scale(2.0)).scale(reach)
-    if cfg.recompute == "full":
+    if cfg.recompute in ("full", "offload"):
         t_recompute = t_fwd
     elif cfg.recompute == "selective-op":  # the even-numbered products and every non-product op, not attention
         t_recompute = t_weights.scale(recomputed_product_share(arch)) + t_rest
@@ -121,11 +121,11 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
         else:
             size = micro * cfg.seq * arch.hidden * 2
             per_layer = collective_time("all_reduce", size, par.tp, intra)
-            count = (4 + (2 if cfg.recompute == "full" else 0)) * -(-arch.num_layers // par.pp)
+            count = (4 + (2 if cfg.recompute in ("full", "offload") else 0)) * -(-arch.num_layers // par.pp)
             t_tp = per_layer.scale(count)
             if arch.encoder_layers:  # the encoder's, over the source: 2 forward, 2 more backward where it trains
                 enc_size = micro * source_length(arch, cfg) * arch.hidden * 2
-                passes = (4 + (2 if cfg.recompute == "full" else 0)) if encoder_trains(arch, cfg) else 2
+                passes = (4 + (2 if cfg.recompute in ("full", "offload") else 0)) if encoder_trains(arch, cfg) else 2
                 t_tp = t_tp + collective_time("all_reduce", enc_size, par.tp, intra).scale(
                     passes * len(arch.encoder_layers))
             if par.tp_overlap:  # hidden behind the products it is split into, only the excess exposed
@@ -133,7 +133,7 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
     # qlora: each pass over a 4-bit weight (forward, recompute, the backward input gradient) first writes
     # a 16-bit copy of it (finetune.dequant_traffic_bytes), a memory-bound kernel the matmul waits on
     dequant_bytes = dequant_traffic_bytes(arch, cfg.finetune) / (par.tp * par.pp)
-    passes = 1 + reach + (1 if cfg.recompute == "full" else 0)
+    passes = 1 + reach + (1 if cfg.recompute in ("full", "offload") else 0)
     t_dequant = Range(*(dequant_bytes * passes / (device.memory_bandwidth_bytes_per_s * getattr(eff.memory, lv))
                         for lv in ("high", "typical", "low"))) if dequant_bytes else zero
     if dequant_bytes:
