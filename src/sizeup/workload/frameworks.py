@@ -37,8 +37,9 @@ LOSSES = {
               "start of backward the fp32 log-softmax, its gradient and the input gradient coexist: 12 bytes per logit",
     "native": "cross-entropy in the logits' own dtype (no upcast): output, its gradient and the input gradient, 3 x 2 "
               "bytes per logit",
-    "inplace": "a Triton cross-entropy over the 16-bit logits that writes their gradient in place (Unsloth's 2024 "
-               "fast_cross_entropy_loss, fms-acceleration's fused ops): 2 bytes per logit",
+    "inplace": "a Triton cross-entropy that writes the gradient into transformers' upcast, shifted fp32 logits in "
+               "place (Unsloth 2024's fast_cross_entropy_loss as fms-acceleration's fused ops patch it): 8 bytes per "
+               "logit",
     "fused-linear": "the head and the loss run over a chunk of positions at a time and the full logits never exist "
                     "(Liger's fused linear cross-entropy, Unsloth's fused CE, TRL's chunked_nll, Cut Cross-Entropy)",
 }

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from sizeup.ingest.hf_config import LayerSpec, ModelArch
 from sizeup.workload.finetune import Method, targeted
-from sizeup.workload.training.config import PRECISIONS, TrainingConfig
+from sizeup.workload.training.config import PRECISIONS, TrainingConfig, kbit_upcast
 from sizeup.workload.training.loss import loss_peak_bytes
 from sizeup.workload.training.encoder_decoder import (cross_attention_activation_bytes, encoder_arch, encoder_trains,
                                                       relative_bias_bytes, source_length)
@@ -315,16 +315,21 @@ def activation_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: int, tra
     if arch.encoder_layers:
         act += encoder_activation_bytes(arch, cfg, micro_batch, act_bytes) + relative_bias_bytes(arch, cfg, act_bytes)
     act *= max(1, min(par.pp, in_flight))
+    rematerialised = 0
     if cfg.recompute in ("full", "offload", "selective-op") and layers:  # one layer is rematerialised at a time in backward
         rerun = [(arch, layers[0], cfg.seq)]
         if arch.encoder_layers and encoder_trains(arch, cfg):
             rerun.append((encoder_arch(arch), arch.encoder_layers[0], source_length(arch, cfg)))
-        act += max(kept_layer_bytes(a, layer, cfg, micro_batch, "none", act_bytes, seq=seq) for a, layer, seq in rerun)
+        rematerialised = max(kept_layer_bytes(a, layer, cfg, micro_batch, "none", act_bytes, seq=seq)
+                             for a, layer, seq in rerun)
     if cfg.finetune.method == Method.QLORA and cfg.keeps_last_graph and cfg.recompute in ("none", "selective"):
         # the previous step's graph is still referenced during this forward: its 4-bit products' inputs too
         act += bnb_held_input_bytes(arch, cfg, micro_batch)
-    # the logits and the loss (vocab-parallel ÷ tp) as the framework runs them (workload/training/loss.py)
-    return act + loss_peak_bytes(arch, cfg, micro_batch)
+    # the logits and the loss (vocab-parallel ÷ tp) as the framework runs them (workload/training/loss.py). The loss's
+    # peak is at the start of backward; a layer is rematerialised only after the loss's backward has freed its
+    # tensors, so under recomputation the two do not coexist: the larger of them sits on the kept layer inputs
+    loss = loss_peak_bytes(arch, cfg, micro_batch)
+    return act + (max(rematerialised, loss) if rematerialised else loss)
 
 
 def fp32_residual_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingConfig, micro_batch: int) -> int:
@@ -332,7 +337,7 @@ def fp32_residual_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingConfig, 
     upcast to fp32, so the residual stream is fp32 and every tensor it feeds is 2 bytes wider than the count has it:
     each checkpointed layer input under recomputation, each norm's input otherwise (peft utils/other.py
     prepare_model_for_kbit_training: param.data.to(torch.float32) for every fp16 / bf16 parameter)."""
-    if not (cfg.kbit_fp32_params and cfg.finetune.method == Method.QLORA and cfg.precision != "fp32"):
+    if not kbit_upcast(cfg):
         return 0
     tokens_h = micro_batch * cfg.seq * arch.hidden
     if cfg.recompute in ("full", "offload", "selective-op"):

@@ -14,8 +14,8 @@ from sizeup.ranges import Range
 from sizeup.workload.frameworks import KERNELS, LOSSES, allocator_reserve
 from sizeup.workload.parallel import ParallelConfig
 
-__all__ = ["Precision", "PRECISIONS", "RECOMPUTE_POLICIES", "SSM_SCANS", "OPTIMIZER_STATE_BYTES", "TrainingConfig",
-           "with_settings", "with_method", "with_attention"]
+__all__ = ["Precision", "PRECISIONS", "MIXED", "RECOMPUTE_POLICIES", "SSM_SCANS", "OPTIMIZER_STATE_BYTES", "TrainingConfig",
+           "with_settings", "with_method", "with_attention", "kbit_upcast"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -38,10 +38,17 @@ PRECISIONS = {
                             note="bf16 weights and gradients with an fp32 master copy and fp32 optimizer state"),
     "bf16": Precision(weight=2, grad=2, master=0, state_scale=0.5, compute="bf16",
                       note="pure bf16: weights, gradients and optimizer moments in bf16, no master copy"),
+    "fp16-mixed": Precision(weight=2, grad=2, master=4, state_scale=1, compute="fp16",
+                            note="fp16 weights and gradients with an fp32 master copy and fp32 optimizer state (AMP with "
+                                 "loss scaling, for parts without bf16 such as V100 and T4)"),
     "fp8": Precision(weight=3, grad=2, master=4, state_scale=1, compute="fp8",
                      note="Transformer Engine style fp8: bf16 weights plus an fp8 copy, fp32 master and state; "
                           "matrix products at the fp8 peak"),
 }
+
+MIXED = ("bf16-mixed", "fp16-mixed")
+"""The precisions with an fp32 master copy: laid out as Megatron's 16-bit weights + master, or as fp32 weights under
+torch.autocast (TrainingConfig.mixed_precision)."""
 
 RECOMPUTE_POLICIES = {
     "none": "no recomputation: every layer keeps what its backward pass reads",
@@ -177,6 +184,15 @@ def with_settings(cfg: TrainingConfig, settings: dict[str, Any], framework: str 
     return replace(cfg, finetune=spec, loss_chunks=settings["loss_chunks"], kernels=settings["kernels"],
                    keeps_last_graph=settings["keeps_last_graph"], attention=settings["attention"], framework=framework,
                    allocator_reserve=allocator_reserve(framework), **run, **extra)
+
+
+def kbit_upcast(cfg: TrainingConfig) -> bool:
+    """Whether QLoRA's unquantized parameters are upcast to fp32 (TrainingConfig.kbit_fp32_params): not for a sharded
+    QLoRA (FSDP / ZeRO-3 over several GPUs), where TRL skips prepare_model_for_kbit_training to keep one dtype
+    across the shards (trl v0.13.0 sft_trainer.py: is_sharded_qlora, "and not is_sharded_qlora")."""
+    par = cfg.parallel
+    return (cfg.kbit_fp32_params and cfg.finetune.method == Method.QLORA and PRECISIONS[cfg.precision].compute != "fp32"
+            and not (par.zero >= 3 and par.dp > 1))
 
 
 def with_method(cfg: TrainingConfig, method: str) -> TrainingConfig:

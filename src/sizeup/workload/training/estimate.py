@@ -4,7 +4,7 @@ throughput, MFU, time to train and cost, with the assumptions behind them."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sizeup.hardware.schema import DeviceSpec, Offer
@@ -17,7 +17,9 @@ from sizeup.workload.frameworks import KERNELS
 from sizeup.errors import ConfigError
 from sizeup.workload.training.config import PRECISIONS, SSM_SCANS, TrainingConfig, with_attention
 from sizeup.workload.training.encoder_decoder import encoder_note, relative_bias_note, source_length
+from sizeup.workload.training.batches import sequence_lengths
 from sizeup.workload.training.cost import pick_offer, run_cost
+from sizeup.workload.training.loss import loss_note
 from sizeup.workload.training.memory import TrainingMemory, training_memory
 from sizeup.workload.training.step_time import StepTime, step_time, utilization
 
@@ -37,6 +39,9 @@ class TrainingEstimate:
     trainable_params: int
     step_s: Range
     tokens_per_s: Range
+    """Real tokens per second (padding excluded)."""
+    processed_tokens_per_s: Range
+    """Positions computed per second, padding included (what num_input_tokens_seen counts)."""
     mfu: Range
     hfu: Range
     time_to_train_s: Range | None
@@ -58,14 +63,16 @@ class TrainingEstimate:
                        "source_seq": source_length(self.arch, cfg) if self.arch.encoder_layers else None,
                        "ssm_scan": cfg.ssm_scan if self.arch.is_recurrent else None,
                        "framework": cfg.framework,
-                       "zero": par.zero, "seq": cfg.seq, "micro_batch": self.micro_batch,
+                       "zero": par.zero, "seq": cfg.seq, "mean_seq": cfg.mean_seq, "packing": cfg.packing,
+                       "padded_seq": cfg.padded_seq, "loss": cfg.loss, "micro_batch": self.micro_batch,
                        "grad_accumulation": self.grad_accumulation, "global_batch": self.global_batch},
             "memory": {"per_gpu": self.memory.to_dict()},
             "fits": self.memory.fits,
             "max_micro_batch": self.max_micro_batch,
             "step": {"latency_s": self.step_s.to_dict(), "breakdown_s": dict(self.breakdown_s)},
             "throughput": {"tokens_per_s": self.tokens_per_s.to_dict(),
-                           "tokens_per_s_per_gpu": self.tokens_per_s.scale(1 / par.gpus).to_dict()},
+                           "tokens_per_s_per_gpu": self.tokens_per_s.scale(1 / par.gpus).to_dict(),
+                           "processed_tokens_per_s": self.processed_tokens_per_s.to_dict()},
             "mfu": self.mfu.to_dict(),
             "hfu": self.hfu.to_dict(),
             "time_to_train_s": None if self.time_to_train_s is None else self.time_to_train_s.to_dict(),
@@ -116,16 +123,20 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
         global_batch = accumulation * micro * par.dp
     memory = training_memory(arch, device, cfg, micro, accumulation)
     offer = pick_offer(device, par.gpus, offers, cfg.offer)
-    time = step_time(arch, device, cfg, micro, accumulation, memory, trainable, offer)
-    assumptions += time.notes
-    tokens_per_step = global_batch * cfg.seq
+    lengths = sequence_lengths(cfg.seq, micro, mean_seq=cfg.mean_seq, packing=cfg.packing, padded_seq=cfg.padded_seq)
+    timed = replace(cfg, seq=max(1, round(lengths.processed)))  # time at the length the step computes
+    time = step_time(arch, device, timed, micro, accumulation, memory, trainable, offer)
+    assumptions += [n for n in (lengths.note, loss_note(arch, cfg, micro)) if n] + list(time.notes)
+    tokens_per_step = round(global_batch * lengths.real)
+    processed_per_s = time.step_s.inverse(global_batch * lengths.processed)
     tokens_per_s = time.step_s.inverse(tokens_per_step)
-    mfu, hfu, notes = utilization(arch, device, cfg, time, tokens_per_step)
+    mfu, hfu, notes = utilization(arch, device, replace(cfg, seq=max(1, round(lengths.real))), time, tokens_per_step)
     assumptions += notes
     time_to_train, cost, notes = run_cost(cfg, time.step_s, tokens_per_step, offer)
     assumptions += notes
     assumptions += _run_notes(cfg, time)
     return TrainingEstimate(arch=arch, device=device, config=cfg, micro_batch=micro, grad_accumulation=accumulation,
+                            processed_tokens_per_s=processed_per_s,
                             global_batch=global_batch, memory=memory, max_micro_batch=max_mb,
                             trainable_params=trainable.trainable_params, step_s=time.step_s, tokens_per_s=tokens_per_s,
                             mfu=mfu, hfu=hfu, time_to_train_s=time_to_train, cost_usd=cost, offer=offer,

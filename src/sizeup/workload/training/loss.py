@@ -13,8 +13,11 @@ every layer's activations are still alive:
   torch nll_loss_backward / _log_softmax_backward_data each return a new tensor of the input's shape.
 - native: cross-entropy in the logits' own dtype (no upcast): output, its gradient and the input gradient, 3 x the
   logits' width.
-- inplace (Unsloth's 2024 Triton fast_cross_entropy_loss, fms-acceleration's FOAK): the 16-bit logits are kept and
-  the kernel writes the gradient into them in place, keeping an fp32 log-sum-exp per row: 2 bytes per logit.
+- inplace (the Triton cross-entropy of Unsloth 2024 that fms-acceleration's fused ops patch into transformers'
+  CrossEntropyLoss): transformers (<= 4.45) upcasts the logits to fp32 and makes the shifted contiguous copy the
+  kernel reads; the kernel keeps that copy (save_for_backward) and writes its gradient into it in place, with an
+  fp32 log-sum-exp per row: 4 + 4 bytes per logit, no separate log-softmax or gradient (fms-acceleration
+  plugins/fused-ops-and-kernels kernels/unsloth/cross_entropy_loss.py Fast_CrossEntropyLoss).
 - fused-linear (Liger's LigerFusedLinearCrossEntropy, Unsloth's unsloth_fused_ce_loss, TRL >= 1.6's chunked_nll,
   Cut Cross-Entropy): the head runs over a chunk of positions at a time and only that chunk's logits exist (upcast
   to fp32, with their gradient: 12 bytes per logit of the chunk), beside the head input's gradient.
@@ -61,8 +64,8 @@ def loss_peak_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: int) -> i
         out = logits * UPCAST_PEAK_BYTES
     elif kind == "native":
         out = logits * 3 * width
-    elif kind == "inplace":
-        out = logits * width + tokens * 4
+    elif kind == "inplace":  # transformers' fp32 logits and their shifted copy, the gradient written in place
+        out = logits * 8 + tokens * 4
     elif kind == "fused-linear":
         chunk = fused_chunk_tokens(arch, cfg, tokens)
         out = chunk * arch.vocab / tp * UPCAST_PEAK_BYTES + tokens * arch.hidden * width
@@ -84,7 +87,7 @@ def loss_traffic_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: int, s
         return 0.0
     logits = micro_batch * seq * arch.vocab / cfg.parallel.tp
     width = 4 if cfg.precision == "fp32" else 2
-    per_logit = {"upcast": 32.0, "native": 6.0 * width, "inplace": 4.0 * width, "fused-linear": 0.0}.get(
+    per_logit = {"upcast": 32.0, "native": 6.0 * width, "inplace": 20.0, "fused-linear": 0.0}.get(
         cfg.loss, 2.0 * width + 16.0)
     return logits * per_logit
 

@@ -21,9 +21,12 @@ from sizeup.workload.training.activations import layer_projections
 from sizeup.workload.training.config import PRECISIONS, TrainingConfig
 from sizeup.workload.training.encoder_decoder import (encoder_decoder_flops_per_sequence, encoder_time, encoder_trains,
                                                       source_length)
+from sizeup.workload.training.kernel_time import (adapter_traffic_bytes, eager_rest_time, loss_time, offload_bytes,
+                                                  traffic_time)
 from sizeup.workload.training.memory import TrainingMemory
+from sizeup.workload.training.sharded_comm import data_parallel_time, exposed
 
-__all__ = ["StepTime", "step_time", "utilization", "model_flops_per_token", "links"]
+__all__ = ["StepTime", "step_time", "utilization", "model_flops_per_token", "links", "exposed"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,6 +81,12 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
         notes.append(f"FP8 products pay Transformer Engine's operand quantization, +{quantize.typical:.0%} "
                            f"of their kernel time (current scaling)")
     t_rest = sum((t for k, t in by_kind.items() if k not in ("attention", "matmul")), zero)  # norms, activations…
+    # what the framework's kernels add: eager multi-kernel ops, PEFT's adapter kernels, the loss's passes (forward;
+    # their backward is priced at twice that)
+    t_eager = eager_rest_time(roof.by("op"), cfg, par.pp)
+    t_adapters = traffic_time(adapter_traffic_bytes(arch, cfg, micro, cfg.seq), device, eff.memory)
+    t_loss = loss_time(arch, cfg, micro, cfg.seq, device, eff.memory).scale(1 / par.pp)
+    t_extra_fwd = t_eager + t_adapters + t_loss.scale(1 / 3)  # the loss's traffic is a third forward, two backward
     method = cfg.finetune.method
     reach = 1.0 if method == Method.FULL else \
         1 - min(trainable.trainable_layers, default=arch.num_layers) / arch.num_layers
@@ -139,7 +148,22 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
     if dequant_bytes:
         notes.append(f"QLoRA: every 4-bit weight is dequantized to a 16-bit copy before each of its {passes:g} "
                      f"products per micro-step (+{dequant_bytes * passes / 1e9:.1f} GB memory traffic)")
-    micro_step = t_fwd + t_bwd + t_recompute + t_tp + t_dequant
+    t_extra = t_eager.scale(3) + t_adapters.scale(3) + t_loss  # forward + 2x backward; the loss as counted
+    if cfg.recompute in ("full", "offload"):
+        t_extra = t_extra + t_eager + t_adapters
+    t_offload = zero
+    transfer = offload_bytes(arch, cfg, micro, cfg.seq)
+    if transfer and device.pcie_bytes_per_s:  # layer inputs out during forward, back during backward, overlapped
+        one_way = Range.exact(transfer / device.pcie_bytes_per_s)
+        t_offload = exposed(one_way, t_fwd) + exposed(one_way, t_bwd)
+        notes.append(f"offloaded checkpointing: {transfer / 1e9:.2f} GB of layer inputs each way over PCIe per "
+                     "micro-step, hidden behind the forward and the backward where they are longer")
+    if t_extra.typical > 0:
+        notes.append(f"{cfg.kernels} kernels, {cfg.loss} loss"
+                     + (", PEFT adapters as separate kernels" if t_adapters.typical else "")
+                     + f": {t_extra.typical * 1e3:.1f} ms of memory-bound passes per micro-step beyond the fused "
+                       "ledger (eager multi-kernel norms / rotary / activations, adapter kernels, the loss)")
+    micro_step = t_fwd + t_bwd + t_recompute + t_tp + t_dequant + t_extra + t_offload
     bubble = (par.pp - 1) / (par.vp * accumulation) if par.pp > 1 else 0.0
     compute = micro_step.scale(accumulation * (1 + bubble))
     # data-parallel gradient traffic, overlapped with the backward pass. Routed experts are sharded ÷ ep
@@ -166,13 +190,13 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
         if link is None:
             notes.append(f"{device.id}: no link bandwidth in the catalog: data-parallel traffic not priced")
         else:
-            if par.zero >= 3:  # all-gather weights forward and backward, reduce-scatter gradients, each micro-step
-                weight_bytes = arch.params * precision.weight / (par.tp * par.pp)
-                one = dp_collective("all_gather", weight_bytes, expert_share).scale(2) + \
-                    dp_collective("reduce_scatter", grad_bytes, trained_expert_share)
-                t_dp = exposed(one, t_fwd + t_bwd).scale(accumulation)
-            else:
-                t_dp = exposed(dp_collective("all_reduce", grad_bytes, trained_expert_share), t_bwd)
+            # ZeRO-3 gathers the 16-bit trainable weights and the frozen base in its storage format
+            gather_bytes = (arch.params * precision.weight if method in (Method.FULL, Method.FREEZE) else
+                            memory.weights_bytes * par.dp * (par.tp * par.pp)) / (par.tp * par.pp)
+            t_dp, note = data_parallel_time(cfg, -(-arch.num_layers // par.pp), gather_bytes, grad_bytes,
+                                            t_fwd + t_extra_fwd, t_bwd + t_extra_fwd.scale(2), accumulation,
+                                            dp_collective, expert_share, trained_expert_share)
+            notes.append(note)
     # expert-parallel all-to-alls: dispatch and combine, forward and backward, per MoE layer
     t_ep = Range.exact(0.0)
     if par.ep > 1 and intra is not None:
@@ -189,6 +213,7 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
                     for lv in ("high", "typical", "low")))
     step = compute + t_dp + t_ep + t_opt
     breakdown = {"forward": t_fwd.typical * accumulation, "backward": t_bwd.typical * accumulation,
+                 "framework_kernels": t_extra.typical * accumulation, "offload": t_offload.typical * accumulation,
                  "recompute": t_recompute.typical * accumulation,
                  "dequantize": t_dequant.typical * accumulation, "tensor_parallel": t_tp.typical * accumulation,
                  "pipeline_bubble": micro_step.typical * accumulation * bubble, "data_parallel_exposed": t_dp.typical,
@@ -251,8 +276,3 @@ def recomputed_product_share(arch: ModelArch) -> float:
     if arch.lm_head:
         total += arch.vocab * arch.hidden
     return rerun / total if total else 0.0
-
-
-def exposed(comm: Range, hidden_behind: Range) -> Range:
-    """Communication left over after overlapping it with `hidden_behind` (sorted into a range)."""
-    return Range(*sorted(max(0.0, getattr(comm, lv) - getattr(hidden_behind, lv)) for lv in ("low", "typical", "high")))
