@@ -52,7 +52,7 @@ _FIELDS: dict[str, type | tuple[type, ...]] = {
     "fused_qkv": bool, "double_quant": bool, "quantize_head": bool, "dequant_copies": int, "keeps_last_graph": bool,
     "attention": str, "matmul_fraction": dict, "adapter_dtype": str,
     "loss": str, "recompute": str, "optimizer": str, "mixed_precision": str, "grads_freed": bool,
-    "kbit_fp32_params": bool, "allocator_reserve": dict, "adapter_kernels": str, "packing": bool,
+    "kbit_fp32_params": bool, "allocator_reserve": (dict, str), "adapter_kernels": str, "packing": bool,
 }
 _CHOICES: dict[str, tuple[str, ...]] = {
     "loss": tuple(LOSSES), "recompute": RECOMPUTE, "optimizer": OPTIMIZERS, "mixed_precision": ("amp", "master"),
@@ -104,7 +104,7 @@ def _profiles() -> dict[str, Framework]:
             if key == "matmul_fraction":
                 value = _fractions(path, name, value)
             if key == "allocator_reserve":
-                value = _reserve(path, name, value)
+                value = value if value == "observed" else _reserve(path, name, value)
             settings[key] = value
             sources.append(f"{key}: {entry['source']} (read {entries.get('retrieved', '?')})")
         out[name] = Framework(id=name, description=str(entries.get("description", "")), settings=settings,
@@ -126,11 +126,11 @@ def _fractions(path, name: str, value: dict) -> dict[float, Range]:
     return out
 
 
-def _reserve(path, name: str, value: dict) -> Range:
+def _reserve(path, name: str, value: dict | str) -> Range:
     """allocator_reserve: {low, typical, high} fractions of the peak allocated memory the caching allocator holds on
     top (what torch.cuda.max_memory_reserved reports beyond max_memory_allocated)."""
     try:
-        out = Range(*(float(value[lv]) for lv in ("low", "typical", "high")))
+        out = Range(*(float(value[lv]) for lv in ("low", "typical", "high")))  # type: ignore[index]
     except (KeyError, TypeError, ValueError) as exc:
         raise CatalogError(f"{path}: frameworks.{name}.allocator_reserve: expected low <= typical <= high fractions "
                            f"({exc})") from None
@@ -139,9 +139,10 @@ def _reserve(path, name: str, value: dict) -> Range:
     return out
 
 
-def allocator_reserve(framework: str | None) -> Range | None:
+def allocator_reserve(framework: str | None) -> Range | str | None:
     """The caching allocator's reserve over the peak allocated memory in `framework`'s training loop, where its
-    profile states one; else None (sizeup's default, engines.yaml hf.allocator_overhead_fraction)."""
+    profile states one: a range, or "observed" (data/training/allocator_reserve.yaml, by regime); else None
+    (sizeup's default, engines.yaml hf.allocator_overhead_fraction)."""
     return get_framework(framework).get("allocator_reserve") if framework else None
 
 

@@ -128,8 +128,9 @@ class TrainingConfig:
     adapter_kernels: str = "peft"
     """peft: each adapter runs as its own eager kernels (dropout, A, B, scale, add); fused: the adapter products are
     fused with the base's (Unsloth's fast_lora)."""
-    allocator_reserve: Range | None = None
-    """The caching allocator's reserve over the peak allocated memory (the framework's; None: sizeup's default)."""
+    allocator_reserve: Range | str | None = None
+    """The caching allocator's reserve over the peak allocated memory: a range, "observed" (the fine-tuning
+    observations by regime, workload/training/allocator.py), or None (sizeup's default)."""
     mean_seq: float | None = None
     """Mean sample length; `seq` is then the longest (workload/training/batches.py)."""
     packing: bool = False

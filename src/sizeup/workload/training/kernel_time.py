@@ -89,3 +89,33 @@ def loss_time(arch: ModelArch, cfg: TrainingConfig, micro_batch: int, seq: int, 
               memory_fraction: Range) -> Range:
     """Seconds of the loss's passes over the logits per micro-step (forward and backward)."""
     return traffic_time(loss_traffic_bytes(arch, cfg, micro_batch, seq), device, memory_fraction)
+
+
+def eager_host_forward(ops: list, arch: ModelArch, cfg: TrainingConfig) -> Range:
+    """Host seconds to launch one forward pass from Python, op by op, under an eager PyTorch framework (any kernels
+    but "fused", which stands for Megatron / Transformer Engine / torch.compile): the ledger's kernels, the extra
+    kernels eager modules run (EAGER_OPS), autocast's cast per weight product in a mixed run, and PEFT's adapter
+    kernels (dropout, A, B, scale, add, and the cast to fp32 adapters), each at PyTorch eager's per-op host cost
+    (overheads.yaml pytorch-eager). Backward kernels are launched by autograd's C++ engine and are taken to keep
+    pace with the GPU. Zero for "fused" kernels."""
+    if cfg.kernels == "fused":
+        return Range.exact(0.0)
+    from sizeup.ledger import OpKind
+    from sizeup.price.overhead import get_runtime
+
+    engine = get_engine("hf")
+    kernels = 0.0
+    for op in ops:
+        if op.kind == OpKind.VIEW:
+            continue
+        n = engine.value(f"eager_kernels.{op.op}", 1.0) if cfg.kernels == "eager" and op.op in EAGER_OPS else 1.0
+        kernels += op.count * n
+        if op.kind == OpKind.MATMUL and cfg.precision in ("bf16-mixed", "fp16-mixed"):
+            kernels += op.count  # autocast's cast of the product's input (and of an fp32 weight)
+    spec = cfg.finetune
+    if spec.uses_adapters and cfg.adapter_kernels == "peft":
+        per_module = 5 + (1 if spec.dropout > 0 else 0) + (1 if adapter_cast(cfg) != "none" else 0)
+        adapted = sum(1 for layer in arch.layers for name in ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
+                                                              "up_proj", "down_proj") if targeted(name, spec))
+        kernels += adapted * per_module / cfg.parallel.pp
+    return get_runtime("pytorch-eager").per_op_s.scale(kernels)

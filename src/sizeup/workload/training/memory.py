@@ -23,6 +23,7 @@ from sizeup.units import MIB
 from sizeup.workload.finetune import FinetuneSpec, Method, bnb_quantized, trainable_parameters
 from sizeup.workload.quantize import LINEAR_ROLES, get_format, nf4_matrix_bytes, tensor_bytes_map
 from sizeup.workload.training.activations import activation_bytes, adapter_cast
+from sizeup.workload.training.allocator import reserve_range, reserve_regime
 from sizeup.workload.training.config import MIXED, OPTIMIZER_STATE_BYTES, PRECISIONS, TrainingConfig, kbit_upcast
 
 __all__ = ["TrainingMemory", "training_memory", "fsdp_upcast", "cuda_context"]
@@ -205,7 +206,12 @@ def training_memory(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, mi
     temp = trainable.trainable_params * 4 * precision.state_scale * share(1) if cfg.optimizer in ("adamw", "adam") \
         else 0.0  # one moment-sized list, in the moments' dtype
     working = activations + grads if coexist else max(activations, grads + temp)
-    fraction = cfg.allocator_reserve or get_engine("hf").range("allocator_overhead_fraction") or Range.exact(0.0)
+    if cfg.allocator_reserve == "observed":
+        fraction = reserve_range(reserve_regime(cfg))
+    elif isinstance(cfg.allocator_reserve, Range):
+        fraction = cfg.allocator_reserve
+    else:
+        fraction = get_engine("hf").range("allocator_overhead_fraction") or Range.exact(0.0)
     allocated = weights + optimizer + working  # the reserve scales with the tensors (as before: not the buffers)
     reserve = Range(*(allocated * getattr(fraction, lv) for lv in ("low", "typical", "high")))
     return TrainingMemory(weights_bytes=int(weights), gradients_bytes=int(grads), optimizer_bytes=int(optimizer),

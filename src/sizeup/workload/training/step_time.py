@@ -21,8 +21,8 @@ from sizeup.workload.training.activations import layer_projections
 from sizeup.workload.training.config import PRECISIONS, TrainingConfig
 from sizeup.workload.training.encoder_decoder import (encoder_decoder_flops_per_sequence, encoder_time, encoder_trains,
                                                       source_length)
-from sizeup.workload.training.kernel_time import (adapter_traffic_bytes, eager_rest_time, loss_time, offload_bytes,
-                                                  traffic_time)
+from sizeup.workload.training.kernel_time import (adapter_traffic_bytes, eager_host_forward, eager_rest_time,
+                                                  loss_time, offload_bytes, traffic_time)
 from sizeup.workload.training.memory import TrainingMemory
 from sizeup.workload.training.sharded_comm import data_parallel_time, exposed
 
@@ -53,7 +53,7 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
     precision = PRECISIONS[cfg.precision]
     weights = "nf4" if cfg.finetune.method == Method.QLORA else precision.compute if precision.compute != "fp8" else "fp8"
     weights = {"fp32": "fp32", "bf16": "bf16"}.get(weights, weights)
-    act_dtype = "fp32" if cfg.precision == "fp32" else "bf16"
+    act_dtype = "fp32" if cfg.precision == "fp32" else "fp16" if precision.compute == "fp16" else "bf16"
     decoder = replace(arch, cross_source=source_length(arch, cfg)) if arch.cross_source else arch
     forward = transformer_ledger(decoder, Step(batch=micro, new_tokens=cfg.seq, context=cfg.seq, logits="all"),
                                  weights=weights, act_dtype=act_dtype, tp=par.tp, per_layer=False)
@@ -149,6 +149,14 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
         notes.append(f"QLoRA: every 4-bit weight is dequantized to a 16-bit copy before each of its {passes:g} "
                      f"products per micro-step (+{dequant_bytes * passes / 1e9:.1f} GB memory traffic)")
     t_extra = t_eager.scale(3) + t_adapters.scale(3) + t_loss  # forward + 2x backward; the loss as counted
+    # an eager framework launches each forward op from Python: where that takes longer than the GPU's forward, the
+    # GPU waits (per forward pass, and once more for each recomputed forward)
+    host = eager_host_forward(forward.ops, arch, cfg).scale(1 / par.pp)
+    stall = exposed(host, t_fwd + t_extra_fwd).scale(2 if cfg.recompute in ("full", "offload") else 1)
+    if stall.typical > 0:
+        notes.append(f"eager dispatch: launching one forward from Python takes {host.typical * 1e3:.1f} ms (PyTorch eager's "
+                     f"per-op host cost), {stall.typical * 1e3:.1f} ms more than the GPU needs per micro-step")
+    t_extra = t_extra + stall
     if cfg.recompute in ("full", "offload"):
         t_extra = t_extra + t_eager + t_adapters
     t_offload = zero
