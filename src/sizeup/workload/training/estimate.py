@@ -15,7 +15,8 @@ from sizeup.ranges import Range
 from sizeup.workload.finetune import Method, trainable_parameters
 from sizeup.workload.frameworks import KERNELS
 from sizeup.errors import ConfigError
-from sizeup.workload.training.config import PRECISIONS, SSM_SCANS, TrainingConfig, with_attention
+from sizeup.workload.training.allocator import reserve_range, reserve_regime
+from sizeup.workload.training.config import MIXED, PRECISIONS, SSM_SCANS, TrainingConfig, with_attention
 from sizeup.workload.training.encoder_decoder import encoder_note, relative_bias_note, source_length
 from sizeup.workload.training.batches import sequence_lengths
 from sizeup.workload.training.cost import pick_offer, run_cost
@@ -93,7 +94,11 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
                           "decoder are not modelled (expected --pp 1)")
     trainable = trainable_parameters(arch, cfg.finetune)
     cfg, attention = with_attention(cfg, device)
-    assumptions = [*arch.assumptions, PRECISIONS[cfg.precision].note,
+    amp = cfg.mixed_precision == "amp" and cfg.precision in MIXED and cfg.finetune.method in (Method.FULL, Method.FREEZE)
+    precision_note = (f"{cfg.framework}: {cfg.precision} as torch.autocast over fp32 weights (a model loaded in fp32): fp32 "
+                      "weights, gradients and optimizer state, and each weight's 16-bit cast kept for its backward; "
+                      "--precision bf16 for a model loaded in bf16") if amp else PRECISIONS[cfg.precision].note
+    assumptions = [*arch.assumptions, precision_note,
                    relative_bias_note(arch, cfg, attention.reason) or attention.note]
     if arch.is_recurrent:
         assumptions.append(f"state-space layers: {cfg.ssm_scan} scan ({SSM_SCANS[cfg.ssm_scan]}); --ssm-scan picks")
@@ -147,19 +152,24 @@ def _run_notes(cfg: TrainingConfig, time: StepTime) -> list[str]:
     """What the estimate assumes about overlap, MFU, model states, links, the allocator and the kernels."""
     par, precision, method = cfg.parallel, PRECISIONS[cfg.precision], cfg.finetune.method
     assumptions = [
-        "data-parallel gradient traffic overlaps the backward pass; only what exceeds it is exposed",
         "tensor-parallel collectives " + ("overlapped with the matrix products" if par.tp_overlap
                                           else "on the critical path") + "; pipeline 1F1B bubble (p − 1)/(v·m)",
         f"MFU counts {'6' if method in (Method.FULL, Method.FREEZE) else '4'}·N + 12·L·H·Q·T FLOPs per token "
         f"(PaLM appendix B) against the dense {precision.compute} peak",
     ]
-    if cfg.optimizer in ("adamw", "adam") and cfg.precision == "bf16-mixed":
+    if cfg.optimizer in ("adamw", "adam") and cfg.precision in MIXED and cfg.mixed_precision == "master":
         assumptions.append("model states: 16 bytes per trainable parameter (2 weights + 2 gradients + 4 master + "
                            "8 moments); the '12 bytes' shortcut is the ZeRO paper's K=12 (master + moments only)")
     if par.tp > 1 and time.intra is not None:
         assumptions.append(f"tensor parallel over {time.intra.kind}")
     reserve = get_engine("hf").range("allocator_overhead_fraction")
-    if par.zero >= 3 and par.dp > 1 and reserve is not None:
+    if cfg.allocator_reserve == "observed":
+        r = reserve_range(reserve_regime(cfg))
+        assumptions.append(f"the caching allocator reserves {r.typical:.0%} ({r.low:.0%} - {r.high:.0%}) beyond the "
+                           f"allocated peak, as published {cfg.framework} runs in the '{reserve_regime(cfg)}' regime did "
+                           "(data/training/allocator_reserve.yaml); memory.per_gpu.allocated_bytes is what "
+                           "max_memory_allocated reports, process_bytes what nvidia-smi shows")
+    elif par.zero >= 3 and par.dp > 1 and reserve is not None:
         assumptions.append(f"memory is what PyTorch allocates plus a {reserve.typical:.1%} allocator reserve; "
                            "published FSDP runs "
                            "reserved 7-50% more than they allocated or kept active (meta-llama/llama-cookbook PR #41, "
@@ -168,7 +178,7 @@ def _run_notes(cfg: TrainingConfig, time: StepTime) -> list[str]:
         assumptions.append(f"data parallel across nodes at {time.inter.bytes_per_s * 8 / 1e9:.0f} Gb/s per GPU")
     assumptions.append((f"{cfg.framework}: " if cfg.framework else "") + f"{cfg.kernels} kernels: "
                        + KERNELS[cfg.kernels] + ("" if cfg.framework else "; --framework NAME takes a framework's own"
-                                                 " settings (hf, litgpt, megatron, torchtitan, torchtune)"))
+                                                 " settings (hf, trl, llama-factory, unsloth, axolotl, litgpt, megatron, torchtitan, torchtune)"))
     if method == Method.QLORA:
         spec = cfg.finetune
         assumptions.append(f"QLoRA: NF4 base {'with' if spec.double_quant else 'without'} double "
