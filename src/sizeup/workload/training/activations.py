@@ -316,7 +316,7 @@ def activation_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: int, tra
         act += encoder_activation_bytes(arch, cfg, micro_batch, act_bytes) + relative_bias_bytes(arch, cfg, act_bytes)
     act *= max(1, min(par.pp, in_flight))
     rematerialised = 0
-    if cfg.recompute in ("full", "offload", "selective-op") and layers:  # one layer is rematerialised at a time in backward
+    if cfg.recompute in ("full", "offload", "selective-op") and layers:  # one layer rematerialised at a time
         rerun = [(arch, layers[0], cfg.seq)]
         if arch.encoder_layers and encoder_trains(arch, cfg):
             rerun.append((encoder_arch(arch), arch.encoder_layers[0], source_length(arch, cfg)))

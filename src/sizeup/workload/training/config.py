@@ -14,7 +14,8 @@ from sizeup.ranges import Range
 from sizeup.workload.frameworks import KERNELS, LOSSES, allocator_reserve
 from sizeup.workload.parallel import ParallelConfig
 
-__all__ = ["Precision", "PRECISIONS", "MIXED", "RECOMPUTE_POLICIES", "SSM_SCANS", "OPTIMIZER_STATE_BYTES", "TrainingConfig",
+__all__ = ["Precision", "PRECISIONS", "MIXED", "RECOMPUTE_POLICIES", "SSM_SCANS", "OPTIMIZER_STATE_BYTES",
+           "TrainingConfig",
            "with_settings", "with_method", "with_attention", "kbit_upcast"]
 
 
@@ -39,8 +40,8 @@ PRECISIONS = {
     "bf16": Precision(weight=2, grad=2, master=0, state_scale=0.5, compute="bf16",
                       note="pure bf16: weights, gradients and optimizer moments in bf16, no master copy"),
     "fp16-mixed": Precision(weight=2, grad=2, master=4, state_scale=1, compute="fp16",
-                            note="fp16 weights and gradients with an fp32 master copy and fp32 optimizer state (AMP with "
-                                 "loss scaling, for parts without bf16 such as V100 and T4)"),
+                            note="fp16 weights and gradients with an fp32 master copy and fp32 optimizer state "
+                                 "(AMP with loss scaling, for parts without bf16 such as V100 and T4)"),
     "fp8": Precision(weight=3, grad=2, master=4, state_scale=1, compute="fp8",
                      note="Transformer Engine style fp8: bf16 weights plus an fp8 copy, fp32 master and state; "
                           "matrix products at the fp8 peak"),

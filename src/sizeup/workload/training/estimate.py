@@ -94,10 +94,11 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
                           "decoder are not modelled (expected --pp 1)")
     trainable = trainable_parameters(arch, cfg.finetune)
     cfg, attention = with_attention(cfg, device)
-    amp = cfg.mixed_precision == "amp" and cfg.precision in MIXED and cfg.finetune.method in (Method.FULL, Method.FREEZE)
-    precision_note = (f"{cfg.framework}: {cfg.precision} as torch.autocast over fp32 weights (a model loaded in fp32): fp32 "
-                      "weights, gradients and optimizer state, and each weight's 16-bit cast kept for its backward; "
-                      "--precision bf16 for a model loaded in bf16") if amp else PRECISIONS[cfg.precision].note
+    amp = cfg.mixed_precision == "amp" and cfg.precision in MIXED and \
+        cfg.finetune.method in (Method.FULL, Method.FREEZE)
+    precision_note = (f"{cfg.framework}: {cfg.precision} as torch.autocast over fp32 weights (a model loaded in "
+                      "fp32): fp32 weights, gradients and optimizer state, and each weight's 16-bit cast kept for its "
+                      "backward; --precision bf16 for a model loaded in bf16") if amp else PRECISIONS[cfg.precision].note
     assumptions = [*arch.assumptions, precision_note,
                    relative_bias_note(arch, cfg, attention.reason) or attention.note]
     if arch.is_recurrent:
