@@ -63,3 +63,10 @@ def test_train_of_a_traced_zoo_module_is_the_api_result(cli_json):
     printed = cli_json(["train", "sizeup.examples.zoo:c2f", "--input", "8x64x64x64", "--device", "rtx-4090", "--json"])
     result = api.train("sizeup.examples.zoo:c2f", device="rtx-4090", inputs=("8x64x64x64",))
     assert printed == as_json(result.to_dict()) and result.fits
+
+
+def test_quick_plan_options_beside_a_whole_scenario_are_refused():
+    from sizeup.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="plan: option 'users' sets a quick plan"):
+        api.plan(str(EXAMPLES / "personal-7b-chat.yaml"), users=10)

@@ -11,7 +11,10 @@ from sizeup.api.options import Options, option
 from sizeup.errors import ConfigError
 from sizeup.units import MAX_REQUESTS_PER_S, MAX_SLA_S, MAX_TOKENS, MAX_USERS
 
-__all__ = ["PlanOptions", "PlanReport", "plan"]
+__all__ = ["PlanOptions", "PlanReport", "QUICK_OPTIONS", "plan"]
+
+QUICK_OPTIONS = ("task", "users", "rps", "prompt", "output", "ttft_p95", "tpot_p95", "devices", "engine")
+"""The options that make a quick plan's scenario; refused beside a scenario given whole."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -27,7 +30,7 @@ class PlanOptions(Options):
     ttft_p95: float | None = option(None, "SLA: p95 time to first token, seconds", minimum=1e-9, maximum=MAX_SLA_S)
     tpot_p95: float | None = option(None, "SLA: p95 time per output token, seconds", minimum=1e-9, maximum=MAX_SLA_S)
     devices: tuple[str, ...] = option((), "allowed devices (default: every catalog device with an offer)")
-    engine: str = option("vllm", "serving engine")
+    engine: str = option("vllm", "serving engine of a chat / api plan")
     calibration: str | None = option(None, "price the device this profile from 'sizeup calibrate' was measured on "
                                            "with its measured efficiencies (the device must be in the catalog)")
     db: str | None = option(None, "run database holding the calibration (default: the user data folder)")
@@ -84,6 +87,11 @@ def plan(scenario: str | Path | dict | Any, options: PlanOptions | None = None, 
 def _scenario(scenario: str | Path | dict | Any, o: PlanOptions):
     from sizeup.plan.scenario import Scenario, load_scenario, parse_scenario
 
+    quick = isinstance(scenario, (str, Path)) and Path(scenario).suffix not in (".yaml", ".yml")
+    given = [k for k in o.changed() if k in QUICK_OPTIONS]
+    if given and not quick:
+        raise ConfigError(f"plan: option {given[0]!r} sets a quick plan (a model name), not read with a scenario; set "
+                          "it in the scenario")
     if isinstance(scenario, Scenario):
         return scenario
     if isinstance(scenario, dict):
@@ -91,18 +99,18 @@ def _scenario(scenario: str | Path | dict | Any, o: PlanOptions):
     if not isinstance(scenario, (str, Path)):
         raise ConfigError(f"plan: scenario must be a SCENARIO.yaml path, a dict or a model name, not "
                           f"{type(scenario).__name__}")
-    if Path(scenario).suffix in (".yaml", ".yml"):
+    if not quick:
         return load_scenario(scenario)
     return parse_scenario(quick_scenario(str(scenario), o), source="command line")
 
 
 def quick_scenario(model: str, o: PlanOptions) -> dict[str, Any]:
     """The scenario of a quick plan, as the YAML's keys."""
-    data: dict[str, Any] = {"name": f"{model}-{o.task}", "model": model, "task": o.task,
-                            "constraints": {"engines": [o.engine]}}
+    data: dict[str, Any] = {"name": f"{model}-{o.task}", "model": model, "task": o.task, "constraints": {}}
     if o.devices:
         data["constraints"]["devices"] = list(o.devices)
     if o.task in ("chat", "api"):
+        data["constraints"]["engines"] = [o.engine]
         traffic: dict[str, Any] = {"prompt_tokens": o.prompt, "output_tokens": o.output}
         if o.rps is not None:
             traffic["peak_requests_per_s"] = o.rps

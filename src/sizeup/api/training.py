@@ -33,17 +33,34 @@ class TrainOptions(Options):
                                          "QLoRA wiring) from data/training/frameworks.yaml; options given here win")
     attention: Literal["sdpa", "eager", "flash2"] | None = option(None, "attention implementation (default: the "
                                                                         "framework's, else sdpa)")
-    kernels: Literal["fused", "eager"] | None = option(None, "fused: Megatron / Transformer Engine / torch.compile "
-                                                             "(default); eager: PyTorch modules op by op")
+    kernels: Literal["fused", "eager", "liger", "unsloth"] | None = option(
+        None, "fused: Megatron / Transformer Engine / torch.compile (default); eager: PyTorch modules op by op; liger: "
+              "Liger Kernel's Triton kernels and fused linear cross-entropy; unsloth: Unsloth's Triton and fused LoRA "
+              "kernels")
+    loss: Literal["chunked", "upcast", "native", "inplace", "fused-linear"] | None = option(
+        None, "how the head and cross-entropy run (default: the framework's): upcast = transformers' logits.float(); "
+              "fused-linear = Liger / Unsloth / TRL >= 1.6 chunks; inplace = Unsloth 2024's Triton CE")
+    adapter_dtype: Literal["base", "fp32"] | None = option(None, "LoRA weights in the base's dtype or fp32 (default: "
+                                                                 "the framework's)")
+    grads_kept: bool = option(False, "gradients are zeroed, not freed, between steps: they coexist with the "
+                                     "activations")
+    fused_lora: bool | None = option(None, "the adapters run inside the base products (Unsloth's fast_lora), not as "
+                                           "PEFT's separate kernels")
+    kbit_upcast: bool | None = option(None, "qlora: the unquantized parameters upcast to fp32 "
+                                            "(prepare_model_for_kbit_training; default: the framework's)")
     lora_dropout: float | None = option(None, "LoRA dropout (default 0.0 as PEFT, litgpt 0.05)", minimum=0,
                                         maximum=0.999)
     double_quant: bool | None = option(None, "qlora: NF4 with double-quantized block scales (default: the "
                                              "framework's, else true)")
     fused_qkv: bool | None = option(None, "q, k and v from one product (litgpt): one adapter input for the three")
-    optimizer: Literal["adamw", "adam", "adamw-8bit", "sgd", "adafactor", "lion"] = option("adamw", "optimizer")
-    precision: Literal["bf16-mixed", "fp32", "bf16", "fp8"] = option("bf16-mixed", "training precision")
-    recompute: Literal["none", "selective", "selective-op", "full"] = option(
-        "none", "activation recomputation: selective = Megatron's, selective-op = torchtitan's per-op policy")
+    optimizer: Literal["adamw", "adam", "adamw-8bit", "sgd", "adafactor", "lion"] | None = option(
+        None, "optimizer (default: the framework's, Unsloth adamw-8bit, else adamw)")
+    precision: Literal["bf16-mixed", "fp16-mixed", "fp32", "bf16", "fp8"] = option(
+        "bf16-mixed", "bf16-mixed / fp16-mixed: 16-bit compute with an fp32 master copy; bf16: a model loaded in bf16")
+    recompute: Literal["none", "selective", "selective-op", "full", "offload"] | None = option(
+        None, "activation recomputation (default: the framework's, else none): selective = Megatron's, selective-op = "
+              "torchtitan's per-op policy, full = gradient checkpointing, offload = checkpointing with layer inputs in "
+              "CPU memory")
     loss_chunks: int | None = option(None, "the cross-entropy runs over this many sequence chunks (default 1)",
                                      minimum=1, maximum=MAX_TOKENS)
     flash: bool = option(True, "false: attention without a fused kernel (stores the scores)")
@@ -56,7 +73,13 @@ class TrainOptions(Options):
     ep: int = option(1, "expert parallel (MoE)", minimum=1, maximum=MAX_PARALLEL)
     zero: int = option(0, "ZeRO stage 0-3 (FSDP full shard = 3)", minimum=0, maximum=3)
     sequence_parallel: bool = option(True, "with tp, norm activations sharded (false: replicated)")
-    seq: int = option(2048, "sequence length", minimum=1, maximum=MAX_TOKENS)
+    seq: int = option(2048, "sequence length, the longest a batch holds: memory is priced here", minimum=1,
+                      maximum=MAX_TOKENS)
+    mean_seq: float | None = option(None, "mean sample length: time priced at the expected padded length (with packing "
+                                          "at full rows); tokens/s counts real tokens", minimum=1, maximum=MAX_TOKENS)
+    packing: bool | None = option(None, "samples packed into rows of seq tokens (TRL / Axolotl packing): no padding")
+    padded_seq: float | None = option(None, "the measured mean padded length per row, instead of the expectation from "
+                                            "mean_seq", minimum=1, maximum=MAX_TOKENS)
     source_seq: int | None = option(None, "encoder-decoders: encoder positions per sequence (seq is then the "
                                           "target length)", minimum=1, maximum=MAX_TOKENS)
     ssm_scan: Literal["fused", "naive"] = option("fused", "state-space models: mamba_ssm's fused kernels or the "
@@ -186,11 +209,14 @@ def training_config(o: TrainOptions, method: str):
 
     fw = resolve_settings(o.framework, o.seq, kernels=o.kernels, loss_chunks=o.loss_chunks,
                           lora_dropout=o.lora_dropout, fused_qkv=o.fused_qkv, double_quant=o.double_quant,
-                          attention=o.attention)
+                          attention=o.attention, loss=o.loss, recompute=o.recompute, optimizer=o.optimizer,
+                          packing=o.packing, adapter_dtype=o.adapter_dtype, grads_freed=False if o.grads_kept else None,
+                          kbit_fp32_params=o.kbit_upcast, adapter_kernels="fused" if o.fused_lora else None)
     targets = tuple(t.strip() for t in o.targets if t.strip())
     return with_settings(TrainingConfig(
         finetune=FinetuneSpec(method=method, rank=o.rank, targets=targets, trainable_layers=o.trainable_layers),
-        optimizer=o.optimizer, precision=o.precision, recompute=o.recompute,
+        optimizer=o.optimizer or "adamw", precision=o.precision, recompute=o.recompute or "none",
+        mean_seq=o.mean_seq, padded_seq=o.padded_seq,
         parallel=ParallelConfig(gpus=o.gpus, nodes=o.nodes, tp=o.tp, pp=o.pp, vp=o.vp, ep=o.ep, zero=o.zero,
                                 sequence_parallel=o.sequence_parallel, tp_overlap=o.tp_overlap),
         seq=o.seq, source_seq=o.source_seq, ssm_scan=o.ssm_scan, micro_batch=o.micro_batch,
@@ -234,10 +260,11 @@ def _traced(model: str, device: DeviceSpec, o: TrainOptions):
     from sizeup.api.flops import count_flops, parse_input_specs
     from sizeup.workload.training import estimate_traced_training
 
-    if o.optimizer not in ("adamw", "adam", "sgd"):
-        raise ConfigError(f"--optimizer {o.optimizer!r}: a traced step supports adamw, adam or sgd")
+    optimizer = o.optimizer or "adamw"
+    if optimizer not in ("adamw", "adam", "sgd"):
+        raise ConfigError(f"--optimizer {optimizer!r}: a traced step supports adamw, adam or sgd")
     if o.method != "full":
         raise ConfigError("a traced torch module trains all its parameters: use --method full without --compare")
     inputs = parse_input_specs(o.inputs, o.input_specs)
-    report = count_flops(model, inputs, dtype=o.dtype, mode="train", optimizer=o.optimizer)
+    report = count_flops(model, inputs, dtype=o.dtype, mode="train", optimizer=optimizer)
     return estimate_traced_training(report.ledger, device, samples_per_step=inputs[0].shape[0])

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from sizeup.cli.commands.hw import add_catalog_argument
-from sizeup.cli.flags import SLA_S as _SLA_S, TOKENS as _TOKENS
+from sizeup.cli.flags import SLA_S as _SLA_S, TOKENS as _TOKENS, exclusive, shown_flag
 from sizeup.errors import EXIT_NO_PLAN
 from sizeup.units import MAX_REQUESTS_PER_S, MAX_USERS, number_flag
 
@@ -19,32 +19,34 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("plan", help="the cheapest setup that meets the SLA or deadline: the compute requirement sheet",
                        description="SCENARIO is a YAML file (see examples/), or a model name with --task and flags.")
     p.add_argument("scenario", help="SCENARIO.yaml, or a model for a quick plan")
-    p.add_argument("--format", default="text", choices=["text", "md", "json", "html", "xlsx"])
-    p.add_argument("--json", action="store_const", dest="format", const="json",
-                   help="print one JSON object (the same as --format json)")
+    p.add_argument("--format", choices=["text", "md", "json", "html", "xlsx"], help="default text")
+    p.add_argument("--json", action="store_true", help="print one JSON object (the same as --format json)")
     p.add_argument("--out", help="write the sheet to this file (required for xlsx)")
     p.add_argument("--plots", metavar="DIR", help="also write each chart into DIR as SVG, and PNG when cairosvg "
                                               "is installed (the HTML sheet embeds the charts without it)")
     p.add_argument("--deploy", metavar="DIR", help="also write Kubernetes manifests of the plan into DIR")
     quick = p.add_argument_group("quick plan without a file")
-    quick.add_argument("--task", choices=["chat", "api", "batch", "finetune", "pretrain", "edge"], default="chat")
+    quick.add_argument("--task", choices=["chat", "api", "batch", "finetune", "pretrain", "edge"],
+                       help="default chat")
     quick.add_argument("--users", type=number_flag(minimum=1, maximum=MAX_USERS, unit="count"),
                        help="users (chat/api), each sending 20 requests per hour, all in the busiest hour "
                             "(peak = users × 20 / 3600 req/s), of --prompt and --output tokens on average; "
                             "for another rate give --rps or a scenario file with requests_per_user_per_hour")
     quick.add_argument("--rps", type=number_flag(above=0, maximum=MAX_REQUESTS_PER_S),
                        help="peak requests per second (chat/api)")
-    quick.add_argument("--prompt", type=_TOKENS, default=800, help="prompt tokens (default 800)")
-    quick.add_argument("--output", type=_TOKENS, default=250, help="output tokens (default 250)")
+    quick.add_argument("--prompt", type=_TOKENS, help="prompt tokens (default 800)")
+    quick.add_argument("--output", type=_TOKENS, help="output tokens (default 250)")
     quick.add_argument("--ttft-p95", type=_SLA_S, help="SLA: p95 time to first token (seconds, or 500ms)")
     quick.add_argument("--tpot-p95", type=_SLA_S, help="SLA: p95 time per output token (seconds, or 50ms)")
-    quick.add_argument("--device", action="append", default=[], help="allowed device (repeatable)")
-    quick.add_argument("--engine", default="vllm")
+    quick.add_argument("--device", action="append", help="allowed device (repeatable)")
+    quick.add_argument("--engine", help="serving engine of a chat/api plan (default vllm)")
     p.add_argument("--calibration", metavar="NAME",
                    help="price the device this profile from 'sizeup calibrate' was measured on with its measured "
                         "efficiencies (the device must be in the catalog)")
     p.add_argument("--db", help="run database holding the calibration (default: the user data folder)")
     add_catalog_argument(p)
+    exclusive(p, "--users", "--rps", "each sets the request rate; give one")
+    exclusive(p, "--json", "--format", "--json is --format json; give one")
     p.set_defaults(func=run)
 
 
@@ -52,9 +54,15 @@ def plan_options(args: argparse.Namespace):
     """The flags as `sizeup.api.PlanOptions`."""
     from sizeup.api import PlanOptions
 
-    return PlanOptions(task=args.task, users=args.users, rps=args.rps, prompt=args.prompt, output=args.output,
-                       ttft_p95=args.ttft_p95, tpot_p95=args.tpot_p95, devices=tuple(args.device), engine=args.engine,
-                       calibration=args.calibration, db=args.db, catalog=tuple(args.catalog))
+    quick = {k: v for k, v in (("task", args.task), ("prompt", args.prompt), ("output", args.output),
+                                ("engine", args.engine)) if v is not None}  # else PlanOptions' defaults
+    return PlanOptions(**quick, users=args.users, rps=args.rps, ttft_p95=args.ttft_p95, tpot_p95=args.tpot_p95,
+                       devices=tuple(args.device or ()), calibration=args.calibration, db=args.db,
+                       catalog=tuple(args.catalog))
+
+
+QUICK_FLAGS = ("task", "users", "rps", "prompt", "output", "ttft_p95", "tpot_p95", "device", "engine")
+"""The flags of a quick plan (sizeup plan MODEL …), refused beside a scenario file."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,6 +72,12 @@ def run(args: argparse.Namespace) -> int:
     from sizeup.cli.main import emit_json
     from sizeup.errors import ConfigError
 
+    args.format = args.format or ("json" if args.json else "text")
+    if Path(args.scenario).suffix in (".yaml", ".yml"):
+        given = [f"--{k.replace('_', '-')}" for k in QUICK_FLAGS if getattr(args, k) not in (None, [])]
+        if given:
+            raise ConfigError(f"{shown_flag(args, given[0])}: a flag of the quick plan (sizeup plan MODEL …), not read "
+                              f"with the scenario file {args.scenario!r}; set it in the file")
     if args.format == "xlsx" and not args.out:
         raise ConfigError("--format xlsx writes a file: give --out SHEET.xlsx")
     report = plan(args.scenario, plan_options(args))

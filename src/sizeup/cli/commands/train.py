@@ -6,7 +6,7 @@ import argparse
 
 from sizeup.cli.calibration import add_calibration_arguments
 from sizeup.cli.commands.hw import add_catalog_argument
-from sizeup.cli.flags import BATCH as _BATCH, GPUS as _GPUS
+from sizeup.cli.flags import BATCH as _BATCH, GPUS as _GPUS, exclusive
 from sizeup.report.terminal import render_table
 from sizeup.units import (MAX_LAYERS, MAX_PARALLEL, MAX_TOKENS, MAX_TRAINING_TOKENS,
                           format_bytes, format_seconds, number_flag)
@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="torch module: [NAME=]DTYPE:SHAPE, e.g. input_ids=int64:4x512")
     p.add_argument("--dtype", default="fp32", choices=["fp32", "bf16", "fp16"],
                    help="torch module: precision of the traced step (default fp32)")
-    p.add_argument("--method", default="full", choices=["full", "lora", "qlora", "freeze", "dora"])
+    p.add_argument("--method", choices=["full", "lora", "qlora", "freeze", "dora"], help="default full")
     p.add_argument("--compare", metavar="M,M,…", help="compare methods side by side, e.g. full,lora,qlora")
     p.add_argument("--rank", type=number_flag(integer=True, minimum=1, maximum=65_536), default=16,
                    help="LoRA rank (default 16)")
@@ -41,9 +41,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--attention", choices=["sdpa", "eager", "flash2"],
                    help="attention implementation (default: the framework's, else sdpa); which kernel it runs on the "
                         "device and dtype: data/training/attention_kernels.yaml")
-    p.add_argument("--kernels", choices=["fused", "eager"],
+    p.add_argument("--kernels", choices=["fused", "eager", "liger", "unsloth"],
                    help="fused: Megatron / Transformer Engine / torch.compile (default); eager: PyTorch modules op by "
-                        "op, as transformers, litgpt and torchtune run them (RMSNorm keeps fp32 copies, repeated K/V)")
+                        "op, as transformers, litgpt and torchtune run them (RMSNorm keeps fp32 copies, repeated K/V, "
+                        "several memory-bound kernels per norm); liger: Liger Kernel's Triton kernels and fused linear "
+                        "cross-entropy over transformers; unsloth: Unsloth's Triton and fused LoRA kernels")
+    p.add_argument("--loss", choices=["chunked", "upcast", "native", "inplace", "fused-linear"],
+                   help="how the head and cross-entropy run (default: the framework's): upcast = transformers' "
+                        "logits.float() over all positions (12 bytes per logit at the peak); fused-linear = Liger / "
+                        "Unsloth / TRL >= 1.6 chunks, no full logits; inplace = Unsloth 2024's Triton CE")
+    p.add_argument("--adapter-dtype", choices=["base", "fp32"],
+                   help="LoRA weights in the base's dtype or fp32 (PEFT >= 0.12's default; default: the framework's)")
+    p.add_argument("--grads-kept", action="store_true",
+                   help="gradients are zeroed, not freed, between steps (PyTorch < 2.0's zero_grad default, or a loop "
+                        "that keeps them): they coexist with the activations")
+    p.add_argument("--fused-lora", action="store_const", const=True,
+                   help="the adapters run inside the base products (Unsloth's fast_lora, fms-acceleration fused_lora), "
+                        "not as PEFT's separate kernels")
+    p.add_argument("--no-kbit-upcast", action="store_true",
+                   help="qlora: the unquantized parameters stay 16-bit (no prepare_model_for_kbit_training upcast)")
     p.add_argument("--lora-dropout", type=number_flag(minimum=0, below=1),
                    help="LoRA dropout (default 0.0 as PEFT, litgpt 0.05): each adapter then keeps a dropped copy "
                         "of its input")
@@ -52,11 +68,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "quantization")
     p.add_argument("--fused-qkv", action="store_const", const=True,
                    help="q, k and v from one product (litgpt): one adapter input for the three, not one per module")
-    p.add_argument("--optimizer", default="adamw", choices=["adamw", "adam", "adamw-8bit", "sgd", "adafactor", "lion"])
-    p.add_argument("--precision", default="bf16-mixed", choices=["bf16-mixed", "fp32", "bf16", "fp8"])
-    p.add_argument("--recompute", default="none", choices=["none", "selective", "selective-op", "full"],
-                   help="activation recomputation: selective = Megatron's (attention scores), selective-op = "
-                        "torchtitan's per-op policy (every other matmul output kept)")
+    p.add_argument("--optimizer", choices=["adamw", "adam", "adamw-8bit", "sgd", "adafactor", "lion"],
+                   help="default: the framework's (Unsloth adamw-8bit), else adamw")
+    p.add_argument("--precision", default="bf16-mixed", choices=["bf16-mixed", "fp16-mixed", "fp32", "bf16", "fp8"],
+                   help="bf16-mixed / fp16-mixed: 16-bit compute with an fp32 master copy (under --framework hf and "
+                        "the other HF Trainer frameworks: fp32 weights under torch.autocast); bf16: a model loaded in "
+                        "bf16 (weights, gradients and AdamW moments in bf16)")
+    p.add_argument("--recompute", choices=["none", "selective", "selective-op", "full", "offload"],
+                   help="activation recomputation (default: the framework's, LLaMA-Factory full, Unsloth offload, else "
+                        "none): selective = Megatron's (attention scores), selective-op = torchtitan's per-op policy, "
+                        "full = gradient checkpointing, offload = checkpointing with layer inputs in CPU memory")
     p.add_argument("--loss-chunks", type=number_flag(integer=True, minimum=1, maximum=MAX_TOKENS),
                    help="the cross-entropy runs over this many sequence chunks, as litgpt and torchtune do (default 1)")
     p.add_argument("--no-flash", action="store_true", help="attention without a fused kernel (stores the scores)")
@@ -72,7 +93,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="ZeRO stage 0-3 (FSDP full shard = 3)")
     p.add_argument("--no-sequence-parallel", action="store_true", help="with --tp, keep norm activations replicated")
     p.add_argument("--seq", type=number_flag(integer=True, minimum=1, maximum=MAX_TOKENS, unit="count"), default=2048,
-                   help="sequence length (default 2048)")
+                   help="sequence length, the longest a batch holds (default 2048): memory is priced here")
+    p.add_argument("--mean-seq", type=number_flag(minimum=1, maximum=MAX_TOKENS, unit="count"),
+                   help="mean sample length: with padding to the longest in each micro-batch (the default) time is "
+                        "priced at the expected padded length, with --packing at full rows; tokens/s counts real tokens")
+    p.add_argument("--packing", action="store_const", const=True,
+                   help="samples packed into rows of --seq tokens (TRL / Axolotl packing): no padding")
+    p.add_argument("--padded-seq", type=number_flag(minimum=1, maximum=MAX_TOKENS, unit="count"),
+                   help="the measured mean padded length per row (e.g. num_input_tokens_seen / sequences), instead "
+                        "of sizeup's expectation from --mean-seq")
     p.add_argument("--source-seq", type=number_flag(integer=True, minimum=1, maximum=MAX_TOKENS, unit="count"),
                    help="encoder-decoders (T5, Whisper): encoder positions per sequence; --seq is then the target "
                         "length (default: the model's, T5's n_positions, Whisper's 1500 frames)")
@@ -91,6 +120,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_calibration_arguments(p)
     add_catalog_argument(p)
+    exclusive(p, "--method", "--compare", "--compare prices each method it lists; give one")
+    exclusive(p, "--tokens", "--epochs", "--tokens is the run's length; --epochs × --dataset-tokens is another")
+    exclusive(p, "--tokens", "--dataset-tokens", "--tokens is the run's length; --epochs × --dataset-tokens is "
+                                                 "another")
     p.set_defaults(func=run)
 
 
@@ -99,14 +132,16 @@ def train_options(args: argparse.Namespace):
     from sizeup.api import TrainOptions
 
     return TrainOptions(
-        device=args.device, method=args.method, rank=args.rank,
+        device=args.device, method=args.method or "full", rank=args.rank,
         targets=tuple(t.strip() for t in args.targets.replace("+", ",").split(",") if t.strip()),
         trainable_layers=args.trainable_layers, framework=args.framework, attention=args.attention,
-        kernels=args.kernels, lora_dropout=args.lora_dropout,
+        kernels=args.kernels, loss=args.loss, adapter_dtype=args.adapter_dtype, grads_kept=args.grads_kept,
+        fused_lora=args.fused_lora, kbit_upcast=False if args.no_kbit_upcast else None, lora_dropout=args.lora_dropout,
         double_quant=False if args.no_double_quant else None, fused_qkv=args.fused_qkv, optimizer=args.optimizer,
         precision=args.precision, recompute=args.recompute, loss_chunks=args.loss_chunks, flash=not args.no_flash,
         gpus=args.gpus, nodes=args.nodes, tp=args.tp, pp=args.pp, vp=args.vp, tp_overlap=args.tp_overlap, ep=args.ep,
-        zero=args.zero, sequence_parallel=not args.no_sequence_parallel, seq=args.seq, source_seq=args.source_seq,
+        zero=args.zero, sequence_parallel=not args.no_sequence_parallel, seq=args.seq, mean_seq=args.mean_seq,
+        packing=args.packing, padded_seq=args.padded_seq, source_seq=args.source_seq,
         ssm_scan=args.ssm_scan, micro_batch=args.micro_batch, global_batch=args.global_batch, tokens=args.tokens,
         epochs=args.epochs, dataset_tokens=args.dataset_tokens, offer=args.offer, network_gbps=args.network_gbps,
         inputs=tuple(args.input), input_specs=tuple(args.input_spec), dtype=args.dtype,
@@ -126,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(result.to_dict())
     elif args.input or args.input_spec:
-        print(render_traced(result, args.optimizer, args.dtype))
+        print(render_traced(result, args.optimizer or "adamw", args.dtype))
     else:
         print(render_training(result))
     return 0
