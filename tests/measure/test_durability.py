@@ -16,7 +16,7 @@ pytest.importorskip("torch")
 
 from sizeup.errors import MeasureError  # noqa: E402
 from sizeup.measure.calibrate import local_device, profile_to_dict  # noqa: E402
-from sizeup.measure.store import Store  # noqa: E402
+from sizeup.store import Store  # noqa: E402
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 MODEL = """import time

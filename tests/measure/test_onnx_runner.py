@@ -12,7 +12,7 @@ pytest.importorskip("onnx")
 from sizeup.cli.main import main  # noqa: E402
 from sizeup.examples import zoo  # noqa: E402
 from sizeup.measure.onnx_runner import load_onnx  # noqa: E402
-from sizeup.measure.store import Store  # noqa: E402
+from sizeup.store import Store  # noqa: E402
 
 
 @pytest.fixture(scope="module")

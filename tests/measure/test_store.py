@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from sizeup.errors import ConfigError, MeasureError, SizeupError
-from sizeup.measure.store import SCHEMA_VERSION, Store, default_path
+from sizeup.store import SCHEMA_VERSION, Store, default_path
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 SAMPLES = [0.0121, 0.0119, 0.0135, 0.0124, 0.0188, 0.0117, 0.0122, 0.0130, 0.0126, 0.0401]
@@ -138,7 +138,7 @@ def test_default_path_from_environment(tmp_path, monkeypatch):
 CHILD = """
 import sys, time
 sys.path.insert(0, {src!r})
-from sizeup.measure.store import Store
+from sizeup.store import Store
 store = Store({db!r})
 run_id = store.start_run(kind="microbench", target="matmul", device="cpu", config={{}}, environment={{}})
 print("run", run_id, flush=True)

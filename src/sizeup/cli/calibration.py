@@ -38,7 +38,7 @@ def load_calibration(args: argparse.Namespace):
     if not name and LOCAL not in [d.strip() for d in names]:
         return None  # no calibration asked for: the store and numpy stay unimported
     from sizeup.measure.calibrate import DEFAULT_PROFILE, load_profile
-    from sizeup.measure.store import Store, default_path
+    from sizeup.store import Store, default_path
 
     name = name or DEFAULT_PROFILE
     implicit = name == DEFAULT_PROFILE and not args.calibration

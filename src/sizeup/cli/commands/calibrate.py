@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from sizeup.cli.db import add_db_argument
+
 STATISTICS = ("auto", "min", "p10", "median", "cpu-min")  # measure.calibrate_fit's, and auto (numpy-free here)
 
 
@@ -19,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "where every point has CPU times, else min")
     c.add_argument("--threads", type=int, help="torch CPU threads for the micro-benchmarks (as measure --threads)")
     c.add_argument("--json", action="store_true")
-    c.add_argument("--db", help="run database (default: the user data folder)")
+    add_db_argument(c)
     c.set_defaults(func=run_calibrate)
 
 
@@ -80,7 +82,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     from sizeup.errors import MeasureError
     from sizeup.measure.calibrate import fit_profile, load_profile, local_device, microbenchmarks, profile_to_dict
     from sizeup.measure.calibrate_fit import NOISY_SPREAD
-    from sizeup.measure.store import Store
+    from sizeup.cli.db import open_writer
     from sizeup.report.terminal import render_table
     from sizeup.units import format_seconds
 
@@ -90,7 +92,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
         import torch
 
         torch.set_num_threads(args.threads)
-    with Store(args.db) as store:
+    with open_writer(args.db) as store:
         if args.quick or args.name not in store.calibrations():
             from sizeup.cli.progress import Progress
 

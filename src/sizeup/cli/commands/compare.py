@@ -4,8 +4,9 @@ or a load test beside the SLA its plan promised. It only reads the run database.
 from __future__ import annotations
 
 import argparse
+
+from sizeup.cli.db import add_db_argument
 from dataclasses import replace
-from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="load-test runs: the scenario whose SLA the run is checked against (default: the one "
                         "given to 'sizeup load --sla')")
     k.add_argument("--json", action="store_true")
-    k.add_argument("--db", help="run database (default: the user data folder)")
+    add_db_argument(k)
     k.set_defaults(func=run_compare)
 
 
@@ -29,15 +30,16 @@ def run_compare(args: argparse.Namespace) -> int:
     from sizeup.measure.calibrate import load_profile, overhead_comparison, overhead_term, uncalibrated_efficiency
     from sizeup.measure.calibrate_fit import NOISY_SPREAD, resolve_statistic, spread, stored_statistic
     from sizeup.errors import MeasureError
-    from sizeup.measure.store import Store, default_path
+    from sizeup.cli.db import db_exists, open_reader
+    from sizeup.store import describe_db
     from sizeup.price.roofline import price
     from sizeup.report.terminal import render_table
     from sizeup.units import format_bytes, format_seconds
 
-    path = Path(args.db).expanduser() if args.db else default_path()
-    if not path.exists():  # reading never creates a store
-        raise MeasureError(f"no run {args.run_id}: no run database at {path} (the file does not exist)")
-    with Store(path, readonly=True) as store:
+    if not db_exists(args.db):  # reading never creates a store
+        raise MeasureError(f"no run {args.run_id}: no run database at {describe_db(args.db)} (the file does not "
+                           "exist)")
+    with open_reader(args.db) as store:
         run = store.run(args.run_id)
         if run.kind == "load":
             return _compare_load(run, args)

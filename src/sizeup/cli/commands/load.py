@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from sizeup.cli.db import add_db_argument
 from sizeup.cli.flags import COUNT, DURATION_S, PORT, TOKENS
 from sizeup.report.terminal import render_table
 from sizeup.units import MAX_REQUESTS_PER_S, format_seconds, number_flag
@@ -28,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=DURATION_S, default="30s", help="per request (default 30s)")
     p.add_argument("--sla", metavar="SCENARIO.yaml", help="show the scenario's promised percentiles beside the "
                                                          "measured ones")
-    p.add_argument("--db", help="run database (default: the user data folder)")
+    add_db_argument(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run_load_command)
 
@@ -68,7 +69,7 @@ def run_load_command(args: argparse.Namespace) -> int:
     from sizeup.cli.main import emit_json
     from sizeup.errors import ConfigError
     from sizeup.measure.loadtest import LoadConfig, run_load
-    from sizeup.measure.store import Store
+    from sizeup.cli.db import open_writer
 
     prompts = None
     if args.prompts:
@@ -101,10 +102,10 @@ def run_load_command(args: argparse.Namespace) -> int:
 
         result = run_load(cfg, progress=progress)
     data = result.to_dict()
-    with Store(args.db) as store:
-        run_id = store.start_run(kind="load", target=args.url, device="remote",
-                                 config={"api": args.api, "rate": args.rate, "concurrency": args.concurrency,
-                                         "max_tokens": args.max_tokens}, environment={})
+    with open_writer(args.db) as store:
+        config = {"api": args.api, "rate": args.rate, "concurrency": args.concurrency, "max_tokens": args.max_tokens}
+        run_id = store.start_run(kind="load", target=args.url, device="remote", config=config, environment={},
+                                 provenance=load_provenance(args.url, config))
         e2e = [r.e2e_s for r in result.ok]
         store.add_point(run_id, batch=args.concurrency, phase="e2e", status="ok" if result.ok else "error",
                         samples_s=e2e, throughput_per_s=data["request_throughput_per_s"],
@@ -129,6 +130,17 @@ def run_load_command(args: argparse.Namespace) -> int:
     for line in render_sla(data.get("sla", {})):
         print(line)
     return 0
+
+
+def load_provenance(url: str, config: dict):
+    """A load test's provenance: the serving class, this sizeup, the workload's hash; the server's engine and GPU
+    are not known to the client (`sizeup runs import` takes them as flags)."""
+    from sizeup.measure.provenance import workload_hash
+    from sizeup.store import Provenance
+    from sizeup import __version__
+
+    return Provenance(workload_class="serving", sizeup_version=__version__,
+                      workload_hash=workload_hash("load", url, config))
 
 
 def sla_rows(promised: dict[str, float], measured: dict) -> dict[str, dict]:

@@ -12,7 +12,9 @@ from sizeup.units import number_flag
 
 
 def _db(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", help="run database (default: the user data folder)")
+    from sizeup.cli.db import add_db_argument
+
+    add_db_argument(p)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -97,7 +99,7 @@ def run_measure(args: argparse.Namespace) -> int:
     from sizeup.api import parse_input_specs
     from sizeup.cli.main import emit_json
     from sizeup.measure.harness import apply_memory_cap, resolve_device
-    from sizeup.measure.store import Store
+    from sizeup.cli.db import open_writer
     from sizeup.measure.sweep import SweepConfig, run_sweep
     from sizeup.report.terminal import render_table
     from sizeup.cli.progress import Progress
@@ -132,7 +134,7 @@ def run_measure(args: argparse.Namespace) -> int:
                       grad_accumulation=positive_ints(args.grad_acc, "--grad-acc"),
                       latency_target_s=args.latency_target, budget_s=args.budget, dtype=args.dtype, optimizer=args.optimizer,
                       profile=args.profile)
-    with Store(args.db) as store:
+    with open_writer(args.db) as store:
         profile = _profile(store, args.calibration, args.device)
         config = {"onnx": cfg.onnx, "dims": dict(cfg.dims), "dtype": args.dtype,
                   "inputs": [{"shape": list(i.shape), "dtype": i.dtype, "name": i.name} for i in cfg.inputs]}
@@ -177,13 +179,13 @@ def run_collectives(args: argparse.Namespace) -> int:
     from sizeup.cli.main import emit_json
     from sizeup.measure.collectives import measure_collectives
     from sizeup.measure.env import capture_environment
-    from sizeup.measure.store import Store
+    from sizeup.cli.db import open_writer
     from sizeup.report.terminal import render_table
     from sizeup.units import format_bytes, format_seconds
 
     backend = "nccl" if args.device.startswith("cuda") else "gloo"
     rows = measure_collectives(world_size=args.world_size, backend=backend)
-    with Store(args.db) as store:
+    with open_writer(args.db) as store:
         run_id = store.start_run(kind="collectives", target=f"{backend} x{args.world_size}", device=args.device,
                                  config={"world_size": args.world_size, "backend": backend},
                                  environment=capture_environment(args.device))
@@ -206,7 +208,7 @@ def run_llm(args: argparse.Namespace) -> int:
     from sizeup.cli.main import emit_json
     from sizeup.ingest.hf_config import load_model
     from sizeup.ingest.transformer_ops import Step, transformer_ledger
-    from sizeup.measure.store import Store
+    from sizeup.cli.db import open_writer
     from sizeup.measure.sweep import LLMSweepConfig, run_llm_sweep
     from sizeup.price.roofline import price
     from sizeup.report.terminal import render_table
@@ -217,7 +219,7 @@ def run_llm(args: argparse.Namespace) -> int:
     cfg = LLMSweepConfig(model=args.target, device=args.device, batches=batches, prompt=args.prompt,
                          context=args.context, dtype=args.dtype, budget_s=args.budget)
     arch = load_model(args.target)
-    with Store(args.db) as store:
+    with open_writer(args.db) as store:
         profile = _profile(store, args.calibration, args.device)
 
         def predict(phase: str, batch: int) -> float:
