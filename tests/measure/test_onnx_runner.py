@@ -45,7 +45,7 @@ def test_sweep_stores_points_with_predictions_and_compare_reads_them(mlp_onnx, t
     assert compared["points"][1]["predicted_memory_bytes"] > compared["points"][0]["predicted_memory_bytes"]
     assert main(["calibrate", "--runs", str(data["run_id"]), "--db", db, "--json"]) == 0
     fitted = json.loads(capsys.readouterr().out)
-    assert fitted["fitted"] and fitted["residual_median"] is not None
+    assert fitted["fitted"] and fitted["residual_median"] is not None, fitted["ignored"]
 
 
 def test_the_batch_dimension_and_unbound_dimensions(tmp_path, mlp_onnx):

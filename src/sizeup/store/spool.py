@@ -155,7 +155,8 @@ class SpoolingStore:
 
     def _reader(self) -> RunStore:
         if self.server is None:
-            raise MeasureError(f"the run database is away (runs go to the spool {self.spool_file}): cannot read it")
+            raise self._unavailable(f"the run database is away (runs go to the spool {self.spool_file}): cannot "
+                                    "read it")
         return self.server
 
     def __getattr__(self, name: str):

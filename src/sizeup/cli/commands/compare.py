@@ -12,7 +12,9 @@ from dataclasses import replace
 def register(sub: argparse._SubParsersAction) -> None:
     k = sub.add_parser("compare", help="predicted against measured, term by term, for a stored run")
     k.add_argument("run_id", type=int)
-    k.add_argument("--calibration", default="local")
+    k.add_argument("--calibration", default=None,
+                   help="the profile the prediction is priced with (default local: its fit of the run's workload "
+                        "class where there is one, else its measured peaks)")
     k.add_argument("--statistic", choices=("auto", "min", "p10", "median", "cpu-min"), default=None,
                    help="statistic of the repetitions compared with the prediction (default: the one the "
                         "calibration was fitted to, else min)")
@@ -27,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_compare(args: argparse.Namespace) -> int:
     from sizeup.cli.measured import report_at
     from sizeup.cli.main import emit_json
-    from sizeup.measure.calibrate import load_profile, overhead_comparison, overhead_term, uncalibrated_efficiency
+    from sizeup.measure.calibrate import overhead_comparison, overhead_term, uncalibrated_efficiency
     from sizeup.measure.calibrate_fit import NOISY_SPREAD, resolve_statistic, spread, stored_statistic
     from sizeup.errors import MeasureError
     from sizeup.cli.db import db_exists, open_reader
@@ -46,7 +48,10 @@ def run_compare(args: argparse.Namespace) -> int:
         if run.kind not in ("inference", "train"):
             raise MeasureError(f"run {run.id} is a {run.kind} run: nothing was predicted for it "
                                f"(see sizeup runs show {run.id})")
-        profile = load_profile(store, args.calibration)
+        from sizeup.measure.profiles import choose_profile, run_workload
+
+        profile = choose_profile(store, args.calibration or "local", run_workload(run),
+                                 implicit=args.calibration is None)
         statistic = resolve_statistic(store, run.points, args.statistic or profile.data.get("statistic") or "auto")
         stats = {p.id: stored_statistic(store, p, statistic) for p in run.points if p.status == "ok"}
         cpu_mins = {p.id: stored_statistic(store, p, "cpu-min") for p in run.points if p.status == "ok"}
@@ -90,7 +95,7 @@ def run_compare(args: argparse.Namespace) -> int:
     if profiled:
         moved = max(kinds_total, key=lambda k: abs(kinds_total[k][1] - kinds_total[k][0]))
     if overhead is not None:
-        from sizeup.cli.commands.calibrate import run_floor
+        from sizeup.measure.calibrate_runs import run_floor
 
         overhead = {**overhead_comparison(small, overhead, profile.data.get("fit"), statistic, run_floor(run)),
                     "batch": overhead["batch"]}
@@ -109,6 +114,7 @@ def run_compare(args: argparse.Namespace) -> int:
     warnings = [f"the calibration's micro-benchmarks ran on {threads[0]} torch thread(s), this run on {threads[1]}: "
                 "its rates may not apply"] if None not in threads and threads[0] != threads[1] else []
     data = {"run_id": run.id, "target": run.target, "calibration": profile.name, "calibrated": profile.fitted,
+            "calibration_notes": list(profile.notes),
             "statistic": statistic, "noise": noise, "warnings": warnings, "overhead": overhead, "points": rows,
             "by_kind": {k: {"predicted_s": v[0], "measured_s": v[1]} for k, v in kinds_total.items()},
             "largest_gap_kind": moved}
@@ -124,6 +130,8 @@ def run_compare(args: argparse.Namespace) -> int:
                         f"error vs {statistic}", "uncalibrated", "measured memory", "predicted peak"], table,
                        title=f"run {run.id}: {run.target} ({profile.name}, "
                              f"{'fitted' if profile.fitted else 'not fitted'})"))
+    for note in profile.notes:
+        print(f"calibration: {note}")
     if overhead is not None:
         print("\n" + _overhead_line(overhead, format_seconds))
     for warning in warnings:
@@ -244,9 +252,12 @@ def _compare_llm(run, profile, args: argparse.Namespace) -> int:
         rows.append({"batch": point.batch, "phase": point.phase, "measured_s": point.latency_p50_s,
                      "predicted_s": predicted, "error": predicted / point.latency_p50_s - 1})
     if args.json:
-        emit_json({"run_id": run.id, "target": run.target, "calibration": profile.name, "points": rows})
+        emit_json({"run_id": run.id, "target": run.target, "calibration": profile.name,
+                   "calibration_notes": list(profile.notes), "points": rows})
         return 0
     print(render_table(["batch", "phase", "measured P50", "predicted", "error"],
                        [[r["batch"], r["phase"], format_seconds(r["measured_s"]), format_seconds(r["predicted_s"]),
                          f"{r['error']:+.1%}"] for r in rows], title=f"run {run.id}: {run.target} ({profile.name})"))
+    for note in profile.notes:
+        print(f"calibration: {note}")
     return 0

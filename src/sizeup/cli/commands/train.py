@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     from sizeup.cli.calibration import calibrated_scope, load_calibration, resolve_device
 
     catalog = load_catalog(args.catalog)
-    profile = load_calibration(args)
+    profile = load_calibration(args, "train")
     device = resolve_device(args, catalog, profile)
     with calibrated_scope(profile, [device]) as notes:
         return _run(args, catalog, device, notes)
