@@ -351,7 +351,8 @@ def fit_rates(device: DeviceSpec, observations: Sequence[tuple[Ledger, float]], 
     pts = _Points([p[0] for p in parts], [p[1] for p in parts], np.array([p[2] for p in parts]),
                   np.array([float(m) for _, m in observations]))
     c, memory = _search_rates(pts, overhead_s)
-    notes = ["the per-op overhead is held at the device kind's default (not fitted: an LLM run has no floor)"]
+    notes = [f"the per-op overhead is held at {overhead_s * 1e6:.3g} us (the engine's, else the device kind's "
+             "default: an LLM run has no floor to measure it)"]
     if c >= RATE_BOUNDS[1] * 0.999 or c <= RATE_BOUNDS[0] * 1.001:
         notes.append(f"the compute factor hit its bound ({c:.3g}): the points do not pin the rate")
     if memory >= MEMORY_BOUNDS[1] * 0.999 or memory <= MEMORY_BOUNDS[0] * 1.001:

@@ -257,15 +257,30 @@ def _serving_points(run, point, arch) -> list[_Point]:
     return out
 
 
-def _fit(cls: str, device, points: list[_Point], bench: dict | None, floors: list) -> Any:
+def _held_overhead(device, engine: str | None) -> float:
+    """The per-op overhead an LLM fit holds (it has no floor to measure one): the engine's decode overhead
+    (price/engines.py, CUDA graphs for vLLM) where it lists one, else the device kind's default."""
+    from sizeup.price.efficiency import default_efficiency
+
+    if engine and device.kind != "cpu":
+        try:
+            from sizeup.price.engines import get_engine
+
+            overhead = get_engine(engine).range("decode_overhead_s")
+        except (SizeupError, AttributeError, KeyError):
+            overhead = None
+        if overhead is not None:
+            return overhead.typical
+    return default_efficiency(device.kind).overhead_s.typical
+
+
+def _fit(cls: str, device, points: list[_Point], bench: dict | None, floors: list, engine: str | None = None) -> Any:
     from sizeup.measure.calibrate import size_curve
     from sizeup.measure.calibrate_fit import fit_profile, fit_rates
 
     observations = [(p.ledger, p.seconds) for p in points]
     if cls in ("llm", "serving"):
-        from sizeup.price.efficiency import default_efficiency
-
-        return fit_rates(device, observations, default_efficiency(device.kind).overhead_s.typical)
+        return fit_rates(device, observations, _held_overhead(device, engine))
     curve = size_curve(bench) if bench else ()
     return fit_profile(device, observations, curve, [p.batch for p in points], floors if cls != "train-step" else ())
 
@@ -345,7 +360,7 @@ def _fit_group(store, key: tuple, members: list, device, bench: dict | None,
     if len(points) < 2:
         return None, left + [Ignored(run.id, f"too few points for a {cls} profile ({len(points)}; at least 2)")
                              for run, _ in members if run.id not in {i.run_id for i in left}]
-    fit = _fit(cls, device, points, bench, list(floors.values()))
+    fit = _fit(cls, device, points, bench, list(floors.values()), engine)
     outliers = _outliers(fit, device, points)
     if outliers:
         out_runs = {o.run_id for o in outliers if o.batch is None}
@@ -355,13 +370,14 @@ def _fit_group(store, key: tuple, members: list, device, bench: dict | None,
         if len(kept) < 2:
             return None, left
         points = kept
-        fit = _fit(cls, device, points, bench, [f for run_id, f in floors.items() if run_id not in out_runs])
+        fit = _fit(cls, device, points, bench, [f for run_id, f in floors.items() if run_id not in out_runs],
+                   engine)
     bound = hit_bound(fit)
     if bound is not None:
         runs = sorted({p.run_id for p in points})
         return None, left + [Ignored(r, f"its {cls} profile was not saved: {bound}") for r in runs]
     runs = tuple(sorted({p.run_id for p in points}))
-    hosts = tuple(sorted({run.provenance.host or "unknown" for run, _ in members if run.id in runs}))
+    hosts = tuple(sorted({run.provenance.host for run, _ in members if run.id in runs and run.provenance.host}))
     return ClassFit(key={"device_type": None, "engine": engine, "engine_version": version, "workload_class": cls},
                     runs=runs, hosts=hosts, fit=fit, statistic=stat, device=device, rejected=tuple(left)), left
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 import argparse
 
 from sizeup.cli.db import add_db_argument
+from sizeup.units import number_flag
 from dataclasses import replace
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     k = sub.add_parser("compare", help="predicted against measured, term by term, for a stored run")
-    k.add_argument("run_id", type=int)
+    k.add_argument("run_id", type=number_flag(integer=True, minimum=1, maximum=2**63 - 1), metavar="RUN_ID")
     k.add_argument("--calibration", default=None,
                    help="the profile the prediction is priced with (default local: its fit of the run's workload "
                         "class where there is one, else its measured peaks)")
@@ -19,8 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="statistic of the repetitions compared with the prediction (default: the one the "
                         "calibration was fitted to, else min)")
     k.add_argument("--sla", metavar="SCENARIO.yaml",
-                   help="load-test runs: the scenario whose SLA the run is checked against (default: the one "
-                        "given to 'sizeup load --sla')")
+                   help="serving runs (sizeup load, runs import): the scenario whose SLA the run is checked against "
+                        "(default: the one given to 'sizeup load --sla')")
     k.add_argument("--json", action="store_true")
     add_db_argument(k)
     k.set_defaults(func=run_compare)
@@ -44,7 +45,9 @@ def run_compare(args: argparse.Namespace) -> int:
     with open_reader(args.db) as store:
         run = store.run(args.run_id)
         if run.kind == "load":
-            return _compare_load(run, args)
+            from sizeup.cli.commands.compare_serving import compare_serving
+
+            return compare_serving(run, store, args)
         if run.kind not in ("inference", "train"):
             raise MeasureError(f"run {run.id} is a {run.kind} run: nothing was predicted for it "
                                f"(see sizeup runs show {run.id})")
@@ -194,40 +197,6 @@ def _overhead_line(o: dict, format_seconds) -> str:
                  f"{format_seconds(o['fixed_cost_measured_s'])} less priced fixed work {format_seconds(o['fixed_work_s'])}): "
                  "not the per-op overhead — it also holds the weights read every forward")
     return text
-
-
-def _compare_load(run, args: argparse.Namespace) -> int:
-    """A load test against the SLA its plan promised: percentile by percentile, met or missed."""
-    from sizeup.cli.commands.load import render_sla, sla_rows
-    from sizeup.cli.main import emit_json
-    from sizeup.errors import ConfigError
-
-    point = run.points[0] if run.points else None
-    if point is None:
-        raise ConfigError(f"run {run.id}: the load test recorded no requests")
-    measured = {k: point.extra.get(k) or {} for k in ("ttft_s", "tpot_s", "itl_s", "e2e_s")}
-    if not measured["e2e_s"] and point.samples_s:  # runs stored before e2e percentiles were kept
-        import numpy as np
-
-        measured["e2e_s"] = {f"p{q:g}".replace(".", ""): float(np.percentile(point.samples_s, q))
-                             for q in (50, 90, 95, 99, 99.9)}
-    if args.sla:
-        from sizeup.plan.scenario import load_scenario
-
-        promised, source = load_scenario(args.sla).sla.targets, args.sla
-    else:
-        promised, source = point.extra.get("sla") or {}, "the scenario given to sizeup load --sla"
-    if not promised:
-        raise ConfigError(f"run {run.id} is a load test with no SLA to compare with: give --sla SCENARIO.yaml")
-    rows = sla_rows(promised, measured)
-    if args.json:
-        emit_json({"run_id": run.id, "target": run.target, "sla_source": source, "sla": rows,
-                   "all_met": all(r["met"] for r in rows.values())})
-        return 0
-    print(f"run {run.id}: load test of {run.target} against {source}")
-    for line in render_sla(rows):
-        print(line)
-    return 0
 
 
 def _compare_llm(run, profile, args: argparse.Namespace) -> int:

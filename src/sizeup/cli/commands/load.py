@@ -144,14 +144,10 @@ def load_provenance(url: str, config: dict):
 
 
 def sla_rows(promised: dict[str, float], measured: dict) -> dict[str, dict]:
-    """{target: {promised_s, measured_s, met}} for SLA targets like ttft_p95 against measured
-    percentiles ({"ttft_s": {"p95": …}, …}); a percentile not measured is None and not met."""
-    rows = {}
-    for key, value in promised.items():
-        metric, _, point = key.partition("_")
-        got = (measured.get(f"{metric}_s") or {}).get(point)
-        rows[key] = {"promised_s": value, "measured_s": got, "met": got is not None and got <= value}
-    return rows
+    """{target: {promised_s, measured_s, met}} (measure.serving_compare.sla_rows)."""
+    from sizeup.measure.serving_compare import sla_rows as rows
+
+    return rows(promised, measured)
 
 
 def render_sla(rows: dict[str, dict]) -> list[str]:
