@@ -216,8 +216,14 @@ def run_collectives(args: argparse.Namespace) -> int:
     from sizeup.report.terminal import render_table
     from sizeup.units import format_bytes, format_seconds
 
+    import os
+
     backend = "nccl" if args.device.startswith("cuda") else "gloo"
     rows = measure_collectives(world_size=args.world_size, backend=backend)
+    if int(os.environ.get("RANK", "0")) != 0:  # under torchrun: rank 0 measured and stores the run
+        return 0
+    if "WORLD_SIZE" in os.environ:
+        args.world_size = int(os.environ["WORLD_SIZE"])
     with open_writer(args.db) as store:
         from sizeup.measure.provenance import capture_provenance
 
