@@ -34,7 +34,7 @@ from typing import Any
 from sizeup.errors import MeasureError, SizeupError
 
 __all__ = ["NOISY_REJECT", "OUTLIER_Z", "OUTLIER_MIN", "Ignored", "ClassFit", "CalibrationResult",
-           "calibrate_store", "run_device_type", "run_floor", "run_class"]
+           "calibrate_store", "run_device_type", "run_floor", "run_class", "run_workload"]
 
 NOISY_REJECT = 0.25
 OUTLIER_Z = 3.5
@@ -113,6 +113,15 @@ def run_device_type(run) -> str | None:
     gpu = str(env.get("device", run.device)).startswith("cuda")
     product = env.get("gpu_name") if gpu else env.get("cpu_model")
     return device_type_of(product if isinstance(product, str) else None, gpu=gpu)
+
+
+def run_workload(run):
+    """The workload a stored run is of (measure.profiles.Workload), to choose the profile that predicts it."""
+    from sizeup.measure.profiles import KIND_OF_CLASS, Workload
+
+    cls = run_class(run) or "traced"
+    return Workload(kind=KIND_OF_CLASS.get(cls, "vision"), engine=run.provenance.engine,
+                    engine_version=run.provenance.engine_version)
 
 
 def run_class(run) -> str | None:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from sizeup.measure.calibrate import Profile
 
 __all__ = ["WORKLOAD_CLASSES", "ESTIMATE_CLASSES", "ENGINE_RUNS", "Workload", "ledger_class", "class_profile_name",
-           "choose_profile", "engines_match", "fit_summary", "peaks_only", "run_workload"]
+           "choose_profile", "engines_match", "fit_summary", "peaks_only", "KIND_OF_CLASS"]
 
 WORKLOAD_CLASSES = ("llm", "serving", "cnn", "traced", "train-step")
 """llm: a transformer's prefill and decode timed by sizeup's own decoder; serving: an LLM behind a serving engine
@@ -95,6 +95,8 @@ def fit_summary(data: dict) -> str:
     runs, hosts = len(fit.get("runs") or data.get("runs") or []), len(fit.get("hosts") or [])
     machines = f" from {hosts} machine{'s' if hosts != 1 else ''}" if hosts else ""
     engine = " ".join(v for v in (fit.get("engine"), fit.get("engine_version")) if v)
+    if not runs:
+        return "fitted efficiencies (the runs they were fitted on are not recorded)"
     return f"calibrated on {runs} run{'s' if runs != 1 else ''}{machines}" + (f", {engine}" if engine else "")
 
 
@@ -123,7 +125,7 @@ def choose_profile(store, name: str, workload: Workload, *, implicit: bool) -> P
         chosen = (exact or matching)[0]
         profile = load_profile(store, chosen)
         key = keyed[chosen]
-        note = (f"{fit_summary(profile.data)} (profile {chosen!r}, class {key['workload_class']}"
+        note = (f"{fit_summary(profile.data)} (calibration {chosen!r}, class {key['workload_class']}"
                 f"{', device type ' + key['device_type'] if key.get('device_type') else ''})")
         stale = _version_note(key.get("engine_version"), workload, key.get("engine"))
         return replace(profile, notes=(note, *([stale] if stale else [])))
@@ -142,7 +144,7 @@ def choose_profile(store, name: str, workload: Workload, *, implicit: bool) -> P
         return replace(profile, notes=(f"measured peaks of calibration {name!r} (micro-benchmarks, no fitted "
                                        f"efficiency){skipped}",))
     if fitted_on is None and not implicit:  # saved before classes were kept, and named: the user asked for it
-        return replace(profile, notes=(f"{fit_summary(profile.data)} (profile {name!r}, saved before workload "
+        return replace(profile, notes=(f"{fit_summary(profile.data)} (calibration {name!r}, saved before workload "
                                        "classes were kept: its class is not known)",))
     if fitted_on is not None and not implicit:
         raise ConfigError(f"calibration {name!r} was fitted on {fitted_on} runs, not on "
@@ -163,12 +165,3 @@ def peaks_only(profile: Profile) -> Profile:
 
 
 KIND_OF_CLASS = {"llm": "llm", "serving": "llm", "cnn": "vision", "traced": "vision", "train-step": "train"}
-
-
-def run_workload(run) -> Workload:
-    """The workload a stored run is of, to choose the profile that predicts it (compare)."""
-    from sizeup.measure.calibrate_runs import run_class
-
-    cls = run_class(run) or "traced"
-    return Workload(kind=KIND_OF_CLASS.get(cls, "vision"), engine=run.provenance.engine,
-                    engine_version=run.provenance.engine_version)

@@ -51,7 +51,8 @@ def run_compare(args: argparse.Namespace) -> int:
         if run.kind not in ("inference", "train"):
             raise MeasureError(f"run {run.id} is a {run.kind} run: nothing was predicted for it "
                                f"(see sizeup runs show {run.id})")
-        from sizeup.measure.profiles import choose_profile, run_workload
+        from sizeup.measure.calibrate_runs import run_workload
+        from sizeup.measure.profiles import choose_profile
 
         profile = choose_profile(store, args.calibration or "local", run_workload(run),
                                  implicit=args.calibration is None)

@@ -138,14 +138,14 @@ def run_measure(args: argparse.Namespace) -> int:
                       grad_accumulation=positive_ints(args.grad_acc, "--grad-acc"),
                       latency_target_s=args.latency_target, budget_s=args.budget, dtype=args.dtype, optimizer=args.optimizer,
                       profile=args.profile)
-    config = {"onnx": cfg.onnx, "dims": dict(cfg.dims), "dtype": args.dtype,
-              "inputs": [{"shape": list(i.shape), "dtype": i.dtype, "name": i.name} for i in cfg.inputs]}
-    if cfg.onnx:
-        from sizeup.measure.onnx_runner import load_onnx
+    with open_writer(args.db) as store:  # a bad --db is refused before the model is read
+        config = {"onnx": cfg.onnx, "dims": dict(cfg.dims), "dtype": args.dtype,
+                  "inputs": [{"shape": list(i.shape), "dtype": i.dtype, "name": i.name} for i in cfg.inputs]}
+        if cfg.onnx:
+            from sizeup.measure.onnx_runner import load_onnx
 
-        config["batch_dim"] = load_onnx(cfg.target, args.device, dict(cfg.dims)).batch_dim
-    workload_class = _traced_class(args.target, config, batches, args.train)
-    with open_writer(args.db) as store:
+            config["batch_dim"] = load_onnx(cfg.target, args.device, dict(cfg.dims)).batch_dim
+        workload_class = _traced_class(args.target, config, batches, args.train)
         profile = _profile(store, args.calibration, args.device, "train" if args.train else "vision",
                            "onnxruntime" if cfg.onnx else "torch")
         predict = _predictor(args.target, config, profile, train=args.train) if profile is not None else None

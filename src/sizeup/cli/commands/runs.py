@@ -87,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
             print(render_table(["id", "started (UTC)", "kind", "target", "device", "host", "status", "points"], rows,
                                right=[True, False, False, False, False, False, False, True]))
             print(f"\n{len(runs)} runs in {where}")
+            _spool_note(args.db)
             return 0
         if args.verb == "show":
             record = store.run(args.run_id)
@@ -151,6 +152,26 @@ def run_sync(args: argparse.Namespace) -> int:
     if data["kept"]:
         print(f"{len(data['kept'])} run(s) still being written stay in the spool (sync again when they finish)")
     return 0
+
+
+def _spool_note(db: str | None) -> None:
+    """Say so when runs wait in the local spool for a server store (`runs sync` uploads them)."""
+    from sizeup.store import resolve_db
+    from sizeup.store.spool import spool_path
+
+    spool = spool_path()
+    if not isinstance(resolve_db(db), str) or not spool.is_file():
+        return
+    from sizeup.errors import MeasureError
+    from sizeup.store.sqlite import SQLiteStore
+
+    try:
+        with SQLiteStore(spool, readonly=True) as queue:
+            waiting = len(queue.runs())
+    except MeasureError:
+        return
+    if waiting:
+        print(f"{waiting} run(s) wait in the local spool {spool}: 'sizeup runs sync' uploads them")
 
 
 def _time(iso: str) -> str:
