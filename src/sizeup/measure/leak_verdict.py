@@ -131,10 +131,10 @@ def check_plot_path(path: str | Path) -> Path:
     import os
 
     out = Path(path).expanduser()
-    if out.suffix.lower() not in PLOT_SUFFIXES:
-        raise ConfigError(f"--plot {path}: expected an image file ending in {', '.join(PLOT_SUFFIXES)}")
     if out.is_dir():
         raise ConfigError(f"--plot {path}: is a folder, not a file")
+    if out.suffix.lower() not in PLOT_SUFFIXES:
+        raise ConfigError(f"--plot {path}: expected an image file ending in {', '.join(PLOT_SUFFIXES)}")
     folder = out.parent if str(out.parent) else Path(".")
     if not folder.is_dir():
         raise ConfigError(f"--plot {path}: its folder {folder} does not exist")
