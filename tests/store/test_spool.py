@@ -16,28 +16,10 @@ from sizeup.measure.calibrate import local_device, profile_to_dict
 from sizeup.store import open_store
 from sizeup.store.spool import SpoolingStore, sync
 from sizeup.store.sqlite import SQLiteStore
+from tests.measure.slow_model import BENCH, slow_model
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
-MODEL = """import time
-
-import torch
-
-
-class Slow(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(8, 8)
-
-    def forward(self, x):
-        time.sleep(0.01)
-        return self.linear(x)
-
-
-def build():
-    return Slow()
-"""
-BENCH = {"device": "cpu", "dtype": "fp32", "gemm": [], "matmul_flops_per_s": 1e11, "copy_bytes_per_s": 1e10,
-         "measured": "2026-12-04 12:00:00", "catalog_id": None}
+MODEL = slow_model(0.01)
 BATCHES = 24
 
 
