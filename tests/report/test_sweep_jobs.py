@@ -96,7 +96,7 @@ def test_bad_specs_are_refused_in_one_line(text, message):
 def test_duplicate_keys_and_k8s_without_an_image_are_refused(tmp_path, capsys):
     dup = tmp_path / "dup.yaml"
     dup.write_text("name: x\nname: y\nmeasure: {target: m}\npoints: [{device: cpu}]\n")
-    with pytest.raises(ConfigError, match="duplicate key 'name'"):
+    with pytest.raises(ConfigError, match="key 'name' is given twice"):
         load_sweep_spec(dup)
     plain = tmp_path / "plain.yaml"
     plain.write_text("name: x\nmeasure: {target: m}\npoints: [{device: cpu}, {device: h100}]\n")

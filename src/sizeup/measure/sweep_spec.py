@@ -89,54 +89,19 @@ class SweepSpec:
         return out
 
 
-def _strict_loader():
-    import yaml
-
-    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-    class Strict(base):  # type: ignore[misc, valid-type]
-        pass
-
-    def mapping(loader, node, deep=False):
-        seen = set()
-        for key_node, _ in node.value:
-            key = loader.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise ConfigError(f"duplicate key {key!r} (line {key_node.start_mark.line + 1})")
-            seen.add(key)
-        return loader.construct_mapping(node, deep=deep)
-
-    Strict.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
-    return Strict
-
-
 def load_sweep_spec(path: str | Path) -> SweepSpec:
-    """The spec file: UTF-8 YAML of at most MAX_SPEC_BYTES, no duplicate keys, nested a few levels only."""
-    import yaml
-
-    from sizeup.yaml_depth import MAX_YAML_NESTING, yaml_nesting_bound
+    """The spec file: a regular UTF-8 file of at most MAX_SPEC_BYTES, read as YAML 1.2 with duplicate keys
+    refused (yaml_strict)."""
+    from sizeup.files import read_regular
+    from sizeup.yaml_strict import load_yaml
 
     file = Path(path).expanduser()
-    if not file.is_file():
-        raise ConfigError(f"sweep spec {str(file)!r} does not exist (or is not a regular file)")
+    raw = read_regular(file, what="sweep spec", error=ConfigError, limit=MAX_SPEC_BYTES)
     try:
-        with file.open("rb") as fh:
-            raw = fh.read(MAX_SPEC_BYTES + 1)
         text = raw.decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{file}: not a readable UTF-8 file ({e})") from None
-    if len(raw) > MAX_SPEC_BYTES:
-        raise ConfigError(f"{file}: larger than {MAX_SPEC_BYTES:,} bytes; a sweep spec is a short YAML file")
-    if yaml_nesting_bound(text) > MAX_YAML_NESTING:
-        raise ConfigError(f"{file}: YAML nested too deep")
-    try:
-        data = yaml.load(text, Loader=_strict_loader())  # noqa: S506 — a safe loader
-    except ConfigError as e:
-        raise ConfigError(f"{file}: {e}") from None
-    except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as e:
-        mark = getattr(e, "problem_mark", None)
-        raise ConfigError(f"{file}: not valid YAML{f' (line {mark.line + 1})' if mark else ''}") from None
-    return parse_sweep_spec(data, str(file))
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{file}: not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start:,})") from None
+    return parse_sweep_spec(load_yaml(text, str(file)), str(file))
 
 
 def _check_keys(data: object, allowed, where: str) -> dict:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from pathlib import Path
 
 from sizeup.errors import ConfigError
@@ -28,20 +27,14 @@ MAX_BYTES = 512 * 2**20
 
 
 def _load(path: Path) -> object:
+    from sizeup.files import read_regular
+
+    raw = read_regular(path, what="result file", error=ConfigError, limit=MAX_BYTES)
     try:
-        info = path.stat()
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read the result file ({e.strerror or e})") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise ConfigError(f"{path}: is not a regular file")
-    if info.st_size > MAX_BYTES:
-        raise ConfigError(f"{path}: {info.st_size:,} bytes, more than the {MAX_BYTES:,} a result file may have")
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_BYTES + 1)
         text = raw.decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: not a readable text file ({e})") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not a readable text file (byte 0x{raw[e.start]:02x} at offset {e.start:,} is "
+                          "not UTF-8)") from None
     try:
         return json.loads(text)
     except (ValueError, RecursionError) as first:
