@@ -3,8 +3,9 @@
 A profile from `sizeup calibrate` holds the local device's measured peaks and fitted efficiencies.
 `device="local"` prices on that measured device; naming the catalog entry of the same hardware
 (`device="h200"`, recognised when the profile was measured) prices on its datasheet peaks with the
-efficiencies rescaled so that the achieved rates stay the measured ones. Nothing here touches the run
-store unless a calibration is asked for.
+efficiencies rescaled so that the achieved rates stay the measured ones. Which fit an estimate takes is
+decided by its workload class and engine (measure.profiles.choose_profile), and said in its assumptions.
+Nothing here touches the run store unless a calibration is asked for.
 """
 
 from __future__ import annotations
@@ -25,30 +26,34 @@ LOCAL = "local"
 """The device name of the machine a calibration profile was measured on."""
 
 
-def load_calibration(name: str | None, db: str | None, devices: Sequence[str | DeviceSpec] = ()):
+def load_calibration(name: str | None, db: str | Path | None, devices: Sequence[str | DeviceSpec] = (), *,
+                     kind: str = "llm", engine: str | None = None):
     """The profile `name`; for a `local` device without one, the default profile ("local", what `sizeup
-    calibrate` saves); otherwise None (the store is then never opened). `db`: the run store (default: the
-    user data folder); reading never creates one."""
+    calibrate` saves); otherwise None (the store is then never opened). `kind`: what is estimated ("llm",
+    "vision" or "train", measure.profiles.ESTIMATE_CLASSES), with its `engine`: only a fit of that workload class
+    and engine is applied (measure.profiles.choose_profile). `db`: the run store, a path or a postgresql:// URL
+    (default: $SIZEUP_DB, else the user data folder); reading never creates one."""
     names = [d.strip() for d in devices if isinstance(d, str)]
     if not name and LOCAL not in names:
-        return None
-    from sizeup.measure.calibrate import DEFAULT_PROFILE, load_profile
-    from sizeup.measure.store import Store, default_path
+        return None  # no calibration asked for: the store and numpy stay unimported
+    from sizeup.measure.calibrate import DEFAULT_PROFILE
+    from sizeup.measure.profiles import Workload, choose_profile
+    from sizeup.store import open_store, resolve_db
 
     implicit = not name
     name = name or DEFAULT_PROFILE
     needs_calibrate = ConfigError("--device local prices on a measured machine: run 'sizeup calibrate --quick' "
                                   "first (or name a profile with --calibration NAME)")
-    path = Path(db).expanduser() if db else default_path()
-    if not db and not path.exists():
+    path = resolve_db(db)
+    if isinstance(path, Path) and not db and not path.exists():
         if implicit:
             raise needs_calibrate
         raise ConfigError(f"--calibration {name!r}: no run database yet at {path} (save a profile with "
                           "'sizeup calibrate', or give --db PATH)")
-    with Store(path, readonly=True) as store:
+    with open_store(path, readonly=True) as store:
         if implicit and name not in store.calibrations():
             raise needs_calibrate
-        return load_profile(store, name)
+        return choose_profile(store, name, Workload.of_engine(kind, engine), implicit=implicit)
 
 
 def resolve_device(device: str | DeviceSpec, catalog, profile) -> DeviceSpec:
@@ -75,7 +80,10 @@ def calibrated_scope(profile, devices: Sequence[DeviceSpec]) -> Iterator[list[st
         yield []
         return
     overrides = {d.id: profile.efficiency_on(d) for d in devices}
-    fitted = "fitted to measured runs" if profile.fitted else "micro-benchmarks only, not yet fitted to models"
-    notes = [f"{d.id}: efficiencies from calibration {profile.name!r} ({fitted})" for d in devices]
+    if profile.notes:  # which fit of the profile applies, and why (measure.profiles.choose_profile)
+        notes = [f"{d.id}: {note}" for d in devices for note in profile.notes]
+    else:
+        fitted = "fitted to measured runs" if profile.fitted else "micro-benchmarks only, not yet fitted to models"
+        notes = [f"{d.id}: efficiencies from calibration {profile.name!r} ({fitted})" for d in devices]
     with calibrated(overrides):
         yield notes

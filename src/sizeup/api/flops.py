@@ -87,7 +87,11 @@ def count_onnx(path: str, *, dims: dict[str, int] | None = None) -> FlopsReport:
     e.g. {"batch": 8}. The precision is the graph's own (shown as the dtype doing most FLOPs)."""
     from sizeup.ingest.onnx_graph import onnx_ledger
 
-    ledger = onnx_ledger(path, dims=dims, name=Path(path).stem)
+    return _onnx_report(onnx_ledger(path, dims=dims, name=Path(path).stem))
+
+
+def _onnx_report(ledger: Ledger) -> FlopsReport:
+    """An ONNX graph's report: inference only, at the dtype doing most FLOPs."""
     by_dtype: dict[str, int] = {}
     for o in ledger.ops:
         by_dtype[o.dtype] = by_dtype.get(o.dtype, 0) + o.flops
@@ -97,12 +101,15 @@ def count_onnx(path: str, *, dims: dict[str, int] | None = None) -> FlopsReport:
 
 
 def report_at(target: str, config: dict, batch: int, train: bool = False) -> FlopsReport:
-    """The cost report of a measured target at one batch size (`config` as the run store keeps it): the torch
-    trace with the inputs' leading dimension set to the batch, or the ONNX graph with its batch dimension bound."""
+    """The cost report of a measured target at one batch size (`config` as the run store keeps it): its ledger
+    (measure.ledgers.run_ledger: the torch trace at the batch, or the ONNX graph with its batch bound) with the
+    peak memory of what it timed."""
+    from sizeup.measure.ledgers import run_ledger
+
+    ledger = run_ledger(target, config, batch, train)
     if config.get("onnx"):
-        dims = dict(config.get("dims") or {})
-        if config.get("batch_dim"):
-            dims[config["batch_dim"]] = batch
-        return count_onnx(target, dims=dims)
-    inputs = [InputSpec(shape=(batch, *i["shape"][1:]), dtype=i["dtype"], name=i["name"]) for i in config["inputs"]]
-    return count_flops(target, inputs, dtype=config.get("dtype", "fp32"), mode="train" if train else "inference")
+        return _onnx_report(ledger)
+    mode = "train" if train else "inference"
+    return FlopsReport(ledger=ledger, mode=mode, dtype=config.get("dtype", "fp32"),
+                       memory=ledger.memory_peak(None if train else [Phase.FORWARD]),
+                       assumptions=tuple(ledger.assumptions))

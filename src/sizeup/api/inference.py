@@ -112,9 +112,10 @@ def estimate(model: str, options: EstimateOptions | None = None, /, **changes: A
     if o.device is None:
         raise ConfigError("estimate: give device=NAME (see 'sizeup hw list'); to compare devices use compare()")
     catalog = load_catalog(o.catalog)
-    profile = load_calibration(o.calibration, o.db, [o.device])
+    onnx = model.lower().endswith(".onnx")
+    profile = load_calibration(o.calibration, o.db, [o.device], kind="vision" if onnx else "llm", engine=o.engine)
     device = resolve_device(o.device, catalog, profile)
-    if model.lower().endswith(".onnx"):
+    if onnx:
         from sizeup.api.onnx_estimate import estimate_onnx
 
         with calibrated_scope(profile, [device]) as notes:

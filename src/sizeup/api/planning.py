@@ -71,7 +71,8 @@ def plan(scenario: str | Path | dict | Any, options: PlanOptions | None = None, 
     check_scenario_context(parsed)
     catalog = load_catalog(o.catalog)
     devices = []
-    profile = load_calibration(o.calibration, o.db, o.devices)
+    profile = load_calibration(o.calibration, o.db, o.devices,
+                               engine=o.engine if "engine" in o.changed() else None)  # else any engine's fit
     if profile is not None:
         if not profile.catalog_id:
             raise ConfigError(f"calibration {o.calibration!r} was measured on {profile.device.name}, which is not "

@@ -1,5 +1,6 @@
 """`compare_run`: a stored run beside its prediction, term by term (time by op kind, memory, the per-op
-overhead), or a load test beside the SLA its plan promised, as `sizeup compare RUN_ID`. It only reads the store."""
+overhead), or a serving run beside the SLA its plan promised and sizeup's own prediction, as `sizeup compare
+RUN_ID`. It only reads the store."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 from sizeup.errors import ConfigError, MeasureError
 
-__all__ = ["LlmRunComparison", "LoadRunComparison", "RunComparison", "compare_run", "sla_rows"]
+__all__ = ["LlmRunComparison", "RunComparison", "compare_run"]
 
 STATISTICS = ("auto", "min", "p10", "median", "cpu-min")
 
@@ -22,6 +23,8 @@ class RunComparison:
     target: str
     calibration: str
     calibrated: bool
+    calibration_notes: tuple[str, ...]
+    """Which fit of the profile priced the prediction, and why (measure.profiles.choose_profile)."""
     statistic: str
     """The statistic of each point's repetitions compared with the prediction (min, p10, median, cpu-min)."""
     noise: dict[str, Any]
@@ -39,7 +42,8 @@ class RunComparison:
 
     def to_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "target": self.target, "calibration": self.calibration,
-                "calibrated": self.calibrated, "statistic": self.statistic, "noise": self.noise,
+                "calibrated": self.calibrated, "calibration_notes": list(self.calibration_notes),
+                "statistic": self.statistic, "noise": self.noise,
                 "warnings": list(self.warnings), "overhead": self.overhead, "points": list(self.points),
                 "by_kind": self.by_kind, "largest_gap_kind": self.largest_gap_kind}
 
@@ -51,53 +55,40 @@ class LlmRunComparison:
     run_id: int
     target: str
     calibration: str
+    calibration_notes: tuple[str, ...]
     points: tuple[dict[str, Any], ...]
 
     def to_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "target": self.target, "calibration": self.calibration,
-                "points": list(self.points)}
+                "calibration_notes": list(self.calibration_notes), "points": list(self.points)}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LoadRunComparison:
-    """A load test against the SLA its plan promised, percentile by percentile."""
-
-    run_id: int
-    target: str
-    sla_source: str
-    sla: dict[str, dict[str, Any]]
-
-    @property
-    def all_met(self) -> bool:
-        return all(r["met"] for r in self.sla.values())
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "target": self.target, "sla_source": self.sla_source, "sla": self.sla,
-                "all_met": self.all_met}
-
-
-def compare_run(run_id: int, *, db: str | Path | None = None, calibration: str = "local",
+def compare_run(run_id: int, *, db: str | Path | None = None, calibration: str | None = None,
                 statistic: str | None = None, sla: str | Path | None = None):
-    """Run `run_id` of the store `db` beside its prediction with the profile `calibration`; `statistic`: of the
-    repetitions (default: the one the calibration was fitted to, else min); `sla`: for a load test, the
-    SCENARIO.yaml whose SLA it is checked against (default: the one given to `sizeup load --sla`)."""
-    from sizeup.api.run_store import open_store, store_path
-    from sizeup.measure.calibrate import load_profile
+    """Run `run_id` of the store `db` (a path or a postgresql:// URL) beside its prediction. `calibration`: the
+    profile that prices it (default local: its fit of the run's workload class where there is one, else its
+    measured peaks); `statistic`: of the repetitions (default: the one the calibration was fitted to, else min);
+    `sla`: for a serving run, the SCENARIO.yaml whose SLA it is checked against (default: the one given to
+    `sizeup load --sla`). Returns a `RunComparison`, an `LlmRunComparison`, or for a serving run a
+    `ServingComparison`."""
+    from sizeup.api.run_store import open_reader_of
     from sizeup.measure.calibrate_fit import resolve_statistic, stored_statistic
 
     if statistic is not None and statistic not in STATISTICS:
         raise ConfigError(f"--statistic {statistic!r}: expected one of {', '.join(STATISTICS)}")
-    path = store_path(db)
-    if not path.exists():  # reading never creates a store
-        raise MeasureError(f"no run {run_id}: no run database at {path} (the file does not exist)")
-    with open_store(path) as store:
+    with open_reader_of(db, f"no run {run_id}: ") as store:
         run = store.run(run_id)
         if run.kind == "load":
-            return _compare_load(run, sla)
+            from sizeup.api.serving_compare import compare_serving
+
+            return compare_serving(run, store, calibration=calibration, sla=sla)
         if run.kind not in ("inference", "train"):
             raise MeasureError(f"run {run.id} is a {run.kind} run: nothing was predicted for it "
                                f"(see sizeup runs show {run.id})")
-        profile = load_profile(store, calibration)
+        from sizeup.measure.calibrate_runs import run_workload
+        from sizeup.measure.profiles import choose_profile
+
+        profile = choose_profile(store, calibration or "local", run_workload(run), implicit=calibration is None)
         statistic = resolve_statistic(store, run.points, statistic or profile.data.get("statistic") or "auto")
         stats = {p.id: stored_statistic(store, p, statistic) for p in run.points if p.status == "ok"}
         cpu_mins = {p.id: stored_statistic(store, p, "cpu-min") for p in run.points if p.status == "ok"}
@@ -107,8 +98,8 @@ def compare_run(run_id: int, *, db: str | Path | None = None, calibration: str =
 
 
 def _compare_model(run, profile, statistic: str, stats: dict, cpu_mins: dict) -> RunComparison:
-    from sizeup.api.calibrating import run_floor
     from sizeup.api.flops import report_at
+    from sizeup.measure.calibrate_runs import run_floor
     from sizeup.measure.calibrate import overhead_comparison, overhead_term, uncalibrated_efficiency
     from sizeup.measure.calibrate_fit import NOISY_SPREAD, spread
     from sizeup.price.roofline import price
@@ -166,7 +157,7 @@ def _compare_model(run, profile, statistic: str, stats: dict, cpu_mins: dict) ->
     warnings = (f"the calibration's micro-benchmarks ran on {threads[0]} torch thread(s), this run on {threads[1]}: "
                 "its rates may not apply",) if None not in threads and threads[0] != threads[1] else ()
     return RunComparison(run_id=run.id, target=run.target, calibration=profile.name, calibrated=profile.fitted,
-                         statistic=statistic, noise=noise, warnings=warnings, overhead=overhead, points=tuple(rows),
+                         calibration_notes=tuple(profile.notes), statistic=statistic, noise=noise, warnings=warnings, overhead=overhead, points=tuple(rows),
                          by_kind={k: {"predicted_s": v[0], "measured_s": v[1]} for k, v in kinds_total.items()},
                          largest_gap_kind=moved)
 
@@ -189,38 +180,6 @@ def _small_batch_work(profile):
     return profile_efficiency({**values, **factor, "overhead_s": 0.0}, 0.0, eff.size_curve)
 
 
-def sla_rows(promised: dict[str, float], measured: dict) -> dict[str, dict]:
-    """{target: {promised_s, measured_s, met}} for SLA targets like ttft_p95 against measured
-    percentiles ({"ttft_s": {"p95": …}, …}); a percentile not measured is None and not met."""
-    rows = {}
-    for key, value in promised.items():
-        metric, _, point = key.partition("_")
-        got = (measured.get(f"{metric}_s") or {}).get(point)
-        rows[key] = {"promised_s": value, "measured_s": got, "met": got is not None and got <= value}
-    return rows
-
-
-def _compare_load(run, sla: str | Path | None) -> LoadRunComparison:
-    point = run.points[0] if run.points else None
-    if point is None:
-        raise ConfigError(f"run {run.id}: the load test recorded no requests")
-    measured = {k: point.extra.get(k) or {} for k in ("ttft_s", "tpot_s", "itl_s", "e2e_s")}
-    if not measured["e2e_s"] and point.samples_s:  # runs stored before e2e percentiles were kept
-        import numpy as np
-
-        measured["e2e_s"] = {f"p{q:g}".replace(".", ""): float(np.percentile(point.samples_s, q))
-                             for q in (50, 90, 95, 99, 99.9)}
-    if sla:
-        from sizeup.plan.scenario import load_scenario
-
-        promised, source = load_scenario(sla).sla.targets, str(sla)
-    else:
-        promised, source = point.extra.get("sla") or {}, "the scenario given to sizeup load --sla"
-    if not promised:
-        raise ConfigError(f"run {run.id} is a load test with no SLA to compare with: give --sla SCENARIO.yaml")
-    return LoadRunComparison(run_id=run.id, target=run.target, sla_source=source, sla=sla_rows(promised, measured))
-
-
 def _compare_llm(run, profile) -> LlmRunComparison:
     from sizeup.ingest.hf_config import load_model
     from sizeup.ingest.transformer_ops import Step, transformer_ledger
@@ -238,4 +197,5 @@ def _compare_llm(run, profile) -> LlmRunComparison:
         predicted = price(ledger, profile.device, profile.efficiency).total_s.typical
         rows.append({"batch": point.batch, "phase": point.phase, "measured_s": point.latency_p50_s,
                      "predicted_s": predicted, "error": predicted / point.latency_p50_s - 1})
-    return LlmRunComparison(run_id=run.id, target=run.target, calibration=profile.name, points=tuple(rows))
+    return LlmRunComparison(run_id=run.id, target=run.target, calibration=profile.name,
+                            calibration_notes=tuple(profile.notes), points=tuple(rows))

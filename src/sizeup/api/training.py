@@ -196,7 +196,7 @@ def _setup(o: TrainOptions):
     from sizeup.hardware.catalog import load_catalog
 
     catalog = load_catalog(o.catalog)
-    profile = load_calibration(o.calibration, o.db, [o.device])
+    profile = load_calibration(o.calibration, o.db, [o.device], kind="train")
     return catalog, profile, resolve_device(o.device, catalog, profile)
 
 

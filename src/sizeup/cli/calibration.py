@@ -19,16 +19,21 @@ def add_calibration_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--calibration", metavar="NAME",
                    help="price with the efficiencies of this profile from 'sizeup calibrate' (--device local: the "
                         "measured machine itself)")
-    p.add_argument("--db", help="run database holding the calibration (default: the user data folder)")
+    from sizeup.cli.db import DB_HELP
+
+    p.add_argument("--db", metavar="PATH|URL", help=DB_HELP)
 
 
-def load_calibration(args: argparse.Namespace):
-    """The profile named by --calibration (sizeup.api.calibration.load_calibration)."""
+def load_calibration(args: argparse.Namespace, kind: str = "llm"):
+    """The profile named by --calibration (sizeup.api.calibration.load_calibration); `kind`: what the command
+    estimates ("llm", "vision" or "train"), with `args.engine` where it has one."""
     from sizeup.api.calibration import load_calibration as load
 
     device = getattr(args, "device", None)  # one name, a comma-separated list, or (plan) a list of names
     names = device.split(",") if isinstance(device, str) else list(device or [])
-    return load(getattr(args, "calibration", None), getattr(args, "db", None), names)
+    engine = getattr(args, "engine", None)
+    return load(getattr(args, "calibration", None), getattr(args, "db", None), names, kind=kind,
+                engine=engine if isinstance(engine, str) else None)
 
 
 def resolve_device(args: argparse.Namespace, catalog, profile) -> DeviceSpec:

@@ -5,36 +5,41 @@ from __future__ import annotations
 
 import argparse
 
+from sizeup.cli.db import add_db_argument
+from sizeup.units import number_flag
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     k = sub.add_parser("compare", help="predicted against measured, term by term, for a stored run")
-    k.add_argument("run_id", type=int)
-    k.add_argument("--calibration", default="local")
+    k.add_argument("run_id", type=number_flag(integer=True, minimum=1, maximum=2**63 - 1), metavar="RUN_ID")
+    k.add_argument("--calibration", default=None,
+                   help="the profile the prediction is priced with (default local: its fit of the run's workload "
+                        "class where there is one, else its measured peaks)")
     k.add_argument("--statistic", choices=("auto", "min", "p10", "median", "cpu-min"), default=None,
                    help="statistic of the repetitions compared with the prediction (default: the one the "
                         "calibration was fitted to, else min)")
     k.add_argument("--sla", metavar="SCENARIO.yaml",
-                   help="load-test runs: the scenario whose SLA the run is checked against (default: the one "
-                        "given to 'sizeup load --sla')")
+                   help="serving runs (sizeup load, runs import): the scenario whose SLA the run is checked against "
+                        "(default: the one given to 'sizeup load --sla')")
     k.add_argument("--json", action="store_true")
-    k.add_argument("--db", help="run database (default: the user data folder)")
+    add_db_argument(k)
     k.set_defaults(func=run_compare)
 
 
 def run_compare(args: argparse.Namespace) -> int:
     from sizeup.api import compare_run
-    from sizeup.api.run_compare import LoadRunComparison, RunComparison
+    from sizeup.api.run_compare import RunComparison
+    from sizeup.api.serving_compare import ServingComparison
     from sizeup.cli.main import emit_json
 
     result = compare_run(args.run_id, db=args.db, calibration=args.calibration, statistic=args.statistic,
                          sla=args.sla)
     if args.json:
         emit_json(result.to_dict())
-    elif isinstance(result, LoadRunComparison):
-        from sizeup.cli.commands.load import render_sla
+    elif isinstance(result, ServingComparison):
+        from sizeup.cli.commands.compare_serving import render
 
-        print("\n".join([f"run {result.run_id}: load test of {result.target} against {result.sla_source}",
-                         *render_sla(result.sla)]))
+        print("\n".join(render(result.run, result.to_dict())))
     elif isinstance(result, RunComparison):
         print(render_comparison(result))
     else:
@@ -57,6 +62,7 @@ def render_comparison(c) -> str:
                            f"error vs {c.statistic}", "uncalibrated", "measured memory", "predicted peak"], table,
                           title=f"run {c.run_id}: {c.target} ({c.calibration}, "
                                 f"{'fitted' if c.calibrated else 'not fitted'})")]
+    lines.extend(f"calibration: {note}" for note in c.calibration_notes)
     if c.overhead is not None:
         lines.append("\n" + _overhead_line(c.overhead, format_seconds))
     lines.extend(f"warning: {warning}" for warning in c.warnings)
@@ -84,9 +90,11 @@ def render_llm(c) -> str:
     from sizeup.report.terminal import render_table
     from sizeup.units import format_seconds
 
-    return render_table(["batch", "phase", "measured P50", "predicted", "error"],
-                        [[r["batch"], r["phase"], format_seconds(r["measured_s"]), format_seconds(r["predicted_s"]),
-                          f"{r['error']:+.1%}"] for r in c.points], title=f"run {c.run_id}: {c.target} ({c.calibration})")
+    table = render_table(["batch", "phase", "measured P50", "predicted", "error"],
+                         [[r["batch"], r["phase"], format_seconds(r["measured_s"]), format_seconds(r["predicted_s"]),
+                           f"{r['error']:+.1%}"] for r in c.points],
+                         title=f"run {c.run_id}: {c.target} ({c.calibration})")
+    return "\n".join([table, *(f"calibration: {note}" for note in c.calibration_notes)])
 
 
 def _overhead_line(o: dict, format_seconds) -> str:

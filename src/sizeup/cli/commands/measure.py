@@ -12,7 +12,9 @@ from sizeup.units import number_flag
 
 
 def _db(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", help="run database (default: the user data folder)")
+    from sizeup.cli.db import add_db_argument
+
+    add_db_argument(p)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -84,6 +86,7 @@ def run_measure(args: argparse.Namespace) -> int:
     from contextlib import nullcontext
 
     from sizeup.api import measure
+    from sizeup.cli.db import warn
     from sizeup.cli.main import emit_json
     from sizeup.cli.progress import Progress
 
@@ -92,7 +95,9 @@ def run_measure(args: argparse.Namespace) -> int:
     sweep = not (args.collectives or args.backends or llm)
     timed = args.target and not (args.collectives or args.backends)
     with Progress(f"measuring {args.target}", budget_s=options.budget) if timed else nullcontext() as bar:
-        result = measure(args.target, options, progress=bar.step if bar else None)
+        result = measure(args.target, options, progress=bar.step if bar else None, warn=warn)
+    if args.collectives and result.run_id is None:  # under torchrun, a rank other than 0: rank 0 stores and prints
+        return 0
     if args.json:
         emit_json(result.to_dict())
     elif args.collectives:
@@ -132,9 +137,16 @@ def render_sweep(result, args: argparse.Namespace) -> str:
         print(f"warning: {w}", file=sys.stderr)
     if any(p.result.status == "error" for p in sweep.points):
         print(f"some points failed: the tracebacks are stored (sizeup runs show {sweep.run_id})", file=sys.stderr)
-    lines.append(f"predictions from calibration {result.calibration!r} "
-                 f"({'fitted' if result.calibrated else 'micro-benchmarks only'})")
-    return "\n".join(lines)
+    return "\n".join([*lines, *calibration_lines(result)])
+
+
+def calibration_lines(result) -> list[str]:
+    """Which calibration priced the predictions, and the notes of the fit it took."""
+    if result.calibration is None:
+        return ["no predictions: the database holding the calibration is away"]
+    return [f"predictions from calibration {result.calibration!r} "
+            f"({'fitted' if result.calibrated else 'micro-benchmarks only'})",
+            *(f"calibration: {note}" for note in result.calibration_notes)]
 
 
 def render_collectives(result) -> str:
