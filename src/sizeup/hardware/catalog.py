@@ -187,13 +187,15 @@ def _build(folders: tuple[str, ...]) -> tuple[dict[str, DeviceSpec], dict[str, O
 def _add_variants(devices: dict[str, DeviceSpec], raw: dict[str, object], widen: tuple[float, float]) -> None:
     """Each device's memory sizes and power modes as devices of their own (hardware.variants); a device
     file with a variant's id wins over the generated one."""
-    from sizeup.hardware.variants import expand_variants
+    from sizeup.hardware.variants import expand_variants, link_host_memory
 
     for device_id, data in raw.items():
         base, variants = expand_variants(devices[device_id], data, widen)
         devices[device_id] = base
         for v in variants:
             devices.setdefault(v.id, v)
+    for device_id in [d.id for d in devices.values() if d.host_cpu]:
+        devices[device_id] = link_host_memory(devices[device_id], devices)
 
 
 def _check_links(devices: dict[str, DeviceSpec]) -> None:

@@ -29,7 +29,8 @@ from sizeup.errors import CatalogError
 from sizeup.hardware.schema import DeviceSpec, _Fields
 from sizeup.units import GIB
 
-__all__ = ["MemoryOption", "PowerMode", "PowerModes", "parse_variants", "expand_variants", "MODE_FIELDS"]
+__all__ = ["MemoryOption", "PowerMode", "PowerModes", "parse_variants", "expand_variants", "link_host_memory",
+           "MODE_FIELDS"]
 
 MODE_FIELDS = ("budget_w", "gpu_max_mhz", "gpu_units", "cpu_online", "cpu_max_mhz", "emc_max_mhz")
 """Numbers each power mode states (the nvpmodel caps); budget_w and cpu_max_mhz are absent where the mode
@@ -121,13 +122,19 @@ def _typed(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", " ", re.sub(r"^mode_", "", text.lower())).strip()
 
 
-def _aliases(base: DeviceSpec, labels: list[str]) -> tuple[str, ...]:
-    """Each distinct base name (id, aliases) followed by each label, duplicates (as normalised) dropped."""
+_SIZE = re.compile(r"\s*\b\d+\s*gb\b", re.IGNORECASE)
+
+
+def _aliases(base: DeviceSpec, labels: list[str], drop_size: bool = False) -> tuple[str, ...]:
+    """Each distinct base name (aliases, id) followed by each label, duplicates (as normalised) dropped;
+    with `drop_size`, a memory size already in a name is dropped first ('m3 max 128gb' -> 'm3 max 48gb')."""
     from sizeup.hardware.resolve import normalize_name
 
     out: list[str] = []
     seen: set[str] = set()
     for name in (*base.aliases, base.id):
+        if drop_size:
+            name = _SIZE.sub("", name).strip()
         for label in labels:
             alias = f"{name} {label}"
             key = normalize_name(alias)
@@ -144,12 +151,28 @@ def _group(base: DeviceSpec) -> str:
 def _memory_variant(base: DeviceSpec, option: MemoryOption) -> DeviceSpec:
     gib = option.memory_bytes / GIB
     size = f"{gib:g}gb"
+    name = re.sub(r"\s*\(\s*\)", "", re.sub(r",?\s*\b\d+\s*GB\b", "", base.name))  # drop the file's own size
     return replace(
-        base, id=f"{base.id}-{size}", name=f"{base.name} {gib:g}GB", aliases=_aliases(base, [size]),
+        base, id=f"{base.id}-{size}", name=f"{name} {gib:g}GB", aliases=_aliases(base, [size], drop_size=True),
         memory_bytes=option.memory_bytes, variant_group=_group(base), preferred_variant=False, variant_of=base.id,
         notes=(f"{gib:g} GB variant of {base.id} ({base.name}, {base.memory_bytes / GIB:g} GB in its file): "
                f"memory size only; bandwidth and peaks belong to the chip and GPU bin, not to the memory size",
                *base.notes), path=base.path)
+
+
+def link_host_memory(soc: DeviceSpec, devices: dict[str, DeviceSpec]) -> DeviceSpec:
+    """An SoC whose host CPU (its CPU cluster, sharing its unified memory) has another memory size, linked to
+    the CPU cluster's variant of the SoC's size; that variant is added to `devices` the first time (and the
+    CPU cluster becomes the usual variant of its group)."""
+    cpu = devices.get(soc.host_cpu) if soc.host_cpu else None
+    if cpu is None or cpu.memory_bytes == soc.memory_bytes:
+        return soc
+    variant = _memory_variant(cpu, MemoryOption(memory_bytes=soc.memory_bytes))
+    if variant.id not in devices:
+        devices[variant.id] = variant
+        if cpu.variant_group is None:
+            devices[cpu.id] = replace(cpu, variant_group=cpu.id, preferred_variant=True)
+    return replace(soc, host_cpu=variant.id)
 
 
 def _scaled(rates: dict[str, float], factor: float) -> dict[str, float]:
