@@ -27,7 +27,13 @@ TYPED = {
     "M3 Ultra 256GB": "apple-m3-ultra-256gb", "M4 Max 128GB": "apple-m4-max", "M3 Max CPU 64GB": "apple-m3-max-cpu-64gb",
     "H200 NVL": "h200-nvl-141gb", "Arc Pro B60": "arc-pro-b60", "Xeon 6787P": "xeon-6787p",
     "MI250X GCD": "mi250x-gcd", "RTX 2000E Ada": "rtx-2000e-ada",
+    "Ryzen 7 7840U": "ryzen-7-7840u", "8845HS": "ryzen-7-8845hs", "Ryzen AI 9 HX 370": "ryzen-ai-9-hx-370",
+    "Core Ultra 7 155H": "core-ultra-7-155h", "Ultra 7 165H": "core-ultra-7-165h", "Core Ultra 9 185H": "core-ultra-9-185h",
+    "Core Ultra 9 285H": "core-ultra-9-285h", "Snapdragon X Elite": "snapdragon-x-elite",
 }
+
+LAPTOP_CPUS = ["ryzen-7-7840u", "ryzen-7-8845hs", "ryzen-ai-9-hx-370", "core-ultra-7-155h", "core-ultra-7-165h",
+               "core-ultra-9-185h", "core-ultra-9-285h", "snapdragon-x-elite"]
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +47,17 @@ def test_new_device_loads_with_memory_bandwidth_peaks_and_source(catalog, device
     assert d.memory_bytes > 0 and d.memory_bandwidth_bytes_per_s > 0 and d.architecture
     assert d.peak_flops_per_s.get("bf16", 0) > 0 or d.peak_flops_per_s.get("fp16", 0) > 0
     assert d.source and d.retrieved
+
+
+@pytest.mark.parametrize("device_id", LAPTOP_CPUS)
+def test_laptop_cpu_has_the_bandwidth_of_its_memory_config(catalog, device_id):
+    d = catalog.devices[device_id]
+    assert d.kind == "cpu" and 89e9 < d.memory_bandwidth_bytes_per_s < 140e9 and d.compute_units and d.source
+
+
+def test_strix_point_compute_is_derived_per_core_type(catalog):
+    d = catalog.devices["ryzen-ai-9-hx-370"]  # 4 Zen 5 x 5.15 GHz + 8 Zen 5c x 3.3 GHz, 32 FP32 FLOPs per clock
+    assert d.vector_flops_per_s["fp32"] == pytest.approx((4 * 5.15e9 + 8 * 3.3e9) * 32)
 
 
 @pytest.mark.parametrize("name,device_id", sorted(TYPED.items()))
