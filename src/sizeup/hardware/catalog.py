@@ -94,6 +94,14 @@ def _yaml_files(folder: Path) -> list[Path]:
                   key=str)
 
 
+def subfolder_files(name: str, folders: tuple[str, ...]) -> list[Path]:
+    """The YAML files of `data/NAME/` and then of `NAME/` in each catalog folder (purchases, thermal)."""
+    out: list[Path] = []
+    for folder in [builtin_data_dir(), *map(Path, folders)]:
+        out += [p for p in _yaml_files(folder / name) if p not in out]
+    return out
+
+
 def _layout(folder: Path) -> tuple[list[Path], list[Path]]:
     """(device files, offer files) of a catalog folder: DIR/devices, DIR/offers, or YAML files in DIR
     (a file with an `offers` key is an offer file)."""

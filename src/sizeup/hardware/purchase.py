@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sizeup.errors import CatalogError
-from sizeup.hardware.catalog import builtin_data_dir, read_yaml
+from sizeup.hardware.catalog import read_yaml, subfolder_files
 from sizeup.hardware.schema import DeviceSpec, _Fields
 
 __all__ = ["Purchase", "WallPower", "WallPowerMethod", "purchases", "purchases_for", "wall_power", "parse_purchases"]
@@ -136,20 +136,10 @@ def parse_purchases(data: Any, path: str | Path) -> list[Purchase]:
     return [_item(_Fields(item, str(path), f"items[{i}]."), market, method) for i, item in enumerate(items)]
 
 
-def _files(folders: tuple[str, ...]) -> list[Path]:
-    dirs = [builtin_data_dir() / "purchases"] + [Path(f) / "purchases" for f in folders]
-    out: list[Path] = []
-    for d in dirs:
-        for p in sorted(d.glob("*.yaml")) if d.is_dir() else []:
-            if p not in out:
-                out.append(p)
-    return out
-
-
 @lru_cache(maxsize=8)
 def _load(folders: tuple[str, ...]) -> tuple[Purchase, ...]:
     by_id: dict[str, Purchase] = {}
-    for path in _files(folders):
+    for path in subfolder_files("purchases", folders):
         for p in parse_purchases(read_yaml(path), path):
             by_id[p.id] = p  # a later folder's item of the same id replaces the built-in one
     return tuple(by_id.values())

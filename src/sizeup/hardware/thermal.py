@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from sizeup.errors import CatalogError
-from sizeup.hardware.catalog import builtin_data_dir, read_yaml
+from sizeup.hardware.catalog import read_yaml, subfolder_files
 from sizeup.hardware.schema import DeviceSpec, _Fields
 
 __all__ = ["TripPoint", "ThermalProfile", "ThermalDerate", "thermal_profile", "derate_at", "thermal_profiles"]
@@ -90,21 +89,11 @@ def parse_thermal(data: Any, path: str) -> ThermalProfile:
                           retrieved=f.date("retrieved"), path=path)
 
 
-def _files(folders: tuple[str, ...]) -> list[Path]:
-    dirs = [builtin_data_dir() / "thermal"] + [Path(f) / "thermal" for f in folders]
-    seen: list[Path] = []
-    for d in dirs:
-        for p in sorted(d.glob("*.yaml")) if d.is_dir() else []:
-            if p not in seen:
-                seen.append(p)
-    return seen
-
-
 @lru_cache(maxsize=8)
 def thermal_profiles(folders: tuple[str, ...] = ()) -> tuple[ThermalProfile, ...]:
     """The built-in profiles, then those under `thermal/` of each catalog folder (a later id replaces)."""
     by_id: dict[str, ThermalProfile] = {}
-    for path in _files(folders):
+    for path in subfolder_files("thermal", folders):
         profile = parse_thermal(read_yaml(path), str(path))
         by_id[profile.id] = profile
     return tuple(by_id.values())
