@@ -447,16 +447,10 @@ def load_scenario(path: str | Path) -> Scenario:
     bytes, nested at most MAX_NESTING deep — each checked before the YAML is parsed."""
     import yaml
 
+    from sizeup.files import read_regular
+
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"scenario file {str(path)!r} does not exist")
-    try:
-        with path.open("rb") as f:
-            raw = f.read(MAX_SCENARIO_BYTES + 1)
-    except OSError as e:
-        raise ConfigError(f"scenario file {str(path)!r}: cannot read it ({e.strerror})") from None
-    if len(raw) > MAX_SCENARIO_BYTES:
-        raise ConfigError(f"{path}: larger than {MAX_SCENARIO_BYTES // KIB:,} KiB; a scenario is a short YAML file")
+    raw = read_regular(path, what="scenario file", error=ConfigError, limit=MAX_SCENARIO_BYTES)
     text = _decode(raw, path)
     depth = yaml_nesting_bound(text)
     if depth > MAX_NESTING:

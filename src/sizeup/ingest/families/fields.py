@@ -15,7 +15,7 @@ from sizeup.errors import ConfigError
 from sizeup.ingest.limits import (CHANNELS, CONTEXT, EXPERTS, HEAD_DIM, HEADS, HIDDEN, IMAGE, INTERMEDIATE, LABELS, LAYERS,
                                   MAX_PARAMS, MAX_PARAMS_TEXT, VOCAB, Bound)
 
-__all__ = ["Bound", "Fields", "activation", "LAYERS", "HIDDEN", "INTERMEDIATE", "VOCAB", "HEADS", "HEAD_DIM", "EXPERTS",
+__all__ = ["Bound", "Fields", "activation", "ACTIVATIONS", "LAYERS", "HIDDEN", "INTERMEDIATE", "VOCAB", "HEADS", "HEAD_DIM", "EXPERTS",
            "CONTEXT", "IMAGE", "CHANNELS", "LABELS", "MAX_PARAMS", "show", "largest_dropout", "check_params"]
 
 
@@ -149,6 +149,38 @@ class Fields:
             raise self.error(key, value, "expected a probability from 0 to 1")
         return float(value)
 
+    def activation(self, *keys: str, default: str) -> str:
+        """The cost name of the activation the first of `keys` names (`default` when none is present); a name
+        transformers has no activation for is refused, not costed as some other."""
+        name = self.text(*keys, default=default)
+        if name.lower() not in ACTIVATIONS:
+            key = next((k for k in keys if self.has(k)), keys[0])
+            raise self.error(key, name, f"expected an activation transformers knows ({', '.join(sorted(ACTIVATIONS))})")
+        return activation(name)
+
+    def choice(self, key: str, *, default: str, allowed: tuple[str, ...]) -> str:
+        """A string field that must be one of `allowed` (`default` when absent)."""
+        value = self.text(key, default=default)
+        if value not in allowed:
+            raise self.error(key, value, f"expected one of {', '.join(repr(a) for a in allowed)}")
+        return value
+
+    def layer_types(self, layers: int, allowed: tuple[str, ...]) -> list[str] | None:
+        """`layer_types`, one entry of `allowed` per layer; None when the config has none (the family's own
+        pattern applies). A list of the wrong length or with an unknown entry is refused, never replaced by
+        the family's pattern."""
+        if not self.has("layer_types"):
+            return None
+        types = self.texts("layer_types")
+        if len(types) != layers:
+            raise self.error("layer_types", types, f"{len(types):,} items: expected one per layer (num_hidden_layers "
+                             f"= {layers:,})")
+        bad = next(((i, t) for i, t in enumerate(types) if t not in allowed), None)
+        if bad is not None:
+            raise self.error("layer_types", types, f"item {bad[0]} is {show(bad[1])}: expected each item to be "
+                             f"{' or '.join(repr(a) for a in allowed)}")
+        return types
+
     def divides(self, key: str, value: int, whole_key: str, whole: int) -> None:
         if whole % value:
             raise ConfigError(f"{self.where}: {key} = {value:,} must divide {whole_key} = {whole:,}")
@@ -159,6 +191,12 @@ class Fields:
 
 
 _GELU_TANH = {"gelu_pytorch_tanh", "gelu_new", "gelu_fast", "gelu_tanh"}
+ACTIVATIONS = frozenset({
+    "gelu", "gelu_10", "gelu_accurate", "gelu_fast", "gelu_new", "gelu_python", "gelu_python_tanh",
+    "gelu_pytorch_tanh", "hardswish", "laplace", "leaky_relu", "linear", "mish", "prelu", "quick_gelu", "relu",
+    "relu2", "relu6", "sigmoid", "silu", "sqrtsoftplus", "swish", "tanh", "xielu"})
+"""The activation names a config may give: transformers' ACT2CLS (transformers 5.25.0, activations.py); a model
+naming another fails to build there. Compared in lower case."""
 
 
 def activation(name: str | None) -> str:
