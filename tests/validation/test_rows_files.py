@@ -57,6 +57,20 @@ def test_argv_is_the_command_the_row_states():
             assert int(flags.get("--gpus", 1)) == r["gpus"], (name, r["id"])
 
 
+def test_devices_resolve_and_presets_exist():
+    """Every device name resolves in today's catalog (variants included: memory sizes, Jetson power modes), and a
+    model not marked `model_preset: missing` is a shipped preset."""
+    from sizeup.hardware.catalog import load_catalog
+    from sizeup.hardware.resolve import resolve_device
+
+    catalog = load_catalog(include_user=False)
+    models = HERE.parents[1] / "src" / "sizeup" / "data" / "models"
+    for name, rows in _rows().items():
+        for r in rows:
+            resolve_device(catalog, r["device"])
+            assert (r.get("model_preset") == "missing") != (models / f"{r['model']}.json").is_file(), (name, r["id"])
+
+
 def test_ids_are_unique_across_files():
     seen = {}
     for name, rows in _rows().items():
