@@ -69,10 +69,10 @@ def select_devices(catalog, devices: str | Sequence[str]) -> list:
     if isinstance(devices, str):
         if devices == "common":
             return [catalog.devices[d] for d in COMMON_DEVICES if d in catalog.devices]
-        if devices == "all":
-            return list(catalog.devices.values())
+        if devices == "all":  # a class lists base devices; memory-size and power-mode variants are asked by name
+            return [d for d in catalog.devices.values() if not d.variant_of]
         if devices in SEGMENTS:
-            return [d for d in catalog.devices.values() if segment_of(d) == devices]
+            return [d for d in catalog.devices.values() if segment_of(d) == devices and not d.variant_of]
         names = [n.strip() for n in devices.split(",") if n.strip()]
         if not names:
             raise ConfigError(f"--devices {devices!r}: expected one of {', '.join(SEGMENTS)}, all, common, or device "

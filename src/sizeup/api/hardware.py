@@ -23,11 +23,13 @@ class DeviceInfo:
     """`sizeup.hardware.usable.UsableMemory`: what a framework can allocate, with its basis."""
     summary: dict[str, Any]
     offers: tuple[str, ...]
+    extras: dict[str, Any]
+    """Variants, power-mode clocks, thermal trip points, purchase prices and wall power (`device_extras`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return self.summary | self.device.to_dict() | {
             "usable_memory_bytes": self.usable.bytes.typical, "usable_memory": self.usable.to_dict(),
-            "offers": list(self.offers)}
+            "offers": list(self.offers)} | self.extras
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -35,9 +37,11 @@ class DeviceList:
     devices: tuple[Any, ...]
     """`DeviceSpec`s, by kind, vendor, memory (largest first) and id."""
     summaries: tuple[dict[str, Any], ...]
+    variants_hidden: int = 0
+    """Memory-size and power-mode variants left out (listed with `variants=True`)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"devices": list(self.summaries)}
+        return {"devices": list(self.summaries), "variants_hidden": self.variants_hidden}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,19 +61,23 @@ def hw(name: str, *, catalog: Sequence[str | Path] = ()) -> DeviceInfo:
     cat = load_catalog(catalog)
     device = cat.device(name)
     return DeviceInfo(device=device, usable=usable_memory(device), summary=device_summary(device),
-                      offers=tuple(o.id for o in cat.offers_for(device.id)))
+                      offers=tuple(o.id for o in cat.offers_for(device.id)), extras=device_extras(device, cat))
 
 
-def hw_list(kind: str | None = None, *, catalog: Sequence[str | Path] = ()) -> DeviceList:
-    """Every catalog device, or those of one kind (gpu, tpu, npu, soc, cpu)."""
+def hw_list(kind: str | None = None, *, variants: bool = False, catalog: Sequence[str | Path] = ()) -> DeviceList:
+    """Every catalog device, or those of one kind (gpu, tpu, npu, soc, cpu); memory-size and power-mode variants
+    only with `variants`."""
     from sizeup.hardware.catalog import load_catalog
 
     if kind is not None and kind not in KINDS:
         raise ConfigError(f"--kind {kind!r}: expected one of {', '.join(KINDS)}")
     cat = load_catalog(catalog)
     devices = [d for d in cat.devices.values() if kind is None or d.kind == kind]
+    hidden = 0 if variants else sum(1 for d in devices if d.variant_of)
+    devices = [d for d in devices if variants or not d.variant_of]
     devices.sort(key=lambda d: (d.kind, d.vendor, -d.memory_bytes, d.id))
-    return DeviceList(devices=tuple(devices), summaries=tuple(device_summary(d) for d in devices))
+    return DeviceList(devices=tuple(devices), summaries=tuple(device_summary(d) for d in devices),
+                      variants_hidden=hidden)
 
 
 def offers(device: str | None = None, *, provider: str | None = None,
@@ -108,4 +116,22 @@ def device_summary(device) -> dict[str, Any]:
         "derived_peaks": dict(device.derived_peaks), "compute_known": bool(device.peak_flops_per_s or
                                                                            device.vector_flops_per_s),
         "resolved_as": device.resolved_as,
+    }
+
+
+def device_extras(device, catalog) -> dict[str, Any]:
+    """Variants, power-mode clocks, thermal trip points, purchase prices and wall power of `device`."""
+    from sizeup.hardware.purchase import purchases_for, wall_power
+    from sizeup.hardware.thermal import thermal_profile
+
+    variants = sorted((d for d in catalog.devices.values() if d.variant_of == device.id),
+                      key=lambda d: (d.memory_bytes, d.tdp_w or 0, d.id))
+    profile = thermal_profile(device, tuple(catalog.folders))
+    return {
+        "variant_of": device.variant_of, "power_mode": device.power_mode,
+        "power_mode_clocks": dict(device.power_mode_clocks),
+        "variants": [{"id": d.id, "power_mode": d.power_mode, "memory_bytes": d.memory_bytes} for d in variants],
+        "thermal": None if profile is None else profile.to_dict(),
+        "purchases": [p.to_dict() | {"wall_power": wall_power(p, catalog).to_dict()}
+                      for p in purchases_for(catalog, device)],
     }

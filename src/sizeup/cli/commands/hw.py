@@ -15,6 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     verbs = p.add_subparsers(dest="verb", required=True, metavar="VERB")
     ls = verbs.add_parser("list", help="list the devices")
     ls.add_argument("--kind", choices=["gpu", "tpu", "npu", "soc", "cpu"], help="only this kind")
+    ls.add_argument("--variants", action="store_true",
+                    help="also list the memory-size and power-mode variants (hw show DEVICE names them)")
     show = verbs.add_parser("show", help="one device in full")
     show.add_argument("name", help="device id, name or alias (e.g. 4090, 'H100 SXM', a100-80g)")
     offers = verbs.add_parser("offers", help="cloud offers and their dated prices")
@@ -33,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from sizeup.cli.main import emit_json
 
     if args.verb == "list":
-        result, render = api.hw_list(args.kind, catalog=args.catalog), render_list
+        result, render = api.hw_list(args.kind, variants=args.variants, catalog=args.catalog), render_list
     elif args.verb == "show":
         result, render = api.hw(args.name, catalog=args.catalog), render_info
     elif args.verb == "offers":
@@ -55,7 +57,9 @@ def render_list(result) -> str:
     return (render_table(["device", "kind", "memory", "GB/s", "bf16 TF", "fp8 TF", "int8 TOPS", "W", "read"], rows,
                          right=[False, False, True, True, True, True, True, True, False])
             + f"\n\n{len(rows)} devices; dense tensor peaks (no sparsity); * = derived from the architecture table "
-              "(compute units x clock x per-unit rate); blank = not supported, not published, not derivable")
+              "(compute units x clock x per-unit rate); blank = not supported, not published, not derivable"
+            + (f"\n{result.variants_hidden} memory-size and power-mode variants not listed (--variants lists them)"
+               if result.variants_hidden else ""))
 
 
 def render_offers(result) -> str:
@@ -70,7 +74,7 @@ def render_offers(result) -> str:
 
 
 def render_info(result) -> str:
-    return render_device(result.device, result.usable, result.offers)
+    return "\n".join([render_device(result.device, result.usable, result.offers), *_extra_lines(result.extras)])
 
 
 def _peak(device, precision: str) -> str:
@@ -133,3 +137,40 @@ def render_device(device, usable, offers) -> str:
     if offers:
         lines.append(f"offers: {', '.join(offers)}")
     return "\n".join(lines)
+
+
+def _extra_lines(extras: dict) -> list[str]:
+    from sizeup.units import format_bytes
+
+    lines = []
+    if extras["variant_of"]:
+        lines.append(f"variant of: {extras['variant_of']}")
+    clocks = extras["power_mode_clocks"]
+    if extras["power_mode"] and clocks:
+        parts = [f"GPU max {clocks['gpu_max_hz'] / 1e6:,.0f} MHz" if "gpu_max_hz" in clocks else "",
+                 f"{clocks['gpu_units']:g} GPU units" if "gpu_units" in clocks else "",
+                 f"{clocks['cpu_online']:g} CPU cores online" if "cpu_online" in clocks else "",
+                 f"CPU max {clocks['cpu_max_hz'] / 1e6:,.1f} MHz" if "cpu_max_hz" in clocks else "",
+                 f"EMC {clocks['emc_max_hz'] / 1e6:,.0f} MHz" if "emc_max_hz" in clocks else "",
+                 f"budget {clocks['budget_w']:g} W" if "budget_w" in clocks else ""]
+        lines.append(f"power mode {extras['power_mode']}: {', '.join(p for p in parts if p)}")
+    if extras["variants"]:
+        names = [f"{v['id']} ({v['power_mode'] or format_bytes(v['memory_bytes'])})" for v in extras["variants"]]
+        lines.append(f"variants: {', '.join(names)}")
+    thermal = extras["thermal"]
+    if thermal:
+        trips = [f"{t['name']} {t['temperature_c']:g} C" + ("" if t["clock_fraction"] is None
+                                                          else f" (x{t['clock_fraction']:g} clocks)")
+                 for t in thermal["trips"]]
+        lines.append(f"thermal ({thermal['sensor']}): {', '.join(trips)}; source: {thermal['source']} "
+                     f"(read {thermal['retrieved']})")
+    for p in extras["purchases"]:
+        price = [f"MSRP ${p['msrp_usd']:,.0f} ({p['msrp_date']})" if p["msrp_usd"] is not None else "",
+                 f"street ${p['street_usd']:,.0f} ({p['street_date']}, {p['street_where']})"
+                 if p["street_usd"] is not None else ""]
+        lines.append(f"buy: {p['item']}: {'; '.join(x for x in price if x)}")
+        wall = p["wall_power"]
+        watts = "unknown" if wall["watts"] is None else f"{wall['watts']:,.0f} W"
+        lines.append(f"  wall power {watts}: {wall['basis']}")
+        lines.append(f"  source: {p['source']} (read {p['retrieved']})")
+    return lines
