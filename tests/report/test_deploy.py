@@ -62,9 +62,11 @@ def test_serving_manifests_validate_and_carry_the_sheet(name, tmp_path):
     for obj in objects:
         _validate(obj)
     hpa, plan, chosen = kinds["HorizontalPodAutoscaler"]["spec"], result.chosen.replicas, result.chosen
-    assert (hpa["minReplicas"], hpa["maxReplicas"]) == (_sheet_cell(result, "replicas_at_base"),
+    assert (hpa["minReplicas"], hpa["maxReplicas"]) == (_sheet_cell(result, "replicas_floor"),
                                                        _sheet_cell(result, "replicas"))
-    assert hpa["maxReplicas"] == plan.with_redundancy and hpa["minReplicas"] == plan.at_base
+    # the autoscaler's range is the fleet the cost was billed on: its quietest and busiest levels
+    assert hpa["maxReplicas"] == plan.with_redundancy
+    assert hpa["minReplicas"] == chosen.detail["floor_replicas"] <= hpa["maxReplicas"]
     target = hpa["metrics"][0]["pods"]["target"]["averageValue"]
     assert int(target.rstrip("m")) == round(plan.rate_per_replica * (1 - plan.headroom) * 1000)
     if spare:  # the PDB lets only the spare replica go at a time

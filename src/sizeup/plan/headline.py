@@ -10,7 +10,7 @@ from typing import Any
 __all__ = ["Headline", "build_headline", "COST_KEYS", "headline_rows"]
 
 COST_KEYS = {"month": {"on-demand": "monthly_on_demand", "spot": "monthly_spot", "reserved-1y": "monthly_reserved",
-                       "owned": "monthly_owned"},
+                       "mixed": "monthly_mixed", "owned": "monthly_owned"},
              "job": {"on-demand": "job_on_demand", "spot": "job_spot", "reserved-1y": "job_reserved"}}
 """Period -> basis -> key of the cost-section cell holding that cost (the headline quotes one of them)."""
 
@@ -49,6 +49,11 @@ class Headline:
     power_w: float | None = None
     device_price_usd: float | None = None
     """Edge: the purchase price the scenario gives (the catalog holds none)."""
+    fleet: str = ""
+    """Serving: how the fleet scales over the month (floor to peak instances, instance-hours billed)."""
+    by_region: dict[str, dict] = field(default_factory=dict)
+    """Region group -> the cheapest option there ({"label", "offer", "region", "cost_usd", "pricing_basis"}),
+    cheapest first: beside the choice, so a plan sent far away still says what is cheapest nearer home."""
     assumptions: tuple[str, ...] = ()
     text: str = ""
     """The headline as one sentence."""
@@ -68,7 +73,8 @@ class Headline:
                 "costs_by_basis": dict(self.costs_by_basis), "cost_key": self.cost_key,
                 "budget_usd": self.budget_usd, "budget_share": self.budget_share, "sla": dict(self.sla),
                 "margin": self.margin, "power_w": self.power_w,
-                "device_price_usd": self.device_price_usd, "assumptions": list(self.assumptions),
+                "device_price_usd": self.device_price_usd, "fleet": self.fleet,
+                "by_region": {k: dict(v) for k, v in self.by_region.items()}, "assumptions": list(self.assumptions),
                 "text": self.text}
 
 
@@ -139,6 +145,12 @@ def headline_rows(h: Headline) -> list[tuple[str, str]]:
             rows.append(("on other bases", others))
         if h.budget_share is not None:
             rows.append(("share of the budget", f"{h.budget_share:.0%} of {_dollars(h.budget_usd)}"))
+    if h.fleet:
+        rows.append(("fleet", h.fleet))
+    if len(h.by_region) > 1:
+        per = "/month" if h.period == "month" else " per job"
+        rows.append(("cheapest by region group", "; ".join(
+            f"{g}: {_dollars(e['cost_usd'])}{per} ({e['label']})" for g, e in h.by_region.items())))
     if h.period == "device":
         rows.append(("device price", _dollars(h.device_price_usd) if h.device_price_usd is not None else
                      "unknown (not in the catalog; give edge.price_usd)"))
@@ -198,7 +210,8 @@ def build_headline(result, cost_cells: dict[str, float] | None = None) -> Headli
         if chosen.monthly is not None:
             instances = chosen.monthly.instances
             costs = {b: v for b, v in (("on-demand", chosen.monthly.on_demand_usd), ("spot", chosen.monthly.spot_usd),
-                                       ("reserved-1y", chosen.monthly.reserved_usd)) if v is not None}
+                                       ("reserved-1y", chosen.monthly.reserved_usd),
+                                       ("mixed", chosen.monthly.mixed_usd)) if v is not None}
         if chosen.detail.get("owned_monthly_usd"):
             costs["owned"] = chosen.detail["owned_monthly_usd"]
         cost, basis = chosen.cost_usd, chosen.pricing_basis
@@ -238,9 +251,37 @@ def build_headline(result, cost_cells: dict[str, float] | None = None) -> Headli
         parts.append(f"Power {power:,.0f} W at TDP; {price}." if power else f"Power not in the catalog; {price}.")
     if sla:
         parts.append(("Meets " if result.meets else "Reaches ") + _sla_text(sla) + ".")
+    by_region = _by_region(result)
+    if len(by_region) > 1:
+        per = "/month" if period == "month" else " per job"
+        parts.append("Cheapest by region group: " + "; ".join(
+            f"{g} {_dollars(e['cost_usd'])}{per}" for g, e in by_region.items()) + ".")
     return Headline(meets=result.meets, action=action, count=count, device=chosen.device.name,
                     device_id=chosen.device.id, gpus_per_unit=chosen.gpus, replicas=replicas, instances=instances,
                     provider=provider, region=region, instance=offer.instance if offer is not None else None,
                     engine=chosen.engine, format=chosen.quant, period=period, cost_usd=cost, pricing_basis=basis,
                     costs_by_basis=costs, cost_key=cost_key, budget_usd=budget, budget_share=share, sla=sla,
-                    margin=margin, power_w=power, device_price_usd=device_price, assumptions=assumptions, text=" ".join(parts))
+                    margin=margin, power_w=power, device_price_usd=device_price, fleet=_fleet_text(chosen),
+                    by_region=by_region, assumptions=assumptions, text=" ".join(parts))
+
+
+def _by_region(result) -> dict[str, dict]:
+    from sizeup.plan.regions import cheapest_by_group
+
+    return cheapest_by_group(result.ranked)
+
+
+def _fleet_text(chosen) -> str:
+    """"autoscaled: 2 instances at the quietest hour to 3 at the peak, 1,490 instance-hours a month"."""
+    fleet = chosen.detail.get("fleet")
+    if chosen.owned:
+        return chosen.detail.get("owned_mix") or ""
+    if not fleet:
+        return ""
+    low, high = fleet["floor_instances"], fleet["peak_instances"]
+    span = f"{low} instance{'s' if low != 1 else ''}" + (f" at the quietest hour to {high} at the peak" if high != low
+                                                          else " all month")
+    text = f"autoscaled: {span}, {fleet['instance_hours']:,.0f} instance-hours a month"
+    if chosen.pricing_basis == "mixed":
+        text += f"; the {low} of the floor reserved for a year, the rest {fleet['burst_basis']}"
+    return text

@@ -9,6 +9,9 @@ traffic:                       # serving tasks
   requests_per_day: 200000     # or peak_requests_per_s, or users (+ requests_per_user_per_hour)
   peak_hour_share: 0.15        # share of the day's requests in the busiest hour (default 1/24 × 3)
   peak_factor: 1.5             # event multiplier on the peak hour
+  profile: [1, 1, ...]         # optional: 24 hourly weights of the day (the busiest hour sets the peak)
+  peak_hours_per_day: 8        # without a profile: hours a day at the busiest hour's rate (default 1)
+  burst_hours_per_month: 20    # hours a month at the event rate (peak_factor); default: all peak hours
   prompt_tokens: 800           # mean; or {mean: 800, p95: 2000}
   output_tokens: 250
   images_per_request: 1        # vision-language models: images through the vision tower (their tokens in prompt_tokens)
@@ -23,8 +26,10 @@ job:                           # finetune / pretrain / batch
   deadline_hours: 24
 budget:
   monthly_usd: 8000            # serving; or job_usd for a job
-  pricing: on-demand           # the basis every cost is quoted on: on-demand | reserved-1y | spot
-                               # (default: spot when constraints.spot, else on-demand)
+  pricing: on-demand           # the basis every cost is quoted on: on-demand | reserved-1y | spot | mixed
+                               # (mixed: the autoscaling floor on 1-year reserved capacity, the rest
+                               # on-demand, or spot when allowed; default: spot when constraints.spot,
+                               # else on-demand)
 constraints:
   devices: [l4, a10g, l40s, h100]
   providers: [aws, gcp, runpod]
@@ -206,6 +211,12 @@ class Traffic:
     peak_hour_share: float | None = None
     images: int = 0
     image_hw: tuple[int, int] | None = None
+    profile: tuple[float, ...] | None = None
+    """24 hourly weights of the day, when the scenario gives them (plan.fleet bills the month by them)."""
+    peak_hours_per_day: float | None = None
+    """Without a profile: hours a day at the busiest hour's rate (None: 1, the busiest hour alone)."""
+    burst_hours_per_month: float | None = None
+    """Hours a month at the event rate (peak × peak_factor); None: every peak hour (conservative)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -233,8 +244,8 @@ class Budget:
     monthly_usd: float | None = None
     job_usd: float | None = None
     pricing: str | None = None
-    """The pricing basis the plan ranks and quotes on ("on-demand", "reserved-1y", "spot"); None: spot
-    when spot is allowed, else on-demand (plan.cost.pricing_basis)."""
+    """The pricing basis the plan ranks and quotes on ("on-demand", "reserved-1y", "spot", "mixed"); None:
+    spot when spot is allowed, else on-demand (plan.cost.pricing_basis)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -309,13 +320,15 @@ def _tokens(keys: _Keys, key: str, default: int) -> tuple[int, int]:
 
 def _traffic(keys: _Keys) -> Traffic:
     keys.allow({"requests_per_day", "peak_requests_per_s", "users", "requests_per_user_per_hour", "peak_hour_share",
-                "peak_factor", "prompt_tokens", "output_tokens", "profile", "images_per_request", "image_size"})
+                "peak_factor", "prompt_tokens", "output_tokens", "profile", "images_per_request", "image_size",
+                "peak_hours_per_day", "burst_hours_per_month"})
     side = keys.count("image_size", None, minimum=1, maximum=100_000)
     factor = keys.number("peak_factor", 1.0, minimum=1.0, maximum=1000.0)
     prompt, prompt_p95 = _tokens(keys, "prompt_tokens", 512)
     output, output_p95 = _tokens(keys, "output_tokens", 256)
     share = keys.number("peak_hour_share", None, minimum=0.0, strict=True, maximum=1.0)
     profile = keys.data.get("profile")
+    weights = None
     if profile is not None:
         if not (isinstance(profile, list) and len(profile) == 24):
             raise ConfigError("scenario key 'traffic.profile': expected 24 non-negative hourly weights")
@@ -325,6 +338,11 @@ def _traffic(keys: _Keys) -> Traffic:
             raise ConfigError("scenario key 'traffic.profile': expected 24 non-negative hourly weights, not all 0")
         share = max(weights) / sum(weights)
     share = share or DEFAULT_PEAK_HOUR_SHARE
+    peak_hours = keys.number("peak_hours_per_day", None, minimum=0.0, strict=True, maximum=24.0)
+    if peak_hours is not None and weights is not None:
+        raise ConfigError("scenario keys 'traffic.peak_hours_per_day' and 'traffic.profile': give one (the profile "
+                          "already says which hours are busy)")
+    bursts = keys.number("burst_hours_per_month", None, minimum=0.0, maximum=744.0)
     per_day = keys.number("requests_per_day", None, minimum=0.0, strict=True, maximum=MAX_REQUESTS_PER_S * 86400)
     peak = keys.number("peak_requests_per_s", None, minimum=0.0, strict=True, maximum=MAX_REQUESTS_PER_S)
     users = keys.number("users", None, minimum=1.0, maximum=MAX_USERS)
@@ -349,7 +367,9 @@ def _traffic(keys: _Keys) -> Traffic:
                    output_tokens=output, prompt_p95_tokens=prompt_p95, output_p95_tokens=output_p95,
                    peak_factor=factor, description=text + (f", ×{factor:g} for events" if factor > 1 else ""),
                    images=keys.count("images_per_request", 0, minimum=0, maximum=10_000),
-                   image_hw=(side, side) if side else None, **counted)
+                   image_hw=(side, side) if side else None,
+                   profile=None if weights is None else tuple(float(w) for w in weights),
+                   peak_hours_per_day=peak_hours, burst_hours_per_month=bursts, **counted)
 
 
 def _sla(keys: _Keys) -> SLA:
@@ -437,7 +457,7 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
                     traffic=traffic, sla=_sla(root.sub("sla")), job=job,
                     budget=Budget(monthly_usd=b.number("monthly_usd", maximum=MAX_USD),
                                   job_usd=b.number("job_usd", maximum=MAX_USD),
-                                  pricing=b.text("pricing", None, ("on-demand", "reserved-1y", "spot"))),
+                                  pricing=b.text("pricing", None, ("on-demand", "reserved-1y", "spot", "mixed"))),
                     constraints=constraints, edge=edge, input_shape=root.text("input_shape"),
                     runtime=root.text("runtime", limit=MAX_NAME_CHARS), source=source)
 

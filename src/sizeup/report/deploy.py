@@ -152,7 +152,7 @@ def _serving(result, chosen) -> list[dict[str, Any]]:
                                 f"above {usable:.4g} req/s per replica ({1 - plan.headroom:.0%} of "
                                 f"{plan.rate_per_replica:.4g} req/s at the SLA)"}},
            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
-                    "minReplicas": plan.at_base, "maxReplicas": plan.with_redundancy,
+                    "minReplicas": chosen.detail.get("floor_replicas", plan.at_base), "maxReplicas": plan.with_redundancy,
                     "metrics": [{"type": "Pods", "pods": {
                         "metric": {"name": _METRIC},
                         "target": {"type": "AverageValue", "averageValue": f"{max(1, round(usable * 1000))}m"}}}]}}
