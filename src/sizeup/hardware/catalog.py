@@ -33,7 +33,7 @@ def user_config_dir() -> Path:
 
 
 def read_yaml(path: Path, *, cache: bool = True) -> object:
-    """Parse one data file (YAML, safe loader): a regular file (`sizeup.files`: a FIFO, a device or a link
+    """Parse one data file (YAML by `sizeup.yaml_strict`): a regular file (`sizeup.files`: a FIFO, a device or a link
     to one is refused, never waited on) of at most MAX_DATA_FILE_BYTES, refused unread when larger. With
     `cache`, the parsed contents are kept as JSON keyed by the file's path, size and mtime
     (hardware.catalog_cache), so the next process reads them without importing yaml."""
@@ -52,24 +52,13 @@ def read_yaml(path: Path, *, cache: bool = True) -> object:
         if len(raw) > MAX_DATA_FILE_BYTES:
             raise CatalogError(f"{path}: more than the {MAX_DATA_FILE_BYTES:,}-byte limit for a catalog or data file")
         check_unchanged(opened, CatalogError)
-    import yaml
-
-    from sizeup.yaml_depth import MAX_YAML_NESTING, yaml_nesting_bound
+    from sizeup.yaml_strict import load_yaml  # YAML 1.2 numbers and booleans, no key twice, no alias bomb
 
     try:
         text = raw.decode("utf-8")
-        depth = yaml_nesting_bound(text)
-        if depth > MAX_YAML_NESTING:  # libyaml's C loader would overflow its stack (a segfault)
-            raise CatalogError(f"{path}: YAML nested up to {depth:,} levels deep; expected at most {MAX_YAML_NESTING}")
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except UnicodeDecodeError as e:
         raise CatalogError(f"{path}: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start:,})") from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        raise CatalogError(f"{path}:{where} is not valid YAML ({getattr(e, 'problem', None) or e})") from e
-    except (ValueError, TypeError, OverflowError) as e:  # a date such as 2024-13-45, an integer of 5,000 digits
-        raise CatalogError(f"{path}: is not valid YAML ({type(e).__name__}: {str(e).splitlines()[0][:120]})") from None
+    data = load_yaml(text, str(path), CatalogError)
     if cache:
         from sizeup.hardware.catalog_cache import write_data_cached
 
@@ -138,7 +127,8 @@ def _source_files(folders: tuple[str, ...]) -> list[Path]:
 
 def _code_files() -> list[Path]:
     here = Path(__file__).parent
-    return [here / name for name in ("catalog.py", "catalog_cache.py", "schema.py", "architectures.py")]
+    return [*(here / name for name in ("catalog.py", "catalog_cache.py", "schema.py", "architectures.py")),
+            here.parent / "yaml_strict.py"]
 
 
 @lru_cache(maxsize=8)

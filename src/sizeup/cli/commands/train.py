@@ -7,7 +7,7 @@ import sys
 
 from sizeup.cli.calibration import add_calibration_arguments
 from sizeup.cli.commands.hw import add_catalog_argument
-from sizeup.cli.flags import BATCH as _BATCH, GPUS as _GPUS
+from sizeup.cli.flags import BATCH as _BATCH, GPUS as _GPUS, exclusive
 from sizeup.report.terminal import render_table
 from sizeup.units import (MAX_LAYERS, MAX_PARALLEL, MAX_TOKENS, MAX_TRAINING_TOKENS,
                           format_bytes, format_seconds, number_flag)
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="torch module: [NAME=]DTYPE:SHAPE, e.g. input_ids=int64:4x512")
     p.add_argument("--dtype", default="fp32", choices=["fp32", "bf16", "fp16"],
                    help="torch module: precision of the traced step (default fp32)")
-    p.add_argument("--method", default="full", choices=["full", "lora", "qlora", "freeze", "dora"])
+    p.add_argument("--method", choices=["full", "lora", "qlora", "freeze", "dora"], help="default full")
     p.add_argument("--compare", metavar="M,M,…", help="compare methods side by side, e.g. full,lora,qlora")
     p.add_argument("--rank", type=number_flag(integer=True, minimum=1, maximum=65_536), default=16,
                    help="LoRA rank (default 16)")
@@ -92,6 +92,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_calibration_arguments(p)
     add_catalog_argument(p)
+    exclusive(p, "--method", "--compare", "--compare prices each method it lists; give one")
+    exclusive(p, "--tokens", "--epochs", "--tokens is the run's length; --epochs × --dataset-tokens is another")
+    exclusive(p, "--tokens", "--dataset-tokens", "--tokens is the run's length; --epochs × --dataset-tokens is "
+                                                 "another")
     p.set_defaults(func=run)
 
 
@@ -128,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
 
     from sizeup.cli.calibration import calibrated_scope, load_calibration, resolve_device
 
+    args.method = args.method or "full"
     catalog = load_catalog(args.catalog)
     profile = load_calibration(args)
     device = resolve_device(args, catalog, profile)
