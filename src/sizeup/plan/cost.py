@@ -103,8 +103,8 @@ def checkpoint_plan(state_bytes: float, write_bytes_per_s: float, mtbf_s: float,
     write = state_bytes / write_bytes_per_s
     tau = math.sqrt(2 * write * mtbf_s)
     overhead = write / tau + (tau / 2 + restart_s) / mtbf_s
-    text = (f"C = {write:,.0f} s to write {state_bytes / 1e9:,.1f} GB, M = {mtbf_s / 3600:,.1f} h between preemptions: "
-            f"τ = √(2·C·M) = {tau / 60:,.0f} min, overhead ≈ {overhead:.1%}")
+    text = (f"δ = {write:,.0f} s to write {state_bytes / 1e9:,.1f} GB, M = {mtbf_s / 3600:,.1f} h between interruptions: "
+            f"τ = √(2·δ·M) = {tau / 60:,.0f} min, overhead ≈ {overhead:.1%}")
     return CheckpointPlan(interval_s=tau, write_s=write, mtbf_s=mtbf_s, overhead_fraction=overhead, arithmetic=text)
 
 

@@ -49,6 +49,8 @@ class Headline:
     power_w: float | None = None
     device_price_usd: float | None = None
     """Edge: the purchase price the scenario gives (the catalog holds none)."""
+    envelope: tuple[str, ...] = ()
+    """Figures beyond a physical or best-published bound (plan.envelope): stated, not promised."""
     fleet: str = ""
     """Serving: how the fleet scales over the month (floor to peak instances, instance-hours billed)."""
     by_region: dict[str, dict] = field(default_factory=dict)
@@ -73,7 +75,7 @@ class Headline:
                 "costs_by_basis": dict(self.costs_by_basis), "cost_key": self.cost_key,
                 "budget_usd": self.budget_usd, "budget_share": self.budget_share, "sla": dict(self.sla),
                 "margin": self.margin, "power_w": self.power_w,
-                "device_price_usd": self.device_price_usd, "fleet": self.fleet,
+                "device_price_usd": self.device_price_usd, "fleet": self.fleet, "envelope": list(self.envelope),
                 "by_region": {k: dict(v) for k, v in self.by_region.items()}, "assumptions": list(self.assumptions),
                 "text": self.text}
 
@@ -158,6 +160,7 @@ def headline_rows(h: Headline) -> list[tuple[str, str]]:
         rows.append(("power", f"{h.power_w:,.0f} W at TDP"))
     if h.sla:
         rows.append(("SLA" if "hours" not in h.sla else "deadline", _sla_text(h.sla)))
+    rows += [("NOT PROMISED", text) for text in h.envelope]
     rows += [("assumption", a) for a in h.assumptions]
     return [(k, v) for k, v in rows if v]
 
@@ -184,7 +187,7 @@ def _quick_assumptions(result) -> tuple[str, ...]:
     return tuple(out)
 
 
-def build_headline(result, cost_cells: dict[str, float] | None = None) -> Headline:
+def build_headline(result, cost_cells: dict[str, float] | None = None, envelope=()) -> Headline:
     """The headline of a `PlanResult` (the chosen configuration, else the closest miss)."""
     scenario = result.scenario
     chosen = result.chosen or result.closest
@@ -251,6 +254,10 @@ def build_headline(result, cost_cells: dict[str, float] | None = None) -> Headli
         parts.append(f"Power {power:,.0f} W at TDP; {price}." if power else f"Power not in the catalog; {price}.")
     if sla:
         parts.append(("Meets " if result.meets else "Reaches ") + _sla_text(sla) + ".")
+    beyond = tuple(f"{c.name} {c.predicted:.3g} is beyond its bound {c.bound:.3g}"
+                   + (f" ({c.consequence})" if c.consequence else "") for c in envelope)
+    if beyond:
+        parts.append("NOT PROMISED — " + "; ".join(beyond) + ".")
     by_region = _by_region(result)
     if len(by_region) > 1:
         per = "/month" if period == "month" else " per job"
@@ -262,7 +269,7 @@ def build_headline(result, cost_cells: dict[str, float] | None = None) -> Headli
                     engine=chosen.engine, format=chosen.quant, period=period, cost_usd=cost, pricing_basis=basis,
                     costs_by_basis=costs, cost_key=cost_key, budget_usd=budget, budget_share=share, sla=sla,
                     margin=margin, power_w=power, device_price_usd=device_price, fleet=_fleet_text(chosen),
-                    by_region=by_region, assumptions=assumptions, text=" ".join(parts))
+                    envelope=beyond, by_region=by_region, assumptions=assumptions, text=" ".join(parts))
 
 
 def _by_region(result) -> dict[str, dict]:

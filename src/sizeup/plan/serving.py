@@ -59,8 +59,8 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
     context = decoder_prompt(arch, cfg.prompt) + max(cfg.output // 2, 1)
     from sizeup.workload.inference import phase_efficiency  # the engine's decode efficiencies
 
-    eff = phase_efficiency(device, engine, True, fmt)
     for b in batches:
+        eff = phase_efficiency(device, engine, True, fmt, b, cfg.backend, cfg.build_date)  # as estimate prices batch b
         ledger = transformer_ledger(decoder, Step(batch=b, new_tokens=1, context=context), weights=fmt,
                                     kv_dtype=cfg.kv_dtype, tp=cfg.gpus, per_layer=False)
         eager = eager_kernel_overhead(engine, ledger, device, fmt.compute_dtype == "fp32")  # hf: as estimate prices it

@@ -154,13 +154,41 @@ def build_sheet(result) -> Sheet:
     if result.ranked[1:]:
         fault.append(Cell(key="fallback", label="fallback configuration", value=result.ranked[1].label))
     if scenario.task in ("finetune", "pretrain") and chosen is not None and result.arch is not None:
-        fault += _checkpoint_cells(scenario, result.arch)
+        fault += _checkpoint_cells(scenario, result.arch, chosen)
     sections.append(Section(title="Fault plan", cells=tuple(fault)))
+    from sizeup.plan.envelope import envelope_checks
+    from sizeup.plan.recipe import recipe_section
+
+    checks = envelope_checks(result)
+    if checks:
+        sections.append(_envelope_section(checks))
+    recipe = recipe_section(result)
+    if recipe is not None:
+        sections.append(recipe)
+    tripped = [c for c in checks if c.tripped]
+    if tripped:
+        verdict += " — NOT PROMISED: " + "; ".join(f"{c.name} beyond its bound" for c in tripped)
     cells = {c.key: c.value for c in inputs} | {c.key: c.value for sec in sections for c in sec.cells}
-    headline = build_headline(result, cells)
+    headline = build_headline(result, cells, envelope=tuple(tripped))
     return Sheet(title=f"Compute requirement sheet: {scenario.name}", scenario=scenario.name, meets=result.meets,
                  verdict=verdict, inputs=tuple(inputs), sections=tuple(sections),
                  assumptions=tuple(result.assumptions), headline=headline)
+
+
+def _envelope_section(checks) -> Section:
+    """Each envelope check: the prediction, the bound, and what the plan is at the bound when it trips."""
+    cells = []
+    for i, c in enumerate(checks):
+        value = round(c.predicted, 6) if c.unit in ("s", "fraction") else round(c.predicted, 1)
+        bound = (f"{c.bound * 1e3:,.3g} ms" if c.unit == "s" else f"{c.bound:.0%}" if c.unit == "fraction"
+                 else f"{c.bound:,.0f} {c.unit}")
+        relation = "at least" if c.unit == "s" else "at most"
+        cells.append(Cell(key=f"envelope_{i}", label=c.name, value=value,
+                          unit={"s": "s", "fraction": "%"}.get(c.unit, c.unit),
+                          note=(f"BEYOND THE BOUND ({relation} {bound}): not promised; {c.consequence}. " if c.tripped
+                                else f"within the bound ({relation} {bound}). ") + c.basis))
+    return Section(title="Envelope check", cells=tuple(cells),
+                   notes=("no predicted figure beyond a physical or best-published bound is promised",))
 
 
 _METRIC_LABELS = {"tpot": "time per output token (thermally derated)", "ttft": "time to first token (derated)"}
@@ -186,29 +214,42 @@ CHECKPOINT_BYTES_PER_PARAM = 14
 moments (8); frozen base weights are not rewritten."""
 
 
-def _checkpoint_cells(scenario, arch) -> list[Cell]:
-    """Jobs: the checkpoint size and write time, and the Young/Daly interval (spot: preemption every 6 h
-    assumed; on-demand: no preemption, so the interval is set by the nodes' failure rate, not known here)."""
+WRITE_BYTES_PER_S_PER_INSTANCE = 1e9
+"""Checkpoint write bandwidth of one instance to shared storage: assumed (1 GB/s), stated on the sheet."""
+
+
+def _checkpoint_cells(scenario, arch, chosen) -> list[Cell]:
+    """Jobs: the checkpoint size and write time, and the Young/Daly interval τ = √(2·δ·M) with M the job's mean
+    time between interruptions from a published per-GPU failure rate (plan.reliability), shortened on spot
+    capacity by preemptions (every 6 h assumed)."""
     from sizeup.plan.cost import checkpoint_plan
+    from sizeup.plan.reliability import failure_rate, job_mtbf_s
     from sizeup.workload.finetune import FinetuneSpec, trainable_parameters
 
     job = scenario.job
     trainable = arch.params if job.method == "full" else \
         trainable_parameters(arch, FinetuneSpec(method=job.method, rank=job.rank)).trainable_params
     state = trainable * CHECKPOINT_BYTES_PER_PARAM
-    plan = checkpoint_plan(state, 1e9, 6 * 3600)
+    instances = chosen.detail.get("instances") or 1
+    rate = failure_rate()
+    failures = job_mtbf_s(chosen.gpus)
+    spot = chosen.pricing_basis == "spot"
+    preemption = 6 * 3600.0
+    mtbf = 1 / (1 / failures + 1 / preemption) if spot else failures
+    plan = checkpoint_plan(state, WRITE_BYTES_PER_S_PER_INSTANCE * instances, mtbf, rate.restart_s)
+    hours = chosen.latency.get("hours", 0.0)
     cells = [Cell(key="checkpoint_bytes", label="checkpoint size", value=int(state), unit="bytes",
                   note=f"{trainable:,} trainable parameters × {CHECKPOINT_BYTES_PER_PARAM} bytes (weights, fp32 master, "
                        "Adam moments)"),
              Cell(key="checkpoint_write", label="checkpoint write time", value=round(plan.write_s, 3), unit="s",
-                  note="at 1 GB/s to storage (assumed)")]
-    if scenario.constraints.spot:
-        cells.append(Cell(key="checkpoint_interval", label="checkpoint every", value=round(plan.interval_s, 1),
-                          unit="s", note=plan.arithmetic + " (preemption every 6 h assumed)"))
-    else:
-        cells.append(Cell(key="checkpoint_interval", label="checkpoint every", value="by the failure rate",
-                          note="on-demand capacity is not preempted: τ = √(2·C·M) with M the nodes' mean time "
-                               "between failures (not known here); at least once before the run ends"))
+                  note=f"sharded: each of {instances} instance(s) writes its share at 1 GB/s to storage (assumed)"),
+             Cell(key="job_mtbf", label="mean time between interruptions", value=round(mtbf / 3600, 2), unit="h",
+                  note=f"{rate.gpu_hours_per_interruption:,.0f} GPU-hours per unexpected interruption ÷ {chosen.gpus} "
+                       f"GPUs ({rate.source})" + ("; with a spot preemption every 6 h (assumed)" if spot else "")),
+             Cell(key="checkpoint_interval", label="checkpoint every", value=round(plan.interval_s, 1), unit="s",
+                  note=plan.arithmetic + f"; restart {rate.restart_s / 60:.0f} min (assumed)"
+                       + (f"; the run ({hours:,.1f} h) is shorter than one interval: checkpoint at the end, and at "
+                          "least hourly if a restart from zero would hurt" if hours * 3600 < plan.interval_s else ""))]
     return cells
 
 

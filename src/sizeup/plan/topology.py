@@ -18,7 +18,7 @@ from sizeup.hardware.offer_price import hourly_price
 from sizeup.hardware.schema import DeviceSpec, Offer
 from sizeup.units import GIGA
 
-__all__ = ["installed", "link_text", "link_class", "replica_offers", "JobPlacement", "place_job"]
+__all__ = ["installed", "link_text", "link_class", "replica_offers", "JobPlacement", "place_job", "device_in_offer"]
 
 
 def installed(device: DeviceSpec, offer: Offer | None) -> DeviceSpec:
@@ -113,3 +113,20 @@ def place_job(device: DeviceSpec, gpus: int, offers: list[Offer], basis: str = "
     else:
         why += ", and none states a network between instances: a multi-node job cannot be placed on them"
     return None, why
+
+
+def device_in_offer(catalog, device: DeviceSpec, offer_id: str) -> tuple[DeviceSpec, Offer]:
+    """`device` as the offer `offer_id` installs it (`estimate --offer`, `train --offer`): one line when the offer
+    is unknown or carries another device."""
+    from sizeup.errors import ConfigError
+
+    offer = catalog.offers.get(offer_id)
+    if offer is None:
+        from sizeup.plan.scenario_keys import closest
+
+        near = closest(offer_id, set(catalog.offers))
+        raise ConfigError(f"--offer {offer_id!r}: no such offer" + (f" (did you mean {near!r}?)" if near else "")
+                          + " (see 'sizeup hw offers')")
+    if offer.gpu != device.id:
+        raise ConfigError(f"--offer {offer_id!r} carries {offer.gpu}, not {device.id}")
+    return installed(device, offer), offer

@@ -136,6 +136,10 @@ def run(args: argparse.Namespace) -> int:
     catalog = load_catalog(args.catalog)
     profile = load_calibration(args)
     device = resolve_device(args, catalog, profile)
+    if args.offer:  # the GPUs as the offer installs them: its stated link, else PCIe
+        from sizeup.plan.topology import device_in_offer
+
+        device = device_in_offer(catalog, device, args.offer)[0]
     with calibrated_scope(profile, [device]) as notes:
         return _run(args, catalog, device, notes)
 
