@@ -97,7 +97,7 @@ _LENGTHS = ("chat", "api", "batch", "edge")
 KEY_TASKS: dict[str, tuple[str, ...]] = {
     "name": TASKS, "model": TASKS, "task": TASKS,
     "traffic": ("chat", "api", "vision", "batch", "edge"), "sla": SERVING_TASKS, "job": _JOBS, "budget": _RENTED,
-    "constraints": _RENTED, "edge": ("edge",), "input_shape": ("vision",), "runtime": ("vision",),
+    "constraints": (*_RENTED, "edge"), "edge": ("edge",), "input_shape": ("vision",), "runtime": ("vision",),
     **{f"traffic.{k}": SERVING_TASKS for k in _RATE_KEYS},
     **{f"traffic.{k}{sub}": _LENGTHS for k in ("prompt_tokens", "output_tokens") for sub in ("", ".mean", ".p95")},
     "traffic.images_per_request": _LLM, "traffic.image_size": _LLM,
@@ -106,7 +106,8 @@ KEY_TASKS: dict[str, tuple[str, ...]] = {
     **{f"job.{k}": _TRAINING for k in ("method", "epochs", "dataset_tokens", "seq", "rank", "global_batch")},
     "budget.monthly_usd": SERVING_TASKS, "budget.job_usd": _JOBS, "budget.pricing": _RENTED,
     **{f"constraints.{k}": _RENTED for k in ("devices", "providers", "regions", "spot")},
-    "constraints.engines": _LLM, "constraints.owned": _LLM, "constraints.quantizations": (*SERVING_TASKS, "batch"),
+    "constraints.engines": (*_LLM, "batch", "edge"), "constraints.owned": _LLM,
+    "constraints.quantizations": (*SERVING_TASKS, "batch", "edge"),
     "constraints.max_gpus": (*_LLM, *_JOBS), "constraints.headroom": SERVING_TASKS,
     "constraints.redundancy": SERVING_TASKS,
     **{f"constraints.owned.{k}": _LLM for k in ("device", "count", "purchase_usd", "amortize_months",
@@ -115,8 +116,13 @@ KEY_TASKS: dict[str, tuple[str, ...]] = {
 }
 """Every key a scenario may hold ("section.key"), and the tasks that read it. Vision reads the request
 rate (its input is `input_shape`, not tokens), only end-to-end SLA targets and `quantizations: [fp16]` or
-fp32; batch generation reads tokens, deadline and the per-request lengths; an edge plan reads its device
-and the lengths."""
+fp32; batch generation reads tokens, deadline, the per-request lengths, engines and formats; an edge plan
+reads its device, the lengths, and the engines and weight formats it may run (EDGE_ENGINES, EDGE_FORMATS
+by default)."""
+
+EDGE_FORMATS = ("bf16", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q3_k_m", "q2_k")
+"""The formats an edge plan tries, high to low precision, when `constraints.quantizations` names none."""
+EDGE_ENGINES = ("llama.cpp",)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -389,10 +395,11 @@ def _constraints(c: Keys, task: str) -> Constraints:
         bad = sorted(set(quantizations) - {"fp16", "fp32"})[0]
         raise ConfigError(f"scenario key 'constraints.quantizations' = {bad!r}: a vision model is served in fp16 or "
                           "fp32; expected fp16, fp32 or both")
+    edge = task == "edge"
     return Constraints(
         devices=c.strings("devices"), providers=c.strings("providers"), regions=c.strings("regions"),
-        spot=c.flag("spot", False), engines=c.strings("engines") or ("vllm",),
-        quantizations=quantizations or ("bf16", "fp8", "awq-int4"),
+        spot=c.flag("spot", False), engines=c.strings("engines") or (EDGE_ENGINES if edge else ("vllm",)),
+        quantizations=quantizations or (EDGE_FORMATS if edge else ("bf16", "fp8", "awq-int4")),
         max_gpus=c.count("max_gpus", 8, maximum=MAX_GPUS), owned=_owned(c, task),
         headroom=c.number("headroom", 0.2, minimum=0.0, below=1.0),
         redundancy=c.flag("redundancy", True) if c.data.get("redundancy") is not None else None)
