@@ -9,7 +9,7 @@ import shlex
 
 from sizeup.plan.sheet_types import Section
 
-__all__ = ["recipe_section", "serving_estimate_args", "job_train_args"]
+__all__ = ["recipe_section", "serving_estimate_args", "job_train_args", "job_layout"]
 
 _HEADERS = ("step", "command line", "what it reproduces")
 
@@ -102,10 +102,11 @@ def job_train_args(scenario, chosen) -> list[str]:
     return argv + (["--offer", chosen.offer.id] if chosen.offer is not None else [])
 
 
-def _job(result, chosen) -> list[tuple[str, str, str]]:
+def job_layout(chosen) -> tuple[str, str] | None:
+    """(the training layout in words, the torchrun line that launches it) of a job plan."""
     layout = chosen.detail.get("layout")
     if not layout:
-        return []
+        return None
     per_node = chosen.gpus // max(layout["nodes"], 1)
     text = (f"TP {layout['tp']} × PP {layout['pp']} × DP {layout['dp']} on {layout['nodes']} node"
             f"{'s' if layout['nodes'] > 1 else ''} of {per_node} GPU{'s' if per_node > 1 else ''}; ZeRO-{layout['zero']}"
@@ -116,11 +117,19 @@ def _job(result, chosen) -> list[tuple[str, str, str]]:
     launch = _line(["torchrun", "--nnodes", str(layout["nodes"]), "--nproc-per-node", str(per_node)])
     if layout["nodes"] > 1:
         launch += " --rdzv-backend c10d --rdzv-endpoint $MASTER_ADDR:29500"  # the first node's address, set per run
+    return text, launch + " YOUR_TRAIN_SCRIPT"
+
+
+def _job(result, chosen) -> list[tuple[str, str, str]]:
+    layout = job_layout(chosen)
+    if layout is None:
+        return []
+    text, launch = layout
     return [("estimate", _line(job_train_args(result.scenario, chosen)),
              f"step {_ms(chosen.detail.get('step_s', 0.0))}, MFU {chosen.detail.get('mfu', 0.0):.1%}, "
              f"{chosen.latency['hours']:,.1f} h"),
             ("layout", text, "what the estimate prices"),
-            ("launch", launch + " YOUR_TRAIN_SCRIPT", "your script, with the layout above")]
+            ("launch", launch, "your script, with the layout above")]
 
 
 def _batch(result, chosen) -> list[tuple[str, str, str]]:

@@ -161,13 +161,18 @@ def _job(result, chosen) -> list[dict[str, Any]]:
     per_node = chosen.offer.gpu_count if chosen.offer is not None else chosen.gpus
     nodes = -(-chosen.gpus // max(1, per_node))
     job = result.scenario.job
+    from sizeup.plan.recipe import job_layout
+
+    layout = job_layout(chosen)
+    command = layout[1] if layout else "torchrun YOUR_TRAIN_SCRIPT"
     spec: dict[str, Any] = {
         "completions": nodes, "parallelism": nodes, "completionMode": "Indexed", "backoffLimit": 3,
         "template": {"metadata": {"labels": labels}, "spec": {
             "restartPolicy": "Never", "nodeSelector": selector,
             "containers": [{"name": "train", "image": image("train"),
-                            "command": ["sh", "-c", 'exec $TRAIN_COMMAND'],
-                            "env": [{"name": "TRAIN_COMMAND", "value": "torchrun train.py"},
+                            "command": ["sh", "-c", 'eval "exec $TRAIN_COMMAND"'],  # eval: $JOB_COMPLETION_INDEX inside expands
+                            "env": [{"name": "TRAIN_COMMAND", "value": command.replace(
+                                "YOUR_TRAIN_SCRIPT", "--node-rank $JOB_COMPLETION_INDEX YOUR_TRAIN_SCRIPT")},
                                     {"name": "SIZEUP_METHOD", "value": job.method if job else ""},
                                     {"name": "MODEL", "value": hf_id(result.scenario.model)}],
                             "resources": {"limits": {"nvidia.com/gpu": min(chosen.gpus, per_node)},
@@ -178,7 +183,9 @@ def _job(result, chosen) -> list[dict[str, Any]]:
              "metadata": {"name": name, "labels": labels, "annotations": {
                  "sizeup/plan": chosen.label, "sizeup/node": where,
                  "sizeup/hours": f"{chosen.latency.get('hours', 0):.3g}",
-                 "sizeup/note": "set TRAIN_COMMAND to your training entry point (the plan sizes the job, not the code)"}},
+                 "sizeup/layout": layout[0] if layout else "",
+                 "sizeup/note": "replace YOUR_TRAIN_SCRIPT in TRAIN_COMMAND with your training entry point, run with the "
+                                "layout above (the plan sizes the job, not the code)"}},
              "spec": spec}]
 
 
