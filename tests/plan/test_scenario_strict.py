@@ -70,7 +70,8 @@ def test_misspelt_keys_in_every_section(data, message):
                                        "remove it, or change the task"),
     (with_(EDGE, budget={"monthly_usd": 5}), "scenario key 'budget' does not apply to task 'edge' (only chat, api, "
                                              "vision, finetune, pretrain and batch read it)"),
-    (with_(EDGE, constraints={"devices": ["l4"]}), "scenario key 'constraints' does not apply to task 'edge'"),
+    # an edge plan reads constraints.quantizations and engines (issue 30), not the rented-capacity keys
+    (with_(EDGE, constraints={"devices": ["l4"]}), "scenario key 'constraints.devices' does not apply to task 'edge'"),
     ({**API, "input_shape": "1x3x8x8"}, "scenario key 'input_shape' does not apply to task 'api' (only vision reads "
                                         "it); remove it, or change the task"),
     (with_(EDGE, traffic={"peak_requests_per_s": 0.1}),
@@ -80,7 +81,7 @@ def test_misspelt_keys_in_every_section(data, message):
     (with_(VISION, sla={"ttft_p95_s": 1}),
      "scenario key 'sla.ttft_p95_s' does not apply to task 'vision' (only chat and api read it)"),
     (with_(VISION, constraints={"engines": ["vllm"]}),
-     "scenario key 'constraints.engines' does not apply to task 'vision' (only chat and api read it)"),
+     "scenario key 'constraints.engines' does not apply to task 'vision' (only chat, api, batch and edge read it)"),
     (with_(JOB, budget={"monthly_usd": 5}),
      "scenario key 'budget.monthly_usd' does not apply to task 'finetune' (only chat, api and vision read it)"),
     (with_(API, budget={"job_usd": 5}),

@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
 
         return run_table(args)
     args.engine = args.engine or "hf"
-    profile = load_calibration(args)
+    profile = load_calibration(args, "vision" if args.model.lower().endswith(".onnx") else "llm")
     catalog = load_catalog(args.catalog)
     device = resolve_device(args, catalog, profile)
     if args.offer:

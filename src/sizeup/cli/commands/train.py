@@ -168,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
 
     args.method = args.method or "full"
     catalog = load_catalog(args.catalog)
-    profile = load_calibration(args)
+    profile = load_calibration(args, "train")
     device = resolve_device(args, catalog, profile)
     if args.offer:  # the GPUs as the offer installs them: its stated link, else PCIe
         from sizeup.plan.topology import device_in_offer
