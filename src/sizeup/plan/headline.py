@@ -49,6 +49,8 @@ class Headline:
     power_w: float | None = None
     device_price_usd: float | None = None
     """Edge: the purchase price the scenario gives (the catalog holds none)."""
+    buy_vs_rent: str = ""
+    """Buy vs rent in one sentence (plan.buy): the break-even months, or why there is none."""
     envelope: tuple[str, ...] = ()
     """Figures beyond a physical or best-published bound (plan.envelope): stated, not promised."""
     fleet: str = ""
@@ -76,6 +78,7 @@ class Headline:
                 "budget_usd": self.budget_usd, "budget_share": self.budget_share, "sla": dict(self.sla),
                 "margin": self.margin, "power_w": self.power_w,
                 "device_price_usd": self.device_price_usd, "fleet": self.fleet, "envelope": list(self.envelope),
+                "buy_vs_rent": self.buy_vs_rent,
                 "by_region": {k: dict(v) for k, v in self.by_region.items()}, "assumptions": list(self.assumptions),
                 "text": self.text}
 
@@ -158,6 +161,8 @@ def headline_rows(h: Headline) -> list[tuple[str, str]]:
                      "unknown (not in the catalog; give edge.price_usd)"))
     if h.power_w:
         rows.append(("power", f"{h.power_w:,.0f} W at TDP"))
+    if h.buy_vs_rent:
+        rows.append(("buy vs rent", h.buy_vs_rent))
     if h.sla:
         rows.append(("SLA" if "hours" not in h.sla else "deadline", _sla_text(h.sla)))
     rows += [("NOT PROMISED", text) for text in h.envelope]
@@ -205,7 +210,9 @@ def build_headline(result, cost_cells: dict[str, float] | None = None, envelope=
     power = chosen.device.tdp_w * count if chosen.device.tdp_w else None
     costs: dict[str, float] = {}
     instances = None
-    device_price = scenario.edge.price_usd if scenario.edge is not None else None
+    buy = getattr(result, "buy", None)
+    device_price = buy.price_usd if buy is not None and scenario.edge is not None else \
+        scenario.edge.price_usd if scenario.edge is not None else None
     if scenario.task == "edge":
         period, cost, basis = "device", None, None
     elif chosen.monthly is not None or chosen.owned:
@@ -250,10 +257,12 @@ def build_headline(result, cost_cells: dict[str, float] | None = None, envelope=
                      + (f", {share:.0%} of the {_dollars(budget)} budget." if share is not None else "."))
     elif period == "device":
         price = f"device price {_dollars(device_price)}" if device_price is not None else \
-            "device price unknown (not in the catalog)"
+            "device price unknown (not in the catalog; give edge.price_usd)"
         parts.append(f"Power {power:,.0f} W at TDP; {price}." if power else f"Power not in the catalog; {price}.")
     if sla:
         parts.append(("Meets " if result.meets else "Reaches ") + _sla_text(sla) + ".")
+    if buy is not None:
+        parts.append(buy.text[0].upper() + buy.text[1:] + ".")
     beyond = tuple(f"{c.name} {c.predicted:.3g} is beyond its bound {c.bound:.3g}"
                    + (f" ({c.consequence})" if c.consequence else "") for c in envelope)
     if beyond:
@@ -269,6 +278,7 @@ def build_headline(result, cost_cells: dict[str, float] | None = None, envelope=
                     engine=chosen.engine, format=chosen.quant, period=period, cost_usd=cost, pricing_basis=basis,
                     costs_by_basis=costs, cost_key=cost_key, budget_usd=budget, budget_share=share, sla=sla,
                     margin=margin, power_w=power, device_price_usd=device_price, fleet=_fleet_text(chosen),
+                    buy_vs_rent=buy.text if buy is not None else "",
                     envelope=beyond, by_region=by_region, assumptions=assumptions, text=" ".join(parts))
 
 

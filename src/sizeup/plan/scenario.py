@@ -33,6 +33,7 @@ budget:
   pricing: on-demand           # the basis every cost is quoted on: on-demand | reserved-1y | spot | mixed
                                # (mixed: the autoscaling floor on 1-year reserved capacity, the rest
                                # on-demand, or spot when allowed)
+  electricity_usd_per_kwh: 0.30  # buy vs rent (serving, edge): the energy of bought hardware (default 0.15)
                                # (default: spot when constraints.spot, else on-demand)
 constraints:
   devices: [l4, a10g, l40s, h100]
@@ -96,7 +97,7 @@ _LENGTHS = ("chat", "api", "batch", "edge")
 
 KEY_TASKS: dict[str, tuple[str, ...]] = {
     "name": TASKS, "model": TASKS, "task": TASKS,
-    "traffic": ("chat", "api", "vision", "batch", "edge"), "sla": SERVING_TASKS, "job": _JOBS, "budget": _RENTED,
+    "traffic": ("chat", "api", "vision", "batch", "edge"), "sla": SERVING_TASKS, "job": _JOBS, "budget": (*_RENTED, "edge"),
     "constraints": (*_RENTED, "edge"), "edge": ("edge",), "input_shape": ("vision",), "runtime": ("vision",),
     **{f"traffic.{k}": SERVING_TASKS for k in _RATE_KEYS},
     **{f"traffic.{k}{sub}": _LENGTHS for k in ("prompt_tokens", "output_tokens") for sub in ("", ".mean", ".p95")},
@@ -105,6 +106,7 @@ KEY_TASKS: dict[str, tuple[str, ...]] = {
     "job.tokens": _JOBS, "job.deadline_hours": _JOBS,
     **{f"job.{k}": _TRAINING for k in ("method", "epochs", "dataset_tokens", "seq", "rank", "global_batch")},
     "budget.monthly_usd": SERVING_TASKS, "budget.job_usd": _JOBS, "budget.pricing": _RENTED,
+    "budget.electricity_usd_per_kwh": (*SERVING_TASKS, "edge"),
     **{f"constraints.{k}": _RENTED for k in ("devices", "providers", "regions", "spot")},
     "constraints.engines": (*_LLM, "batch", "edge"), "constraints.owned": _LLM,
     "constraints.quantizations": (*SERVING_TASKS, "batch", "edge"),
@@ -176,6 +178,8 @@ class Job:
 class Budget:
     monthly_usd: float | None = None
     job_usd: float | None = None
+    electricity_usd_per_kwh: float | None = None
+    """What a kWh costs where the hardware would run (buy vs rent; None: 0.15 assumed, plan.buy)."""
     pricing: str | None = None
     """The pricing basis the plan ranks and quotes on ("on-demand", "reserved-1y", "spot", "mixed"); None:
     spot when spot is allowed, else on-demand (plan.cost.pricing_basis)."""
@@ -439,7 +443,8 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
                     job=_job(sections["job"], task) if task in _JOBS else None,
                     budget=Budget(monthly_usd=b.number("monthly_usd", maximum=MAX_USD),
                                   job_usd=b.number("job_usd", maximum=MAX_USD),
-                                  pricing=b.text("pricing", None, ("on-demand", "reserved-1y", "spot", "mixed"))),
+                                  pricing=b.text("pricing", None, ("on-demand", "reserved-1y", "spot", "mixed")),
+                                  electricity_usd_per_kwh=b.number("electricity_usd_per_kwh", None, maximum=100.0)),
                     constraints=_constraints(sections["constraints"], task),
                     edge=_edge(sections["edge"]) if task == "edge" else None, input_shape=root.text("input_shape"),
                     runtime=root.text("runtime", limit=MAX_NAME_CHARS), source=source)

@@ -66,7 +66,7 @@ def build_sheet(result) -> Sheet:
                             notes=tuple(f"rejected {f}: {why}" for f, why in rejected)))
     # cost budget, with live formulas over the inputs
     from sizeup.plan.regions import cheapest_by_group
-    from sizeup.plan.sheet_cost import job_cost, region_rows, serving_cost
+    from sizeup.plan.sheet_cost import buy_cells, job_cost, region_rows, serving_cost
 
     cost_cells: list[Cell] = []
     headers: tuple[str, ...] = ()
@@ -84,8 +84,17 @@ def build_sheet(result) -> Sheet:
     regions = cheapest_by_group(result.ranked)
     if len(regions) > 1 or (regions and chosen is not None and chosen.offer is None):
         cost_cells += region_rows(regions, period)
-    if cost_cells or rows:  # an edge device has no running cost: its section says what it draws instead
+    if result.buy is not None and scenario.task == "edge":  # a device bought once: its price, energy, break-even
+        from sizeup.plan.cost import HOURS_PER_MONTH
+
+        inputs.append(Cell(key="hours_per_month", label="hours per month", value=HOURS_PER_MONTH, unit="h"))
+        cost_cells += buy_cells(result.buy)
+    if cost_cells or rows:
         sections.append(Section(title="Cost budget", cells=tuple(cost_cells), table_headers=headers, table_rows=rows))
+    if result.buy is not None and scenario.task != "edge":
+        sections.append(Section(title="Buy vs rent", cells=tuple(buy_cells(result.buy)),
+                                notes=("the fleet's peak GPUs bought as the catalog's items; energy at full load all "
+                                       "month",)))
     if scenario.task == "edge" and chosen is not None:
         sections.append(_edge_section(scenario, chosen))
     # SLA commitment
@@ -254,19 +263,13 @@ def _checkpoint_cells(scenario, arch, chosen) -> list[Cell]:
 
 
 def _edge_section(scenario, chosen) -> Section:
-    """Edge: what the device draws, how the model fits next to the OS, and the thermal derate."""
+    """Edge: how the model fits next to the OS, and the thermal derate (price and power: the cost section)."""
     device, edge = chosen.device, scenario.edge
     cells = [Cell(key="edge_device", label="device", value=device.name),
-             Cell(key="edge_power", label="device power (TDP)", value=device.tdp_w, unit="W" if device.tdp_w else "",
-                  note="" if device.tdp_w else "not in the catalog"),
-             Cell(key="edge_price", label="device price", value=edge.price_usd, unit="USD", note="from the scenario")
-             if edge is not None and edge.price_usd is not None else
-             Cell(key="edge_price", label="device price", value="unknown",
-                  note="the catalog holds no purchase price: give edge.price_usd in the scenario"),
              Cell(key="edge_memory_needed", label="memory needed", value=chosen.memory_bytes, unit="bytes"),
              Cell(key="edge_memory_usable", label="memory usable after the OS share", value=int(chosen.usable_bytes),
                   unit="bytes")]
     if edge is not None:
         cells.append(Cell(key="thermal_derate", label="thermal derate on sustained speed", value=edge.thermal_derate,
                           note="assumption, not measured"))
-    return Section(title="Device", cells=tuple(cells), notes=("no cloud cost: the model runs on the device",))
+    return Section(title="Device", cells=tuple(cells), notes=("the model runs on the device",))

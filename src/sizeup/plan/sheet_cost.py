@@ -7,7 +7,7 @@ from __future__ import annotations
 from sizeup.plan.cost import HOURS_PER_MONTH
 from sizeup.plan.sheet_types import Cell
 
-__all__ = ["serving_cost", "job_cost", "region_rows"]
+__all__ = ["serving_cost", "job_cost", "region_rows", "buy_cells"]
 
 
 def _money(key: str, label: str, value: float, formula: str | None = None, note: str = "") -> Cell:
@@ -115,3 +115,26 @@ def region_rows(cheapest: dict[str, dict], period: str) -> list[Cell]:
                  label=f"cheapest in {group}", value=entry["cost_usd"], unit="USD",
                  note=f"{entry['label']}, {entry['pricing_basis']}{period}")
             for group, entry in cheapest.items()]
+
+
+def buy_cells(buy) -> list[Cell]:
+    """Buy vs rent (plan.buy): the purchase, its power and energy, the rental beside it, the break-even."""
+    cells = [Cell(key="buy_price", label=f"buy {buy.what}", value=buy.price_usd if buy.price_usd is not None
+                  else "unknown", unit="USD" if buy.price_usd is not None else "", note=buy.price_note),
+             Cell(key="buy_power", label="power drawn at full load", value=buy.power_w if buy.power_w is not None
+                  else "unknown", unit="W" if buy.power_w is not None else "", note=buy.power_note),
+             Cell(key="electricity_price", label="electricity price", value=buy.electricity_usd_per_kwh,
+                  unit="USD/kWh", note=buy.electricity_note)]
+    if buy.energy_usd_per_month is not None:
+        cells.append(_money("buy_energy_monthly", "electricity a month (full load all month, an upper bound)",
+                            buy.energy_usd_per_month, "={buy_power}/1000*{hours_per_month}*{electricity_price}"
+                            if buy.power_w is not None else None))
+    cells.append(Cell(key="rent_monthly", label=f"rent instead: {buy.rent}" if buy.rent else "rent instead",
+                      value=buy.rent_usd_per_month if buy.rent_usd_per_month is not None else "none found",
+                      unit="USD" if buy.rent_usd_per_month is not None else "", note=buy.rent_note))
+    cells.append(Cell(key="break_even_months", label="buying breaks even after",
+                      value=round(buy.break_even_months, 2) if buy.break_even_months is not None else "never / unknown",
+                      unit="months" if buy.break_even_months is not None else "", note=buy.text,
+                      formula="={buy_price}/({rent_monthly}-{buy_energy_monthly})"
+                      if buy.break_even_months is not None and buy.energy_usd_per_month is not None else None))
+    return cells

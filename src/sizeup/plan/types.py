@@ -96,6 +96,9 @@ class PlanResult:
     assumptions: tuple[str, ...] = ()
     method_comparison: tuple[tuple[str, str, float, float], ...] = ()
     """Fine-tuning: (method, cheapest configuration, hours, cost) for full, LoRA and QLoRA."""
+    buy: Any = None
+    """Buy vs rent (plan.buy.BuyVsRent): the edge device, or a rented fleet's GPUs bought; None where it does
+    not apply."""
 
     @property
     def meets(self) -> bool:
@@ -108,7 +111,8 @@ class PlanResult:
                 "closest": None if self.closest is None else self.closest.to_dict(), "closest_miss": self.closest_miss,
                 "evaluated": self.evaluated, "assumptions": list(self.assumptions),
                 "method_comparison": [{"method": m, "configuration": c, "hours": h, "cost_usd": u}
-                                      for m, c, h, u in self.method_comparison]}
+                                      for m, c, h, u in self.method_comparison],
+                "buy_vs_rent": None if self.buy is None else self.buy.to_dict()}
 
 
 _PRECISION_ORDER = ("fp32", "bf16", "fp16", "f16", "fp8", "int8", "q8_0", "q6_k", "q5_k_m", "q5_k_s", "q5_0",
