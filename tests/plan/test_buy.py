@@ -61,7 +61,6 @@ def test_electricity_is_not_read_by_jobs():
 
 
 def test_catalog_purchase_prices_price_the_edge_device_and_the_fleet():
-    pytest.importorskip("sizeup.hardware.purchase")  # the dated purchase prices of the catalog
     data = {**EDGE, "edge": {k: v for k, v in EDGE["edge"].items() if k != "price_usd"}}
     buy = plan_scenario(parse_scenario(data), CATALOG).buy
     assert buy.price_usd is not None and ("MSRP" in buy.price_note or "street" in buy.price_note)

@@ -73,10 +73,8 @@ def electricity_price(scenario) -> tuple[float, str]:
 
 def _items(catalog, device):
     """The catalog's purchasable items holding `device` (dated, sourced prices)."""
-    try:
-        from sizeup.hardware.purchase import purchases_for
-    except ImportError:  # the purchase-price catalog (hardware.purchase) is not in this tree yet
-        return []
+    from sizeup.hardware.purchase import purchases_for
+
     return purchases_for(catalog, device)
 
 

@@ -121,7 +121,7 @@ def buy_cells(buy) -> list[Cell]:
     """Buy vs rent (plan.buy): the purchase, its power and energy, the rental beside it, the break-even."""
     cells = [Cell(key="buy_price", label=f"buy {buy.what}", value=buy.price_usd if buy.price_usd is not None
                   else "unknown", unit="USD" if buy.price_usd is not None else "", note=buy.price_note),
-             Cell(key="buy_power", label="power drawn at full load", value=buy.power_w if buy.power_w is not None
+             Cell(key="buy_power", label="power drawn at full load", value=round(buy.power_w) if buy.power_w is not None
                   else "unknown", unit="W" if buy.power_w is not None else "", note=buy.power_note),
              Cell(key="electricity_price", label="electricity price", value=buy.electricity_usd_per_kwh,
                   unit="USD/kWh", note=buy.electricity_note)]
