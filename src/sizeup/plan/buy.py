@@ -55,7 +55,9 @@ class BuyVsRent:
     def text(self) -> str:
         if self.break_even_months is not None:
             return (f"buying pays for itself after {self.break_even_months:,.1f} months against renting "
-                    f"{self.rent} at ${self.rent_usd_per_month:,.0f}/month")
+                    f"{self.rent} at ${self.rent_usd_per_month:,.0f}/month"
+                    + (" (electricity not counted: the power is not in the catalog)"
+                       if self.energy_usd_per_month is None else ""))
         if self.price_usd is None:
             return "purchase price unknown: no break-even"
         if self.rent_usd_per_month is None:
