@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from sizeup.errors import ConfigError
+from sizeup.sources import admit_file
 from sizeup.yaml_depth import MAX_YAML_NESTING, yaml_nesting_bound
 from sizeup.units import (MAX_BATCH, MAX_GPUS, MAX_LIST_ITEMS, MAX_NAME_CHARS, MAX_REQUESTS_PER_S, MAX_SLA_S,
                           MAX_TOKENS, MAX_TRAINING_TOKENS, MAX_USD, MAX_USERS, KIB, check_number)
@@ -447,7 +448,7 @@ def load_scenario(path: str | Path) -> Scenario:
     bytes, nested at most MAX_NESTING deep — each checked before the YAML is parsed."""
     import yaml
 
-    path = Path(path)
+    path = admit_file(path, "scenario file")  # the web UI's policy: its own uploads only
     if not path.is_file():
         raise ConfigError(f"scenario file {str(path)!r} does not exist")
     try:

@@ -1,0 +1,175 @@
+"""The bounded worker pool every computing request of the UI runs in.
+
+Workers are separate processes (`python -m sizeup.ui.worker`), started on demand and kept warm, so a
+slow request never holds the event loop (static files and pages keep answering), never holds the GIL
+of another request, and can be stopped: a job past the time limit has its process killed and the
+request answers 504 in one line. Two lanes keep long plans from starving quick answers: `quick`
+(estimate, compare, train, runs) and `long` (plans and their downloads); long workers run at a lower
+CPU priority (nice), so an estimate stays fast while plans run. Each lane has a fixed number of
+workers; a request waits for one until its deadline, and past `max_waiting` requests waiting the UI
+answers 503 at once rather than queue without bound.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sizeup.ui.bridge import UiError
+from sizeup.ui.worker import read_frame, write_frame
+
+__all__ = ["Lane", "WorkerPool", "DEFAULT_LANES", "DEFAULT_TIME_LIMIT_S"]
+
+DEFAULT_TIME_LIMIT_S = 20.0
+"""A request's whole time (waiting for a worker included): a long plan takes a few seconds."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Lane:
+    workers: int
+    nice: int = 0
+    """How much lower than the server this lane's processes run (0: the same priority)."""
+
+
+DEFAULT_LANES = {"quick": Lane(workers=2), "long": Lane(workers=4, nice=10)}
+
+
+class _Worker:
+    """One worker process and the thread that reads its answers into a queue."""
+
+    def __init__(self, root: Path, nice: int) -> None:
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "sizeup.ui.worker", "--root", str(root), "--nice", str(nice)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=str(root))
+        self.replies: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True, name="sizeup-ui-worker-reader").start()
+
+    def _read(self) -> None:
+        try:
+            while (frame := read_frame(self.process.stdout)) is not None:
+                self.replies.put(frame)
+        except (OSError, ValueError):
+            pass
+        self.replies.put(None)  # the process ended
+
+    def ask(self, frame: dict, timeout_s: float) -> dict | None:
+        """The answer to `frame`; None when the process died; queue.Empty past `timeout_s`."""
+        try:
+            write_frame(self.process.stdin, frame)
+        except (OSError, ValueError):
+            return None
+        return self.replies.get(timeout=max(timeout_s, 0.0))
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (self.process.stdin, self.process.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+
+class _LaneState:
+    def __init__(self, lane: Lane) -> None:
+        self.lane = lane
+        self.slots = threading.BoundedSemaphore(lane.workers)
+        self.idle: list[_Worker] = []
+        self.lock = threading.Lock()
+
+
+class WorkerPool:
+    """`await pool.call("quick", "cli", argv)`: the job's value, or `UiError` (400 bad input, 500 a bug,
+    503 busy, 504 past the time limit)."""
+
+    def __init__(self, root: Path, *, lanes: dict[str, Lane] | None = None,
+                 time_limit_s: float = DEFAULT_TIME_LIMIT_S, max_waiting: int = 24) -> None:
+        self.root = Path(root).resolve()
+        self.time_limit_s = time_limit_s
+        self.max_waiting = max_waiting
+        self._lanes = {name: _LaneState(lane) for name, lane in (lanes or DEFAULT_LANES).items()}
+        self._pending = 0
+        self._lock = threading.Lock()
+        self._closed = False
+
+    async def call(self, lane: str, job: str, *args: Any) -> Any:
+        from starlette.concurrency import run_in_threadpool
+
+        with self._lock:
+            if self._pending >= self.max_waiting:
+                raise UiError(f"the UI is busy ({self._pending} requests running or waiting); try again shortly", 503)
+            self._pending += 1
+        try:
+            return await run_in_threadpool(self._call, lane, {"job": job, "args": list(args)})
+        finally:
+            with self._lock:
+                self._pending -= 1
+
+    def warm(self, lane: str = "quick") -> None:
+        """Start one worker of `lane` ahead of the first request (in the background)."""
+        state = self._lanes[lane]
+        if state.slots.acquire(blocking=False):
+            try:
+                with state.lock:
+                    if not state.idle:
+                        state.idle.append(_Worker(self.root, state.lane.nice))
+            finally:
+                state.slots.release()
+
+    def _call(self, lane: str, frame: dict) -> Any:
+        deadline = time.monotonic() + self.time_limit_s
+        state = self._lanes[lane]
+        if self._closed:
+            raise UiError("the UI is shutting down", 503)
+        if not state.slots.acquire(timeout=self.time_limit_s):
+            raise UiError(f"no worker was free within the UI's {self.time_limit_s:g} s limit; try again shortly", 503)
+        worker = None
+        try:
+            if deadline - time.monotonic() < 0.05:
+                raise UiError(f"no worker was free within the UI's {self.time_limit_s:g} s limit; try again shortly",
+                              503)
+            with state.lock:
+                worker = state.idle.pop() if state.idle else None
+            if worker is None or not worker.alive():
+                worker = _Worker(self.root, state.lane.nice)
+            try:
+                answer = worker.ask(frame, deadline - time.monotonic())
+            except queue.Empty:
+                raise UiError(f"this request ran past the UI's {self.time_limit_s:g} s limit and was stopped; the "
+                              "CLI runs it without a limit", 504) from None
+            if answer is None:
+                raise UiError("the worker computing this request stopped before answering", 500)
+            with state.lock:
+                state.idle.append(worker)
+                worker = None
+        finally:
+            if worker is not None:
+                worker.kill()
+            state.slots.release()
+        if not answer.get("ok"):
+            raise UiError(answer.get("message", "the request failed"), answer.get("status", 500))
+        return answer["value"]
+
+    def close(self) -> None:
+        """Stop every idle worker; busy ones are killed when their request ends."""
+        self._closed = True
+        for state in self._lanes.values():
+            with state.lock:
+                workers, state.idle = state.idle, []
+            for w in workers:
+                w.kill()
