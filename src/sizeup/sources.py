@@ -106,7 +106,8 @@ def admit_file(path: str | Path, what: str) -> Path:
     policy = _ACTIVE
     if policy is None or policy.inside(Path(path)):
         return Path(path)
-    raise ConfigError(f"{what}: a path outside {policy.who}'s folder; {policy.who} reads only files uploaded to it")
+    raise ConfigError(f"{what}: a path outside {policy.who}'s folder; {policy.who} opens no path it is sent (files "
+                      "are uploaded)")
 
 
 def _code_refusal(what: str, name: str, policy: SourcePolicy) -> IngestError:

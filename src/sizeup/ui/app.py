@@ -183,6 +183,7 @@ def create_app(workdir: str | Path | None = None, *, hosts: tuple[str, ...] = ()
         scenario = data.get("scenario")
         if isinstance(scenario, (str, dict)):
             text = scenario if isinstance(scenario, str) else json.dumps(scenario)  # JSON is YAML
+            fields_of({"scenario": text})
             return plan_file_argv(store(text.encode(), "scenario.yaml"))
         if scenario is not None:
             raise UiError("scenario: expected YAML text or a mapping")
@@ -263,7 +264,7 @@ def create_app(workdir: str | Path | None = None, *, hosts: tuple[str, ...] = ()
     ]
     @contextlib.asynccontextmanager
     async def lifespan(app):
-        pool.warm()
+        pool.start()
         try:
             yield
         finally:

@@ -16,8 +16,8 @@ __all__ = ["DEFAULTS", "FIELD_CHARS", "estimate_argv", "fields_of", "number_arg"
 
 NAME_CHARS = 256
 """A model, device, format or engine name (units.MAX_NAME_CHARS)."""
-FIELD_CHARS = {"model": NAME_CHARS, "device": NAME_CHARS, "devices": 4096, "yaml": 1024 * 1024, "compare": 64,
-               "sort": 64}
+FIELD_CHARS = {"model": NAME_CHARS, "device": NAME_CHARS, "devices": 4096, "yaml": 1024 * 1024,
+               "scenario": 1024 * 1024, "compare": 64, "sort": 64}
 """Longest value read per field; any other field: DEFAULT_FIELD_CHARS (numbers, short choices)."""
 DEFAULT_FIELD_CHARS = 128
 MAX_FIELD_NAME_CHARS = 64

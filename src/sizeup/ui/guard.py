@@ -3,6 +3,9 @@
 - **Host**: only this machine's loopback names (127.0.0.1, localhost, [::1]), the bound host and any
   `--allowed-host`. A page on evil.example whose name is rebound to 127.0.0.1 sends `Host: evil.example`
   and is refused, so DNS rebinding reads nothing.
+- **Other sites**: a request the browser marks `Sec-Fetch-Site: cross-site` or `same-site` (another
+  port of 127.0.0.1 is the same site) is refused unless it is a top-level GET navigation (a link to a
+  page), so no other page can fetch, embed or frame an answer, nor make the UI compute by an <img>.
 - **State-changing requests** (any method but GET, HEAD, OPTIONS): the `Origin` (or, without one, the
   `Referer`) must be this UI's own origin, `Sec-Fetch-Site` (when the browser sends it) `same-origin`,
   and `X-CSRF-Token` the session's token; `/api/` posts must be `Content-Type: application/json`. A
@@ -107,6 +110,9 @@ class Guard:
         query = scope.get("query_string", b"")
         if len(query) > MAX_QUERY_BYTES or query.count(b"&") >= MAX_FIELDS:
             return 414, f"query string of {len(query):,} bytes: expected at most {MAX_QUERY_BYTES:,} and {MAX_FIELDS} fields"
+        site = headers.get("sec-fetch-site")
+        if site in ("cross-site", "same-site") and not _navigation(scope, headers):
+            return 403, f"refused: a {site} request cannot use this UI (only a link to one of its pages)"
         if scope["method"] in SAFE_METHODS:
             return None
         origin = headers.get("origin") or _origin_of(headers.get("referer", ""))
@@ -116,7 +122,6 @@ class Guard:
         parts = urlsplit(origin)
         if parts.scheme not in ("http", "https") or parts.netloc.lower() != host.strip().lower():
             return 403, f"refused: a request from another origin ({origin[:80]}) cannot use this UI"
-        site = headers.get("sec-fetch-site")
         if site is not None and site not in ("same-origin", "none"):
             return 403, f"refused: a {site} request cannot use this UI"
         if not session or not hmac.compare_digest(headers.get(TOKEN_HEADER, ""), self.token(session)):
@@ -127,6 +132,13 @@ class Guard:
             if ctype != "application/json":
                 return 415, f"Content-Type {ctype or 'none'!r}: the API takes application/json"
         return None
+
+
+def _navigation(scope: Scope, headers: Headers) -> bool:
+    """A top-level GET navigation (a link followed): the one request from another site that is served
+    (fetch-metadata resource isolation: scripts, images, frames and fetches from other sites are not)."""
+    return (scope["method"] == "GET" and headers.get("sec-fetch-mode") == "navigate"
+            and headers.get("sec-fetch-dest") == "document")
 
 
 def _origin_of(url: str) -> str:

@@ -120,8 +120,9 @@ class WorkerPool:
             with self._lock:
                 self._pending -= 1
 
-    def warm(self, lane: str = "quick") -> None:
-        """Start one worker of `lane` ahead of the first request (in the background)."""
+    def start(self, lane: str = "quick") -> None:
+        """Open the pool (again, after `close`) and start one worker of `lane` ahead of the first request."""
+        self._closed = False
         state = self._lanes[lane]
         if state.slots.acquire(blocking=False):
             try:
