@@ -40,7 +40,10 @@ SCRIPT = """
 const ui = %(ui)s, yaml = %(yaml)s, evil = %(evil)s;
 const results = {};
 async function attempt(name, run) {
-  try { const r = await run(); results[name] = r.type + ":" + r.status + ":" + (r.type === "opaque" ? "" : await r.text()); }
+  try {
+    const r = await run();
+    results[name] = r.type + ":" + r.status + ":" + (r.type === "opaque" ? "" : await r.text());
+  }
   catch (e) { results[name] = "blocked:" + e.name; }
 }
 (async () => {

@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import tempfile
+import time
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -34,6 +35,11 @@ __all__ = ["create_app"]
 HERE = Path(__file__).parent
 UPLOAD_SUFFIXES = (".json", ".safetensors", ".gguf")
 MAX_FORM_FIELDS = 64
+MAX_SHEETS = 256
+SORT_KEYS = ("tokens_per_s", "usd_per_million_tokens", "usd_per_gpu_hour", "device_memory_bytes", "device", "name",
+             "vendor")
+"""The compare table's sortable columns (any other `sort` is the default)."""
+"""Plans whose downloads the UI remembers (the oldest is forgotten first)."""
 
 
 def create_app(workdir: str | Path | None = None, *, hosts: tuple[str, ...] = (),
@@ -50,9 +56,17 @@ def create_app(workdir: str | Path | None = None, *, hosts: tuple[str, ...] = ()
     templates.env.filters["secs"] = lambda v: "—" if v is None else format_seconds(v)
     templates.env.filters["num"] = lambda v, d=1: "—" if v is None else f"{v:,.{d}f}"
     scenarios: dict[str, list[str]] = {}  # download key -> plan argv (without --format/--out)
+    menus: dict[str, list] = {}  # "presets", "devices": what the forms offer
 
     def page(request: Request, name: str, **ctx) -> HTMLResponse:
         return templates.TemplateResponse(request, name, ctx | {"csrf_token": request.state.csrf_token})
+
+    async def choices() -> dict:
+        """The presets and catalog devices the forms offer: read once, by a worker (the server process never
+        loads the catalog, so it reads and writes no cache outside the UI's folder)."""
+        if not menus:
+            menus.update(await pool.call("quick", "choices"))
+        return menus
 
     async def cli(lane: str, argv: list[str], ok_codes: tuple[int, ...] = (0,)) -> dict:
         result = await pool.call(lane, "cli", argv)
@@ -105,7 +119,7 @@ def create_app(workdir: str | Path | None = None, *, hosts: tuple[str, ...] = ()
     async def estimate_page(request: Request):
         params = query(request, DEFAULTS)
         result, error = await _attempt(cli("quick", estimate_argv(params["model"], params)))
-        return page(request, "estimate.html", params=params, presets=_presets(), devices=_devices(),
+        return page(request, "estimate.html", **await choices(), params=params,
                     result=result, error=error, memory_chart=_memory_chart(result))
 
     async def estimate_result(request: Request):
@@ -143,7 +157,8 @@ def create_app(workdir: str | Path | None = None, *, hosts: tuple[str, ...] = ()
         data, error = await _attempt(compare_data(q))
         partial = "HX-Request" in request.headers
         return page(request, "_compare_result.html" if partial else "compare.html", q=q, data=data, error=error,
-                    sort=q.get("sort", "tokens_per_s"), chart=_chart(data), presets=_presets())
+                    sort=q.get("sort") if q.get("sort") in SORT_KEYS else "tokens_per_s", chart=_chart(data),
+                    **await choices())
 
     async def api_compare(request: Request):
         return JSONResponse(await compare_data(query(request)))
@@ -154,7 +169,7 @@ def create_app(workdir: str | Path | None = None, *, hosts: tuple[str, ...] = ()
         data, error = await _attempt(cli("quick", train_argv(q["model"], q)))
         partial = "HX-Request" in request.headers
         return page(request, "_train_result.html" if partial else "train.html", q=q, data=data, error=error,
-                    devices=_devices(), presets=_presets())
+                    **await choices())
 
     async def api_train(request: Request):
         q = query(request)
@@ -191,16 +206,20 @@ def create_app(workdir: str | Path | None = None, *, hosts: tuple[str, ...] = ()
         return plan_quick_argv(fields.get("model", ""), fields)
 
     async def plan_page(request: Request):
-        return page(request, "plan.html", presets=_presets(), devices=_devices())
+        return page(request, "plan.html", **await choices())
 
     async def plan_result(request: Request):
         argv = await plan_form_argv(request)
+        start = time.monotonic()
         data, error = await _attempt(cli("long", with_flags(argv, "--format=json"), (0, 2)))
         key = hashlib.sha256("\0".join(argv).encode()).hexdigest()[:16]
         scenarios[key] = argv
+        while len(scenarios) > MAX_SHEETS:
+            scenarios.pop(next(iter(scenarios)))
         html = ""
-        if data is not None:
-            path, _ = await _attempt(pool.call("long", "plan_file", argv, "html", key))
+        if data is not None:  # the sheet in the page: the rest of the request's time limit
+            left = max(pool.time_limit_s - (time.monotonic() - start), 1.0)
+            path, _ = await _attempt(pool.call("long", "plan_file", argv, "html", key, limit_s=left))
             html = Path(path).read_text() if path else ""
         return page(request, "_plan_result.html", data=data, error=error, key=key, sheet_html=html,
                     formats=list(DOWNLOADS))
@@ -288,18 +307,6 @@ async def _attempt(awaitable):
         return await awaitable, None
     except UiError as e:
         return None, e.message
-
-
-def _devices() -> list[tuple[str, str]]:
-    from sizeup.hardware.catalog import load_catalog
-
-    return sorted((d.id, d.name) for d in load_catalog().devices.values())
-
-
-def _presets() -> list[str]:
-    from sizeup.ingest.load import list_presets
-
-    return list_presets()
 
 
 def _chart(data: dict | None) -> str:

@@ -109,7 +109,8 @@ class Guard:
                          "requests that reach it under another name are refused")
         query = scope.get("query_string", b"")
         if len(query) > MAX_QUERY_BYTES or query.count(b"&") >= MAX_FIELDS:
-            return 414, f"query string of {len(query):,} bytes: expected at most {MAX_QUERY_BYTES:,} and {MAX_FIELDS} fields"
+            return 414, (f"query string of {len(query):,} bytes: expected at most {MAX_QUERY_BYTES:,} and "
+                         f"{MAX_FIELDS} fields")
         site = headers.get("sec-fetch-site")
         if site in ("cross-site", "same-site") and not _navigation(scope, headers):
             return 403, f"refused: a {site} request cannot use this UI (only a link to one of its pages)"

@@ -107,7 +107,8 @@ class WorkerPool:
         self._lock = threading.Lock()
         self._closed = False
 
-    async def call(self, lane: str, job: str, *args: Any) -> Any:
+    async def call(self, lane: str, job: str, *args: Any, limit_s: float | None = None) -> Any:
+        """`limit_s`: this call's share of the time limit (a request that calls twice splits it)."""
         from starlette.concurrency import run_in_threadpool
 
         with self._lock:
@@ -115,7 +116,8 @@ class WorkerPool:
                 raise UiError(f"the UI is busy ({self._pending} requests running or waiting); try again shortly", 503)
             self._pending += 1
         try:
-            return await run_in_threadpool(self._call, lane, {"job": job, "args": list(args)})
+            limit = self.time_limit_s if limit_s is None else min(limit_s, self.time_limit_s)
+            return await run_in_threadpool(self._call, lane, {"job": job, "args": list(args)}, limit)
         finally:
             with self._lock:
                 self._pending -= 1
@@ -132,12 +134,12 @@ class WorkerPool:
             finally:
                 state.slots.release()
 
-    def _call(self, lane: str, frame: dict) -> Any:
-        deadline = time.monotonic() + self.time_limit_s
+    def _call(self, lane: str, frame: dict, limit_s: float) -> Any:
+        deadline = time.monotonic() + limit_s
         state = self._lanes[lane]
         if self._closed:
             raise UiError("the UI is shutting down", 503)
-        if not state.slots.acquire(timeout=self.time_limit_s):
+        if not state.slots.acquire(timeout=max(limit_s, 0.0)):
             raise UiError(f"no worker was free within the UI's {self.time_limit_s:g} s limit; try again shortly", 503)
         worker = None
         try:

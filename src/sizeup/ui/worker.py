@@ -65,7 +65,14 @@ def _plan_file(root: Path, argv: list[str], fmt: str, key: str) -> str:
     return str(plan_file(argv, fmt, root / "downloads" / key, root))
 
 
-JOBS = {"cli": _cli, "compare": _compare, "plan_file": _plan_file}
+def _choices(root: Path) -> dict:
+    from sizeup.hardware.catalog import load_catalog
+    from sizeup.ingest.load import list_presets
+
+    return {"presets": list_presets(), "devices": sorted([d.id, d.name] for d in load_catalog().devices.values())}
+
+
+JOBS = {"cli": _cli, "compare": _compare, "plan_file": _plan_file, "choices": _choices}
 """The only things a worker does; a frame names one and its arguments."""
 
 
