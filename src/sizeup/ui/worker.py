@@ -101,7 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")  # frames only: stray prints go to /dev/null
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
-    os.environ["SIZEUP_CACHE_DIR"] = str(root / "cache")
+    cache = root / "cache"  # sizeup's caches, and any library's (transformers, torch, matplotlib), stay here
+    os.environ.update(SIZEUP_CACHE_DIR=str(cache), XDG_CACHE_HOME=str(cache), HF_HOME=str(cache / "huggingface"),
+                      MPLCONFIGDIR=str(cache / "matplotlib"), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     if args.nice and hasattr(os, "nice"):
         os.nice(args.nice)
     from sizeup.sources import SourcePolicy, restricted
