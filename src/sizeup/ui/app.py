@@ -18,12 +18,13 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
+from starlette.responses import (FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse,
+                                  Response)
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from sizeup.ui.bridge import MAX_UPLOAD_BYTES, UiError, parse_json, scrub_paths, with_flags
+from sizeup.ui.bridge import MAX_UPLOAD_BYTES, UiError, error_line, parse_json, scrub_paths, with_flags
 from sizeup.ui.downloads import DOWNLOADS
 from sizeup.ui.forms import (DEFAULTS, estimate_argv, fields_of, number_arg, plan_file_argv, plan_quick_argv,
                              train_argv)
@@ -71,6 +72,13 @@ def create_app(workdir: str | Path | None = None, *, hosts: tuple[str, ...] = ()
     async def cli(lane: str, argv: list[str], ok_codes: tuple[int, ...] = (0,)) -> dict:
         result = await pool.call(lane, "cli", argv)
         return parse_json(argv[0], result["code"], result["out"], result["err"], ok_codes)
+
+    async def cli_response(lane: str, argv: list[str], ok_codes: tuple[int, ...] = (0,)) -> Response:
+        """The JSON the CLI printed, sent as it is (byte for byte the CLI's `--json`; the server parses nothing)."""
+        result = await pool.call(lane, "cli", argv)
+        if result["code"] not in ok_codes or not result["out"].strip():
+            raise UiError(error_line(result["err"]))
+        return Response(result["out"], media_type="application/json")
 
     async def body_capped(request: Request, limit: int = MAX_UPLOAD_BYTES + 65536) -> bytes:
         length = request.headers.get("content-length")
@@ -135,7 +143,7 @@ def create_app(workdir: str | Path | None = None, *, hosts: tuple[str, ...] = ()
 
     async def api_estimate(request: Request):  # the CLI's own defaults: same inputs, same JSON
         params = query(request)
-        return JSONResponse(await cli("quick", estimate_argv(params.get("model", ""), params)))
+        return await cli_response("quick", estimate_argv(params.get("model", ""), params))
 
     # ---- compare devices ------------------------------------------------------------------------
     async def compare_data(q: dict) -> dict:
@@ -173,7 +181,7 @@ def create_app(workdir: str | Path | None = None, *, hosts: tuple[str, ...] = ()
 
     async def api_train(request: Request):
         q = query(request)
-        return JSONResponse(await cli("quick", train_argv(q.get("model", ""), q)))
+        return await cli_response("quick", train_argv(q.get("model", ""), q))
 
     # ---- plan -----------------------------------------------------------------------------------
     async def plan_form_argv(request: Request) -> list[str]:
@@ -233,7 +241,7 @@ def create_app(workdir: str | Path | None = None, *, hosts: tuple[str, ...] = ()
         return FileResponse(path, media_type=DOWNLOADS[fmt], filename=f"sizeup-plan.{fmt}")
 
     async def api_plan(request: Request):
-        return JSONResponse(await cli("long", with_flags(await plan_json_argv(request), "--format=json"), (0, 2)))
+        return await cli_response("long", with_flags(await plan_json_argv(request), "--format=json"), (0, 2))
 
     # ---- runs -----------------------------------------------------------------------------------
     async def runs_page(request: Request):
@@ -248,13 +256,13 @@ def create_app(workdir: str | Path | None = None, *, hosts: tuple[str, ...] = ()
                     run_id=run_id)
 
     async def api_runs(request: Request):
-        return JSONResponse(await cli("quick", ["runs", "list", "--json"]))
+        return await cli_response("quick", ["runs", "list", "--json"])
 
     async def api_run(request: Request):
-        return JSONResponse(await cli("quick", ["runs", "show", str(request.path_params["run_id"]), "--json"]))
+        return await cli_response("quick", ["runs", "show", str(request.path_params["run_id"]), "--json"])
 
     async def api_run_compare(request: Request):
-        return JSONResponse(await cli("quick", ["compare", str(request.path_params["run_id"]), "--json"]))
+        return await cli_response("quick", ["compare", str(request.path_params["run_id"]), "--json"])
 
     async def api_session(request: Request):
         """The CSRF token of this session (the cookie comes with the answer): for API clients."""

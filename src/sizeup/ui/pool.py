@@ -38,6 +38,11 @@ class Lane:
     """How much lower than the server this lane's processes run (0: the same priority)."""
 
 
+_ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                                      "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")}
+"""Each worker computes on one thread: the pool is the parallelism. A plan's numpy spreading over every
+core (BLAS threads that spin while they wait) doubled an estimate's latency beside four plans."""
+
 DEFAULT_LANES = {"quick": Lane(workers=2), "long": Lane(workers=4, nice=10)}
 
 
@@ -45,7 +50,7 @@ class _Worker:
     """One worker process and the thread that reads its answers into a queue."""
 
     def __init__(self, root: Path, nice: int) -> None:
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env = dict(os.environ, PYTHONUNBUFFERED="1", **_ONE_THREAD)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "sizeup.ui.worker", "--root", str(root), "--nice", str(nice)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=str(root))
