@@ -253,3 +253,9 @@ def test_other_sites_may_link_to_a_page_but_not_fetch_embed_or_frame_it(client, 
     r = client.get("/api/estimate", params={"model": "llama-3.1-8b", "device": "rtx-4090"},
                    headers={"sec-fetch-site": site, "sec-fetch-mode": mode, "sec-fetch-dest": dest})
     assert r.status_code == status
+
+
+def test_a_huge_run_id_is_a_404_in_one_line(client):
+    for path in ("/api/runs/99999999999999999999999", "/api/runs/99999999999999999999999/compare"):
+        r = client.get(path)
+        assert r.status_code == 404 and "no such run" in one_line(r)

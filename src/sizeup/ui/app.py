@@ -37,6 +37,7 @@ HERE = Path(__file__).parent
 UPLOAD_SUFFIXES = (".json", ".safetensors", ".gguf")
 MAX_FORM_FIELDS = 64
 MAX_SHEETS = 256
+MAX_RUN_ID = 2**63 - 1
 SORT_KEYS = ("tokens_per_s", "usd_per_million_tokens", "usd_per_gpu_hour", "device_memory_bytes", "device", "name",
              "vendor")
 """The compare table's sortable columns (any other `sort` is the default)."""
@@ -248,8 +249,14 @@ def create_app(workdir: str | Path | None = None, *, hosts: tuple[str, ...] = ()
         data, error = await _attempt(cli("quick", ["runs", "list", "--json"]))
         return page(request, "runs.html", data=data, error=error)
 
+    def run_id_of(request: Request) -> str:
+        run_id = request.path_params["run_id"]
+        if run_id > MAX_RUN_ID:  # SQLite's largest row id: a longer number names no run
+            raise UiError(f"run {str(run_id)[:30]}: no such run (ids are at most {MAX_RUN_ID})", 404)
+        return str(run_id)
+
     async def run_page(request: Request):
-        run_id = str(request.path_params["run_id"])
+        run_id = run_id_of(request)
         record, error = await _attempt(cli("quick", ["runs", "show", run_id, "--json"]))
         terms, terms_error = await _attempt(cli("quick", ["compare", run_id, "--json"]))
         return page(request, "run.html", record=record, error=error, terms=terms, terms_error=terms_error,
@@ -259,10 +266,10 @@ def create_app(workdir: str | Path | None = None, *, hosts: tuple[str, ...] = ()
         return await cli_response("quick", ["runs", "list", "--json"])
 
     async def api_run(request: Request):
-        return await cli_response("quick", ["runs", "show", str(request.path_params["run_id"]), "--json"])
+        return await cli_response("quick", ["runs", "show", run_id_of(request), "--json"])
 
     async def api_run_compare(request: Request):
-        return await cli_response("quick", ["compare", str(request.path_params["run_id"]), "--json"])
+        return await cli_response("quick", ["compare", run_id_of(request), "--json"])
 
     async def api_session(request: Request):
         """The CSRF token of this session (the cookie comes with the answer): for API clients."""

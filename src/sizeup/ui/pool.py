@@ -51,9 +51,10 @@ class _Worker:
 
     def __init__(self, root: Path, nice: int) -> None:
         env = dict(os.environ, PYTHONUNBUFFERED="1", **_ONE_THREAD)
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "sizeup.ui.worker", "--root", str(root), "--nice", str(nice)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=str(root))
+        with open(root / "workers.log", "ab") as log:  # a worker's own failures (an import error), for a bug report
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "sizeup.ui.worker", "--root", str(root), "--nice", str(nice)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env, cwd=str(root))
         self.replies: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True, name="sizeup-ui-worker-reader").start()
 
