@@ -156,7 +156,7 @@ def _post(client, path: str, *, drop=(), **headers):
 
 @pytest.mark.parametrize("path", ["/api/plan", "/plan/result", "/estimate/result"])
 @pytest.mark.parametrize("case", ["no origin", "foreign origin", "other port", "null origin", "foreign referer",
-                                  "cross-site fetch", "no token", "wrong token", "no cookie"])
+                                  "cross-site fetch", "no token", "wrong token", "odd token", "no cookie"])
 def test_a_state_changing_request_from_elsewhere_is_refused(ui, path, case):
     client, work = ui
     before = sorted((work / "uploads").rglob("*"))
@@ -164,6 +164,7 @@ def test_a_state_changing_request_from_elsewhere_is_refused(ui, path, case):
     headers = {"foreign origin": {"origin": "http://evil.example"}, "other port": {"origin": "http://127.0.0.1:9999"},
                "null origin": {"origin": "null"}, "foreign referer": {"referer": "http://evil.example/page"},
                "cross-site fetch": {"sec-fetch-site": "cross-site"}, "wrong token": {"x-csrf-token": "0" * 64},
+               "odd token": {"x-csrf-token": b"\xe9" * 64},
                }.get(case, {})
     if case == "no cookie":
         fresh = TestClient(client.app, base_url=BASE)  # no lifespan: the module's pool stays open

@@ -125,7 +125,8 @@ class Guard:
             return 403, f"refused: a request from another origin ({origin[:80]}) cannot use this UI"
         if site is not None and site not in ("same-origin", "none"):
             return 403, f"refused: a {site} request cannot use this UI"
-        if not session or not hmac.compare_digest(headers.get(TOKEN_HEADER, ""), self.token(session)):
+        sent = headers.get(TOKEN_HEADER, "").encode("latin-1", "replace")  # any bytes: compared, never decoded
+        if not session or not hmac.compare_digest(sent, self.token(session).encode()):
             return 403, ("refused: missing or stale CSRF token (reload the page; API clients take one from "
                          "GET /api/session and send it as X-CSRF-Token with the session cookie)")
         if scope["path"].startswith("/api/"):
