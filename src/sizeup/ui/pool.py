@@ -54,7 +54,8 @@ class _Worker:
         with open(root / "workers.log", "ab") as log:  # a worker's own failures (an import error), for a bug report
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "sizeup.ui.worker", "--root", str(root), "--nice", str(nice)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env, cwd=str(root))
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env, cwd=str(root),
+                start_new_session=os.name == "posix")  # its own scheduling group: see worker.py _lower_priority
         self.replies: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True, name="sizeup-ui-worker-reader").start()
 
