@@ -29,14 +29,18 @@ def session(client: httpx.Client, base: str) -> httpx.Client:
 
 
 def test_a_request_past_the_time_limit_is_stopped_with_504_and_the_lane_recovers(tmp_path):
-    with serve(create_app(tmp_path, time_limit_s=1.0)) as base, httpx.Client(base_url=base, timeout=60) as c:
+    import psutil
+
+    app = create_app(tmp_path, time_limit_s=1.0)
+    with serve(app) as base, httpx.Client(base_url=base, timeout=120) as c:
         session(c, base)
-        start = time.perf_counter()
+        assert app.pool._lanes["long"].idle[0].ready(60)  # started with the app; start-up is not charged anyway
         r = c.post("/api/plan", json=LONG_PLAN)
-        took = time.perf_counter() - start
-        assert r.status_code == 504 and "1 s limit" in r.json()["error"] and took < 8, (r.text, took)
+        assert r.status_code == 504 and "1 s limit" in r.json()["error"], r.text
+        long_workers = [p for p in psutil.Process().children() if p.nice() > 0 and p.status() != "zombie"]
+        assert long_workers == [] and app.pool._lanes["long"].idle == []  # the plan's process was killed
         small = c.post("/api/plan", json={"model": "llama-3.1-8b", "users": 5})
-        assert small.status_code in (200, 504)  # a fresh worker starts (imports included) under the same 1 s
+        assert small.status_code in (200, 504)  # a fresh worker, under the same 1 s
         assert c.get(ESTIMATE).status_code == 200
 
 
@@ -94,6 +98,7 @@ def test_a_worker_killed_mid_job_is_a_500_and_is_replaced(tmp_path):
     pool = WorkerPool(tmp_path, lanes={"long": Lane(workers=1)}, time_limit_s=60)
     pool.start("long")
     worker = pool._lanes["long"].idle[0]
+    assert worker.ready(60)
     argv = ["plan", "--task=chat", "--users=20000", "--format=json", "--", "llama-3.1-70b"]
     threading.Timer(1.5, worker.process.kill).start()
     try:

@@ -5,9 +5,10 @@ slow request never holds the event loop (static files and pages keep answering),
 of another request, and can be stopped: a job past the time limit has its process killed and the
 request answers 504 in one line. Two lanes keep long plans from starving quick answers: `quick`
 (estimate, compare, train, runs) and `long` (plans and their downloads); long workers run at a lower
-CPU priority (nice), so an estimate stays fast while plans run. Each lane has a fixed number of
-workers; a request waits for one until its deadline, and past `max_waiting` requests waiting the UI
-answers 503 at once rather than queue without bound.
+CPU priority (nice 10, see DEFAULT_LANES), so an estimate stays fast while plans run. Each lane has
+a fixed number of workers; a request waits for one until its deadline, and past `max_waiting` requests
+running or waiting the UI answers 503 at once rather than queue without bound. A worker's start-up
+(imports, catalog) is not charged to the request that waits for it.
 """
 
 from __future__ import annotations
@@ -18,15 +19,18 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sizeup.ui.bridge import UiError
-from sizeup.ui.worker import read_frame, write_frame
+from sizeup.ui.worker import READY, read_frame, write_frame
 
 __all__ = ["Lane", "WorkerPool", "DEFAULT_LANES", "DEFAULT_TIME_LIMIT_S"]
 
+STARTUP_LIMIT_S = 60.0
+"""Longest a new worker may take to import sizeup and read the catalog (not charged to the request)."""
 DEFAULT_TIME_LIMIT_S = 20.0
 """A request's whole time (waiting for a worker included): a long plan takes a few seconds."""
 
@@ -44,6 +48,10 @@ _ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
 core (BLAS threads that spin while they wait) doubled an estimate's latency beside four plans."""
 
 DEFAULT_LANES = {"quick": Lane(workers=2), "long": Lane(workers=4, nice=10)}
+"""Each worker starts in a session of its own: where Linux groups scheduling by session (autogroups, on by
+default on desktops), plans are then not charged to the server's share, so its pages and static files stay
+fast. The long lane's nice lets quick answers go first where processes are scheduled one by one; it is not
+applied to the worker's group, which would starve plans whenever the machine is busy with other work."""
 
 
 class _Worker:
@@ -55,8 +63,9 @@ class _Worker:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "sizeup.ui.worker", "--root", str(root), "--nice", str(nice)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env, cwd=str(root),
-                start_new_session=os.name == "posix")  # its own scheduling group: see worker.py _lower_priority
+                start_new_session=os.name == "posix")  # its own scheduling group: see DEFAULT_LANES
         self.replies: queue.Queue = queue.Queue()
+        self.started = False
         threading.Thread(target=self._read, daemon=True, name="sizeup-ui-worker-reader").start()
 
     def _read(self) -> None:
@@ -66,6 +75,15 @@ class _Worker:
         except (OSError, ValueError):
             pass
         self.replies.put(None)  # the process ended
+
+    def ready(self, timeout_s: float) -> bool:
+        """Whether the worker has started (imports, catalog) and is waiting for jobs, waiting up to `timeout_s`."""
+        if not self.started:
+            try:
+                self.started = self.replies.get(timeout=timeout_s) == READY
+            except queue.Empty:
+                return False
+        return self.started
 
     def ask(self, frame: dict, timeout_s: float) -> dict | None:
         """The answer to `frame`; None when the process died; queue.Empty past `timeout_s`."""
@@ -105,18 +123,20 @@ class WorkerPool:
     503 busy, 504 past the time limit)."""
 
     def __init__(self, root: Path, *, lanes: dict[str, Lane] | None = None,
-                 time_limit_s: float = DEFAULT_TIME_LIMIT_S, max_waiting: int = 24) -> None:
+                 time_limit_s: float = DEFAULT_TIME_LIMIT_S, max_waiting: int = 64) -> None:
         self.root = Path(root).resolve()
         self.time_limit_s = time_limit_s
         self.max_waiting = max_waiting
         self._lanes = {name: _LaneState(lane) for name, lane in (lanes or DEFAULT_LANES).items()}
         self._pending = 0
+        self._waiters = ThreadPoolExecutor(max_workers=max_waiting, thread_name_prefix="sizeup-ui-wait")
+        """Threads that wait on workers: their own, so static files never queue behind them for a thread."""
         self._lock = threading.Lock()
         self._closed = False
 
     async def call(self, lane: str, job: str, *args: Any, limit_s: float | None = None) -> Any:
         """`limit_s`: this call's share of the time limit (a request that calls twice splits it)."""
-        from starlette.concurrency import run_in_threadpool
+        import asyncio
 
         with self._lock:
             if self._pending >= self.max_waiting:
@@ -124,22 +144,25 @@ class WorkerPool:
             self._pending += 1
         try:
             limit = self.time_limit_s if limit_s is None else min(limit_s, self.time_limit_s)
-            return await run_in_threadpool(self._call, lane, {"job": job, "args": list(args)}, limit)
+            return await asyncio.get_running_loop().run_in_executor(
+                self._waiters, self._call, lane, {"job": job, "args": list(args)}, limit)
         finally:
             with self._lock:
                 self._pending -= 1
 
-    def start(self, lane: str = "quick") -> None:
-        """Open the pool (again, after `close`) and start one worker of `lane` ahead of the first request."""
+    def start(self, *lanes: str) -> None:
+        """Open the pool (again, after `close`) and start one worker of each of `lanes` (default: all) ahead of
+        the first request; they import and warm up in the background."""
         self._closed = False
-        state = self._lanes[lane]
-        if state.slots.acquire(blocking=False):
-            try:
-                with state.lock:
-                    if not state.idle:
-                        state.idle.append(_Worker(self.root, state.lane.nice))
-            finally:
-                state.slots.release()
+        for lane in lanes or self._lanes:
+            state = self._lanes[lane]
+            if state.slots.acquire(blocking=False):
+                try:
+                    with state.lock:
+                        if not state.idle:
+                            state.idle.append(_Worker(self.root, state.lane.nice))
+                finally:
+                    state.slots.release()
 
     def _call(self, lane: str, frame: dict, limit_s: float) -> Any:
         deadline = time.monotonic() + limit_s
@@ -157,6 +180,11 @@ class WorkerPool:
                 worker = state.idle.pop() if state.idle else None
             if worker is None or not worker.alive():
                 worker = _Worker(self.root, state.lane.nice)
+            waited = time.monotonic()
+            if not worker.ready(STARTUP_LIMIT_S):
+                raise UiError(f"a worker stopped or did not start within {STARTUP_LIMIT_S:g} s (see workers.log in "
+                              "the UI's folder)", 503)
+            deadline += time.monotonic() - waited  # a start-up is not the request's compute time
             try:
                 answer = worker.ask(frame, deadline - time.monotonic())
             except queue.Empty:

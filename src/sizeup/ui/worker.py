@@ -1,7 +1,7 @@
 """A UI worker process: `python -m sizeup.ui.worker --root DIR [--nice N]`, started by ui/pool.py.
 
-It reads one job per frame on stdin and answers one frame on a private copy of stdout (a 4-byte length,
-then JSON: no pickle either way), one job at a time. Everything it computes runs under the source
+Once warm it sends READY, then reads one job per frame on stdin and answers one frame on a private copy of
+stdout (a 4-byte length, then JSON: no pickle either way), one job at a time. Everything it computes runs under the source
 policy of `sizeup.sources`: models are presets, catalog names or files under DIR/uploads; no path
 outside, no user code. Its caches (catalog, traces) live in DIR/cache, so the UI writes nowhere else.
 A job it cannot finish in time is ended by the pool killing the process; it exits by itself when its
@@ -18,9 +18,11 @@ import sys
 from pathlib import Path
 from typing import Any, BinaryIO
 
-__all__ = ["JOBS", "read_frame", "write_frame", "main"]
+__all__ = ["JOBS", "READY", "read_frame", "write_frame", "main"]
 
 _HEADER = struct.Struct("!I")
+READY = {"ready": True}
+"""The first frame a worker sends, once warm and under its policy: start-up is not charged to a request."""
 MAX_FRAME_BYTES = 256 * 1024 * 1024
 """Largest frame either side reads: far above any sheet, below a runaway."""
 
@@ -104,29 +106,18 @@ def main(argv: list[str] | None = None) -> int:
     cache = root / "cache"  # sizeup's caches, and any library's (transformers, torch, matplotlib), stay here
     os.environ.update(SIZEUP_CACHE_DIR=str(cache), XDG_CACHE_HOME=str(cache), HF_HOME=str(cache / "huggingface"),
                       MPLCONFIGDIR=str(cache / "matplotlib"), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    if args.nice:
-        _lower_priority(args.nice)
+    if args.nice and hasattr(os, "nice"):
+        os.nice(args.nice)
     from sizeup.sources import SourcePolicy, restricted
 
     _warm()
     with restricted(SourcePolicy(roots=((root / "uploads").resolve(),))):
+        write_frame(replies, READY)
         while True:
             frame = read_frame(sys.stdin.buffer)
             if frame is None:
                 return 0
             write_frame(replies, run_job(root, frame))
-
-
-def _lower_priority(nice: int) -> None:
-    """Run at `nice`, in a scheduling group of that weight: the pool starts each worker in a session of its
-    own, and Linux's autogroups (on by default on desktops) weigh whole sessions against each other, so a
-    nice inside the server's session would still charge plans to the server's share and slow its replies."""
-    if hasattr(os, "nice"):
-        os.nice(nice)
-    try:
-        Path("/proc/self/autogroup").write_text(str(nice))
-    except OSError:  # not Linux, or autogroups off: the process nice above is what counts
-        pass
 
 
 def _warm() -> None:
