@@ -19,6 +19,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
@@ -98,7 +100,11 @@ class Guard:
             status, text = refusal
             await _answer(scope, send_with_headers, status, text)
             return
-        await self.app(scope, receive, send_with_headers)
+        try:
+            await self.app(scope, receive, send_with_headers)
+        except asyncio.CancelledError:  # the server stopping (Ctrl-C) with this request still computing
+            with contextlib.suppress(Exception):
+                await _answer(scope, send_with_headers, 503, "the UI stopped before this request was answered")
 
     def _refusal(self, scope: Scope, headers: Headers, session: str) -> tuple[int, str] | None:
         host = headers.get("host", "")

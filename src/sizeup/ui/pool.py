@@ -129,6 +129,7 @@ class WorkerPool:
         self.max_waiting = max_waiting
         self._lanes = {name: _LaneState(lane) for name, lane in (lanes or DEFAULT_LANES).items()}
         self._pending = 0
+        self._workers: set[_Worker] = set()
         self._waiters = ThreadPoolExecutor(max_workers=max_waiting, thread_name_prefix="sizeup-ui-wait")
         """Threads that wait on workers: their own, so static files never queue behind them for a thread."""
         self._lock = threading.Lock()
@@ -160,7 +161,7 @@ class WorkerPool:
                 try:
                     with state.lock:
                         if not state.idle:
-                            state.idle.append(_Worker(self.root, state.lane.nice))
+                            state.idle.append(self._spawn(state))
                 finally:
                     state.slots.release()
 
@@ -179,7 +180,7 @@ class WorkerPool:
             with state.lock:
                 worker = state.idle.pop() if state.idle else None
             if worker is None or not worker.alive():
-                worker = _Worker(self.root, state.lane.nice)
+                worker = self._spawn(state)
             waited = time.monotonic()
             if not worker.ready(STARTUP_LIMIT_S):
                 raise UiError(f"a worker stopped or did not start within {STARTUP_LIMIT_S:g} s (see workers.log in "
@@ -203,11 +204,19 @@ class WorkerPool:
             raise UiError(answer.get("message", "the request failed"), answer.get("status", 500))
         return answer["value"]
 
+    def _spawn(self, state: _LaneState) -> _Worker:
+        worker = _Worker(self.root, state.lane.nice)
+        with self._lock:
+            self._workers = {w for w in self._workers if w.alive()} | {worker}
+        return worker
+
     def close(self) -> None:
-        """Stop every idle worker; busy ones are killed when their request ends."""
+        """Stop every worker, busy ones too (their requests answer 500 at once): nothing outlives the server."""
         self._closed = True
         for state in self._lanes.values():
             with state.lock:
-                workers, state.idle = state.idle, []
-            for w in workers:
-                w.kill()
+                state.idle = []
+        with self._lock:
+            workers, self._workers = self._workers, set()
+        for w in workers:
+            w.kill()

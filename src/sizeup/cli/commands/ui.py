@@ -90,5 +90,5 @@ def run(args: argparse.Namespace) -> int:
         threading.Timer(1.0, webbrowser.open, args=(url,)).start()
     app = create_app(hosts=(*([] if wildcard else [host]), *extra),
                      time_limit_s=args.time_limit or DEFAULT_TIME_LIMIT_S)
-    uvicorn.run(app, host=host, port=args.port, log_level="warning")
+    uvicorn.run(app, host=host, port=args.port, log_level="warning", timeout_graceful_shutdown=3)  # then workers stop
     return 0
