@@ -6,7 +6,7 @@ Nothing heavy is imported here at module level: torch loads only when a torch mo
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -140,7 +140,7 @@ def estimate(
     *,
     device: str | DeviceSpec,
     gpus: int = 1,
-    quant: str = "bf16",
+    quant: str | None = None,
     kv_dtype: str = "fp16",
     engine: str = "hf",
     batch: int = 1,
@@ -161,7 +161,8 @@ def estimate(
     name, or a device spec such as a calibrated local machine). `images` per sequence (of `image_size`
     (height, width) pixels) run through a vision-language model's vision tower in prefill. `backend`: the
     llama.cpp build's backend (vulkan, cuda, hip, sycl, metal, cpu; None: the device's default);
-    `build_date` (YYYY-MM-DD) the llama.cpp build's date, for kernels that changed (None: current builds)."""
+    `build_date` (YYYY-MM-DD) the llama.cpp build's date, for kernels that changed (None: current builds).
+    `quant`: the weight format (None: the format a .gguf file stores, said among the assumptions; else bf16)."""
     from sizeup.hardware.catalog import load_catalog
     from sizeup.ingest.hf_config import load_model
     from sizeup.workload.inference import InferenceConfig, estimate_inference
@@ -171,6 +172,7 @@ def estimate(
     arch = load_model(model)
     tokens = f"--context {context:,}" if context is not None else f"--prompt {prompt:,} + --output {output:,} tokens"
     check_context(arch, prompt=prompt, total=context if context is not None else prompt + output, what=tokens)
+    quant, weights_note = weights_format(arch, quant, model)
     cfg = InferenceConfig(batch=batch, prompt=prompt, output=output, context=context, weights=quant,
                           kv_dtype=kv_dtype, engine=engine, gpus=gpus, gpu_layers=gpu_layers, threads=threads,
                           images=images, image_hw=image_size, backend=backend, build_date=build_date)
@@ -178,7 +180,26 @@ def estimate(
     host = cpu if isinstance(cpu, DeviceSpec) or cpu is None else cat.device(cpu)
     if host is None and target.host_cpu and target.host_cpu in cat.devices:
         host = cat.devices[target.host_cpu]
-    return estimate_inference(arch, target, cfg, cpu=host)
+    result = estimate_inference(arch, target, cfg, cpu=host)
+    return replace(result, assumptions=(weights_note, *result.assumptions)) if weights_note else result
+
+
+def weights_format(arch, quant: str | None, model: str) -> tuple[str, str]:
+    """The weight format to price and the note that says why: `quant` when given, else the format the model
+    file stores (a GGUF file's general.file_type), else bf16 (a config says nothing of it)."""
+    from sizeup.formats import get_format
+
+    stored, source = getattr(arch, "stored_format", ""), getattr(arch, "stored_format_from", "")
+    if quant is not None:
+        if stored and get_format(quant).id != stored:
+            return quant, f"weights priced as {quant} (--quant), not as the {stored} the file stores ({source})"
+        return quant, ""
+    if stored:
+        return stored, f"weights {stored}: the format the file stores ({source}; --quant prices another)"
+    if source:
+        raise ConfigError(f"{model}: {source}, a weight format sizeup does not price: expected --quant with one of "
+                          f"its formats (e.g. q4_k_m, q8_0, f16)")
+    return "bf16", ""
 
 
 def compare_devices(
@@ -199,7 +220,7 @@ def compare_devices(
     device's engine that fits `batch` sequences of the context, its decode tokens/s, and the price per
     million tokens on the cheapest on-demand offer. `devices` is a class (consumer, workstation, apple,
     datacenter, edge, cpu), 'all', 'common' (a few cards most asked about) or a list of names;
-    `formats` replaces the engine's ladder of formats to try."""
+    `formats` replaces the engine's ladder of formats to try (a .gguf file: the format it stores)."""
     from sizeup.hardware.catalog import load_catalog
     from sizeup.hardware.segments import COMMON_DEVICES, SEGMENTS, segment_of
     from sizeup.ingest.hf_config import load_model
@@ -221,6 +242,8 @@ def compare_devices(
     arch = load_model(model)
     tokens = f"--context {context:,}" if context is not None else f"--prompt {prompt:,} + --output {output:,} tokens"
     check_context(arch, prompt=prompt, total=context if context is not None else prompt + output, what=tokens)
+    if formats is None and arch.stored_format_from:  # a GGUF file: the format it stores, not an engine's ladder
+        formats = [weights_format(arch, None, model)[0]]
 
     def estimate_at(device: DeviceSpec, eng: str, fmt: str):
         cfg = InferenceConfig(batch=batch, prompt=prompt, output=output, context=context, weights=fmt,

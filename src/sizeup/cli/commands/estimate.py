@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "without --device: a few common cards)")
     p.add_argument("--gpus", type=_GPUS, default=1, help="tensor-parallel GPUs (default 1)")
     p.add_argument("--quant", default=None, help="weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, "
-                                                  "q4_k_m, q8_0, … (default bf16)")
+                                                  "q4_k_m, q8_0, … (default: the format a .gguf file stores, else bf16)")
     p.add_argument("--kv-dtype", default="fp16", help="KV cache: fp16, bf16, fp8, q8_0, q4_0 (default fp16)")
     p.add_argument("--engine", choices=["hf", "vllm", "llama.cpp", "tensorrt-llm", "tensorrt"],
                    help="serving engine (default hf; in a device table: llama.cpp on consumer cards, Macs, edge "
@@ -90,7 +90,6 @@ def run(args: argparse.Namespace) -> int:
                               "prompts)")
 
         return run_table(args)
-    args.quant = args.quant or "bf16"
     args.engine = args.engine or "hf"
     profile = load_calibration(args)
     device = resolve_device(args, load_catalog(args.catalog), profile)
