@@ -61,6 +61,7 @@ from typing import Any
 
 from sizeup.errors import ConfigError
 from sizeup.plan.scenario_keys import Keys, type_name
+from sizeup.sources import admit_file
 from sizeup.units import (MAX_BATCH, MAX_GPUS, MAX_NAME_CHARS, MAX_REQUESTS_PER_S, MAX_SLA_S, MAX_TOKENS,
                           MAX_TRAINING_TOKENS, MAX_USD, MAX_USERS, KIB, check_number)
 from sizeup.yaml_depth import MAX_YAML_NESTING
@@ -457,7 +458,7 @@ def load_scenario(path: str | Path) -> Scenario:
     from sizeup.files import read_regular
     from sizeup.yaml_strict import load_yaml
 
-    path = Path(path)
+    path = admit_file(path, "scenario file")  # the web UI's policy: its own uploads only
     raw = read_regular(path, what="scenario file", error=ConfigError, limit=MAX_SCENARIO_BYTES)
     data = load_yaml(_decode(raw, path), str(path), ConfigError)
     return parse_scenario(data, str(path))
