@@ -2,12 +2,12 @@ import json
 
 import pytest
 
-from sizeup.cli.main import main
+from sizeup.cli.main import json_ready, main
 
 
 def as_json(obj) -> object:
-    """What `--json` prints of an object: the CLI's json.dumps(default=str), read back."""
-    return json.loads(json.dumps(obj, default=str))
+    """What `--json` prints of an object (NaN and infinities as null, other objects as text), read back."""
+    return json.loads(json.dumps(json_ready(obj), default=str))
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
 from sizeup import api  # noqa: E402
+from tests.api.conftest import as_json  # noqa: E402
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
@@ -36,7 +37,7 @@ def test_the_sdk_client_gets_an_estimate_and_an_error():
     assert [t.name for t in listed.tools] == ["estimate", "fit", "compare", "train", "plan"]
     assert listed.tools[0].input_schema["required"] == ["model", "device"]
     options = {k: v for k, v in arguments.items() if k != "model"}
-    expected = json.loads(json.dumps(api.estimate(arguments["model"], **options).to_dict(), default=str))
+    expected = as_json(api.estimate(arguments["model"], **options).to_dict())
     assert not ok.is_error and ok.structured_content == expected and json.loads(ok.content[0].text) == expected
     assert bad.is_error and "unknown device 'rtx-9999'" in bad.content[0].text
     assert "\n" not in bad.content[0].text

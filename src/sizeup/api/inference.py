@@ -36,6 +36,8 @@ class EstimateOptions(ServingOptions):
 
     device: str | DeviceSpec | None = option(None, "device name (see 'sizeup hw list'), a DeviceSpec, or 'local' "
                                                    "with a calibration")
+    offer: str | None = option(None, "the device as this cloud offer installs it: the GPU link the offer states, "
+                                     "else PCIe (see 'sizeup hw offers')")
     quant: str | None = option(None, "weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, q4_k_m, q8_0, ... "
                                      "(default: the format a .gguf file stores, else bf16)")
     engine: str = option("hf", "serving engine: hf, vllm, llama.cpp, tensorrt-llm (tensorrt: a plain TensorRT engine)")
@@ -115,6 +117,10 @@ def estimate(model: str, options: EstimateOptions | None = None, /, **changes: A
     onnx = model.lower().endswith(".onnx")
     profile = load_calibration(o.calibration, o.db, [o.device], kind="vision" if onnx else "llm", engine=o.engine)
     device = resolve_device(o.device, catalog, profile)
+    if o.offer:
+        from sizeup.plan.topology import device_in_offer
+
+        device = device_in_offer(catalog, device, o.offer)[0]
     if onnx:
         from sizeup.api.onnx_estimate import estimate_onnx
 

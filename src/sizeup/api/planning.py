@@ -31,6 +31,9 @@ class PlanOptions(Options):
     tpot_p95: float | None = option(None, "SLA: p95 time per output token, seconds", minimum=1e-9, maximum=MAX_SLA_S)
     devices: tuple[str, ...] = option((), "allowed devices (default: every catalog device with an offer)")
     engine: str = option("vllm", "serving engine of a chat / api plan")
+    electricity: float | None = option(None, "electricity price for buy vs rent, USD per kWh (overrides the "
+                                             "scenario's budget.electricity_usd_per_kwh; default 0.15, assumed)",
+                                       minimum=0, maximum=100)
     calibration: str | None = option(None, "price the device this profile from 'sizeup calibrate' was measured on "
                                            "with its measured efficiencies (the device must be in the catalog)")
     db: str | None = option(None, "run database holding the calibration (default: the user data folder)")
@@ -68,6 +71,11 @@ def plan(scenario: str | Path | dict | Any, options: PlanOptions | None = None, 
 
     o = build_options(PlanOptions, options, changes, "plan")
     parsed = _scenario(scenario, o)
+    if o.electricity is not None:
+        if parsed.task not in ("chat", "api", "vision", "edge"):
+            raise ConfigError(f"--electricity {o.electricity:g}: buy vs rent is priced for serving and edge plans, "
+                              f"not for task {parsed.task!r}")
+        parsed = replace(parsed, budget=replace(parsed.budget, electricity_usd_per_kwh=o.electricity))
     check_scenario_context(parsed)
     catalog = load_catalog(o.catalog)
     devices = []

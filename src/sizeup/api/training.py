@@ -12,8 +12,10 @@ from sizeup.errors import ConfigError
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ranges import Range
 from sizeup.units import MAX_GPUS, MAX_LAYERS, MAX_PARALLEL, MAX_TOKENS, MAX_TRAINING_TOKENS
+from sizeup.workload.training import TrainingEstimate
 
-__all__ = ["MethodComparison", "MethodRow", "TrainOptions", "smallest_gpu_count", "train", "train_methods"]
+__all__ = ["MethodComparison", "MethodRow", "TrainOptions", "TrainResult", "smallest_gpu_count", "train",
+           "train_methods"]
 
 Methods = Literal["full", "lora", "qlora", "freeze", "dora"]
 METHODS = ("full", "lora", "qlora", "freeze", "dora")
@@ -65,7 +67,8 @@ class TrainOptions(Options):
                                      minimum=1, maximum=MAX_TOKENS)
     flash: bool = option(True, "false: attention without a fused kernel (stores the scores)")
     gpus: int = option(1, "GPUs in all", minimum=1, maximum=MAX_GPUS)
-    nodes: int = option(1, "nodes", minimum=1, maximum=MAX_GPUS)
+    nodes: int | None = option(None, "nodes (default: the instances of the offer that holds the GPUs)", minimum=1,
+                               maximum=MAX_GPUS)
     tp: int = option(1, "tensor parallel", minimum=1, maximum=MAX_PARALLEL)
     pp: int = option(1, "pipeline parallel", minimum=1, maximum=MAX_PARALLEL)
     vp: int = option(1, "virtual pipeline stages per GPU (interleaved 1F1B)", minimum=1, maximum=MAX_PARALLEL)
@@ -89,7 +92,8 @@ class TrainOptions(Options):
     tokens: float | None = option(None, "tokens to train on (e.g. 1e9)", minimum=1, maximum=MAX_TRAINING_TOKENS)
     epochs: float | None = option(None, "passes over the data (with dataset_tokens)", minimum=1e-9, maximum=10_000)
     dataset_tokens: float | None = option(None, "tokens in the data set", minimum=1, maximum=MAX_TRAINING_TOKENS)
-    offer: str | None = option(None, "cloud offer id to price on (default: the cheapest for the device)")
+    offer: str | None = option(None, "cloud offer id: the GPUs as it installs them (its stated link, else PCIe), and "
+                                     "the price (default: the cheapest offer that holds the GPUs)")
     network_gbps: float | None = option(None, "node-to-node network per node, Gb/s (default from the offer)",
                                         minimum=1e-9, maximum=10**6)
     inputs: tuple[str, ...] = option((), "FILE.py:FACTORY models: float input shapes like 8x3x224x224 (the batch is "
@@ -99,6 +103,23 @@ class TrainOptions(Options):
     calibration: str | None = option(None, "price with this profile from 'sizeup calibrate'")
     db: str | None = option(None, "run database holding the calibration (default: the user data folder)")
     catalog: tuple[str | Path, ...] = option((), "extra folders of device/offer YAML files")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrainResult(TrainingEstimate):
+    """The training estimate (every field of `TrainingEstimate`), with what would fit when micro-batch 1 does not
+    (`sizeup.plan.train_fit.Suggestion`s: a ZeRO stage, recomputation, a smaller micro-batch, more GPUs placed on an
+    offer)."""
+
+    would_fit: tuple[Any, ...] = ()
+
+    @property
+    def fits(self) -> bool:
+        return self.memory.fits and self.max_micro_batch >= 1
+
+    def to_dict(self) -> dict[str, Any]:
+        data = TrainingEstimate.to_dict(self)
+        return data if self.fits else data | {"would_fit": [w.to_dict() for w in self.would_fit]}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -113,15 +134,22 @@ class MethodRow:
     smallest_gpu_count: int | None
     """The fewest GPUs at which micro-batch 1 fits (ZeRO-3 past one GPU); None: more than 1,024."""
     step_s: Range
-    tokens_per_s: Range
+    gpus: int | None
+    """The GPU count the method is quoted on: the one asked for when it fits there, else the fewest it needs
+    (plan.train_fit.quote_methods); None: over 1,024."""
+    placement: str
+    """The offer that holds those GPUs, as a sentence ('' when none was placed)."""
+    tokens_per_s: Range | None
     time_to_train_s: Range | None
     cost_usd: dict[str, Range] | None
+    """Speed, time and cost at `gpus`."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"method": self.method, "micro_batch": self.micro_batch, "trainable_params": self.trainable_params,
                 "memory_per_gpu_bytes": self.memory_per_gpu_bytes, "fits": self.fits,
                 "smallest_gpu_count": self.smallest_gpu_count, "step_s": self.step_s.to_dict(),
-                "tokens_per_s": self.tokens_per_s.to_dict(),
+                "gpus": self.gpus, "placement": self.placement,
+                "tokens_per_s": None if self.tokens_per_s is None else self.tokens_per_s.to_dict(),
                 "time_to_train_s": None if self.time_to_train_s is None else self.time_to_train_s.to_dict(),
                 "cost_usd": None if self.cost_usd is None else {k: v.to_dict() for k, v in self.cost_usd.items()}}
 
@@ -140,22 +168,40 @@ class MethodComparison:
 
 def train(model: str, options: TrainOptions | None = None, /, **changes: Any):
     """Training or fine-tuning `model` (a preset, a Hugging Face id of a preset, a config.json or model folder;
-    or FILE.py:FACTORY with `inputs` / `input_specs`, one step traced) on `device`; the keywords are
-    `TrainOptions`' fields. Returns a `TrainingEstimate` (a `TracedTrainingEstimate` for a traced module)."""
+    or FILE.py:FACTORY with `inputs` / `input_specs`, one step traced) on `device`, placed on the offer that
+    holds the GPUs (plan.topology); the keywords are `TrainOptions`' fields. Returns a `TrainResult` (with
+    `would_fit` when micro-batch 1 does not fit), or a `TracedTrainingEstimate` for a traced module."""
     from sizeup.api.calibration import calibrated_scope
-    from sizeup.workload.training import estimate_training
 
     o = build(options, changes)
     catalog, profile, device = _setup(o)
     with calibrated_scope(profile, [device]) as notes:
         if o.inputs or o.input_specs:
             result = _traced(model, device, o)
-        else:
-            from sizeup.ingest.hf_config import load_model
+            return replace(result, assumptions=(*notes, *result.assumptions)) if notes else result
+        return _placed(model, device, o, catalog.offers_for(), notes)
 
-            arch = load_model(model)
-            result = estimate_training(arch, device, training_config(o, o.method), catalog.offers_for())
-    return replace(result, assumptions=(*notes, *result.assumptions)) if notes else result
+
+def _placed(model: str, device, o: TrainOptions, offers, notes: list[str]) -> TrainResult:
+    """The run placed as plan.topology allows (the offer named, else the cheapest holding the GPUs), estimated;
+    and what would fit when it does not."""
+    from dataclasses import fields
+
+    from sizeup.ingest.hf_config import load_model
+    from sizeup.plan.train_fit import placed_config, what_would_fit
+    from sizeup.workload.training import estimate_training
+
+    arch = load_model(model)
+    cfg = training_config(o, o.method)
+    device, cfg, priced_on, placement = placed_config(device, cfg, offers, nodes_given=o.nodes is not None)
+    estimate = estimate_training(arch, device, cfg, priced_on)
+    notes = [*notes, *([placement] if placement else [])]
+    if notes:
+        estimate = replace(estimate, assumptions=(*notes, *estimate.assumptions))
+    fits = estimate.memory.fits and estimate.max_micro_batch >= 1
+    would_fit = () if fits else tuple(what_would_fit(arch, device, cfg, offers))
+    values = {f.name: getattr(estimate, f.name) for f in fields(estimate) if f.init}
+    return TrainResult(**values, would_fit=would_fit)
 
 
 def train_methods(model: str, methods: tuple[str, ...] | list[str], options: TrainOptions | None = None, /,
@@ -178,7 +224,11 @@ def train_methods(model: str, methods: tuple[str, ...] | list[str], options: Tra
     arch = load_model(model)
     offers = catalog.offers_for()
     with calibrated_scope(profile, [device]) as notes:
-        rows = tuple(_method_row(arch, device, training_config(o, m), offers) for m in methods)
+        from sizeup.plan.train_fit import quote_methods
+
+        cfgs = {m: training_config(o, m) for m in methods}
+        quotes = quote_methods(arch, device, cfgs, offers)  # each method at the GPUs it needs
+        rows = tuple(_method_row(arch, device, cfgs[m], offers, q) for m, q in zip(methods, quotes))
     return MethodComparison(model=arch.name, device=device, rows=rows, assumptions=tuple(notes))
 
 
@@ -192,12 +242,18 @@ def build(options: TrainOptions | None, changes: dict[str, Any]) -> TrainOptions
 
 
 def _setup(o: TrainOptions):
+    """The catalog, the calibration profile, and the device (as `offer` installs it, when one is named)."""
     from sizeup.api.calibration import load_calibration, resolve_device
     from sizeup.hardware.catalog import load_catalog
 
     catalog = load_catalog(o.catalog)
     profile = load_calibration(o.calibration, o.db, [o.device], kind="train")
-    return catalog, profile, resolve_device(o.device, catalog, profile)
+    device = resolve_device(o.device, catalog, profile)
+    if o.offer:  # the GPUs as the offer installs them: its stated link, else PCIe
+        from sizeup.plan.topology import device_in_offer
+
+        device = device_in_offer(catalog, device, o.offer)[0]
+    return catalog, profile, device
 
 
 def training_config(o: TrainOptions, method: str):
@@ -217,7 +273,7 @@ def training_config(o: TrainOptions, method: str):
         finetune=FinetuneSpec(method=method, rank=o.rank, targets=targets, trainable_layers=o.trainable_layers),
         optimizer=o.optimizer or "adamw", precision=o.precision, recompute=o.recompute or "none",
         mean_seq=o.mean_seq, padded_seq=o.padded_seq,
-        parallel=ParallelConfig(gpus=o.gpus, nodes=o.nodes, tp=o.tp, pp=o.pp, vp=o.vp, ep=o.ep, zero=o.zero,
+        parallel=ParallelConfig(gpus=o.gpus, nodes=o.nodes or 1, tp=o.tp, pp=o.pp, vp=o.vp, ep=o.ep, zero=o.zero,
                                 sequence_parallel=o.sequence_parallel, tp_overlap=o.tp_overlap),
         seq=o.seq, source_seq=o.source_seq, ssm_scan=o.ssm_scan, micro_batch=o.micro_batch,
         global_batch=o.global_batch, tokens=None if o.tokens is None else int(o.tokens), epochs=o.epochs,
@@ -244,15 +300,17 @@ def smallest_gpu_count(arch, device, cfg) -> int | None:
     return None
 
 
-def _method_row(arch, device, cfg, offers) -> MethodRow:
+def _method_row(arch, device, cfg, offers, quote) -> MethodRow:
+    """The method at the configuration asked (memory, fit, step), and quoted at the GPUs it needs (`quote`)."""
     from sizeup.workload.training import estimate_training
 
     e = estimate_training(arch, device, cfg, offers)
+    q = quote.estimate
     return MethodRow(method=cfg.finetune.method.value, micro_batch=e.micro_batch,
                      trainable_params=e.trainable_params, memory_per_gpu_bytes=e.memory.total_bytes,
-                     fits=e.memory.fits, smallest_gpu_count=smallest_gpu_count(arch, device, cfg),
-                     step_s=e.step_s, tokens_per_s=e.tokens_per_s, time_to_train_s=e.time_to_train_s,
-                     cost_usd=e.cost_usd)
+                     fits=e.memory.fits, smallest_gpu_count=smallest_gpu_count(arch, device, cfg), step_s=e.step_s,
+                     gpus=quote.gpus, placement=quote.placement, tokens_per_s=None if q is None else q.tokens_per_s,
+                     time_to_train_s=None if q is None else q.time_to_train_s, cost_usd=None if q is None else q.cost_usd)
 
 
 def _traced(model: str, device: DeviceSpec, o: TrainOptions):

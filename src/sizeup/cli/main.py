@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 
 from sizeup.errors import EXIT_INTERRUPTED, ConfigError, debug_requested, describe_error
 
-__all__ = ["COMMANDS", "build_parser", "emit_json", "main", "run_guarded"]
+__all__ = ["COMMANDS", "build_parser", "emit_json", "json_ready", "main", "run_guarded"]
 
 COMMANDS: dict[str, tuple[str, str]] = {
     # name: (module under sizeup.cli.commands, one-line help: the same text the module registers)
@@ -122,8 +122,20 @@ def _refuse_empty_values(argv: Sequence[str]) -> None:
 
 
 def emit_json(obj: object) -> None:
-    """Print exactly one JSON object on stdout."""
-    sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
+    """Print exactly one JSON object on stdout; a NaN or infinite figure is written as null (unknown), as
+    JSON has no such numbers and strict parsers (browsers, the web UI's responses) refuse them."""
+    sys.stdout.write(json.dumps(json_ready(obj), indent=2, default=str) + "\n")
+
+
+def json_ready(obj: object) -> object:
+    """`obj` with every NaN or infinite float as None: what `--json` prints (the MCP server answers the same)."""
+    if isinstance(obj, float):
+        return obj if obj == obj and obj not in (float("inf"), float("-inf")) else None
+    if isinstance(obj, dict):
+        return {k: json_ready(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_ready(v) for v in obj]
+    return obj
 
 
 def run_guarded(func: Callable[[], int | None], *, context: str = "sizeup", debug: bool = False,

@@ -17,6 +17,7 @@ def build_server():
     from mcp.server.lowlevel import Server
 
     from sizeup import __version__
+    from sizeup.cli.main import json_ready
     from sizeup.errors import describe_error
     from sizeup.mcp.tools import TOOLS, call_tool
 
@@ -33,7 +34,7 @@ def build_server():
         except Exception as e:  # noqa: BLE001 — the boundary: every failure is one line for the client
             report = describe_error(e, context=f"sizeup mcp {params.name}")
             return types.CallToolResult(content=[types.TextContent(type="text", text=report.message)], is_error=True)
-        text = json.dumps(data, default=str)
+        text = json.dumps(json_ready(data), default=str)  # as --json: NaN and infinities are null
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                     structured_content=json.loads(text))
 

@@ -24,6 +24,9 @@ def run_table(args: argparse.Namespace) -> int:
                           f"device's default backend)")
     if args.build_date:
         raise ConfigError(f"--build-date {args.build_date}: only with --device NAME")
+    if args.offer:
+        raise ConfigError(f"--offer {args.offer}: only with --device NAME (the device table prices each device's "
+                          "cheapest offer)")
     if args.images or args.image_size:
         raise ConfigError("--images / --image-size: only with --device NAME (the device table prices text prompts)")
     if args.device is not None:

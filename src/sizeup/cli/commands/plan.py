@@ -25,6 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--plots", metavar="DIR", help="also write each chart into DIR as SVG, and PNG when cairosvg "
                                               "is installed (the HTML sheet embeds the charts without it)")
     p.add_argument("--deploy", metavar="DIR", help="also write Kubernetes manifests of the plan into DIR")
+    p.add_argument("--electricity", metavar="USD_PER_KWH", type=number_flag(minimum=0, maximum=100),
+                   help="electricity price for buy vs rent (overrides the scenario's budget.electricity_usd_per_kwh; "
+                        "default 0.15 USD/kWh, assumed)")
     quick = p.add_argument_group("quick plan without a file")
     quick.add_argument("--task", choices=["chat", "api", "batch", "finetune", "pretrain", "edge"],
                        help="default chat")
@@ -57,7 +60,8 @@ def plan_options(args: argparse.Namespace):
     quick = {k: v for k, v in (("task", args.task), ("prompt", args.prompt), ("output", args.output),
                                 ("engine", args.engine)) if v is not None}  # else PlanOptions' defaults
     return PlanOptions(**quick, users=args.users, rps=args.rps, ttft_p95=args.ttft_p95, tpot_p95=args.tpot_p95,
-                       devices=tuple(args.device or ()), calibration=args.calibration, db=args.db,
+                       devices=tuple(args.device or ()), electricity=args.electricity, calibration=args.calibration,
+                       db=args.db,
                        catalog=tuple(args.catalog))
 
 

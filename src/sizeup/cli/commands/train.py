@@ -82,7 +82,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the cross-entropy runs over this many sequence chunks, as litgpt and torchtune do (default 1)")
     p.add_argument("--no-flash", action="store_true", help="attention without a fused kernel (stores the scores)")
     p.add_argument("--gpus", type=_GPUS, default=1, help="GPUs in all (default 1)")
-    p.add_argument("--nodes", type=_GPUS, default=1)
+    p.add_argument("--nodes", type=_GPUS, help="nodes (default: the instances of the offer that holds the GPUs)")
     p.add_argument("--tp", type=_DEGREE, default=1, help="tensor parallel")
     p.add_argument("--pp", type=_DEGREE, default=1, help="pipeline parallel")
     p.add_argument("--vp", type=_DEGREE, default=1, help="virtual pipeline stages per GPU (interleaved 1F1B)")
@@ -158,13 +158,30 @@ def run(args: argparse.Namespace) -> int:
         emit_json(result.to_dict()) if args.json else print(render_compare(result))
         return 0
     result = train(args.model, options)
+    traced = bool(args.input or args.input_spec)
     if args.json:
         emit_json(result.to_dict())
-    elif args.input or args.input_spec:
+    elif traced:
         print(render_traced(result, args.optimizer or "adamw", args.dtype))
     else:
         print(render_training(result))
-    return 0
+        if not result.fits:
+            print(render_would_fit(result.would_fit))
+    return 0 if traced or result.fits else NOT_FIT_EXIT
+
+
+NOT_FIT_EXIT = 2
+"""As `estimate`: the configuration does not fit (what would fit is printed)."""
+
+
+def render_would_fit(suggestions) -> str:
+    if not suggestions:
+        return "\nnothing fits on this device up to 1,024 GPUs"
+    lines = ["\nwhat would fit (each alone, the rest unchanged):"]
+    for s in suggestions:
+        size = f" ({format_bytes(s.total_bytes)} per GPU)" if s.total_bytes else ""
+        lines.append(f"  {s.change}{size}" + (f"  [{s.note}]" if s.note else ""))
+    return "\n".join(lines)
 
 
 def render_compare(result) -> str:
@@ -174,11 +191,13 @@ def render_compare(result) -> str:
         cost = r["cost_usd"]["on_demand"]["typical"] if r["cost_usd"] else None
         time = r["time_to_train_s"]["typical"] if r["time_to_train_s"] else None
         table.append([r["method"], f"{r['trainable_params']:,}", format_bytes(r["memory_per_gpu_bytes"]),
-                      "yes" if r["fits"] else "no", r["smallest_gpu_count"] or "> 1024",
-                      f"{r['tokens_per_s']['typical']:,.0f}", "" if time is None else format_seconds(time),
-                      "" if cost is None else f"${cost:,.0f}"])
-    return render_table(["method", "trainable", "memory/GPU", "fits", "min GPUs", "tokens/s", "time", "cost"],
-                        table, title=f"{result.model} on {result.device.name}, micro-batch {rows[0]['micro_batch']} per GPU"
+                      "yes" if r["fits"] else "no", r["smallest_gpu_count"] or "> 1024", r.get("gpus") or "-",
+                      "" if r["tokens_per_s"] is None else f"{r['tokens_per_s']['typical']:,.0f}",
+                      "" if time is None else format_seconds(time), "" if cost is None else f"${cost:,.0f}"])
+    return render_table(["method", "trainable", "memory/GPU", "fits", "min GPUs", "quoted on", "tokens/s", "time",
+                         "cost"], table,
+                        title=f"{result.model} on {result.device.name}, micro-batch {rows[0]['micro_batch']} per GPU; "
+                              "each method quoted on the GPUs it needs (ZeRO-3 past one GPU)"
                         ) + "".join(f"\nassumption: {note}" for note in result.assumptions)
 
 
