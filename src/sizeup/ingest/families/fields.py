@@ -41,8 +41,26 @@ class Fields:
     what was expected. `sources` names where a field came from when it was not a config.json key
     (GGUF metadata: {"num_hidden_layers": "llama.block_count"})."""
 
-    def __init__(self, data: Mapping[str, Any], where: str, sources: Mapping[str, str] | None = None) -> None:
+    def __init__(self, data: Mapping[str, Any], where: str, sources: Mapping[str, str] | None = None,
+                 defaults: Mapping[str, Any] | None = None) -> None:
         self.data, self.where, self.sources = dict(data), where, dict(sources or {})
+        self.defaults = dict(defaults or {})
+        """transformers' class defaults of the model_type (ingest.families.class_defaults): what a field the config
+        leaves out (absent, not null) is read as."""
+        self.filled: dict[str, Any] = {}
+        """The class defaults read so far, in the order read: the estimate names them."""
+
+    def _first(self, keys: tuple[str, ...]) -> tuple[str, Any]:
+        """The first of `keys` the config gives (null counts as absent), else the first with a class default for a
+        field the config leaves out (remembered in `filled`), else (keys[0], None)."""
+        for key in keys:
+            if self.data.get(key) is not None:
+                return key, self.data[key]
+        for key in keys:
+            if key not in self.data and self.defaults.get(key) is not None:
+                self.filled[key] = self.defaults[key]
+                return key, self.defaults[key]
+        return keys[0], None
 
     def _field(self, key: str) -> str:
         source = self.sources.get(key)
@@ -55,6 +73,7 @@ class Fields:
         return ConfigError(f"{self.where}: missing field {key!r} (needed for model_type {self.model_type!r})")
 
     def has(self, key: str) -> bool:
+        """Whether the config itself gives `key` (a class default does not count)."""
         return self.data.get(key) is not None
 
     @property
@@ -69,16 +88,15 @@ class Fields:
     def int(self, *keys: str, bound: Bound, default: int | None = None, minimum: int = 1) -> int:
         """The first of `keys` present, an integer from `minimum` to `bound.maximum`; `default` when
         none is present (null counts as absent), else an error naming the first key."""
-        for key in keys:
-            value = self.data.get(key)
-            if value is not None:
-                return self._checked_int(key, value, bound, minimum)
+        key, value = self._first(keys)
+        if value is not None:
+            return self._checked_int(key, value, bound, minimum)
         if default is not None:
             return default
         raise self._missing(keys[0])
 
     def optional_int(self, key: str, *, bound: Bound, minimum: int = 1) -> int | None:
-        value = self.data.get(key)
+        value = self._first((key,))[1]
         return None if value is None else self._checked_int(key, value, bound, minimum, optional=True)
 
     def _checked_int(self, key: str, value: Any, bound: Bound, minimum: int, optional: bool = False) -> int:
@@ -96,7 +114,7 @@ class Fields:
         return self.optional_int(key, bound=CONTEXT)
 
     def flag(self, key: str, default: bool) -> bool:
-        value = self.data.get(key)
+        value = self._first((key,))[1]
         if value is None:
             return default
         if not isinstance(value, bool):
@@ -104,12 +122,11 @@ class Fields:
         return value
 
     def text(self, *keys: str, default: str) -> str:
-        for key in keys:
-            value = self.data.get(key)
-            if value is not None:
-                if not isinstance(value, str):
-                    raise self.error(key, value, f"expected a string, got {_kind(value)}")
-                return value
+        key, value = self._first(keys)
+        if value is not None:
+            if not isinstance(value, str):
+                raise self.error(key, value, f"expected a string, got {_kind(value)}")
+            return value
         return default
 
     def texts(self, key: str, *, most: int = LAYERS.maximum) -> list[str]:
@@ -141,8 +158,8 @@ class Fields:
         return value
 
     def probability(self, key: str) -> float:
-        """A probability (dropout): a number from 0 to 1; 0 when absent."""
-        value = self.data.get(key)
+        """A probability (dropout): a number from 0 to 1; the class default, else 0, when absent."""
+        value = self._first((key,))[1]
         if value is None:
             return 0.0
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
