@@ -44,7 +44,7 @@ __all__ = [
     "summarize_samples",
 ]
 
-RUN_KINDS = ("inference", "train", "microbench", "collectives", "watch", "load")
+RUN_KINDS = ("inference", "train", "microbench", "collectives", "watch", "load", "loader", "trial")
 RUN_STATUSES = ("running", "ok", "interrupted", "error")
 POINT_STATUSES = ("ok", "oom", "error", "skipped")
 EXPORT_FORMATS = ("csv", "json")

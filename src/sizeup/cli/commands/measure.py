@@ -56,6 +56,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     exclusive(m, "--collectives", "target", "--collectives measures the links, not a model")
     exclusive(m, "--collectives", "--backends", "--collectives measures the links, not a model's backends")
     exclusive(m, "--backends", "--train", "--backends compares inference backends")
+    from sizeup.cli.commands.measure_loader import add_loader_arguments
+
+    add_loader_arguments(m)
     m.set_defaults(func=run_measure)
 
     from sizeup.cli.commands import calibrate, compare  # argparse only at import: cheap
@@ -113,6 +116,10 @@ def run_measure(args: argparse.Namespace) -> int:
         torch.set_num_threads(args.threads)
     if args.collectives:
         return run_collectives(args)
+    if args.dataloader:
+        from sizeup.cli.commands.measure_loader import run_loader
+
+        return run_loader(args)
     if not args.target:
         from sizeup.errors import MeasureError
 
