@@ -62,7 +62,7 @@ def run_loader(args: argparse.Namespace) -> int:
                           "N (a trial run)")
     from sizeup.cli.main import emit_json
     from sizeup.measure.dataloader import measure_loader
-    from sizeup.measure.store import Store
+    from sizeup.cli.db import open_writer
     from sizeup.workload.input_pipeline import compare_pipeline, rates_from_points
 
     gpu_rate, gpu_note = args.gpu_rate, "given (--gpu-rate)" if args.gpu_rate else None
@@ -87,10 +87,16 @@ def run_loader(args: argparse.Namespace) -> int:
         data["verdict"] = {"input_bound": wait > 0, "gpu_wait": wait,
                            "summary": f"the loader gives {p.samples_per_s:,.0f} samples/s against the GPU's "
                                       f"{gpu_rate:,.0f}: the GPU waits {wait:.0%} of the time"}
-    with Store(args.db) as store:
-        run_id = store.start_run(kind="loader", target=args.dataloader, device="local",
-                                 config={"cores": measurement.cores, "gpu": args.gpu, "gpu_samples_per_s": gpu_rate,
-                                         "model": args.target, "train": bool(args.train)}, environment={})
+    from sizeup.measure.env import capture_environment
+    from sizeup.measure.provenance import capture_provenance
+
+    config = {"cores": measurement.cores, "gpu": args.gpu, "gpu_samples_per_s": gpu_rate, "model": args.target,
+              "train": bool(args.train)}
+    environment = capture_environment("cpu")
+    with open_writer(args.db) as store:
+        run_id = store.start_run(kind="loader", target=args.dataloader, device="local", config=config,
+                                 environment=environment,
+                                 provenance=capture_provenance("loader", args.dataloader, config, environment))
         for p in measurement.points:
             store.add_point(run_id, batch=p.batch_size, phase="loader", status="ok", samples_s=p.batch_s,
                             throughput_per_s=p.samples_per_s, extra=p.to_dict())
@@ -145,7 +151,7 @@ def run_trial_command(args: argparse.Namespace) -> int:
     from sizeup.cli.main import emit_json
     from sizeup.errors import ConfigError
     from sizeup.measure.env import capture_environment
-    from sizeup.measure.store import Store
+    from sizeup.cli.db import open_writer
     from sizeup.measure.trial import TrialConfig, run_trial
     from sizeup.units import format_bytes, format_seconds
 
@@ -159,13 +165,17 @@ def run_trial_command(args: argparse.Namespace) -> int:
                       dtype=args.dtype)
     result = run_trial(cfg)
     data = result.to_dict()
-    with Store(args.db) as store:
-        run_id = store.start_run(kind="trial", target=args.target, device=args.device,
-                                 config={"model": args.target, "loader": args.dataloader, "workers": cfg.workers,
-                                         "batch_size": result.batch_size,
-                                         "samples_per_epoch": result.samples_per_epoch, "drop_last": result.drop_last,
-                                         "optimizer": cfg.optimizer, "dtype": cfg.dtype, "device": args.device},
-                                 environment=capture_environment(args.device))
+    from sizeup.measure.provenance import capture_provenance
+
+    config = {"model": args.target, "loader": args.dataloader, "workers": cfg.workers, "batch_size": result.batch_size,
+              "samples_per_epoch": result.samples_per_epoch, "drop_last": result.drop_last,
+              "optimizer": cfg.optimizer, "dtype": cfg.dtype, "device": args.device}
+    environment = capture_environment(args.device)
+    with open_writer(args.db) as store:
+        run_id = store.start_run(kind="trial", target=args.target, device=args.device, config=config,
+                                 environment=environment,
+                                 provenance=capture_provenance("trial", args.target, config, environment,
+                                                               workload_class="train-step"))
         store.add_point(run_id, batch=result.batch_size, phase="train-step", status="ok", samples_s=result.step_s,
                         cpu_samples_s=result.cpu_s,
                         throughput_per_s=result.batch_size / data["step_mean_s"],

@@ -72,11 +72,11 @@ def _need_epochs(args, samples_per_epoch):
 def _from_run(args: argparse.Namespace) -> int:
     from sizeup.cli.main import emit_json
     from sizeup.errors import ConfigError
-    from sizeup.measure.store import Store
+    from sizeup.cli.db import open_reader
     from sizeup.measure.trial import trial_from_stored
     from sizeup.workload.trial_scale import scale_job, step_range
 
-    with Store.open_read(args.db) as store:
+    with open_reader(args.db) as store:
         run = store.run(args.from_run)
         if run.kind != "trial":
             raise ConfigError(f"run {args.from_run} is a {run.kind} run: --from-run scales a trial (sizeup measure "
@@ -210,9 +210,9 @@ def _loader_verdict(args, catalog, offer, gpu_rate: float):
                           "--loader-rate SAMPLES_PER_S (one worker's)")
     measured_cpu = None
     if args.loader_run is not None:
-        from sizeup.measure.store import Store
+        from sizeup.cli.db import open_reader
 
-        with Store(args.db) as store:
+        with open_reader(args.db) as store:
             run = store.run(args.loader_run)
         if run.kind != "loader":
             raise ConfigError(f"run {args.loader_run} is a {run.kind} run: --loader-run takes a sizeup measure "

@@ -65,7 +65,7 @@ def run_util(args: argparse.Namespace, command: list[str]) -> int:
 
 
 def _watch(args: argparse.Namespace, command: list[str]):
-    from sizeup.measure.store import Store
+    from sizeup.cli.db import open_writer
     from sizeup.measure.util_watch import UtilConfig, watch_util
 
     cfg = UtilConfig(pid=args.pid, command=tuple(command), interval_s=args.interval or 1.0,
@@ -76,7 +76,7 @@ def _watch(args: argparse.Namespace, command: list[str]):
 
         sample_process(args.pid)  # an unknown pid fails here, before anything is recorded
     result = watch_util(cfg, stdout=2 if args.json else None)
-    with Store(args.db) as store:
+    with open_writer(args.db) as store:
         run_id = store.start_run(kind="watch", target=result.target, device="local",
                                  config={"mode": "util", "interval_s": cfg.interval_s, "gpu_source": result.gpu_source},
                                  environment={})
