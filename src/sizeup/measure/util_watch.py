@@ -2,9 +2,8 @@
 network, and the job's reported step times, every `interval_s`, until the job ends or `duration_s` passes;
 then say why the job runs as fast as it does (measure/util_verdict.py).
 
-Readings come from, in order of preference with `gpu="auto"`: NVML through pynvml (nvidia-ml-py), `tegrastats`
-on a Jetson, else none (the verdict is then the CPU's). `gpu="nvidia-smi"` runs `nvidia-smi --query-gpu` once
-per tick instead of NVML.
+Readings come from, in order of preference with `gpu="auto"`: NVML through pynvml (nvidia-ml-py), else
+`nvidia-smi --query-gpu` once per tick, else `tegrastats` on a Jetson, else none (the verdict is then the CPU's).
 """
 
 from __future__ import annotations
@@ -70,7 +69,7 @@ class GpuReader:
             if self._nvml is not None:
                 self.source = "nvml"
                 return
-        if source == "nvidia-smi":
+        if source == "nvidia-smi" or (source == "auto" and shutil.which("nvidia-smi")):
             if shutil.which("nvidia-smi") is None:
                 raise MeasureError("--gpu-source nvidia-smi: nvidia-smi is not on the PATH")
             self.source = "nvidia-smi"
