@@ -283,6 +283,12 @@ def build_sheet(result) -> Sheet:
         fault.append(_recovery_cell(plan.with_redundancy > plan.for_load))
     if result.ranked[1:]:
         fault.append(Cell(key="fallback", label="fallback configuration", value=result.ranked[1].label))
+    if chosen is not None and "thermal_cut_c" in chosen.detail:  # edge: the module's first throttling trip
+        fault.append(Cell(key="thermal_cut", label=f"cut the batch or drop a power mode before "
+                                                    f"{chosen.detail['thermal_sensor'].split(' ')[0]} reaches",
+                          value=chosen.detail["thermal_cut_c"], unit="°C",
+                          note=chosen.detail["thermal_basis"] + "; watch it with sizeup watch --util --trip "
+                               f"{chosen.detail['thermal_cut_c']:g}"))
     if scenario.task in ("finetune", "pretrain") and chosen is not None and result.arch is not None:
         fault += _checkpoint_cells(scenario, result.arch)
     sections.append(Section(title="Fault plan", cells=tuple(fault)))

@@ -35,11 +35,32 @@ def add_util_arguments(p: argparse.ArgumentParser) -> None:
                    help="Jetson: the power mode's GPU maximum clock (tegrastats does not print it)")
     g.add_argument("--trip", type=number_flag(minimum=-50, maximum=200), metavar="CELSIUS",
                    help="Jetson: the temperature at which the GPU is throttled")
+    g.add_argument("--device", metavar="NAME",
+                   help="the catalog device watched (e.g. 'orin nano 15w'): --max-gpu-clock from its power mode and "
+                        "--trip from its published thermal trip points, unless given")
+
+
+def _from_catalog(args: argparse.Namespace) -> None:
+    """Fill --max-gpu-clock and --trip from the catalog device --device names (what the flags give wins)."""
+    if not args.device:
+        return
+    from sizeup.hardware.catalog import load_catalog
+    from sizeup.hardware.thermal import thermal_profile
+
+    device = load_catalog().device(args.device)
+    if args.max_gpu_clock is None:
+        hz = device.power_mode_clocks.get("gpu_max_hz") or device.boost_clock_hz
+        args.max_gpu_clock = hz / 1e6 if hz else None
+    if args.trip is None:
+        profile = thermal_profile(device)
+        args.trip = profile.trips[0].temperature_c if profile is not None else None
 
 
 def run_util(args: argparse.Namespace, command: list[str]) -> int:
     from sizeup.cli.main import emit_json
     from sizeup.errors import ConfigError
+
+    _from_catalog(args)
 
     if args.replay:
         if args.pid is not None or command:
