@@ -1,8 +1,6 @@
 """`sizeup train FILE.py:FACTORY --input … --samples N --epochs E` (a traced step priced on a GPU, times the
 job, priced on an offer) and `--cpu NAME --workers N` with the loader's rate (the loader decides when slower)."""
 
-import json
-
 import pytest
 
 pytest.importorskip("torch")
@@ -12,16 +10,9 @@ from sizeup.cli.main import main  # noqa: E402
 MODEL = "sizeup.examples.zoo:tiny_cnn"
 
 
-def _json(argv, capsys):
-    code = main(argv)
-    captured = capsys.readouterr()
-    assert code == 0, captured.err
-    return json.loads(captured.out)
-
-
-def test_the_job_is_steps_times_the_priced_step(capsys):
-    out = _json(["train", MODEL, "--input", "64x3x32x32", "--device", "a100-80g", "--samples", "50000", "--epochs",
-                 "20", "--json"], capsys)
+def test_the_job_is_steps_times_the_priced_step(cli_json):
+    out = cli_json(["train", MODEL, "--input", "64x3x32x32", "--device", "a100-80g", "--samples", "50000", "--epochs",
+                 "20", "--json"])
     job, step = out["job"], out["gpu_step_s"]
     assert job["steps"] == pytest.approx(50000 / 64 * 20)
     assert job["time_s"]["typical"] == pytest.approx(job["steps"] * step["typical"])
@@ -30,10 +21,10 @@ def test_the_job_is_steps_times_the_priced_step(capsys):
     assert out["priced_on"].endswith("on-demand") and out["loader"] is None
 
 
-def test_a_slow_loader_decides(capsys):
+def test_a_slow_loader_decides(cli_json):
     # one worker gives 200 samples/s; 8 workers on a 96-core EPYC 9654: 1,600/s, far below the A100's rate
-    out = _json(["train", MODEL, "--input", "64x3x32x32", "--device", "a100-80g", "--samples", "50000", "--epochs",
-                 "20", "--cpu", "epyc-9654", "--workers", "8", "--loader-rate", "200", "--json"], capsys)
+    out = cli_json(["train", MODEL, "--input", "64x3x32x32", "--device", "a100-80g", "--samples", "50000", "--epochs",
+                 "20", "--cpu", "epyc-9654", "--workers", "8", "--loader-rate", "200", "--json"])
     loader = out["loader"]
     assert loader["input_bound"] and loader["cores"] == 96
     assert loader["loader_samples_per_s"] == pytest.approx(8 * 200 * loader_scale(out))
@@ -50,18 +41,18 @@ def loader_scale(out):
     return 1.0
 
 
-def test_enough_workers_keep_up(capsys):
-    out = _json(["train", MODEL, "--input", "8x3x32x32", "--device", "jetson-orin-nano-8gb", "--cpu", "epyc-9654",
-                 "--workers", "32", "--loader-rate", "5000", "--json"], capsys)
+def test_enough_workers_keep_up(cli_json):
+    out = cli_json(["train", MODEL, "--input", "8x3x32x32", "--device", "jetson-orin-nano-8gb", "--cpu", "epyc-9654",
+                 "--workers", "32", "--loader-rate", "5000", "--json"])
     assert not out["loader"]["input_bound"] and "job" not in out
 
 
-def test_the_loader_from_a_measured_run(capsys, tmp_path, monkeypatch):
+def test_the_loader_from_a_measured_run(cli_json, tmp_path, monkeypatch):
     monkeypatch.setenv("SIZEUP_DATA_DIR", str(tmp_path))
-    run = _json(["measure", "--dataloader", "tests.measure.loaders:cpu_heavy", "--workers", "0,1", "--batches", "4",
-                 "--json"], capsys)
-    out = _json(["train", MODEL, "--input", "64x3x32x32", "--device", "a100-80g", "--cpu", "epyc-9654", "--workers",
-                 "4", "--loader-run", str(run["run_id"]), "--json"], capsys)
+    run = cli_json(["measure", "--dataloader", "tests.measure.loaders:cpu_heavy", "--workers", "0,1", "--batches", "4",
+                 "--json"])
+    out = cli_json(["train", MODEL, "--input", "64x3x32x32", "--device", "a100-80g", "--cpu", "epyc-9654", "--workers",
+                 "4", "--loader-run", str(run["run_id"]), "--json"])
     assert out["loader"]["input_bound"] and f"run {run['run_id']}" in " ".join(out["loader"]["assumptions"])
 
 

@@ -133,6 +133,14 @@ class Stopwatch:
         return self.up - self.down
 
 
+def _http_server(tmp_path, backoff_s):
+    """A plain HTTP server on a free port under a supervisor of its own (standing for systemd or a cluster)."""
+    port = _free_port()
+    sup = Supervisor([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                      "--directory", str(tmp_path)], RestartPolicy(backoff_s=backoff_s))
+    return sup, f"http://127.0.0.1:{port}/"
+
+
 def _run_cli(argv, capsys):
     code = main(argv)
     out = capsys.readouterr()
@@ -143,10 +151,7 @@ def test_killing_a_named_pid_under_an_outside_supervisor_matches_a_stopwatch(cap
     """A plain HTTP server restarted by a supervisor that is not the load test's (as systemd would):
     --chaos-pid kills it; the outage sizeup reports agrees with a stopwatch polling the port."""
     monkeypatch.setenv("SIZEUP_DATA_DIR", str(tmp_path))
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}/"
-    sup = Supervisor([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
-                      "--directory", str(tmp_path)], RestartPolicy(backoff_s=1.5))
+    sup, url = _http_server(tmp_path, 1.5)
     with sup:
         from sizeup.measure.chaos import wait_reachable
 
@@ -168,10 +173,7 @@ def test_a_pod_is_deleted_through_kubectl(capsys, tmp_path, monkeypatch):
     """No cluster here: a fake kubectl on the PATH checks the arguments it gets and 'deletes' the pod by killing
     the server that stands for it."""
     monkeypatch.setenv("SIZEUP_DATA_DIR", str(tmp_path))
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}/"
-    sup = Supervisor([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
-                      "--directory", str(tmp_path)], RestartPolicy(backoff_s=0.5))
+    sup, url = _http_server(tmp_path, 0.5)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     log = tmp_path / "kubectl.log"

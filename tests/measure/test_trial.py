@@ -23,13 +23,6 @@ def one_thread():
     torch.set_num_threads(before)
 
 
-def _json(argv, capsys):
-    code = main(argv)
-    captured = capsys.readouterr()
-    assert code == 0, captured.err
-    return json.loads(captured.out)
-
-
 def test_a_trial_records_steps_waits_memory_and_the_loss(one_thread):
     result = run_trial(TrialConfig(model=MODEL, loader=LOADER, steps=8, warmup=2))
     assert len(result.step_s) == 8 and len(result.warmup_s) == 2 and result.batch_size == 32
@@ -53,11 +46,10 @@ def test_bad_trials():
         run_trial(TrialConfig(model=MODEL, loader="tests.measure.loaders:plain_iterable", steps=5, workers=2))
 
 
-def test_from_run_scales_and_prices(capsys, tmp_path, monkeypatch, one_thread):
+def test_from_run_scales_and_prices(cli_json, tmp_path, monkeypatch, one_thread):
     monkeypatch.setenv("SIZEUP_DATA_DIR", str(tmp_path))
-    trial = _json(["measure", MODEL, "--train", "--dataloader", LOADER, "--steps", "20", "--json"], capsys)
-    job = _json(["train", "--from-run", str(trial["run_id"]), "--epochs", "3", "--price-per-hour", "2", "--json"],
-                capsys)
+    trial = cli_json(["measure", MODEL, "--train", "--dataloader", LOADER, "--steps", "20", "--json"])
+    job = cli_json(["train", "--from-run", str(trial["run_id"]), "--epochs", "3", "--price-per-hour", "2", "--json"])
     j = job["job"]
     assert j["samples"] == 1600 and j["steps"] == pytest.approx(150)  # the loader's dataset size, 50 per epoch
     assert j["time_s"]["typical"] == pytest.approx(150 * trial["step_mean_s"])
@@ -66,9 +58,9 @@ def test_from_run_scales_and_prices(capsys, tmp_path, monkeypatch, one_thread):
     assert job["peak_memory_bytes"] == trial["peak_memory_bytes"]
 
 
-def test_from_run_refusals(capsys, tmp_path, monkeypatch, one_thread):
+def test_from_run_refusals(cli_json, capsys, tmp_path, monkeypatch, one_thread):
     monkeypatch.setenv("SIZEUP_DATA_DIR", str(tmp_path))
-    trial = _json(["measure", MODEL, "--train", "--dataloader", LOADER, "--steps", "5", "--json"], capsys)
+    trial = cli_json(["measure", MODEL, "--train", "--dataloader", LOADER, "--steps", "5", "--json"])
     run = str(trial["run_id"])
     for argv, match in ((["--from-run", run], "give --epochs"),
                         (["--from-run", run, "--epochs", "2", "--offer", "runpod-a100-sxm-80gb-community"],

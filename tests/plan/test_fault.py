@@ -41,3 +41,9 @@ def test_the_deploy_files_probe_as_the_promise_assumes():
     assert probe["periodSeconds"] == READINESS_PROBE["periodSeconds"]
     assert probe["failureThreshold"] == READINESS_PROBE["failureThreshold"]
     assert probe.get("timeoutSeconds", 1) == READINESS_PROBE["timeoutSeconds"]  # 1: Kubernetes' default
+
+
+def test_a_job_scenario_promises_no_serving_recovery():
+    scenario = load_scenario(EXAMPLES / "team-lora-finetune.yaml")
+    promise = scenario_promise(scenario)
+    assert promise.seconds is None and "no serving replicas" in promise.basis

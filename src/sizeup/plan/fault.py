@@ -54,6 +54,11 @@ def scenario_promise(scenario) -> RecoveryPromise:
     """The promise for a scenario before it is planned, by the planner's rule for spares (plan/serving.py
     `_spare`): `constraints.redundancy` when given, else a spare on rented capacity and none on owned hardware
     (a scenario listing owned cards is taken to run on them)."""
+    from sizeup.plan.scenario import SERVING_TASKS
+
+    if scenario.task not in SERVING_TASKS:
+        return RecoveryPromise(seconds=None, basis=f"a {scenario.task} scenario plans no serving replicas: no recovery "
+                                                   "is promised")
     c = scenario.constraints
     if c.redundancy is not None:
         return recovery_promise(c.redundancy)

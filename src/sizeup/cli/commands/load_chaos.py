@@ -11,9 +11,14 @@ import argparse
 import sys
 import types
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sizeup.cli.flags import DURATION_S
 from sizeup.units import format_seconds, number_flag
+
+if TYPE_CHECKING:
+    from sizeup.measure.chaos import Fault
+    from sizeup.measure.supervisor import Supervisor
 
 __all__ = ["add_chaos_arguments", "ChaosSetup", "prepare", "run_with_chaos", "render_chaos"]
 
@@ -59,12 +64,15 @@ def add_chaos_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--recovery-window", type=DURATION_S, default="10s",
                    help="tail latency during recovery is read over the requests of this long after it (default 10s)")
     _split_at_dashes(p, "serve_command")
+    p.epilog = ("-- COMMAND …: with --chaos, the server to start, keep running under --restart and end at AT, e.g. "
+                "sizeup load http://127.0.0.1:8000/v1/chat/completions --rate 10 --duration 40s --chaos 10s -- "
+                "sizeup serve-model llama-3.2-1b --tiny --port 8000")
 
 
 @dataclass(frozen=True, slots=True)
 class ChaosSetup:
-    fault: object
-    supervisor: object | None
+    fault: Fault
+    supervisor: Supervisor | None
     startup_timeout_s: float
     window_s: float
     promised_s: float | None
