@@ -167,6 +167,9 @@ def test_killing_a_named_pid_under_an_outside_supervisor_matches_a_stopwatch(cap
     # the outage: from the fault to the first good response, and the error window, against the stopwatch
     assert chaos["recovery_s"] == pytest.approx(watch.outage_s, rel=0.2)
     assert chaos["error_window"]["length_s"] == pytest.approx(watch.outage_s, rel=0.2)
+    print(f"\nhttp.server, --chaos-pid: stopwatch outage {watch.outage_s:.3f} s; sizeup: recovery "
+          f"{chaos['recovery_s']:.3f} s, error window {chaos['error_window']['length_s']:.3f} s, lost "
+          f"{chaos['requests_lost']}", file=sys.stderr)
 
 
 def test_a_pod_is_deleted_through_kubectl(capsys, tmp_path, monkeypatch):
