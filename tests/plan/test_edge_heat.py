@@ -82,3 +82,10 @@ def test_watch_takes_the_clock_and_trip_from_the_catalog(capsys):
     assert code == 0 and out["diagnosis"]["verdict"] == "throttled-thermal"
     max_mhz = load_catalog().device("jetson-agx-orin-64gb").power_mode_clocks["gpu_max_hz"] / 1e6
     assert out["diagnosis"]["numbers"]["clock_lost"] == pytest.approx(1 - 624 / max_mhz)
+
+
+def test_a_power_mode_is_bought_as_its_module(catalog):
+    from sizeup.hardware.purchase import purchases_for
+
+    base, mode = catalog.device("jetson-orin-nano-8gb"), catalog.device("orin nano 15w")
+    assert purchases_for(catalog, mode) == purchases_for(catalog, base) != []
