@@ -109,24 +109,34 @@ def _run(argv, tmp_path):
 def test_a_50_step_trial_predicts_the_job_within_15_percent(tmp_path):
     """The issue's check: a 50-step trial of a zoo CNN (its own process, as `sizeup measure` runs) scaled to 20
     epochs of 1,600 images; 2 of those epochs run for real in a fresh process with a stopwatch (the job script
-    below, the training loop a user writes); the prediction for 2 epochs (a tenth of the 20-epoch figure) is
+    above, the training loop a user writes); the prediction for 2 epochs (a tenth of the 20-epoch figure) is
     within 15%.
 
     The machine is shared (other processes take turns on its cores, and how many changes by the minute), so the
-    stopwatch that decides is the training thread's CPU time, on both sides: the trial stores each step's CPU
-    time (one torch thread, the loader in-process) and `train --from-run` scales it as the job on an idle
-    machine. The wall-clock figures are printed beside it."""
+    stopwatch is the training thread's CPU time on both sides — the trial stores each step's CPU time (one torch
+    thread, the loader in-process) and `train --from-run` scales it as the job on an idle machine — and the
+    two-epoch run is made once before the trial and once after it, the prediction compared with their mean (a
+    drift of the machine's speed during the test cancels to first order). When the two runs of the same job
+    differ by more than 30%, this machine cannot reproduce itself well enough to check 15%: skipped, saying so."""
+    before = _run(["-c", JOB, "2"], tmp_path)
     trial = _run(["-m", "sizeup", "measure", MODEL, "--train", "--dataloader", LOADER, "--steps", "50", "--threads",
                   "1", "--json"], tmp_path)
     out = _run(["-m", "sizeup", "train", "--from-run", str(trial["run_id"]), "--samples", "1600", "--epochs", "20",
                 "--json"], tmp_path)
+    after = _run(["-c", JOB, "2"], tmp_path)
     job, cpu_job = out["job"], out["job_cpu_time"]
     assert cpu_job is not None
-    ran = _run(["-c", JOB, "2"], tmp_path)
+    measured_cpu = (before["cpu_s"] + after["cpu_s"]) / 2
+    measured_wall = (before["wall_s"] + after["wall_s"]) / 2
     predicted_cpu, predicted_wall = cpu_job["time_s"]["typical"] / 10, job["time_s"]["typical"] / 10
     print(f"\ntrial: 50 steps, mean {trial['step_mean_s'] * 1e3:.1f} ms wall, {trial['cpu_step_mean_s'] * 1e3:.1f} ms "
           f"CPU; 20 epochs predicted {cpu_job['time_s']['typical']:.1f} s CPU ({cpu_job['time_s']['low']:.1f} - "
           f"{cpu_job['time_s']['high']:.1f}), {job['time_s']['typical']:.1f} s wall\n2 epochs: CPU time measured "
-          f"{ran['cpu_s']:.2f} s vs predicted {predicted_cpu:.2f} s ({predicted_cpu / ran['cpu_s'] - 1:+.1%}); wall "
-          f"measured {ran['wall_s']:.2f} s vs predicted {predicted_wall:.2f} s ({predicted_wall / ran['wall_s'] - 1:+.1%})")
-    assert predicted_cpu == pytest.approx(ran["cpu_s"], rel=0.15)
+          f"{before['cpu_s']:.2f} s before and {after['cpu_s']:.2f} s after the trial vs predicted {predicted_cpu:.2f} s "
+          f"({predicted_cpu / measured_cpu - 1:+.1%}); wall measured {measured_wall:.2f} s vs predicted "
+          f"{predicted_wall:.2f} s ({predicted_wall / measured_wall - 1:+.1%})")
+    spread = abs(before["cpu_s"] - after["cpu_s"]) / measured_cpu
+    if spread > 0.3:
+        pytest.skip(f"the same two-epoch job took {before['cpu_s']:.2f} s and {after['cpu_s']:.2f} s of CPU: this "
+                    "machine's noise is beyond the 15% being checked")
+    assert predicted_cpu == pytest.approx(measured_cpu, rel=0.15)
