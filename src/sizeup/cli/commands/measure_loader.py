@@ -160,6 +160,10 @@ def run_trial_command(args: argparse.Namespace) -> int:
     if args.gpu or args.gpu_rate:
         raise ConfigError("--steps trains on this machine: --gpu and --gpu-rate do not apply")
     workers = _worker_counts(args.workers, True)
+    if getattr(args, "threads", None):  # one thread: each step's CPU time is its work's, stored beside the wall time
+        import torch
+
+        torch.set_num_threads(args.threads)
     cfg = TrialConfig(model=args.target, loader=args.dataloader, steps=args.steps,
                       workers=None if workers is None else workers[0], device=args.device, optimizer=args.optimizer,
                       dtype=args.dtype)
