@@ -43,6 +43,11 @@ def cpu_heavy(num_workers=0):
     return DataLoader(CpuHeavy(), batch_size=8, num_workers=num_workers)
 
 
+def mosaic_heavy(num_workers=0):
+    """12 ms of CPU per sample (a decode plus a mosaic augmentation on a slow core): under 100 samples/s a core."""
+    return DataLoader(CpuHeavy(cpu_s=0.012), batch_size=8, num_workers=num_workers)
+
+
 def slow_read():
     """No num_workers parameter: the DataLoader it returns is rebuilt for each count."""
     return DataLoader(SlowRead(), batch_size=8)
