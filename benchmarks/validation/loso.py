@@ -69,6 +69,12 @@ def predictions(rows: list[Row], fitted: Fit) -> dict[str, Prediction | None]:
     return out
 
 
+def fell_back(row: Row, fitted: Fit) -> bool:
+    """Whether leaving the row's source out leaves its own fitted figure without any row."""
+    key = tables.figure_key(row)
+    return key is not None and key in fitted.figures and fitted.values(exclude=row.source).get(key, 0) is None
+
+
 def results(rows: list[Row], fitted: Fit) -> list[Result]:
     preds = predictions(rows, fitted)
-    return [Result(row=r, context=context(r), predicted=preds[r.id]) for r in rows]
+    return [Result(row=r, context=context(r), predicted=preds[r.id], fallback=fell_back(r, fitted)) for r in rows]

@@ -45,6 +45,8 @@ class Metric:
     figure: str
     """Where the figure is in the command's --json, as documentation."""
     extract: Callable[[dict, Row], Prediction | None]
+    time: bool = False
+    """A time (seconds): its ratio to the measurement is the inverse of a rate's."""
 
 
 def run_json(command: str) -> dict:
@@ -187,14 +189,14 @@ METRICS: dict[str, Metric] = {
     "prefill_tokens_per_s": Metric("prefill", "prefill.tokens_per_s", _prefill),
     "total_decode_tokens_per_s": Metric("serving_throughput", "throughput.tokens_per_s (batch x output / (TTFT + "
                                                               "output x TPOT))", _batch_throughput),
-    "vision_tower_latency_s": Metric("prefill", "tower.latency_s", _tower),
-    "encoder_latency_s": Metric("prefill", "tower.latency_s", _tower),
+    "vision_tower_latency_s": Metric("prefill", "tower.latency_s", _tower, time=True),
+    "encoder_latency_s": Metric("prefill", "tower.latency_s", _tower, time=True),
     "model_file_bytes": Metric("weights", "memory.weights_bytes (counted)", _weights),
     "weights_bytes": Metric("weights", "memory.weights_bytes (counted)", _weights),
     "peak_memory_bytes@estimate": Metric("memory", "memory.total_range_bytes", _inference_total),
-    "vllm_peak_activation_bytes": Metric("memory", "memory.activations_bytes + memory.multimodal_profile_bytes",
-                                         _vllm_peak),
-    "vllm_kv_cache_bytes": Metric("memory", "memory.kv_cache_bytes", _vllm_kv),
+    "vllm_peak_activation_bytes": Metric("memory_component", "memory.activations_bytes + "
+                                                             "memory.multimodal_profile_bytes", _vllm_peak),
+    "vllm_kv_cache_bytes": Metric("memory_component", "memory.kv_cache_bytes", _vllm_kv),
     # sizeup roofline
     "images_per_s": Metric("traced_model", "batch / devices[0].time_s", _images_per_s),
     # sizeup train
@@ -203,7 +205,8 @@ METRICS: dict[str, Metric] = {
                                    lambda j, r: Prediction.of(j["throughput"]["tokens_per_s_per_gpu"])),
     "processed_tokens_per_s": Metric("training_step", "throughput.processed_tokens_per_s",
                                      lambda j, r: Prediction.of(j["throughput"]["processed_tokens_per_s"])),
-    "step_time_s": Metric("training_step", "step.latency_s", lambda j, r: Prediction.of(j["step"]["latency_s"])),
+    "step_time_s": Metric("training_step", "step.latency_s", lambda j, r: Prediction.of(j["step"]["latency_s"]),
+                          time=True),
     "samples_per_s": Metric("training_step", "global batch / step.latency_s", _samples_per_s),
     "peak_memory_bytes@train": Metric("training_memory", "memory.per_gpu.total_range_bytes",
                                       _train_mem("total_bytes", "total_range_bytes")),
@@ -213,8 +216,9 @@ METRICS: dict[str, Metric] = {
                                    _train_mem("allocated_bytes", "allocated_range_bytes")),
     "nvml_used_bytes": Metric("training_memory", "memory.per_gpu.process_bytes", _nvml),
 }
-COUNTED_KINDS = ("weights",)
-"""Kinds whose figure is a count (no range: DESIGN.md's JSON conventions)."""
+COUNTED_KINDS = ("weights", "memory_component")
+"""Kinds without a range of their own: a count (DESIGN.md's JSON conventions), or a part of the memory total (vLLM's
+profiled peak, its KV pool) checked for itself."""
 
 
 def metric_of(row: Row) -> Metric:
@@ -256,19 +260,25 @@ def context(row: Row) -> Context:
         engine = ranges_engine_key(args.engine or "hf", args.backend, device)
         model_type = _model_type(args.model)
     elif row.verb == "train":
-        engine = args.framework or "default"
+        engine = training_engine_key(args.framework, args.method or "full")
         model_type = _model_type(args.model)
     else:
         engine, model_type = args.runtime or "generic", "traced"
+    from sizeup.price.ranges_table import peak_derived
+
     return Context(kind=metric_of(row).kind, engine=engine, device_class=segment_of(device), device=device.id,
-                   model_type=model_type, derived_peak=bool(device.derived_peaks))
+                   model_type=model_type, derived_peak=peak_derived(device))
+
+
+def training_engine_key(framework: str | None, method: str) -> str:
+    from sizeup.price.ranges_table import training_key
+
+    return training_key(framework, method)
 
 
 def ranges_engine_key(engine: str, backend: str | None, device) -> str:
-    try:
-        from sizeup.price.ranges_table import engine_key
-    except ImportError:  # before the range table exists
-        return engine if not backend else f"{engine}/{backend}"
+    from sizeup.price.ranges_table import engine_key
+
     return engine_key(engine, backend, device)
 
 

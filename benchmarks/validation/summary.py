@@ -17,6 +17,9 @@ class Result:
     context: Context
     predicted: Prediction | None
     """None: the estimate leaves the figure unknown (no compute peak for the device)."""
+    fallback: bool = False
+    """Leave-one-source-out removed every row the row's own fitted figure rested on: it was priced with the
+    figure's fallback (tables.py), a table without that entry rather than the one users get."""
 
     @property
     def error(self) -> float:

@@ -171,14 +171,17 @@ def onnx_point(path: str, device, dims: dict[str, int], batch_name: str | None, 
     from sizeup.hardware.usable import usable_memory
     from sizeup.price.roofline import price
 
+    from sizeup.price.ranges_table import traced
+
     report = count_onnx(path, dims={**dims, batch_name: batch} if batch_name else dims)
     roof = price(report.ledger, device, runtime=runtime)
+    latency, backing = traced(roof.total_s, roof.runtime, device)
     usable = usable_memory(device).bytes
     parts = {b: sum(v["time_by_bound_s"][b] for v in roof.by("kind").values()) for b in ("compute", "memory",
                                                                                         "overhead")}
     return {"batch": batch, "report": report, "roofline": roof, "usable": usable,
             "fits": report.memory.peak_bytes <= usable.typical, "bound": max(parts, key=parts.get),
-            "latency_s": roof.total_s, "throughput_per_s": roof.total_s.inverse(batch)}
+            "latency_s": latency, "throughput_per_s": latency.inverse(batch), "backing": backing}
 
 
 def run_onnx(args: argparse.Namespace, device, notes: list[str]) -> int:
@@ -222,7 +225,7 @@ def run_onnx(args: argparse.Namespace, device, notes: list[str]) -> int:
     def row(p: dict) -> dict:
         return {"batch": p["batch"], "peak_memory_bytes": p["report"].memory.peak_bytes, "fits": p["fits"],
                 "latency_s": p["latency_s"].to_dict(), "throughput_per_s": p["throughput_per_s"].to_dict(),
-                "bound": p["bound"]}
+                "bound": p["bound"], "backing": p["backing"].to_dict()}
 
     if args.json:
         emit_json({"model": report.ledger.name, "device": device.id, "dims": dims, "batch_dim": name,
@@ -240,6 +243,7 @@ def run_onnx(args: argparse.Namespace, device, notes: list[str]) -> int:
     print(f"  {total.flops / 1e9:,.2f} GFLOP per inference; latency {format_seconds(lat.typical)} "
           f"({format_seconds(lat.low)} - {format_seconds(lat.high)}), {thr.typical:,.1f} samples/s, "
           f"{point['bound']}-bound")
+    print(f"  range: {point['backing'].text}")
     if sweep:
         print()
         from sizeup.report.terminal import render_table
@@ -300,7 +304,9 @@ def render_estimate(e) -> str:
             ["activations (peak)", format_bytes(m.activations_bytes)],
             *([["vLLM multimodal profile", format_bytes(m.multimodal_profile_bytes)]] if m.multimodal_profile else []),
             ["engine overhead", format_bytes(m.overhead_bytes)],
-            ["total", format_bytes(m.total_bytes)],
+            ["total", format_bytes(m.total_bytes) if e.ranges is None else
+             f"{format_bytes(m.total_bytes)} ({format_bytes(int(e.ranges.memory_total_bytes.low))} - "
+             f"{format_bytes(int(e.ranges.memory_total_bytes.high))})"],
             ["usable on the device", _range(m.usable_bytes, format_bytes)]]
     if m.cpu_bytes:
         rows.append(["in CPU RAM", format_bytes(m.cpu_bytes)])
@@ -328,6 +334,11 @@ def render_estimate(e) -> str:
     elif e.decode is not None:
         lines.append(f"decode (TPOT):  unknown (compute unknown: {', '.join(e.decode.unknown_compute)}); "
                      f"tokens/s unknown")
+    if e.ranges is not None and e.ranges.throughput_tokens_per_s is not None:
+        t = e.ranges.throughput_tokens_per_s
+        lines.append(f"batch end to end: {t.typical:,.1f} generated tokens/s ({t.low:,.1f} - {t.high:,.1f})")
+    if e.ranges is not None:
+        lines += [f"range of {line}" for line in e.ranges.lines()]
     for note in e.assumptions:
         lines.append(f"assumption: {note}")
     return "\n".join(lines)
