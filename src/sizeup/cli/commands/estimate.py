@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
 
         return run_table(args)
     args.engine = args.engine or "hf"
-    profile = load_calibration(args)
+    profile = load_calibration(args, "vision" if args.model.lower().endswith(".onnx") else "llm")
     device = resolve_device(args, load_catalog(args.catalog), profile)
     if args.model.lower().endswith(".onnx"):
         with calibrated_scope(profile, [device]) as notes:
