@@ -160,17 +160,18 @@ def widening(results: list[Result], coverage: float = COVERAGE) -> dict:
     return out
 
 
+NO_ROW = (0.5, 2.0)
+"""The default of a table built from no row of any rate kind (a subset of the rows): half to twice the typical."""
+
+
 def defaults(table_cells: dict, factors: dict) -> dict:
     out = {}
     engine_factor = float(factors["engine"]["factor"])
+    rates = [c[ANY][ANY] for k, c in table_cells.items() if not k.endswith("memory")]
     for kind, (pool, extra, basis) in DEFAULT_RULES.items():
-        if pool == "all":
-            lows = [c[ANY][ANY]["low"] for k, c in table_cells.items() if not k.endswith("memory")]
-            highs = [c[ANY][ANY]["high"] for k, c in table_cells.items() if not k.endswith("memory")]
-            low, high = min(lows), max(highs)
-        else:
-            parts = [table_cells[k][ANY][ANY] for k in pool.split("+") if k in table_cells]
-            low, high = min(p["low"] for p in parts), max(p["high"] for p in parts)
+        parts = rates if pool == "all" else [table_cells[k][ANY][ANY] for k in pool.split("+") if k in table_cells]
+        parts = parts or rates
+        low, high = (min(p["low"] for p in parts), max(p["high"] for p in parts)) if parts else NO_ROW
         f = engine_factor * extra
         out[kind] = {"low": round(math.exp(math.log(low) * f), 4), "high": round(math.exp(math.log(high) * f), 4),
                      "basis": basis}
