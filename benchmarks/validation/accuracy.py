@@ -49,7 +49,7 @@ def _loso_inside(in_sample: list[Result], loso: list[Result]) -> dict[str, bool]
         for r in (r for r in usable if r.row.source == source):
             c = r.context
             b = lookup(table, c.kind, engine=c.engine, device_class=c.device_class, model_type=c.model_type,
-                       derived_peak=c.derived_peak)
+                       derived_peak=c.derived_peak, release=c.release)
             out[r.row.id] = b.low_ratio * (1 - 1e-9) <= ranges_fit.ratio(r) <= b.high_ratio * (1 + 1e-9)
     return out
 

@@ -34,6 +34,9 @@ TARGET = 0.8
 MIN_HELD_OUT = 10
 """Held-out rows a widening factor needs to be calibrated; fewer: FALLBACK_FACTOR, stated."""
 FALLBACK_FACTOR = 1.5
+RELEASE_FACTOR = 1.25
+"""An engine release no row ran (the rows naming none count as the current release): a stated judgment, as the rows
+naming releases are too few to calibrate it."""
 ENGINE_FLOOR = 1.5
 """The least widening of a figure whose engine no row backs: an engine never measured (a new one: mlx, sglang,
 exllamav2, ...) may differ from the measured ones more than they differ from each other (a stated judgment)."""
@@ -74,10 +77,12 @@ def quantiles(ratios: list[float], coverage: float = COVERAGE) -> tuple[float, f
 def _cell(members: list[Result], coverage: float) -> dict:
     low, high = quantiles([ratio(r) for r in members], coverage)
     types: dict[str, int] = {}
+    releases: dict[str, int] = {}
     for r in members:
         types[r.context.model_type] = types.get(r.context.model_type, 0) + 1
+        releases[r.context.release] = releases.get(r.context.release, 0) + 1
     return {"rows": len(members), "sources": len({r.row.source for r in members}), "low": round(low, 4),
-            "high": round(high, 4), "model_types": dict(sorted(types.items()))}
+            "high": round(high, 4), "model_types": dict(sorted(types.items())), "releases": dict(sorted(releases.items()))}
 
 
 def cells(results: list[Result], coverage: float = COVERAGE) -> dict:
@@ -157,6 +162,8 @@ def widening(results: list[Result], coverage: float = COVERAGE) -> dict:
                       "measured ones more than they differ from each other)")
             factor = ENGINE_FLOOR
         out[name] = {"factor": factor, "basis": basis}
+    out["release"] = {"factor": RELEASE_FACTOR, "basis": "stated: an engine release no row of the pool ran (a row "
+                      "naming none counts as the current release); too few rows name releases to calibrate it"}
     return out
 
 
@@ -212,7 +219,7 @@ def coverage_and_width(results: list[Result], table: dict) -> dict[str, dict]:
     for r in usable(results):
         c = r.context
         b = lookup(table, c.kind, engine=c.engine, device_class=c.device_class, model_type=c.model_type,
-                   derived_peak=c.derived_peak)
+                   derived_peak=c.derived_peak, release=c.release)
         q = ratio(r)
         out.setdefault(c.kind, []).append((b.low_ratio * (1 - 1e-9) <= q <= b.high_ratio * (1 + 1e-9),
                                            width(b.low_ratio, b.high_ratio)))
@@ -235,7 +242,7 @@ def loso_coverage(results: list[Result], coverage: float = COVERAGE) -> dict[str
     for r, table in judged:
         c = r.context
         b = lookup(table, c.kind, engine=c.engine, device_class=c.device_class, model_type=c.model_type,
-                   derived_peak=c.derived_peak)
+                   derived_peak=c.derived_peak, release=c.release)
         q = ratio(r)
         out.setdefault(c.kind, []).append((b.low_ratio * (1 - 1e-9) <= q <= b.high_ratio * (1 + 1e-9),
                                            width(b.low_ratio, b.high_ratio)))

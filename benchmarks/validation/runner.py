@@ -247,6 +247,8 @@ class Context:
     device: str
     model_type: str
     derived_peak: bool
+    release: str = ""
+    """The engine release the command names (`--engine vllm@0.6`), '' for none."""
 
 
 def context(row: Row) -> Context:
@@ -256,8 +258,10 @@ def context(row: Row) -> Context:
 
     args = _parse(row.command)
     device = load_catalog(include_user=False).device(args.device.split(",")[0])
+    release = ""
     if row.verb == "estimate":
         engine = ranges_engine_key(args.engine or "hf", args.backend, device)
+        release = (args.engine or "").partition("@")[2]
         model_type = _model_type(args.model)
     elif row.verb == "train":
         engine = training_engine_key(args.framework, args.method or "full")
@@ -267,7 +271,7 @@ def context(row: Row) -> Context:
     from sizeup.price.ranges_table import peak_derived
 
     return Context(kind=metric_of(row).kind, engine=engine, device_class=segment_of(device), device=device.id,
-                   model_type=model_type, derived_peak=peak_derived(device))
+                   model_type=model_type, derived_peak=peak_derived(device), release=release)
 
 
 def training_engine_key(framework: str | None, method: str) -> str:

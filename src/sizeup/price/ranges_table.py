@@ -23,7 +23,7 @@ from typing import Any
 from sizeup.errors import CatalogError
 from sizeup.ranges import Range
 
-__all__ = ["KINDS", "Backing", "backing", "lookup", "budget", "traced", "engine_key", "training_key", "peak_derived", "calibrated_rate", "calibrated_time", "calibrated_amount",
+__all__ = ["KINDS", "Backing", "backing", "lookup", "budget", "traced", "engine_key", "release_of", "training_key", "peak_derived", "calibrated_rate", "calibrated_time", "calibrated_amount",
            "table_info"]
 
 KINDS = {
@@ -39,6 +39,11 @@ KINDS = {
 ANY = "*"
 CLASS_WORDS = {"consumer": "consumer GPUs", "workstation": "workstation GPUs", "datacenter": "data-centre GPUs",
                "apple": "Apple silicon", "edge": "edge boards", "cpu": "CPUs"}
+
+
+def release_of(engine: str) -> str:
+    """The release an engine string names ('vllm@0.6' -> '0.6'), '' for none (the current release)."""
+    return engine.partition("@")[2]
 
 
 def engine_key(engine: str, backend: str | None = None, device: Any = None) -> str:
@@ -157,14 +162,15 @@ def _widen(low: float, high: float, factor: float) -> tuple[float, float]:
 
 @lru_cache(maxsize=4096)
 def backing(kind: str, *, engine: str, device_class: str, model_type: str | None = None,
-            derived_peak: bool = False) -> Backing:
-    """The range ratios of a figure of `kind` priced for `engine` (engine_key) on a device of `device_class`."""
+            derived_peak: bool = False, release: str = "") -> Backing:
+    """The range ratios of a figure of `kind` priced for `engine` (engine_key) on a device of `device_class`;
+    `release` the engine release the estimate names ('' for the current one)."""
     return lookup(_table(), kind, engine=engine, device_class=device_class, model_type=model_type,
-                  derived_peak=derived_peak)
+                  derived_peak=derived_peak, release=release)
 
 
 def lookup(t: dict, kind: str, *, engine: str, device_class: str, model_type: str | None = None,
-           derived_peak: bool = False) -> Backing:
+           derived_peak: bool = False, release: str = "") -> Backing:
     """`backing` in table `t` (a dict shaped as data/efficiency/ranges.yaml)."""
     widening = t["widening"]
     cells = t["cells"].get(kind) or {}
@@ -191,6 +197,9 @@ def lookup(t: dict, kind: str, *, engine: str, device_class: str, model_type: st
     pool_types = pool.get("model_types") or {}
     if model_type is not None and model_type not in pool_types and kind != "traced_model":
         factor *= _factor(widening, "architecture", "no row on this architecture", notes)
+    releases = pool.get("releases")
+    if release and releases is not None and release not in releases and "release" in widening:
+        factor *= _factor(widening, "release", f"no row ran release {release}", notes)
     if derived_peak and kind in DERIVED_PEAK_KINDS:
         factor *= _factor(widening, "derived_peak", "the device's 16-bit compute peak is derived, not published",
                           notes)

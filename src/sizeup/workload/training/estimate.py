@@ -137,7 +137,8 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
     timed = replace(cfg, seq=max(1, round(lengths.processed)))  # time at the length the step computes
     time = step_time(arch, device, timed, micro, accumulation, memory, trainable, offer)
     backing = training_backing(arch, device, cfg)
-    time = replace(time, step_s=calibrated_time(time.step_s.typical, backing["step"]))
+    step = calibrated_time(time.step_s.typical, backing["step"])  # no faster than the tables' best case
+    time = replace(time, step_s=Range(max(step.low, time.step_s.low), step.typical, step.high))
     memory = replace(memory, range_ratios=(backing["memory"].low_ratio, backing["memory"].high_ratio))
     assumptions += [n for n in (lengths.note, loss_note(arch, cfg, micro)) if n] + list(time.notes)
     tokens_per_step = round(global_batch * lengths.real)

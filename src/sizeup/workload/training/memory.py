@@ -67,8 +67,9 @@ class TrainingMemory:
     def total_range(self) -> Range:
         """The total with the allocator reserve's low and high in place of its typical value: what
         torch.cuda.max_memory_reserved may report."""
-        if self.range_ratios is not None:
-            return Range(self.total_bytes * self.range_ratios[0], float(self.total_bytes),
+        if self.range_ratios is not None:  # never below the model states it counts
+            states = min(float(self.weights_bytes + self.gradients_bytes + self.optimizer_bytes), self.total_bytes)
+            return Range(max(self.total_bytes * self.range_ratios[0], states), float(self.total_bytes),
                          self.total_bytes * self.range_ratios[1])
         allocated = self.total_bytes - self.reserve_bytes.typical
         return Range(allocated + self.reserve_bytes.low, float(self.total_bytes), allocated + self.reserve_bytes.high)
