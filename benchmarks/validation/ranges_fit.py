@@ -41,13 +41,14 @@ ENGINE_FLOOR = 1.5
 """The least widening of a figure whose engine no row backs: an engine never measured (a new one: mlx, sglang,
 exllamav2, ...) may differ from the measured ones more than they differ from each other (a stated judgment)."""
 DEFAULT_RULES = {
-    "latency_percentile": ("prefill+decode", 1.5, "no published row checks latency percentiles under load: the "
-                           "prefill and decode pool, widened by the engine factor and by 1.5 for the queueing model "
-                           "(not validated)"),
-    "memory": ("training_memory", 1.0, "no published row measures an inference engine's total memory: the training "
-               "and fine-tuning memory pool (the measured totals: allocator reserve, fragmentation, CUDA context), "
-               "widened by the engine factor"),
-    ANY: ("all", 1.0, "a kind no row backs: every rate row pooled, widened by the engine factor"),
+    "latency_percentile": (("prefill", "decode"), 1.5, "no published row checks latency percentiles under load: the "
+                           "out-of-sample ratios of the prefill and decode rows together, widened by 1.5 for the "
+                           "queueing model (not validated; a stated judgment)"),
+    "memory": (("training_memory",), 1.0, "no published row measures an inference engine's total memory: the "
+               "out-of-sample ratios of the training and fine-tuning memory rows (the measured totals: allocator "
+               "reserve, fragmentation, CUDA context)"),
+    ANY: (("decode", "prefill", "serving_throughput", "training_step", "traced_model"), None,
+          "a kind no row backs: the out-of-sample ratios of every speed row, widened by the engine factor"),
 }
 
 
@@ -171,15 +172,13 @@ NO_ROW = (0.5, 2.0)
 """The default of a table built from no row of any rate kind (a subset of the rows): half to twice the typical."""
 
 
-def defaults(table_cells: dict, factors: dict) -> dict:
+def defaults(results: list[Result], factors: dict, coverage: float = COVERAGE) -> dict:
     out = {}
-    engine_factor = float(factors["engine"]["factor"])
-    rates = [c[ANY][ANY] for k, c in table_cells.items() if not k.endswith("memory")]
-    for kind, (pool, extra, basis) in DEFAULT_RULES.items():
-        parts = rates if pool == "all" else [table_cells[k][ANY][ANY] for k in pool.split("+") if k in table_cells]
-        parts = parts or rates
-        low, high = (min(p["low"] for p in parts), max(p["high"] for p in parts)) if parts else NO_ROW
-        f = engine_factor * extra
+    rs = usable(results)
+    for kind, (kinds, extra, basis) in DEFAULT_RULES.items():
+        ratios = [ratio(r) for r in rs if r.context.kind in kinds]
+        low, high = quantiles(ratios, coverage) if len(ratios) >= MIN_KIND_ROWS else NO_ROW
+        f = float(factors["engine"]["factor"]) if extra is None else extra
         out[kind] = {"low": round(math.exp(math.log(low) * f), 4), "high": round(math.exp(math.log(high) * f), 4),
                      "basis": basis}
     return out
@@ -202,7 +201,7 @@ def build(results: list[Result], *, command: str, commit: str, coverage: float =
         "min_kind_rows": MIN_KIND_ROWS,
         "method": __doc__.strip().replace("\n", " "),
         "widening": factors,
-        "defaults": defaults(table_cells, factors),
+        "defaults": defaults(results, factors, coverage),
         "cells": table_cells,
     }
 

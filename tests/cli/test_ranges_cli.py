@@ -61,3 +61,17 @@ def test_train_json_and_text_carry_memory_and_step_ranges(capsys):
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "range of memory: training and fine-tuning memory:" in out and "range of step:" in out
+
+
+def test_a_plans_latencies_carry_ranges_and_what_backs_them(capsys):
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "team-api-200-users.yaml"
+    assert main(["plan", str(example), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    chosen = data["plan"]["chosen"]
+    ranges = chosen["latency_range_s"]
+    assert set(ranges) == set(chosen["latency_s"]) and ranges
+    for name, r in ranges.items():
+        assert r["low"] <= chosen["latency_s"][name] == r["typical"] <= r["high"]
+        assert "latency percentiles under load" in r["backing"]

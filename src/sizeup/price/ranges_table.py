@@ -23,7 +23,7 @@ from typing import Any
 from sizeup.errors import CatalogError
 from sizeup.ranges import Range
 
-__all__ = ["KINDS", "Backing", "backing", "lookup", "budget", "traced", "engine_key", "release_of", "training_key", "peak_derived", "calibrated_rate", "calibrated_time", "calibrated_amount",
+__all__ = ["KINDS", "Backing", "backing", "lookup", "budget", "traced", "latency_ranges", "engine_key", "release_of", "training_key", "peak_derived", "calibrated_rate", "calibrated_time", "calibrated_amount",
            "table_info"]
 
 KINDS = {
@@ -223,6 +223,27 @@ def traced(total_s: Range, runtime: str | None, device: Any) -> tuple[Range, Bac
     b = backing("traced_model", engine=runtime or "generic", device_class=segment_of(device), model_type=None,
                 derived_peak=peak_derived(device))
     return calibrated_time(total_s.typical, b), b
+
+
+def latency_ranges(latency: dict[str, float], engine: str, device: Any) -> dict[str, dict[str, Any]]:
+    """A plan's latencies as ranges with their backing: percentiles under load ('ttft_p99', 'e2e_p50') of kind
+    latency_percentile, an unloaded TTFT / TPOT ('ttft', 'tpot') of prefill / decode, a job's run time ('hours') of
+    training_step."""
+    from sizeup.hardware.segments import segment_of
+
+    out = {}
+    cls = segment_of(device)
+    for name, value in latency.items():
+        if name == "hours":
+            b = backing("training_step", engine=training_key(engine if engine not in ("train", "") else None, "full"),
+                        device_class=cls, derived_peak=peak_derived(device))
+        else:
+            kind = ("latency_percentile" if "_p" in name else
+                    {"ttft": "prefill", "tpot": "decode"}.get(name.partition("_")[0], "latency_percentile"))
+            b = backing(kind, engine=engine_key(engine), device_class=cls, derived_peak=peak_derived(device),
+                        release=release_of(engine))
+        out[name] = {**calibrated_time(float(value), b).to_dict(), "backing": b.text}
+    return out
 
 
 def calibrated_rate(typical: float, b: Backing) -> Range:
