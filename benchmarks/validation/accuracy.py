@@ -38,29 +38,14 @@ def _by(results: list[Result], key: Callable[[Result], str | None]) -> dict[str,
     return grouped(results, key)
 
 
-def _loso_inside(in_sample: list[Result], loso: list[Result]) -> dict[str, bool]:
-    """Per row id: inside the range of a table built without its own source (ranges_fit.loso_coverage's rule)."""
-    from sizeup.price.ranges_table import lookup
-
-    usable = ranges_fit.usable(loso)
-    out: dict[str, bool] = {}
-    for source in sorted({r.row.source for r in usable}):
-        table = ranges_fit.build([r for r in usable if r.row.source != source], command="", commit="")
-        for r in (r for r in usable if r.row.source == source):
-            c = r.context
-            b = lookup(table, c.kind, engine=c.engine, device_class=c.device_class, model_type=c.model_type,
-                       derived_peak=c.derived_peak, release=c.release)
-            out[r.row.id] = b.low_ratio * (1 - 1e-9) <= ranges_fit.ratio(r) <= b.high_ratio * (1 + 1e-9)
-    return out
-
-
-def headline(in_sample: list[Result], loso: list[Result]) -> str:
-    """Per kind: rows, median |error| in sample and LOSO, p90, bias, inside the range, median range width."""
+def headline(in_sample: list[Result], loso: list[Result], judged: dict) -> str:
+    """Per kind: rows, median |error| in sample and LOSO, p90, bias, inside the range, median range width;
+    `judged`: ranges_fit.loso_judged of the LOSO results."""
     loso_by_id = {r.row.id: r for r in loso}
     widths = {}
     for r in ranges_fit.usable(in_sample):
         widths.setdefault(r.context.kind, []).append(r.predicted.high / r.predicted.low if r.predicted.low else 0)
-    inside_loso = _loso_inside(in_sample, loso)
+    inside_loso = {rid: inside for rid, (_, inside, _) in judged.items()}
     rows = []
     for kind, s in sorted(_by(in_sample, lambda r: r.context.kind).items(), key=lambda kv: _kind_key(kv[0])):
         members = [r for r in priced(in_sample) if r.context.kind == kind]
@@ -146,9 +131,9 @@ def _without(fitted: Fit, key: str, sources: list[str]) -> str:
     return "; ".join(out)
 
 
-def coverage(loso: list[Result], table: dict) -> str:
+def coverage(loso: list[Result], table: dict, judged: dict) -> str:
     ins = ranges_fit.coverage_and_width(loso, table)
-    held = ranges_fit.loso_coverage(loso)
+    held = ranges_fit.per_kind(judged)
     rows = [[k, str(v["rows"]), _pct(v["inside"]), _pct(held.get(k, {}).get("inside")), f"{v['median_width']:.2f}",
              f"{held.get(k, {}).get('median_width', float('nan')):.2f}"] for k, v in ins.items()]
     return _md(["kind", "rows", "inside (table from all rows)", "inside (table without the row's source)",
@@ -157,6 +142,7 @@ def coverage(loso: list[Result], table: dict) -> str:
 
 def document(in_sample: list[Result], loso: list[Result], fitted: Fit, table: dict, *, command: str,
              commit: str, today: str) -> str:
+    judged = ranges_fit.loso_judged(loso)
     sources = len({r.row.source for r in in_sample})
     files = len({r.row.file for r in in_sample})
     parts = [
@@ -173,7 +159,7 @@ def document(in_sample: list[Result], loso: list[Result], fitted: Fit, table: di
         "",
         "## Headline",
         "",
-        headline(in_sample, loso),
+        headline(in_sample, loso, judged),
         "",
         "Kinds: decode = per-sequence decode tokens/s; prefill = prefill tokens/s, TTFT and encoder / vision-tower "
         "passes; serving_throughput = generated tokens/s of a static batch end to end; training_step = training and "
@@ -208,7 +194,7 @@ def document(in_sample: list[Result], loso: list[Result], fitted: Fit, table: di
         "widening factors (calibrated on groups left out): "
         + "; ".join(f"{k} x{v['factor']:g}" for k, v in table["widening"].items()) + ".",
         "",
-        coverage(loso, table),
+        coverage(loso, table, judged),
         "",
         "## Per kind, engine and device class",
         "",

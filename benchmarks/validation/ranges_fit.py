@@ -210,40 +210,44 @@ def width(low: float, high: float) -> float:
     return high / low
 
 
-def coverage_and_width(results: list[Result], table: dict) -> dict[str, dict]:
-    """Per kind: the share of rows inside the range `table` gives them, and the median width (high / low)."""
+def _judge(pairs: Iterable[tuple[Result, dict]]) -> dict[str, tuple[Result, bool, float]]:
+    """Per row id: (the result, inside the range its table gives it, that range's width high / low)."""
     from sizeup.price.ranges_table import lookup
 
-    out: dict[str, list] = {}
-    for r in usable(results):
+    out = {}
+    for r, table in pairs:
         c = r.context
         b = lookup(table, c.kind, engine=c.engine, device_class=c.device_class, model_type=c.model_type,
                    derived_peak=c.derived_peak, release=c.release)
-        q = ratio(r)
-        out.setdefault(c.kind, []).append((b.low_ratio * (1 - 1e-9) <= q <= b.high_ratio * (1 + 1e-9),
-                                           width(b.low_ratio, b.high_ratio)))
+        out[r.row.id] = (r, b.low_ratio * (1 - 1e-9) <= ratio(r) <= b.high_ratio * (1 + 1e-9),
+                         width(b.low_ratio, b.high_ratio))
+    return out
+
+
+def per_kind(judged: dict[str, tuple[Result, bool, float]]) -> dict[str, dict]:
+    out: dict[str, list] = {}
+    for r, inside, w in judged.values():
+        out.setdefault(r.context.kind, []).append((inside, w))
     return {k: {"rows": len(v), "inside": sum(i for i, _ in v) / len(v),
                 "median_width": statistics.median(w for _, w in v)} for k, v in sorted(out.items())}
+
+
+def coverage_and_width(results: list[Result], table: dict) -> dict[str, dict]:
+    """Per kind: the share of rows inside the range `table` gives them, and the median width (high / low)."""
+    return per_kind(_judge((r, table) for r in usable(results)))
+
+
+def loso_judged(results: list[Result], coverage: float = COVERAGE) -> dict[str, tuple[Result, bool, float]]:
+    """Each usable row judged by a table built without its own source (its cells, factors and defaults): the nearest
+    this data comes to rows never seen."""
+    rs = usable(results)
+    pairs = []
+    for source in sorted({r.row.source for r in rs}):
+        table = build([r for r in rs if r.row.source != source], command="", commit="", coverage=coverage)
+        pairs += [(r, table) for r in rs if r.row.source == source]
+    return _judge(pairs)
 
 
 def loso_coverage(results: list[Result], coverage: float = COVERAGE) -> dict[str, dict]:
-    """Per kind: coverage when each source's rows are judged by a table built without that source (its cells,
-    factors and defaults), the nearest this data comes to rows never seen."""
-    rs = usable(results)
-    judged: list[tuple[Result, dict]] = []
-    for source in sorted({r.row.source for r in rs}):
-        rest = [r for r in rs if r.row.source != source]
-        table = build(rest, command="", commit="", coverage=coverage)
-        judged += [(r, table) for r in rs if r.row.source == source]
-    out: dict[str, list] = {}
-    from sizeup.price.ranges_table import lookup
-
-    for r, table in judged:
-        c = r.context
-        b = lookup(table, c.kind, engine=c.engine, device_class=c.device_class, model_type=c.model_type,
-                   derived_peak=c.derived_peak, release=c.release)
-        q = ratio(r)
-        out.setdefault(c.kind, []).append((b.low_ratio * (1 - 1e-9) <= q <= b.high_ratio * (1 + 1e-9),
-                                           width(b.low_ratio, b.high_ratio)))
-    return {k: {"rows": len(v), "inside": sum(i for i, _ in v) / len(v),
-                "median_width": statistics.median(w for _, w in v)} for k, v in sorted(out.items())}
+    """Per kind: coverage and median width with each source judged by a table built without it."""
+    return per_kind(loso_judged(results, coverage))
