@@ -4,6 +4,7 @@ without its sources; the range table's coverage and widths (benchmarks/validatio
 
 Takes a few minutes (leave-one-source-out bisects every tuned row through its command). --files limits it to some row
 files (the test runs it on two small ones).
+With --write (all rows) it also puts the headline table into README.md's Accuracy section.
 Run from the repo root: python benchmarks/accuracy_report.py [--write docs/ACCURACY.md] [--files NAME ...]
 """
 
@@ -33,6 +34,23 @@ def generate(files: list[str] | None = None, progress: bool = False) -> str:
                              commit=commit(), today=date.today().isoformat())
 
 
+def headline_table(document: str) -> list[str]:
+    """The lines of the document's headline table."""
+    start = document.index("## Headline")
+    return document[start:].split("\n\n")[1].splitlines()
+
+
+def quote_in_readme(readme: str, table: list[str]) -> str:
+    """README.md with the table of its '## Accuracy' section replaced by `table`."""
+    start = readme.index("## Accuracy\n")
+    lines = readme[start:].splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("| kind |"))
+    last = first
+    while last + 1 < len(lines) and lines[last + 1].startswith("|"):
+        last += 1
+    return readme[:start] + "\n".join(lines[:first] + table + lines[last + 1:]) + "\n"
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--write", metavar="PATH", help="write the document there (else print it)")
@@ -43,6 +61,10 @@ def main() -> None:
     if args.write:
         Path(args.write).write_text(text)
         print(f"wrote {args.write}")
+        if not args.files:  # README.md quotes the headline of the whole set
+            readme = ROOT / "README.md"
+            readme.write_text(quote_in_readme(readme.read_text(), headline_table(text)))
+            print("updated the headline table in README.md")
     else:
         print(text)
 
