@@ -222,7 +222,9 @@ def render_training(e) -> str:
              f"{e.grad_accumulation}, global batch {e.global_batch}", ""]
     rows = [["weights", format_bytes(m.weights_bytes)], ["gradients", format_bytes(m.gradients_bytes)],
             ["optimizer state", format_bytes(m.optimizer_bytes)], ["activations", format_bytes(m.activations_bytes)],
-            ["overhead", format_bytes(m.overhead_bytes)], ["total", format_bytes(m.total_bytes)],
+            ["overhead", format_bytes(m.overhead_bytes)],
+            ["total", f"{format_bytes(m.total_bytes)} ({format_bytes(int(m.total_range.low))} - "
+                      f"{format_bytes(int(m.total_range.high))})"],
             ["usable", format_bytes(m.usable_bytes.typical)]]
     lines.append(render_table(["memory per GPU", ""], rows, right=[False, True]))
     lines.append(f"\n{'FITS' if m.fits else 'DOES NOT FIT'}; largest micro-batch that fits: {e.max_micro_batch}")
@@ -239,6 +241,7 @@ def render_training(e) -> str:
         if e.cost_usd:
             lines.append("cost: " + ", ".join(f"{k} ${v.typical:,.0f} (${v.low:,.0f} - ${v.high:,.0f})"
                                               for k, v in e.cost_usd.items()))
+    lines += [f"range of {figure}: {b.text}" for figure, b in e.backing.items()]
     for note in e.assumptions:
         lines.append(f"assumption: {note}")
     return "\n".join(lines)
