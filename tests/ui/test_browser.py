@@ -69,7 +69,7 @@ def test_a_bad_batch_shows_the_message_and_the_page_recovers(server, page):
     expect(page.locator("#error")).to_contain_text("--batch -3")
     page.fill("#batch", "4")
     page.dispatch_event("#batch", "change")
-    expect(page.locator("#figures h2")).to_contain_text("batch 4")
+    expect(page.locator("#figures .sub")).to_contain_text("batch 4")
 
 
 def test_the_plan_form_produces_a_sheet_and_an_xlsx_download(server, page):

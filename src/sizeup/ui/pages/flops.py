@@ -4,6 +4,8 @@ op, then priced on a device: where each op sits under the roofline, what bounds 
 
 from __future__ import annotations
 
+import re
+
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -15,6 +17,7 @@ from sizeup.ui.site import Site, attempt
 
 ZOO = "sizeup.examples.zoo:"
 DEFAULTS = {"zoo": "resnet50", "device": "rtx-4090"}
+_DIM_HINT = re.compile(r"(unbound symbolic dimension .*?): pass its size \(--dim (\S+) on the command line.*\)$")
 
 
 def routes(site: Site) -> list[Route]:
@@ -28,6 +31,8 @@ def routes(site: Site) -> list[Route]:
     async def view(fields: dict, target: str, shapes: dict, shown: str | None) -> dict:
         data, error = await attempt(site.call("long", "flops_view", flops_argv(target, shapes),
                                               fields.get("device") or DEFAULTS["device"]))
+        if error:  # the library's hint names a CLI flag and a Python argument; here it is a field of the form
+            error = _DIM_HINT.sub(r"\1: enter its size under “Its sizes” (e.g. \2)", error)
         if data and shown:
             data["report"]["model"] = shown
         kinds = sorted(((k, v) for k, v in ((data or {}).get("report", {}).get("by_kind") or {}).items()),
