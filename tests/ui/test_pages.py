@@ -109,6 +109,8 @@ def test_estimate_page(server, page):
     expect(page.locator("#fits")).to_contain_text("usable")
     assert page.locator("#memory-chart svg").count() == 1
     assert page.locator("#quant option").count() >= 4  # formats llama.cpp loads on the card, a choice
+    assert page.locator("#backing li").count() >= 2  # what each low – high range rests on
+    assert re.search(r"total\s+[\d.]+ GiB \([\d.]+ GiB – [\d.]+ GiB\)", page.locator("#memory-table").inner_text())
     check(page, "estimate")
 
 

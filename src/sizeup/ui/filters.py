@@ -104,7 +104,7 @@ def _text(v: Any) -> str:
     if isinstance(v, bool):
         return _yesno(v)
     if isinstance(v, float):
-        return _num(v, 2)
+        return f"{v:,.0f}" if v.is_integer() and abs(v) < 1e15 else _num(v, 2)
     if isinstance(v, int):
         return f"{v:,}"
     if isinstance(v, (list, tuple)):
