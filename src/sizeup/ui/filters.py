@@ -114,6 +114,20 @@ def _text(v: Any) -> str:
     return str(v)
 
 
+def _target(v: Any) -> str:
+    """A run's target as a heading: an imported file's folders left out ('guidellm:/x/y/run.json' ->
+    'guidellm: run.json'); the whole path stays in the run's configuration."""
+    if _missing(v):
+        return DASH
+    text = str(v)
+    prefix, sep, rest = text.partition(":")
+    path = rest if sep and "/" in rest and "/" not in prefix else text
+    if "/" not in path:
+        return text
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    return f"{prefix}: {name}" if path is rest else name
+
+
 def _log2(v: Any) -> int:
     """The slider position of a power-of-two slider: round(log2(v)), at least 0."""
     try:
@@ -124,7 +138,7 @@ def _log2(v: Any) -> int:
 
 FILTERS = {"bytes": _bytes, "secs": _secs, "num": _num, "count": _count, "flops": _flops, "rate": _rate,
            "usd": _usd, "pct": _pct, "when": _when, "label": _label, "yesno": _yesno, "text": _text,
-           "log2": _log2}
+           "log2": _log2, "target": _target}
 
 
 def install_filters(env) -> None:
