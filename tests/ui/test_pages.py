@@ -20,7 +20,7 @@ if not CHROMIUM.exists():
     pytest.skip("no system Chromium at /usr/bin/chromium (install it from the OS packages)", allow_module_level=True)
 pytest.importorskip("playwright.sync_api")
 pytest.importorskip("uvicorn")
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 from sizeup.ui.app import create_app  # noqa: E402
 from tests.ui.server import serve  # noqa: E402
@@ -60,14 +60,6 @@ def server(tmp_path_factory, runs):
             yield url
     finally:
         os.environ.pop("SIZEUP_DB") if old is None else os.environ.__setitem__("SIZEUP_DB", old)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
-        yield b
-        b.close()
 
 
 @pytest.fixture(params=list(VIEWPORTS))
@@ -120,6 +112,7 @@ def test_a_model_that_does_not_fit_shows_what_would_and_one_click_applies_it(ser
     alternatives = page.locator("#would-fit a.apply")
     assert alternatives.count() >= 1
     assert "request failed" not in page.locator("main").inner_text()
+    assert page.locator("#fit-link").get_attribute("href") == "/?device=rtx-4090"  # the models that do run there
     check(page, "estimate-does-not-fit")
     change = json.loads(alternatives.first.get_attribute("data-set"))
     assert set(change) <= {"quant", "gpus", "context", "batch"}

@@ -31,7 +31,8 @@ def routes(site: Site) -> list[Route]:
         return {"params": params, "result": result, "error": error or data.get("error"),
                 "choices": data.get("choices") or {}, "alternatives": alternatives, "upload": shown,
                 "memory_chart": estimate_memory_chart(result),
-                "compare_href": None if shown else with_change("/compare", {"model": params.get("model", "")}, {})}
+                "compare_href": None if shown else with_change("/compare", {"model": params.get("model", "")}, {}),
+                "fit_href": with_change("/", {"device": result["device"]["id"]}, {}) if result else None}
 
     async def page(request: Request):
         params = site.query(request, DEFAULTS)
