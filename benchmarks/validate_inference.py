@@ -131,7 +131,7 @@ def _p90(values: list[float]) -> float:
 def fit_vulkan(catalog) -> None:
     """Per TUNED Vulkan row: the fraction of the kernel's peak (kernels.yaml) at which the whole estimate (compute,
     memory, overhead) equals the measurement, by bisection on the kernel's table entry (restored afterwards)."""
-    from sizeup.price import kernels
+    from sizeup.engines import kernels
 
     table = kernels._table()[0]["llama.cpp"]
     print("| id | kernel | architecture | fitted fraction | in kernels.yaml |")

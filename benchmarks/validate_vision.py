@@ -37,7 +37,7 @@ def predict(row: dict, catalog, occupancy: bool = True) -> tuple[float, float]:
     from sizeup.ingest.trace_cache import traced_ledger
     from sizeup.ingest.trace_inputs import InputSpec
     from sizeup.price import roofline
-    from sizeup.price.overhead import get_runtime
+    from sizeup.engines.runtimes import get_runtime
 
     shape = (row["batch"], 3, 224, 224)
     ledger = traced_ledger(row["model"], [InputSpec(shape=shape, dtype=row["dtype"], name=None)],

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,7 +21,7 @@ from sizeup.formats import get_format  # noqa: E402
 from sizeup.hardware.catalog import load_catalog  # noqa: E402
 from sizeup.ingest.families.registry import parse_config  # noqa: E402
 from sizeup.ingest.tower_ops import TowerInput  # noqa: E402
-from sizeup.price.engines import get_engine  # noqa: E402
+from sizeup.engines import resolve  # noqa: E402
 from sizeup.price.memory import MemoryConfig, inference_memory  # noqa: E402
 from sizeup.units import GIB  # noqa: E402
 
@@ -36,10 +35,10 @@ def predict(row: dict, catalog, step: int) -> dict[str, float]:
     data = json.loads((CONFIGS / f"{row['base_config']}.json").read_text())
     data["text_config"] = {**data["text_config"], **row.get("text_config", {})}
     arch = parse_config(data, row["id"])
-    vllm = get_engine("vllm")
-    engine = replace(vllm, values={**vllm.values, "max_num_batched_tokens": step, "max_num_seqs": row["max_num_seqs"],
-                                   "gpu_memory_utilization": row["gpu_memory_utilization"]})
-    m = inference_memory(arch, catalog.device(row["device"]), engine, MemoryConfig(
+    engine = resolve(row.get("engine", "vllm"), catalog.device(row["device"]), settings={
+        "max_num_batched_tokens": step, "max_num_seqs": row["max_num_seqs"],
+        "gpu_memory_utilization": row["gpu_memory_utilization"]})
+    m = inference_memory(arch, engine, MemoryConfig(
         batch=1, context=1024, prompt=512, weights=get_format(row["quant"]), tower=TowerInput(batch=1, prompt=512)))
     return {"decoder": m.activations_bytes / GIB, "multimodal": m.multimodal_profile_bytes / GIB,
             "peak": (m.activations_bytes + m.multimodal_profile_bytes) / GIB, "kv": m.kv_cache_bytes / GIB,

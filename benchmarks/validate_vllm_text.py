@@ -8,7 +8,6 @@ Run from the repo root: python benchmarks/validate_vllm_text.py
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,7 +18,7 @@ import yaml  # noqa: E402
 from sizeup.formats import get_format  # noqa: E402
 from sizeup.hardware.catalog import load_catalog  # noqa: E402
 from sizeup.ingest.hf_config import load_model  # noqa: E402
-from sizeup.price.engines import get_engine  # noqa: E402
+from sizeup.engines import resolve  # noqa: E402
 from sizeup.price.memory import MemoryConfig, inference_memory  # noqa: E402
 from sizeup.units import GIB  # noqa: E402
 
@@ -29,12 +28,12 @@ DATA = ROOT / "tests" / "validation" / "vllm_text_measurements.yaml"
 def predict(row: dict, catalog) -> dict[str, float]:
     """GiB: sizeup's weights, profiled peak and KV memory at the row's settings (vLLM's own defaults for the
     device where the row names no max_num_batched_tokens / max_num_seqs)."""
-    vllm = get_engine("vllm")
-    values = {**vllm.values, "gpu_memory_utilization": row["gpu_memory_utilization"]}
+    settings = {"gpu_memory_utilization": row["gpu_memory_utilization"]}
     for key in ("max_num_batched_tokens", "max_num_seqs"):
         if row.get(key):
-            values[key] = row[key]
-    m = inference_memory(load_model(row["model"]), catalog.device(row["device"]), replace(vllm, values=values),
+            settings[key] = row[key]
+    vllm = resolve(row.get("engine", "vllm"), catalog.device(row["device"]), settings=settings)
+    m = inference_memory(load_model(row["model"]), vllm,
                          MemoryConfig(batch=1, context=1024, prompt=512, weights=get_format(row["quant"]),
                                       tp=row.get("tp", 1)))
     return {"weights": m.weights_bytes / GIB, "peak": (m.activations_bytes + m.multimodal_profile_bytes) / GIB,

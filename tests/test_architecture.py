@@ -126,6 +126,7 @@ LAYERS = [
     ("sizeup.ledger", "sizeup.hardware"),
     ("sizeup.ops",),
     ("sizeup.ingest",),
+    ("sizeup.engines",),
     ("sizeup.price",),
     ("sizeup.workload",),
 ]

@@ -117,7 +117,7 @@ def test_llamacpp_prefill_on_the_check_rows_meets_the_issue_18_target():
 
 def _amd_intel_prefill(paths):
     from sizeup.hardware.catalog import load_catalog
-    from sizeup.price.kernels import select_kernel
+    from sizeup.engines.kernels import select_kernel
 
     bench, catalog = _benchmark(), load_catalog(include_user=False)
     out = []

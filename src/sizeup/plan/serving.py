@@ -21,28 +21,30 @@ from sizeup.plan.cost import HOURS_PER_MONTH, monthly_cost, owned_monthly_cost, 
 from sizeup.plan.offers import devices_for, offers_for, replica_price
 from sizeup.plan.scenario import Scenario
 from sizeup.plan.types import Candidate, PlanResult, Rejection, memory_parts, ranked_result
-from sizeup.price.engines import get_engine
+from sizeup.engines.base import ExecutionModel
+from sizeup.price.execution import phase_efficiency
 from sizeup.price.memory import MemoryConfig, inference_memory
 from sizeup.price.roofline import price
-from sizeup.workload.eager_kernels import eager_kernel_overhead
-from sizeup.workload.inference import InferenceConfig, decode_step_overhead, estimate_inference
+from sizeup.workload.inference import InferenceConfig, estimate_inference, execution_for
 from sizeup.workload.quantize import get_format
 from sizeup.workload.towers import decoder_arch, decoder_cache_tokens, decoder_prompt, tower_input
 
 __all__ = ["plan_serving", "replica_model"]
 
 
-def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max_batch: int) -> ReplicaModel:
+def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max_batch: int,
+                  execution: ExecutionModel | None = None) -> ReplicaModel:
     """Prefill as fixed + per-token time (two priced prompts), decode step time at batch sizes up to
-    `max_batch` (priced ledgers at the mean context of a generation)."""
-    engine = get_engine(cfg.engine)
-    step = decode_step_overhead(engine, arch, device)
+    `max_batch` (priced ledgers at the mean context of a generation). `execution`: the engine on `device`,
+    resolved once by the caller (default: from `cfg`)."""
+    model = execution or execution_for(device, cfg)
+    step = model.step_overhead(arch, decode=True)
     step_s = step.typical if step else 0.0
     p = cfg.prompt
     t1 = estimate_inference(arch, device, replace(cfg, prompt=p, output=1),
-                            limits=False).prefill
+                            limits=False, execution=model).prefill
     t2 = estimate_inference(arch, device, replace(cfg, prompt=2 * p, output=1),
-                            limits=False).prefill
+                            limits=False, execution=model).prefill
     per_token = max((t2.latency_s.typical - t1.latency_s.typical) / p, 1e-9)
     fixed = max(t1.latency_s.typical - per_token * p, 0.0)
     batches = sorted({1, *[2 ** k for k in range(1, 12) if 2 ** k < max_batch], max_batch})
@@ -51,14 +53,12 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
     # the decoder as `estimate` runs it: T5's cross-attention over the prompt, its own tokens from one start token
     decoder = decoder_arch(arch, cfg.prompt)
     context = decoder_prompt(arch, cfg.prompt) + max(cfg.output // 2, 1)
-    from sizeup.workload.inference import phase_efficiency  # the engine's decode efficiencies
-
-    eff = phase_efficiency(device, engine, True, fmt)
+    eff = phase_efficiency(model, True, fmt)  # the engine's decode efficiencies
     for b in batches:
         ledger = transformer_ledger(decoder, Step(batch=b, new_tokens=1, context=context), weights=fmt,
                                     kv_dtype=cfg.kv_dtype, tp=cfg.gpus, per_layer=False)
-        eager = eager_kernel_overhead(engine, ledger, device, fmt.compute_dtype == "fp32")  # hf: as estimate prices it
-        times.append(price(ledger, device, eff).total_s.typical + step_s + (eager.typical if eager else 0.0))
+        eager = model.extra_launches(ledger, fmt.compute_dtype == "fp32")  # hf: as estimate prices it
+        times.append(price(ledger, device, eff).total_s.typical + step_s + (eager[0].typical if eager else 0.0))
     return ReplicaModel(prefill_fixed_s=fixed, prefill_per_token_s=per_token, decode_batches=tuple(batches),
                         decode_step_s=tuple(times), max_batch=max_batch)
 
@@ -85,11 +85,12 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
             for quant in c.quantizations:
                 for engine in c.engines:
                     family = f"{gpus}x {device.id} {quant} {engine}"
-                    cfg = InferenceConfig(batch=1, prompt=traffic.prompt_tokens, output=traffic.output_tokens,
-                                          weights=quant, engine=engine, gpus=gpus, images=traffic.images,
-                                          image_hw=traffic.image_hw)
                     try:
-                        memory = _p95_memory(arch, device, engine, quant, gpus, traffic)
+                        cfg = InferenceConfig(batch=1, prompt=traffic.prompt_tokens, output=traffic.output_tokens,
+                                              weights=quant, engine=engine, gpus=gpus, images=traffic.images,
+                                              image_hw=traffic.image_hw)
+                        execution = execution_for(device, cfg)  # resolved once per family
+                        memory = _p95_memory(arch, execution, quant, gpus, traffic)
                     except SizeupError as e:
                         rejected.append(Rejection(family=family, reason=str(e)))
                         continue
@@ -102,13 +103,13 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
                     owned_cost = None
                     if owned and owned.count >= gpus:
                         owned_cost = owned_monthly_cost(owned, device, gpus)
-                    families.append((device, gpus, quant, engine, cfg, memory, offer, hourly, owned_cost))
+                    families.append((device, gpus, quant, engine, cfg, memory, offer, hourly, owned_cost, execution))
     # a lower bound on each family's fleet cost, from its throughput bound; simulate cheapest-first
     bounded = []
-    for device, gpus, quant, engine, cfg, memory, offer, hourly, owned_cost in families:
-        max_batch = memory.max_concurrent_sequences or _max_batch(arch, device, cfg, traffic)
-        e = estimate_inference(arch, device, replace(cfg, batch=max(max_batch, 1)),
-                               limits=False)
+    for device, gpus, quant, engine, cfg, memory, offer, hourly, owned_cost, execution in families:
+        max_batch = memory.max_concurrent_sequences or _max_batch(arch, device, cfg, execution)
+        e = estimate_inference(arch, device, replace(cfg, batch=max(max_batch, 1)), limits=False,
+                               execution=execution)
         if e.decode is not None and e.decode.tokens_per_s is None:  # compute unknown: no speed to plan on
             continue
         upper = e.decode.tokens_per_s.high / max(traffic.output_tokens, 1) if e.decode else 1.0
@@ -116,18 +117,19 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
         at_bound = math.ceil(traffic.peak_requests_per_s / max(upper, 1e-9))
         lower = min((at_bound + _spare(c, False)) * hourly * HOURS_PER_MONTH,
                     (at_bound + _spare(c, True)) * owned_cost if owned_cost is not None else math.inf)
-        bounded.append((lower, device, gpus, quant, engine, cfg, memory, offer, hourly, owned_cost, max_batch))
+        bounded.append((lower, device, gpus, quant, engine, cfg, memory, offer, hourly, owned_cost, max_batch,
+                        execution))
     bounded.sort(key=lambda t: t[0])
     candidates, best_cost, evaluated = [], math.inf, 0
     closest, closest_miss, closest_gap = None, "", math.inf
-    for lower, device, gpus, quant, engine, cfg, memory, offer, hourly, owned_cost, max_batch in bounded:
+    for lower, device, gpus, quant, engine, cfg, memory, offer, hourly, owned_cost, max_batch, execution in bounded:
         family = f"{gpus}x {device.id} {quant} {engine}"
         if prune and lower > best_cost and len(candidates) >= 3:
             rejected.append(Rejection(family=family, reason=f"costs at least ${lower:,.0f}/month {basis}, more "
                                                             f"than the chosen ${best_cost:,.0f}/month"))
             continue
         evaluated += 1
-        model = replica_model(arch, device, cfg, max_batch)
+        model = replica_model(arch, device, cfg, max_batch, execution)
         rate, sim = rate_at_sla(model, traffic.prompt_tokens, traffic.output_tokens, targets, requests=1200)
         if rate <= 0:
             probe = sim
@@ -209,15 +211,15 @@ def _spare(c, owned: bool) -> int:
     return 0 if owned else 1
 
 
-def _p95_memory(arch: ModelArch, device: DeviceSpec, engine: str, quant: str, gpus: int, traffic):
+def _p95_memory(arch: ModelArch, execution: ExecutionModel, quant: str, gpus: int, traffic):
     """One request at the p95 prompt and output on one replica, its tower included, as `estimate` counts it."""
     prompt = traffic.prompt_p95_tokens
     feed = tower_input(arch, batch=1, prompt=prompt, images=traffic.images, image_hw=traffic.image_hw)
-    return inference_memory(decoder_arch(arch, prompt), device, get_engine(engine), MemoryConfig(
+    return inference_memory(decoder_arch(arch, prompt), execution, MemoryConfig(
         batch=1, context=decoder_cache_tokens(arch, prompt, prompt + traffic.output_p95_tokens),
         prompt=decoder_prompt(arch, prompt), weights=get_format(quant), tp=gpus, tower=feed))
 
 
-def _max_batch(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, traffic) -> int:
-    e = estimate_inference(arch, device, cfg)
+def _max_batch(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, execution: ExecutionModel) -> int:
+    e = estimate_inference(arch, device, cfg, execution=execution)
     return max(1, min(e.max_batch, 256))

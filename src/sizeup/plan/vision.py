@@ -15,7 +15,7 @@ from sizeup.plan.cost import HOURS_PER_MONTH, monthly_cost, pricing_basis
 from sizeup.plan.offers import devices_for, offers_for, replica_price
 from sizeup.plan.scenario import Scenario
 from sizeup.plan.types import Candidate, PlanResult, Rejection, ranked_result
-from sizeup.price.overhead import get_runtime
+from sizeup.engines.runtimes import get_runtime
 from sizeup.price.roofline import LedgerArrays, price
 
 __all__ = ["plan_vision", "vision_ledger", "DEFAULT_RUNTIME"]

@@ -65,7 +65,7 @@ def _node_selector(chosen) -> tuple[dict[str, str], str]:
 
 def _vllm_multimodal_args(traffic, chosen) -> list[str]:
     """The images per prompt (and their size) the plan's vLLM multimodal profile assumed
-    (price/vllm_multimodal.py), so the server profiles, and keeps back, what the plan sized; without them
+    (engines/vllm_multimodal.py), so the server profiles, and keeps back, what the plan sized; without them
     vLLM profiles its default limit of images at the processor's largest size."""
     if not chosen.detail.get("multimodal_profile") or not getattr(traffic, "images", 0):
         return []
@@ -77,14 +77,14 @@ def _vllm_multimodal_args(traffic, chosen) -> list[str]:
 
 def _engine_args(result, chosen) -> tuple[list[str], list[str]]:
     """(command, args) of the engine container."""
-    from sizeup.price.engines import get_engine
+    from sizeup.engines.profile import engine_profile
 
     traffic = result.scenario.traffic
     model = _hf_id(result.scenario.model)
     max_len = traffic.prompt_p95_tokens + traffic.output_p95_tokens
     port = str(PORTS[chosen.engine])
     if chosen.engine == "vllm":
-        util = get_engine("vllm").value("gpu_memory_utilization", 0.92)
+        util = engine_profile("vllm").value("gpu_memory_utilization", 0.92)
         args = ["--model", model, "--host", "0.0.0.0", "--port", port,
                 "--tensor-parallel-size", str(chosen.gpus), "--max-model-len", str(max_len),
                 "--gpu-memory-utilization", f"{util:g}", "--max-num-seqs", str(max(1, chosen.max_batch))]

@@ -173,7 +173,7 @@ def _roofline_chart(result, c) -> Chart:
         runtime = None
         if result.arch is None:  # a vision request runs on its scenario's runtime: the per-op overhead is a bound
             from sizeup.plan.vision import DEFAULT_RUNTIME
-            from sizeup.price.overhead import get_runtime
+            from sizeup.engines.runtimes import get_runtime
 
             runtime = get_runtime(result.scenario.runtime or DEFAULT_RUNTIME)
         ops, bandwidth, peaks = roofline_data(price(LedgerArrays.from_ledger(ledger), c.device, runtime=runtime))

@@ -16,7 +16,7 @@ from typing import Any
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.hardware.usable import usable_memory
 from sizeup.ingest.hf_config import ModelArch
-from sizeup.price.engines import get_engine
+from sizeup.engines.profile import engine_profile
 from sizeup.ranges import Range
 from sizeup.units import MIB
 from sizeup.workload.finetune import FinetuneSpec, Method, bnb_quantized, trainable_parameters
@@ -124,7 +124,7 @@ def training_memory(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, mi
         overhead += 2 * 25 * MIB  # DDP's two 25 MiB gradient buckets
     if spec.method == Method.QLORA:  # a 4-bit weight is multiplied as a full-size bf16 (fp16 + bf16) copy
         overhead += _largest_quantized_matrix(arch, spec) * 2 * spec.dequant_copies / par.tp
-    fraction = get_engine("hf").range("allocator_overhead_fraction")
+    fraction = engine_profile("pytorch").range("allocator_overhead_fraction")
     overhead += (weights + grads + optimizer + activations) * (fraction.typical if fraction else 0.0)
     return TrainingMemory(weights_bytes=int(weights), gradients_bytes=int(grads), optimizer_bytes=int(optimizer),
                           activations_bytes=int(activations), overhead_bytes=int(overhead),
