@@ -46,16 +46,28 @@ GROUPS = {"decode_tokens_per_s": "decode tokens/s", "total_decode_tokens_per_s":
 _KV = {"f16": "fp16", "fp16": "fp16", "bf16": "bf16", "fp8": "fp8", "q8_0": "q8_0", "q4_0": "q4_0"}
 
 
+def _modelled(engine: str) -> bool:
+    """Whether sizeup has an engine file for `engine` ('vllm', 'vllm@0.10') at that release."""
+    from sizeup.engines import parse_engine
+    from sizeup.errors import ConfigError
+
+    try:
+        parse_engine(engine)
+    except ConfigError:
+        return False
+    return True
+
+
 def predict(row: dict, catalog) -> float | None:
     """The prediction for a row, or None when the device's compute is unknown (no published or derived peak)."""
     arch = load_model(row["model"])
     quant = row["quant"]
-    if row["engine"] != "llama.cpp":  # llama.cpp's f16 is the GGUF F16 format; elsewhere plain fp16
+    if row["engine"].partition("@")[0] != "llama.cpp":  # llama.cpp's f16 is the GGUF F16 format; elsewhere plain fp16
         quant = {"f16": "fp16"}.get(quant, quant)
     if row["metric"] == "model_file_bytes":
         return float(sum(weight_bytes(arch, get_format(quant)).values()))
     device = catalog.device(row["device"])
-    engine = row["engine"] if row["engine"] in ("hf", "vllm", "llama.cpp", "tensorrt-llm") else "hf"
+    engine = row["engine"] if _modelled(row["engine"]) else "hf"  # an engine sizeup has no file for: hf stands in
     prompt = row.get("prompt_tokens") or 1
     output = row.get("output_tokens") or (DECODE_TOKENS_UNSTATED if row["metric"] == "decode_tokens_per_s" else 0)
     cfg = InferenceConfig(batch=row.get("batch") or 1, prompt=prompt, output=output if row["metric"] != "prefill_tokens_per_s" else 0,

@@ -140,9 +140,9 @@ def estimate(
     *,
     device: str | DeviceSpec,
     gpus: int = 1,
-    quant: str = "bf16",
+    quant: str | None = None,
     kv_dtype: str = "fp16",
-    engine: str = "hf",
+    engine: str | None = None,
     batch: int = 1,
     prompt: int = 512,
     output: int = 128,
@@ -158,27 +158,56 @@ def estimate(
 ):
     """Memory, largest context and batch, and prefill / decode speed of serving `model` (a preset,
     a Hugging Face id of a preset, a config.json, or a .safetensors / .gguf file) on `device` (a catalog
-    name, or a device spec such as a calibrated local machine). `images` per sequence (of `image_size`
-    (height, width) pixels) run through a vision-language model's vision tower in prefill. `backend`: the
-    llama.cpp build's backend (vulkan, cuda, hip, sycl, metal, cpu; None: the device's default);
-    `build_date` (YYYY-MM-DD) the llama.cpp build's date, for kernels that changed (None: current builds)."""
+    name, or a device spec such as a calibrated local machine). `engine`: 'vllm', 'vllm@0.10', ... (None: the
+    default for the device's class, data/engines/defaults.yaml); `quant`: the weight format (None: the most
+    precise of the engine's formats that fits, as a device table chooses); the estimate's `defaults` say what was
+    taken and why. `images` per sequence (of `image_size` (height, width) pixels) run through a vision-language
+    model's vision tower in prefill. `backend`: the llama.cpp build's backend (vulkan, cuda, hip, sycl, metal, cpu;
+    None: the device's default); `build_date` (YYYY-MM-DD) the llama.cpp build's date, for kernels that changed
+    (None: current builds)."""
+    from dataclasses import replace
+
+    from sizeup.engines.defaults import default_for_segment
+    from sizeup.errors import SizeupError
     from sizeup.hardware.catalog import load_catalog
+    from sizeup.hardware.segments import segment_of
     from sizeup.ingest.hf_config import load_model
-    from sizeup.workload.inference import InferenceConfig, estimate_inference
+    from sizeup.workload.device_fit import formats_to_try
+    from sizeup.workload.inference import InferenceConfig, estimate_inference, execution_for
 
     cat = load_catalog(catalog)
     target = device if isinstance(device, DeviceSpec) else cat.device(device)
     arch = load_model(model)
     tokens = f"--context {context:,}" if context is not None else f"--prompt {prompt:,} + --output {output:,} tokens"
     check_context(arch, prompt=prompt, total=context if context is not None else prompt + output, what=tokens)
-    cfg = InferenceConfig(batch=batch, prompt=prompt, output=output, context=context, weights=quant,
-                          kv_dtype=kv_dtype, engine=engine, gpus=gpus, gpu_layers=gpu_layers, threads=threads,
-                          images=images, image_hw=image_size, backend=backend, build_date=build_date)
+    defaults: dict[str, str] = {}
+    if engine is None:
+        engine, why = default_for_segment(segment_of(target))
+        defaults["engine"] = f"{engine}: none named; {why} (data/engines/defaults.yaml)"
+    formats = [quant] if quant is not None else list(formats_to_try(engine, target))
     # llama.cpp layers kept off the GPU run on the host CPU: the one named, else the device's own host_cpu
     host = cpu if isinstance(cpu, DeviceSpec) or cpu is None else cat.device(cpu)
     if host is None and target.host_cpu and target.host_cpu in cat.devices:
         host = cat.devices[target.host_cpu]
-    return estimate_inference(arch, target, cfg, cpu=host)
+    execution = result = None
+    for fmt in formats:
+        cfg = InferenceConfig(batch=batch, prompt=prompt, output=output, context=context, weights=fmt,
+                              kv_dtype=kv_dtype, engine=engine, gpus=gpus, gpu_layers=gpu_layers, threads=threads,
+                              images=images, image_hw=image_size, backend=backend, build_date=build_date)
+        execution = execution or execution_for(target, cfg)  # one engine on one device: resolved once
+        try:
+            result = estimate_inference(arch, target, cfg, cpu=host, execution=execution)
+        except SizeupError:
+            if quant is not None or (fmt == formats[-1] and result is None):
+                raise
+            continue
+        if result.memory.fits:
+            break
+    if quant is None:
+        fitted = "that fits" if result.memory.fits else "tried: none fits, the least precise shown"
+        defaults["quant"] = (f"{result.weights.id}: none named; the most precise of {execution.name}'s formats "
+                             f"({', '.join(formats)}) {fitted}")
+    return replace(result, defaults=defaults) if defaults else result
 
 
 def compare_devices(
@@ -204,7 +233,7 @@ def compare_devices(
     from sizeup.hardware.segments import COMMON_DEVICES, SEGMENTS, segment_of
     from sizeup.ingest.hf_config import load_model
     from sizeup.workload.device_fit import device_fit
-    from sizeup.workload.inference import InferenceConfig, estimate_inference
+    from sizeup.workload.inference import InferenceConfig, estimate_inference, execution_for
 
     cat = load_catalog(catalog)
     if isinstance(devices, str):
@@ -222,10 +251,15 @@ def compare_devices(
     tokens = f"--context {context:,}" if context is not None else f"--prompt {prompt:,} + --output {output:,} tokens"
     check_context(arch, prompt=prompt, total=context if context is not None else prompt + output, what=tokens)
 
+    resolved: dict[tuple[str, str], object] = {}
+
     def estimate_at(device: DeviceSpec, eng: str, fmt: str):
         cfg = InferenceConfig(batch=batch, prompt=prompt, output=output, context=context, weights=fmt,
                               kv_dtype=kv_dtype, engine=eng, gpus=gpus)
-        return estimate_inference(arch, device, cfg)
+        key = (device.id, eng)
+        if key not in resolved:  # each device's engine resolved once, for all the formats tried on it
+            resolved[key] = execution_for(device, cfg)
+        return estimate_inference(arch, device, cfg, execution=resolved[key])
 
     return [device_fit(arch, d, cat, engine=engine, estimate_at=estimate_at, formats=formats) for d in targets]
 

@@ -30,8 +30,8 @@ from sizeup.ingest.arch import ModelArch
 from sizeup.engines.profile import EngineProfile, engine_profile
 from sizeup.ranges import Range
 
-__all__ = ["Batching", "EngineRef", "ExecutionModel", "engine", "engine_class", "engine_names", "parse_engine",
-           "resolve", "OPTIONS"]
+__all__ = ["Batching", "EngineRef", "ExecutionModel", "check_engines", "engine", "engine_class", "engine_names",
+           "parse_engine", "resolve", "OPTIONS"]
 
 OPTIONS = {"gpu_layers": "--gpu-layers", "threads": "--threads", "backend": "--backend", "build_date": "--build-date"}
 """Settings only some engines take, by the flag that sets them: an engine lists those it takes in `OPTIONS`."""
@@ -82,6 +82,11 @@ class ExecutionModel:
     """Keys of `OPTIONS` (the module constant) the engine takes."""
     DATA: ClassVar[str | None] = None
     """The data/engines file of its settings (default: NAME)."""
+    FORMATS: ClassVar[tuple[str, ...]] = ("bf16",)
+    """The weight formats people run with this engine, most precise first: a device table takes the first that
+    fits, and an estimate that does not fit suggests the next."""
+    NATIVE_FP8_ONLY: ClassVar[bool] = False
+    """Whether the engine's fp8 needs fp8 tensor units (so fp8 is not tried on a device without an fp8 peak)."""
 
     device: DeviceSpec
     profile: EngineProfile
@@ -112,8 +117,14 @@ class ExecutionModel:
               build_date: str | None = None, settings: dict[str, float] | None = None) -> ExecutionModel:
         """Resolve the engine at `version` (None: its current release) on `device`; subclasses check their options
         here. `settings` override the profile's (e.g. a run's own gpu_memory_utilization)."""
-        profile = _profile_at(cls, version).with_settings(settings)
+        profile = cls.profile_at(version).with_settings(settings)
         return cls(device=device, profile=profile, backend=backend, build_date=build_date, notes=profile.notes)
+
+    @classmethod
+    def profile_at(cls, version: str | None) -> EngineProfile:
+        """The engine's settings at `version` (None: its current release): data/engines/DATA.yaml (DATA: NAME); an
+        engine whose settings live in its own file returns them here."""
+        return engine_profile(cls.DATA or cls.NAME, version)
 
     @classmethod
     def check_version(cls, version: str) -> None:
@@ -248,7 +259,8 @@ def engine_class(name: str) -> type[ExecutionModel]:
         importlib.import_module(f"{__package__}.{declared[1]}")
     key = _ALIASES.get(key, declared[0] if declared else key)
     if key not in _REGISTRY:
-        raise ConfigError(f"unknown engine {name!r}: expected one of {', '.join(sorted(set(engine_names()) | set(_REGISTRY)))}")
+        known = sorted(set(engine_names()) | set(_REGISTRY))
+        raise ConfigError(f"unknown engine {name!r}: expected one of {', '.join(known)}")
     return _REGISTRY[key]
 
 
@@ -267,23 +279,29 @@ def parse_engine(text: str) -> EngineRef:
     return ref
 
 
+def check_engines(names: tuple[str, ...], where: str) -> tuple[str, ...]:
+    """`names` as given, each checked by parse_engine; the one-line error names `where` they came from."""
+    for name in names:
+        try:
+            parse_engine(name)
+        except ConfigError as e:
+            raise ConfigError(f"{where}: {e}") from None
+    return names
+
+
 def _default_release(cls: type[ExecutionModel]) -> str:
-    versions = engine_profile(cls.DATA or cls.NAME).versions
+    versions = cls.profile_at(None).versions
     return versions.default if versions else "RELEASE"
 
 
 def _check_version(cls: type[ExecutionModel], version: str) -> None:
-    versions = engine_profile(cls.DATA or cls.NAME).versions
+    versions = cls.profile_at(None).versions
     if versions is None:
         raise ConfigError(f"--engine {cls.NAME}@{version}: sizeup's data for {cls.NAME} names no releases; "
                           f"use --engine {cls.NAME}")
     if not versions.known(version):
         raise ConfigError(f"--engine {cls.NAME}@{version}: sizeup's data describes {cls.NAME} releases "
                           f"{versions.describe()} (default {versions.default})")
-
-
-def _profile_at(cls: type[ExecutionModel], version: str | None) -> EngineProfile:
-    return engine_profile(cls.DATA or cls.NAME, version)
 
 
 def resolve(spec: str | EngineRef, device: DeviceSpec, *, backend: str | None = None, build_date: str | None = None,

@@ -19,8 +19,10 @@ from sizeup.ingest.arch import ModelArch
 from sizeup.ranges import Range
 
 
-@engine("hf", "transformers")
+@engine("hf")
 class HFTransformers(ExecutionModel):
+    FORMATS = ("bf16", "int8", "nf4")
+
     def step_overhead(self, arch: ModelArch, decode: bool) -> Range | None:
         """generate()'s Python per step and, at decode on a GPU, each state-space layer's own host time (its Triton
         launch and forced syncs: engines/eager_kernels.ssm_layer_host)."""

@@ -73,6 +73,8 @@ class Kernel:
     source: str
     memory: Range | None = None
     """Fraction of the peak memory bandwidth the kernel reaches (None: the device default)."""
+    table: str = "kernels.yaml"
+    """Where the entry was read (an estimate names it beside the kernel)."""
 
 
 DEFAULT_TABLE = "efficiency/kernels.yaml"

@@ -5,7 +5,7 @@ A file holds the engine's `description`, the `runtime` of data/efficiency/overhe
 the source that names it) and its `settings`: each a single sourced value or {low, typical, high} range, or, for a
 setting that changed between releases, a list of such entries each with `releases: [FIRST, LAST]` (the releases
 it was read for; LAST null: through the current one). A release no entry was read for takes the entry of the
-latest release before it, and the profile says so in its `notes`.
+latest release before it (or the first entry, before them all), and the profile says so in its `notes`.
 
 Versions compare component by component (`0.10` after `0.9`; dates `2024-10-10` the same way); a release series
 `0.10` covers `0.10.x`.
@@ -60,7 +60,7 @@ class Versions:
         return in_releases(key, release_key(self.first) if self.first else None, release_key(self.default))
 
     def describe(self) -> str:
-        return f"{self.first} .. {self.default}" if self.first else self.default
+        return f"{self.first} .. {self.default}" if self.first and self.first != self.default else self.default
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -116,7 +116,7 @@ def _entry(name: str, key: str, data: object, path) -> _Entry:
         except ValueError as e:
             raise CatalogError(f"{path}: {name}.{key}.releases: {e} is not a release like 0.10 or 2024-10-10") from None
     source = f"{key}: {data['source']} (read {data.get('retrieved', '?')})"
-    label = "" if releases is None else f"{releases[0]}-{releases[1] or ''}".rstrip("-")
+    label = "" if releases is None else f"{releases[0]}-{releases[1]}" if releases[1] else f"{releases[0]} on"
     if "value" in data:
         return _Entry(value=float(data["value"]), range=None, source=source, first=first, last=last, releases=label)
     try:
@@ -189,7 +189,7 @@ def engine_profile(name: str, version: str | None = None) -> EngineProfile:
             key = release_key(version)
         except ValueError:
             raise ConfigError(f"{name}@{version}: expected a release like 0.10 or 2024-10-10") from None
-    values, ranges, sources, notes = {}, {}, [], []
+    values, ranges, sources, taken = {}, {}, [], []
     for setting, options in entries.items():
         entry, exact = _pick(options, key)
         if entry.value is not None:
@@ -198,9 +198,10 @@ def engine_profile(name: str, version: str | None = None) -> EngineProfile:
             ranges[setting] = entry.range
         sources.append(entry.source)
         if not exact:
-            read = ", ".join(e.releases for e in options)
-            notes.append(f"{name} {version}: {setting} was read for releases {read}, not for {version}: "
-                         f"the value of {entry.releases} is taken")
+            others = [e.releases for e in options if e is not entry]
+            taken.append(f"{setting} read for {entry.releases}" + (f" (and {', '.join(others)})" if others else ""))
+    notes = (f"{name} {version}: taken from the nearest release read, none read for {version}: "
+             f"{'; '.join(taken)}",) if taken else ()
     return EngineProfile(id=name, description=meta["description"], values=values, ranges=ranges,
-                         sources=tuple(sources), runtime=meta["runtime"], versions=versions, notes=tuple(notes),
+                         sources=tuple(sources), runtime=meta["runtime"], versions=versions, notes=notes,
                          version=version or (versions.default if versions else ""))

@@ -10,6 +10,8 @@ from sizeup.engines.base import Batching, ExecutionModel, engine
 
 @engine("tensorrt")
 class TensorRT(ExecutionModel):
+    FORMATS = ("fp16", "int8")
+
     @property
     def batching(self) -> Batching:
         return Batching(scheduling="static", basis="one execute call per batch of inputs")

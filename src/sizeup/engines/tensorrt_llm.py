@@ -10,6 +10,9 @@ from sizeup.engines.base import Batching, ExecutionModel, engine
 
 @engine("tensorrt-llm", "trtllm", "trt-llm")
 class TensorRTLLM(ExecutionModel):
+    FORMATS = ("bf16", "fp8", "awq-int4")
+    NATIVE_FP8_ONLY = True
+
     @property
     def batching(self) -> Batching:
         return Batching(scheduling="continuous", chunked_prefill=False,

@@ -7,6 +7,10 @@ rows of logits, `vllm serve`'s defaults for the GPU tier; for a vision-language 
 through the vision tower beside the encoder cache: engines/vllm_multimodal.py), non-torch and CUDA-graph memory; the
 rest is the paged KV pool (blocks of 16). Time: a decode step replays a CUDA graph (`decode_overhead_s` per kernel)
 and pays the scheduler's host time per step (`step_overhead_s`).
+
+Releases (`vllm@0.10`): the data names what changed and when (data/engines/vllm.yaml `releases`): the V0 engine
+before 0.8 (no dummy sampler in the profiling run, 256 sequences, its own host time per step), CUDA-graph memory
+outside the gpu_memory_utilization budget before 0.21, gpu_memory_utilization 0.9 on the releases read with it.
 """
 
 from __future__ import annotations
@@ -71,11 +75,20 @@ def vllm_sampler_peak(arch: ModelArch, rows: int, act_bytes: int) -> int:
 
 @engine("vllm")
 class VLLM(ExecutionModel):
+    FORMATS = ("bf16", "fp8", "awq-int4")
+    NATIVE_FP8_ONLY = True
+
+    @property
+    def v1(self) -> bool:
+        """Whether this release runs the V1 engine (the default from 0.8): chunked prefill always on, and the dummy
+        sampler part of its profiling run."""
+        return bool(self.profile.value("v1_engine", 1))
+
     @property
     def batching(self) -> Batching:
         step, seqs, why = vllm_batch_defaults(self.profile, self.device)
-        return Batching(scheduling="continuous", chunked_prefill=True, max_batched_tokens=step, max_sequences=seqs,
-                        basis=why)
+        return Batching(scheduling="continuous", chunked_prefill=self.v1, max_batched_tokens=step, max_sequences=seqs,
+                        basis=why + ("" if self.v1 else "; V0 engine: chunked prefill off by default"))
 
     def memory(self, req: MemoryRequest) -> InferenceMemory:
         """vLLM's KV pool: `gpu_memory_utilization` of the CUDA total less the weights, the profiling run's torch
@@ -90,9 +103,10 @@ class VLLM(ExecutionModel):
         kv_seq = req.kv_per_sequence(block)
         rows = min(max_seqs, step_tokens)
         forward = req.activation_peak(step_tokens, 0)  # the forward computes no logits
-        # the sampler phase: its peak beside the step's hidden states and the sampled rows (and their random copy)
+        # the sampler phase: its peak beside the step's hidden states and the sampled rows (and their random copy);
+        # V0's profiling run had no dummy sampler
         kept = (step_tokens + 2 * rows) * arch.hidden * req.act_bytes
-        sampler = vllm_sampler_peak(arch, rows, req.act_bytes) + kept
+        sampler = vllm_sampler_peak(arch, rows, req.act_bytes) + kept if self.v1 else 0
         profile = self._multimodal(req, forward, step_tokens, max_seqs)
         if profile is None:
             forward = req.with_tower(forward, True, 0, f"{self.NAME}'s fused attention backend; at this request's "
@@ -103,9 +117,13 @@ class VLLM(ExecutionModel):
             activations = max(forward, sampler)
             mm_bytes = max(profile.peak_bytes, sampler + profile.encoder_cache_bytes) - activations
         phase = "the sampler's" if sampler > forward else "the forward's"
-        notes.append(f"vLLM profiling run: the {step_tokens:,}-token forward peaks at {forward / GIB:,.2f} GiB, the "
-                     f"dummy sampler over {rows:,} rows × {arch.vocab:,} logits at {sampler / GIB:,.2f} GiB "
-                     f"(model-dtype and fp32 logits, the top-k/top-p sort and its workspace): {phase} is the peak")
+        if self.v1:
+            notes.append(f"vLLM profiling run: the {step_tokens:,}-token forward peaks at {forward / GIB:,.2f} GiB, the "
+                         f"dummy sampler over {rows:,} rows × {arch.vocab:,} logits at {sampler / GIB:,.2f} GiB "
+                         f"(model-dtype and fp32 logits, the top-k/top-p sort and its workspace): {phase} is the peak")
+        else:
+            notes.append(f"vLLM V0 profiling run: the {step_tokens:,}-token forward peaks at {forward / GIB:,.2f} GiB "
+                         f"(no dummy sampler run before V1)")
         non_torch = self.profile.range("non_torch_bytes") or Range(0.5 * GIB, 0.5 * GIB, 0.5 * GIB)
         graphs = self.profile.range("cuda_graph_bytes") or Range(0.5 * GIB, 0.5 * GIB, 0.5 * GIB)
         utilization = self.profile.value("gpu_memory_utilization", 0.92)
@@ -113,14 +131,16 @@ class VLLM(ExecutionModel):
         # and since v0.21 the CUDA-graph memory is estimated inside it (data/engines/vllm.yaml sources)
         budget = req.cuda_total_bytes * utilization
         overhead = int(non_torch.typical + graphs.typical)
-        pool = int(budget - req.weights_bytes - activations - mm_bytes - overhead)
+        inside = bool(self.profile.value("cuda_graph_memory_in_budget", 1))
+        pool = int(budget - req.weights_bytes - activations - mm_bytes - (overhead if inside else non_torch.typical))
         needed = kv_seq * req.batch
         concurrency = min(max(pool, 0) // kv_seq, max_seqs) if kv_seq else None
-        fits = pool >= needed and pool > 0 and budget <= req.usable.typical
+        fits = pool >= needed and pool > 0 and budget + (0 if inside else graphs.typical) <= req.usable.typical
         notes.append(f"vLLM takes {utilization:.0%} of the GPU up front; the KV pool is what remains after weights, "
                      f"the profiling run's peak" + (" (with the multimodal profile)" if profile else "")
-                     + ", non-torch and CUDA-graph memory; at most max_num_seqs "
-                     f"{max_seqs:,} sequences run at once")
+                     + (", non-torch and CUDA-graph memory" if inside else
+                        " and non-torch memory; CUDA graphs are captured after it, outside that budget (before 0.21)")
+                     + f"; at most max_num_seqs {max_seqs:,} sequences run at once")
         return InferenceMemory(weights_bytes=req.weights_bytes, kv_cache_bytes=max(pool, 0),
                                kv_cache_needed_bytes=needed, activations_bytes=activations, overhead_bytes=overhead,
                                usable_bytes=req.usable, fits=fits, cpu_bytes=req.cpu_weights_bytes,

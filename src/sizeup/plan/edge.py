@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from sizeup.engines.defaults import default_engine
 from sizeup.hardware.catalog import Catalog
 from sizeup.ingest.hf_config import ModelArch
 from sizeup.plan.scenario import Scenario
@@ -24,13 +25,15 @@ def plan_edge(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanResu
     closest, closest_miss, closest_gap = None, "", math.inf
     prompt = scenario.traffic.prompt_tokens if scenario.traffic else 256
     output = scenario.traffic.output_tokens if scenario.traffic else 128
+    engine, why = default_engine("edge")
     for quant in EDGE_FORMATS:
         evaluated += 1
         e = estimate_inference(arch, device, InferenceConfig(prompt=prompt, output=output, weights=quant,
-                                                             engine="llama.cpp"))
+                                                             engine=engine))
         tpot = e.decode.latency_s.typical / edge.thermal_derate
-        family = f"{device.id} {quant} llama.cpp"
-        candidate = Candidate(device=device, gpus=1, quant=quant, engine="llama.cpp", offer=None,
+        family = f"{device.id} {quant} {engine}"
+        candidate = Candidate(device=device, gpus=1, quant=quant, engine=engine, offer=None,
+                              engine_version=e.execution.version,
                               latency={"tpot": tpot, "ttft": e.prefill.latency_s.typical / edge.thermal_derate},
                               memory_bytes=e.memory.total_bytes, usable_bytes=e.memory.usable_bytes.typical,
                               max_batch=1, detail={"tokens_per_s": 1 / tpot,
@@ -49,6 +52,7 @@ def plan_edge(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanResu
             continue
         candidates.append(candidate)
         break  # formats run from high to low precision: the first that meets the latency is kept
-    assumptions = [f"thermal derate ×{edge.thermal_derate:g} on sustained speed (assumption, not measured)",
+    assumptions = [f"engine {engine}: an edge scenario's engine (data/engines/defaults.yaml: {why})",
+                   f"thermal derate ×{edge.thermal_derate:g} on sustained speed (assumption, not measured)",
                    "shared memory: the OS and runtime share is kept free (usable-memory class)"]
     return ranked_result(scenario, arch, candidates, rejected, closest, closest_miss, evaluated, assumptions, "tpot")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from sizeup.engines.defaults import default_engine
 from sizeup.errors import SizeupError
 from sizeup.hardware.catalog import Catalog
 from sizeup.ingest.hf_config import ModelArch
@@ -89,6 +90,7 @@ def plan_batch(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanRes
     closest, closest_miss, closest_gap = None, "", math.inf
     prompt = scenario.traffic.prompt_tokens if scenario.traffic else 512
     output = scenario.traffic.output_tokens if scenario.traffic else 256
+    engine, why = default_engine("batch")
     for device in devices_for(catalog, scenario):
         for gpus in (1, 2, 4, 8):
             a0 = arch.layers[0].attention
@@ -101,7 +103,7 @@ def plan_batch(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanRes
             used = hourly_price(offer, basis)[1]
             for quant in c.quantizations:
                 family = f"{gpus}x {device.id} {quant}"
-                cfg = InferenceConfig(prompt=prompt, output=output, weights=quant, engine="vllm", gpus=gpus)
+                cfg = InferenceConfig(prompt=prompt, output=output, weights=quant, engine=engine, gpus=gpus)
                 first = estimate_inference(arch, device, cfg)
                 evaluated += 1
                 if not first.memory.fits:
@@ -115,7 +117,8 @@ def plan_batch(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanRes
                                                                  / e.decode.latency_s.typical)
                 hours = job.tokens / rate / 3600
                 cost = hours * hourly
-                candidate = Candidate(device=device, gpus=gpus, quant=quant, engine="vllm", offer=offer,
+                candidate = Candidate(device=device, gpus=gpus, quant=quant, engine=engine, offer=offer,
+                                      engine_version=e.execution.version,
                                       cost_usd=cost, pricing_basis=used, latency={"hours": hours},
                                       max_batch=first.max_batch,
                                       memory_bytes=e.memory.total_bytes, usable_bytes=e.memory.usable_bytes.typical,
@@ -127,5 +130,6 @@ def plan_batch(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanRes
                         closest_miss = f"misses the deadline by {hours - job.deadline_hours:,.1f} h"
                     continue
                 candidates.append(candidate)
-    assumptions = [f"offline generation of {job.tokens:,} output tokens, prompt {prompt}, output {output} per request"]
+    assumptions = [f"offline generation of {job.tokens:,} output tokens, prompt {prompt}, output {output} per request",
+                   f"engine {engine}: a batch job's engine (data/engines/defaults.yaml: {why})"]
     return ranked_result(scenario, arch, candidates, rejected, closest, closest_miss, evaluated, assumptions, "hours")

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sizeup.engines.base import check_engines
 from sizeup.errors import ConfigError
 from sizeup.yaml_depth import MAX_YAML_NESTING, yaml_nesting_bound
 from sizeup.units import (MAX_BATCH, MAX_GPUS, MAX_LIST_ITEMS, MAX_NAME_CHARS, MAX_REQUESTS_PER_S, MAX_SLA_S,
@@ -252,7 +253,8 @@ class Constraints:
     providers: tuple[str, ...] = ()
     regions: tuple[str, ...] = ()
     spot: bool = False
-    engines: tuple[str, ...] = ("vllm",)
+    engines: tuple[str, ...] = ()
+    """Engines to search ('vllm', 'vllm@0.10'); empty: the serving default of data/engines/defaults.yaml."""
     quantizations: tuple[str, ...] = ("bf16", "fp8", "awq-int4")
     max_gpus: int = 8
     owned: tuple[Owned, ...] = ()
@@ -417,7 +419,7 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
                            power_usd_per_kwh=o.number("power_usd_per_kwh", 0.15, maximum=100.0)))
     constraints = Constraints(
         devices=c.strings("devices"), providers=c.strings("providers"), regions=c.strings("regions"),
-        spot=c.flag("spot", False), engines=c.strings("engines") or ("vllm",),
+        spot=c.flag("spot", False), engines=check_engines(c.strings("engines"), "scenario key 'constraints.engines'"),
         quantizations=c.strings("quantizations") or ("bf16", "fp8", "awq-int4"),
         max_gpus=c.count("max_gpus", 8, maximum=MAX_GPUS), owned=tuple(owned),
         headroom=c.number("headroom", 0.2, minimum=0.0, below=1.0),
@@ -489,5 +491,3 @@ def _decode(raw: bytes, path: Path) -> str:
 
 
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-

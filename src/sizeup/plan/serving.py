@@ -22,6 +22,7 @@ from sizeup.plan.offers import devices_for, offers_for, replica_price
 from sizeup.plan.scenario import Scenario
 from sizeup.plan.types import Candidate, PlanResult, Rejection, memory_parts, ranked_result
 from sizeup.engines.base import ExecutionModel
+from sizeup.engines.defaults import default_engine
 from sizeup.price.execution import phase_efficiency
 from sizeup.price.memory import MemoryConfig, inference_memory
 from sizeup.price.roofline import price
@@ -71,6 +72,11 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
                    f"tokens on average", "each replica serves its share of Poisson arrivals (load balanced)"]
     if not scenario.sla.targets:
         assumptions.append("no SLA given: p95 TTFT of 2 s assumed")
+    engines = c.engines
+    if not engines:
+        engine, why = default_engine("serving")
+        engines = (engine,)
+        assumptions.append(f"engine {engine}: the scenario names none (data/engines/defaults.yaml: {why})")
     rejected: list[Rejection] = []
     families = []
     a0 = arch.layers[0].attention
@@ -83,7 +89,7 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
             if not offers and not (owned and owned.count >= gpus):
                 continue
             for quant in c.quantizations:
-                for engine in c.engines:
+                for engine in engines:
                     family = f"{gpus}x {device.id} {quant} {engine}"
                     try:
                         cfg = InferenceConfig(batch=1, prompt=traffic.prompt_tokens, output=traffic.output_tokens,
@@ -140,6 +146,7 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
             if gap < closest_gap:
                 closest_gap, closest_miss = gap, miss
                 closest = Candidate(device=device, gpus=gpus, quant=quant, engine=engine, offer=offer,
+                                    engine_version=execution.version,
                                     simulation=probe, latency={k: probe.metric(k) for k in targets},
                                     memory_bytes=memory.total_bytes, usable_bytes=memory.usable_bytes.typical,
                                     max_batch=max_batch)
@@ -168,6 +175,7 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
                                                             f"{held} owned and no cloud offer"))
             continue
         candidate = Candidate(device=device, gpus=gpus, quant=quant, engine=engine, offer=offer,
+                              engine_version=execution.version,
                               owned=used == "owned", replicas=owned_plan if used == "owned" else plan,
                               simulation=peak_sim, monthly=monthly, cost_usd=cost, pricing_basis=used,
                               latency={k: peak_sim.metric(k) for k in targets}, memory_bytes=memory.total_bytes,

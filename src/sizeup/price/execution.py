@@ -52,7 +52,8 @@ def _phase_efficiency(model, eff: Efficiency, decode: bool, weights: WeightForma
         if kernel is not None and kernel.memory is not None:
             changes["memory"] = kernel.memory
         if kernel is not None and (tensor is not None or kernel.memory is not None):
-            changes["origin"] = f"{eff.origin}, {model.name} {kernel.name} kernel (kernels.yaml)"
+            changes["origin"] = f"{eff.origin}, {model.name} {kernel.name} kernel ({kernel.table})"
+            model.memo[("kernel", decode, weights.id, tokens)] = kernel
     changes.setdefault("origin", f"{eff.origin}, {model.name} {'decode' if decode else 'prefill'}")
     return replace(eff, **changes) if len(changes) > 1 else eff
 
@@ -68,10 +69,12 @@ def kernel_matmul(device: DeviceSpec, kernel) -> dict[str, Range] | None:
     return out
 
 
-def phase_note(model, eff: Efficiency, weights: WeightFormat, decode: bool) -> str | None:
-    """The assumption that says which kernel priced the phase, or why none did (the engine's own note)."""
+def phase_note(model, eff: Efficiency, weights: WeightFormat, decode: bool, tokens: int | None = None) -> str | None:
+    """The assumption that says which kernel priced the phase (phase_efficiency at the same `tokens` chose it), or
+    why none did (the engine's own note)."""
     phase = "decode" if decode else "prefill"
-    if "kernels.yaml" in eff.origin:
+    tokens = tokens or (1 if decode else 512)
+    if model.memo.get(("kernel", decode, weights.id, tokens)) is not None:
         return (f"{phase} priced with {eff.origin.rsplit(', ', 1)[-1]}: matmul at {eff.tensor['matmul'].typical:.0%} "
                 f"of the fp16 peak, memory at {eff.memory.typical:.0%} of peak bandwidth")
     return model.missing_kernel_note(weights.id, decode)

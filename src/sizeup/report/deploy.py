@@ -205,9 +205,10 @@ def manifests(result) -> list[dict[str, Any]]:
         return _job(result, chosen)
     if chosen.replicas is None or result.scenario.traffic is None:
         raise ConfigError(f"--deploy: the {task} plan has no replicas to deploy")
-    if task == "vision" and chosen.engine not in IMAGES:  # a torch / ONNX Runtime / TensorRT runtime: Triton serves it
-        from dataclasses import replace
+    from dataclasses import replace
 
+    chosen = replace(chosen, engine=chosen.engine.partition("@")[0])  # 'vllm@0.10': the image of the engine
+    if task == "vision" and chosen.engine not in IMAGES:  # a torch / ONNX Runtime / TensorRT runtime: Triton serves it
         chosen = replace(chosen, engine="torch")
     if chosen.engine not in IMAGES:
         raise ConfigError(f"--deploy: engine {chosen.engine!r} has no server image to deploy; expected one of "

@@ -18,6 +18,7 @@ from sizeup.ingest.hf_config import ModelArch
 from sizeup.ingest.tower_ops import tower_ledger, tower_positions
 from sizeup.ingest.transformer_ops import KV_BYTES_PER_ELEMENT, Step, transformer_ledger
 from sizeup.engines.base import OPTIONS, ExecutionModel, engine_class, option_owners, parse_engine, resolve
+from sizeup.engines.defaults import default_engine
 from sizeup.ledger import Ledger, OpKind
 from sizeup.price.efficiency import Efficiency
 from sizeup.price.execution import phase_efficiency, phase_note
@@ -44,7 +45,8 @@ class InferenceConfig:
     """Tokens the cache must hold per sequence; default prompt + output."""
     weights: str = "bf16"
     kv_dtype: str = "fp16"
-    engine: str = "hf"
+    engine: str = field(default_factory=lambda: default_engine("library")[0])
+    """The engine ('vllm', 'vllm@0.10'); default: data/engines/defaults.yaml `library` (plain transformers)."""
     gpus: int = 1
     gpu_layers: int | None = None
     threads: int | None = None
@@ -73,13 +75,14 @@ class InferenceConfig:
         if self.context is not None and self.context < self.prompt + self.output:
             raise ConfigError(f"--context {self.context}: must hold the prompt and output "
                               f"({self.prompt} + {self.output} tokens)")
-        taken = engine_class(parse_engine(self.engine).name).OPTIONS
+        name = parse_engine(self.engine).name
+        taken = engine_class(name).OPTIONS
         for option, value in (("backend", self.backend), ("build_date", self.build_date)):
             if value is not None and option not in taken:
                 owners = " or ".join(option_owners(option))
                 raise ConfigError(f"{OPTIONS[option]} {value}: a {owners} build option: use it with --engine {owners}")
         if self.build_date is not None and not _is_date(self.build_date):
-            raise ConfigError(f"--build-date {self.build_date!r}: expected a date YYYY-MM-DD of a llama.cpp build")
+            raise ConfigError(f"--build-date {self.build_date!r}: expected a date YYYY-MM-DD of a {name} build")
         if self.kv_dtype not in KV_BYTES_PER_ELEMENT:
             raise ConfigError(f"--kv-dtype {self.kv_dtype!r}: expected one of {', '.join(KV_BYTES_PER_ELEMENT)}")
 
@@ -130,6 +133,10 @@ class InferenceEstimate:
     """Where llama.cpp layers kept off the GPU were priced (None: every layer on `device`)."""
     tower: TowerEstimate | None = None
     """The encoder or vision tower run ahead of the decoder, its time inside `prefill` (None: none ran)."""
+    execution: ExecutionModel | None = None
+    """The engine, release and build this estimate describes (engines/base.py)."""
+    defaults: dict[str, str] = field(default_factory=dict)
+    """What was taken by default because the caller named none ('engine', 'quant'), and why."""
 
     @property
     def decoder_cache_tokens(self) -> int:
@@ -144,7 +151,9 @@ class InferenceEstimate:
                       "active_params": self.arch.active_params, "layers": self.arch.num_layers,
                       "reader": self.arch.reader},
             "device": {"id": self.device.id, "name": self.device.name, "count": cfg.gpus},
-            "config": {"engine": cfg.engine, "quant": self.weights.id, "kv_dtype": cfg.kv_dtype, "batch": cfg.batch,
+            "config": {"engine": self.execution.name if self.execution else cfg.engine,
+                       "engine_version": self.execution.version if self.execution else None,
+                       "quant": self.weights.id, "kv_dtype": cfg.kv_dtype, "batch": cfg.batch,
                        "prompt_tokens": cfg.prompt, "output_tokens": cfg.output, "context_tokens": cfg.cache_tokens,
                        "decoder_cache_tokens": self.decoder_cache_tokens, "tensor_parallel": cfg.gpus, "gpu_layers": cfg.gpu_layers, "images": cfg.images,
                        "image_size": None if cfg.image_hw is None else list(cfg.image_hw),
@@ -166,6 +175,8 @@ class InferenceEstimate:
             "cpu_device": None if self.cpu_device is None else {"id": self.cpu_device.id, "name": self.cpu_device.name,
                                                                 "threads": cfg.threads},
             "flops_per_token": self.flops_per_token,
+            "execution": None if self.execution is None else self.execution.describe(),
+            "defaults": dict(self.defaults),
             "assumptions": list(self.assumptions),
         }
         return data
@@ -317,7 +328,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         else:
             host, notes = with_threads(cpu, cfg.threads)
             assumptions += notes
-            assumptions.append(f"llama.cpp partial offload: {cfg.gpu_layers} of {n_layers} layers on {device.id}, "
+            assumptions.append(f"{model.name} partial offload: {cfg.gpu_layers} of {n_layers} layers on {device.id}, "
                                f"{n_layers - cfg.gpu_layers} on {cpu.id} ({cpu.name}); time = layer share x each "
                                f"device's time for the whole model (embedding and output layer shared in proportion)")
     dev, on_dev_model = device, model
@@ -338,7 +349,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
                 assumptions.append(eager[1])
             on_dev, notes = _price_phase(ledger, dev, eff, tp, overhead, tokens, on_dev_model.runtime)
             assumptions.extend(notes)
-            note = phase_note(on_dev_model, eff, fmt, decode)
+            note = phase_note(on_dev_model, eff, fmt, decode, tokens)
             if note is not None:
                 assumptions.append(note)
         if on_gpu < 1:
@@ -395,7 +406,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     return InferenceEstimate(arch=arch, device=device, config=cfg, weights=fmt, memory=memory,
                              max_context=max_context, max_batch=max_batch, prefill=prefill, decode=decode,
                              flops_per_token=flops_per_token, assumptions=tuple(dict.fromkeys(assumptions)),
-                             cpu_device=host, tower=tower)
+                             cpu_device=host, tower=tower, execution=model)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

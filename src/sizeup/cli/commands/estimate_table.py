@@ -47,18 +47,22 @@ def render_device_table(args: argparse.Namespace, rows) -> str:
     for r in rows:
         where = f"{r.offer.provider} {r.offer.region}" if r.offer else "-"
         if not r.fits:
-            table.append([r.device.id, r.segment, r.engine, "does not fit", "", "", "", "", r.reason or "-"])
+            table.append([r.device.id, r.segment, _engine(r), "does not fit", "", "", "", "", r.reason or "-"])
             continue
         e = r.estimate
         ttft = format_seconds(e.prefill.latency_s.typical) if e.prefill.compute_priced else "unknown"
         rate = f"{r.tokens_per_s:,.1f}" if r.tokens_per_s is not None else "unknown"
         price = f"{r.usd_per_million_tokens:,.2f}" if r.usd_per_million_tokens is not None else "-"
-        table.append([r.device.id, r.segment, r.engine, r.format, format_bytes(e.memory.total_bytes),
+        table.append([r.device.id, r.segment, _engine(r), r.format, format_bytes(e.memory.total_bytes),
                       rate, ttft, price, where])
     gpus = f"{args.gpus} x " if args.gpus > 1 else ""
     title = (f"{args.model} on {gpus}{args.devices or 'common'} devices: batch {args.batch}, prompt {args.prompt:,}, "
              f"output {args.output:,}" + (f", context {args.context:,}" if args.context else ""))
-    notes = ["format: the most precise of the engine's formats that fits (llama.cpp: q8_0 .. q2_k; "
+    notes = ["engine: " + ("--engine" if args.engine else "the default of the device's class (llama.cpp on consumer "
+                                                          "cards, Macs, edge boards and CPUs, vLLM on workstation and "
+                                                          "data-centre GPUs: data/engines/defaults.yaml)")
+             + ", at the release named (its current release unless NAME@RELEASE)",
+             "format: the most precise of the engine's formats that fits (llama.cpp: q8_0 .. q2_k; "
              "vLLM: bf16, fp8, awq-int4)",
              f"tokens/s: decode of the whole batch of {args.batch}; TTFT: one prompt of {args.prompt:,} tokens",
              "$/M tok: per million output tokens on the cheapest on-demand offer carrying the device (per GPU); "
@@ -67,10 +71,14 @@ def render_device_table(args: argparse.Namespace, rows) -> str:
                                     "$/M tok", "cheapest offer"], table, title=title), "", *notes])
 
 
+def _engine(r) -> str:
+    return f"{r.engine.partition('@')[0]} {r.engine_version}" if r.engine_version else r.engine
+
+
 def what_would_fit(args: argparse.Namespace, result) -> list[dict]:
     """For an estimate that does not fit: the most precise smaller format, the fewest GPUs, and the
     largest context and batch that fit, each checked by a full estimate on the same device."""
-    from sizeup.workload.device_fit import FORMAT_LADDERS
+    from sizeup.workload.device_fit import engine_formats
     from sizeup.workload.inference import estimate_inference
 
     cfg, arch, device = result.config, result.arch, result.device
@@ -82,7 +90,7 @@ def what_would_fit(args: argparse.Namespace, result) -> list[dict]:
             return None
 
     out: list[dict] = []
-    for fmt in FORMAT_LADDERS.get(cfg.engine, FORMAT_LADDERS["hf"]):
+    for fmt in engine_formats(cfg.engine):
         if fmt == result.weights.id:
             continue
         e = check(weights=fmt)

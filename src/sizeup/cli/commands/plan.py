@@ -39,7 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     quick.add_argument("--ttft-p95", type=_SLA_S, help="SLA: p95 time to first token (seconds, or 500ms)")
     quick.add_argument("--tpot-p95", type=_SLA_S, help="SLA: p95 time per output token (seconds, or 50ms)")
     quick.add_argument("--device", action="append", default=[], help="allowed device (repeatable)")
-    quick.add_argument("--engine", default="vllm")
+    quick.add_argument("--engine", metavar="NAME[@RELEASE]",
+                       help="the engine to plan on (default: vllm for chat/api, data/engines/defaults.yaml)")
     p.add_argument("--calibration", metavar="NAME",
                    help="price the device this profile from 'sizeup calibrate' was measured on with its measured "
                         "efficiencies (the device must be in the catalog)")
@@ -52,7 +53,7 @@ def _quick_scenario(args: argparse.Namespace):
     from sizeup.plan.scenario import parse_scenario
 
     data = {"name": f"{args.scenario}-{args.task}", "model": args.scenario, "task": args.task,
-            "constraints": {"engines": [args.engine]}}
+            "constraints": {"engines": [args.engine] if args.engine else []}}
     if args.device:
         data["constraints"]["devices"] = args.device
     if args.task in ("chat", "api"):
