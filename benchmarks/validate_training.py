@@ -56,7 +56,7 @@ def predict(row: dict, catalog) -> float:
     framework = next((fw for prefix, fw in FRAMEWORKS.items() if row["id"].startswith(prefix)), None)
     fw = resolve_settings(framework, row["seq"], **{k: row.get(k) for k in (
         "kernels", "loss_chunks", "lora_dropout", "fused_qkv", "double_quant", "quantize_head", "dequant_copies",
-        "keeps_last_graph", "attention")})
+        "keeps_last_graph", "attention", "grads_freed")})
     arch = load_model(row["model"]) if row.get("model") else parse_config(row["config"], name=row["id"])
     gpus = row.get("gpus") or 1
     nodes = row.get("nodes") or max(1, gpus // 8)

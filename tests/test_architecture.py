@@ -122,7 +122,8 @@ def test_no_import_cycles_between_sizeup_modules():
 
 # Layers of the core, lowest first: a module may import its own layer and those below, never above.
 LAYERS = [
-    ("sizeup.errors", "sizeup.units", "sizeup.ranges", "sizeup.formats", "sizeup.yaml_depth"),
+    ("sizeup.errors", "sizeup.units", "sizeup.ranges", "sizeup.formats", "sizeup.yaml_depth", "sizeup.files",
+     "sizeup.yaml_strict", "sizeup.escape"),
     ("sizeup.ledger", "sizeup.hardware"),
     ("sizeup.ops",),
     ("sizeup.ingest",),

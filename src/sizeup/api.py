@@ -6,7 +6,7 @@ Nothing heavy is imported here at module level: torch loads only when a torch mo
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -159,12 +159,12 @@ def estimate(
     """Memory, largest context and batch, and prefill / decode speed of serving `model` (a preset,
     a Hugging Face id of a preset, a config.json, or a .safetensors / .gguf file) on `device` (a catalog
     name, or a device spec such as a calibrated local machine). `engine`: 'vllm', 'vllm@0.10', ... (None: the
-    default for the device's class, data/engines/defaults.yaml); `quant`: the weight format (None: the most
-    precise of the engine's formats that fits, as a device table chooses); the estimate's `defaults` say what was
-    taken and why. `images` per sequence (of `image_size` (height, width) pixels) run through a vision-language
-    model's vision tower in prefill. `backend`: the llama.cpp build's backend (vulkan, cuda, hip, sycl, metal, cpu;
-    None: the device's default); `build_date` (YYYY-MM-DD) the llama.cpp build's date, for kernels that changed
-    (None: current builds)."""
+    default for the device's class, data/engines/defaults.yaml); `quant`: the weight format (None: the format a
+    .gguf file stores, else the most precise of the engine's formats that fits, as a device table chooses); the
+    estimate's `defaults` say what was taken and why. `images` per sequence (of `image_size` (height, width) pixels)
+    run through a vision-language model's vision tower in prefill. `backend`: the llama.cpp build's backend
+    (vulkan, cuda, hip, sycl, metal, cpu; None: the device's default); `build_date` (YYYY-MM-DD) the llama.cpp
+    build's date, for kernels that changed (None: current builds)."""
     from dataclasses import replace
 
     from sizeup.engines.defaults import default_for_segment
@@ -184,6 +184,12 @@ def estimate(
     if engine is None:
         engine, why = default_for_segment(segment_of(target))
         defaults["engine"] = f"{engine}: none named; {why} (data/engines/defaults.yaml)"
+    weights_note = ""
+    if quant is not None or getattr(arch, "stored_format_from", ""):  # named, or the format a .gguf file stores
+        named = quant is not None
+        quant, weights_note = weights_format(arch, quant, model)
+        if not named:
+            defaults["quant"] = weights_note
     formats = [quant] if quant is not None else list(formats_to_try(engine, target))
     # llama.cpp layers kept off the GPU run on the host CPU: the one named, else the device's own host_cpu
     host = cpu if isinstance(cpu, DeviceSpec) or cpu is None else cat.device(cpu)
@@ -207,7 +213,27 @@ def estimate(
         fitted = "that fits" if result.memory.fits else "tried: none fits, the least precise shown"
         defaults["quant"] = (f"{result.weights.id}: none named; the most precise of {execution.name}'s formats "
                              f"({', '.join(formats)}) {fitted}")
+    if weights_note:
+        result = replace(result, assumptions=(weights_note, *result.assumptions))
     return replace(result, defaults=defaults) if defaults else result
+
+
+def weights_format(arch, quant: str | None, model: str) -> tuple[str, str]:
+    """The weight format to price and the note that says why: `quant` when given, else the format the model
+    file stores (a GGUF file's general.file_type), else bf16 (a config says nothing of it)."""
+    from sizeup.formats import get_format
+
+    stored, source = getattr(arch, "stored_format", ""), getattr(arch, "stored_format_from", "")
+    if quant is not None:
+        if stored and get_format(quant).id != stored:
+            return quant, f"weights priced as {quant} (--quant), not as the {stored} the file stores ({source})"
+        return quant, ""
+    if stored:
+        return stored, f"weights {stored}: the format the file stores ({source}; --quant prices another)"
+    if source:
+        raise ConfigError(f"{model}: {source}, a weight format sizeup does not price: expected --quant with one of "
+                          f"its formats (e.g. q4_k_m, q8_0, f16)")
+    return "bf16", ""
 
 
 def compare_devices(
@@ -228,7 +254,7 @@ def compare_devices(
     device's engine that fits `batch` sequences of the context, its decode tokens/s, and the price per
     million tokens on the cheapest on-demand offer. `devices` is a class (consumer, workstation, apple,
     datacenter, edge, cpu), 'all', 'common' (a few cards most asked about) or a list of names;
-    `formats` replaces the engine's ladder of formats to try."""
+    `formats` replaces the engine's ladder of formats to try (a .gguf file: the format it stores)."""
     from sizeup.hardware.catalog import load_catalog
     from sizeup.hardware.segments import COMMON_DEVICES, SEGMENTS, segment_of
     from sizeup.ingest.hf_config import load_model
@@ -250,6 +276,8 @@ def compare_devices(
     arch = load_model(model)
     tokens = f"--context {context:,}" if context is not None else f"--prompt {prompt:,} + --output {output:,} tokens"
     check_context(arch, prompt=prompt, total=context if context is not None else prompt + output, what=tokens)
+    if formats is None and arch.stored_format_from:  # a GGUF file: the format it stores, not an engine's ladder
+        formats = [weights_format(arch, None, model)[0]]
 
     resolved: dict[tuple[str, str], object] = {}
 

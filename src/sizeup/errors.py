@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from sizeup.escape import terminal_line
+
 __all__ = [
     "SizeupError",
     "CatalogError",
@@ -88,7 +90,7 @@ _INPUT_LIMITS: dict[type[BaseException], str] = {
 def one_line(text: str, limit: int = _MAX_MESSAGE_CHARS) -> str:
     """The first non-empty line of `text`, cut to `limit` characters (control characters shown escaped)."""
     line = next((s.strip() for s in str(text).splitlines() if s.strip()), "")
-    line = "".join(c if c.isprintable() else repr(c)[1:-1] for c in line)
+    line = terminal_line(line)
     return line if len(line) <= limit else line[:limit - 1] + "…"
 
 

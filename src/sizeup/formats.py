@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from sizeup.errors import ConfigError
 
-__all__ = ["GGUF_BLOCKS", "WeightFormat", "FORMATS", "get_format", "gguf_type", "tensor_bytes", "tensor_bytes_map",
+__all__ = ["GGUF_BLOCKS", "GGML_TYPES", "WeightFormat", "FORMATS", "get_format", "gguf_type", "tensor_bytes", "tensor_bytes_map",
            "nf4_matrix_bytes", "LINEAR_ROLES", "Tensor", "Architecture"]
 
 
@@ -54,13 +54,25 @@ class Architecture(Hashable, Protocol):
 
     def tensors(self) -> Sequence[Tensor]: ...
 
-# ggml block layouts: type -> (weights per block, bytes per block). ggml-common.h block_* structs.
+# ggml block layouts: type -> (weights per block, bytes per block). ggml-common.h block_* structs; the same
+# figures as gguf-py's GGML_QUANT_SIZES (llama.cpp gguf-py/gguf/constants.py).
 GGUF_BLOCKS: dict[str, tuple[int, int]] = {
-    "F32": (1, 4), "F16": (1, 2), "BF16": (1, 2),
-    "Q4_0": (32, 18), "Q4_1": (32, 20), "Q5_0": (32, 22), "Q5_1": (32, 24), "Q8_0": (32, 34),
+    "F32": (1, 4), "F16": (1, 2), "BF16": (1, 2), "F64": (1, 8), "I8": (1, 1), "I16": (1, 2), "I32": (1, 4),
+    "I64": (1, 8),
+    "Q4_0": (32, 18), "Q4_1": (32, 20), "Q5_0": (32, 22), "Q5_1": (32, 24), "Q8_0": (32, 34), "Q8_1": (32, 36),
     "Q2_K": (256, 84), "Q3_K": (256, 110), "Q4_K": (256, 144), "Q5_K": (256, 176), "Q6_K": (256, 210),
-    "Q8_K": (256, 292), "IQ4_NL": (32, 18), "IQ4_XS": (256, 136),
+    "Q8_K": (256, 292), "IQ4_NL": (32, 18), "IQ4_XS": (256, 136), "IQ2_XXS": (256, 66), "IQ2_XS": (256, 74),
+    "IQ3_XXS": (256, 98), "IQ1_S": (256, 50), "IQ3_S": (256, 110), "IQ2_S": (256, 82), "IQ1_M": (256, 56),
+    "TQ1_0": (256, 54), "TQ2_0": (256, 66), "MXFP4": (32, 17), "NVFP4": (64, 36), "Q1_0": (128, 18),
 }
+GGML_TYPES: dict[int, str] = {
+    0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 6: "Q5_0", 7: "Q5_1", 8: "Q8_0", 9: "Q8_1", 10: "Q2_K", 11: "Q3_K",
+    12: "Q4_K", 13: "Q5_K", 14: "Q6_K", 15: "Q8_K", 16: "IQ2_XXS", 17: "IQ2_XS", 18: "IQ3_XXS", 19: "IQ1_S",
+    20: "IQ4_NL", 21: "IQ3_S", 22: "IQ2_S", 23: "IQ4_XS", 24: "I8", 25: "I16", 26: "I32", 27: "I64", 28: "F64",
+    29: "IQ1_M", 30: "BF16", 34: "TQ1_0", 35: "TQ2_0", 39: "MXFP4", 40: "NVFP4", 41: "Q1_0",
+}
+"""ggml type ids (ggml.h enum ggml_type; gguf-py GGMLQuantizationType) -> names. Ids 4, 5, 31-33 and 36-38 were
+removed from the format (no block layout: llama.cpp refuses tensors of those types)."""
 _FALLBACK = {"Q2_K": "Q4_0", "Q3_K": "Q4_0", "Q4_K": "Q5_0", "Q5_K": "Q5_1", "Q6_K": "Q8_0", "IQ4_XS": "IQ4_NL"}
 LINEAR_ROLES = {"attention", "mlp", "expert", "shared_expert", "encoder"}
 """Roles of the matrices a linear layer multiplies by: the ones a quantized format stores at low bits and a

@@ -41,9 +41,20 @@ def test_estimate_bad_input(capsys, argv, message):
 
 
 def test_config_missing_field(tmp_path, capsys):
-    (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama", "hidden_size": 64}))
+    """A null size stays null (transformers passes it to the class): refused in one line."""
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama", "hidden_size": 64,
+                                                      "num_hidden_layers": None}))
     assert main(["estimate", str(tmp_path), "--device", "4090"]) == 1
-    assert "missing field" in capsys.readouterr().err
+    assert "missing field 'num_hidden_layers'" in capsys.readouterr().err
+
+
+def test_config_left_out_fields_take_the_class_defaults_and_say_so(tmp_path, capsys):
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama", "hidden_size": 256,
+                                                      "num_attention_heads": 4, "num_hidden_layers": 2}))
+    assert main(["estimate", str(tmp_path), "--device", "4090", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    note = next(a for a in out["assumptions"] if a.startswith("filled from LlamaConfig defaults"))
+    assert "vocab_size=32000" in note and "intermediate_size=11008" in note
 
 
 def test_batch_sweep(capsys):

@@ -117,3 +117,34 @@ def test_network_and_tokens_take_units(capsys):
     with_units = run_json(capsys, *argv, "--network-gbps", "50GB/s", "--tokens", "2B")
     plain = run_json(capsys, *argv, "--network-gbps", "400", "--tokens", "2e9")
     assert with_units["time_to_train_s"] == plain["time_to_train_s"] and plain["time_to_train_s"] is not None
+
+
+def test_framework_profile_and_dataset_shaped_lengths(capsys):
+    """Issue 29: --framework takes the framework's recompute, optimizer and loss; --mean-seq prices time at the padded
+    length and memory at --seq, and says so."""
+    data = run_json(capsys, "llama-3-8b", "--method", "qlora", "--device", "4090", "--framework", "unsloth",
+                    "--seq", "4096", "--mean-seq", "900", "--micro-batch", "4")
+    cfg = data["config"]
+    assert (cfg["recompute"], cfg["optimizer"], cfg["loss"], cfg["mean_seq"]) == ("offload", "adamw-8bit",
+                                                                                 "fused-linear", 900)
+    throughput = data["throughput"]
+    assert throughput["tokens_per_s"]["typical"] < throughput["processed_tokens_per_s"]["typical"]
+    per_gpu = data["memory"]["per_gpu"]
+    assert per_gpu["total_range_bytes"]["low"] < per_gpu["total_bytes"] < per_gpu["process_bytes"]["typical"]
+    assert any("padding to the longest" in a for a in data["assumptions"])
+    text_argv = ["train", "llama-3-8b", "--method", "lora", "--device", "a100-80g", "--framework", "hf", "--seq", "2048",
+                 "--packing", "--micro-batch", "2"]
+    assert main(text_argv) == 0
+    out = capsys.readouterr().out
+    assert "loss: upcast" in out and "packing: rows of 2,048 tokens" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--mean-seq", "5000", "--seq", "4096"], "--mean-seq 5000: expected a length from 1 to --seq 4,096"),
+    (["--padded-seq", "300", "--packing", "--seq", "512"], "--padded-seq describes padded batches"),
+    (["--loss", "sum"], "argument --loss: invalid choice: 'sum'"),
+])
+def test_dataset_and_loss_flags_refuse_bad_values_in_one_line(capsys, argv, message):
+    assert main(["train", "llama-3-8b", "--method", "lora", "--device", "a100-80g", "--micro-batch", "1", *argv]) != 0
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") <= 2

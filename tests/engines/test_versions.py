@@ -133,12 +133,15 @@ def test_every_estimate_names_its_engine_and_release(capsys):
 
 
 def test_a_scenario_names_an_engine_at_a_release_or_is_refused():
+    from sizeup.plan.offers import check_constraints
     from sizeup.plan.scenario import parse_scenario
 
     base = {"name": "s", "model": "llama-3.1-8b", "task": "chat", "traffic": {"users": 10, "prompt_tokens": 500,
                                                                            "output_tokens": 100}}
     s = parse_scenario({**base, "constraints": {"engines": ["vllm@0.10"]}}, source="test")
     assert s.constraints.engines == ("vllm@0.10",)
-    with pytest.raises(ConfigError, match=r"scenario key 'constraints.engines': --engine vllm@0.1: ") as e:
-        parse_scenario({**base, "constraints": {"engines": ["vllm@0.1"]}}, source="test")
+    check_constraints(s, CATALOG)
+    bad = parse_scenario({**base, "constraints": {"engines": ["vllm@0.1"]}}, source="test")
+    with pytest.raises(ConfigError, match=r"scenario key 'constraints.engines' = 'vllm@0.1': --engine vllm@0.1: ") as e:
+        check_constraints(bad, CATALOG)
     assert "\n" not in str(e.value)

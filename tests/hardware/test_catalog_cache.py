@@ -5,7 +5,7 @@ import json
 import pytest
 
 from sizeup.errors import CatalogError
-from sizeup.hardware import catalog as catalog_module
+from sizeup.hardware import catalog as catalog_module, catalog_cache
 from sizeup.hardware.catalog import MAX_DATA_FILE_BYTES, load_catalog
 
 
@@ -49,7 +49,7 @@ def test_corrupt_cache_is_ignored_and_rebuilt(cache):
     path.write_text("{not json")
     catalog_module._load.cache_clear()
     assert "rtx-4090" in load_catalog(include_user=False).devices
-    assert json.loads(path.read_text())["format"] == 2
+    assert json.loads(path.read_text())["format"] == catalog_cache.FORMAT
 
 
 def test_cache_can_be_turned_off(cache, monkeypatch):

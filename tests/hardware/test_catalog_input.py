@@ -34,3 +34,35 @@ def test_the_bound_is_never_below_the_real_depth():
         assert yaml_nesting_bound("[" * depth + "]" * depth) >= depth
         block = "".join("  " * i + f"k{i}:\n" for i in range(depth)) + "  " * depth + "v"
         assert yaml_nesting_bound(block) >= depth
+
+
+def _device_file(folder, **values):
+    import yaml
+
+    device = {"id": "mydev", "name": "My Device", "vendor": "nvidia", "kind": "gpu", "memory_gib": 24,
+              "memory_bandwidth_gb_per_s": 1000, "dense_tflops": {"bf16": 100}, "source": "a test",
+              "retrieved": "2026-12-04", **values}
+    (folder / "mydev.yaml").write_text(yaml.safe_dump(device))
+
+
+def test_catalog_numbers_up_to_the_bound_are_read_and_past_it_refused(tmp_path):
+    """1e9 in the file's unit is far above any part and far below an overflow to infinity (hardware/schema.py)."""
+    from sizeup.hardware.schema import MAX_DATA_NUMBER
+
+    at, past = tmp_path / "at", tmp_path / "past"
+    at.mkdir(), past.mkdir()
+    _device_file(at, memory_bandwidth_gb_per_s=MAX_DATA_NUMBER)
+    device = load_catalog([at], include_user=False).devices["mydev"]
+    assert device.memory_bandwidth_bytes_per_s == MAX_DATA_NUMBER * 1e9
+    _device_file(past, memory_bandwidth_gb_per_s=MAX_DATA_NUMBER * 1.5)
+    with pytest.raises(CatalogError, match="field 'memory_bandwidth_gb_per_s' = 1500000000.0: expected a finite "
+                                           "number of at most 1e\\+09"):
+        load_catalog([past], include_user=False)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_an_architectures_file_that_is_not_a_file_is_refused_not_skipped(tmp_path):
+    _device_file(tmp_path)
+    os.mkfifo(tmp_path / "architectures.yaml")
+    with pytest.raises(CatalogError, match=r"architectures.yaml' is not a regular file \(a FIFO\)"):
+        load_catalog([tmp_path], include_user=False)

@@ -78,5 +78,9 @@ def test_distilbert_reads_its_own_field_names():
     assert (arch.hidden, arch.num_layers, arch.layers[0].mlp.intermediate, arch.layers[0].attention.heads) == \
         (768, 6, 3072, 12)
     assert parse_config({**config("distilbert-base-uncased.json"), "sinusoidal_pos_embds": True}).params == 66_362_880
-    with pytest.raises(ConfigError, match="missing field 'n_layers'"):
-        parse_config({k: v for k, v in config("distilbert-base-uncased.json").items() if k != "n_layers"})
+    with pytest.raises(ConfigError, match="missing field 'n_layers'"):  # an explicit null stays null
+        parse_config({**config("distilbert-base-uncased.json"), "n_layers": None})
+    # left out: DistilBertConfig's default (6 layers), named in the assumptions
+    arch = parse_config({k: v for k, v in config("distilbert-base-uncased.json").items() if k != "n_layers"})
+    assert arch.num_layers == 6 and any(a.startswith("filled from DistilBertConfig defaults") and "n_layers=6" in a
+                                        for a in arch.assumptions)

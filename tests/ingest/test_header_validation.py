@@ -161,7 +161,7 @@ def test_block_count_of_a_million_in_a_300_byte_gguf_is_refused_at_once(tmp_path
 def test_gguf_tensor_parameters_are_bounded(tmp_path):
     path = tmp_path / "t.gguf"
     path.write_bytes(gguf_bytes([("general.architecture", STRING, "llama")],
-                                [("a", (2**32, 2**32), 0), ("b", (2**63, 2**63), 0)]))
+                                [("a", (2**32, 2**32), 0), ("b", (2**63, 2**63), 0)], offsets=[0, 0], data=False))
     with pytest.raises(IngestError, match="past 1e14 parameters"):
         read_gguf_header(path)
 
@@ -255,3 +255,39 @@ def test_a_path_that_is_not_a_regular_file_is_refused_without_reading(tmp_path, 
         os.mkfifo(path)
     with pytest.raises((ConfigError, IngestError), match="is not a regular file|has no config.json"):
         load_model(str(path))
+
+
+def _tiles(entries: list[tuple[int, int]], data: int) -> bool:
+    """The oracle: every data byte in exactly one tensor (empty tensors aside), byte by byte."""
+    cover = [0] * data
+    for begin, end in entries:
+        for b in range(begin, end):
+            cover[b] += 1
+    return all(c == 1 for c in cover)
+
+
+def test_the_layout_check_accepts_exactly_the_headers_whose_tensors_tile_the_data(tmp_path):
+    """Sorted begins and sorted ends compared pairwise (headers.py `_check_layout`) against a byte-by-byte count,
+    on random layouts of even-sized F16 tensors: overlaps, gaps, duplicates, empty tensors, trailing bytes."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    spans = st.lists(st.tuples(st.integers(0, 12), st.integers(0, 6)).map(lambda t: (2 * t[0], 2 * t[0] + 2 * t[1])),
+                     min_size=1, max_size=6)
+
+    @settings(max_examples=300, deadline=None, derandomize=True, database=None)
+    @given(entries=spans, extra=st.integers(-4, 4))
+    def check(entries, extra):
+        data = max(0, max(end for _, end in entries) + 2 * extra)
+        header = {f"t{i}": {"dtype": "F16", "shape": [(e - b) // 2], "data_offsets": [b, e]}
+                  for i, (b, e) in enumerate(entries)}
+        path = tmp_path / "m.safetensors"
+        path.write_bytes(safetensors_bytes(header, data_bytes=data))
+        try:
+            read_safetensors_header(path)
+            accepted = True
+        except IngestError:
+            accepted = False
+        assert accepted == (all(e <= data for _, e in entries) and _tiles(entries, data)), (entries, data)
+
+    check()

@@ -50,31 +50,13 @@ def test_safetensors_without_config_says_what_is_missing(tmp_path):
         model_from_header(path)
 
 
-def gguf_string(text):
-    raw = text.encode()
-    return struct.pack("<Q", len(raw)) + raw
-
-
-def gguf_kv(key, kind, value):
-    out = gguf_string(key) + struct.pack("<I", kind)
-    if kind == 8:
-        return out + gguf_string(value)
-    if kind == 9:  # array of strings
-        return out + struct.pack("<IQ", 8, len(value)) + b"".join(gguf_string(v) for v in value)
-    return out + struct.pack({4: "<I", 10: "<Q"}[kind], value)
-
-
 def write_gguf(path, n_tensors_claim=None):
-    kvs = [gguf_kv("general.architecture", 8, "llama"), gguf_kv("general.name", 8, "tiny"),
-           gguf_kv("llama.embedding_length", 4, 64), gguf_kv("llama.block_count", 4, 2),
-           gguf_kv("llama.feed_forward_length", 4, 176), gguf_kv("llama.attention.head_count", 4, 8),
-           gguf_kv("llama.attention.head_count_kv", 4, 2), gguf_kv("llama.context_length", 4, 2048),
-           gguf_kv("tokenizer.ggml.tokens", 9, [f"t{i}" for i in range(96)])]
-    tensors = [("token_embd.weight", (64, 96), 1), ("output.weight", (64, 96), 12)]
-    body = b"".join(gguf_string(n) + struct.pack("<I", len(d)) + b"".join(struct.pack("<Q", x) for x in d)
-                    + struct.pack("<IQ", t, 0) for n, d, t in tensors)
-    head = b"GGUF" + struct.pack("<IQQ", 3, n_tensors_claim or len(tensors), len(kvs))
-    path.write_bytes(head + b"".join(kvs) + body + b"\0" * 64)
+    from tests.ingest.model_files import tiny_llama_gguf
+
+    raw = tiny_llama_gguf()
+    if n_tensors_claim is not None:
+        raw = raw[:8] + struct.pack("<Q", n_tensors_claim) + raw[16:]
+    path.write_bytes(raw)
     return path
 
 
@@ -82,7 +64,7 @@ def test_gguf_header_gives_architecture_and_types(tmp_path):
     path = write_gguf(tmp_path / "tiny.gguf")
     header = read_gguf_header(path)
     assert header.version == 3 and header.params == 2 * 64 * 96
-    assert header.types == {"F16": 64 * 96, "Q4_K": 64 * 96}
+    assert header.types == {"F16": 64 * 96, "Q8_0": 64 * 96}
     arch = model_from_header(path)
     assert (arch.hidden, arch.num_layers, arch.vocab) == (64, 2, 96)
     assert arch.layers[0].attention.kv_heads == 2 and not arch.tie_embeddings

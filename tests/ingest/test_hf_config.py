@@ -92,7 +92,7 @@ def test_config_file_and_folder(tmp_path):
     ({"model_type": "mystery", "intermediate_size": None}, "unknown model_type 'mystery': no sizeup family reads it"),
 ])
 def test_bad_configs_name_the_field(change, message):
-    config = {k: v for k, v in {**LLAMA3_8B, **change}.items() if v is not None}
+    config = {**LLAMA3_8B, **change}  # an explicit null stays null, as in transformers (no class default)
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
         parse_config(config)
 
@@ -113,6 +113,9 @@ def test_nemotron_has_a_plain_squared_relu_mlp_and_layer_norms():
     arch = parse_config({"model_type": "nemotron", "hidden_size": h, "num_hidden_layers": layers,
                          "num_attention_heads": 48, "num_key_value_heads": 8, "intermediate_size": ffn,
                          "vocab_size": vocab, "hidden_act": "relu2", "tie_word_embeddings": False})
-    assert not arch.layers[0].mlp.gated and arch.norm == "layer" and not arch.assumptions
+    assert not arch.layers[0].mlp.gated and arch.norm == "layer"
+    # the fields the config leaves out are NemotronConfig's defaults, and the estimate says so
+    assert len(arch.assumptions) == 1 and arch.assumptions[0].startswith("filled from NemotronConfig defaults")
+    assert "max_position_embeddings=4096" in arch.assumptions[0] and arch.max_context == 4096
     per_layer = (h * h + 2 * h * kv + h * h) + 2 * h * ffn + 2 * 2 * h  # attention, up + down, 2 LayerNorms
     assert arch.params == 2 * vocab * h + layers * per_layer + 2 * h

@@ -2,7 +2,6 @@
 wrong, nothing raises, the run ends on time, and memory stays bounded whatever the server sends."""
 
 import socket
-import socketserver
 import threading
 import time
 import tracemalloc
@@ -12,6 +11,7 @@ import pytest
 pytest.importorskip("httpx")
 
 from sizeup.measure.loadtest import MAX_LINE_BYTES, LoadConfig, run_load  # noqa: E402
+from tests.measure.stub_server import serve  # noqa: E402
 
 SSE = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
 ANSWERS = {
@@ -25,36 +25,15 @@ ANSWERS = {
 }
 
 
-class _Raw(socketserver.BaseRequestHandler):
-    """Reads the request head (and its body), then sends the bytes of its mode."""
-
-    mode = "garbage"
-
-    def handle(self) -> None:
-        self.request.settimeout(5)
-        data = b""
-        try:
-            while b"\r\n\r\n" not in data:
-                chunk = self.request.recv(65536)
-                if not chunk:
-                    return
-                data += chunk
-            if self.mode == "trickle":
-                self.request.sendall(SSE)
-                for _ in range(100):
-                    self.request.sendall(b"d")
-                    time.sleep(0.1)
-                return
-            self.request.sendall(ANSWERS[self.mode])
-        except OSError:
-            pass
+def _trickle(sock) -> None:
+    sock.sendall(SSE)
+    for _ in range(100):
+        sock.sendall(b"d")
+        time.sleep(0.1)
 
 
 def serve_raw(mode: str):
-    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), type("Handler", (_Raw,), {"mode": mode}))
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+    return serve(_trickle if mode == "trickle" else ANSWERS[mode])
 
 
 @pytest.mark.parametrize("mode, statuses", [("garbage", {"protocol"}), ("huge-content-length", {"protocol"}),

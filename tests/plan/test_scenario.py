@@ -25,7 +25,7 @@ def test_users_and_profile():
     ({"traffic": {"requests_per_day": "lots"}}, "scenario key 'traffic.requests_per_day' = 'lots': expected a number"),
     ({"traffic": {"peak_hour_share": 0.2}}, "scenario key 'traffic' needs requests_per_day"),
     ({"sla": {"ttft_p97_s": 1}}, "scenario key 'sla.ttft_p97_s' is not known"),
-    ({"constraints": {"spot": "yes"}}, "scenario key 'constraints.spot' = 'yes': expected true or false"),
+    ({"constraints": {"spot": "maybe"}}, "scenario key 'constraints.spot' = 'maybe': expected true or false"),
     ({"colour": "blue"}, "scenario key 'colour' is not known"),
     ({"model": None}, "scenario key 'model' is missing"),
 ])

@@ -4,7 +4,7 @@ All rows are CHECK rows (tests/validation/ssm_measurements.yaml: nothing was fit
 CUDA graph is GPU-bound and predicted within 25%; eager decode is set by the host's Python dispatch, whose speed
 on the reporter's machine is unknown, so those rows are held to lie inside sizeup's low-high range. The eager rows
 pay, per SSM layer, the sourced Triton 2.x launch and transformers 4.44's two `cache_position[0] > 0` syncs
-(engines.yaml hf: ssm_step_host_s, ssm_triton_launches, ssm_host_syncs.v1, host_sync_s); none was fitted to them."""
+(data/engines/hf.yaml: ssm_step_host_s, ssm_triton_launches, ssm_host_syncs.v1, host_sync_s); none was fitted to them."""
 
 from pathlib import Path
 

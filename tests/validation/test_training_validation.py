@@ -50,3 +50,17 @@ def test_bert_large_fp32_v100_memory_within_15_percent_check_row():
     assert len(rows) == 1 and rows[0]["role"] == "check"
     errors = _errors(lambda r: r["id"] == rows[0]["id"])
     assert errors[0] <= 0.15
+
+
+def test_bert_large_check_row_reads_left_out_dropout_as_bertconfig_does():
+    """Issue 29: bert-large's config.json without the fields BertConfig fills in (its dropout probabilities,
+    activation, norm epsilon) is read with those class defaults, not as 0: the check row stays within 15%."""
+    from sizeup.hardware.catalog import load_catalog
+
+    row = next(r for r in ROWS if r["id"] == "hf-trainer-v100-bert-large-fp32-b4-seq512-memory")
+    left_out = ("hidden_dropout_prob", "attention_probs_dropout_prob", "hidden_act", "layer_norm_eps")
+    sparse = {**row, "config": {k: v for k, v in row["config"].items() if k not in left_out}}
+    bench = load_benchmark("validate_training")
+    catalog = load_catalog(include_user=False)
+    assert bench.predict(sparse, catalog) == bench.predict(row, catalog)
+    assert abs(bench.predict(sparse, catalog) / row["value"] - 1) <= 0.15

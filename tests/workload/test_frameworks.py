@@ -22,15 +22,16 @@ QLORA = FinetuneSpec(method="qlora", rank=32, targets=("q_proj", "v_proj"))
 
 
 def test_every_profile_loads_with_a_source_per_setting():
-    assert {"hf", "litgpt", "megatron", "torchtitan", "torchtune"} <= set(framework_ids())
+    assert {"hf", "trl", "llama-factory", "unsloth", "axolotl", "litgpt", "megatron", "torchtitan",
+            "torchtune"} <= set(framework_ids())
     for name in framework_ids():
         fw = get_framework(name)
         assert fw.description and len(fw.sources) == len(fw.settings) >= 1
-        assert fw.get("kernels") in ("fused", "eager")
+        assert fw.get("kernels") in ("fused", "eager", "liger", "unsloth")
 
 
 def test_unknown_framework_is_a_one_line_error():
-    with pytest.raises(ConfigError, match="--framework 'deepspeed': expected one of hf, litgpt"):
+    with pytest.raises(ConfigError, match="--framework 'deepspeed': expected one of axolotl, hf, litgpt"):
         get_framework("deepspeed")
 
 

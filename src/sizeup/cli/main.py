@@ -8,6 +8,9 @@ Errors: `main` turns every exception into one line on stderr — `sizeup: error:
 `sizeup.errors.describe_error`: exit code 1 for bad input (a `SizeupError`) and for bugs (with how to
 get the traceback: `--debug` or `SIZEUP_DEBUG=1`), 2 from `sizeup plan` when no configuration meets the
 targets, 130 on Ctrl-C. Never a bare traceback.
+
+Output: while a command runs, stdout and stderr escape control characters (`cli/output.py`), so no name
+read from a file or a server reaches the terminal as an escape sequence.
 """
 
 from __future__ import annotations
@@ -158,11 +161,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     context = f"sizeup {command}" if command in COMMANDS else "sizeup"
 
     def run() -> int:
+        from sizeup.cli.flags import check_exclusive
+
         _refuse_empty_values(argv)
         args = build_parser(command).parse_args(argv)
+        check_exclusive(args)  # flag pairs each command declares with cli.flags.exclusive
         return args.func(args)
 
-    return run_guarded(run, context=context, debug=debug, json_errors=json_errors)
+    from sizeup.cli.output import safe_output
+
+    with safe_output():  # whatever a command prints passes sizeup.escape.terminal
+        return run_guarded(run, context=context, debug=debug, json_errors=json_errors)
 
 
 if __name__ == "__main__":

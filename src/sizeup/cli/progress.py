@@ -12,6 +12,9 @@ import sys
 import time
 from typing import TextIO
 
+from sizeup.cli.output import raw_stream
+from sizeup.escape import terminal_line
+
 
 class Progress:
     """`with Progress("measuring", budget_s=120) as bar: … bar.step("batch 8")`.
@@ -23,7 +26,7 @@ class Progress:
 
     def __init__(self, description: str, *, total: int | None = None, budget_s: float | None = None,
                  enabled: bool | None = None, plain: bool = False, stream: TextIO | None = None):
-        self.description = description
+        self.description = terminal_line(description)
         self.total = total
         self.budget_s = budget_s
         self.stream = stream if stream is not None else sys.stderr
@@ -51,7 +54,8 @@ class Progress:
         columns = [TextColumn("{task.description}"), BarColumn(),
                    MofNCompleteColumn() if self.total is not None else TextColumn("{task.fields[note]}"),
                    TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn()]
-        self._bar = RichProgress(*columns, console=Console(file=self.stream, force_terminal=True), transient=True,
+        console = Console(file=raw_stream(self.stream), force_terminal=True)  # the bar's own control sequences pass
+        self._bar = RichProgress(*columns, console=console, transient=True,
                                  refresh_per_second=4)
         total = self.total if self.total is not None else self.budget_s
         self._task = self._bar.add_task(self.description, total=total, note="")
@@ -78,6 +82,7 @@ class Progress:
     def step(self, text: str = "") -> None:
         """One step done (or begun): `text` names it ("batch 8")."""
         self.steps += 1
+        text = terminal_line(text)
         if self._bar is not None:
             if self.total is not None:
                 self._bar.update(self._task, advance=1, description=f"{self.description} {text}".strip())
@@ -89,7 +94,7 @@ class Progress:
     def note(self, text: str) -> None:
         """Change the text beside the bar without counting a step (a load test's request count)."""
         if self._bar is not None:
-            self._bar.update(self._task, note=text)
+            self._bar.update(self._task, note=terminal_line(text))
 
     def __exit__(self, *exc) -> None:
         bar, self._bar = self._bar, None
@@ -99,6 +104,6 @@ class Progress:
 
 def _is_terminal(stream: TextIO) -> bool:
     try:
-        return stream.isatty()
+        return raw_stream(stream).isatty()
     except (AttributeError, ValueError):
         return False

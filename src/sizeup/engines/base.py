@@ -30,8 +30,8 @@ from sizeup.ingest.arch import ModelArch
 from sizeup.engines.profile import EngineProfile, engine_profile
 from sizeup.ranges import Range
 
-__all__ = ["Batching", "EngineRef", "ExecutionModel", "check_engines", "engine", "engine_class", "engine_names",
-           "parse_engine", "resolve", "OPTIONS"]
+__all__ = ["Batching", "EngineRef", "ExecutionModel", "engine", "engine_class", "engine_names", "parse_engine",
+           "resolve", "OPTIONS"]
 
 OPTIONS = {"gpu_layers": "--gpu-layers", "threads": "--threads", "backend": "--backend", "build_date": "--build-date"}
 """Settings only some engines take, by the flag that sets them: an engine lists those it takes in `OPTIONS`."""
@@ -277,16 +277,6 @@ def parse_engine(text: str) -> EngineRef:
     if ref.version is not None:
         cls.check_version(ref.version)
     return ref
-
-
-def check_engines(names: tuple[str, ...], where: str) -> tuple[str, ...]:
-    """`names` as given, each checked by parse_engine; the one-line error names `where` they came from."""
-    for name in names:
-        try:
-            parse_engine(name)
-        except ConfigError as e:
-            raise ConfigError(f"{where}: {e}") from None
-    return names
 
 
 def _default_release(cls: type[ExecutionModel]) -> str:

@@ -18,9 +18,17 @@ from sizeup.ledger import Ledger, OpKind
 from sizeup.engines.profile import EngineProfile
 from sizeup.ranges import Range
 
-__all__ = ["eager_extra_kernels", "eager_kernel_overhead", "ssm_layer_host"]
+__all__ = ["eager_extra_kernels", "eager_kernel_overhead", "ssm_layer_host", "transformers_eager"]
 
 PREFIX = "eager_kernels."
+
+
+def transformers_eager() -> EngineProfile:
+    """The settings of transformers' eager modules at the current release (the hf engine's: its `eager_kernels.*`
+    counts per ledger op), for the training frameworks that run the same modules."""
+    from sizeup.engines.profile import engine_profile
+
+    return engine_profile("hf")
 
 
 def eager_extra_kernels(engine: EngineProfile, ledger: Ledger, fp32: bool) -> float:

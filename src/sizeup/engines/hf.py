@@ -40,7 +40,7 @@ class HFTransformers(ExecutionModel):
         if eager is None:
             return None
         return eager, (f"{self.NAME}: eager PyTorch runs the decode step's ops as more kernels than the ledger counts "
-                       f"(RMSNorm as 6-8 aten ops...; engines.yaml eager_kernels): +{eager.typical * 1e3:.2f} ms of "
+                       f"(RMSNorm as 6-8 aten ops...; data/engines/hf.yaml eager_kernels): +{eager.typical * 1e3:.2f} ms of "
                        f"host time per step")
 
     def phase_notes(self, arch: ModelArch, decode: bool) -> tuple[str, ...]:

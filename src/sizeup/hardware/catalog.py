@@ -9,6 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from sizeup.errors import CatalogError
+from sizeup.files import check_unchanged, open_regular
 from sizeup.hardware.schema import DeviceSpec, Offer, parse_device, parse_fx, parse_offers
 
 __all__ = ["Catalog", "load_catalog", "user_config_dir", "builtin_data_dir", "read_yaml", "load_architectures",
@@ -32,46 +33,37 @@ def user_config_dir() -> Path:
 
 
 def read_yaml(path: Path, *, cache: bool = True) -> object:
-    """Parse one data file (YAML, safe loader); files over MAX_DATA_FILE_BYTES are refused unread. With
+    """Parse one data file (YAML by `sizeup.yaml_strict`): a regular file (`sizeup.files`: a FIFO, a device or a link
+    to one is refused, never waited on) of at most MAX_DATA_FILE_BYTES, refused unread when larger. With
     `cache`, the parsed contents are kept as JSON keyed by the file's path, size and mtime
     (hardware.catalog_cache), so the next process reads them without importing yaml."""
-    try:
-        st = os.stat(path)
-    except OSError as e:
-        raise CatalogError(f"{path}: cannot be read ({e.strerror})") from e
-    if st.st_size > MAX_DATA_FILE_BYTES:
-        raise CatalogError(f"{path}: {st.st_size:,} bytes is larger than the {MAX_DATA_FILE_BYTES:,}-byte limit for "
-                           f"a catalog or data file")
-    if cache:
-        from sizeup.hardware.catalog_cache import MISSING, read_data_cached
-
-        data = read_data_cached(Path(path), st)
-        if data is not MISSING:
-            return data
-    import yaml
-
-    from sizeup.yaml_depth import MAX_YAML_NESTING, yaml_nesting_bound
-
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-        depth = yaml_nesting_bound(text)
-        if depth > MAX_YAML_NESTING:  # libyaml's C loader would overflow its stack (a segfault)
-            raise CatalogError(f"{path}: YAML nested up to {depth:,} levels deep; expected at most {MAX_YAML_NESTING}")
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    with open_regular(path, what="catalog file", error=CatalogError, limit=MAX_DATA_FILE_BYTES) as opened:
+        st = os.fstat(opened.fh.fileno())
         if cache:
-            from sizeup.hardware.catalog_cache import write_data_cached
+            from sizeup.hardware.catalog_cache import MISSING, read_data_cached
 
-            write_data_cached(Path(path), st, data)
-        return data
+            data = read_data_cached(Path(path), st)
+            if data is not MISSING:
+                return data
+        try:
+            raw = opened.fh.read(MAX_DATA_FILE_BYTES + 1)
+        except OSError as e:
+            raise CatalogError(f"{path}: cannot be read ({e.strerror})") from None
+        if len(raw) > MAX_DATA_FILE_BYTES:
+            raise CatalogError(f"{path}: more than the {MAX_DATA_FILE_BYTES:,}-byte limit for a catalog or data file")
+        check_unchanged(opened, CatalogError)
+    from sizeup.yaml_strict import load_yaml  # YAML 1.2 numbers and booleans, no key twice, no alias bomb
+
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise CatalogError(f"{path}: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start:,})") from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        raise CatalogError(f"{path}:{where} is not valid YAML ({getattr(e, 'problem', None) or e})") from e
-    except OSError as e:
-        raise CatalogError(f"{path}: cannot be read ({e.strerror})") from e
+    data = load_yaml(text, str(path), CatalogError)
+    if cache:
+        from sizeup.hardware.catalog_cache import write_data_cached
+
+        write_data_cached(Path(path), st, data)
+    return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +108,7 @@ def load_architectures(folders: tuple[str, ...] = ()):
     table = parse_architectures(read_yaml(path), path)
     for folder in folders:
         extra = Path(folder) / ARCHITECTURES_FILE
-        if extra.is_file() and extra != path:
+        if extra.exists() and extra != path:  # a FIFO or a folder of that name is refused by read_yaml
             more = parse_architectures(read_yaml(extra), extra)
             table.architectures.update(more.architectures)
     return table
@@ -128,14 +120,15 @@ def _source_files(folders: tuple[str, ...]) -> list[Path]:
     for folder in folders:
         root = Path(folder)
         files += _yaml_files(root / "devices") + _yaml_files(root / "offers") + _yaml_files(root)
-        if (root / ARCHITECTURES_FILE).is_file():
+        if (root / ARCHITECTURES_FILE).exists():
             files.append(root / ARCHITECTURES_FILE)
     return files
 
 
 def _code_files() -> list[Path]:
     here = Path(__file__).parent
-    return [here / name for name in ("catalog.py", "catalog_cache.py", "schema.py", "architectures.py")]
+    return [*(here / name for name in ("catalog.py", "catalog_cache.py", "schema.py", "architectures.py")),
+            here.parent / "yaml_strict.py"]
 
 
 @lru_cache(maxsize=8)
@@ -219,6 +212,8 @@ def load_catalog(extra: Iterable[str | Path] = (), *, include_user: bool = True)
     for folder in extra:
         path = Path(folder).expanduser()
         if not path.is_dir():
-            raise CatalogError(f"catalog folder {str(folder)!r} does not exist")
+            raise CatalogError(f"catalog folder {str(folder)!r} " + ("is not a folder: expected a folder of device "
+                                                                     "and offer files" if path.exists() else
+                                                                     "does not exist"))
         folders.append(path)
     return _load(tuple(str(f) for f in folders))

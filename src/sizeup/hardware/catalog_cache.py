@@ -20,8 +20,9 @@ from sizeup.hardware.schema import DeviceSpec, Interconnect, Offer
 __all__ = ["cache_dir", "cache_enabled", "content_key", "read_cached", "write_cached", "read_data_cached",
            "write_data_cached", "MISSING"]
 
-FORMAT = 2
-"""Bumped whenever the stored layout changes."""
+FORMAT = 3
+"""Bumped whenever the stored layout, or what a data file parses to, changes (3: YAML 1.2 numbers and
+booleans, `sizeup.yaml_strict`)."""
 
 
 def _sha256(data: bytes):

@@ -7,6 +7,7 @@ FLOP/s. A precision missing from a file is unsupported on that device, never ext
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -178,6 +179,19 @@ class Offer:
 
 # ---- validation -------------------------------------------------------------------------------
 
+MAX_DATA_NUMBER = 1e9
+"""Largest magnitude of any number in a data file, in the file's own unit (GiB, GB/s, TFLOP/s, MHz, W, USD per
+hour): far above any real part (a wafer-scale engine's 21 PB/s of SRAM bandwidth is 2.1e7 GB/s) and far below
+where a conversion to bytes or FLOP/s would overflow to infinity. NaN and infinities are refused too."""
+
+
+def _number_text(value: int | float) -> str:
+    """A number for a one-line error: a huge integer by its digit count."""
+    if isinstance(value, int) and abs(value) >= 10**24:
+        return f"a {len(str(abs(value))) if abs(value) < 10**4000 else 4000}-digit number"
+    return repr(value)
+
+
 class _Fields:
     """Typed access to a mapping from a data file; every error names the file and the field."""
 
@@ -218,6 +232,9 @@ class _Fields:
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.fail(key, "a number")
+        if not (isinstance(value, int) or math.isfinite(value)) or not -MAX_DATA_NUMBER <= value <= MAX_DATA_NUMBER:
+            raise CatalogError(f"{self.path}: field '{self._name(key)}' = {_number_text(value)}: expected a finite "
+                               f"number of at most {MAX_DATA_NUMBER:.0e} in the field's unit")
         if positive and not value > 0:
             raise self.fail(key, "a positive number")
         return float(value)

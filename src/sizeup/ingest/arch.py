@@ -237,6 +237,12 @@ class ModelArch:
     tower: TowerSpec | None = None
     """The encoder of an encoder-decoder or the vision tower of a vision-language model: its forward runs
     once per sequence (per image) in prefill. None: nothing runs ahead of the decoder."""
+    stored_format: str = ""
+    """The weight format the file itself stores (a GGUF file's `general.file_type`, else its tensors' types):
+    the estimate's format when none is asked for. "": a config, which says nothing of it, or a file type
+    sizeup has no format for (then `stored_format_from` says which)."""
+    stored_format_from: str = ""
+    """Where `stored_format` was read, e.g. "GGUF general.file_type = 15 (MOSTLY_Q4_K_M)"; "" for a config."""
 
     @property
     def encoder_layers(self) -> tuple[LayerSpec, ...]:

@@ -1,7 +1,8 @@
 """Reading a `config.json` into a mapping: the one place a config's bytes are read, checked before
 they are trusted.
 
-- The file's size is capped before anything is parsed (`MAX_CONFIG_BYTES`).
+- Only a regular file is read (`sizeup.files`: a FIFO, a device or a folder is refused, never waited on),
+  and its size is capped before anything is parsed (`MAX_CONFIG_BYTES`).
 - UTF-8, with or without a byte-order mark; any other encoding (UTF-16, UTF-32, Latin-1 with
   non-ASCII bytes) is refused in one line that says which.
 - JSON nesting is limited to `MAX_DEPTH` levels (real configs nest 3 or 4 deep).
@@ -14,12 +15,12 @@ from __future__ import annotations
 import codecs
 import json
 import math
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from sizeup.errors import ConfigError
+from sizeup.files import read_regular
 
 __all__ = ["MAX_CONFIG_BYTES", "MAX_DEPTH", "read_config_file", "parse_config_text"]
 
@@ -35,20 +36,7 @@ _OTHER_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
 def read_config_file(path: str | Path) -> dict[str, Any]:
     """The JSON object of a config file (a preset file's `config` member)."""
     path = Path(path)
-    try:
-        if not path.is_file():  # a FIFO or a device would block or never end
-            reason = "is not a regular file" if path.exists() else "does not exist"
-            raise ConfigError(f"config file {str(path)!r} {reason}")
-        size = os.path.getsize(path)
-        if size > MAX_CONFIG_BYTES:
-            raise ConfigError(f"{path}: {size:,} bytes, larger than a config.json can be "
-                              f"(limit {MAX_CONFIG_BYTES:,} bytes)")
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_CONFIG_BYTES + 1)
-    except OSError as e:
-        raise ConfigError(f"config file {str(path)!r} cannot be read ({e.strerror})") from None
-    if len(raw) > MAX_CONFIG_BYTES:  # grew while being read, or a device that reports no size
-        raise ConfigError(f"{path}: larger than a config.json can be (limit {MAX_CONFIG_BYTES:,} bytes)")
+    raw = read_regular(path, what="config file", error=ConfigError, limit=MAX_CONFIG_BYTES)
     data = parse_config_text(raw, str(path))
     if isinstance(data, dict) and "config" in data and "sizeup" in data:
         data = data["config"]

@@ -1,12 +1,15 @@
-"""Read model files from their headers only: `.safetensors` (JSON header) and `.gguf` (metadata and
-tensor infos). Nothing past the header is read, nothing is executed, and no length a header claims is
-trusted before it is checked against the file's size.
+"""Read model files from their headers only: `.safetensors` (JSON header, here) and `.gguf` (metadata and
+tensor infos, `sizeup.ingest.gguf`). Nothing past the header is read, nothing is executed, and no length a
+header claims is trusted before it is checked against the file's size. Only a regular file is opened
+(`sizeup.files`), and one that changes while it is read is refused.
 
 Headers are aggregated as they are read, never kept entry by entry: a safetensors header is scanned
-one tensor entry at a time (the whole header is never built as one JSON object), a GGUF file's tensor
-infos are summed as they pass. Every entry is type-checked (a dtype is a known name, a shape a list of
-non-negative integers, offsets two integers inside the data) and the parameters are bounded
-(`sizeup.ingest.limits.MAX_PARAMS`).
+one tensor entry at a time (the whole header is never built as one JSON object). Every entry is
+type-checked (a dtype is a known name, a shape a list of non-negative integers, offsets two integers
+inside the data) and the parameters are bounded (`sizeup.ingest.limits.MAX_PARAMS`). Then, as the
+safetensors library's own validation does, the tensors must cover the data exactly: no two share a byte,
+no gap is left and the last ends where the file does; and no name is given twice (with per tensor only
+its offsets and a hash of its name kept, 32 bytes).
 """
 
 from __future__ import annotations
@@ -16,14 +19,18 @@ import math
 import os
 import re
 import struct
-from dataclasses import dataclass, field, replace
+from array import array
+from dataclasses import dataclass, replace
+from itertools import pairwise
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from sizeup.errors import ConfigError, IngestError
+from sizeup.files import check_unchanged, open_regular
 from sizeup.ingest.arch import ModelArch
 from sizeup.ingest.config_file import read_config_file
 from sizeup.ingest.families.registry import parse_config
+from sizeup.ingest.gguf import GGUF_FILE_TYPES, GGUFHeader, gguf_config, read_gguf_header, stored_format
 from sizeup.ingest.limits import MAX_PARAMS, MAX_PARAMS_TEXT
 
 __all__ = ["SafetensorsHeader", "GGUFHeader", "read_safetensors_header", "read_gguf_header", "model_from_header",
@@ -39,16 +46,6 @@ PARAMS_TOLERANCE = 0.01
 SAFETENSORS_DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "F8_E4M3": 1, "F8_E5M2": 1, "I64": 8, "I32": 4,
                            "I16": 2, "I8": 1, "U8": 1, "BOOL": 1, "U16": 2, "U32": 4, "U64": 8}
 
-# ggml type ids (ggml.h enum ggml_type) -> name; block layouts are in sizeup.formats.
-GGML_TYPES = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 6: "Q5_0", 7: "Q5_1", 8: "Q8_0", 9: "Q8_1", 10: "Q2_K",
-              11: "Q3_K", 12: "Q4_K", 13: "Q5_K", 14: "Q6_K", 15: "Q8_K", 20: "IQ4_NL", 23: "IQ4_XS", 24: "I8",
-              25: "I16", 26: "I32", 27: "I64", 28: "F64", 30: "BF16"}
-# llama.cpp `general.file_type` (enum llama_ftype) -> sizeup weight format id
-GGUF_FILE_TYPES = {0: "fp32", 1: "f16", 2: "q4_0", 3: "q4_1", 7: "q8_0", 8: "q5_0", 10: "q2_k", 12: "q3_k_m",
-                   14: "q4_k_s", 15: "q4_k_m", 16: "q5_k_s", 17: "q5_k_m", 18: "q6_k", 30: "iq4_xs", 32: "bf16"}
-_GGUF_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SafetensorsHeader:
     path: str
@@ -56,20 +53,6 @@ class SafetensorsHeader:
     metadata: dict[str, str]
     params: int
     bytes_by_dtype: dict[str, int]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GGUFHeader:
-    path: str
-    version: int
-    metadata: dict[str, Any]
-    """Scalars and strings as read; arrays of up to 4,096 items as lists, longer ones as their length."""
-    tensor_count: int
-    params: int
-    types: dict[str, int] = field(default_factory=dict)
-    """Parameters per ggml type."""
-    has_output: bool = False
-    """The file stores an `output.weight` (an LM head not tied to the embeddings)."""
 
 
 # ---- safetensors ------------------------------------------------------------------------------
@@ -89,16 +72,20 @@ def _not_a_number(name: str) -> Any:
 
 def read_safetensors_header(path: str | Path) -> SafetensorsHeader:
     path = Path(path)
-    size = _size(path)
-    with open(path, "rb") as fh:
-        raw = fh.read(8)
+    with open_regular(path, what="model file", error=IngestError) as opened:
+        size = opened.size
+        raw = opened.fh.read(8)
         if len(raw) < 8:
             raise IngestError(f"{path}: truncated safetensors file ({size} bytes, no header length)")
         (length,) = struct.unpack("<Q", raw)
         if length > size - 8 or length > MAX_HEADER_BYTES:
             raise IngestError(f"{path}: safetensors header claims {length:,} bytes but the file has {size - 8:,} "
                               f"after the length field (limit {MAX_HEADER_BYTES:,}): corrupt or truncated")
-        blob = fh.read(length)
+        blob = opened.fh.read(length)
+        if len(blob) != length:
+            check_unchanged(opened, IngestError)
+            raise IngestError(f"{path}: the file ended inside its {length:,}-byte header: it changed while it was read")
+        check_unchanged(opened, IngestError)
     try:
         text = blob.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -111,11 +98,15 @@ def read_safetensors_header(path: str | Path) -> SafetensorsHeader:
 class _SafetensorsScan:
     """One pass over the header's top-level object, an entry at a time; only the sums are kept."""
 
-    def __init__(self, path: Path, data_size: int) -> None:
+    def __init__(self, path: Path, data_size: int, wanted: int | None = None) -> None:
         self.path, self.data_size = path, data_size
         self.count = self.params = self.claimed = 0
         self.by_dtype: dict[str, int] = {}
         self.metadata: dict[str, str] = {}
+        self.begins, self.ends, self.hashes = array("Q"), array("Q"), array("q")
+        """Offsets of every tensor that holds bytes, and the hash of every name: the layout and duplicate checks."""
+        self.wanted, self.seen = wanted, set()
+        """A second pass looking for the names of hash `wanted` (a name given twice), every entry read slowly."""
 
     def fail(self, message: str) -> IngestError:
         return IngestError(f"{self.path}: {message}")
@@ -129,6 +120,8 @@ class _SafetensorsScan:
             raise self.fail(f"safetensors header is not valid JSON ({detail})") from None
         except RecursionError:
             raise self.fail("safetensors header nests too deeply to be a header") from None
+        self._check_layout()
+        self._check_names(text)
         return SafetensorsHeader(path=str(self.path), tensor_count=self.count, metadata=self.metadata,
                                  params=self.params, bytes_by_dtype=self.by_dtype)
 
@@ -164,8 +157,11 @@ class _SafetensorsScan:
         variables (the hot loop of a header of millions of tensors); any entry that is not plainly
         valid goes to `_tensor`, which raises with its message. Returns where the run stopped and
         whether it closed the header object."""
+        if self.wanted is not None:
+            return i, False
         fast, widths, by_dtype, data_size = _COMPACT_ENTRY.match, SAFETENSORS_DTYPE_BYTES, self.by_dtype, self.data_size
         count, params, claimed = self.count, self.params, self.claimed
+        add_begin, add_end, add_hash = self.begins.append, self.ends.append, self.hashes.append
         try:
             while (m := fast(text, i)) is not None:
                 name, dtype, shape, b, e, sep = m.groups()
@@ -173,11 +169,16 @@ class _SafetensorsScan:
                 numel, begin, end, width = math.prod(dims), int(b), int(e), widths.get(dtype, 0)
                 size = end - begin
                 if (not width or len(dims) > MAX_DIMS or (dims and max(dims) >= 2**63) or size != numel * width
-                        or begin > end or end > data_size or params + numel > MAX_PARAMS or claimed + size > data_size):
+                        or begin > end or end > data_size or params + numel > MAX_PARAMS or claimed + size > data_size
+                        or name == "__metadata__"):
                     self.count, self.params, self.claimed = count, params, claimed
-                    self._tensor(name, dtype, dims, begin, end)  # raises, naming the tensor
+                    return i, False  # the entry by entry path reads it, and raises naming the tensor
                 count, params, claimed = count + 1, params + numel, claimed + size
                 by_dtype[dtype] = by_dtype.get(dtype, 0) + size
+                add_hash(hash(name))
+                if size:
+                    add_begin(begin)
+                    add_end(end)
                 i = m.end()
                 if sep == "}":
                     return i, True
@@ -190,6 +191,7 @@ class _SafetensorsScan:
             raise json.JSONDecodeError("extra data after the header object", text, i)
 
     def _entry(self, name: str, info: Any) -> None:
+        self._note_name(name)
         if name == "__metadata__":
             if info is None:
                 return
@@ -227,6 +229,41 @@ class _SafetensorsScan:
         self.count += 1
         self.params += numel
         self.by_dtype[dtype] = self.by_dtype.get(dtype, 0) + end - begin
+        if end > begin:
+            self.begins.append(begin)
+            self.ends.append(end)
+
+    def _note_name(self, name: str) -> None:
+        key = hash(name)
+        self.hashes.append(key)
+        if key == self.wanted:
+            if name in self.seen:
+                raise self.fail(f"tensor {name[:80]!r} appears twice in the header: expected each name once")
+            self.seen.add(name)
+
+    def _check_layout(self) -> None:
+        """The tensors that hold bytes tile the data exactly, as the safetensors library requires of a file
+        (its `Metadata::validate`: each tensor starts where the one before ends, the last ends at the end of
+        the file). With the begins and the ends each sorted, tensor k covers [begins[k], ends[k]) when they
+        do; the first place they do not is a gap or bytes claimed twice."""
+        position = 0
+        for begin, end in zip(sorted(self.begins), sorted(self.ends)):
+            if begin > position:
+                raise self.fail(f"data bytes [{position:,}, {begin:,}) belong to no tensor: expected tensors laid end "
+                                f"to end (as the safetensors library writes and requires): corrupt")
+            if begin < position:
+                raise self.fail(f"two tensors claim data bytes from {begin:,} to {position:,} (overlapping or "
+                                f"duplicated entries): expected each byte in one tensor: corrupt")
+            position = end
+        if position != self.data_size:
+            raise self.fail(f"the tensors end at data byte {position:,} but the file holds {self.data_size:,} data "
+                            f"bytes: expected the last tensor to end where the file does (truncated or extended)")
+
+    def _check_names(self, text: str) -> None:
+        """No name twice: the sorted name hashes are distinct, else a second pass finds the name."""
+        repeated = next((a for a, b in pairwise(sorted(self.hashes)) if a == b), None)
+        if repeated is not None and self.wanted is None:
+            _SafetensorsScan(self.path, self.data_size, wanted=repeated)._scan(text)  # raises, naming it
 
 
 def _short(value: Any) -> str:
@@ -234,162 +271,27 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-# ---- GGUF -------------------------------------------------------------------------------------
-
-class _Reader:
-    """Bounded little-endian reads: every length is checked against what remains of the file."""
-
-    def __init__(self, fh: BinaryIO, size: int, path: Path) -> None:
-        self.fh, self.size, self.path = fh, size, path
-
-    def take(self, n: int) -> bytes:
-        if n < 0 or n > self.size - self.fh.tell():
-            raise IngestError(f"{self.path}: GGUF header claims {n:,} more bytes at offset {self.fh.tell():,} but the "
-                              f"file has {self.size:,} bytes: truncated or corrupt")
-        return self.fh.read(n)
-
-    def scalar(self, fmt: str) -> Any:
-        return struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
-
-    def string(self) -> str:
-        return self.take(self.scalar("<Q")).decode("utf-8", errors="replace")
-
-    def value(self, kind: int, depth: int = 0) -> Any:
-        if kind in _GGUF_SCALARS:
-            return self.scalar(_GGUF_SCALARS[kind])
-        if kind == 8:
-            return self.string()
-        if kind == 9 and depth == 0:
-            inner, count = self.scalar("<I"), self.scalar("<Q")
-            smallest = struct.calcsize(_GGUF_SCALARS[inner]) if inner in _GGUF_SCALARS else 8
-            if count * smallest > self.size - self.fh.tell():
-                raise IngestError(f"{self.path}: GGUF array of {count:,} items does not fit in the file: corrupt")
-            if inner in _GGUF_SCALARS:
-                fmt = _GGUF_SCALARS[inner]
-                raw = self.take(count * struct.calcsize(fmt))
-                return list(struct.unpack(f"<{count}{fmt[1:]}", raw)) if count <= 4096 else count
-            return [self.value(inner, 1) for _ in range(count)] if count <= 4096 else _skip_strings(self, count)
-        if kind == 9:
-            raise IngestError(f"{self.path}: GGUF array of arrays at offset {self.fh.tell():,}: not supported")
-        raise IngestError(f"{self.path}: unknown GGUF value type {kind}")
-
-
-def _skip_strings(reader: _Reader, count: int) -> int:
-    """Long string arrays (the tokenizer's vocabulary) are skipped; their length is kept."""
-    for _ in range(count):
-        reader.take(reader.scalar("<Q"))
-    return count
-
-
-def read_gguf_header(path: str | Path) -> GGUFHeader:
-    path = Path(path)
-    size = _size(path)
-    with open(path, "rb") as fh:
-        r = _Reader(fh, size, path)
-        if r.take(4) != b"GGUF":
-            raise IngestError(f"{path}: not a GGUF file (magic bytes are not 'GGUF')")
-        version = r.scalar("<I")
-        if version not in (2, 3):
-            raise IngestError(f"{path}: GGUF version {version} is not supported (expected 2 or 3)")
-        n_tensors, n_kv = r.scalar("<Q"), r.scalar("<Q")
-        if n_tensors > size // 24 or n_kv > size // 12:
-            raise IngestError(f"{path}: GGUF header claims {n_tensors:,} tensors and {n_kv:,} keys, more than "
-                              f"a {size:,}-byte file can hold: corrupt")
-        metadata = {}
-        for _ in range(n_kv):
-            key = r.string()
-            metadata[key] = r.value(r.scalar("<I"))
-        params, types, has_output = 0, {}, False
-        for _ in range(n_tensors):
-            name = r.string()
-            n_dims = r.scalar("<I")
-            if n_dims > 8:
-                raise IngestError(f"{path}: tensor {name[:80]!r} claims {n_dims} dimensions: corrupt")
-            numel = math.prod(r.scalar("<Q") for _ in range(n_dims))
-            kind = GGML_TYPES.get(r.scalar("<I"), "unknown")
-            r.scalar("<Q")  # data offset
-            params += numel
-            if params > MAX_PARAMS:
-                raise IngestError(f"{path}: tensor {name[:80]!r} brings the header past {MAX_PARAMS_TEXT} parameters "
-                                  f"(the bound on parameters): corrupt")
-            types[kind] = types.get(kind, 0) + numel
-            has_output = has_output or name == "output.weight"
-    return GGUFHeader(path=str(path), version=version, metadata=metadata, tensor_count=n_tensors, params=params,
-                      types=types, has_output=has_output)
-
-
-def _size(path: Path) -> int:
-    """The size of a regular, readable file (a folder, a device or a FIFO is refused before any read)."""
-    try:
-        if not path.is_file():
-            reason = "is not a regular file" if path.exists() else "does not exist"
-            raise IngestError(f"model file {str(path)!r} {reason}")
-        with open(path, "rb"):
-            pass
-        return os.path.getsize(path)
-    except OSError as e:
-        raise IngestError(f"model file {str(path)!r} cannot be read ({e.strerror})") from None
-
-
-# GGUF metadata keys ({arch}.*) -> config.json fields
-_GGUF_FIELDS = {
-    "embedding_length": "hidden_size", "block_count": "num_hidden_layers", "feed_forward_length": "intermediate_size",
-    "attention.head_count": "num_attention_heads", "attention.head_count_kv": "num_key_value_heads",
-    "context_length": "max_position_embeddings", "attention.key_length": "head_dim", "vocab_size": "vocab_size",
-    "expert_count": "num_local_experts", "expert_used_count": "num_experts_per_tok",
-    "attention.sliding_window": "sliding_window",
-}
-_GGUF_MODEL_TYPES = {"llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "gemma2": "gemma2", "gemma": "gemma",
-                     "phi3": "phi3", "mistral": "mistral"}
-_TOKENS = "tokenizer.ggml.tokens"
-
-
-def gguf_config(header: GGUFHeader) -> tuple[dict[str, Any], dict[str, str]]:
-    """The config.json fields a GGUF file's metadata gives, and for each the GGUF key it came from
-    (values as stored: the config parser type- and range-checks them)."""
-    arch_name = header.metadata.get("general.architecture")
-    if not isinstance(arch_name, str) or arch_name not in _GGUF_MODEL_TYPES:
-        raise ConfigError(f"{header.path}: GGUF architecture {_short(arch_name)} is not supported (expected one of "
-                          f"{', '.join(sorted(_GGUF_MODEL_TYPES))})")
-    config: dict[str, Any] = {"model_type": _GGUF_MODEL_TYPES[arch_name]}
-    sources: dict[str, str] = {}
-    for key, field_name in _GGUF_FIELDS.items():
-        value = header.metadata.get(f"{arch_name}.{key}")
-        if value is not None:
-            config[field_name], sources[field_name] = value, f"{arch_name}.{key}"
-    if "vocab_size" not in config:
-        tokens = header.metadata.get(_TOKENS)
-        if isinstance(tokens, list):
-            config["vocab_size"] = len(tokens)
-        elif isinstance(tokens, int) and not isinstance(tokens, bool):
-            config["vocab_size"] = tokens
-        elif tokens is not None:
-            raise ConfigError(f"{header.path}: GGUF {_TOKENS!r} = {_short(tokens)}: expected an array of tokens")
-        sources["vocab_size"] = f"length of {_TOKENS}"
-    config["tie_word_embeddings"] = not header.has_output
-    if config.get("num_local_experts"):
-        config["model_type"] = "mixtral"
-    return config, sources
-
-
 def model_from_header(path: str | Path) -> ModelArch:
-    """The architecture of a `.gguf` file from its metadata, or of a `.safetensors` file from the
-    `config.json` beside it, checked against the parameters its header (and its sibling shards')
-    hold: more than `PARAMS_TOLERANCE` apart gives a warning among the model's assumptions."""
+    """The architecture of a `.gguf` file from its metadata (with the weight format it stores), or of a
+    `.safetensors` file from the `config.json` beside it, checked against the parameters its header (and
+    its sibling shards') hold: more than `PARAMS_TOLERANCE` apart gives a warning among the model's
+    assumptions."""
     path = Path(path)
     if path.suffix == ".safetensors":
         header = read_safetensors_header(path)
         config = path.parent / "config.json"
-        if not config.is_file():
+        if not os.path.lexists(config):  # one that is there but not a file is refused, saying why, by the reader
             raise ConfigError(f"{path}: a safetensors file has no architecture; put its config.json beside it "
                               f"({header.params:,} parameters in the header)")
         arch = parse_config(read_config_file(config), name=config.parent.name or config.stem, where=str(config))
         return _cross_checked(arch, path, header, config)
     header = read_gguf_header(path)
     config, sources = gguf_config(header)
+    fmt, source = stored_format(header)
     name = header.metadata.get("general.name")
-    return parse_config(config, name=name if isinstance(name, str) and name else path.stem,
+    arch = parse_config(config, name=name if isinstance(name, str) and name else path.stem,
                         where=f"{path} (GGUF metadata)", sources=sources)
+    return replace(arch, stored_format=fmt, stored_format_from=source)
 
 
 _SHARD = re.compile(r"^(?P<stem>.+)-(?P<index>\d+)-of-(?P<count>\d+)$")

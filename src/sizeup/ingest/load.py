@@ -5,6 +5,7 @@ parser (`sizeup.ingest.families`) and the header readers (`sizeup.ingest.headers
 from __future__ import annotations
 
 import json
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -51,7 +52,7 @@ def load_model(name_or_path: str) -> ModelArch:
     path = Path(name_or_path).expanduser()
     if path.is_dir():
         path = path / "config.json"
-        if not path.is_file():
+        if not os.path.lexists(path):  # one that is there but not a file is refused, saying why, by the reader
             raise ConfigError(f"model folder {name_or_path!r} has no config.json")
     elif path.suffix in (".safetensors", ".gguf") or (path.exists() and path.suffix != ".json"):
         from sizeup.ingest.headers import model_from_header

@@ -22,6 +22,7 @@ import numpy as np
 
 import sizeup.ops.onnx_ops  # noqa: F401  (registers the "onnx.*" formulas)
 from sizeup.errors import IngestError
+from sizeup.ingest.onnx_order import topological_order
 from sizeup.ingest.onnx_weights import check_initializers
 from sizeup.ledger import Ledger, LiveBuffer, OpKind, OpRecord, TensorCategory, TensorRecord, TensorSpec
 from sizeup.ops import OpCall, cost_of
@@ -49,6 +50,8 @@ _FOLD_LIMIT = 1 << 16
 _GENERATORS = frozenset({"Expand", "ConstantOfShape", "Range", "Tile", "EyeLike", "Resize", "Upsample", "Pad"})
 """Ops whose output size follows from input values: folded only when their output is known to be small."""
 _MAX_ROUNDS = 64
+MAX_ONNX_BYTES = 2**31
+"""Largest .onnx file read (protobuf's 2 GiB message limit: larger models keep their weights in external data)."""
 _SUBGRAPH_ATTRIBUTES = (5, 10)  # AttributeProto.GRAPH, GRAPHS: the bodies of If, Loop, Scan
 
 
@@ -71,12 +74,14 @@ def _first_line(e: BaseException) -> str:
 
 
 def _load(onnx: Any, path: Path) -> Any:
-    if not path.is_file():
-        raise IngestError(f"no such ONNX file: {str(path)!r}")
+    from sizeup.files import read_regular
+
+    raw = read_regular(path, what="ONNX file", error=IngestError, limit=MAX_ONNX_BYTES)
     try:
-        model = onnx.load(str(path), load_external_data=False)  # weights' sizes suffice, not their values
+        model = onnx.load_model_from_string(raw)  # external weights are not loaded: their sizes suffice
     except Exception as e:  # protobuf's DecodeError, or whatever onnx raises on a damaged file
         raise IngestError(f"{path.name} is not a readable ONNX model ({_first_line(e)})") from e
+    del raw
     if not model.HasField("graph") or not model.graph.node:
         raise IngestError(f"{path.name} is not a readable ONNX model (no graph nodes)")
     check_initializers(model, path)
@@ -262,28 +267,6 @@ def _array(onnx: Any, weight: Any) -> np.ndarray | None:
 
 # ---- the graph -------------------------------------------------------------------------------
 
-def _topological(graph: Any, available: set[str], path: Path) -> list[Any]:
-    """The nodes in an order where every input is made before it is read (file order when valid)."""
-    ready = set(available) | {""}
-    pending = list(graph.node)
-    ordered: list[Any] = []
-    while pending:
-        rest = []
-        for node in pending:
-            if all(n in ready for n in node.input):
-                ordered.append(node)
-                ready.update(node.output)
-            else:
-                rest.append(node)
-        if len(rest) == len(pending):
-            node = rest[0]
-            missing = next(n for n in node.input if n not in ready)
-            raise IngestError(f"{path.name}: node {node.name or node.op_type!r} reads {missing!r}, which no node, "
-                              f"input or initializer makes (or the graph has a cycle)")
-        pending = rest
-    return ordered
-
-
 def _scope(node: Any) -> str:
     """Module path of a node: the dynamo exporter's name scopes, else the TorchScript exporter's node
     name, whose parts name each module relative to its parent, "/layer1/layer1.0/downsample/
@@ -350,7 +333,7 @@ def onnx_ledger(path: str | Path, *, dims: dict[str, int] | None = None, name: s
     _bind_dims(model, dims, path)
     weight_specs = {w.name: _spec_of_weight(w) for w in model.graph.initializer}
     inputs = [v.name for v in model.graph.input if v.name not in weight_specs]
-    ordered = [copy.deepcopy(n) for n in _topological(model.graph, set(weight_specs) | set(inputs), path)]
+    ordered = [copy.deepcopy(n) for n in topological_order(model.graph, set(weight_specs) | set(inputs), path)]
     del model.graph.node[:]
     model.graph.node.extend(ordered)  # shape inference too reads the nodes in order
     nodes = list(model.graph.node)

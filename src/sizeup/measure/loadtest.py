@@ -2,6 +2,12 @@
 OpenAI-compatible requests (or plain HTTP), with TTFT, inter-token latency (TPOT) and end-to-end
 percentiles, request and token throughput, and errors and timeouts by kind. Bounded in request count
 and time: it stops by itself.
+
+A request counts as ok only when it got what the protocol promises: for `openai`, a 2xx answer of
+`text/event-stream` whose events carry at least one token and end with `data: [DONE]`; for `http`, a
+2xx answer. Anything else is an error with its reason (ERROR_REASONS): a redirect, an HTTP error, a plain
+JSON answer where a stream was asked, an HTML page (a login wall), a stream with no token or cut short.
+The URL and the prompts are checked before the first request (measure/load_inputs.py).
 """
 
 from __future__ import annotations
@@ -18,8 +24,9 @@ from urllib.parse import urlparse
 import numpy as np
 
 from sizeup.errors import ConfigError, MeasureError
+from sizeup.measure.load_inputs import check_url
 
-__all__ = ["LoadConfig", "RequestRecord", "LoadResult", "run_load", "percentiles"]
+__all__ = ["LoadConfig", "RequestRecord", "LoadResult", "run_load", "percentiles", "ERROR_REASONS", "describe_error"]
 
 POINTS = {"p50": 50.0, "p90": 90.0, "p95": 95.0, "p99": 99.0, "p999": 99.9}
 DEFAULT_PROMPTS = ("Summarise the plot of a novel in three sentences.", "Explain what a KV cache is.",
@@ -42,9 +49,9 @@ class LoadConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        parsed = urlparse(self.url)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise ConfigError(f"URL {self.url!r}: expected http://HOST:PORT/…")
+        check_url(self.url)
+        if not self.prompts or not all(isinstance(p, str) and p for p in self.prompts):
+            raise ConfigError("prompts: expected at least one non-empty prompt")
         if self.api not in ("openai", "http"):
             raise ConfigError(f"--api {self.api!r}: expected openai or http")
         if (self.rate is None) == (self.concurrency is None):
@@ -71,7 +78,7 @@ class RequestRecord:
     tokens: int = 0
     token_times: list[float] = field(default_factory=list)
     status: str = "ok"
-    """ok | http_<code> | timeout | connect | protocol"""
+    """ok, or an error reason: a key of ERROR_REASONS, or http_<code> / redirect_<code>"""
 
     @property
     def ttft_s(self) -> float | None:
@@ -115,8 +122,10 @@ class LoadResult:
     def to_dict(self) -> dict[str, Any]:
         ok = self.ok
         itl = [b - a for r in ok for a, b in zip(r.token_times, r.token_times[1:])]
+        errors = self.errors()
         return {
-            "url": self.config.url, "requests": len(self.records), "ok": len(ok), "errors": self.errors(),
+            "url": self.config.url, "requests": len(self.records), "ok": len(ok), "errors": errors,
+            "error_reasons": {k: describe_error(k) for k in errors},
             "elapsed_s": self.elapsed_s, "request_throughput_per_s": len(ok) / self.elapsed_s if self.elapsed_s else 0,
             "token_throughput_per_s": sum(r.tokens for r in ok) / self.elapsed_s if self.elapsed_s else 0,
             "ttft_s": percentiles([r.ttft_s for r in ok]), "tpot_s": percentiles([r.tpot_s for r in ok]),
@@ -142,6 +151,49 @@ async def _lines(response):
         yield buffer.decode("utf-8", errors="replace")
 
 
+ERROR_REASONS = {
+    "timeout": "no complete answer within --timeout",
+    "connect": "the connection was refused or failed",
+    "protocol": "a malformed HTTP answer or stream event",
+    "not_streamed": "a plain JSON answer where a token stream was asked (the server ignored stream: true)",
+    "html_page": "an HTML page, not an LLM answer (a login wall or a proxy's page?)",
+    "not_event_stream": "an answer that is not text/event-stream",
+    "no_tokens": "a stream that carried no token",
+    "truncated": "a stream that ended before data: [DONE]",
+    "stream_error": "an error event inside the stream",
+}
+"""Why a request was not ok; besides these, http_<code> (an HTTP error) and redirect_<code> (a redirect,
+not followed: the URL should name the endpoint itself)."""
+
+
+def describe_error(reason: str) -> str:
+    """One phrase for an error reason of a RequestRecord."""
+    kind, _, code = reason.partition("_")
+    if kind == "http" and code.isdigit():
+        return f"HTTP {code} from the server"
+    if kind == "redirect" and code.isdigit():
+        return f"a {code} redirect (not followed: give the endpoint's own URL)"
+    return ERROR_REASONS.get(reason, reason)
+
+
+def _head_error(response, streamed: bool) -> str | None:
+    """The error reason of a response's status line and content type, or None when its body may be read
+    as what the protocol promises."""
+    code = response.status_code
+    if 300 <= code < 400:
+        return f"redirect_{code}"
+    if code >= 400 or code < 200:
+        return f"http_{code}"
+    if not streamed:
+        return None
+    ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype == "text/event-stream":
+        return None
+    if ctype == "application/json" or ctype.endswith("+json"):
+        return "not_streamed"
+    return "html_page" if ctype in ("text/html", "application/xhtml+xml") else "not_event_stream"
+
+
 def _token_text(chunk: object) -> str | None:
     """The text of one streamed chunk ({"choices": [{"delta": {"content": …}} or {"text": …}]}); ValueError
     for a chunk of another shape."""
@@ -157,6 +209,36 @@ def _token_text(chunk: object) -> str | None:
     return text
 
 
+async def _drain(response) -> None:
+    """Read and discard a body: memory bounded by the chunk size."""
+    async for _ in response.aiter_bytes():
+        pass
+
+
+async def _read_stream(response, record: RequestRecord) -> str:
+    """Read a server-sent-events body into `record` (token times); the request's status: ok, or why not."""
+    async for line in _lines(response):
+        if not line.startswith("data:"):
+            continue
+        data = line[5:].strip()
+        if data == "[DONE]":
+            return "ok" if record.tokens else "no_tokens"
+        try:
+            chunk = json.loads(data)
+            if isinstance(chunk, dict) and chunk.get("error") is not None:
+                return "stream_error"
+            text = _token_text(chunk)
+        except (ValueError, RecursionError):
+            return "protocol"
+        if text:
+            now = time.perf_counter()
+            if record.first_token is None:
+                record.first_token = now
+            record.token_times.append(now)
+            record.tokens += 1
+    return "truncated" if record.tokens else "no_tokens"
+
+
 async def _one(client, cfg: LoadConfig, prompt: str, record: RequestRecord) -> None:
     """One request, recorded; every failure (the server's or the wire's) becomes the record's status."""
     import httpx
@@ -164,38 +246,20 @@ async def _one(client, cfg: LoadConfig, prompt: str, record: RequestRecord) -> N
     try:
         if cfg.api == "http":
             async with client.stream("GET", cfg.url) as response:
-                async for _ in response.aiter_bytes():  # read and discard: memory bounded by the chunk size
-                    pass
+                await _drain(response)
             record.end = time.perf_counter()
             record.first_token = record.end
-            record.status = "ok" if response.status_code < 400 else f"http_{response.status_code}"
+            record.status = _head_error(response, streamed=False) or "ok"
             return
         body = {"model": "default", "messages": [{"role": "user", "content": prompt}], "max_tokens": cfg.max_tokens,
                 "stream": True}
         async with client.stream("POST", cfg.url, json=body) as response:
-            if response.status_code >= 400:
-                async for _ in response.aiter_bytes():
-                    pass
-                record.status = f"http_{response.status_code}"
-                record.end = time.perf_counter()
-                return
-            async for line in _lines(response):
-                if not line.startswith("data:"):
-                    continue
-                data = line[5:].strip()
-                if data == "[DONE]":
-                    break
-                try:
-                    text = _token_text(json.loads(data))
-                except (ValueError, RecursionError):
-                    record.status = "protocol"
-                    break
-                if text:
-                    now = time.perf_counter()
-                    if record.first_token is None:
-                        record.first_token = now
-                    record.token_times.append(now)
-                    record.tokens += 1
+            error = _head_error(response, streamed=True)
+            if error is not None:
+                await _drain(response)
+                record.status = error
+            else:
+                record.status = await _read_stream(response, record)
         record.end = time.perf_counter()
     except httpx.TimeoutException:
         record.status, record.end = "timeout", None
@@ -275,8 +339,8 @@ def check_reachable(url: str, timeout_s: float = 3.0) -> None:
     try:
         with socket.create_connection((parsed.hostname, port), timeout=timeout_s):
             pass
-    except OSError as e:
-        raise MeasureError(f"cannot reach {url}: {e.strerror or e}") from None
+    except (OSError, UnicodeError) as e:  # refused, unknown host, a name the resolver cannot encode
+        raise MeasureError(f"cannot reach {url}: {getattr(e, 'strerror', None) or e}") from None
 
 
 def run_load(cfg: LoadConfig, progress: Callable[[int, int], None] | None = None) -> LoadResult:

@@ -8,7 +8,45 @@ from sizeup.hardware.offer_price import hourly_price, replica_price
 from sizeup.hardware.schema import DeviceSpec, Offer
 from sizeup.plan.scenario import Scenario
 
-__all__ = ["devices_for", "offers_for", "hourly_price", "replica_price"]
+__all__ = ["check_constraints", "devices_for", "offers_for", "hourly_price", "replica_price"]
+
+
+def check_constraints(scenario: Scenario, catalog: Catalog) -> None:
+    """Refuse, in one line naming the value, a provider or region no offer of the catalog has, an engine
+    sizeup has no profile of, or a weight format it does not know — before the search, which would
+    otherwise end in "no configuration meets the scenario". Devices resolve by name (hardware.resolve)."""
+    from sizeup.errors import ConfigError
+    from sizeup.formats import get_format
+    from sizeup.plan.scenario_keys import closest
+    from sizeup.engines.base import parse_engine
+
+    c = scenario.constraints
+    for key, names, known in (("providers", c.providers, {o.provider for o in catalog.offers.values()}),
+                              ("regions", c.regions, {o.region for o in catalog.offers.values()})):
+        for name in names:
+            if name not in known:
+                near = closest(name, known)
+                hint = f"did you mean {near!r}? " if near else ""
+                shown = ", ".join(sorted(known)[:30]) + (", …" if len(known) > 30 else "")
+                raise ConfigError(f"scenario key 'constraints.{key}' = {name!r}: no offer in the catalog has this "
+                                  f"{key[:-1]} ({hint}known: {shown or 'none'})")
+    checks = [("engines", c.engines, parse_engine)] if scenario.task in ("chat", "api") else []
+    if scenario.task != "vision":  # a vision model's fp16/fp32 is checked with the scenario
+        checks.append(("quantizations", c.quantizations, get_format))
+    for key, names, lookup in checks:
+        for name in names:
+            try:
+                lookup(name)
+            except ConfigError as e:
+                raise ConfigError(f"scenario key 'constraints.{key}' = {name!r}: {e}") from None
+    from sizeup.errors import ResolveError
+
+    for key, name in [("devices", d) for d in c.devices] + [(f"owned[{i}].device", o.device)
+                                                             for i, o in enumerate(c.owned)]:
+        try:
+            catalog.device(name)
+        except ResolveError as e:  # it lists the closest names
+            raise ResolveError(f"scenario key 'constraints.{key}': {e}") from None
 
 
 def devices_for(catalog: Catalog, scenario: Scenario) -> list[DeviceSpec]:

@@ -20,7 +20,11 @@ __all__ = ["Candidate", "Rejection", "PlanResult", "plan_scenario"]
 
 def plan_scenario(scenario: Scenario, catalog: Catalog, *, prune: bool = True) -> PlanResult:
     """The plan for `scenario`; `prune=False` simulates every family that fits (for checking the
-    pruning, slower). Each search is imported when its task runs: a plan loads only what it needs."""
+    pruning, slower). Each search is imported when its task runs: a plan loads only what it needs.
+    Unknown providers, regions, engines, formats and devices are refused first (plan.offers.check_constraints)."""
+    from sizeup.plan.offers import check_constraints
+
+    check_constraints(scenario, catalog)
     if scenario.task == "vision":
         from sizeup.plan.vision import plan_vision
 

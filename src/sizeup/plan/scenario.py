@@ -1,11 +1,15 @@
 """A planning scenario: the model, the task, the traffic or the job, the SLA, the budget and the
 constraints — from a YAML file or CLI flags, validated with errors that name the key.
 
+Strict: a key the schema does not know is refused with the closest known one, and a key the task does
+not read (`KEY_TASKS`: `sla` in a fine-tune, `traffic.users` on an edge device) is refused with the tasks
+that read it. The file is read by `sizeup.yaml_strict` (YAML 1.2 numbers and booleans, no key twice).
+
 ```yaml
 name: team-chat-api
 model: llama-3.1-8b
 task: api                      # chat | api | batch | finetune | pretrain | edge
-traffic:                       # serving tasks
+traffic:                       # serving tasks (batch and edge: prompt_tokens and output_tokens only)
   requests_per_day: 200000     # or peak_requests_per_s, or users (+ requests_per_user_per_hour)
   peak_hour_share: 0.15        # share of the day's requests in the busiest hour (default 1/24 × 3)
   peak_factor: 1.5             # event multiplier on the peak hour
@@ -49,14 +53,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sizeup.engines.base import check_engines
 from sizeup.errors import ConfigError
-from sizeup.yaml_depth import MAX_YAML_NESTING, yaml_nesting_bound
-from sizeup.units import (MAX_BATCH, MAX_GPUS, MAX_LIST_ITEMS, MAX_NAME_CHARS, MAX_REQUESTS_PER_S, MAX_SLA_S,
-                          MAX_TOKENS, MAX_TRAINING_TOKENS, MAX_USD, MAX_USERS, KIB, check_number)
+from sizeup.plan.scenario_keys import Keys, type_name
+from sizeup.units import (MAX_BATCH, MAX_GPUS, MAX_NAME_CHARS, MAX_REQUESTS_PER_S, MAX_SLA_S, MAX_TOKENS,
+                          MAX_TRAINING_TOKENS, MAX_USD, MAX_USERS, KIB, check_number)
+from sizeup.yaml_depth import MAX_YAML_NESTING
 
 __all__ = ["Scenario", "Traffic", "SLA", "Job", "Budget", "Constraints", "Owned", "Edge", "load_scenario",
-           "parse_scenario", "TASKS", "SERVING_TASKS", "MAX_SCENARIO_BYTES"]
+           "parse_scenario", "TASKS", "SERVING_TASKS", "KEY_TASKS", "MAX_SCENARIO_BYTES"]
 
 TASKS = ("chat", "api", "batch", "finetune", "pretrain", "edge", "vision")
 SERVING_TASKS = ("chat", "api", "vision")
@@ -70,122 +74,44 @@ MAX_SCENARIO_BYTES = 1024 * KIB
 MAX_NESTING = MAX_YAML_NESTING
 """Deepest nesting read (a scenario needs 4); deeper YAML is refused before parsing (libyaml would
 overflow the C stack, PyYAML the recursion limit)."""
-MAX_TEXT_CHARS = 4096
-"""A model path or name, a scenario name."""
 MAX_OWNED = 64
 MAX_DEADLINE_HOURS = 100_000.0
 MAX_EPOCHS = 10_000.0
 MAX_RANK = 65_536
 
+_LLM = ("chat", "api")
+_JOBS = ("finetune", "pretrain", "batch")
+_TRAINING = ("finetune", "pretrain")
+_RENTED = ("chat", "api", "vision", *_JOBS)
+"""Tasks priced on cloud offers (an edge device is bought, one of it)."""
+_RATE_KEYS = ("requests_per_day", "peak_requests_per_s", "users", "requests_per_user_per_hour", "peak_hour_share",
+              "peak_factor", "profile")
+_LENGTHS = ("chat", "api", "batch", "edge")
+"""Tasks that read traffic.prompt_tokens and traffic.output_tokens (batch and edge: those two only)."""
 
-class _Keys:
-    """Typed access to one mapping of the scenario; every error names the key path."""
-
-    def __init__(self, data: Any, where: str) -> None:
-        if data is None:
-            data = {}
-        if not isinstance(data, dict):
-            what = f"scenario key {where!r}" if where else "scenario"
-            raise ConfigError(f"{what}: expected a mapping of keys, got {_type_name(data)}")
-        self.data, self.where = data, where
-
-    def _path(self, key: str) -> str:
-        return f"{self.where}.{key}" if self.where else key
-
-    def _key(self, key: str) -> str:
-        return f"scenario key {self._path(key)!r}"
-
-    def allow(self, keys: set[str]) -> None:
-        unknown = sorted(str(k) for k in set(self.data) - keys)
-        if unknown:
-            shown = unknown[0] if len(unknown[0]) <= 60 else unknown[0][:40] + "…"
-            raise ConfigError(f"scenario key {self._path(shown)!r} is not known (expected one of: "
-                              f"{', '.join(sorted(keys))})")
-
-    def _numeric(self, key: str, required: bool, expected: str) -> int | float | None:
-        """The raw value of `key`: None when absent (an error if `required`); a bool or a string refused."""
-        value = self.data.get(key)
-        if value is None:
-            if required:
-                raise ConfigError(f"{self._key(key)} is missing")
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{self._key(key)} = {_shown(value)}: expected {expected}")
-        return value
-
-    def number(self, key: str, default: float | None = None, *, minimum: float | None = 0.0, strict: bool = False,
-               maximum: float | None = None, below: float | None = None, required: bool = False) -> float | None:
-        """A finite number (not a bool, not a string) within the bounds; `strict`: > minimum."""
-        value = self._numeric(key, required, "a number")
-        if value is None:
-            return default
-        return check_number(value, what=self._key(key), minimum=None if strict else minimum,
-                            above=minimum if strict else None, maximum=maximum, below=below)
-
-    def count(self, key: str, default: int | None = None, *, minimum: int = 1, maximum: int,
-              required: bool = False) -> int | None:
-        """A whole number within the bounds (1.0 is read as 1; 1.5 is refused)."""
-        value = self._numeric(key, required, "a whole number")
-        if value is None:
-            return default
-        return int(check_number(value, what=self._key(key), integer=True, minimum=minimum, maximum=maximum))
-
-    def text(self, key: str, default: str | None = None, choices: tuple[str, ...] | None = None,
-             limit: int = MAX_TEXT_CHARS) -> str | None:
-        value = self.data.get(key, default)
-        if value is None:
-            return None
-        return _text(value, self._key(key), choices, limit)
-
-    def strings(self, key: str) -> tuple[str, ...]:
-        """A list of names (or one comma-separated string): duplicates dropped, at most MAX_LIST_ITEMS."""
-        value = self.data.get(key)
-        if value is None:
-            return ()
-        if isinstance(value, str):
-            value = [v.strip() for v in value.split(",") if v.strip()]
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{self._key(key)}: expected a list of names")
-        names = tuple(dict.fromkeys(v.strip() for v in value if v.strip()))
-        if len(names) > MAX_LIST_ITEMS:
-            raise ConfigError(f"{self._key(key)}: {len(names):,} different names; expected at most {MAX_LIST_ITEMS}")
-        for name in names:
-            _text(name, self._key(key), None, MAX_NAME_CHARS)
-        return names
-
-    def flag(self, key: str, default: bool) -> bool:
-        value = self.data.get(key, default)
-        if not isinstance(value, bool):
-            raise ConfigError(f"{self._key(key)} = {_shown(value)}: expected true or false")
-        return value
-
-    def sub(self, key: str) -> _Keys:
-        return _Keys(self.data.get(key), self._path(key))
-
-
-def _type_name(value: Any) -> str:
-    return {list: "a list", str: "a string", int: "a number", float: "a number", bool: "true/false"}.get(
-        type(value), type(value).__name__)
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    size = len(value) if isinstance(value, (str, bytes, list, dict)) else len(text)
-    unit = ("characters" if isinstance(value, (str, bytes)) else "entries" if isinstance(value, (list, dict))
-            else "digits")
-    return text if len(text) <= 60 else text[:40] + f"… ({size:,} {unit})"
-
-
-def _text(value: Any, what: str, choices: tuple[str, ...] | None, limit: int) -> str:
-    if not isinstance(value, str):
-        raise ConfigError(f"{what} = {_shown(value)}: expected a string")
-    if choices and value not in choices:
-        raise ConfigError(f"{what} = {_shown(value)}: expected one of {', '.join(choices)}")
-    if len(value) > limit:
-        raise ConfigError(f"{what}: {len(value):,} characters; expected at most {limit:,}")
-    if not value.isprintable():
-        raise ConfigError(f"{what} = {_shown(value)}: expected printable text (no control characters)")
-    return value
+KEY_TASKS: dict[str, tuple[str, ...]] = {
+    "name": TASKS, "model": TASKS, "task": TASKS,
+    "traffic": ("chat", "api", "vision", "batch", "edge"), "sla": SERVING_TASKS, "job": _JOBS, "budget": _RENTED,
+    "constraints": _RENTED, "edge": ("edge",), "input_shape": ("vision",), "runtime": ("vision",),
+    **{f"traffic.{k}": SERVING_TASKS for k in _RATE_KEYS},
+    **{f"traffic.{k}{sub}": _LENGTHS for k in ("prompt_tokens", "output_tokens") for sub in ("", ".mean", ".p95")},
+    "traffic.images_per_request": _LLM, "traffic.image_size": _LLM,
+    **{f"sla.{m}_{p}_s": SERVING_TASKS if m == "e2e" else _LLM for m in METRICS for p in PERCENTILES},
+    "job.tokens": _JOBS, "job.deadline_hours": _JOBS,
+    **{f"job.{k}": _TRAINING for k in ("method", "epochs", "dataset_tokens", "seq", "rank", "global_batch")},
+    "budget.monthly_usd": SERVING_TASKS, "budget.job_usd": _JOBS, "budget.pricing": _RENTED,
+    **{f"constraints.{k}": _RENTED for k in ("devices", "providers", "regions", "spot")},
+    "constraints.engines": _LLM, "constraints.owned": _LLM, "constraints.quantizations": (*SERVING_TASKS, "batch"),
+    "constraints.max_gpus": (*_LLM, *_JOBS), "constraints.headroom": SERVING_TASKS,
+    "constraints.redundancy": SERVING_TASKS,
+    **{f"constraints.owned.{k}": _LLM for k in ("device", "count", "purchase_usd", "amortize_months",
+                                                "power_usd_per_kwh")},
+    **{f"edge.{k}": ("edge",) for k in ("device", "latency_s", "thermal_derate", "price_usd")},
+}
+"""Every key a scenario may hold ("section.key"), and the tasks that read it. Vision reads the request
+rate (its input is `input_shape`, not tokens), only end-to-end SLA targets and `quantizations: [fp16]` or
+fp32; batch generation reads tokens, deadline and the per-request lengths; an edge plan reads its device
+and the lengths."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -292,30 +218,48 @@ class Scenario:
     source: str = ""
 
 
-def _tokens(keys: _Keys, key: str, default: int) -> tuple[int, int]:
+def _tokens(keys: Keys, key: str, default: int) -> tuple[int, int]:
     """A token count: a whole number, or {mean, p95}."""
     value = keys.data.get(key)
     if value is None:
         return default, default
     if isinstance(value, dict):
         sub = keys.sub(key)
-        sub.allow({"mean", "p95"})
+        sub.check(None, KEY_TASKS)  # the task was checked on the key itself
         mean = sub.count("mean", required=True, minimum=1, maximum=MAX_TOKENS)
         p95 = sub.count("p95", mean, minimum=1, maximum=MAX_TOKENS)
         if p95 < mean:
-            raise ConfigError(f"scenario key {sub._path('p95')!r} = {p95:,}: expected at least the mean ({mean:,})")
+            raise ConfigError(f"scenario key {sub.path('p95')!r} = {p95:,}: expected at least the mean ({mean:,})")
         return mean, p95
     count = keys.count(key, minimum=1, maximum=MAX_TOKENS)
     return count, count
 
 
-def _traffic(keys: _Keys) -> Traffic:
-    keys.allow({"requests_per_day", "peak_requests_per_s", "users", "requests_per_user_per_hour", "peak_hour_share",
-                "peak_factor", "prompt_tokens", "output_tokens", "profile", "images_per_request", "image_size"})
+_LENGTH_DEFAULTS = {"batch": (512, 256), "edge": (256, 128)}
+"""Prompt and output tokens per request when a batch or edge scenario gives no traffic section (the
+planners' own defaults, plan.jobs and plan.edge)."""
+
+
+def _lengths(keys: Keys, task: str) -> Traffic:
+    """Batch generation and an edge device read only the lengths of one request."""
+    prompt_default, output_default = _LENGTH_DEFAULTS[task]
+    prompt, prompt_p95 = _tokens(keys, "prompt_tokens", prompt_default)
+    output, output_p95 = _tokens(keys, "output_tokens", output_default)
+    return Traffic(peak_requests_per_s=0.0, base_requests_per_s=0.0, prompt_tokens=prompt, output_tokens=output,
+                   prompt_p95_tokens=prompt_p95, output_p95_tokens=output_p95,
+                   description=f"prompt {prompt:,} and output {output:,} tokens per request")
+
+
+def _traffic(keys: Keys) -> Traffic:
     side = keys.count("image_size", None, minimum=1, maximum=100_000)
     factor = keys.number("peak_factor", 1.0, minimum=1.0, maximum=1000.0)
     prompt, prompt_p95 = _tokens(keys, "prompt_tokens", 512)
     output, output_p95 = _tokens(keys, "output_tokens", 256)
+    per_day = keys.number("requests_per_day", None, minimum=0.0, strict=True, maximum=MAX_REQUESTS_PER_S * 86400)
+    peak = keys.number("peak_requests_per_s", None, minimum=0.0, strict=True, maximum=MAX_REQUESTS_PER_S)
+    users = keys.number("users", None, minimum=1.0, maximum=MAX_USERS)
+    per_user = keys.number("requests_per_user_per_hour", None, minimum=0.0, strict=True, maximum=3600.0 * 100)
+    _one_rate(keys, per_day, peak, users, per_user)
     share = keys.number("peak_hour_share", None, minimum=0.0, strict=True, maximum=1.0)
     profile = keys.data.get("profile")
     if profile is not None:
@@ -327,13 +271,8 @@ def _traffic(keys: _Keys) -> Traffic:
             raise ConfigError("scenario key 'traffic.profile': expected 24 non-negative hourly weights, not all 0")
         share = max(weights) / sum(weights)
     share = share or DEFAULT_PEAK_HOUR_SHARE
-    per_day = keys.number("requests_per_day", None, minimum=0.0, strict=True, maximum=MAX_REQUESTS_PER_S * 86400)
-    peak = keys.number("peak_requests_per_s", None, minimum=0.0, strict=True, maximum=MAX_REQUESTS_PER_S)
-    users = keys.number("users", None, minimum=1.0, maximum=MAX_USERS)
-    if per_day is None and peak is None and users is None:
-        raise ConfigError("scenario key 'traffic' needs requests_per_day, peak_requests_per_s or users")
-    if users is not None and per_day is None and peak is None:
-        per_hour = keys.number("requests_per_user_per_hour", 20.0, minimum=0.0, strict=True, maximum=3600.0 * 100)
+    if users is not None:
+        per_hour = 20.0 if per_user is None else per_user
         peak = users * per_hour / 3600  # all users active in the busiest hour
         base = peak * 0.25
         text = f"{users:,.0f} users × {per_hour:g} requests/hour at the peak"
@@ -341,8 +280,9 @@ def _traffic(keys: _Keys) -> Traffic:
     elif per_day is not None:
         base = per_day / 86400
         counted = {} if peak else {"requests_per_day": per_day, "peak_hour_share": share}
+        text = (f"{per_day:,.0f} requests/day, {peak:g} requests/s at the peak" if peak else
+                f"{per_day:,.0f} requests/day, {share:.0%} in the busiest hour")
         peak = peak or per_day * share / 3600
-        text = f"{per_day:,.0f} requests/day, {share:.0%} in the busiest hour"
     else:
         base = peak / 3
         text = f"{peak:g} requests/s at the peak"
@@ -354,62 +294,67 @@ def _traffic(keys: _Keys) -> Traffic:
                    image_hw=(side, side) if side else None, **counted)
 
 
-def _sla(keys: _Keys) -> SLA:
-    allowed = {f"{m}_{p}_s" for m in METRICS for p in PERCENTILES}
-    keys.allow(allowed)
-    targets = {}
-    for key in keys.data:
-        targets[key.removesuffix("_s")] = keys.number(key, minimum=0.0, strict=True, maximum=MAX_SLA_S)
-    return SLA(targets=targets)
+def _one_rate(keys: Keys, per_day, peak, users, per_user) -> None:
+    """Refuse traffic keys that another key overrides: users beside a request rate, the per-user rate
+    without users, the peak-hour share or profile without requests_per_day or beside the peak rate."""
+    if per_day is None and peak is None and users is None:
+        raise ConfigError("scenario key 'traffic' needs requests_per_day, peak_requests_per_s or users")
+    rates = [k for k, v in (("requests_per_day", per_day), ("peak_requests_per_s", peak)) if v is not None]
+    if users is not None and rates:
+        raise ConfigError(f"scenario keys 'traffic.users' and 'traffic.{rates[0]}' both set the request rate: give "
+                          "one of them")
+    if per_user is not None and users is None:
+        raise ConfigError("scenario key 'traffic.requests_per_user_per_hour' is read only with 'traffic.users'")
+    shaped = [k for k in ("peak_hour_share", "profile") if keys.data.get(k) is not None]
+    if len(shaped) == 2:
+        raise ConfigError("scenario keys 'traffic.peak_hour_share' and 'traffic.profile' both set the busiest hour's "
+                          "share: give one of them")
+    if shaped and (per_day is None or peak is not None):
+        why = "beside 'traffic.peak_requests_per_s', which sets the peak itself" if peak is not None else \
+            "without 'traffic.requests_per_day'"
+        raise ConfigError(f"scenario key 'traffic.{shaped[0]}' is not read {why}")
 
 
-def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
-    """A scenario from its YAML mapping; errors name the offending key."""
-    root = _Keys(data, "")
-    root.allow({"name", "model", "task", "traffic", "sla", "job", "budget", "constraints", "edge", "input_shape",
-                "runtime"})
-    task = root.text("task", "api", TASKS)
-    model = root.text("model")
-    if not model:
-        raise ConfigError("scenario key 'model' is missing")
-    traffic = _traffic(root.sub("traffic")) if task in SERVING_TASKS else None
-    job = None
-    if task in ("finetune", "pretrain", "batch"):
-        j = root.sub("job")
-        j.allow({"method", "tokens", "epochs", "dataset_tokens", "seq", "deadline_hours", "rank", "global_batch"})
-        tokens = j.number("tokens", None, minimum=0.0, strict=True, maximum=MAX_TRAINING_TOKENS)
-        if tokens is None:
-            epochs = j.number("epochs", None, minimum=0.0, strict=True, maximum=MAX_EPOCHS)
-            dataset = j.number("dataset_tokens", None, minimum=0.0, strict=True, maximum=MAX_TRAINING_TOKENS)
-            if epochs is None or dataset is None:
-                raise ConfigError("scenario key 'job' needs tokens, or epochs and dataset_tokens")
-            tokens = epochs * dataset
-            if tokens > MAX_TRAINING_TOKENS:
-                raise ConfigError(f"scenario keys 'job.epochs' x 'job.dataset_tokens' = {tokens:.3g} tokens: expected "
-                                  f"at most {MAX_TRAINING_TOKENS:.0e}".replace("e+", "e"))
-        if tokens < 1:
-            raise ConfigError(f"scenario key 'job.tokens' = {tokens:g}: expected at least 1 token")
-        job = Job(method=j.text("method", "full" if task == "pretrain" else "lora",
-                                ("full", "lora", "qlora", "freeze", "dora")),
-                  tokens=int(tokens), seq=j.count("seq", 2048, maximum=MAX_TOKENS),
-                  deadline_hours=j.number("deadline_hours", None, minimum=0.0, strict=True,
-                                          maximum=MAX_DEADLINE_HOURS),
-                  rank=j.count("rank", 16, maximum=MAX_RANK),
-                  global_batch=j.count("global_batch", None, maximum=MAX_BATCH))
-    b = root.sub("budget")
-    b.allow({"monthly_usd", "job_usd", "pricing"})
-    c = root.sub("constraints")
-    c.allow({"devices", "providers", "regions", "spot", "engines", "quantizations", "max_gpus", "owned", "headroom",
-             "redundancy"})
+def _sla(keys: Keys) -> SLA:
+    return SLA(targets={key.removesuffix("_s"): keys.number(key, minimum=0.0, strict=True, maximum=MAX_SLA_S)
+                        for key in keys.data if keys.data[key] is not None})
+
+
+def _job(j: Keys, task: str) -> Job:
+    tokens = j.number("tokens", None, minimum=0.0, strict=True, maximum=MAX_TRAINING_TOKENS)
+    if tokens is None:
+        if task == "batch":
+            raise ConfigError("scenario key 'job.tokens' is missing (the output tokens to generate)")
+        epochs = j.number("epochs", None, minimum=0.0, strict=True, maximum=MAX_EPOCHS)
+        dataset = j.number("dataset_tokens", None, minimum=0.0, strict=True, maximum=MAX_TRAINING_TOKENS)
+        if epochs is None or dataset is None:
+            raise ConfigError("scenario key 'job' needs tokens, or epochs and dataset_tokens")
+        tokens = epochs * dataset
+        if tokens > MAX_TRAINING_TOKENS:
+            raise ConfigError(f"scenario keys 'job.epochs' x 'job.dataset_tokens' = {tokens:.3g} tokens: expected "
+                              f"at most {MAX_TRAINING_TOKENS:.0e}".replace("e+", "e"))
+    elif "epochs" in j.data or "dataset_tokens" in j.data:
+        raise ConfigError("scenario keys 'job.tokens' and 'job.epochs'/'job.dataset_tokens': give tokens, or epochs "
+                          "and dataset_tokens, not both")
+    if tokens < 1:
+        raise ConfigError(f"scenario key 'job.tokens' = {tokens:g}: expected at least 1 token")
+    return Job(method=j.text("method", "full" if task == "pretrain" else "lora",
+                             ("full", "lora", "qlora", "freeze", "dora")),
+               tokens=int(tokens), seq=j.count("seq", 2048, maximum=MAX_TOKENS),
+               deadline_hours=j.number("deadline_hours", None, minimum=0.0, strict=True, maximum=MAX_DEADLINE_HOURS),
+               rank=j.count("rank", 16, maximum=MAX_RANK), global_batch=j.count("global_batch", None, maximum=MAX_BATCH))
+
+
+def _owned(c: Keys, task: str) -> tuple[Owned, ...]:
     owned = []
     items = c.data.get("owned") or []
     if not isinstance(items, list):
-        raise ConfigError(f"scenario key 'constraints.owned': expected a list of mappings, got {_type_name(items)}")
+        raise ConfigError(f"scenario key 'constraints.owned': expected a list of mappings, got {type_name(items)}")
     if len(items) > MAX_OWNED:
         raise ConfigError(f"scenario key 'constraints.owned': {len(items):,} entries; expected at most {MAX_OWNED}")
     for i, item in enumerate(items):
-        o = _Keys(item, f"constraints.owned[{i}]")
-        o.allow({"device", "count", "purchase_usd", "amortize_months", "power_usd_per_kwh"})
+        o = Keys(item, f"constraints.owned[{i}]")
+        o.check(task, KEY_TASKS, section="constraints.owned")
         device = o.text("device", limit=MAX_NAME_CHARS)
         if not device:
             raise ConfigError(f"scenario key 'constraints.owned[{i}].device' is missing")
@@ -417,60 +362,74 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
                            purchase_usd=o.number("purchase_usd", required=True, maximum=MAX_USD),
                            amortize_months=o.number("amortize_months", 36, minimum=1, maximum=1200.0),
                            power_usd_per_kwh=o.number("power_usd_per_kwh", 0.15, maximum=100.0)))
-    constraints = Constraints(
+    return tuple(owned)
+
+
+def _constraints(c: Keys, task: str) -> Constraints:
+    quantizations = c.strings("quantizations")
+    if task == "vision" and set(quantizations) - {"fp16", "fp32"}:
+        bad = sorted(set(quantizations) - {"fp16", "fp32"})[0]
+        raise ConfigError(f"scenario key 'constraints.quantizations' = {bad!r}: a vision model is served in fp16 or "
+                          "fp32; expected fp16, fp32 or both")
+    return Constraints(
         devices=c.strings("devices"), providers=c.strings("providers"), regions=c.strings("regions"),
-        spot=c.flag("spot", False), engines=check_engines(c.strings("engines"), "scenario key 'constraints.engines'"),
-        quantizations=c.strings("quantizations") or ("bf16", "fp8", "awq-int4"),
-        max_gpus=c.count("max_gpus", 8, maximum=MAX_GPUS), owned=tuple(owned),
+        spot=c.flag("spot", False), engines=c.strings("engines"),
+        quantizations=quantizations or ("bf16", "fp8", "awq-int4"),
+        max_gpus=c.count("max_gpus", 8, maximum=MAX_GPUS), owned=_owned(c, task),
         headroom=c.number("headroom", 0.2, minimum=0.0, below=1.0),
-        redundancy=c.flag("redundancy", True) if "redundancy" in (c.data or {}) else None)
-    edge = None
-    if task == "edge":
-        e = root.sub("edge")
-        e.allow({"device", "latency_s", "thermal_derate", "price_usd"})
-        device = e.text("device", limit=MAX_NAME_CHARS)
-        if not device:
-            raise ConfigError("scenario key 'edge.device' is missing")
-        edge = Edge(device=device, latency_s=e.number("latency_s", required=True, minimum=0.0, strict=True,
-                                                      maximum=MAX_SLA_S),
-                    thermal_derate=e.number("thermal_derate", 0.8, minimum=0.0, strict=True, maximum=1.0),
-                    price_usd=e.number("price_usd", None, maximum=MAX_USD))
+        redundancy=c.flag("redundancy", True) if c.data.get("redundancy") is not None else None)
+
+
+def _edge(e: Keys) -> Edge:
+    device = e.text("device", limit=MAX_NAME_CHARS)
+    if not device:
+        raise ConfigError("scenario key 'edge.device' is missing")
+    return Edge(device=device, latency_s=e.number("latency_s", required=True, minimum=0.0, strict=True,
+                                                  maximum=MAX_SLA_S),
+                thermal_derate=e.number("thermal_derate", 0.8, minimum=0.0, strict=True, maximum=1.0),
+                price_usd=e.number("price_usd", None, maximum=MAX_USD))
+
+
+def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
+    """A scenario from its YAML mapping; errors name the offending key. Every key is checked against
+    KEY_TASKS: unknown keys and keys the task does not read are refused."""
+    root = Keys(data, "")
+    task = root.text("task", "api", TASKS)
+    sections = {name: root.sub(name) for name in ("traffic", "sla", "job", "budget", "constraints", "edge")}
+    for keys in (root, *sections.values()):  # misspelt keys first, in every section; then what the task reads
+        keys.check(None, KEY_TASKS)
+    for keys in (root, *sections.values()):
+        keys.check(task, KEY_TASKS)
+    model = root.text("model")
+    if not model:
+        raise ConfigError("scenario key 'model' is missing")
+    traffic = None
+    if task in SERVING_TASKS:
+        traffic = _traffic(sections["traffic"])
+    elif task in _LENGTH_DEFAULTS and sections["traffic"].data:
+        traffic = _lengths(sections["traffic"], task)
+    b = sections["budget"]
     return Scenario(name=root.text("name", Path(source).stem if source else "scenario"), model=model, task=task,
-                    traffic=traffic, sla=_sla(root.sub("sla")), job=job,
+                    traffic=traffic, sla=_sla(sections["sla"]),
+                    job=_job(sections["job"], task) if task in _JOBS else None,
                     budget=Budget(monthly_usd=b.number("monthly_usd", maximum=MAX_USD),
                                   job_usd=b.number("job_usd", maximum=MAX_USD),
                                   pricing=b.text("pricing", None, ("on-demand", "reserved-1y", "spot"))),
-                    constraints=constraints, edge=edge, input_shape=root.text("input_shape"),
+                    constraints=_constraints(sections["constraints"], task),
+                    edge=_edge(sections["edge"]) if task == "edge" else None, input_shape=root.text("input_shape"),
                     runtime=root.text("runtime", limit=MAX_NAME_CHARS), source=source)
 
 
 def load_scenario(path: str | Path) -> Scenario:
     """A scenario from a YAML file: at most MAX_SCENARIO_BYTES, UTF-8 (a BOM is accepted), no binary
-    bytes, nested at most MAX_NESTING deep — each checked before the YAML is parsed."""
-    import yaml
+    bytes, nested at most MAX_NESTING deep — each checked before the YAML is parsed — then read by
+    `sizeup.yaml_strict` (YAML 1.2 numbers and booleans, no key twice, no alias bomb)."""
+    from sizeup.files import read_regular
+    from sizeup.yaml_strict import load_yaml
 
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"scenario file {str(path)!r} does not exist")
-    try:
-        with path.open("rb") as f:
-            raw = f.read(MAX_SCENARIO_BYTES + 1)
-    except OSError as e:
-        raise ConfigError(f"scenario file {str(path)!r}: cannot read it ({e.strerror})") from None
-    if len(raw) > MAX_SCENARIO_BYTES:
-        raise ConfigError(f"{path}: larger than {MAX_SCENARIO_BYTES // KIB:,} KiB; a scenario is a short YAML file")
-    text = _decode(raw, path)
-    depth = yaml_nesting_bound(text)
-    if depth > MAX_NESTING:
-        raise ConfigError(f"{path}: YAML nested up to {depth} levels deep; expected at most {MAX_NESTING}")
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        data = yaml.load(text, Loader=loader)  # noqa: S506 — a safe loader
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise ConfigError(f"{path}: not valid YAML{f' (line {mark.line + 1})' if mark else ''}") from None
-    except (ValueError, TypeError, OverflowError, RecursionError) as e:  # e.g. a date 2024-13-45, a 5000-digit int
-        raise ConfigError(f"{path}: not valid YAML ({type(e).__name__}: {str(e)[:120]})") from None
+    raw = read_regular(path, what="scenario file", error=ConfigError, limit=MAX_SCENARIO_BYTES)
+    data = load_yaml(_decode(raw, path), str(path), ConfigError)
     return parse_scenario(data, str(path))
 
 

@@ -2,16 +2,16 @@
 
 Inline CSS, no scripts, no external fetches: plots are embedded as base64 `data:image/png` URIs when
 their files exist (a missing file is named in the page instead). Every piece of text is escaped with
-`html.escape`; values are formatted by unit exactly as in the Markdown report.
+`sizeup.escape.html` (entities, control characters shown); values are formatted by unit exactly as in the Markdown report.
 """
 
 from __future__ import annotations
 
 import base64
-import html
 import os
 from collections.abc import Sequence
 
+from sizeup.escape import html as _e
 from sizeup.plan.sheet import Cell, Section, Sheet
 from sizeup.report.markdown import format_cell, format_plain
 
@@ -47,10 +47,6 @@ figcaption { color: #5b6475; font-size: .9rem; }
 .headline th, .headline td { padding: 2px 10px; }
 .headline th { width: 11rem; }
 """
-
-
-def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]) -> str:

@@ -3,13 +3,17 @@
 Values are formatted by each cell's `unit` field (never by its key): "bytes" with binary prefixes,
 "s" as a duration, "USD" and "USD/<period>" with a dollar sign, "%" as a percentage of a fraction
 (0.2 -> 20%), anything else as a number with thousands separators followed by its unit.
-`format_cell` and `format_plain` are shared with the HTML renderer.
+`format_cell` and `format_plain` are shared with the HTML renderer. Every piece of text (titles, the
+scenario's name, labels, notes, values) passes `sizeup.escape.markdown`: no raw HTML, no markup, one line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from urllib.parse import quote
+
+from sizeup.escape import markdown as _escape
 from sizeup.plan.sheet import Cell, Section, Sheet
 from sizeup.units import format_bytes, format_seconds
 
@@ -58,15 +62,10 @@ def format_cell(cell: Cell) -> str:
     return f"{format_plain(v)} {unit}".strip()
 
 
-def _escape(text: object) -> str:
-    """Text safe inside a Markdown table cell or bullet: pipes and `<` (raw HTML) escaped, line breaks folded."""
-    text = str(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "\\<")
-    return text.replace("\r", " ").replace("\n", " ")
-
-
 def _link(path: str) -> str:
-    """A link target; angle brackets keep spaces and parentheses in a path working (CommonMark)."""
-    return f"<{path}>" if any(ch in path for ch in " ()") else path
+    """A link target: the path percent-encoded, so no character of it (a space, a parenthesis, '<', a
+    newline) can end the link or open markup."""
+    return quote(str(path), safe="/._-~:")
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
@@ -84,7 +83,7 @@ def _cells_table(cells: Sequence[Cell]) -> list[str]:
 
 
 def _section(section: Section) -> list[str]:
-    lines = [f"## {section.title}", ""]
+    lines = [f"## {_escape(section.title)}", ""]
     if section.cells:
         lines += _cells_table(section.cells) + [""]
     if section.table_rows:
@@ -100,13 +99,13 @@ def _section(section: Section) -> list[str]:
 def render_markdown(sheet: Sheet) -> str:
     """The whole sheet: title, headline, verdict, sections, then inputs, assumptions and plot links."""
     mark = "meets" if sheet.meets else "does NOT meet"
-    lines = [f"# {sheet.title}", ""]
+    lines = [f"# {_escape(sheet.title)}", ""]
     if sheet.headline is not None:
         from sizeup.plan.headline import headline_rows
 
         lines += [f"**{_escape(sheet.headline.text)}**", ""] + _table(("headline", ""), headline_rows(sheet.headline))
         lines.append("")
-    lines += [f"**Verdict ({mark} the scenario `{sheet.scenario}`):** {sheet.verdict}", ""]
+    lines += [f"**Verdict ({mark} the scenario {_escape(sheet.scenario)}):** {_escape(sheet.verdict)}", ""]
     for section in sheet.sections:
         lines += _section(section)
     if sheet.inputs:

@@ -13,6 +13,10 @@ Every input and result has an Excel defined name (`users`, `peak_requests_per_s`
 `monthly_budget`, `monthly_cost`, …), so a formula reads `=instances*price_per_hour*hours_per_month`.
 The per-replica capacity is the plan's simulation at the planned lengths: editing the lengths changes
 the cost per token, not that capacity (the note says so). Excel and LibreOffice recalculate on opening.
+
+Formulas are only those this module builds (a Row's value, a `Formula` link); every other string (labels,
+notes, device and offer names, the scenario's name) goes through `_put`: control characters shown escaped,
+stored as text, with Excel's quote prefix when it begins like a formula (`sizeup.escape.spreadsheet_text`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sizeup.errors import ConfigError
+from sizeup.escape import spreadsheet_text, terminal
 from sizeup.plan.sheet import Sheet
 
 __all__ = ["write_xlsx", "workbook_rows"]
@@ -39,9 +44,14 @@ _SHEET_LINKS = {"replicas_for_load": "replicas_for_load", "replicas": "replicas"
                 "job_on_demand": "job_cost"}
 
 
+class Formula(str):
+    """A formula this module built (over defined names or cell references): the only strings written as one."""
+
+
 @dataclass(frozen=True, slots=True)
 class Row:
-    """One named row: `value` is a number/text, or a formula over other names when it starts with "="."""
+    """One named row: `value` is a number, or a formula over other names when it starts with "=" (values are
+    built in this module from numbers, never from user text; labels and notes may hold user text)."""
 
     name: str
     label: str
@@ -223,19 +233,36 @@ def _write(ws, rows: list[Row], refs: dict[str, str], fonts) -> None:
 
     bold, note_font = fonts
     for col, head in enumerate(("name", "item", "value", "unit", "note"), start=1):
-        ws.cell(row=1, column=col, value=head).font = bold
+        _put(ws, 1, col, head).font = bold
     for n, row in enumerate(rows, start=2):
-        ws.cell(row=n, column=1, value=row.name)
-        ws.cell(row=n, column=2, value=row.label)
-        target = ws.cell(row=n, column=3, value=_formula(row.value, refs) if _is_formula(row.value) else row.value)
+        _put(ws, n, 1, row.name)
+        _put(ws, n, 2, row.label)
+        target = _put(ws, n, 3, Formula(_formula(row.value, refs)) if _is_formula(row.value) else row.value)
         fmt = _FORMATS.get(row.unit)
         if fmt:
             target.number_format = fmt
-        ws.cell(row=n, column=4, value=row.unit or None)
+        if row.unit:
+            _put(ws, n, 4, row.unit)
         if row.note:
-            ws.cell(row=n, column=5, value=row.note).font = note_font
+            _put(ws, n, 5, row.note).font = note_font
     for col, width in ((1, 26), (2, 50), (3, 16), (4, 8), (5, 70)):
         ws.column_dimensions[get_column_letter(col)].width = width
+
+
+def _put(ws, row: int, column: int, value: Any):
+    """Write one cell: a `Formula` as a formula; any other string as text (control characters shown
+    escaped, never evaluated: a leading '=', '+', '-', '@', tab or CR gets Excel's quote prefix); numbers as
+    they are. Returns the cell."""
+    cell = ws.cell(row=row, column=column)
+    if isinstance(value, Formula) or not isinstance(value, str):
+        cell.value = str(value) if isinstance(value, Formula) else value
+        return cell
+    text = terminal(value)
+    cell.value = text
+    cell.data_type = "s"  # openpyxl reads a leading '=' as a formula; this is text
+    if spreadsheet_text(text):
+        cell.quotePrefix = True
+    return cell
 
 
 def _is_formula(value: Any) -> bool:
@@ -267,14 +294,14 @@ def _sheet_rows(sheet: Sheet, refs: dict[str, str]) -> list[tuple[str, tuple[Any
         out.append(("headline", (headline.text,)))
         for key, label in (("monthly_cost", "monthly cost on the plan's pricing basis"), ("job_cost", "job cost")):
             if key in refs:
-                out.append(("cell", (label, "=" + refs[key], "USD", "live: follows the Inputs sheet")))
+                out.append(("cell", (label, Formula("=" + refs[key]), "USD", "live: follows the Inputs sheet")))
     out += [("note", (sheet.verdict,)), ("row", ())]
     for section in sheet.sections:
         out.append(("title", (section.title,)))
         for c in section.cells:
             linked = _SHEET_LINKS.get(c.key)
             if linked in refs:
-                out.append(("cell", (c.label, "=" + refs[linked], c.unit, "")))
+                out.append(("cell", (c.label, Formula("=" + refs[linked]), c.unit, "")))
             else:
                 out.append(("cell", (c.label, _plain(c.value), c.unit, c.note)))
         if section.table_rows:
@@ -327,7 +354,7 @@ def write_xlsx(sheet: Sheet, path: str, result=None) -> None:
         for col, value in enumerate(values, start=1):
             if value is None or value == "":
                 continue
-            target = ws_sheet.cell(row=n, column=col, value=value)
+            target = _put(ws_sheet, n, col, value)
             if kind in ("header", "headline") or (kind == "title" and col == 1):
                 target.font = title_font if kind == "title" else fonts[0]
             elif kind == "note":

@@ -15,19 +15,48 @@ from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.price.attention_kernels import IMPLEMENTATIONS
 from sizeup.ranges import Range
 
-__all__ = ["Framework", "KERNELS", "get_framework", "framework_ids", "resolve_settings", "matmul_fraction"]
+__all__ = ["Framework", "KERNELS", "LOSSES", "RECOMPUTE", "OPTIMIZERS", "get_framework", "framework_ids",
+           "resolve_settings", "matmul_fraction", "allocator_reserve"]
 
 KERNELS = {
     "fused": "fused norm, attention and MLP kernels (Megatron / Transformer Engine, torch.compile): each layer keeps "
              "what Korthikanti et al. 2022 count",
     "eager": "PyTorch modules run op by op (transformers, litgpt, torchtune, torchtitan without compile): RMSNorm "
-             "keeps an fp32 copy of its input and grouped K/V are repeated to the query heads before attention",
+             "keeps an fp32 copy of its input and grouped K/V are repeated to the query heads before attention; each "
+             "norm, rotary and activation is several memory-bound kernels (data/engines/hf.yaml eager_kernels)",
+    "liger": "Liger Kernel's Triton RMSNorm, RoPE, SwiGLU and fused linear cross-entropy patched into transformers' "
+             "modules (apply_liger_kernel_to_*): one kernel per op, what the fused count keeps",
+    "unsloth": "Unsloth's Triton RMSNorm, RoPE, SwiGLU and LoRA kernels (fast_lora: adapter products fused with the "
+               "base's) and its chunked cross-entropy: one kernel per op, what the fused count keeps",
 }
+
+LOSSES = {
+    "chunked": "the bf16 logits are kept whole; the cross-entropy upcasts one chunk at a time to fp32 and keeps its "
+               "log-softmax (2 + 8 / chunks bytes per logit; --loss-chunks, litgpt 128 positions, torchtune 8 chunks)",
+    "upcast": "transformers' ForCausalLMLoss: logits.float() then cross_entropy over all positions at once; at the "
+              "start of backward the fp32 log-softmax, its gradient and the input gradient coexist: 12 bytes per logit",
+    "native": "cross-entropy in the logits' own dtype (no upcast): output, its gradient and the input gradient, 3 x 2 "
+              "bytes per logit",
+    "inplace": "a Triton cross-entropy that writes the gradient into transformers' upcast, shifted fp32 logits in "
+               "place (Unsloth 2024's fast_cross_entropy_loss as fms-acceleration's fused ops patch it): 8 bytes per "
+               "logit",
+    "fused-linear": "the head and the loss run over a chunk of positions at a time and the full logits never exist "
+                    "(Liger's fused linear cross-entropy, Unsloth's fused CE, TRL's chunked_nll, Cut Cross-Entropy)",
+}
+
+RECOMPUTE = ("none", "selective", "selective-op", "full", "offload")
+OPTIMIZERS = ("adamw", "adam", "adamw-8bit", "sgd", "adafactor", "lion")
 
 _FIELDS: dict[str, type | tuple[type, ...]] = {
     "kernels": str, "loss_chunk_tokens": int, "loss_chunks": int, "lora_dropout": (int, float),
     "fused_qkv": bool, "double_quant": bool, "quantize_head": bool, "dequant_copies": int, "keeps_last_graph": bool,
     "attention": str, "matmul_fraction": dict, "adapter_dtype": str,
+    "loss": str, "recompute": str, "optimizer": str, "mixed_precision": str, "grads_freed": bool,
+    "kbit_fp32_params": bool, "allocator_reserve": (dict, str), "adapter_kernels": str, "packing": bool,
+}
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "loss": tuple(LOSSES), "recompute": RECOMPUTE, "optimizer": OPTIMIZERS, "mixed_precision": ("amp", "master"),
+    "adapter_kernels": ("peft", "fused"), "adapter_dtype": ("base", "fp32"),
 }
 
 
@@ -70,11 +99,12 @@ def _profiles() -> dict[str, Framework]:
                 raise CatalogError(f"{path}: frameworks.{name}.{key} needs a value and a source")
             value = entry["value"]
             if not isinstance(value, _FIELDS[key]) or (key == "kernels" and value not in KERNELS) or (
-                    key == "attention" and value not in IMPLEMENTATIONS) or (
-                    key == "adapter_dtype" and value not in ("base", "fp32")):
+                    key == "attention" and value not in IMPLEMENTATIONS) or value not in _CHOICES.get(key, (value,)):
                 raise CatalogError(f"{path}: frameworks.{name}.{key}: {value!r} is not a valid value")
             if key == "matmul_fraction":
                 value = _fractions(path, name, value)
+            if key == "allocator_reserve":
+                value = value if value == "observed" else _reserve(path, name, value)
             settings[key] = value
             sources.append(f"{key}: {entry['source']} (read {entries.get('retrieved', '?')})")
         out[name] = Framework(id=name, description=str(entries.get("description", "")), settings=settings,
@@ -94,6 +124,26 @@ def _fractions(path, name: str, value: dict) -> dict[float, Range]:
         if not 0 < out[float(cc)].low <= out[float(cc)].high <= 1:
             raise CatalogError(f"{path}: frameworks.{name}.matmul_fraction.{cc}: fractions must lie in (0, 1]")
     return out
+
+
+def _reserve(path, name: str, value: dict | str) -> Range:
+    """allocator_reserve: {low, typical, high} fractions of the peak allocated memory the caching allocator holds on
+    top (what torch.cuda.max_memory_reserved reports beyond max_memory_allocated)."""
+    try:
+        out = Range(*(float(value[lv]) for lv in ("low", "typical", "high")))  # type: ignore[index]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CatalogError(f"{path}: frameworks.{name}.allocator_reserve: expected low <= typical <= high fractions "
+                           f"({exc})") from None
+    if not 0 <= out.low <= out.typical <= out.high <= 2:
+        raise CatalogError(f"{path}: frameworks.{name}.allocator_reserve: fractions must rise from low to high in [0, 2]")
+    return out
+
+
+def allocator_reserve(framework: str | None) -> Range | str | None:
+    """The caching allocator's reserve over the peak allocated memory in `framework`'s training loop, where its
+    profile states one: a range, or "observed" (data/training/allocator_reserve.yaml, by regime); else None
+    (sizeup's default, data/engines/pytorch.yaml allocator_overhead_fraction)."""
+    return get_framework(framework).get("allocator_reserve") if framework else None
 
 
 def matmul_fraction(framework: str | None, cc: float | None) -> Range | None:
@@ -118,7 +168,13 @@ def get_framework(name: str) -> Framework:
 
 _DEFAULTS: dict[str, Any] = {"kernels": "fused", "loss_chunks": 1, "lora_dropout": 0.0, "fused_qkv": False,
                              "double_quant": True, "quantize_head": False, "dequant_copies": 1,
-                             "keeps_last_graph": False, "attention": "sdpa", "adapter_dtype": "base"}
+                             "keeps_last_graph": False, "attention": "sdpa", "adapter_dtype": "base",
+                             "loss": None, "recompute": None, "optimizer": None, "mixed_precision": "master",
+                             "grads_freed": False, "kbit_fp32_params": False, "adapter_kernels": "peft",
+                             "packing": None}
+"""sizeup's own default of each framework-dependent setting; loss None: from the kernels (fused-linear under liger
+and unsloth), else chunked; recompute, optimizer and packing None: the run's own (TrainingConfig's) unless given or
+stated by the framework."""
 
 
 def resolve_settings(framework: str | None, seq: int, **given: Any) -> dict[str, Any]:
@@ -138,4 +194,6 @@ def resolve_settings(framework: str | None, seq: int, **given: Any) -> dict[str,
             out[key] = fw.settings[key]
         else:
             out[key] = default
+    if out["loss"] is None:
+        out["loss"] = "fused-linear" if out["kernels"] in ("liger", "unsloth") else "chunked"
     return out

@@ -26,7 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "without --device: a few common cards)")
     p.add_argument("--gpus", type=_GPUS, default=1, help="tensor-parallel GPUs (default 1)")
     p.add_argument("--quant", default=None, help="weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, "
-                                                  "q4_k_m, q8_0, … (default bf16)")
+                                                  "q4_k_m, q8_0, … (default: the format a .gguf file stores, else the "
+                                                  "most precise of the engine's formats that fits)")
     p.add_argument("--kv-dtype", default="fp16", help="KV cache: fp16, bf16, fp8, q8_0, q4_0 (default fp16)")
     p.add_argument("--engine", metavar="NAME[@RELEASE]",
                    help=f"serving engine: {', '.join(engine_names())}, at its current release or one named (e.g. "

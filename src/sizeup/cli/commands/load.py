@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from sizeup.cli.flags import COUNT, DURATION_S, PORT, TOKENS
+from sizeup.cli.flags import COUNT, DURATION_S, PORT, TOKENS, exclusive
 from sizeup.report.terminal import render_table
 from sizeup.units import MAX_REQUESTS_PER_S, format_seconds, number_flag
 
@@ -22,8 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                       help="closed loop: requests in flight")
     p.add_argument("--duration", type=DURATION_S, default="60s", help="how long to send (default 60s; 500ms, 2min, 1h)")
     p.add_argument("--requests", type=COUNT, help="stop after this many requests")
-    p.add_argument("--prompts", help="a file with one prompt per line")
-    p.add_argument("--output", "--max-tokens", dest="max_tokens", type=TOKENS, default=64,
+    p.add_argument("--prompts", help="a text file with one prompt per line, or a .jsonl file of {\"prompt\": …} "
+                                     "objects (a regular file of at most 16 MiB)")
+    p.add_argument("--output", "--max-tokens", dest="max_tokens", type=TOKENS,
                    help="output tokens asked of each request (default 64; --max-tokens is the same flag)")
     p.add_argument("--timeout", type=DURATION_S, default="30s", help="per request (default 30s)")
     p.add_argument("--sla", metavar="SCENARIO.yaml", help="show the scenario's promised percentiles beside the "
@@ -31,6 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--db", help="run database (default: the user data folder)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run_load_command)
+    exclusive(p, "--api=http", "--prompts", "a plain HTTP endpoint is sent a GET, without prompts")
+    exclusive(p, "--api=http", "--max-tokens", "a plain HTTP endpoint is sent a GET, without a token count")
 
     s = sub.add_parser("serve-model", help="a small OpenAI-compatible server on 127.0.0.1 (tests and demos)")
     s.add_argument("preset", help="a preset of a dense LLaMA-style family (e.g. llama-3.2-1b)")
@@ -66,21 +68,15 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def run_load_command(args: argparse.Namespace) -> int:
     from sizeup.cli.main import emit_json
-    from sizeup.errors import ConfigError
-    from sizeup.measure.loadtest import LoadConfig, run_load
+    from sizeup.measure.load_inputs import check_url, read_prompts
+    from sizeup.measure.loadtest import LoadConfig, describe_error, run_load
     from sizeup.measure.store import Store
 
-    prompts = None
-    if args.prompts:
-        try:
-            prompts = tuple(line.strip() for line in Path(args.prompts).read_text().splitlines() if line.strip())
-        except OSError as e:
-            raise ConfigError(f"--prompts {args.prompts!r}: cannot read ({e.strerror})") from None
-        if not prompts:
-            raise ConfigError(f"--prompts {args.prompts!r}: the file has no prompts")
+    check_url(args.url)  # before the prompts file is read: the first thing wrong is the first named
+    prompts = read_prompts(args.prompts) if args.prompts else None
     cfg = LoadConfig(url=args.url, api=args.api, rate=args.rate, concurrency=args.concurrency,
-                     duration_s=args.duration, requests=args.requests,
-                     max_tokens=args.max_tokens, timeout_s=args.timeout,
+                     duration_s=args.duration, requests=args.requests, timeout_s=args.timeout,
+                     **({"max_tokens": args.max_tokens} if args.max_tokens else {}),
                      **({"prompts": prompts} if prompts else {}))
     promised = {}
     if args.sla:  # a bad scenario is reported before any request is sent
@@ -104,7 +100,7 @@ def run_load_command(args: argparse.Namespace) -> int:
     with Store(args.db) as store:
         run_id = store.start_run(kind="load", target=args.url, device="remote",
                                  config={"api": args.api, "rate": args.rate, "concurrency": args.concurrency,
-                                         "max_tokens": args.max_tokens}, environment={})
+                                         "max_tokens": cfg.max_tokens}, environment={})
         e2e = [r.e2e_s for r in result.ok]
         store.add_point(run_id, batch=args.concurrency, phase="e2e", status="ok" if result.ok else "error",
                         samples_s=e2e, throughput_per_s=data["request_throughput_per_s"],
@@ -126,6 +122,8 @@ def run_load_command(args: argparse.Namespace) -> int:
                        title=f"run {run_id}: {data['requests']} requests, {data['ok']} ok, errors {data['errors'] or 'none'}"))
     print(f"\n{data['request_throughput_per_s']:,.2f} requests/s, {data['token_throughput_per_s']:,.1f} tokens/s "
           f"over {format_seconds(data['elapsed_s'])}")
+    for reason, count in sorted(data["errors"].items(), key=lambda kv: -kv[1]):
+        print(f"error {reason}: {count:,} requests — {describe_error(reason)}")
     for line in render_sla(data.get("sla", {})):
         print(line)
     return 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from sizeup.cli.flags import DURATION_S, SIZE_BYTES, SLA_S, TOKENS
+from sizeup.cli.flags import DURATION_S, SIZE_BYTES, SLA_S, TOKENS, exclusive
 from sizeup.cli.measured import positive_ints, report_at
 from sizeup.units import number_flag
 
@@ -53,6 +53,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--world-size", type=number_flag(integer=True, minimum=2, maximum=1024), default=2)
     m.add_argument("--json", action="store_true")
     _db(m)
+    exclusive(m, "--collectives", "target", "--collectives measures the links, not a model")
+    exclusive(m, "--collectives", "--backends", "--collectives measures the links, not a model's backends")
+    exclusive(m, "--backends", "--train", "--backends compares inference backends")
     m.set_defaults(func=run_measure)
 
     from sizeup.cli.commands import calibrate, compare  # argparse only at import: cheap

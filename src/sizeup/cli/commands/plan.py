@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from sizeup.cli.commands.hw import add_catalog_argument
-from sizeup.cli.flags import SLA_S as _SLA_S, TOKENS as _TOKENS
+from sizeup.cli.flags import SLA_S as _SLA_S, TOKENS as _TOKENS, exclusive, shown_flag
 from sizeup.errors import EXIT_NO_PLAN
 from sizeup.units import MAX_REQUESTS_PER_S, MAX_USERS, number_flag
 
@@ -19,45 +19,54 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("plan", help="the cheapest setup that meets the SLA or deadline: the compute requirement sheet",
                        description="SCENARIO is a YAML file (see examples/), or a model name with --task and flags.")
     p.add_argument("scenario", help="SCENARIO.yaml, or a model for a quick plan")
-    p.add_argument("--format", default="text", choices=["text", "md", "json", "html", "xlsx"])
-    p.add_argument("--json", action="store_const", dest="format", const="json",
-                   help="print one JSON object (the same as --format json)")
+    p.add_argument("--format", choices=["text", "md", "json", "html", "xlsx"], help="default text")
+    p.add_argument("--json", action="store_true", help="print one JSON object (the same as --format json)")
     p.add_argument("--out", help="write the sheet to this file (required for xlsx)")
     p.add_argument("--plots", metavar="DIR", help="also write each chart into DIR as SVG, and PNG when cairosvg "
                                               "is installed (the HTML sheet embeds the charts without it)")
     p.add_argument("--deploy", metavar="DIR", help="also write Kubernetes manifests of the plan into DIR")
     quick = p.add_argument_group("quick plan without a file")
-    quick.add_argument("--task", choices=["chat", "api", "batch", "finetune", "pretrain", "edge"], default="chat")
+    quick.add_argument("--task", choices=["chat", "api", "batch", "finetune", "pretrain", "edge"],
+                       help="default chat")
     quick.add_argument("--users", type=number_flag(minimum=1, maximum=MAX_USERS, unit="count"),
                        help="users (chat/api), each sending 20 requests per hour, all in the busiest hour "
                             "(peak = users × 20 / 3600 req/s), of --prompt and --output tokens on average; "
                             "for another rate give --rps or a scenario file with requests_per_user_per_hour")
     quick.add_argument("--rps", type=number_flag(above=0, maximum=MAX_REQUESTS_PER_S),
                        help="peak requests per second (chat/api)")
-    quick.add_argument("--prompt", type=_TOKENS, default=800, help="prompt tokens (default 800)")
-    quick.add_argument("--output", type=_TOKENS, default=250, help="output tokens (default 250)")
+    quick.add_argument("--prompt", type=_TOKENS, help=f"prompt tokens (default {QUICK_DEFAULTS['prompt']})")
+    quick.add_argument("--output", type=_TOKENS, help=f"output tokens (default {QUICK_DEFAULTS['output']})")
     quick.add_argument("--ttft-p95", type=_SLA_S, help="SLA: p95 time to first token (seconds, or 500ms)")
     quick.add_argument("--tpot-p95", type=_SLA_S, help="SLA: p95 time per output token (seconds, or 50ms)")
-    quick.add_argument("--device", action="append", default=[], help="allowed device (repeatable)")
+    quick.add_argument("--device", action="append", help="allowed device (repeatable)")
     quick.add_argument("--engine", metavar="NAME[@RELEASE]",
-                       help="the engine to plan on (default: vllm for chat/api, data/engines/defaults.yaml)")
+                       help="serving engine of a chat/api plan (default: vllm, data/engines/defaults.yaml)")
     p.add_argument("--calibration", metavar="NAME",
                    help="price the device this profile from 'sizeup calibrate' was measured on with its measured "
                         "efficiencies (the device must be in the catalog)")
     p.add_argument("--db", help="run database holding the calibration (default: the user data folder)")
     add_catalog_argument(p)
+    exclusive(p, "--users", "--rps", "each sets the request rate; give one")
+    exclusive(p, "--json", "--format", "--json is --format json; give one")
     p.set_defaults(func=run)
+
+
+QUICK_DEFAULTS = {"task": "chat", "prompt": 800, "output": 250}
+"""A quick plan's values of the flags not given."""
+QUICK_FLAGS = ("task", "users", "rps", "prompt", "output", "ttft_p95", "tpot_p95", "device", "engine")
 
 
 def _quick_scenario(args: argparse.Namespace):
     from sizeup.plan.scenario import parse_scenario
 
-    data = {"name": f"{args.scenario}-{args.task}", "model": args.scenario, "task": args.task,
-            "constraints": {"engines": [args.engine] if args.engine else []}}
+    task = args.task or QUICK_DEFAULTS["task"]
+    data = {"name": f"{args.scenario}-{task}", "model": args.scenario, "task": task, "constraints": {}}
     if args.device:
         data["constraints"]["devices"] = args.device
-    if args.task in ("chat", "api"):
-        traffic = {"prompt_tokens": args.prompt, "output_tokens": args.output}
+    if task in ("chat", "api"):
+        data["constraints"]["engines"] = [args.engine] if args.engine else []  # none: the serving default
+        traffic = {"prompt_tokens": args.prompt or QUICK_DEFAULTS["prompt"],
+                   "output_tokens": args.output or QUICK_DEFAULTS["output"]}
         if args.rps is not None:
             traffic["peak_requests_per_s"] = args.rps
         else:
@@ -85,7 +94,15 @@ def run(args: argparse.Namespace) -> int:
     from sizeup.plan.sheet import build_sheet
 
     path = Path(args.scenario)
-    scenario = load_scenario(path) if path.suffix in (".yaml", ".yml") else _quick_scenario(args)
+    args.format = args.format or ("json" if args.json else "text")
+    if path.suffix in (".yaml", ".yml"):
+        given = [f"--{k.replace('_', '-')}" for k in QUICK_FLAGS if getattr(args, k) not in (None, [])]
+        if given:
+            raise ConfigError(f"{shown_flag(args, given[0])}: a flag of the quick plan (sizeup plan MODEL …), not read "
+                              f"with the scenario file {args.scenario!r}; set it in the file")
+        scenario = load_scenario(path)
+    else:
+        scenario = _quick_scenario(args)
     if args.format == "xlsx" and not args.out:
         raise ConfigError("--format xlsx writes a file: give --out SHEET.xlsx")
     check_scenario_context(scenario)

@@ -7,7 +7,7 @@ import sys
 
 from sizeup.cli.calibration import add_calibration_arguments
 from sizeup.cli.commands.hw import add_catalog_argument
-from sizeup.cli.flags import BATCH as _BATCH, GPUS as _GPUS
+from sizeup.cli.flags import BATCH as _BATCH, GPUS as _GPUS, exclusive
 from sizeup.report.terminal import render_table
 from sizeup.units import (MAX_LAYERS, MAX_PARALLEL, MAX_TOKENS, MAX_TRAINING_TOKENS,
                           format_bytes, format_seconds, number_flag)
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="torch module: [NAME=]DTYPE:SHAPE, e.g. input_ids=int64:4x512")
     p.add_argument("--dtype", default="fp32", choices=["fp32", "bf16", "fp16"],
                    help="torch module: precision of the traced step (default fp32)")
-    p.add_argument("--method", default="full", choices=["full", "lora", "qlora", "freeze", "dora"])
+    p.add_argument("--method", choices=["full", "lora", "qlora", "freeze", "dora"], help="default full")
     p.add_argument("--compare", metavar="M,M,…", help="compare methods side by side, e.g. full,lora,qlora")
     p.add_argument("--rank", type=number_flag(integer=True, minimum=1, maximum=65_536), default=16,
                    help="LoRA rank (default 16)")
@@ -42,9 +42,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--attention", choices=["sdpa", "eager", "flash2"],
                    help="attention implementation (default: the framework's, else sdpa); which kernel it runs on the "
                         "device and dtype: data/training/attention_kernels.yaml")
-    p.add_argument("--kernels", choices=["fused", "eager"],
+    p.add_argument("--kernels", choices=["fused", "eager", "liger", "unsloth"],
                    help="fused: Megatron / Transformer Engine / torch.compile (default); eager: PyTorch modules op by "
-                        "op, as transformers, litgpt and torchtune run them (RMSNorm keeps fp32 copies, repeated K/V)")
+                        "op, as transformers, litgpt and torchtune run them (RMSNorm keeps fp32 copies, repeated K/V, "
+                        "several memory-bound kernels per norm); liger: Liger Kernel's Triton kernels and fused linear "
+                        "cross-entropy over transformers; unsloth: Unsloth's Triton and fused LoRA kernels")
+    p.add_argument("--loss", choices=["chunked", "upcast", "native", "inplace", "fused-linear"],
+                   help="how the head and cross-entropy run (default: the framework's): upcast = transformers' "
+                        "logits.float() over all positions (12 bytes per logit at the peak); fused-linear = Liger / "
+                        "Unsloth / TRL >= 1.6 chunks, no full logits; inplace = Unsloth 2024's Triton CE")
+    p.add_argument("--adapter-dtype", choices=["base", "fp32"],
+                   help="LoRA weights in the base's dtype or fp32 (PEFT >= 0.12's default; default: the framework's)")
+    p.add_argument("--grads-kept", action="store_true",
+                   help="gradients are zeroed, not freed, between steps (PyTorch < 2.0's zero_grad default, or a loop "
+                        "that keeps them): they coexist with the activations")
+    p.add_argument("--fused-lora", action="store_const", const=True,
+                   help="the adapters run inside the base products (Unsloth's fast_lora, fms-acceleration fused_lora), "
+                        "not as PEFT's separate kernels")
+    p.add_argument("--no-kbit-upcast", action="store_true",
+                   help="qlora: the unquantized parameters stay 16-bit (no prepare_model_for_kbit_training upcast)")
     p.add_argument("--lora-dropout", type=number_flag(minimum=0, below=1),
                    help="LoRA dropout (default 0.0 as PEFT, litgpt 0.05): each adapter then keeps a dropped copy "
                         "of its input")
@@ -53,11 +69,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "quantization")
     p.add_argument("--fused-qkv", action="store_const", const=True,
                    help="q, k and v from one product (litgpt): one adapter input for the three, not one per module")
-    p.add_argument("--optimizer", default="adamw", choices=["adamw", "adam", "adamw-8bit", "sgd", "adafactor", "lion"])
-    p.add_argument("--precision", default="bf16-mixed", choices=["bf16-mixed", "fp32", "bf16", "fp8"])
-    p.add_argument("--recompute", default="none", choices=["none", "selective", "selective-op", "full"],
-                   help="activation recomputation: selective = Megatron's (attention scores), selective-op = "
-                        "torchtitan's per-op policy (every other matmul output kept)")
+    p.add_argument("--optimizer", choices=["adamw", "adam", "adamw-8bit", "sgd", "adafactor", "lion"],
+                   help="default: the framework's (Unsloth adamw-8bit), else adamw")
+    p.add_argument("--precision", default="bf16-mixed", choices=["bf16-mixed", "fp16-mixed", "fp32", "bf16", "fp8"],
+                   help="bf16-mixed / fp16-mixed: 16-bit compute with an fp32 master copy (under --framework hf and "
+                        "the other HF Trainer frameworks: fp32 weights under torch.autocast); bf16: a model loaded in "
+                        "bf16 (weights, gradients and AdamW moments in bf16)")
+    p.add_argument("--recompute", choices=["none", "selective", "selective-op", "full", "offload"],
+                   help="activation recomputation (default: the framework's, LLaMA-Factory full, Unsloth offload, else "
+                        "none): selective = Megatron's (attention scores), selective-op = torchtitan's per-op policy, "
+                        "full = gradient checkpointing, offload = checkpointing with layer inputs in CPU memory")
     p.add_argument("--loss-chunks", type=number_flag(integer=True, minimum=1, maximum=MAX_TOKENS),
                    help="the cross-entropy runs over this many sequence chunks, as litgpt and torchtune do (default 1)")
     p.add_argument("--no-flash", action="store_true", help="attention without a fused kernel (stores the scores)")
@@ -73,7 +94,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="ZeRO stage 0-3 (FSDP full shard = 3)")
     p.add_argument("--no-sequence-parallel", action="store_true", help="with --tp, keep norm activations replicated")
     p.add_argument("--seq", type=number_flag(integer=True, minimum=1, maximum=MAX_TOKENS, unit="count"), default=2048,
-                   help="sequence length (default 2048)")
+                   help="sequence length, the longest a batch holds (default 2048): memory is priced here")
+    p.add_argument("--mean-seq", type=number_flag(minimum=1, maximum=MAX_TOKENS, unit="count"),
+                   help="mean sample length: with padding to the longest in each micro-batch (the default) time is "
+                        "priced at the expected padded length, with --packing at full rows; tokens/s counts real tokens")
+    p.add_argument("--packing", action="store_const", const=True,
+                   help="samples packed into rows of --seq tokens (TRL / Axolotl packing): no padding")
+    p.add_argument("--padded-seq", type=number_flag(minimum=1, maximum=MAX_TOKENS, unit="count"),
+                   help="the measured mean padded length per row (e.g. num_input_tokens_seen / sequences), instead "
+                        "of sizeup's expectation from --mean-seq")
     p.add_argument("--source-seq", type=number_flag(integer=True, minimum=1, maximum=MAX_TOKENS, unit="count"),
                    help="encoder-decoders (T5, Whisper): encoder positions per sequence; --seq is then the target "
                         "length (default: the model's, T5's n_positions, Whisper's 1500 frames)")
@@ -92,6 +121,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_calibration_arguments(p)
     add_catalog_argument(p)
+    exclusive(p, "--method", "--compare", "--compare prices each method it lists; give one")
+    exclusive(p, "--tokens", "--epochs", "--tokens is the run's length; --epochs × --dataset-tokens is another")
+    exclusive(p, "--tokens", "--dataset-tokens", "--tokens is the run's length; --epochs × --dataset-tokens is "
+                                                 "another")
     p.set_defaults(func=run)
 
 
@@ -109,10 +142,15 @@ def config_from_args(args: argparse.Namespace, method: str):
     targets = tuple(t.strip() for t in args.targets.replace("+", ",").split(",") if t.strip())
     fw = resolve_settings(args.framework, args.seq, kernels=args.kernels, loss_chunks=args.loss_chunks,
                           lora_dropout=args.lora_dropout, fused_qkv=args.fused_qkv,
-                          double_quant=False if args.no_double_quant else None, attention=args.attention)
+                          double_quant=False if args.no_double_quant else None, attention=args.attention,
+                          loss=args.loss, recompute=args.recompute, optimizer=args.optimizer, packing=args.packing,
+                          adapter_dtype=args.adapter_dtype, grads_freed=False if args.grads_kept else None,
+                          kbit_fp32_params=False if args.no_kbit_upcast else None,
+                          adapter_kernels="fused" if args.fused_lora else None)
     return with_settings(TrainingConfig(
         finetune=FinetuneSpec(method=method, rank=args.rank, targets=targets, trainable_layers=args.trainable_layers),
-        optimizer=args.optimizer, precision=args.precision, recompute=args.recompute,
+        optimizer=args.optimizer or "adamw", precision=args.precision, recompute=args.recompute or "none",
+        mean_seq=args.mean_seq, padded_seq=args.padded_seq,
         parallel=ParallelConfig(gpus=args.gpus, nodes=args.nodes, tp=args.tp, pp=args.pp, vp=args.vp, ep=args.ep,
                                 zero=args.zero, sequence_parallel=not args.no_sequence_parallel,
                                 tp_overlap=args.tp_overlap),
@@ -128,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
 
     from sizeup.cli.calibration import calibrated_scope, load_calibration, resolve_device
 
+    args.method = args.method or "full"
     catalog = load_catalog(args.catalog)
     profile = load_calibration(args)
     device = resolve_device(args, catalog, profile)
@@ -266,6 +305,7 @@ def run_traced(args: argparse.Namespace, device) -> int:
     from sizeup.errors import ConfigError
     from sizeup.workload.training import estimate_traced_training
 
+    args.optimizer = args.optimizer or "adamw"
     if args.optimizer not in ("adamw", "adam", "sgd"):
         raise ConfigError(f"--optimizer {args.optimizer!r}: a traced step supports adamw, adam or sgd")
     if args.method != "full" or args.compare:

@@ -10,7 +10,7 @@ from typing import Any
 
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLASpec, MLPSpec, ModelArch
 from sizeup.ingest.families.fields import (CONTEXT, EXPERTS, HEAD_DIM, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB,
-                                           Fields, activation, show)
+                                           Fields, show)
 
 __all__ = ["DecoderTraits", "read_decoder", "dense_mlp", "uniform_windows", "top_k", "rotary_fraction",
            "heads_of", "PARALLEL_NOTE", "quantization_note"]
@@ -21,7 +21,7 @@ PARALLEL_NOTE = ("parallel attention and MLP: costed as two branches on one norm
 Windows = Callable[[Fields, int, "int | None"], list]
 """(fields, layers, sliding_window) -> the window of every layer (None: global attention)."""
 MoERule = Callable[[Fields, int, str, MLPSpec], MLPSpec]
-"""(fields, layer index, activation, the dense MLP) -> the MLP of that layer."""
+"""(fields, layer index, the dense MLP) -> the MLP of that layer."""
 
 
 def uniform_windows(c: Fields, layers: int, window: int | None) -> list:
@@ -95,12 +95,43 @@ def quantization_note(c: Fields) -> list[str]:
             f"chosen with --weights, not read from it"]
 
 
+LAYER_TYPES = ("full_attention", "sliding_attention")
+"""The `layer_types` entries a decoder family reads (transformers' names)."""
+
+
 def _layer_windows(c: Fields, traits: DecoderTraits, layers: int) -> list:
     window = c.window("sliding_window")
-    types = c.texts("layer_types")
-    if len(types) == layers:
-        return [window if t == "sliding_attention" else None for t in types]
-    return traits.windows(c, layers, window)
+    types = c.layer_types(layers, LAYER_TYPES)
+    if types is None:
+        return traits.windows(c, layers, window)
+    if window is None and "sliding_attention" in types:
+        raise c.error("sliding_window", None, "expected a window length: layer_types names sliding_attention layers")
+    return [window if t == "sliding_attention" else None for t in types]
+
+
+_EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts")
+_MOE_PLACEMENT_KEYS = ("first_k_dense_replace", "moe_layer_freq", "decoder_sparse_step", "mlp_only_layers")
+
+
+def _check_experts(c: Fields, traits: DecoderTraits, layers: list[LayerSpec]) -> None:
+    """Expert fields agree with the layers read: a dense family refuses a config that names experts (it would be
+    priced dense), and a MoE family refuses experts per token when no layer routes to any (n_routed_experts 0
+    with num_experts_per_tok 8 is not a dense model)."""
+    if any(layer.mlp.is_moe for layer in layers):
+        return
+    per_token = c.int("num_experts_per_tok", bound=EXPERTS, default=0, minimum=0)
+    named = [(key, c.data[key]) for key in _EXPERT_KEYS if c.has(key)]
+    if traits.moe is None:
+        for key, value in [*named, ("num_experts_per_tok", per_token)]:
+            if value:
+                raise c.error(key, value, f"expected no experts: the {c.model_type} family reads a dense model (a "
+                              f"mixture of experts has its own model_type, e.g. mixtral, qwen3_moe, deepseek_v3)")
+        return
+    if per_token:
+        placed = [(key, c.data[key]) for key in _MOE_PLACEMENT_KEYS if c.has(key)]
+        detail = ", ".join(f"{key} = {show(value)}" for key, value in named + placed) or "no expert count"
+        raise c.error("num_experts_per_tok", per_token, f"expected a layer with routed experts to pick them from "
+                      f"({detail} leaves every layer dense)")
 
 
 def _attention_shape(c: Fields, h: int) -> tuple[int, int, int]:
@@ -132,7 +163,7 @@ def read_decoder(c: Fields, name: str, traits: DecoderTraits, assumptions: list[
     n_layers = c.int("num_hidden_layers", bound=LAYERS)
     heads, kv_heads, head_dim = _attention_shape(c, h)
     vocab = c.int("vocab_size", bound=VOCAB)
-    act = activation(c.text("hidden_act", "hidden_activation", default="silu"))
+    act = c.activation("hidden_act", "hidden_activation", default="silu")
     bias = c.flag("attention_bias", traits.attention_bias)
     mla = _mla(c) if traits.mla else None
     windows = _layer_windows(c, traits, n_layers)
@@ -149,6 +180,7 @@ def read_decoder(c: Fields, name: str, traits: DecoderTraits, assumptions: list[
                                       sinks=traits.sinks)
         mlp = traits.moe(c, i, act, dense) if traits.moe is not None else dense
         layers.append(LayerSpec(attention=attention, mlp=mlp, norms=traits.norms))
+    _check_experts(c, traits, layers)
     tie = c.flag("tie_word_embeddings", traits.tie_default)
     mtp = c.int("num_nextn_predict_layers", bound=LAYERS, default=0, minimum=0)
     if mtp:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, WeightTensor
-from sizeup.ingest.families.fields import HEADS, HIDDEN, INTERMEDIATE, LAYERS, Fields, activation
+from sizeup.ingest.families.fields import HEADS, HIDDEN, INTERMEDIATE, LAYERS, Fields
 
 __all__ = ["EncoderKeys", "BERT_KEYS", "encoder_layers", "hidden_size", "norm_tensors"]
 
@@ -41,7 +41,7 @@ def encoder_layers(c: Fields, qkv_bias: bool, keys: EncoderKeys = BERT_KEYS, *, 
     c.divides(keys.heads[0], heads, keys.hidden[0], h)
     n_layers = c.int(*keys.layers, bound=LAYERS)
     mlp = MLPSpec(intermediate=c.int(*keys.intermediate, bound=INTERMEDIATE), gated=gated, bias=mlp_bias,
-                  act=activation(c.text(*keys.act, default="gelu")))
+                  act=c.activation(*keys.act, default="gelu"))
     out = []
     for i in range(n_layers):
         attn = AttentionSpec(heads=heads, kv_heads=heads, head_dim=h // heads, v_head_dim=h // heads,

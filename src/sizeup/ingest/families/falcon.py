@@ -12,7 +12,7 @@ from __future__ import annotations
 from sizeup.errors import ConfigError
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch
 from sizeup.ingest.families.decoder import PARALLEL_NOTE, heads_of
-from sizeup.ingest.families.fields import CONTEXT, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields, activation
+from sizeup.ingest.families.fields import CONTEXT, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields
 from sizeup.ingest.families.registry import family
 
 
@@ -45,7 +45,7 @@ def read_falcon(c: Fields, name: str) -> ModelArch:
     attn = AttentionSpec(heads=heads, kv_heads=kv_heads, head_dim=head_dim, v_head_dim=head_dim, qkv_bias=bias,
                          o_bias=bias, alibi=alibi, rotary_dim=0 if alibi else None)
     mlp = MLPSpec(intermediate=c.int("ffn_hidden_size", bound=INTERMEDIATE, default=4 * h), gated=False, bias=bias,
-                  act=activation(c.text("activation", default="gelu")))
+                  act=c.activation("activation", default="gelu"))
     layer = LayerSpec(attention=attn, mlp=mlp, norms=norms, parallel=parallel_attn or new_arch)
     assumptions = ["ALiBi: positions are a per-head bias on the attention scores (no weights, no rotary)"] if alibi else []
     if layer.parallel:

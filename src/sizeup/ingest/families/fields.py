@@ -15,7 +15,7 @@ from sizeup.errors import ConfigError
 from sizeup.ingest.limits import (CHANNELS, CONTEXT, EXPERTS, HEAD_DIM, HEADS, HIDDEN, IMAGE, INTERMEDIATE, LABELS, LAYERS,
                                   MAX_PARAMS, MAX_PARAMS_TEXT, VOCAB, Bound)
 
-__all__ = ["Bound", "Fields", "activation", "LAYERS", "HIDDEN", "INTERMEDIATE", "VOCAB", "HEADS", "HEAD_DIM", "EXPERTS",
+__all__ = ["Bound", "Fields", "activation", "ACTIVATIONS", "LAYERS", "HIDDEN", "INTERMEDIATE", "VOCAB", "HEADS", "HEAD_DIM", "EXPERTS",
            "CONTEXT", "IMAGE", "CHANNELS", "LABELS", "MAX_PARAMS", "show", "largest_dropout", "check_params"]
 
 
@@ -41,8 +41,26 @@ class Fields:
     what was expected. `sources` names where a field came from when it was not a config.json key
     (GGUF metadata: {"num_hidden_layers": "llama.block_count"})."""
 
-    def __init__(self, data: Mapping[str, Any], where: str, sources: Mapping[str, str] | None = None) -> None:
+    def __init__(self, data: Mapping[str, Any], where: str, sources: Mapping[str, str] | None = None,
+                 defaults: Mapping[str, Any] | None = None) -> None:
         self.data, self.where, self.sources = dict(data), where, dict(sources or {})
+        self.defaults = dict(defaults or {})
+        """transformers' class defaults of the model_type (ingest.families.class_defaults): what a field the config
+        leaves out (absent, not null) is read as."""
+        self.filled: dict[str, Any] = {}
+        """The class defaults read so far, in the order read: the estimate names them."""
+
+    def _first(self, keys: tuple[str, ...]) -> tuple[str, Any]:
+        """The first of `keys` the config gives (null counts as absent), else the first with a class default for a
+        field the config leaves out (remembered in `filled`), else (keys[0], None)."""
+        for key in keys:
+            if self.data.get(key) is not None:
+                return key, self.data[key]
+        for key in keys:
+            if key not in self.data and self.defaults.get(key) is not None:
+                self.filled[key] = self.defaults[key]
+                return key, self.defaults[key]
+        return keys[0], None
 
     def _field(self, key: str) -> str:
         source = self.sources.get(key)
@@ -55,6 +73,7 @@ class Fields:
         return ConfigError(f"{self.where}: missing field {key!r} (needed for model_type {self.model_type!r})")
 
     def has(self, key: str) -> bool:
+        """Whether the config itself gives `key` (a class default does not count)."""
         return self.data.get(key) is not None
 
     @property
@@ -69,16 +88,15 @@ class Fields:
     def int(self, *keys: str, bound: Bound, default: int | None = None, minimum: int = 1) -> int:
         """The first of `keys` present, an integer from `minimum` to `bound.maximum`; `default` when
         none is present (null counts as absent), else an error naming the first key."""
-        for key in keys:
-            value = self.data.get(key)
-            if value is not None:
-                return self._checked_int(key, value, bound, minimum)
+        key, value = self._first(keys)
+        if value is not None:
+            return self._checked_int(key, value, bound, minimum)
         if default is not None:
             return default
         raise self._missing(keys[0])
 
     def optional_int(self, key: str, *, bound: Bound, minimum: int = 1) -> int | None:
-        value = self.data.get(key)
+        value = self._first((key,))[1]
         return None if value is None else self._checked_int(key, value, bound, minimum, optional=True)
 
     def _checked_int(self, key: str, value: Any, bound: Bound, minimum: int, optional: bool = False) -> int:
@@ -96,7 +114,7 @@ class Fields:
         return self.optional_int(key, bound=CONTEXT)
 
     def flag(self, key: str, default: bool) -> bool:
-        value = self.data.get(key)
+        value = self._first((key,))[1]
         if value is None:
             return default
         if not isinstance(value, bool):
@@ -104,12 +122,11 @@ class Fields:
         return value
 
     def text(self, *keys: str, default: str) -> str:
-        for key in keys:
-            value = self.data.get(key)
-            if value is not None:
-                if not isinstance(value, str):
-                    raise self.error(key, value, f"expected a string, got {_kind(value)}")
-                return value
+        key, value = self._first(keys)
+        if value is not None:
+            if not isinstance(value, str):
+                raise self.error(key, value, f"expected a string, got {_kind(value)}")
+            return value
         return default
 
     def texts(self, key: str, *, most: int = LAYERS.maximum) -> list[str]:
@@ -141,13 +158,45 @@ class Fields:
         return value
 
     def probability(self, key: str) -> float:
-        """A probability (dropout): a number from 0 to 1; 0 when absent."""
-        value = self.data.get(key)
+        """A probability (dropout): a number from 0 to 1; the class default, else 0, when absent."""
+        value = self._first((key,))[1]
         if value is None:
             return 0.0
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
             raise self.error(key, value, "expected a probability from 0 to 1")
         return float(value)
+
+    def activation(self, *keys: str, default: str) -> str:
+        """The cost name of the activation the first of `keys` names (`default` when none is present); a name
+        transformers has no activation for is refused, not costed as some other."""
+        name = self.text(*keys, default=default)
+        if name.lower() not in ACTIVATIONS:
+            key = next((k for k in keys if self.has(k)), keys[0])
+            raise self.error(key, name, f"expected an activation transformers knows ({', '.join(sorted(ACTIVATIONS))})")
+        return activation(name)
+
+    def choice(self, key: str, *, default: str, allowed: tuple[str, ...]) -> str:
+        """A string field that must be one of `allowed` (`default` when absent)."""
+        value = self.text(key, default=default)
+        if value not in allowed:
+            raise self.error(key, value, f"expected one of {', '.join(repr(a) for a in allowed)}")
+        return value
+
+    def layer_types(self, layers: int, allowed: tuple[str, ...]) -> list[str] | None:
+        """`layer_types`, one entry of `allowed` per layer; None when the config has none (the family's own
+        pattern applies). A list of the wrong length or with an unknown entry is refused, never replaced by
+        the family's pattern."""
+        if not self.has("layer_types"):
+            return None
+        types = self.texts("layer_types")
+        if len(types) != layers:
+            raise self.error("layer_types", types, f"{len(types):,} items: expected one per layer (num_hidden_layers "
+                             f"= {layers:,})")
+        bad = next(((i, t) for i, t in enumerate(types) if t not in allowed), None)
+        if bad is not None:
+            raise self.error("layer_types", types, f"item {bad[0]} is {show(bad[1])}: expected each item to be "
+                             f"{' or '.join(repr(a) for a in allowed)}")
+        return types
 
     def divides(self, key: str, value: int, whole_key: str, whole: int) -> None:
         if whole % value:
@@ -159,6 +208,12 @@ class Fields:
 
 
 _GELU_TANH = {"gelu_pytorch_tanh", "gelu_new", "gelu_fast", "gelu_tanh"}
+ACTIVATIONS = frozenset({
+    "gelu", "gelu_10", "gelu_accurate", "gelu_fast", "gelu_new", "gelu_python", "gelu_python_tanh",
+    "gelu_pytorch_tanh", "hardswish", "laplace", "leaky_relu", "linear", "mish", "prelu", "quick_gelu", "relu",
+    "relu2", "relu6", "sigmoid", "silu", "sqrtsoftplus", "swish", "tanh", "xielu"})
+"""The activation names a config may give: transformers' ACT2CLS (transformers 5.25.0, activations.py); a model
+naming another fails to build there. Compared in lower case."""
 
 
 def activation(name: str | None) -> str:

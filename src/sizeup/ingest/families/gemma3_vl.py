@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from sizeup.errors import ConfigError
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch, TowerSpec, WeightTensor
-from sizeup.ingest.families.fields import IMAGE, Fields, activation
+from sizeup.ingest.families.fields import IMAGE, Fields
 from sizeup.ingest.families.registry import family, parse_config
 from sizeup.ingest.families.vision_fields import vit_sizes
 
@@ -60,7 +60,7 @@ def siglip_vision_tensors(v: Fields, prefix: str) -> tuple[tuple[WeightTensor, .
     attn = AttentionSpec(heads=heads, kv_heads=heads, head_dim=h // heads, v_head_dim=h // heads, qkv_bias=True,
                          o_bias=True, causal=False)
     mlp = MLPSpec(intermediate=inter, gated=False, bias=True,
-                  act=activation(v.text("hidden_act", default="gelu_pytorch_tanh")))
+                  act=v.activation("hidden_act", default="gelu_pytorch_tanh"))
     spec = TowerSpec(kind="vision", hidden=h, layer=LayerSpec(attention=attn, mlp=mlp), layers=layers, norm="layer",
                      stem="patch_conv", positions=patches, channels=channels, patch=patch, image_size=size,
                      variant="siglip")

@@ -4,7 +4,7 @@ default), biases everywhere and the LM head tied to the embeddings (Radford et a
 from __future__ import annotations
 
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch
-from sizeup.ingest.families.fields import CONTEXT, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields, activation
+from sizeup.ingest.families.fields import CONTEXT, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields
 from sizeup.ingest.families.registry import family
 
 
@@ -17,7 +17,7 @@ def read_gpt2(c: Fields, name: str) -> ModelArch:
     attn = AttentionSpec(heads=heads, kv_heads=heads, head_dim=h // heads, v_head_dim=h // heads, qkv_bias=True,
                          o_bias=True)
     mlp = MLPSpec(intermediate=inner, gated=False, bias=True,
-                  act=activation(c.text("activation_function", default="gelu_new")))
+                  act=c.activation("activation_function", default="gelu_new"))
     layers = tuple(LayerSpec(attention=attn, mlp=mlp)
                    for _ in range(c.int("n_layer", "num_hidden_layers", bound=LAYERS)))
     positions = c.int("n_positions", "max_position_embeddings", bound=CONTEXT)

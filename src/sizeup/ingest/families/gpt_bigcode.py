@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch
 from sizeup.ingest.families.decoder import heads_of
-from sizeup.ingest.families.fields import CONTEXT, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields, activation
+from sizeup.ingest.families.fields import CONTEXT, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields
 from sizeup.ingest.families.registry import family
 
 
@@ -18,7 +18,7 @@ def read_gpt_bigcode(c: Fields, name: str) -> ModelArch:
     attn = AttentionSpec(heads=heads, kv_heads=kv_heads, head_dim=head_dim, v_head_dim=head_dim, qkv_bias=True,
                          o_bias=True)
     mlp = MLPSpec(intermediate=c.int("n_inner", bound=INTERMEDIATE, default=4 * h), gated=False, bias=True,
-                  act=activation(c.text("activation_function", default="gelu_pytorch_tanh")))
+                  act=c.activation("activation_function", default="gelu_pytorch_tanh"))
     positions = c.int("n_positions", "max_position_embeddings", bound=CONTEXT)
     return ModelArch(name=name, model_type="gpt_bigcode", hidden=h, vocab=c.int("vocab_size", bound=VOCAB),
                      layers=(LayerSpec(attention=attn, mlp=mlp),) * c.int("n_layer", "num_hidden_layers", bound=LAYERS),

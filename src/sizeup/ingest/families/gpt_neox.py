@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch
 from sizeup.ingest.families.decoder import PARALLEL_NOTE, heads_of, rotary_fraction
-from sizeup.ingest.families.fields import CONTEXT, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields, activation
+from sizeup.ingest.families.fields import CONTEXT, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields
 from sizeup.ingest.families.registry import family
 
 
@@ -19,7 +19,7 @@ def read_gpt_neox(c: Fields, name: str) -> ModelArch:
     attn = AttentionSpec(heads=heads, kv_heads=heads, head_dim=head_dim, v_head_dim=head_dim, qkv_bias=bias, o_bias=bias,
                          rotary_dim=rotary_fraction(c, head_dim, "rotary_pct", "partial_rotary_factor", default=0.25))
     mlp = MLPSpec(intermediate=c.int("intermediate_size", bound=INTERMEDIATE), gated=False, bias=True,
-                  act=activation(c.text("hidden_act", default="gelu")))
+                  act=c.activation("hidden_act", default="gelu"))
     layer = LayerSpec(attention=attn, mlp=mlp, parallel=c.flag("use_parallel_residual", True))
     return ModelArch(name=name, model_type="gpt_neox", hidden=h, vocab=c.int("vocab_size", bound=VOCAB),
                      layers=(layer,) * c.int("num_hidden_layers", bound=LAYERS), norm="layer",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch
 from sizeup.ingest.families.decoder import PARALLEL_NOTE, heads_of
-from sizeup.ingest.families.fields import CONTEXT, HEAD_DIM, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields, activation
+from sizeup.ingest.families.fields import CONTEXT, HEAD_DIM, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields
 from sizeup.ingest.families.registry import family
 
 
@@ -21,7 +21,7 @@ def read_gptj(c: Fields, name: str) -> ModelArch:
         c.at_most("rotary_dim", rotary, "the head dimension", head_dim)
     attn = AttentionSpec(heads=heads, kv_heads=heads, head_dim=head_dim, v_head_dim=head_dim, rotary_dim=rotary)
     mlp = MLPSpec(intermediate=c.int("n_inner", bound=INTERMEDIATE, default=4 * h), gated=False, bias=True,
-                  act=activation(c.text("activation_function", default="gelu_new")))
+                  act=c.activation("activation_function", default="gelu_new"))
     layer = LayerSpec(attention=attn, mlp=mlp, norms=1, parallel=True)
     return ModelArch(name=name, model_type="gptj", hidden=h, vocab=c.int("vocab_size", bound=VOCAB),
                      layers=(layer,) * c.int("n_layer", "num_hidden_layers", bound=LAYERS), norm="layer",

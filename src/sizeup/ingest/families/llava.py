@@ -19,9 +19,9 @@ from dataclasses import replace
 
 from sizeup.errors import ConfigError
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch, TowerSpec, WeightTensor
-from sizeup.ingest.families.fields import Fields, activation
+from sizeup.ingest.families.fields import Fields
 from sizeup.ingest.families.registry import family, parse_config
-from sizeup.ingest.families.vision_fields import vit_sizes
+from sizeup.ingest.families.vision_fields import feature_layers, vit_sizes
 
 LLAMA_DEFAULTS = {"hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
                   "vocab_size": 32000}
@@ -54,7 +54,7 @@ def clip_vision_tensors(v: Fields, prefix: str) -> tuple[tuple[WeightTensor, ...
     out += [t("post_layernorm.weight", h), t("post_layernorm.bias", h)]
     attn = AttentionSpec(heads=heads, kv_heads=heads, head_dim=h // heads, v_head_dim=h // heads, qkv_bias=True,
                          o_bias=True, causal=False)
-    mlp = MLPSpec(intermediate=inter, gated=False, bias=True, act=activation(v.text("hidden_act", default="quick_gelu")))
+    mlp = MLPSpec(intermediate=inter, gated=False, bias=True, act=v.activation("hidden_act", default="quick_gelu"))
     spec = TowerSpec(kind="vision", hidden=h, layer=LayerSpec(attention=attn, mlp=mlp), layers=layers, norm="layer",
                      stem="patch_conv", positions=patches + 1, channels=channels, patch=patch, image_size=size,
                      class_token=True)
@@ -80,17 +80,16 @@ def read_llava(c: Fields, name: str) -> ModelArch:
                       "llava family builds)")
     tower, spec = clip_vision_tensors(v, "vision_tower")
     width, patches = spec.hidden, spec.positions - 1
-    layer = c.data.get("vision_feature_layer", -2)
-    feature_layers = len(layer) if isinstance(layer, list) else 1
+    features = feature_layers(c, -2, spec.layers)
     bias = c.flag("multimodal_projector_bias", True)
-    projector = [WeightTensor("multi_modal_projector.linear_1.weight", (arch.hidden, width * feature_layers), "projector"),
+    projector = [WeightTensor("multi_modal_projector.linear_1.weight", (arch.hidden, width * features), "projector"),
                  WeightTensor("multi_modal_projector.linear_2.weight", (arch.hidden, arch.hidden), "projector")]
     if bias:
         projector += [WeightTensor("multi_modal_projector.linear_1.bias", (arch.hidden,), "projector"),
                       WeightTensor("multi_modal_projector.linear_2.bias", (arch.hidden,), "projector")]
-    strategy = c.text("vision_feature_select_strategy", default="default")
+    strategy = c.choice("vision_feature_select_strategy", default="default", allowed=("default", "full"))
     tokens = patches + (1 if strategy == "full" else 0)
-    spec = replace(spec, projector=(width * feature_layers, arch.hidden, arch.hidden), feature_tokens=tokens)
+    spec = replace(spec, projector=(width * features, arch.hidden, arch.hidden), feature_tokens=tokens)
     notes = [f"llava: each image adds {tokens:,} prompt tokens (count them in --prompt); the vision tower runs once "
              f"per image (--images), priced in prefill (every CLIP layer, as transformers runs it)"]
     if filled:

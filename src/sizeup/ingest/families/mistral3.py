@@ -23,9 +23,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch, TowerSpec, WeightTensor
-from sizeup.ingest.families.fields import IMAGE, Fields, activation
+from sizeup.ingest.families.fields import IMAGE, Fields
 from sizeup.ingest.families.registry import family, parse_config
-from sizeup.ingest.families.vision_fields import vit_sizes
+from sizeup.ingest.families.vision_fields import feature_layers, vit_sizes
 
 TEXT_DEFAULTS = {"model_type": "mistral", "head_dim": 128, "hidden_act": "silu", "hidden_size": 5120,
                  "intermediate_size": 32768, "max_position_embeddings": 131072, "num_attention_heads": 32,
@@ -57,7 +57,7 @@ def pixtral_vision_tensors(v: Fields, prefix: str) -> tuple[tuple[WeightTensor, 
                 t(f"{p}.ffn_norm.weight", h)]
     attn = AttentionSpec(heads=heads, kv_heads=heads, head_dim=h // heads, v_head_dim=h // heads, qkv_bias=False,
                          o_bias=False, causal=False)
-    mlp = MLPSpec(intermediate=inter, gated=True, bias=False, act=activation(v.text("hidden_act", default="gelu")))
+    mlp = MLPSpec(intermediate=inter, gated=True, bias=False, act=v.activation("hidden_act", default="gelu"))
     spec = TowerSpec(kind="vision", hidden=h, layer=LayerSpec(attention=attn, mlp=mlp), layers=layers, norm="rms",
                      stem="patch_conv", channels=channels, patch=patch, rotary=True, variant="pixtral",
                      max_image_side=size)
@@ -79,8 +79,7 @@ def read_mistral3(c: Fields, name: str) -> ModelArch:
                       "family builds)")
     tower, spec = pixtral_vision_tensors(v, "vision_tower")
     merge = c.int("spatial_merge_size", bound=IMAGE, default=2)
-    layer = c.data.get("vision_feature_layer", -1)
-    width = spec.hidden * (len(layer) if isinstance(layer, list) else 1)
+    width = spec.hidden * feature_layers(c, -1, spec.layers)
     bias = c.flag("multimodal_projector_bias", False)
 
     def p(name: str, *shape: int) -> WeightTensor:

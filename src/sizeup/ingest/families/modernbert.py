@@ -17,8 +17,8 @@ def read_modernbert(c: Fields, name: str) -> ModelArch:
     h, n_layers = hidden_size(c), c.int("num_hidden_layers", bound=LAYERS)
     every = c.int("global_attn_every_n_layers", bound=LAYERS, default=3)
     local = c.int("local_attention", bound=CONTEXT, default=128)
-    types = c.texts("layer_types")
-    if len(types) == n_layers:
+    types = c.layer_types(n_layers, ("full_attention", "sliding_attention"))
+    if types is not None:
         windows = [local if t == "sliding_attention" else None for t in types]
     else:
         windows = [None if i % every == 0 else local for i in range(n_layers)]

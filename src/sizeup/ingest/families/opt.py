@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch
 from sizeup.ingest.families.decoder import heads_of
-from sizeup.ingest.families.fields import CONTEXT, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields, activation
+from sizeup.ingest.families.fields import CONTEXT, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields
 from sizeup.ingest.families.registry import family
 
 POSITION_OFFSET = 2
@@ -22,7 +22,7 @@ def read_opt(c: Fields, name: str) -> ModelArch:
     bias = c.flag("enable_bias", True)
     attn = AttentionSpec(heads=heads, kv_heads=heads, head_dim=head_dim, v_head_dim=head_dim, qkv_bias=bias, o_bias=bias)
     mlp = MLPSpec(intermediate=c.int("ffn_dim", bound=INTERMEDIATE), gated=False, bias=bias,
-                  act=activation(c.text("activation_function", default="relu")))
+                  act=c.activation("activation_function", default="relu"))
     width = c.int("word_embed_proj_dim", bound=HIDDEN, default=h)
     context = c.int("max_position_embeddings", bound=CONTEXT)
     pre_norm = c.flag("do_layer_norm_before", True)

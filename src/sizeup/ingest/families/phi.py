@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch, WeightTensor
 from sizeup.ingest.families.decoder import PARALLEL_NOTE, heads_of, rotary_fraction
-from sizeup.ingest.families.fields import CONTEXT, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields, activation
+from sizeup.ingest.families.fields import CONTEXT, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields
 from sizeup.ingest.families.registry import family
 
 
@@ -22,7 +22,7 @@ def read_phi(c: Fields, name: str) -> ModelArch:
                          o_bias=True, qk_norm=qk_norm,
                          rotary_dim=rotary_fraction(c, head_dim, "partial_rotary_factor", default=0.5))
     mlp = MLPSpec(intermediate=c.int("intermediate_size", bound=INTERMEDIATE), gated=False, bias=True,
-                  act=activation(c.text("hidden_act", default="gelu_new")))
+                  act=c.activation("hidden_act", default="gelu_new"))
     n_layers = c.int("num_hidden_layers", bound=LAYERS)
     # the q/k LayerNorms carry a bias beside the weight the layer lists
     extra = tuple(WeightTensor(f"layers.{i}.attn.{part}_norm.bias", (head_dim,), "norm", i)

@@ -15,6 +15,7 @@ def qwen_windows(c: Fields, layers: int, window: int | None) -> list:
     if not c.flag("use_sliding_window", False):
         return [None] * layers
     first_full = c.int("max_window_layers", bound=LAYERS, default=layers, minimum=0)
+    c.at_most("max_window_layers", first_full, "num_hidden_layers", layers)
     return [window if i >= first_full else None for i in range(layers)]
 
 

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from sizeup.errors import ConfigError
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch, TowerSpec, WeightTensor
-from sizeup.ingest.families.fields import CHANNELS, HEADS, HIDDEN, IMAGE, LAYERS, Bound, Fields, activation
+from sizeup.ingest.families.fields import CHANNELS, HEADS, HIDDEN, IMAGE, LAYERS, Bound, Fields
 from sizeup.ingest.families.registry import family, parse_config
 
 RATIO = Bound("MLP ratio", 64)
@@ -58,7 +58,7 @@ def _vision(v: Fields, text_width: int) -> tuple[tuple[WeightTensor, ...], Tower
             t("merger.mlp.2.bias", out_width, role="projector")]
     attn = AttentionSpec(heads=heads, kv_heads=heads, head_dim=d // heads, v_head_dim=d // heads, qkv_bias=True,
                          o_bias=True, causal=False)
-    mlp = MLPSpec(intermediate=inter, gated=False, bias=True, act=activation(v.text("hidden_act", default="quick_gelu")))
+    mlp = MLPSpec(intermediate=inter, gated=False, bias=True, act=v.activation("hidden_act", default="quick_gelu"))
     spec = TowerSpec(kind="vision", hidden=d, layer=LayerSpec(attention=attn, mlp=mlp), layers=depth, norm="layer",
                      stem="patch_conv", channels=channels, patch=patch, temporal=temporal, rotary=True, merge=merge,
                      projector=(folded, folded, out_width), projector_norm=True)

@@ -19,6 +19,7 @@ from typing import Any
 
 from sizeup.errors import ConfigError
 from sizeup.ingest.arch import ModelArch
+from sizeup.ingest.families.class_defaults import class_defaults, filled_note
 from sizeup.ingest.families.fields import (EXPERTS, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields, check_params,
                                            largest_dropout)
 
@@ -106,12 +107,18 @@ def parse_config(data: dict[str, Any], name: str = "model", where: str = "config
         raise ConfigError(f"{where}: no model_type field: expected one of {', '.join(model_types())} "
                           f"(or any model_type transformers knows, with {_install_hint()})")
     read = reader_for(model_type)
+    defaults = class_defaults(model_type) if read is not None else None
+    if defaults is not None:  # a field the config leaves out is read as transformers' class default
+        c.defaults = dict(defaults.values)
     if read is not None:
         arch = replace(read(c, name), reader=f"analytic:{read.__module__.rpartition('.')[2]}")
     else:
         arch = _read_generic(c, name)
     check_params(c, arch.params)
-    return replace(arch, dropout=max(arch.dropout, largest_dropout(c)))
+    arch = replace(arch, dropout=max(arch.dropout, largest_dropout(c)))
+    if defaults is not None and c.filled:
+        arch = replace(arch, assumptions=arch.assumptions + (filled_note(defaults, c.filled),))
+    return arch
 
 
 _SIZE_BOUNDS = ((re.compile(r"(^|_)(layers?|n_layer|depth)$"), LAYERS),

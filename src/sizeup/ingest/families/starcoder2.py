@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch
 from sizeup.ingest.families.decoder import heads_of
-from sizeup.ingest.families.fields import CONTEXT, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields, activation
+from sizeup.ingest.families.fields import CONTEXT, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields
 from sizeup.ingest.families.registry import family
 
 
@@ -20,7 +20,7 @@ def read_starcoder2(c: Fields, name: str) -> ModelArch:
     attn = AttentionSpec(heads=heads, kv_heads=kv_heads, head_dim=head_dim, v_head_dim=head_dim, qkv_bias=bias,
                          o_bias=bias, window=c.window("sliding_window"))
     mlp = MLPSpec(intermediate=c.int("intermediate_size", bound=INTERMEDIATE), gated=False, bias=bias,
-                  act=activation(c.text("hidden_act", default="gelu_pytorch_tanh")))
+                  act=c.activation("hidden_act", default="gelu_pytorch_tanh"))
     return ModelArch(name=name, model_type="starcoder2", hidden=h, vocab=c.int("vocab_size", bound=VOCAB),
                      layers=(LayerSpec(attention=attn, mlp=mlp),) * c.int("num_hidden_layers", bound=LAYERS),
                      norm="layer", tie_embeddings=c.flag("tie_word_embeddings", True),

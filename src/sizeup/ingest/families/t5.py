@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch, TowerSpec, WeightTensor
 from sizeup.ingest.families.encoder_decoder import ENCODER_NOTE, block_tensors, cross_tensors
-from sizeup.ingest.families.fields import (CONTEXT, HEAD_DIM, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Bound,
-                                           Fields, activation)
+from sizeup.ingest.families.fields import (ACTIVATIONS, CONTEXT, HEAD_DIM, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB,
+                                           Bound, Fields, activation)
 from sizeup.ingest.families.registry import family
 
 BUCKETS = Bound("relative-attention buckets", 4096)
@@ -23,7 +23,7 @@ def read_t5(c: Fields, name: str) -> ModelArch:
     d_kv = c.int("d_kv", bound=HEAD_DIM)
     proj = c.text("feed_forward_proj", default="relu")
     parts = proj.split("-")
-    if len(parts) > 2 or (len(parts) == 2 and parts[0] != "gated"):
+    if len(parts) > 2 or (len(parts) == 2 and parts[0] != "gated") or parts[-1].lower() not in ACTIVATIONS:
         raise c.error("feed_forward_proj", proj, "expected an activation or 'gated-<activation>' (relu, gated-gelu)")
     gated, act = len(parts) == 2, parts[-1]
     act = activation("gelu_new" if proj == "gated-gelu" else act)  # transformers maps gated-gelu to gelu_new

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch, TowerSpec, WeightTensor
 from sizeup.ingest.families.encoder_decoder import ENCODER_NOTE, block_tensors, cross_tensors
-from sizeup.ingest.families.fields import CHANNELS, CONTEXT, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields, activation
+from sizeup.ingest.families.fields import CHANNELS, CONTEXT, HEADS, HIDDEN, INTERMEDIATE, LAYERS, VOCAB, Fields
 from sizeup.ingest.families.registry import family
 
 
@@ -20,7 +20,7 @@ def _spec(c: Fields, h: int, side: str) -> LayerSpec:
                          o_bias=True, rotary_dim=0)  # q/v biases: extra tensors (k_proj has none)
     return LayerSpec(attention=attn, mlp=MLPSpec(intermediate=c.int(f"{side}_ffn_dim", bound=INTERMEDIATE),
                                                   gated=False, bias=True,
-                                                  act=activation(c.text("activation_function", default="gelu"))))
+                                                  act=c.activation("activation_function", default="gelu")))
 
 
 @family("whisper")

@@ -1,8 +1,8 @@
 """The chart kinds as hand-written SVG strings, from plain numbers (no plan types here).
 
 Pure Python string building (no matplotlib, no scripts, no external fetches); every piece of text is
-escaped. Each SVG carries class/data- attributes (data-value, data-bytes) so tests and the UI can read
-the drawn values back."""
+escaped (`sizeup.escape.html`: entities, and control characters shown, never raw in the XML). Each SVG
+carries class/data- attributes (data-value, data-bytes) so tests and the UI can read the drawn values back."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import math
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from html import escape
+
+from sizeup.escape import html as _html_text
 
 __all__ = ["Chart", "Point", "scatter_svg", "line_svg", "memory_stack_svg", "roofline_svg", "bars_svg",
            "latency_axis", "note_svg"]
@@ -44,7 +45,7 @@ class Point:
 
 
 def _e(text: object) -> str:
-    return escape(str(text), quote=True)
+    return _html_text(text)
 
 
 def _num(v: float) -> str:

@@ -17,13 +17,15 @@ from dataclasses import replace
 
 from sizeup.ingest.hf_config import LayerSpec, ModelArch
 from sizeup.workload.finetune import Method, targeted
-from sizeup.workload.training.config import PRECISIONS, TrainingConfig
+from sizeup.workload.training.config import PRECISIONS, TrainingConfig, kbit_upcast
+from sizeup.workload.training.loss import loss_peak_bytes
 from sizeup.workload.training.encoder_decoder import (cross_attention_activation_bytes, encoder_arch, encoder_trains,
                                                       relative_bias_bytes, source_length)
 from sizeup.workload.training.ssm_activations import ssm_layer_activation_bytes
 
 __all__ = ["layer_projections", "layer_activation_bytes", "adapter_cast", "adapter_activation_bytes", "eager_activation_bytes",
-           "bnb_held_input_bytes", "kept_layer_bytes", "encoder_activation_bytes", "activation_bytes"]
+           "bnb_held_input_bytes", "kept_layer_bytes", "encoder_activation_bytes", "activation_bytes",
+           "fp32_residual_bytes"]
 
 
 def layer_projections(arch: ModelArch, layer: LayerSpec) -> list[tuple[int, int, bool]]:
@@ -65,7 +67,7 @@ def layer_activation_bytes(arch: ModelArch, layer: LayerSpec, micro_batch: int, 
     dropout = arch.dropout > 0
     sbh = s * b * h
     shard = tp if sequence_parallel else 1
-    if recompute == "full":
+    if recompute in ("full", "offload"):
         return act_bytes * sbh // shard  # the layer's input
     if recompute == "selective-op":
         # the input, the attention output with its fp32 log-sum-exp, and the 1st, 3rd, 5th… products' outputs
@@ -305,23 +307,39 @@ def activation_bytes(arch: ModelArch, cfg: TrainingConfig, micro_batch: int, tra
     layers = [layer for i, layer in enumerate(arch.layers) if i < per_stage and i >= trainable_from]
     # an fp32 run keeps 4-byte activations; the adapter and eager terms are counted at 2 bytes, so scale
     act_bytes = 4 if PRECISIONS[cfg.precision].compute == "fp32" else 2
-    act = sum(kept_layer_bytes(arch, layer, cfg, micro_batch, cfg.recompute, act_bytes) for layer in layers)
+    if cfg.recompute == "offload" and layers:  # the layer inputs wait in CPU memory: two in flight on the GPU
+        act = 2 * kept_layer_bytes(arch, layers[0], cfg, micro_batch, "full", act_bytes)
+    else:
+        act = sum(kept_layer_bytes(arch, layer, cfg, micro_batch, cfg.recompute, act_bytes) for layer in layers)
+    act += len(layers) * fp32_residual_bytes(arch, layers[0], cfg, micro_batch) if layers else 0
     if arch.encoder_layers:
         act += encoder_activation_bytes(arch, cfg, micro_batch, act_bytes) + relative_bias_bytes(arch, cfg, act_bytes)
     act *= max(1, min(par.pp, in_flight))
-    if cfg.recompute in ("full", "selective-op") and layers:  # one layer is rematerialised at a time in backward
+    rematerialised = 0
+    if cfg.recompute in ("full", "offload", "selective-op") and layers:  # one layer rematerialised at a time
         rerun = [(arch, layers[0], cfg.seq)]
         if arch.encoder_layers and encoder_trains(arch, cfg):
             rerun.append((encoder_arch(arch), arch.encoder_layers[0], source_length(arch, cfg)))
-        act += max(kept_layer_bytes(a, layer, cfg, micro_batch, "none", act_bytes, seq=seq) for a, layer, seq in rerun)
+        rematerialised = max(kept_layer_bytes(a, layer, cfg, micro_batch, "none", act_bytes, seq=seq)
+                             for a, layer, seq in rerun)
     if cfg.finetune.method == Method.QLORA and cfg.keeps_last_graph and cfg.recompute in ("none", "selective"):
         # the previous step's graph is still referenced during this forward: its 4-bit products' inputs too
         act += bnb_held_input_bytes(arch, cfg, micro_batch)
-    # the logits and the loss (vocab-parallel ÷ tp): the bf16 logits stay alive through the loss, and
-    # cross-entropy upcasts them to fp32 and keeps an fp32 log-softmax for its backward: 2 + 4 + 4 bytes
-    # per logit, the fp32 part for one chunk at a time when the loss is chunked
-    if arch.lm_head:
-        act += int(micro_batch * cfg.seq * arch.vocab * (2 + 8 / min(cfg.loss_chunks, cfg.seq))) // par.tp
-        if cfg.finetune.uses_adapters and cfg.finetune.dropout > 0 and targeted("lm_head", cfg.finetune):
-            act += 3 * micro_batch * cfg.seq * arch.hidden  # the head adapter's dropped input and mask
-    return act
+    # the logits and the loss (vocab-parallel ÷ tp) as the framework runs them (workload/training/loss.py). The loss's
+    # peak is at the start of backward; a layer is rematerialised only after the loss's backward has freed its
+    # tensors, so under recomputation the two do not coexist: the larger of them sits on the kept layer inputs
+    loss = loss_peak_bytes(arch, cfg, micro_batch)
+    return act + (max(rematerialised, loss) if rematerialised else loss)
+
+
+def fp32_residual_bytes(arch: ModelArch, layer: LayerSpec, cfg: TrainingConfig, micro_batch: int) -> int:
+    """QLoRA through PEFT's prepare_model_for_kbit_training (TrainingConfig.kbit_fp32_params): the embeddings are
+    upcast to fp32, so the residual stream is fp32 and every tensor it feeds is 2 bytes wider than the count has it:
+    each checkpointed layer input under recomputation, each norm's input otherwise (peft utils/other.py
+    prepare_model_for_kbit_training: param.data.to(torch.float32) for every fp16 / bf16 parameter)."""
+    if not kbit_upcast(cfg):
+        return 0
+    tokens_h = micro_batch * cfg.seq * arch.hidden
+    if cfg.recompute in ("full", "offload", "selective-op"):
+        return 2 * tokens_h
+    return 2 * tokens_h * layer.norms

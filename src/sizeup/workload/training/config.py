@@ -10,11 +10,13 @@ from sizeup.errors import ConfigError
 from sizeup.workload.finetune import FinetuneSpec, Method
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.price.attention_kernels import IMPLEMENTATIONS, AttentionPath, attention_path
-from sizeup.workload.frameworks import KERNELS
+from sizeup.ranges import Range
+from sizeup.workload.frameworks import KERNELS, LOSSES, allocator_reserve
 from sizeup.workload.parallel import ParallelConfig
 
-__all__ = ["Precision", "PRECISIONS", "RECOMPUTE_POLICIES", "SSM_SCANS", "OPTIMIZER_STATE_BYTES", "TrainingConfig",
-           "with_settings", "with_method", "with_attention"]
+__all__ = ["Precision", "PRECISIONS", "MIXED", "RECOMPUTE_POLICIES", "SSM_SCANS", "OPTIMIZER_STATE_BYTES",
+           "TrainingConfig",
+           "with_settings", "with_method", "with_attention", "kbit_upcast"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,10 +39,17 @@ PRECISIONS = {
                             note="bf16 weights and gradients with an fp32 master copy and fp32 optimizer state"),
     "bf16": Precision(weight=2, grad=2, master=0, state_scale=0.5, compute="bf16",
                       note="pure bf16: weights, gradients and optimizer moments in bf16, no master copy"),
+    "fp16-mixed": Precision(weight=2, grad=2, master=4, state_scale=1, compute="fp16",
+                            note="fp16 weights and gradients with an fp32 master copy and fp32 optimizer state "
+                                 "(AMP with loss scaling, for parts without bf16 such as V100 and T4)"),
     "fp8": Precision(weight=3, grad=2, master=4, state_scale=1, compute="fp8",
                      note="Transformer Engine style fp8: bf16 weights plus an fp8 copy, fp32 master and state; "
                           "matrix products at the fp8 peak"),
 }
+
+MIXED = ("bf16-mixed", "fp16-mixed")
+"""The precisions with an fp32 master copy: laid out as Megatron's 16-bit weights + master, or as fp32 weights under
+torch.autocast (TrainingConfig.mixed_precision)."""
 
 RECOMPUTE_POLICIES = {
     "none": "no recomputation: every layer keeps what its backward pass reads",
@@ -50,6 +59,9 @@ RECOMPUTE_POLICIES = {
                     "keeps its input, the attention output and every other matrix-product output in call order; "
                     "the other products, norms and activations are recomputed",
     "full": "full recomputation: each layer keeps only its input and reruns its forward pass in backward",
+    "offload": "full recomputation with each layer's input offloaded to CPU memory during forward and brought back "
+               "for its backward (Unsloth's use_gradient_checkpointing=\"unsloth\", TRL's activation_offloading): "
+               "the GPU holds two layers' inputs in flight and the layer being recomputed",
 }
 
 SSM_SCANS = {
@@ -103,6 +115,28 @@ class TrainingConfig:
     whatever that graph holds outside autograd's saved tensors is still alive at the forward peak."""
     framework: str | None = None
     """The framework profile the settings came from, for the report."""
+    loss: str = "chunked"
+    """How the head and the cross-entropy run (sizeup.workload.frameworks.LOSSES; workload/training/loss.py)."""
+    mixed_precision: str = "master"
+    """bf16-mixed laid out as 16-bit weights with an fp32 master copy (master: Megatron, DeepSpeed) or as fp32 weights
+    run under torch.autocast (amp: HF Trainer, Lightning), whose 16-bit weight copies live from forward to backward."""
+    grads_freed: bool = False
+    """zero_grad(set_to_none=True) frees the gradients after each optimizer step (PyTorch's default since 2.0): with
+    one micro-step per step they never coexist with the forward's activations."""
+    kbit_fp32_params: bool = False
+    """QLoRA through PEFT's prepare_model_for_kbit_training: every 16-bit parameter left unquantized (embeddings,
+    norms, LM head) is upcast to fp32, so the residual stream and each checkpointed layer input are fp32."""
+    adapter_kernels: str = "peft"
+    """peft: each adapter runs as its own eager kernels (dropout, A, B, scale, add); fused: the adapter products are
+    fused with the base's (Unsloth's fast_lora)."""
+    allocator_reserve: Range | str | None = None
+    """The caching allocator's reserve over the peak allocated memory: a range, "observed" (the fine-tuning
+    observations by regime, workload/training/allocator.py), or None (sizeup's default)."""
+    mean_seq: float | None = None
+    """Mean sample length; `seq` is then the longest (workload/training/batches.py)."""
+    packing: bool = False
+    padded_seq: float | None = None
+    """Measured mean padded length per row, where known."""
     offer: str | None = None
     network_gbit_per_s: float | None = None
     """Per node; default from the offer, else 400 Gb/s per GPU."""
@@ -130,6 +164,12 @@ class TrainingConfig:
             raise ConfigError(f"--kernels {self.kernels!r}: expected one of {', '.join(KERNELS)}")
         if self.attention not in IMPLEMENTATIONS:
             raise ConfigError(f"--attention {self.attention!r}: expected one of {', '.join(IMPLEMENTATIONS)}")
+        if self.loss not in LOSSES:
+            raise ConfigError(f"--loss {self.loss!r}: expected one of {', '.join(LOSSES)}")
+        if self.mixed_precision not in ("amp", "master"):
+            raise ConfigError(f"mixed_precision {self.mixed_precision!r}: expected amp or master")
+        if self.adapter_kernels not in ("peft", "fused"):
+            raise ConfigError(f"adapter_kernels {self.adapter_kernels!r}: expected peft or fused")
         if self.finetune.method == Method.QLORA and self.precision == "fp32":
             raise ConfigError("--method qlora computes in bf16: use --precision bf16-mixed or bf16")
 
@@ -140,8 +180,21 @@ def with_settings(cfg: TrainingConfig, settings: dict[str, Any], framework: str 
                    double_quant=settings["double_quant"], quantize_head=settings["quantize_head"],
                    dequant_copies=settings["dequant_copies"],
                    adapter_dtype=settings.get("adapter_dtype", cfg.finetune.adapter_dtype))
+    run = {k: settings[k] for k in ("recompute", "optimizer", "packing") if settings.get(k) is not None}
+    extra = {k: settings[k] for k in ("loss", "mixed_precision", "grads_freed", "kbit_fp32_params", "adapter_kernels")
+             if k in settings}
     return replace(cfg, finetune=spec, loss_chunks=settings["loss_chunks"], kernels=settings["kernels"],
-                   keeps_last_graph=settings["keeps_last_graph"], attention=settings["attention"], framework=framework)
+                   keeps_last_graph=settings["keeps_last_graph"], attention=settings["attention"], framework=framework,
+                   allocator_reserve=allocator_reserve(framework), **run, **extra)
+
+
+def kbit_upcast(cfg: TrainingConfig) -> bool:
+    """Whether QLoRA's unquantized parameters are upcast to fp32 (TrainingConfig.kbit_fp32_params): not for a sharded
+    QLoRA (FSDP / ZeRO-3 over several GPUs), where TRL skips prepare_model_for_kbit_training to keep one dtype
+    across the shards (trl v0.13.0 sft_trainer.py: is_sharded_qlora, "and not is_sharded_qlora")."""
+    par = cfg.parallel
+    return (cfg.kbit_fp32_params and cfg.finetune.method == Method.QLORA and PRECISIONS[cfg.precision].compute != "fp32"
+            and not (par.zero >= 3 and par.dp > 1))
 
 
 def with_method(cfg: TrainingConfig, method: str) -> TrainingConfig:

@@ -102,7 +102,7 @@ def cross_attention_activation_bytes(arch: ModelArch, layer: LayerSpec, micro_ba
     saved tensors with PEFT adapters in tests/workload/test_encoder_decoder_training_torch.py."""
     a, h, b = layer.attention, arch.hidden, micro_batch
     tgt, src = b * target, b * source
-    if recompute == "full":
+    if recompute in ("full", "offload"):
         return 0
     if recompute == "selective-op":
         return (act_bytes * (tgt * a.heads * (a.head_dim + a.v_head_dim) + src * a.heads * a.v_head_dim)
@@ -242,7 +242,7 @@ def encoder_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro
     rest = sum((t for k, t in by_kind.items() if k not in ("attention", "matmul")), zero)
     weight_factor = 2.0 if cfg.finetune.method == Method.FULL else 1.0  # frozen weights: the input gradient only
     backward = weights_s.scale(weight_factor) + attention_s.scale(2.5 if cfg.flash_attention else 2.0) + rest.scale(2.0)
-    if cfg.recompute == "full":
+    if cfg.recompute in ("full", "offload"):
         recompute = forward
     elif cfg.recompute == "selective" and not cfg.flash_attention:
         recompute = attention_s

@@ -4,7 +4,7 @@ throughput, MFU, time to train and cost, with the assumptions behind them."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sizeup.hardware.schema import DeviceSpec, Offer
@@ -15,9 +15,12 @@ from sizeup.ranges import Range
 from sizeup.workload.finetune import Method, trainable_parameters
 from sizeup.workload.frameworks import KERNELS
 from sizeup.errors import ConfigError
-from sizeup.workload.training.config import PRECISIONS, SSM_SCANS, TrainingConfig, with_attention
+from sizeup.workload.training.allocator import reserve_range, reserve_regime
+from sizeup.workload.training.config import MIXED, PRECISIONS, SSM_SCANS, TrainingConfig, with_attention
 from sizeup.workload.training.encoder_decoder import encoder_note, relative_bias_note, source_length
+from sizeup.workload.training.batches import sequence_lengths
 from sizeup.workload.training.cost import pick_offer, run_cost
+from sizeup.workload.training.loss import loss_note
 from sizeup.workload.training.memory import TrainingMemory, training_memory
 from sizeup.workload.training.step_time import StepTime, step_time, utilization
 
@@ -37,6 +40,9 @@ class TrainingEstimate:
     trainable_params: int
     step_s: Range
     tokens_per_s: Range
+    """Real tokens per second (padding excluded)."""
+    processed_tokens_per_s: Range
+    """Positions computed per second, padding included (what num_input_tokens_seen counts)."""
     mfu: Range
     hfu: Range
     time_to_train_s: Range | None
@@ -58,14 +64,16 @@ class TrainingEstimate:
                        "source_seq": source_length(self.arch, cfg) if self.arch.encoder_layers else None,
                        "ssm_scan": cfg.ssm_scan if self.arch.is_recurrent else None,
                        "framework": cfg.framework,
-                       "zero": par.zero, "seq": cfg.seq, "micro_batch": self.micro_batch,
+                       "zero": par.zero, "seq": cfg.seq, "mean_seq": cfg.mean_seq, "packing": cfg.packing,
+                       "padded_seq": cfg.padded_seq, "loss": cfg.loss, "micro_batch": self.micro_batch,
                        "grad_accumulation": self.grad_accumulation, "global_batch": self.global_batch},
             "memory": {"per_gpu": self.memory.to_dict()},
             "fits": self.memory.fits,
             "max_micro_batch": self.max_micro_batch,
             "step": {"latency_s": self.step_s.to_dict(), "breakdown_s": dict(self.breakdown_s)},
             "throughput": {"tokens_per_s": self.tokens_per_s.to_dict(),
-                           "tokens_per_s_per_gpu": self.tokens_per_s.scale(1 / par.gpus).to_dict()},
+                           "tokens_per_s_per_gpu": self.tokens_per_s.scale(1 / par.gpus).to_dict(),
+                           "processed_tokens_per_s": self.processed_tokens_per_s.to_dict()},
             "mfu": self.mfu.to_dict(),
             "hfu": self.hfu.to_dict(),
             "time_to_train_s": None if self.time_to_train_s is None else self.time_to_train_s.to_dict(),
@@ -86,7 +94,13 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
                           "decoder are not modelled (expected --pp 1)")
     trainable = trainable_parameters(arch, cfg.finetune)
     cfg, attention = with_attention(cfg, device)
-    assumptions = [PRECISIONS[cfg.precision].note, relative_bias_note(arch, cfg, attention.reason) or attention.note]
+    amp = cfg.mixed_precision == "amp" and cfg.precision in MIXED and \
+        cfg.finetune.method in (Method.FULL, Method.FREEZE)
+    precision_note = (f"{cfg.framework}: {cfg.precision} as torch.autocast over fp32 weights (a model loaded in "
+                      "fp32): fp32 weights, gradients and optimizer state, and each weight's 16-bit cast kept for its "
+                      "backward; --precision bf16 for a model loaded in bf16") if amp else PRECISIONS[cfg.precision].note
+    assumptions = [*arch.assumptions, precision_note,
+                   relative_bias_note(arch, cfg, attention.reason) or attention.note]
     if arch.is_recurrent:
         assumptions.append(f"state-space layers: {cfg.ssm_scan} scan ({SSM_SCANS[cfg.ssm_scan]}); --ssm-scan picks")
         if cfg.ssm_scan == "naive":
@@ -115,16 +129,20 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
         global_batch = accumulation * micro * par.dp
     memory = training_memory(arch, device, cfg, micro, accumulation)
     offer = pick_offer(device, par.gpus, offers, cfg.offer)
-    time = step_time(arch, device, cfg, micro, accumulation, memory, trainable, offer)
-    assumptions += time.notes
-    tokens_per_step = global_batch * cfg.seq
+    lengths = sequence_lengths(cfg.seq, micro, mean_seq=cfg.mean_seq, packing=cfg.packing, padded_seq=cfg.padded_seq)
+    timed = replace(cfg, seq=max(1, round(lengths.processed)))  # time at the length the step computes
+    time = step_time(arch, device, timed, micro, accumulation, memory, trainable, offer)
+    assumptions += [n for n in (lengths.note, loss_note(arch, cfg, micro)) if n] + list(time.notes)
+    tokens_per_step = round(global_batch * lengths.real)
+    processed_per_s = time.step_s.inverse(global_batch * lengths.processed)
     tokens_per_s = time.step_s.inverse(tokens_per_step)
-    mfu, hfu, notes = utilization(arch, device, cfg, time, tokens_per_step)
+    mfu, hfu, notes = utilization(arch, device, replace(cfg, seq=max(1, round(lengths.real))), time, tokens_per_step)
     assumptions += notes
     time_to_train, cost, notes = run_cost(cfg, time.step_s, tokens_per_step, offer)
     assumptions += notes
     assumptions += _run_notes(cfg, time)
     return TrainingEstimate(arch=arch, device=device, config=cfg, micro_batch=micro, grad_accumulation=accumulation,
+                            processed_tokens_per_s=processed_per_s,
                             global_batch=global_batch, memory=memory, max_micro_batch=max_mb,
                             trainable_params=trainable.trainable_params, step_s=time.step_s, tokens_per_s=tokens_per_s,
                             mfu=mfu, hfu=hfu, time_to_train_s=time_to_train, cost_usd=cost, offer=offer,
@@ -135,19 +153,24 @@ def _run_notes(cfg: TrainingConfig, time: StepTime) -> list[str]:
     """What the estimate assumes about overlap, MFU, model states, links, the allocator and the kernels."""
     par, precision, method = cfg.parallel, PRECISIONS[cfg.precision], cfg.finetune.method
     assumptions = [
-        "data-parallel gradient traffic overlaps the backward pass; only what exceeds it is exposed",
         "tensor-parallel collectives " + ("overlapped with the matrix products" if par.tp_overlap
                                           else "on the critical path") + "; pipeline 1F1B bubble (p − 1)/(v·m)",
         f"MFU counts {'6' if method in (Method.FULL, Method.FREEZE) else '4'}·N + 12·L·H·Q·T FLOPs per token "
         f"(PaLM appendix B) against the dense {precision.compute} peak",
     ]
-    if cfg.optimizer in ("adamw", "adam") and cfg.precision == "bf16-mixed":
+    if cfg.optimizer in ("adamw", "adam") and cfg.precision in MIXED and cfg.mixed_precision == "master":
         assumptions.append("model states: 16 bytes per trainable parameter (2 weights + 2 gradients + 4 master + "
                            "8 moments); the '12 bytes' shortcut is the ZeRO paper's K=12 (master + moments only)")
     if par.tp > 1 and time.intra is not None:
         assumptions.append(f"tensor parallel over {time.intra.kind}")
     reserve = engine_profile("pytorch").range("allocator_overhead_fraction")
-    if par.zero >= 3 and par.dp > 1 and reserve is not None:
+    if cfg.allocator_reserve == "observed":
+        r = reserve_range(reserve_regime(cfg))
+        assumptions.append(f"the caching allocator reserves {r.typical:.0%} ({r.low:.0%} - {r.high:.0%}) beyond the "
+                           f"allocated peak, as published {cfg.framework} runs in the '{reserve_regime(cfg)}' regime did "
+                           "(data/training/allocator_reserve.yaml); memory.per_gpu.allocated_bytes is what "
+                           "max_memory_allocated reports, process_bytes what nvidia-smi shows")
+    elif par.zero >= 3 and par.dp > 1 and reserve is not None:
         assumptions.append(f"memory is what PyTorch allocates plus a {reserve.typical:.1%} allocator reserve; "
                            "published FSDP runs "
                            "reserved 7-50% more than they allocated or kept active (meta-llama/llama-cookbook PR #41, "
@@ -156,7 +179,7 @@ def _run_notes(cfg: TrainingConfig, time: StepTime) -> list[str]:
         assumptions.append(f"data parallel across nodes at {time.inter.bytes_per_s * 8 / 1e9:.0f} Gb/s per GPU")
     assumptions.append((f"{cfg.framework}: " if cfg.framework else "") + f"{cfg.kernels} kernels: "
                        + KERNELS[cfg.kernels] + ("" if cfg.framework else "; --framework NAME takes a framework's own"
-                                                 " settings (hf, litgpt, megatron, torchtitan, torchtune)"))
+                                                 " settings (hf, trl, llama-factory, unsloth, axolotl, litgpt, megatron, torchtitan, torchtune)"))
     if method == Method.QLORA:
         spec = cfg.finetune
         assumptions.append(f"QLoRA: NF4 base {'with' if spec.double_quant else 'without'} double "

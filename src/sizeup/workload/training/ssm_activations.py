@@ -93,7 +93,7 @@ def ssm_layer_activation_bytes(arch: ModelArch, layer: LayerSpec, micro_batch: i
     if s is None:
         raise ValueError("ssm_layer_activation_bytes: the layer has no state-space mixer")
     t = b * seq
-    if recompute == "full":
+    if recompute in ("full", "offload"):
         return a * t * h
     if recompute == "selective-op":
         kept = a * t * (h + _in_width(s))

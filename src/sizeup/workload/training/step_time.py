@@ -21,9 +21,12 @@ from sizeup.workload.training.activations import layer_projections
 from sizeup.workload.training.config import PRECISIONS, TrainingConfig
 from sizeup.workload.training.encoder_decoder import (encoder_decoder_flops_per_sequence, encoder_time, encoder_trains,
                                                       source_length)
+from sizeup.workload.training.kernel_time import (adapter_traffic_bytes, eager_host_forward, eager_rest_time,
+                                                  loss_time, offload_bytes, traffic_time)
 from sizeup.workload.training.memory import TrainingMemory
+from sizeup.workload.training.sharded_comm import data_parallel_time, exposed
 
-__all__ = ["StepTime", "step_time", "utilization", "model_flops_per_token", "links"]
+__all__ = ["StepTime", "step_time", "utilization", "model_flops_per_token", "links", "exposed"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,7 +53,7 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
     precision = PRECISIONS[cfg.precision]
     weights = "nf4" if cfg.finetune.method == Method.QLORA else precision.compute if precision.compute != "fp8" else "fp8"
     weights = {"fp32": "fp32", "bf16": "bf16"}.get(weights, weights)
-    act_dtype = "fp32" if cfg.precision == "fp32" else "bf16"
+    act_dtype = "fp32" if cfg.precision == "fp32" else "fp16" if precision.compute == "fp16" else "bf16"
     decoder = replace(arch, cross_source=source_length(arch, cfg)) if arch.cross_source else arch
     forward = transformer_ledger(decoder, Step(batch=micro, new_tokens=cfg.seq, context=cfg.seq, logits="all"),
                                  weights=weights, act_dtype=act_dtype, tp=par.tp, per_layer=False)
@@ -78,6 +81,12 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
         notes.append(f"FP8 products pay Transformer Engine's operand quantization, +{quantize.typical:.0%} "
                            f"of their kernel time (current scaling)")
     t_rest = sum((t for k, t in by_kind.items() if k not in ("attention", "matmul")), zero)  # norms, activations…
+    # what the framework's kernels add: eager multi-kernel ops, PEFT's adapter kernels, the loss's passes (forward;
+    # their backward is priced at twice that)
+    t_eager = eager_rest_time(roof.by("op"), cfg, par.pp)
+    t_adapters = traffic_time(adapter_traffic_bytes(arch, cfg, micro, cfg.seq), device, eff.memory)
+    t_loss = loss_time(arch, cfg, micro, cfg.seq, device, eff.memory).scale(1 / par.pp)
+    t_extra_fwd = t_eager + t_adapters + t_loss.scale(1 / 3)  # the loss's traffic is a third forward, two backward
     method = cfg.finetune.method
     reach = 1.0 if method == Method.FULL else \
         1 - min(trainable.trainable_layers, default=arch.num_layers) / arch.num_layers
@@ -89,7 +98,7 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
     weight_factor = 2.0 if method in (Method.FULL, Method.FREEZE) else 1.0
     attention_factor = 2.5 if cfg.flash_attention else 2.0
     t_bwd = (t_weights.scale(weight_factor) + t_attn.scale(attention_factor) + t_rest.scale(2.0)).scale(reach)
-    if cfg.recompute == "full":
+    if cfg.recompute in ("full", "offload"):
         t_recompute = t_fwd
     elif cfg.recompute == "selective-op":  # the even-numbered products and every non-product op, not attention
         t_recompute = t_weights.scale(recomputed_product_share(arch)) + t_rest
@@ -121,11 +130,11 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
         else:
             size = micro * cfg.seq * arch.hidden * 2
             per_layer = collective_time("all_reduce", size, par.tp, intra)
-            count = (4 + (2 if cfg.recompute == "full" else 0)) * -(-arch.num_layers // par.pp)
+            count = (4 + (2 if cfg.recompute in ("full", "offload") else 0)) * -(-arch.num_layers // par.pp)
             t_tp = per_layer.scale(count)
             if arch.encoder_layers:  # the encoder's, over the source: 2 forward, 2 more backward where it trains
                 enc_size = micro * source_length(arch, cfg) * arch.hidden * 2
-                passes = (4 + (2 if cfg.recompute == "full" else 0)) if encoder_trains(arch, cfg) else 2
+                passes = (4 + (2 if cfg.recompute in ("full", "offload") else 0)) if encoder_trains(arch, cfg) else 2
                 t_tp = t_tp + collective_time("all_reduce", enc_size, par.tp, intra).scale(
                     passes * len(arch.encoder_layers))
             if par.tp_overlap:  # hidden behind the products it is split into, only the excess exposed
@@ -133,13 +142,36 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
     # qlora: each pass over a 4-bit weight (forward, recompute, the backward input gradient) first writes
     # a 16-bit copy of it (finetune.dequant_traffic_bytes), a memory-bound kernel the matmul waits on
     dequant_bytes = dequant_traffic_bytes(arch, cfg.finetune) / (par.tp * par.pp)
-    passes = 1 + reach + (1 if cfg.recompute == "full" else 0)
+    passes = 1 + reach + (1 if cfg.recompute in ("full", "offload") else 0)
     t_dequant = Range(*(dequant_bytes * passes / (device.memory_bandwidth_bytes_per_s * getattr(eff.memory, lv))
                         for lv in ("high", "typical", "low"))) if dequant_bytes else zero
     if dequant_bytes:
         notes.append(f"QLoRA: every 4-bit weight is dequantized to a 16-bit copy before each of its {passes:g} "
                      f"products per micro-step (+{dequant_bytes * passes / 1e9:.1f} GB memory traffic)")
-    micro_step = t_fwd + t_bwd + t_recompute + t_tp + t_dequant
+    t_extra = t_eager.scale(3) + t_adapters.scale(3) + t_loss  # forward + 2x backward; the loss as counted
+    # an eager framework launches each forward op from Python: where that takes longer than the GPU's forward, the
+    # GPU waits (per forward pass, and once more for each recomputed forward)
+    host = eager_host_forward(forward.ops, arch, cfg).scale(1 / par.pp)
+    stall = exposed(host, t_fwd + t_extra_fwd).scale(2 if cfg.recompute in ("full", "offload") else 1)
+    if stall.typical > 0:
+        notes.append(f"eager dispatch: launching one forward from Python takes {host.typical * 1e3:.1f} ms (PyTorch eager's "
+                     f"per-op host cost), {stall.typical * 1e3:.1f} ms more than the GPU needs per micro-step")
+    t_extra = t_extra + stall
+    if cfg.recompute in ("full", "offload"):
+        t_extra = t_extra + t_eager + t_adapters
+    t_offload = zero
+    transfer = offload_bytes(arch, cfg, micro, cfg.seq)
+    if transfer and device.pcie_bytes_per_s:  # layer inputs out during forward, back during backward, overlapped
+        one_way = Range.exact(transfer / device.pcie_bytes_per_s)
+        t_offload = exposed(one_way, t_fwd) + exposed(one_way, t_bwd)
+        notes.append(f"offloaded checkpointing: {transfer / 1e9:.2f} GB of layer inputs each way over PCIe per "
+                     "micro-step, hidden behind the forward and the backward where they are longer")
+    if t_extra.typical > 0:
+        notes.append(f"{cfg.kernels} kernels, {cfg.loss} loss"
+                     + (", PEFT adapters as separate kernels" if t_adapters.typical else "")
+                     + f": {t_extra.typical * 1e3:.1f} ms of memory-bound passes per micro-step beyond the fused "
+                       "ledger (eager multi-kernel norms / rotary / activations, adapter kernels, the loss)")
+    micro_step = t_fwd + t_bwd + t_recompute + t_tp + t_dequant + t_extra + t_offload
     bubble = (par.pp - 1) / (par.vp * accumulation) if par.pp > 1 else 0.0
     compute = micro_step.scale(accumulation * (1 + bubble))
     # data-parallel gradient traffic, overlapped with the backward pass. Routed experts are sharded ÷ ep
@@ -166,13 +198,13 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
         if link is None:
             notes.append(f"{device.id}: no link bandwidth in the catalog: data-parallel traffic not priced")
         else:
-            if par.zero >= 3:  # all-gather weights forward and backward, reduce-scatter gradients, each micro-step
-                weight_bytes = arch.params * precision.weight / (par.tp * par.pp)
-                one = dp_collective("all_gather", weight_bytes, expert_share).scale(2) + \
-                    dp_collective("reduce_scatter", grad_bytes, trained_expert_share)
-                t_dp = exposed(one, t_fwd + t_bwd).scale(accumulation)
-            else:
-                t_dp = exposed(dp_collective("all_reduce", grad_bytes, trained_expert_share), t_bwd)
+            # ZeRO-3 gathers the 16-bit trainable weights and the frozen base in its storage format
+            gather_bytes = (arch.params * precision.weight if method in (Method.FULL, Method.FREEZE) else
+                            memory.weights_bytes * par.dp * (par.tp * par.pp)) / (par.tp * par.pp)
+            t_dp, note = data_parallel_time(cfg, -(-arch.num_layers // par.pp), gather_bytes, grad_bytes,
+                                            t_fwd + t_extra_fwd, t_bwd + t_extra_fwd.scale(2), accumulation,
+                                            dp_collective, expert_share, trained_expert_share)
+            notes.append(note)
     # expert-parallel all-to-alls: dispatch and combine, forward and backward, per MoE layer
     t_ep = Range.exact(0.0)
     if par.ep > 1 and intra is not None:
@@ -189,6 +221,7 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
                     for lv in ("high", "typical", "low")))
     step = compute + t_dp + t_ep + t_opt
     breakdown = {"forward": t_fwd.typical * accumulation, "backward": t_bwd.typical * accumulation,
+                 "framework_kernels": t_extra.typical * accumulation, "offload": t_offload.typical * accumulation,
                  "recompute": t_recompute.typical * accumulation,
                  "dequantize": t_dequant.typical * accumulation, "tensor_parallel": t_tp.typical * accumulation,
                  "pipeline_bubble": micro_step.typical * accumulation * bubble, "data_parallel_exposed": t_dp.typical,
@@ -251,8 +284,3 @@ def recomputed_product_share(arch: ModelArch) -> float:
     if arch.lm_head:
         total += arch.vocab * arch.hidden
     return rerun / total if total else 0.0
-
-
-def exposed(comm: Range, hidden_behind: Range) -> Range:
-    """Communication left over after overlapping it with `hidden_behind` (sorted into a range)."""
-    return Range(*sorted(max(0.0, getattr(comm, lv) - getattr(hidden_behind, lv)) for lv in ("low", "typical", "high")))

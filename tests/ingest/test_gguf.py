@@ -1,0 +1,108 @@
+"""GGUF headers (ingest/gguf.py): the weight format a file stores, layouts llama.cpp accepts, and a file that
+changes while it is read. The malformed headers are in tests/fuzz/hostile_cases.py (GGUF_CASES), refused by the
+library and the CLI in tests/fuzz/test_hostile_inputs.py."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+
+import pytest
+
+from sizeup.api import estimate
+from sizeup.cli.main import main
+from sizeup.errors import ConfigError, IngestError
+from sizeup.formats import FORMATS, GGML_TYPES, GGUF_BLOCKS
+from sizeup.ingest import gguf
+from sizeup.ingest.gguf import GGUF_FILE_TYPES, LLAMA_FILE_TYPES, read_gguf_header
+from sizeup.ingest.headers import model_from_header
+from tests.ingest.model_files import ARRAY, STRING, U32, llama_gguf
+
+F32, F16, Q8_0 = 0, 1, 8
+
+
+def write(tmp_path, raw: bytes, name: str = "m.gguf"):
+    path = tmp_path / name
+    path.write_bytes(raw)
+    return path
+
+
+def test_the_tables_name_only_formats_and_types_sizeup_has():
+    assert set(GGUF_FILE_TYPES) <= set(LLAMA_FILE_TYPES) and set(GGUF_FILE_TYPES.values()) <= set(FORMATS)
+    assert set(GGML_TYPES.values()) <= set(GGUF_BLOCKS)
+    assert set(gguf._FORMAT_OF_TYPE.values()) <= set(FORMATS)
+
+
+def test_a_q4_k_m_file_is_priced_as_q4_k_m_and_says_so(tmp_path):
+    """llama.cpp's LLAMA_FTYPE_MOSTLY_Q4_K_M is 15 (llama.h; gguf-py LlamaFileType)."""
+    path = write(tmp_path, llama_gguf({"general.file_type": (U32, 15)}))
+    arch = model_from_header(path)
+    assert (arch.stored_format, arch.stored_format_from) == ("q4_k_m", "GGUF general.file_type = 15 (MOSTLY_Q4_K_M)")
+    result = estimate(str(path), device="rtx-4090", prompt=64, output=16)
+    assert result.weights.id == "q4_k_m"
+    assert any("the format the file stores (GGUF general.file_type = 15 (MOSTLY_Q4_K_M)" in a for a in result.assumptions)
+    bf16 = estimate(str(path), device="rtx-4090", quant="bf16", prompt=64, output=16)
+    assert result.memory.weights_bytes < bf16.memory.weights_bytes
+    assert any("weights priced as bf16 (--quant), not as the q4_k_m the file stores" in a for a in bf16.assumptions)
+
+
+def test_the_cli_prices_the_stored_format(tmp_path, capsys):
+    path = write(tmp_path, llama_gguf({"general.file_type": (U32, 7)}))  # MOSTLY_Q8_0
+    assert main(["estimate", str(path), "--device", "rtx-4090", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["config"]["quant"] == "q8_0"
+    assert any("GGUF general.file_type = 7 (MOSTLY_Q8_0)" in a for a in data["assumptions"])
+
+
+def test_without_a_file_type_the_format_comes_from_the_tensor_types(tmp_path):
+    tensors = [("token_embd.weight", (64, 96), Q8_0), ("output.weight", (64, 96), Q8_0), ("output_norm.weight", (64,), F32)]
+    arch = model_from_header(write(tmp_path, llama_gguf(tensors=tensors)))
+    assert arch.stored_format == "q8_0"
+    assert arch.stored_format_from == "GGUF tensor types (no general.file_type): 99% of the parameters are Q8_0"
+
+
+def test_a_file_type_sizeup_cannot_price_asks_for_quant(tmp_path):
+    path = write(tmp_path, llama_gguf({"general.file_type": (U32, 19)}))  # MOSTLY_IQ2_XXS
+    with pytest.raises(ConfigError, match=r"general.file_type = 19 \(MOSTLY_IQ2_XXS\), a weight format sizeup does "
+                                          r"not price: expected --quant"):
+        estimate(str(path), device="rtx-4090")
+    assert estimate(str(path), device="rtx-4090", quant="q4_k_m", prompt=64, output=16).weights.id == "q4_k_m"
+
+
+def test_merged_and_split_expert_tensors_matching_the_count_are_read(tmp_path):
+    moe = {"llama.expert_count": (U32, 4), "llama.expert_used_count": (U32, 2)}
+    merged = [("token_embd.weight", (64, 96), F16), ("blk.0.ffn_gate_exps.weight", (64, 176, 4), F16)]
+    split = [("token_embd.weight", (64, 96), F16)] + [(f"blk.1.ffn_up.{e}.weight", (64, 176), F16) for e in range(4)]
+    for i, tensors in enumerate((merged, split)):
+        arch = model_from_header(write(tmp_path, llama_gguf(moe, tensors), f"m{i}.gguf"))
+        assert arch.model_type == "mixtral" and arch.layers[0].mlp.experts == 4
+
+
+def test_a_wider_alignment_is_followed(tmp_path):
+    header = read_gguf_header(write(tmp_path, llama_gguf({"general.alignment": (U32, 256)}, alignment=256)))
+    assert header.data_bytes == 12_288 + 6_656  # F16 64 x 96; Q8_0 64 x 96 (6,528 bytes) padded to 256
+
+
+def test_long_strings_and_arrays_are_skipped_not_held(tmp_path):
+    big = {"tokenizer.chat_template": (STRING, "x" * (gguf.MAX_STRING_BYTES + 1)),
+           "tokenizer.ggml.scores": (ARRAY, (U32, list(range(gguf.MAX_LISTED + 1))))}
+    header = read_gguf_header(write(tmp_path, llama_gguf(big)))
+    assert header.metadata["tokenizer.chat_template"] == gguf.MAX_STRING_BYTES + 1
+    assert header.metadata["tokenizer.ggml.scores"] == gguf.MAX_LISTED + 1
+
+
+def test_a_file_cut_short_while_it_is_read_is_refused(tmp_path, monkeypatch):
+    """Another process truncates the file after sizeup opened it: a short read, refused in one line."""
+    path = write(tmp_path, llama_gguf())
+    real = gguf.open_regular
+
+    @contextlib.contextmanager
+    def truncating(*args, **kwargs):
+        with real(*args, **kwargs) as opened:
+            with open(path, "r+b") as other:
+                other.truncate(100)
+            yield opened
+
+    monkeypatch.setattr(gguf, "open_regular", truncating)
+    with pytest.raises(IngestError, match=r"m.gguf' changed while it was read \(20,384 bytes when opened, 100 now\)"):
+        read_gguf_header(path)
