@@ -21,7 +21,7 @@ from sizeup.api import ParsedInput, count_flops  # noqa: E402
 from sizeup.measure.calibrate import (fit_efficiency, local_device, microbenchmarks, profile_efficiency,  # noqa: E402
                                       size_curve, uncalibrated_efficiency)
 from sizeup.measure.harness import TimingPolicy  # noqa: E402
-from sizeup.measure.store import Store  # noqa: E402
+from sizeup.store import Store  # noqa: E402
 from sizeup.measure.sweep import SweepConfig, run_sweep  # noqa: E402
 from sizeup.price.roofline import price  # noqa: E402
 

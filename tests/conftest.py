@@ -9,6 +9,10 @@ def pytest_configure(config):
     never in the user's ~/.cache/sizeup; subprocesses inherit it."""
     if "SIZEUP_CACHE_DIR" not in os.environ:
         os.environ["SIZEUP_CACHE_DIR"] = tempfile.mkdtemp(prefix="sizeup-test-cache-")
+    # a developer's shared run store, spool or host name never receives a test's runs: the store tests name
+    # their database themselves (SIZEUP_TEST_DB_URL for PostgreSQL)
+    for name in ("SIZEUP_DB", "SIZEUP_SPOOL", "SIZEUP_HOST"):
+        os.environ.pop(name, None)
 
 
 @pytest.fixture(scope="session")

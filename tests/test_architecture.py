@@ -124,7 +124,7 @@ def test_no_import_cycles_between_sizeup_modules():
 LAYERS = [
     ("sizeup.errors", "sizeup.units", "sizeup.ranges", "sizeup.formats", "sizeup.yaml_depth", "sizeup.files",
      "sizeup.yaml_strict", "sizeup.escape"),
-    ("sizeup.ledger", "sizeup.hardware"),
+    ("sizeup.ledger", "sizeup.hardware", "sizeup.store"),
     ("sizeup.ops",),
     ("sizeup.ingest",),
     ("sizeup.engines",),

@@ -12,7 +12,7 @@ from sizeup.cli.main import main
 from sizeup.hardware.catalog import load_catalog
 from sizeup.ingest.hf_config import load_model
 from sizeup.measure.calibrate import load_profile, local_device, profile_to_dict
-from sizeup.measure.store import Store
+from sizeup.store import Store
 from sizeup.price.efficiency import calibrated, default_efficiency
 from sizeup.price.roofline import price
 from sizeup.ingest.transformer_ops import Step, transformer_ledger

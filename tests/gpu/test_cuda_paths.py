@@ -10,7 +10,7 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
 def test_cuda_sweep_times_with_events_and_reads_allocator_peak(tmp_path):
     from sizeup.api import ParsedInput
     from sizeup.measure.harness import TimingPolicy
-    from sizeup.measure.store import Store
+    from sizeup.store import Store
     from sizeup.measure.sweep import SweepConfig, run_sweep
 
     cfg = SweepConfig(target="sizeup.examples.zoo:c2f", inputs=(ParsedInput(shape=(1, 64, 64, 64)),), device="cuda",
@@ -25,7 +25,7 @@ def test_cuda_sweep_times_with_events_and_reads_allocator_peak(tmp_path):
 def test_cuda_oom_is_a_point_not_a_crash(tmp_path):
     from sizeup.api import ParsedInput
     from sizeup.measure.harness import TimingPolicy
-    from sizeup.measure.store import Store
+    from sizeup.store import Store
     from sizeup.measure.sweep import SweepConfig, run_sweep
 
     huge = int(torch.cuda.get_device_properties(0).total_memory // (64 * 64 * 64 * 2) * 4)

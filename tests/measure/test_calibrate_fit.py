@@ -12,8 +12,8 @@ from sizeup.measure.calibrate import (fixed_cost_intercept, local_device, overhe
                                       profile_efficiency)
 from sizeup.measure.calibrate_fit import (fit_profile, line_fit, point_statistic, resolve_statistic, spread,
                                           stored_statistic)
-from sizeup.measure.store import SCHEMA_VERSION, Store
-from sizeup.measure.store_schema import _MIGRATIONS, _TABLES_V1
+from sizeup.store import SCHEMA_VERSION, Store
+from sizeup.store.migrations import v0001_initial, v0002_writer
 from sizeup.price.roofline import price
 
 BENCH = {"matmul_flops_per_s": 100e9, "copy_bytes_per_s": 20e9, "device": "cpu", "dtype": "fp32"}
@@ -168,8 +168,9 @@ def test_cpu_times_are_stored_beside_the_wall_times(tmp_path):
 def test_stores_from_before_cpu_times_load_and_fit_on_the_wall_minimum(tmp_path, version):
     db = tmp_path / "old.sqlite"
     conn = sqlite3.connect(db)
-    conn.executescript(_TABLES_V1 + ";")
-    for statement in _MIGRATIONS[1] if version == 2 else ():
+    for statement in v0001_initial.SQLITE[:-1]:  # the version-1 tables, as sizeup wrote them then
+        conn.execute(statement)
+    for statement in v0002_writer.SQLITE if version == 2 else ():
         conn.execute(statement)
     conn.execute("INSERT INTO schema_version VALUES (?)", (version,))
     conn.execute("INSERT INTO runs (created, kind, target, device, status, config, environment) "
@@ -192,7 +193,7 @@ def test_stores_from_before_cpu_times_load_and_fit_on_the_wall_minimum(tmp_path,
         assert stored_statistic(store, points[0], "p10") == pytest.approx(1.1e-3)
     assert db.read_bytes() == before  # reading never migrates
     with Store(db) as store:  # writing migrates; the old samples have no CPU time
-        assert store.version == SCHEMA_VERSION == 3
+        assert store.version == SCHEMA_VERSION
         assert store.samples(1) == [2e-3, 1e-3] and store.cpu_samples(1) == []
         new = store.add_point(1, batch=4, phase="forward", status="ok", samples_s=[5e-3], cpu_samples_s=[4e-3])
         assert store.cpu_samples(new) == [4e-3]

@@ -16,29 +16,11 @@ pytest.importorskip("torch")
 
 from sizeup.errors import MeasureError  # noqa: E402
 from sizeup.measure.calibrate import local_device, profile_to_dict  # noqa: E402
-from sizeup.measure.store import Store  # noqa: E402
+from sizeup.store import Store  # noqa: E402
+from tests.measure.slow_model import BENCH, slow_model  # noqa: E402
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
-MODEL = """import time
-
-import torch
-
-
-class Slow(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(8, 8)
-
-    def forward(self, x):
-        time.sleep(0.02)
-        return self.linear(x)
-
-
-def build():
-    return Slow()
-"""
-BENCH = {"device": "cpu", "dtype": "fp32", "gemm": [], "matmul_flops_per_s": 1e11, "copy_bytes_per_s": 1e10,
-         "measured": "2026-12-03 12:00:00", "catalog_id": None}
+MODEL = slow_model(0.02)
 
 
 def sizeup(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess:

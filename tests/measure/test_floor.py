@@ -8,7 +8,7 @@ torch = pytest.importorskip("torch")
 from sizeup.api import ParsedInput  # noqa: E402
 from sizeup.measure.floor import floor_seconds, measure_floor  # noqa: E402
 from sizeup.measure.harness import TimingPolicy  # noqa: E402
-from sizeup.measure.store import Store  # noqa: E402
+from sizeup.store import Store  # noqa: E402
 from sizeup.measure.sweep import SweepConfig, run_sweep  # noqa: E402
 
 FAST = TimingPolicy(warmup=1, min_repetitions=3, max_repetitions=10, point_budget_s=0.5)

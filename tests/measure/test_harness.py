@@ -14,7 +14,7 @@ from sizeup.api import ParsedInput  # noqa: E402
 from sizeup.errors import MeasureError  # noqa: E402
 from sizeup.measure.calibrate import fit_efficiency, local_device, profile_efficiency  # noqa: E402
 from sizeup.measure.harness import TimingPolicy, resolve_device  # noqa: E402
-from sizeup.measure.store import Store  # noqa: E402
+from sizeup.store import Store  # noqa: E402
 from sizeup.measure.sweep import SweepConfig, run_sweep  # noqa: E402
 from sizeup.price.roofline import price  # noqa: E402
 

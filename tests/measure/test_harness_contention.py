@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 from sizeup.api import ParsedInput  # noqa: E402
 from sizeup.errors import MeasureError  # noqa: E402
 from sizeup.measure.harness import TimingPolicy, time_callable  # noqa: E402
-from sizeup.measure.store import Store  # noqa: E402
+from sizeup.store import Store  # noqa: E402
 from sizeup.measure.sweep import SweepConfig, run_sweep  # noqa: E402
 
 FAST = TimingPolicy(warmup=1, min_repetitions=3, max_repetitions=10, point_budget_s=0.5)

@@ -13,7 +13,7 @@ import pytest
 from sizeup.errors import ConfigError, MeasureError
 from sizeup.measure.leak import (LeakStatus, LeakWatch, Trend, WatchResult, fit_trend, plot_trend, sample_process,
                                  sawtooth_minima, theil_sen, verdict, watch)
-from sizeup.measure.store import Store
+from sizeup.store import Store
 from sizeup.units import MEGA
 
 HOUR_S = 3600.0

@@ -12,7 +12,7 @@ pytest.importorskip("onnx")
 from sizeup.cli.main import main  # noqa: E402
 from sizeup.examples import zoo  # noqa: E402
 from sizeup.measure.onnx_runner import load_onnx  # noqa: E402
-from sizeup.measure.store import Store  # noqa: E402
+from sizeup.store import Store  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +45,7 @@ def test_sweep_stores_points_with_predictions_and_compare_reads_them(mlp_onnx, t
     assert compared["points"][1]["predicted_memory_bytes"] > compared["points"][0]["predicted_memory_bytes"]
     assert main(["calibrate", "--runs", str(data["run_id"]), "--db", db, "--json"]) == 0
     fitted = json.loads(capsys.readouterr().out)
-    assert fitted["fitted"] and fitted["residual_median"] is not None
+    assert fitted["fitted"] and fitted["residual_median"] is not None, fitted["ignored"]
 
 
 def test_the_batch_dimension_and_unbound_dimensions(tmp_path, mlp_onnx):

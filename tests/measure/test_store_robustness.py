@@ -12,10 +12,10 @@ import pytest
 
 from sizeup.cli.main import main
 from sizeup.errors import MeasureError
-from sizeup.measure.records import RunRecord
-from sizeup.measure.store import SCHEMA_VERSION, Store
-from sizeup.measure.store_schema import _TABLES_V1
-from sizeup.measure.writer import current_writer, writer_alive
+from sizeup.store.records import RunRecord
+from sizeup.store import SCHEMA_VERSION, Store
+from sizeup.store.migrations import v0001_initial
+from sizeup.store.writer import current_writer, writer_alive
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -193,7 +193,8 @@ def test_readonly_store_reads_and_refuses_writes(tmp_path):
 
 def v1_store(path: Path) -> None:
     conn = sqlite3.connect(path)
-    conn.executescript(_TABLES_V1 + ";")
+    for statement in v0001_initial.SQLITE[:-1]:  # the version-1 tables, as sizeup wrote them then
+        conn.execute(statement)
     conn.execute("INSERT INTO schema_version VALUES (1)")
     conn.execute("INSERT INTO runs (created, kind, target, device, status, config, environment) "
                  "VALUES ('2026-12-01T00:00:00+00:00', 'inference', 'old', 'cpu', 'running', '{}', '{}')")
@@ -247,7 +248,7 @@ def test_a_run_of_a_dead_writer_reads_as_interrupted(tmp_path):
 WRITER = """
 import sys
 sys.path.insert(0, {src!r})
-from sizeup.measure.store import Store
+from sizeup.store import Store
 with Store({db!r}) as store:
     run_id = store.start_run(kind="microbench", target=sys.argv[1], device="cpu", config={{}}, environment={{}})
     for n in range(40):

@@ -3,7 +3,8 @@
 A profile from `sizeup calibrate` holds the local device's measured peaks and fitted efficiencies.
 `--device local` prices on that measured device; naming the catalog entry of the same hardware
 (`--device h200`, recognised when the profile was measured) prices on its datasheet peaks with the
-efficiencies rescaled so that the achieved rates stay the measured ones.
+efficiencies rescaled so that the achieved rates stay the measured ones. Which fit an estimate takes is
+decided by its workload class and engine (measure.profiles.choose_profile), and said in its assumptions.
 """
 
 from __future__ import annotations
@@ -26,34 +27,41 @@ def add_calibration_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--calibration", metavar="NAME",
                    help="price with the efficiencies of this profile from 'sizeup calibrate' (--device local: the "
                         "measured machine itself)")
-    p.add_argument("--db", help="run database holding the calibration (default: the user data folder)")
+    from sizeup.cli.db import DB_HELP
+
+    p.add_argument("--db", metavar="PATH|URL", help=DB_HELP)
 
 
-def load_calibration(args: argparse.Namespace):
+def load_calibration(args: argparse.Namespace, kind: str = "llm"):
     """The profile named by --calibration; for `--device local` without one, the default profile
-    ("local", what `sizeup calibrate` saves); otherwise None."""
+    ("local", what `sizeup calibrate` saves); otherwise None. `kind`: what the command estimates ("llm",
+    "vision" or "train", measure.profiles.ESTIMATE_CLASSES), with `args.engine` where it has one: only a fit of
+    that workload class and engine is applied."""
     name = getattr(args, "calibration", None)
     device = getattr(args, "device", None)  # one name, a comma-separated list, or (plan) a list of names
     names = device.split(",") if isinstance(device, str) else list(device or [])
     if not name and LOCAL not in [d.strip() for d in names]:
         return None  # no calibration asked for: the store and numpy stay unimported
-    from sizeup.measure.calibrate import DEFAULT_PROFILE, load_profile
-    from sizeup.measure.store import Store, default_path
+    from sizeup.measure.calibrate import DEFAULT_PROFILE
+    from sizeup.measure.profiles import Workload, choose_profile
+    from sizeup.store import open_store, resolve_db
 
     name = name or DEFAULT_PROFILE
     implicit = name == DEFAULT_PROFILE and not args.calibration
     needs_calibrate = ConfigError("--device local prices on a measured machine: run 'sizeup calibrate --quick' "
                                   "first (or name a profile with --calibration NAME)")
-    path = Path(args.db).expanduser() if args.db else default_path()
-    if not args.db and not path.exists():  # reading never creates a store
+    path = resolve_db(args.db)
+    if isinstance(path, Path) and not args.db and not path.exists():  # reading never creates a store
         if implicit:
             raise needs_calibrate
         raise ConfigError(f"--calibration {name!r}: no run database yet at {path} (save a profile with "
                           "'sizeup calibrate', or give --db PATH)")
-    with Store(path, readonly=True) as store:
+    with open_store(path, readonly=True) as store:
         if implicit and name not in store.calibrations():
             raise needs_calibrate
-        return load_profile(store, name)
+        engine = getattr(args, "engine", None)
+        return choose_profile(store, name, Workload.of_engine(kind, engine if isinstance(engine, str) else None),
+                              implicit=implicit)
 
 
 def resolve_device(args: argparse.Namespace, catalog, profile) -> DeviceSpec:
@@ -75,8 +83,11 @@ def calibrated_scope(profile, devices: list[DeviceSpec]) -> Iterator[list[str]]:
         yield []
         return
     overrides = {d.id: profile.efficiency_on(d) for d in devices}
-    fitted = "fitted to measured runs" if profile.fitted else "micro-benchmarks only, not yet fitted to models"
-    notes = [f"{d.id}: efficiencies from calibration {profile.name!r} ({fitted})" for d in devices]
+    if profile.notes:
+        notes = [f"{d.id}: {note}" for d in devices for note in profile.notes]
+    else:
+        fitted = "fitted to measured runs" if profile.fitted else "micro-benchmarks only, not yet fitted to models"
+        notes = [f"{d.id}: efficiencies from calibration {profile.name!r} ({fitted})" for d in devices]
     with calibrated(overrides):
         yield notes
 

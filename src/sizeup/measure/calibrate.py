@@ -107,11 +107,14 @@ class Profile:
     fitted: bool
     residual_median: float | None
     data: dict[str, Any]
+    notes: tuple[str, ...] = ()
+    """What choosing this profile for an estimate applied, and why (measure.profiles.choose_profile)."""
 
     @property
     def catalog_id(self) -> str | None:
-        """The catalog device the profile was measured on, when it was recognised."""
-        return self.data["bench"].get("catalog_id")
+        """The catalog device the profile was measured on (or fitted against), when it is one."""
+        bench = self.data.get("bench") or {}
+        return bench.get("catalog_id") or self.data.get("catalog_device")
 
     def efficiency_on(self, device: DeviceSpec) -> Efficiency:
         """The profile's efficiencies as fractions of `device`'s peaks: unchanged on the measured local
@@ -123,7 +126,7 @@ class Profile:
             where = f"catalog device {self.catalog_id!r}" if self.catalog_id else "a device not in the catalog"
             raise ConfigError(f"calibration {self.name!r} was measured on {where} ({self.device.name}), "
                               f"not on {device.id!r}: measure that device, or use --device local")
-        dtype = self.data["bench"].get("dtype", "fp32")
+        dtype = (self.data.get("bench") or {}).get("dtype", "fp32")
         peak = device.peak_flops_per_s.get(dtype) or device.vector_flops_per_s.get(dtype)
         if not peak or not device.memory_bandwidth_bytes_per_s:
             raise ConfigError(f"calibration {self.name!r}: {device.id} lists no {dtype} peak or memory bandwidth "
@@ -167,18 +170,24 @@ def profile_efficiency(values: dict[str, float], spread: float,
 
 
 def profile_to_dict(device: DeviceSpec, values: dict[str, float] | None, residual: float | None,
-                    bench: dict[str, Any], runs: list[int], *, fit: dict[str, Any] | None = None,
-                    statistic: str | None = None) -> dict[str, Any]:
+                    bench: dict[str, Any] | None, runs: list[int], *, fit: dict[str, Any] | None = None,
+                    statistic: str | None = None, class_fit: dict[str, Any] | None = None) -> dict[str, Any]:
     """The stored form of a profile; `fit` (Fit.to_dict()) and `statistic` (of the repetitions it was fitted
-    to) are absent from profiles saved before they were kept."""
+    to) are absent from profiles saved before they were kept. Without a `bench` (micro-benchmarks of the
+    machine), the efficiencies are fractions of the catalog device `device`'s datasheet peaks. `class_fit`: the
+    workload class, engine, machines and left-out runs of a class profile (measure.calibrate_runs)."""
     data = {"device": {"name": device.name, "kind": device.kind, "memory_bytes": device.memory_bytes,
                        "memory_bandwidth_bytes_per_s": device.memory_bandwidth_bytes_per_s,
                        "peak_flops_per_s": device.peak_flops_per_s, "vector_flops_per_s": device.vector_flops_per_s},
             "bench": bench, "values": values, "residual_median": residual, "runs": runs}
+    if bench is None:
+        data["catalog_device"] = device.id
     if fit is not None:
         data["fit"] = fit
     if statistic is not None:
         data["statistic"] = statistic
+    if class_fit is not None:
+        data["class_fit"] = class_fit
     return data
 
 
@@ -194,6 +203,15 @@ def load_profile(store, name: str = DEFAULT_PROFILE) -> Profile:
 
 def _profile_from(data: dict, name: str) -> Profile:
     bench = data["bench"]
+    if bench is None:  # fitted against a catalog device's datasheet peaks (a device type of other machines)
+        from sizeup.hardware.catalog import load_catalog
+
+        device = load_catalog().device(data["catalog_device"])
+        values = data["values"]
+        fitted_curve = (data.get("fit") or {}).get("size_curve")
+        curve = tuple((float(a), float(b)) for a, b in fitted_curve) if fitted_curve else ()
+        return Profile(name=name, device=device, fitted=bool(values), residual_median=data.get("residual_median"),
+                       efficiency=profile_efficiency(values, data.get("residual_median") or 0.0, curve), data=data)
     device = local_device(bench, name=f"calibrated-{name}")
     if bench.get("catalog_id"):  # recognised hardware: its memory, links and type from the catalog, peaks measured
         from sizeup.hardware.catalog import load_catalog

@@ -51,8 +51,9 @@ from sizeup.ledger import Ledger
 from sizeup.price.efficiency import TENSOR_KINDS, Efficiency
 from sizeup.ranges import Range
 
-__all__ = ["SMALL_BATCH", "floor_overhead", "fitted_size_curve", "STATISTICS", "NOISY_SPREAD", "Fit", "fit_profile", "fit_efficiency", "line_fit",
-           "point_statistic", "spread", "stored_statistic", "resolve_statistic"]
+__all__ = ["SMALL_BATCH", "floor_overhead", "fitted_size_curve", "STATISTICS", "NOISY_SPREAD", "Fit", "fit_profile",
+           "fit_rates", "hit_bound", "fit_efficiency", "line_fit", "point_statistic", "spread", "stored_statistic",
+           "resolve_statistic"]
 
 STATISTICS = ("min", "p10", "median", "cpu-min")
 """Which statistic of a point's repetition times the fit uses: load only raises times, so the minimum (or a low
@@ -334,6 +335,49 @@ def fit_profile(device: DeviceSpec, observations: Sequence[tuple[Ledger, float]]
                residual_median=float(np.median(np.abs(residuals))), overhead_stderr_s=o_se, compute_stderr=c_se,
                points=len(pts.t), small_batch_compute=c_small, overhead_source=o_source, size_curve=size_curve,
                notes=tuple(notes))
+
+
+def fit_rates(device: DeviceSpec, observations: Sequence[tuple[Ledger, float]], overhead_s: float) -> Fit:
+    """The compute and memory factors (with the per-op overhead held at `overhead_s`) fitted to measured
+    (ledger, seconds) points: an LLM's prefill (compute-bound) pins the compute factor and its decode
+    (memory-bound: the weights and the KV cache read every step) the memory factor. Relative least squares,
+    as `fit_profile`."""
+    if len(observations) < 2:
+        raise MeasureError(f"calibration needs at least 2 measured points, got {len(observations)}")
+    bad = [t for _, t in observations if not (isinstance(t, (int, float)) and math.isfinite(t) and t > 0)]
+    if bad:
+        raise MeasureError(f"measured time {bad[0]!r}: expected a positive number of seconds")
+    parts = [_unit_parts(device, ledger, ()) for ledger, _ in observations]
+    pts = _Points([p[0] for p in parts], [p[1] for p in parts], np.array([p[2] for p in parts]),
+                  np.array([float(m) for _, m in observations]))
+    c, memory = _search_rates(pts, overhead_s)
+    notes = [f"the per-op overhead is held at {overhead_s * 1e6:.3g} us (the engine's, else the device kind's "
+             "default: an LLM run has no floor to measure it)"]
+    if c >= RATE_BOUNDS[1] * 0.999 or c <= RATE_BOUNDS[0] * 1.001:
+        notes.append(f"the compute factor hit its bound ({c:.3g}): the points do not pin the rate")
+    if memory >= MEMORY_BOUNDS[1] * 0.999 or memory <= MEMORY_BOUNDS[0] * 1.001:
+        notes.append(f"the memory factor hit its bound ({memory:.3g}): the points do not pin it")
+    scaled = _scaled(pts, memory)
+    _, c_se = _stderr(scaled, c, overhead_s, False)
+    residuals = (scaled.work(np.array([c]))[:, 0] + pts.kernels * overhead_s - pts.t) / pts.t
+    return Fit(values={**{f"tensor_{k}": c for k in TENSOR_KINDS}, "vector": c, "memory": memory,
+                       "overhead_s": overhead_s},
+               residual_median=float(np.median(np.abs(residuals))), overhead_stderr_s=None, compute_stderr=c_se,
+               points=len(pts.t), overhead_source="default", notes=tuple(notes))
+
+
+def hit_bound(fit: Fit) -> str | None:
+    """Why a fit must not be saved, or None: its compute factor on the lower edge of its search range (1/1000 of
+    the measured peak prices every op a thousand times too slow) or its memory factor on the lower edge (every
+    byte fifty times too slow): a profile that poisons every estimate it touches. The upper edges (1.5 times the
+    measured peaks: a benchmark run on a busy machine, bytes served from caches) stay notes of the fit: they
+    price at most 1.5 times too fast."""
+    c, m = fit.values["vector"], fit.values["memory"]
+    if c <= RATE_BOUNDS[0] * 1.001:
+        return f"the compute factor hit its lower bound ({c:.3g} of the measured peak): the points do not pin the rate"
+    if m <= MEMORY_BOUNDS[0] * 1.001:
+        return f"the memory factor hit its lower bound ({m:.3g}): the points do not pin it"
+    return None
 
 
 def fit_efficiency(device: DeviceSpec, observations: Sequence[tuple[Ledger, float]],

@@ -1,5 +1,5 @@
 """The environment a measurement ran in: device, driver, library versions, threads, CPU governor,
-GPU clocks and persistence mode where readable, and warnings when the machine is not quiet."""
+GPU clocks, power limit and persistence mode where readable, and warnings when the machine is not quiet."""
 
 from __future__ import annotations
 
@@ -54,11 +54,11 @@ def capture_environment(device: str) -> dict[str, Any]:
                     "cudnn": torch.backends.cudnn.version()})
         try:
             out = subprocess.run(["nvidia-smi", f"--id={index}", "--query-gpu=driver_version,clocks.sm,clocks.max.sm,"
-                                  "persistence_mode,clocks_throttle_reasons.active", "--format=csv,noheader"],
+                                  "persistence_mode,clocks_throttle_reasons.active,power.limit", "--format=csv,noheader"],
                                  capture_output=True, text=True, timeout=10, check=True).stdout.strip()
-            driver, sm, sm_max, persistence, throttle = [v.strip() for v in out.split(",")]
+            driver, sm, sm_max, persistence, throttle, power = [v.strip() for v in out.split(",")]
             env.update({"driver": driver, "sm_clock": sm, "sm_clock_max": sm_max, "persistence_mode": persistence,
-                        "throttle_reasons": throttle})
+                        "throttle_reasons": throttle, "power_limit": power})
         except (OSError, subprocess.SubprocessError, ValueError):
             env["nvidia_smi"] = "unavailable"
     if device == "mps":

@@ -28,7 +28,7 @@ from sizeup.measure.leak_verdict import (DEFAULT_THRESHOLD_BYTES_PER_HOUR, LeakS
 from sizeup.measure.leak_verdict import watch_result as _result
 
 if TYPE_CHECKING:
-    from sizeup.measure.store import Store
+    from sizeup.store import RunStore as Store
 
 __all__ = [
     "DEFAULT_THRESHOLD_BYTES_PER_HOUR",
@@ -156,6 +156,17 @@ def watch(pid: int | None = None, command: Sequence[str] | None = None, *, inter
     sampler = _Sampler(pid=pid, interval_s=float(interval_s), duration_s=float(duration_s), children=children,
                        gpu=gpu, alive=_guarded(alive))
     run_id: int | None = None
+    store_error: list[str] = []
+
+    def saved(write: Callable[[], object]) -> None:
+        """A store write that must not end the watch: the first failure is kept, later writes skipped."""
+        if store is None or run_id is None or store_error:
+            return
+        try:
+            write()
+        except MeasureError as e:
+            store_error.append(str(e))
+
     try:
         if store is not None:
             import platform
@@ -172,10 +183,9 @@ def watch(pid: int | None = None, command: Sequence[str] | None = None, *, inter
         def record(sample: Sample) -> None:
             if not t0:
                 t0.append(sample.monotonic_s)
-            if store is not None and run_id is not None:
-                store.add_point(run_id, batch=None, phase="rss", status="ok", throughput_per_s=None,
-                                peak_memory_bytes=sample.memory_bytes,
-                                extra=sample.to_dict() | {"elapsed_s": sample.monotonic_s - t0[0]})
+            saved(lambda: store.add_point(run_id, batch=None, phase="rss", status="ok", throughput_per_s=None,
+                                          peak_memory_bytes=sample.memory_bytes,
+                                          extra=sample.to_dict() | {"elapsed_s": sample.monotonic_s - t0[0]}))
             if on_sample is not None:
                 on_sample(sample)
 
@@ -188,15 +198,17 @@ def watch(pid: int | None = None, command: Sequence[str] | None = None, *, inter
                          samples=sampler.samples, ended=sampler.ended,
                          threshold_bytes_per_hour=float(threshold_bytes_per_hour), run_id=run_id)
     except BaseException as e:
-        if store is not None and run_id is not None:
-            store.finish_run(run_id, "interrupted" if isinstance(e, KeyboardInterrupt) else "error",
-                             error=str(e) or type(e).__name__)
+        saved(lambda: store.finish_run(run_id, "interrupted" if isinstance(e, KeyboardInterrupt) else "error",
+                                       error=str(e) or type(e).__name__))
         raise
     finally:
         if proc is not None:
             _terminate(proc)
-    if store is not None and run_id is not None:
-        store.finish_run(run_id, "interrupted" if result.ended == "interrupted" else "ok")
+    saved(lambda: store.finish_run(run_id, "interrupted" if result.ended == "interrupted" else "ok"))
+    if store_error:
+        from dataclasses import replace
+
+        result = replace(result, store_error=store_error[0])
     return result
 
 

@@ -81,6 +81,9 @@ class WatchResult:
     """Trend of the GPU memory, when at least `_MIN_POINTS` samples had it."""
     run_id: int | None = None
     """The run in the store, when one was given."""
+    store_error: str | None = None
+    """Why the store stopped taking the watch's samples (it went read-only, its disk filled…), or None: the
+    watch itself goes on, and its verdict stands."""
 
     @property
     def status(self) -> LeakStatus:
@@ -102,7 +105,8 @@ class WatchResult:
             "verdict": self.verdict, "sample_count": len(self.samples),
             "trend": None if self.trend is None else self.trend.to_dict(),
             "gpu_trend": None if self.gpu_trend is None else self.gpu_trend.to_dict(),
-            "gpu_verdict": self.gpu_verdict, "samples": [s.to_dict() for s in self.samples],
+            "gpu_verdict": self.gpu_verdict, "store_error": self.store_error,
+            "samples": [s.to_dict() for s in self.samples],
         }
 
 
@@ -115,6 +119,30 @@ def watch_result(*, target: str, pid: int, command: tuple[str, ...] | None, inte
     return WatchResult(target=target, pid=pid, command=command, interval_s=interval_s, samples=tuple(samples),
                        ended=ended, threshold_bytes_per_hour=threshold_bytes_per_hour, trend=trend,
                        gpu_trend=gpu_trend, run_id=run_id)
+
+
+PLOT_SUFFIXES = (".png", ".pdf", ".svg", ".jpg", ".jpeg")
+
+
+def check_plot_path(path: str | Path) -> Path:
+    """`path` as a plot can be written there, checked before a watch starts (matplotlib present, a known image
+    suffix, not a folder, its folder existing and writable); else a ConfigError in one line."""
+    import importlib.util
+    import os
+
+    out = Path(path).expanduser()
+    if out.is_dir():
+        raise ConfigError(f"--plot {path}: is a folder, not a file")
+    if out.suffix.lower() not in PLOT_SUFFIXES:
+        raise ConfigError(f"--plot {path}: expected an image file ending in {', '.join(PLOT_SUFFIXES)}")
+    folder = out.parent if str(out.parent) else Path(".")
+    if not folder.is_dir():
+        raise ConfigError(f"--plot {path}: its folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK) or (out.exists() and not os.access(out, os.W_OK)):
+        raise ConfigError(f"--plot {path}: cannot write there (permission denied)")
+    if importlib.util.find_spec("matplotlib") is None:
+        raise ConfigError("--plot needs matplotlib: pip install matplotlib")
+    return out
 
 
 def plot_trend(result: WatchResult, path: str | Path) -> Path:

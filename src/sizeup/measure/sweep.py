@@ -129,11 +129,14 @@ def knee(points: Sequence[SweepPoint]) -> int | None:
 
 
 def run_sweep(cfg: SweepConfig, store, *, predict: Callable[[int], float | None] | None = None,
-              progress: Callable[[str], None] | None = None) -> SweepResult:
-    """Measure every point, storing each as it completes; Ctrl-C ends the sweep and keeps the points."""
+              progress: Callable[[str], None] | None = None, provenance: dict | None = None) -> SweepResult:
+    """Measure every point, storing each as it completes; Ctrl-C ends the sweep and keeps the points.
+    `provenance`: what the caller knows of the run beyond its environment (measure.provenance, e.g. the
+    workload class of a traced model)."""
     from sizeup.ingest.target import load_factory
     from sizeup.ingest.torch_trace import torch_dtype
     from sizeup.measure.env import capture_environment, environment_warnings
+    from sizeup.measure.provenance import capture_provenance
 
     device = resolve_device(cfg.device)
     dtype = torch_dtype(cfg.dtype)
@@ -150,8 +153,9 @@ def run_sweep(cfg: SweepConfig, store, *, predict: Callable[[int], float | None]
         onnx_model = load_onnx(cfg.target, str(device), dict(cfg.dims))
         config |= {"onnx": True, "dims": dict(cfg.dims), "batch_dim": onnx_model.batch_dim,
                    "backend": f"onnxruntime ({onnx_model.provider})"}
-    run_id = store.start_run(kind="train" if cfg.train else "inference", target=cfg.target, device=str(device),
-                             config=config, environment=environment)
+    kind = "train" if cfg.train else "inference"
+    run_id = store.start_run(kind=kind, target=cfg.target, device=str(device), config=config, environment=environment,
+                             provenance=capture_provenance(kind, cfg.target, config, environment, **(provenance or {})))
     points: list[SweepPoint] = []
     status = "ok"
     try:
@@ -257,11 +261,14 @@ def run_llm_sweep(cfg: LLMSweepConfig, store, *, predict: Callable[[str, int], f
     device = resolve_device(cfg.device)
     dtype = torch_dtype(cfg.dtype)
     arch = load_model(cfg.model)
+    from sizeup.measure.provenance import capture_provenance
+
     environment = capture_environment(str(device))
-    run_id = store.start_run(kind="inference", target=cfg.model, device=str(device),
-                             config={"llm": True, "prompt": cfg.prompt, "context": cfg.context,
-                                     "batches": list(cfg.batches), "dtype": cfg.dtype, "inputs": []},
-                             environment=environment)
+    config = {"llm": True, "prompt": cfg.prompt, "context": cfg.context, "batches": list(cfg.batches),
+              "dtype": cfg.dtype, "inputs": []}
+    run_id = store.start_run(kind="inference", target=cfg.model, device=str(device), config=config,
+                             environment=environment,
+                             provenance=capture_provenance("inference", cfg.model, config, environment))
     points: list[SweepPoint] = []
     status = "ok"
     try:

@@ -4,47 +4,58 @@ or a load test beside the SLA its plan promised. It only reads the run database.
 from __future__ import annotations
 
 import argparse
+
+from sizeup.cli.db import add_db_argument
+from sizeup.units import number_flag
 from dataclasses import replace
-from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     k = sub.add_parser("compare", help="predicted against measured, term by term, for a stored run")
-    k.add_argument("run_id", type=int)
-    k.add_argument("--calibration", default="local")
+    k.add_argument("run_id", type=number_flag(integer=True, minimum=1, maximum=2**63 - 1), metavar="RUN_ID")
+    k.add_argument("--calibration", default=None,
+                   help="the profile the prediction is priced with (default local: its fit of the run's workload "
+                        "class where there is one, else its measured peaks)")
     k.add_argument("--statistic", choices=("auto", "min", "p10", "median", "cpu-min"), default=None,
                    help="statistic of the repetitions compared with the prediction (default: the one the "
                         "calibration was fitted to, else min)")
     k.add_argument("--sla", metavar="SCENARIO.yaml",
-                   help="load-test runs: the scenario whose SLA the run is checked against (default: the one "
-                        "given to 'sizeup load --sla')")
+                   help="serving runs (sizeup load, runs import): the scenario whose SLA the run is checked against "
+                        "(default: the one given to 'sizeup load --sla')")
     k.add_argument("--json", action="store_true")
-    k.add_argument("--db", help="run database (default: the user data folder)")
+    add_db_argument(k)
     k.set_defaults(func=run_compare)
 
 
 def run_compare(args: argparse.Namespace) -> int:
     from sizeup.cli.measured import report_at
     from sizeup.cli.main import emit_json
-    from sizeup.measure.calibrate import load_profile, overhead_comparison, overhead_term, uncalibrated_efficiency
+    from sizeup.measure.calibrate import overhead_comparison, overhead_term, uncalibrated_efficiency
     from sizeup.measure.calibrate_fit import NOISY_SPREAD, resolve_statistic, spread, stored_statistic
     from sizeup.errors import MeasureError
-    from sizeup.measure.store import Store, default_path
+    from sizeup.cli.db import db_exists, open_reader
+    from sizeup.store import describe_db
     from sizeup.price.roofline import price
     from sizeup.report.terminal import render_table
     from sizeup.units import format_bytes, format_seconds
 
-    path = Path(args.db).expanduser() if args.db else default_path()
-    if not path.exists():  # reading never creates a store
-        raise MeasureError(f"no run {args.run_id}: no run database at {path} (the file does not exist)")
-    with Store(path, readonly=True) as store:
+    if not db_exists(args.db):  # reading never creates a store
+        raise MeasureError(f"no run {args.run_id}: no run database at {describe_db(args.db)} (the file does not "
+                           "exist)")
+    with open_reader(args.db) as store:
         run = store.run(args.run_id)
         if run.kind == "load":
-            return _compare_load(run, args)
+            from sizeup.cli.commands.compare_serving import compare_serving
+
+            return compare_serving(run, store, args)
         if run.kind not in ("inference", "train"):
             raise MeasureError(f"run {run.id} is a {run.kind} run: nothing was predicted for it "
                                f"(see sizeup runs show {run.id})")
-        profile = load_profile(store, args.calibration)
+        from sizeup.measure.calibrate_runs import run_workload
+        from sizeup.measure.profiles import choose_profile
+
+        profile = choose_profile(store, args.calibration or "local", run_workload(run),
+                                 implicit=args.calibration is None)
         statistic = resolve_statistic(store, run.points, args.statistic or profile.data.get("statistic") or "auto")
         stats = {p.id: stored_statistic(store, p, statistic) for p in run.points if p.status == "ok"}
         cpu_mins = {p.id: stored_statistic(store, p, "cpu-min") for p in run.points if p.status == "ok"}
@@ -88,7 +99,7 @@ def run_compare(args: argparse.Namespace) -> int:
     if profiled:
         moved = max(kinds_total, key=lambda k: abs(kinds_total[k][1] - kinds_total[k][0]))
     if overhead is not None:
-        from sizeup.cli.commands.calibrate import run_floor
+        from sizeup.measure.calibrate_runs import run_floor
 
         overhead = {**overhead_comparison(small, overhead, profile.data.get("fit"), statistic, run_floor(run)),
                     "batch": overhead["batch"]}
@@ -107,6 +118,7 @@ def run_compare(args: argparse.Namespace) -> int:
     warnings = [f"the calibration's micro-benchmarks ran on {threads[0]} torch thread(s), this run on {threads[1]}: "
                 "its rates may not apply"] if None not in threads and threads[0] != threads[1] else []
     data = {"run_id": run.id, "target": run.target, "calibration": profile.name, "calibrated": profile.fitted,
+            "calibration_notes": list(profile.notes),
             "statistic": statistic, "noise": noise, "warnings": warnings, "overhead": overhead, "points": rows,
             "by_kind": {k: {"predicted_s": v[0], "measured_s": v[1]} for k, v in kinds_total.items()},
             "largest_gap_kind": moved}
@@ -122,6 +134,8 @@ def run_compare(args: argparse.Namespace) -> int:
                         f"error vs {statistic}", "uncalibrated", "measured memory", "predicted peak"], table,
                        title=f"run {run.id}: {run.target} ({profile.name}, "
                              f"{'fitted' if profile.fitted else 'not fitted'})"))
+    for note in profile.notes:
+        print(f"calibration: {note}")
     if overhead is not None:
         print("\n" + _overhead_line(overhead, format_seconds))
     for warning in warnings:
@@ -186,40 +200,6 @@ def _overhead_line(o: dict, format_seconds) -> str:
     return text
 
 
-def _compare_load(run, args: argparse.Namespace) -> int:
-    """A load test against the SLA its plan promised: percentile by percentile, met or missed."""
-    from sizeup.cli.commands.load import render_sla, sla_rows
-    from sizeup.cli.main import emit_json
-    from sizeup.errors import ConfigError
-
-    point = run.points[0] if run.points else None
-    if point is None:
-        raise ConfigError(f"run {run.id}: the load test recorded no requests")
-    measured = {k: point.extra.get(k) or {} for k in ("ttft_s", "tpot_s", "itl_s", "e2e_s")}
-    if not measured["e2e_s"] and point.samples_s:  # runs stored before e2e percentiles were kept
-        import numpy as np
-
-        measured["e2e_s"] = {f"p{q:g}".replace(".", ""): float(np.percentile(point.samples_s, q))
-                             for q in (50, 90, 95, 99, 99.9)}
-    if args.sla:
-        from sizeup.plan.scenario import load_scenario
-
-        promised, source = load_scenario(args.sla).sla.targets, args.sla
-    else:
-        promised, source = point.extra.get("sla") or {}, "the scenario given to sizeup load --sla"
-    if not promised:
-        raise ConfigError(f"run {run.id} is a load test with no SLA to compare with: give --sla SCENARIO.yaml")
-    rows = sla_rows(promised, measured)
-    if args.json:
-        emit_json({"run_id": run.id, "target": run.target, "sla_source": source, "sla": rows,
-                   "all_met": all(r["met"] for r in rows.values())})
-        return 0
-    print(f"run {run.id}: load test of {run.target} against {source}")
-    for line in render_sla(rows):
-        print(line)
-    return 0
-
-
 def _compare_llm(run, profile, args: argparse.Namespace) -> int:
     """Prefill and decode of a preset LLM run against the analytic ledger priced with the profile."""
     from sizeup.cli.main import emit_json
@@ -242,9 +222,12 @@ def _compare_llm(run, profile, args: argparse.Namespace) -> int:
         rows.append({"batch": point.batch, "phase": point.phase, "measured_s": point.latency_p50_s,
                      "predicted_s": predicted, "error": predicted / point.latency_p50_s - 1})
     if args.json:
-        emit_json({"run_id": run.id, "target": run.target, "calibration": profile.name, "points": rows})
+        emit_json({"run_id": run.id, "target": run.target, "calibration": profile.name,
+                   "calibration_notes": list(profile.notes), "points": rows})
         return 0
     print(render_table(["batch", "phase", "measured P50", "predicted", "error"],
                        [[r["batch"], r["phase"], format_seconds(r["measured_s"]), format_seconds(r["predicted_s"]),
                          f"{r['error']:+.1%}"] for r in rows], title=f"run {run.id}: {run.target} ({profile.name})"))
+    for note in profile.notes:
+        print(f"calibration: {note}")
     return 0

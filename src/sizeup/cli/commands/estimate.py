@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from sizeup.cli.calibration import add_calibration_arguments, add_runtime_argument
+from sizeup.cli.calibration import LOCAL, add_calibration_arguments, add_runtime_argument
 from sizeup.cli.commands.hw import add_catalog_argument
 from sizeup.cli.flags import BATCH as _BATCH, GPUS as _GPUS, TOKENS as _TOKENS, TOKENS_OR_ZERO
 from sizeup.engines.base import engine_names
@@ -94,8 +94,10 @@ def run(args: argparse.Namespace) -> int:
                               "prompts)")
 
         return run_table(args)
-    profile = load_calibration(args)
-    device = resolve_device(args, load_catalog(args.catalog), profile)
+    catalog = load_catalog(args.catalog)
+    profile = load_calibration(_with_default_engine(args, catalog),
+                               "vision" if args.model.lower().endswith(".onnx") else "llm")
+    device = resolve_device(args, catalog, profile)
     if args.model.lower().endswith(".onnx"):
         with calibrated_scope(profile, [device]) as notes:
             return run_onnx(args, device, notes)
@@ -142,6 +144,18 @@ def run(args: argparse.Namespace) -> int:
         print(render_would_fit(would_fit))
         return NOT_FIT_EXIT
     return 0
+
+
+def _with_default_engine(args: argparse.Namespace, catalog) -> argparse.Namespace:
+    """`args` with the engine the estimate will run where none is named and the device is a catalog one (its class's
+    default, data/engines/defaults.yaml), so a calibration profile is chosen for that engine."""
+    if args.engine is not None or not args.calibration or not args.device or args.device == LOCAL:
+        return args
+    from sizeup.engines.defaults import default_for_segment
+    from sizeup.hardware.segments import segment_of
+
+    engine = default_for_segment(segment_of(catalog.device(args.device)))[0]
+    return argparse.Namespace(**{**vars(args), "engine": engine})
 
 
 def parse_image_size(text: str | None) -> tuple[int, int] | None:

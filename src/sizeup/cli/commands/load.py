@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from sizeup.cli.db import add_db_argument
 from sizeup.cli.flags import COUNT, DURATION_S, PORT, TOKENS, exclusive
 from sizeup.report.terminal import render_table
 from sizeup.units import MAX_REQUESTS_PER_S, format_seconds, number_flag
@@ -28,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=DURATION_S, default="30s", help="per request (default 30s)")
     p.add_argument("--sla", metavar="SCENARIO.yaml", help="show the scenario's promised percentiles beside the "
                                                          "measured ones")
-    p.add_argument("--db", help="run database (default: the user data folder)")
+    add_db_argument(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run_load_command)
     exclusive(p, "--api=http", "--prompts", "a plain HTTP endpoint is sent a GET, without prompts")
@@ -68,9 +69,9 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def run_load_command(args: argparse.Namespace) -> int:
     from sizeup.cli.main import emit_json
+    from sizeup.cli.db import open_writer
     from sizeup.measure.load_inputs import check_url, read_prompts
     from sizeup.measure.loadtest import LoadConfig, describe_error, run_load
-    from sizeup.measure.store import Store
 
     check_url(args.url)  # before the prompts file is read: the first thing wrong is the first named
     prompts = read_prompts(args.prompts) if args.prompts else None
@@ -97,10 +98,10 @@ def run_load_command(args: argparse.Namespace) -> int:
 
         result = run_load(cfg, progress=progress)
     data = result.to_dict()
-    with Store(args.db) as store:
-        run_id = store.start_run(kind="load", target=args.url, device="remote",
-                                 config={"api": args.api, "rate": args.rate, "concurrency": args.concurrency,
-                                         "max_tokens": cfg.max_tokens}, environment={})
+    with open_writer(args.db) as store:
+        config = {"api": args.api, "rate": args.rate, "concurrency": args.concurrency, "max_tokens": cfg.max_tokens}
+        run_id = store.start_run(kind="load", target=args.url, device="remote", config=config, environment={},
+                                 provenance=load_provenance(args.url, config))
         e2e = [r.e2e_s for r in result.ok]
         store.add_point(run_id, batch=args.concurrency, phase="e2e", status="ok" if result.ok else "error",
                         samples_s=e2e, throughput_per_s=data["request_throughput_per_s"],
@@ -129,15 +130,22 @@ def run_load_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def load_provenance(url: str, config: dict):
+    """A load test's provenance: the serving class, this sizeup, the workload's hash; the server's engine and GPU
+    are not known to the client (`sizeup runs import` takes them as flags)."""
+    from sizeup.measure.provenance import workload_hash
+    from sizeup.store import Provenance
+    from sizeup import __version__
+
+    return Provenance(workload_class="serving", sizeup_version=__version__,
+                      workload_hash=workload_hash("load", url, config))
+
+
 def sla_rows(promised: dict[str, float], measured: dict) -> dict[str, dict]:
-    """{target: {promised_s, measured_s, met}} for SLA targets like ttft_p95 against measured
-    percentiles ({"ttft_s": {"p95": …}, …}); a percentile not measured is None and not met."""
-    rows = {}
-    for key, value in promised.items():
-        metric, _, point = key.partition("_")
-        got = (measured.get(f"{metric}_s") or {}).get(point)
-        rows[key] = {"promised_s": value, "measured_s": got, "met": got is not None and got <= value}
-    return rows
+    """{target: {promised_s, measured_s, met}} (measure.serving_compare.sla_rows)."""
+    from sizeup.measure.serving_compare import sla_rows as rows
+
+    return rows(promised, measured)
 
 
 def render_sla(rows: dict[str, dict]) -> list[str]:

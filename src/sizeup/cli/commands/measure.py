@@ -12,7 +12,9 @@ from sizeup.units import number_flag
 
 
 def _db(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", help="run database (default: the user data folder)")
+    from sizeup.cli.db import add_db_argument
+
+    add_db_argument(p)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -64,21 +66,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     compare.register(sub)
 
 
-def _profile(store, name: str | None, device: str):
-    """The calibration profile `name` (default "local"); micro-benchmarks are measured on first use."""
-    from sizeup.errors import MeasureError
-    from sizeup.measure.calibrate import load_profile, local_device, microbenchmarks, profile_to_dict
+def _profile(store, name: str | None, device: str, kind: str, engine: str):
+    """The profile the predictions are priced with: from `name` (default "local"), its fit of the workload
+    `kind` and `engine` where it has one, else its measured peaks (measure.profiles.choose_profile); the
+    micro-benchmarks are measured on first use. None when the database holding it is away (the run then goes
+    to the spool, without predictions)."""
+    from sizeup.measure.calibrate import local_device, microbenchmarks, profile_to_dict
+    from sizeup.measure.profiles import Workload, choose_profile
+    from sizeup.store.postgres import StoreUnavailable
 
-    name = name or "local"
+    chosen = name or "local"
     try:
-        return load_profile(store, name)
-    except MeasureError:
-        if name != "local":
-            raise
-    bench = microbenchmarks(device)
-    store.save_calibration(name, device=device, profile=profile_to_dict(local_device(bench), None, None, bench, []),
-                           source_runs=[])
-    return load_profile(store, name)
+        if name is None and "local" not in store.calibrations():
+            bench = microbenchmarks(device)
+            store.save_calibration("local", device=device, source_runs=[],
+                                   profile=profile_to_dict(local_device(bench), None, None, bench, []))
+        return choose_profile(store, chosen, Workload(kind=kind, engine=engine), implicit=name is None)
+    except StoreUnavailable:
+        print("warning: no predictions: the database holding the calibration profile is away", file=sys.stderr)
+        return None
 
 
 def _predictor(target: str, config: dict, profile, train: bool = False):
@@ -100,7 +106,7 @@ def run_measure(args: argparse.Namespace) -> int:
     from sizeup.api import parse_input_specs
     from sizeup.cli.main import emit_json
     from sizeup.measure.harness import apply_memory_cap, resolve_device
-    from sizeup.measure.store import Store
+    from sizeup.cli.db import open_writer
     from sizeup.measure.sweep import SweepConfig, run_sweep
     from sizeup.report.terminal import render_table
     from sizeup.cli.progress import Progress
@@ -135,21 +141,24 @@ def run_measure(args: argparse.Namespace) -> int:
                       grad_accumulation=positive_ints(args.grad_acc, "--grad-acc"),
                       latency_target_s=args.latency_target, budget_s=args.budget, dtype=args.dtype, optimizer=args.optimizer,
                       profile=args.profile)
-    with Store(args.db) as store:
-        profile = _profile(store, args.calibration, args.device)
+    with open_writer(args.db) as store:  # a bad --db is refused before the model is read
         config = {"onnx": cfg.onnx, "dims": dict(cfg.dims), "dtype": args.dtype,
                   "inputs": [{"shape": list(i.shape), "dtype": i.dtype, "name": i.name} for i in cfg.inputs]}
         if cfg.onnx:
             from sizeup.measure.onnx_runner import load_onnx
 
             config["batch_dim"] = load_onnx(cfg.target, args.device, dict(cfg.dims)).batch_dim
-        predict = _predictor(args.target, config, profile, train=args.train)
+        workload_class = _traced_class(args.target, config, batches, args.train)
+        profile = _profile(store, args.calibration, args.device, "train" if args.train else "vision",
+                           "onnxruntime" if cfg.onnx else "torch")
+        predict = _predictor(args.target, config, profile, train=args.train) if profile is not None else None
         if args.memory_cap:
             apply_memory_cap(args.memory_cap)
         with Progress(f"measuring {args.target}", budget_s=cfg.budget_s) as bar:
-            result = run_sweep(cfg, store, predict=predict, progress=bar.step)
+            result = run_sweep(cfg, store, predict=predict, progress=bar.step,
+                               provenance={"workload_class": workload_class})
     if args.json:
-        emit_json(result.to_dict() | {"calibration": profile.name, "calibrated": profile.fitted})
+        emit_json(result.to_dict() | _calibration_keys(profile))
         return 0 if result.status in ("ok", "interrupted") else 1
     rows = []
     for p in result.points:
@@ -172,24 +181,61 @@ def run_measure(args: argparse.Namespace) -> int:
         print(f"warning: {w}", file=sys.stderr)
     if any(p.result.status == "error" for p in result.points):
         print(f"some points failed: the tracebacks are stored (sizeup runs show {result.run_id})", file=sys.stderr)
-    print(f"predictions from calibration {profile.name!r} ({'fitted' if profile.fitted else 'micro-benchmarks only'})")
+    _print_calibration(profile)
     return 0 if result.status in ("ok", "interrupted") else 1
+
+
+def _traced_class(target: str, config: dict, batches, train: bool) -> str:
+    """The workload class of a traced model's sweep (measure.profiles.ledger_class), from its ledger at the
+    first batch: recorded with the run, and the class of the profile that predicts it."""
+    if train:
+        return "train-step"
+    from sizeup.measure.ledgers import run_ledger
+    from sizeup.measure.profiles import ledger_class
+
+    return ledger_class(run_ledger(target, config, (batches or (1,))[0]))
+
+
+def _calibration_keys(profile) -> dict:
+    if profile is None:
+        return {"calibration": None, "calibrated": False, "calibration_notes": []}
+    return {"calibration": profile.name, "calibrated": profile.fitted, "calibration_notes": list(profile.notes)}
+
+
+def _print_calibration(profile) -> None:
+    if profile is None:
+        print("no predictions: the database holding the calibration is away")
+        return
+    print(f"predictions from calibration {profile.name!r} ({'fitted' if profile.fitted else 'micro-benchmarks only'})")
+    for note in profile.notes:
+        print(f"calibration: {note}")
 
 
 def run_collectives(args: argparse.Namespace) -> int:
     from sizeup.cli.main import emit_json
     from sizeup.measure.collectives import measure_collectives
     from sizeup.measure.env import capture_environment
-    from sizeup.measure.store import Store
+    from sizeup.cli.db import open_writer
     from sizeup.report.terminal import render_table
     from sizeup.units import format_bytes, format_seconds
 
+    import os
+
     backend = "nccl" if args.device.startswith("cuda") else "gloo"
     rows = measure_collectives(world_size=args.world_size, backend=backend)
-    with Store(args.db) as store:
-        run_id = store.start_run(kind="collectives", target=f"{backend} x{args.world_size}", device=args.device,
-                                 config={"world_size": args.world_size, "backend": backend},
-                                 environment=capture_environment(args.device))
+    if int(os.environ.get("RANK", "0")) != 0:  # under torchrun: rank 0 measured and stores the run
+        return 0
+    if "WORLD_SIZE" in os.environ:
+        args.world_size = int(os.environ["WORLD_SIZE"])
+    with open_writer(args.db) as store:
+        from sizeup.measure.provenance import capture_provenance
+
+        config, environment = {"world_size": args.world_size, "backend": backend}, capture_environment(args.device)
+        target = f"{backend} x{args.world_size}"
+        run_id = store.start_run(kind="collectives", target=target, device=args.device, config=config,
+                                 environment=environment,
+                                 provenance=capture_provenance("collectives", target, config, environment,
+                                                               engine=backend))
         for row in rows:
             store.add_point(run_id, batch=None, phase=row["op"], status="ok", samples_s=[row["time_s"]],
                             throughput_per_s=row["bus_bytes_per_s"], extra={"size_bytes": row["size_bytes"]})
@@ -209,7 +255,7 @@ def run_llm(args: argparse.Namespace) -> int:
     from sizeup.cli.main import emit_json
     from sizeup.ingest.hf_config import load_model
     from sizeup.ingest.transformer_ops import Step, transformer_ledger
-    from sizeup.measure.store import Store
+    from sizeup.cli.db import open_writer
     from sizeup.measure.sweep import LLMSweepConfig, run_llm_sweep
     from sizeup.price.roofline import price
     from sizeup.report.terminal import render_table
@@ -220,8 +266,8 @@ def run_llm(args: argparse.Namespace) -> int:
     cfg = LLMSweepConfig(model=args.target, device=args.device, batches=batches, prompt=args.prompt,
                          context=args.context, dtype=args.dtype, budget_s=args.budget)
     arch = load_model(args.target)
-    with Store(args.db) as store:
-        profile = _profile(store, args.calibration, args.device)
+    with open_writer(args.db) as store:
+        profile = _profile(store, args.calibration, args.device, "llm", "torch")
 
         def predict(phase: str, batch: int) -> float:
             step = Step(batch=batch, new_tokens=args.prompt, context=args.prompt, logits="last") if phase == "prefill" \
@@ -231,9 +277,9 @@ def run_llm(args: argparse.Namespace) -> int:
             return price(ledger, profile.device, profile.efficiency).total_s.typical
 
         with Progress(f"measuring {args.target}", budget_s=cfg.budget_s) as bar:
-            result = run_llm_sweep(cfg, store, predict=predict, progress=bar.step)
+            result = run_llm_sweep(cfg, store, predict=predict if profile is not None else None, progress=bar.step)
     if args.json:
-        emit_json(result.to_dict() | {"calibration": profile.name, "calibrated": profile.fitted})
+        emit_json(result.to_dict() | _calibration_keys(profile))
         return 0
     rows = []
     for point, phase in zip(result.points, ["prefill", "decode"] * len(result.points)):

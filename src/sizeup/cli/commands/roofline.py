@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from sizeup.hardware.catalog import load_catalog
     from sizeup.price.roofline import LedgerArrays, price
 
-    profile = load_calibration(args)
+    profile = load_calibration(args, "vision")
     catalog = load_catalog(args.catalog)
     names = [n.strip() for n in args.device.split(",") if n.strip()]
     if not names:

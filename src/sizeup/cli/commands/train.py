@@ -168,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
 
     args.method = args.method or "full"
     catalog = load_catalog(args.catalog)
-    profile = load_calibration(args)
+    profile = load_calibration(args, "train")
     device = resolve_device(args, catalog, profile)
     with calibrated_scope(profile, [device]) as notes:
         return _run(args, catalog, device, notes)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from sizeup.cli.db import add_db_argument
 from sizeup.cli.flags import DURATION_S
 from sizeup.units import number_flag
 
@@ -25,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--threshold-mb-per-hour", type=number_flag(minimum=0, maximum=10**12), default=10.0, metavar="MB",
                    help="growth above this many MB (10**6 bytes) per hour counts as a leak (default 10)")
     p.add_argument("--plot", metavar="FILE.png", help="write a plot of memory and the fitted trend (needs matplotlib)")
-    p.add_argument("--db", metavar="PATH", help="run database (default: the user data folder)")
+    add_db_argument(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND ...",
                    help="a command to start, watch, and terminate at the end")
@@ -33,9 +34,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sizeup.errors import ConfigError
+    from sizeup.cli.db import open_writer
+    from sizeup.errors import ConfigError, MeasureError
     from sizeup.measure.leak import plot_trend, watch
-    from sizeup.measure.store import Store
+    from sizeup.measure.leak_verdict import check_plot_path
     from sizeup.units import MEGA
 
     command = list(args.command)
@@ -44,25 +46,29 @@ def run(args: argparse.Namespace) -> int:
     if (args.pid is None) == (not command):
         raise ConfigError("give --pid PID or -- COMMAND ..., not both and not neither")
     interval_s, duration_s = args.interval, args.duration
+    if args.plot:
+        check_plot_path(args.plot)  # an unwritable plot is refused before the watch, not after it
     if args.pid is not None:
         from sizeup.measure.leak import sample_process
 
         sample_process(args.pid)  # an unknown pid fails here, before a run is recorded
-    with Store(args.db) as store:
+    with open_writer(args.db) as store:  # a store that cannot be written is refused here, before the watch
         result = watch(pid=args.pid, command=command or None, interval_s=interval_s, duration_s=duration_s,
                        store=store, gpu=args.gpu, children=args.children,
                        threshold_bytes_per_hour=args.threshold_mb_per_hour * MEGA,
                        stdout=2 if args.json else None)
-        db_path = store.path
+        db_path = store.where
     plot = str(plot_trend(result, args.plot)) if args.plot else None
     if args.json:
         from sizeup.cli.main import emit_json
 
         emit_json(result.to_dict() | {"db": str(db_path), "plot": plot})
-        return 0
+        return 1 if result.store_error else 0
     print(render_watch(result, gpu=args.gpu))
     if plot:
         print(f"plot written to {plot}")
+    if result.store_error:
+        raise MeasureError(f"the watch's verdict stands, but its run was not fully saved: {result.store_error}")
     print(f"run {result.run_id} saved in {db_path}")
     return 0
 

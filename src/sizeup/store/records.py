@@ -1,7 +1,8 @@
-"""What the run store returns: `RunRecord` and `PointRecord`, decoded (and checked) from their rows.
+"""What the run store returns: `RunRecord` (with its `Provenance`) and `PointRecord`, decoded (and checked) from
+their rows.
 
 A row that does not decode — bad JSON, a text where a number belongs — raises one `MeasureError` that names the
-file, the row and the column, never a `json`/`TypeError` traceback.
+database, the row and the column, never a `json`/`TypeError` traceback.
 """
 
 from __future__ import annotations
@@ -11,13 +12,19 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from sizeup.errors import MeasureError
 
-__all__ = ["RUN_COLUMNS", "POINT_COLUMNS", "PointRecord", "RunRecord", "summarize_samples", "decode_json",
-           "run_record", "point_record"]
+__all__ = ["RUN_COLUMNS", "POINT_COLUMNS", "PROVENANCE_COLUMNS", "Provenance", "PointRecord", "RunRecord",
+           "summarize_samples", "decode_json", "run_record", "point_record"]
 
 RUN_COLUMNS = ("id", "created", "kind", "target", "device", "status", "config", "environment", "error")
+PROVENANCE_TEXT = ("host", "engine", "engine_version", "driver", "gpu_product", "sizeup_version", "workload_hash",
+                   "device_type", "workload_class")
+PROVENANCE_NUMBERS = ("gpu_clock_mhz", "gpu_clock_max_mhz", "power_limit_w")
+PROVENANCE_COLUMNS = PROVENANCE_TEXT + PROVENANCE_NUMBERS
+"""Run columns since schema version 4: what produced the run (each NULL where unknown)."""
 POINT_COLUMNS = ("id", "run_id", "created", "batch", "grad_accumulation", "phase", "status", "latency_p50_s",
                  "latency_p95_s", "latency_p99_s", "latency_mean_s", "latency_min_s", "latency_max_s",
                  "repetitions", "throughput_per_s", "peak_memory_bytes", "error", "extra")
@@ -61,6 +68,57 @@ class PointRecord:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Provenance:
+    """What produced a run, so that runs from many machines can be compared: None where it was not recorded
+    (runs stored before schema version 4 keep what their environment held, filled in by the migration)."""
+
+    host: str | None = None
+    engine: str | None = None
+    """The runtime that ran the work: "torch", "onnxruntime", "vllm", "llama.cpp"… (without its version)."""
+    engine_version: str | None = None
+    driver: str | None = None
+    """GPU driver version (nvidia-smi), or None on a CPU."""
+    gpu_product: str | None = None
+    """The GPU's product name as the driver reports it ("NVIDIA H100 80GB HBM3")."""
+    sizeup_version: str | None = None
+    workload_hash: str | None = None
+    """sha256 (first 16 hex digits) of what was measured: the target's bytes where it is a file, and the run's
+    kind and config (measure.provenance.workload_hash)."""
+    device_type: str | None = None
+    """The device the run measured, as calibration groups it: a catalog id ("h100-sxm-80gb") where recognised,
+    else "gpu:<product>" or "cpu:<model>"."""
+    workload_class: str | None = None
+    """"llm", "serving", "cnn", "traced" or "train-step" (measure.profiles.WORKLOAD_CLASSES)."""
+    gpu_clock_mhz: float | None = None
+    """SM clock when the run started, and its maximum; the board power limit in watts."""
+    gpu_clock_max_mhz: float | None = None
+    power_limit_w: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in PROVENANCE_TEXT:
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise MeasureError(f"provenance {name} {value!r:.60}: expected text or None")
+        for name in PROVENANCE_NUMBERS:
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                      or not math.isfinite(value)):
+                raise MeasureError(f"provenance {name} {value!r:.60}: expected a finite number or None")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in PROVENANCE_COLUMNS}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Provenance:
+        """From a dict with any subset of the provenance keys; unknown keys are refused."""
+        unknown = sorted(set(data) - set(PROVENANCE_COLUMNS))
+        if unknown:
+            raise MeasureError(f"provenance key {unknown[0]!r}: expected one of {', '.join(PROVENANCE_COLUMNS)}")
+        return cls(**{k: (float(v) if k in PROVENANCE_NUMBERS and isinstance(v, int) and not isinstance(v, bool)
+                          else v) for k, v in data.items()})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunRecord:
     """One measurement run; `points` is filled by `Store.run()` and empty in `Store.runs()` listings."""
 
@@ -83,6 +141,10 @@ class RunRecord:
     writer_gone: bool = False
     """True when the run is stored as "running" but the process that wrote it has ended (killed with
     SIGKILL, crashed, the machine rebooted): no one will finish it."""
+    uid: str | None = None
+    """A unique id the writer gave the run (a UUID), the same in every database a spooled run reaches; None for
+    runs stored before schema version 4."""
+    provenance: Provenance = field(default_factory=Provenance)
 
     @property
     def effective_status(self) -> str:
@@ -95,7 +157,7 @@ class RunRecord:
             "device": self.device, "status": self.effective_status, "stored_status": self.status,
             "writer_gone": self.writer_gone, "config": dict(self.config),
             "environment": dict(self.environment), "error": self.error, "point_count": self.point_count,
-            "points": [p.to_dict() for p in self.points],
+            "uid": self.uid, "provenance": self.provenance.to_dict(), "points": [p.to_dict() for p in self.points],
         }
 
 
@@ -113,7 +175,7 @@ def summarize_samples(samples_s: Sequence[float]) -> dict[str, float | None]:
                             float(values.max()))))
 
 
-def decode_json(text: object, path: Path, where: str, *, expect: type = dict) -> object:
+def decode_json(text: object, path: Path | str, where: str, *, expect: type = dict) -> object:
     """A JSON column's value, or one MeasureError naming the file, the row and the column."""
     if not isinstance(text, str):
         raise MeasureError(f"{path}: {where} holds {type(text).__name__}, not JSON text: not a sizeup run database")
@@ -128,14 +190,15 @@ def decode_json(text: object, path: Path, where: str, *, expect: type = dict) ->
     return value
 
 
-def _bad(path: Path, where: str, column: str, value: object, expected: str) -> MeasureError:
+def _bad(path: Path | str, where: str, column: str, value: object, expected: str) -> MeasureError:
     return MeasureError(f"{path}: {where} column {column} holds {value!r:.60}, expected {expected}: "
                         "the run database is damaged")
 
 
-def run_record(row: Sequence, path: Path, points: tuple[PointRecord, ...] = (), *,
-               writer_gone: bool = False) -> RunRecord:
-    """A `RunRecord` from `SELECT <RUN_COLUMNS>, <point count>`."""
+def run_record(row: Sequence, path: Path | str, points: tuple[PointRecord, ...] = (), *,
+               writer_gone: bool = False, uid: object = None, provenance: Sequence = ()) -> RunRecord:
+    """A `RunRecord` from `SELECT <RUN_COLUMNS>, <point count>`; `uid` and `provenance` (the values of
+    PROVENANCE_COLUMNS, in order) from the columns of schema version 4."""
     values = dict(zip(RUN_COLUMNS, row))
     where = f"run {values['id']!r}"
     if isinstance(values["id"], bool) or not isinstance(values["id"], int):
@@ -147,10 +210,17 @@ def run_record(row: Sequence, path: Path, points: tuple[PointRecord, ...] = (), 
         raise _bad(path, where, "error", values["error"], "text or NULL")
     values["config"] = decode_json(values["config"], path, f"{where} column config")
     values["environment"] = decode_json(values["environment"], path, f"{where} column environment")
-    return RunRecord(**values, point_count=int(row[len(RUN_COLUMNS)]), points=points, writer_gone=writer_gone)
+    if uid is not None and not isinstance(uid, str):
+        raise _bad(path, where, "uid", uid, "text or NULL")
+    try:
+        origin = Provenance(**dict(zip(PROVENANCE_COLUMNS, provenance)))
+    except MeasureError as e:
+        raise MeasureError(f"{path}: {where}: {e}: the run database is damaged") from None
+    return RunRecord(**values, point_count=int(row[len(RUN_COLUMNS)]), points=points, writer_gone=writer_gone,
+                     uid=uid, provenance=origin)
 
 
-def point_record(row: Sequence, path: Path) -> PointRecord:
+def point_record(row: Sequence, path: Path | str) -> PointRecord:
     """A `PointRecord` from `SELECT <POINT_COLUMNS>`, each column checked against its type."""
     values = dict(zip(POINT_COLUMNS, row))
     where = f"point {values['id']!r}"
