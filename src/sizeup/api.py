@@ -265,10 +265,10 @@ def compare_devices(
     if isinstance(devices, str):
         if devices == "common":
             targets = [cat.devices[d] for d in COMMON_DEVICES if d in cat.devices]
-        elif devices == "all":
-            targets = list(cat.devices.values())
+        elif devices == "all":  # a class lists base devices; memory-size and power-mode variants are asked by name
+            targets = [d for d in cat.devices.values() if not d.variant_of]
         elif devices in SEGMENTS:
-            targets = [d for d in cat.devices.values() if segment_of(d) == devices]
+            targets = [d for d in cat.devices.values() if segment_of(d) == devices and not d.variant_of]
         else:
             raise ConfigError(f"--devices {devices!r}: expected one of {', '.join(SEGMENTS)}, all or common")
     else:

@@ -141,3 +141,35 @@ def test_an_unknown_provider_is_refused_naming_the_known_ones(capsys):
     assert main(["hw", "offers", "--provider", "vastia"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "'vastia'" in err and "vastai" in err and "aws" in err
+
+
+def test_hw_show_power_mode_variant_prints_clocks_and_thermal_trips(capsys):
+    assert main(["hw", "show", "orin nano 15w"]) == 0
+    out = capsys.readouterr().out
+    assert "variant of: jetson-orin-nano-8gb" in out
+    assert "power mode 15W: GPU max 612 MHz, 8 GPU units, 6 CPU cores online" in out and "EMC 2,133 MHz" in out
+    assert "sw-throttle 99 C" in out
+    data = run_json(capsys, "hw", "show", "agx orin")
+    assert [v["id"] for v in data["variants"]] == ["jetson-agx-orin-64gb-15w", "jetson-agx-orin-64gb-30w",
+                                                   "jetson-agx-orin-64gb-50w"]
+    assert data["power_mode"] == "MAXN" and data["thermal"]["trips"][0]["temperature_c"] == 99
+
+
+def test_hw_show_prints_prices_and_wall_power(capsys):
+    assert main(["hw", "show", "4090"]) == 0
+    out = capsys.readouterr().out
+    assert "buy: GeForce RTX 4090 24GB graphics card: MSRP $1,599 (2022-10-12); street $2,270 (2026-07-12" in out
+    assert "wall power 633 W: derived: (1 x 450 W TDP + 120 W host) / 0.9 PSU efficiency" in out
+    (item,) = run_json(capsys, "hw", "show", "4090")["purchases"]
+    assert item["street_where"] and item["source"] and item["wall_power"]["watts"] == pytest.approx(570 / 0.9)
+    data = run_json(capsys, "hw", "show", "M4 16GB")
+    assert data["id"] == "apple-m4-16gb" and data["purchases"][0]["msrp_usd"] == 599
+    assert data["purchases"][0]["wall_power"]["watts"] is None
+
+
+def test_hw_list_leaves_variants_to_a_flag(capsys):
+    listed = run_json(capsys, "hw", "list")
+    ids = {d["id"] for d in listed["devices"]}
+    assert "jetson-orin-nano-8gb" in ids and "jetson-orin-nano-8gb-15w" not in ids and listed["variants_hidden"] > 50
+    every = run_json(capsys, "hw", "list", "--variants")
+    assert "jetson-orin-nano-8gb-15w" in {d["id"] for d in every["devices"]} and every["variants_hidden"] == 0

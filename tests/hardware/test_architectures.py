@@ -1,5 +1,6 @@
 """Derived peaks: the architecture table against every published figure in the catalog."""
 
+import datetime as dt
 from pathlib import Path
 
 import pytest
@@ -66,7 +67,7 @@ def test_apple_gpu_without_a_clock_uses_the_architecture_clock_and_a_wider_range
 
 def test_every_architecture_row_is_sourced():
     for arch in load_architectures().architectures.values():
-        assert arch.source and arch.retrieved == "2026-12-03"
+        assert arch.source and dt.date.fromisoformat(arch.retrieved) >= dt.date(2026, 12, 3)
 
 
 def _device_file(folder: Path, arch: str = "ada", **extra) -> None:

@@ -86,6 +86,14 @@ def _yaml_files(folder: Path) -> list[Path]:
                   key=str)
 
 
+def subfolder_files(name: str, folders: tuple[str, ...]) -> list[Path]:
+    """The YAML files of `data/NAME/` and then of `NAME/` in each catalog folder (purchases, thermal)."""
+    out: list[Path] = []
+    for folder in [builtin_data_dir(), *map(Path, folders)]:
+        out += [p for p in _yaml_files(folder / name) if p not in out]
+    return out
+
+
 def _layout(folder: Path) -> tuple[list[Path], list[Path]]:
     """(device files, offer files) of a catalog folder: DIR/devices, DIR/offers, or YAML files in DIR
     (a file with an `offers` key is an offer file)."""
@@ -127,7 +135,7 @@ def _source_files(folders: tuple[str, ...]) -> list[Path]:
 
 def _code_files() -> list[Path]:
     here = Path(__file__).parent
-    return [*(here / name for name in ("catalog.py", "catalog_cache.py", "schema.py", "architectures.py")),
+    return [*(here / name for name in ("catalog.py", "catalog_cache.py", "schema.py", "architectures.py", "variants.py")),
             here.parent / "yaml_strict.py"]
 
 
@@ -149,18 +157,22 @@ def _build(folders: tuple[str, ...]) -> tuple[dict[str, DeviceSpec], dict[str, O
 
     table = load_architectures(folders)
     devices: dict[str, DeviceSpec] = {}
+    raw: dict[str, object] = {}
     offer_files: list[Path] = []
     fx: dict[str, float] = {}
     for folder in folders:
         device_files, offer_paths = _layout(Path(folder))
         for path in device_files:
-            device = parse_device(read_yaml(path, cache=False), path)
+            data = read_yaml(path, cache=False)
+            device = parse_device(data, path)
             devices[device.id] = complete_device(device, table)
+            raw[device.id] = data
         for path in offer_paths:
             if path.name == "fx.yaml":
                 fx |= parse_fx(read_yaml(path, cache=False), path)
             else:
                 offer_files.append(path)
+    _add_variants(devices, raw, table.device_clock_range)
     offers: dict[str, Offer] = {}
     for path in offer_files:
         for offer in parse_offers(read_yaml(path, cache=False), path, fx):
@@ -171,6 +183,20 @@ def _build(folders: tuple[str, ...]) -> tuple[dict[str, DeviceSpec], dict[str, O
     _check_aliases(devices.values())
     _check_links(devices)
     return devices, offers
+
+
+def _add_variants(devices: dict[str, DeviceSpec], raw: dict[str, object], widen: tuple[float, float]) -> None:
+    """Each device's memory sizes and power modes as devices of their own (hardware.variants); a device
+    file with a variant's id wins over the generated one."""
+    from sizeup.hardware.variants import expand_variants, link_host_memory
+
+    for device_id, data in raw.items():
+        base, variants = expand_variants(devices[device_id], data, widen)
+        devices[device_id] = base
+        for v in variants:
+            devices.setdefault(v.id, v)
+    for device_id in [d.id for d in devices.values() if d.host_cpu]:
+        devices[device_id] = link_host_memory(devices[device_id], devices)
 
 
 def _check_links(devices: dict[str, DeviceSpec]) -> None:

@@ -13,9 +13,12 @@ Rules, in order (the first that decides wins):
    device one of whose names has exactly the query's words is preferred; else a single device
    matching wins; else, when all matches are variants of one product (`variant_group`), its
    `preferred_variant`; else the name is ambiguous and the matches are listed.
-Whenever the result is the preferred variant of a group and the query does not tell its variants
-apart, the device carries a `resolved_as` note naming the other variants and how to pick one.
-An unknown name lists the three closest.
+Whenever the result is the preferred variant of a group (or a memory size or power mode of it,
+hardware.variants) and the query does not tell its variants apart, the device carries a `resolved_as`
+note naming the other variants that match and how to pick one. Memory sizes (16gb), power-mode words
+(15w, maxn) are weak words: "orin nano" still resolves to the file's own mode, and says which others exist.
+An unknown name lists the three closest; one that names a memory size or power mode a product does not
+come in also lists the variants it does.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import re
 from dataclasses import replace
 
 from sizeup.errors import ResolveError
+from sizeup.units import GIB
 
 __all__ = ["normalize_name", "name_tokens", "resolve_device", "closest"]
 
@@ -35,8 +39,13 @@ _VENDOR_NOISE = re.compile(
 _WORDS = {"nvidia", "geforce", "tesla", "amd", "instinct", "intel", "google", "cloud", "apple", "r", "tm"}
 _WEAK_WORDS = {"rtx", "gtx", "quadro", "radeon", "rx", "arc", "xeon", "epyc", "ryzen", "core", "platinum", "gold",
                "silver", "pcie", "sxm", "sxm2", "sxm4", "sxm5", "hbm2", "hbm2e", "hbm3", "hbm3e", "gddr6", "gddr6x",
-               "gddr7", "lpddr5", "lpddr5x", "desktop", "founders", "edition", "card", "accelerator", "module"}
-_WEAK = re.compile(r"^(\d+g|\d+core)$")
+               "gddr7", "lpddr5", "lpddr5x", "desktop", "founders", "edition", "card", "accelerator", "module",
+               "maxn"}
+_WEAK = re.compile(r"^(\d+g|\d+core|\d+w)$")
+_VARIANT_WORD = re.compile(r"^(\d+g|\d+w|maxn)$")
+"""Words that pick a memory size or a power mode of a product."""
+_NOTE_LIST = 6
+"""Variants a note or an error names before it says 'and N more'."""
 
 
 def normalize_name(name: str) -> str:
@@ -105,18 +114,44 @@ def _group(catalog, device) -> list:
                   key=lambda d: d.id)
 
 
+def _listed(ids: list[str]) -> str:
+    extra = len(ids) - _NOTE_LIST
+    return ", ".join(ids[:_NOTE_LIST]) + (f" and {extra} more" if extra > 0 else "")
+
+
+def _is_usual(catalog, device) -> bool:
+    """The preferred variant of its group, or a memory size / power mode generated from it."""
+    base = catalog.devices.get(device.variant_of) if device.variant_of else None
+    return device.preferred_variant or (base is not None and base.preferred_variant)
+
+
 def _variant_note(catalog, device, name: str, query: frozenset[str]):
-    """The device, with a note when `name` picked the preferred variant without telling variants apart."""
-    if not device.variant_group or not device.preferred_variant:
+    """The device, with a note when `name` picked the usual variant without telling variants apart."""
+    if not device.variant_group or not _is_usual(catalog, device):
         return device
     others = [d for d in _group(catalog, device) if d.id != device.id]
     undecided = [d for d in others if any(_covers(name_tokens(n), query) for n in _names(d))]
     if not undecided or name == device.id:
         return device
-    example = next((a for a in others[0].aliases if name_tokens(a) - query), others[0].id)
+    example = next((a for a in undecided[0].aliases if name_tokens(a) - query), undecided[0].id)
     note = (f"{name!r} resolved to {device.id} ({device.name}), the usual variant of {device.variant_group}; "
-            f"other variants: {', '.join(d.id for d in others)}; name one to pick it, e.g. {example!r}")
+            f"other variants: {_listed([d.id for d in undecided])}; name one to pick it, e.g. {example!r}")
     return replace(device, resolved_as=note)
+
+
+def _variant_hint(catalog, query: frozenset[str]) -> str:
+    """For a name whose memory size or power mode no device has: the variants its product does come in."""
+    rest = frozenset(t for t in query if not _VARIANT_WORD.match(t))
+    if not rest or rest == query:
+        return ""
+    matches, exact = _by_tokens(catalog, rest)
+    pick = exact if len(exact) == 1 else matches
+    groups = sorted({d.variant_group for d in pick if d.variant_group})
+    if len(groups) != 1:
+        return ""
+    members = _group(catalog, next(d for d in pick if d.variant_group == groups[0]))
+    labels = [f"{d.id} ({d.power_mode or f'{d.memory_bytes / GIB:g} GB'})" for d in members]
+    return f"; {groups[0]} comes as {_listed(labels)}"
 
 
 def resolve_device(catalog, name: str):
@@ -144,4 +179,5 @@ def resolve_device(catalog, name: str):
             raise ResolveError(f"ambiguous device {name!r}: matches {shown}; name one of them")
     suggestions = closest(name, index)
     hint = f"; closest: {', '.join(suggestions)}" if suggestions else ""
-    raise ResolveError(f"unknown device {name!r}{hint} (see 'sizeup hw list')")
+    variants = _variant_hint(catalog, query) if query else ""
+    raise ResolveError(f"unknown device {name!r}{variants}{hint} (see 'sizeup hw list')")

@@ -87,6 +87,15 @@ class DeviceSpec:
     """Peaks not published but derived from the architecture table: {"tensor.fp16": method}."""
     derived_range: tuple[float, float] | None = None
     """(low, high) multipliers that widen the efficiency range of a derived peak."""
+    variant_of: str | None = None
+    """The catalog device this one was generated from (hardware.variants): one of its unified-memory sizes
+    or power modes, with the base's figures changed as the data file's `memory_options` / `power_modes` say."""
+    power_mode: str | None = None
+    """The power mode the figures describe (Jetson nvpmodel name, e.g. 'MAXN_SUPER', '15W'), when the file
+    lists power modes."""
+    power_mode_clocks: dict[str, float] = field(default_factory=dict)
+    """That mode's caps in SI units: budget_w, gpu_max_hz, gpu_units (active SMs), cpu_online, cpu_max_hz,
+    emc_max_hz (the memory controller clock; bandwidth scales with it)."""
     resolved_as: str | None = None
     """Set by name resolution when a bare product name picked the preferred variant: what it chose and
     how to pick another (an assumption the estimate shows)."""
@@ -131,6 +140,8 @@ class DeviceSpec:
             "core_types": [{"name": n, "architecture": a, "cores": c, "all_core_clock_hz": h}
                            for n, a, c, h in self.core_types],
             "derived_peaks": dict(self.derived_peaks), "resolved_as": self.resolved_as,
+            "variant_of": self.variant_of, "power_mode": self.power_mode,
+            "power_mode_clocks": dict(self.power_mode_clocks),
             "derived_range": None if self.derived_range is None else
             {"low": self.derived_range[0], "high": self.derived_range[1]},
             "notes": list(self.notes),
@@ -289,6 +300,7 @@ _DEVICE_KEYS = {
     "compute_units", "compute_unit_name", "boost_clock_mhz", "sustained_clock_mhz", "memory_type", "ecc_default", "notes", "source",
     "retrieved", "architecture", "memory_channels", "variant_group", "preferred_variant",
     "fp32_accumulate", "host_cpu", "tensor_rate_scale", "core_types",
+    "memory_options", "power_modes",  # variants of the device: validated and expanded by hardware.variants
 }
 
 

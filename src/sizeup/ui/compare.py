@@ -23,6 +23,8 @@ def compare_devices(model: str, *, quant: str | None = None, engine: str | None 
     cat = load_catalog()
     chosen = []
     for dev in sorted(cat.devices.values(), key=lambda d: d.id):
+        if dev.variant_of:  # memory-size and power-mode variants: asked for by name, not listed
+            continue
         if vendor and dev.vendor.lower() != vendor.lower():
             continue
         if kind and dev.kind != kind:

@@ -15,6 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     verbs = p.add_subparsers(dest="verb", required=True, metavar="VERB")
     ls = verbs.add_parser("list", help="list the devices")
     ls.add_argument("--kind", choices=["gpu", "tpu", "npu", "soc", "cpu"], help="only this kind")
+    ls.add_argument("--variants", action="store_true",
+                    help="also list the memory-size and power-mode variants (hw show DEVICE names them)")
     show = verbs.add_parser("show", help="one device in full")
     show.add_argument("name", help="device id, name or alias (e.g. 4090, 'H100 SXM', a100-80g)")
     offers = verbs.add_parser("offers", help="cloud offers and their dated prices")
@@ -38,9 +40,11 @@ def run(args: argparse.Namespace) -> int:
     catalog = load_catalog(args.catalog)
     if args.verb == "list":
         devices = [d for d in catalog.devices.values() if args.kind is None or d.kind == args.kind]
+        hidden = 0 if args.variants else sum(1 for d in devices if d.variant_of)
+        devices = [d for d in devices if args.variants or not d.variant_of]
         devices.sort(key=lambda d: (d.kind, d.vendor, -d.memory_bytes, d.id))
         if args.json:
-            emit_json({"devices": [device_summary(d, catalog) for d in devices]})
+            emit_json({"devices": [device_summary(d, catalog) for d in devices], "variants_hidden": hidden})
             return 0
         rows = [[d.id, d.kind, format_bytes(d.memory_bytes), f"{d.memory_bandwidth_bytes_per_s / GIGA:,.0f}",
                  _peak(d, "bf16") or _peak(d, "fp16"), _peak(d, "fp8"), _peak(d, "int8"),
@@ -49,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
                            right=[False, False, True, True, True, True, True, True, False]))
         print(f"\n{len(devices)} devices; dense tensor peaks (no sparsity); * = derived from the architecture "
               f"table (compute units x clock x per-unit rate); blank = not supported, not published, not derivable")
+        if hidden:
+            print(f"{hidden} memory-size and power-mode variants not listed (--variants lists them)")
         return 0
     if args.verb == "show":
         device = catalog.device(args.name)
@@ -56,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         data = device_summary(device, catalog) | device.to_dict() | {
             "usable_memory_bytes": usable.bytes.typical, "usable_memory": usable.to_dict(),
             "offers": [o.id for o in catalog.offers_for(device.id)],
-        }
+        } | device_extras(device, catalog)
         if args.json:
             emit_json(data)
             return 0
@@ -167,4 +173,60 @@ def render_device(device, usable, catalog) -> str:
     offers = catalog.offers_for(device.id)
     if offers:
         lines.append(f"offers: {', '.join(o.id for o in offers)}")
+    lines.extend(_extra_lines(device_extras(device, catalog)))
     return "\n".join(lines)
+
+
+def device_extras(device, catalog) -> dict:
+    """Variants, power-mode clocks, thermal trip points, purchase prices and wall power of `device`."""
+    from sizeup.hardware.purchase import purchases_for, wall_power
+    from sizeup.hardware.thermal import thermal_profile
+
+    variants = sorted((d for d in catalog.devices.values() if d.variant_of == device.id),
+                      key=lambda d: (d.memory_bytes, d.tdp_w or 0, d.id))
+    profile = thermal_profile(device, tuple(catalog.folders))
+    return {
+        "variant_of": device.variant_of, "power_mode": device.power_mode,
+        "power_mode_clocks": dict(device.power_mode_clocks),
+        "variants": [{"id": d.id, "power_mode": d.power_mode, "memory_bytes": d.memory_bytes} for d in variants],
+        "thermal": None if profile is None else profile.to_dict(),
+        "purchases": [p.to_dict() | {"wall_power": wall_power(p, catalog).to_dict()}
+                      for p in purchases_for(catalog, device)],
+    }
+
+
+def _extra_lines(extras: dict) -> list[str]:
+    from sizeup.units import format_bytes
+
+    lines = []
+    if extras["variant_of"]:
+        lines.append(f"variant of: {extras['variant_of']}")
+    clocks = extras["power_mode_clocks"]
+    if extras["power_mode"] and clocks:
+        parts = [f"GPU max {clocks['gpu_max_hz'] / 1e6:,.0f} MHz" if "gpu_max_hz" in clocks else "",
+                 f"{clocks['gpu_units']:g} GPU units" if "gpu_units" in clocks else "",
+                 f"{clocks['cpu_online']:g} CPU cores online" if "cpu_online" in clocks else "",
+                 f"CPU max {clocks['cpu_max_hz'] / 1e6:,.1f} MHz" if "cpu_max_hz" in clocks else "",
+                 f"EMC {clocks['emc_max_hz'] / 1e6:,.0f} MHz" if "emc_max_hz" in clocks else "",
+                 f"budget {clocks['budget_w']:g} W" if "budget_w" in clocks else ""]
+        lines.append(f"power mode {extras['power_mode']}: {', '.join(p for p in parts if p)}")
+    if extras["variants"]:
+        names = [f"{v['id']} ({v['power_mode'] or format_bytes(v['memory_bytes'])})" for v in extras["variants"]]
+        lines.append(f"variants: {', '.join(names)}")
+    thermal = extras["thermal"]
+    if thermal:
+        trips = [f"{t['name']} {t['temperature_c']:g} C" + ("" if t["clock_fraction"] is None
+                                                          else f" (x{t['clock_fraction']:g} clocks)")
+                 for t in thermal["trips"]]
+        lines.append(f"thermal ({thermal['sensor']}): {', '.join(trips)}; source: {thermal['source']} "
+                     f"(read {thermal['retrieved']})")
+    for p in extras["purchases"]:
+        price = [f"MSRP ${p['msrp_usd']:,.0f} ({p['msrp_date']})" if p["msrp_usd"] is not None else "",
+                 f"street ${p['street_usd']:,.0f} ({p['street_date']}, {p['street_where']})"
+                 if p["street_usd"] is not None else ""]
+        lines.append(f"buy: {p['item']}: {'; '.join(x for x in price if x)}")
+        wall = p["wall_power"]
+        watts = "unknown" if wall["watts"] is None else f"{wall['watts']:,.0f} W"
+        lines.append(f"  wall power {watts}: {wall['basis']}")
+        lines.append(f"  source: {p['source']} (read {p['retrieved']})")
+    return lines
