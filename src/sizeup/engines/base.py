@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from sizeup.errors import ConfigError
 from sizeup.hardware.schema import DeviceSpec
@@ -60,8 +60,7 @@ class Batching:
                 "physical_batch_tokens": self.physical_batch_tokens, "basis": self.basis}
 
 
-@dataclass(frozen=True, slots=True)
-class EngineRef:
+class EngineRef(NamedTuple):
     """An engine as a user names it: `vllm`, `vllm@0.10`, `llama.cpp@2024-06-01`."""
 
     name: str

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from sizeup.errors import CatalogError, ConfigError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
@@ -43,8 +43,7 @@ def in_releases(version: tuple[int, ...], first: tuple[int, ...] | None, last: t
     return last is None or version[:len(last)] <= last
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Versions:
+class Versions(NamedTuple):
     """The releases an engine's data describes: `first` .. `default` (the current release, taken when none is
     named), and where `default` was read."""
 
@@ -63,8 +62,7 @@ class Versions:
         return f"{self.first} .. {self.default}" if self.first and self.first != self.default else self.default
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Entry:
+class _Entry(NamedTuple):
     value: float | None
     range: Range | None
     source: str

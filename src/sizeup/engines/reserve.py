@@ -65,7 +65,7 @@ class InferenceMemory:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False, repr=False)
 class MemoryRequest:
     """One request's memory inputs and the pricing layer's formulas bound to its model (price/memory.py)."""
 
@@ -86,9 +86,8 @@ class MemoryRequest:
     compute_dtype: str
     tower: TowerInput | None
     usable: Range
-    """Memory a framework gets on the device (hardware/usable.py)."""
-    cuda_total_bytes: float
-    """The card's total as CUDA reports it: `usable` plus the per-process reserve (the CUDA context)."""
+    """Memory a framework gets on the device (hardware/usable.py); `device_total_bytes(device)` is the card's
+    total as CUDA reports it (with the per-process reserve)."""
     weights_bytes: int
     """Weights held on the device, per GPU."""
     cpu_weights_bytes: int

@@ -129,7 +129,7 @@ class VLLM(ExecutionModel):
         utilization = self.profile.value("gpu_memory_utilization", 0.92)
         # vLLM takes `utilization` of the total CUDA reports; the CUDA context stays outside that budget,
         # and since v0.21 the CUDA-graph memory is estimated inside it (data/engines/vllm.yaml sources)
-        budget = req.cuda_total_bytes * utilization
+        budget = device_total_bytes(req.device) * utilization
         overhead = int(non_torch.typical + graphs.typical)
         inside = bool(self.profile.value("cuda_graph_memory_in_budget", 1))
         pool = int(budget - req.weights_bytes - activations - mm_bytes - (overhead if inside else non_torch.typical))

@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from sizeup.engines.kernels import kernel_peak
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.formats import WeightFormat
 from sizeup.price.efficiency import Efficiency, device_efficiency
@@ -61,7 +60,11 @@ def _phase_efficiency(model, eff: Efficiency, decode: bool, weights: WeightForma
 def kernel_matmul(device: DeviceSpec, kernel) -> dict[str, Range] | None:
     """Matmul fractions, per precision the ledger may price at, implied by `kernel` (None: no kernel, or no fraction
     or peak for it on this device)."""
-    peak = kernel_peak(device, kernel) if kernel is not None and kernel.fraction is not None else None
+    if kernel is None or kernel.fraction is None:
+        return None
+    from sizeup.engines.kernels import kernel_peak  # only where the engine runs a kernel of its table
+
+    peak = kernel_peak(device, kernel)
     if not peak:
         return None
     out = {f"matmul@{p}": kernel.fraction.scale(peak / v) for p, v in device.peak_flops_per_s.items() if v}

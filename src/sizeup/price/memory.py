@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from sizeup.engines.reserve import InferenceMemory, MemoryRequest, device_total_bytes
+from sizeup.engines.reserve import InferenceMemory, MemoryRequest
 from sizeup.errors import ConfigError
 from sizeup.formats import WeightFormat, tensor_bytes_map
 from sizeup.hardware.usable import usable_memory
@@ -145,7 +145,7 @@ def inference_memory(arch: ModelArch, execution, cfg: MemoryConfig) -> Inference
         arch=arch, device=device, batch=cfg.batch, context=cfg.context, prompt=cfg.prompt, weights=cfg.weights,
         kv_dtype=cfg.kv_dtype, act_bytes=cfg.act_bytes, tp=cfg.tp, gpu_layers=cfg.gpu_layers, attention=cfg.attention,
         compute_dtype=cfg.compute_dtype, tower=cfg.tower, usable=usable_memory(device).bytes,
-        cuda_total_bytes=device_total_bytes(device), weights_bytes=weights, cpu_weights_bytes=cpu_weights,
+        weights_bytes=weights, cpu_weights_bytes=cpu_weights,
         kv_per_sequence=lambda block: kv_bytes_per_sequence(arch, cfg.context, cfg.kv_dtype, cfg.tp, block),
         activation_peak=lambda tokens, rows: _activation_peak(arch, tokens, rows, cfg.act_bytes, cfg.tp),
         attention_path=lambda implementation: attention_path(device, cfg.compute_dtype, implementation),
