@@ -15,6 +15,12 @@ from sizeup.errors import ConfigError
 
 PACKAGE = Path(base.__file__).resolve().parents[1]
 PRICING = ("price", "workload", "plan")
+NOT_PRICING = {
+    "plan/serving_files.py": "how a plan is carried out: each engine's server image, port and command line",
+    "plan/recipe.py": "the commands that carry a plan out on its engine (llama-server on an edge board)",
+}
+"""Modules of plan/ that launch an engine rather than price it: they name engines until each engine file carries
+its own launch recipe (a hook of the execution model; docs/engines.md)."""
 
 
 def _engine_names() -> set[str]:
@@ -24,7 +30,8 @@ def _engine_names() -> set[str]:
 def _modules():
     for layer in PRICING:
         for path in sorted((PACKAGE / layer).rglob("*.py")):
-            yield path, ast.parse(path.read_text(encoding="utf-8"))
+            if str(path.relative_to(PACKAGE)) not in NOT_PRICING:
+                yield path, ast.parse(path.read_text(encoding="utf-8"))
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

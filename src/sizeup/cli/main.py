@@ -119,8 +119,19 @@ def _refuse_empty_values(argv: Sequence[str]) -> None:
 
 
 def emit_json(obj: object) -> None:
-    """Print exactly one JSON object on stdout."""
-    sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
+    """Print exactly one JSON object on stdout; a NaN or infinite figure is written as null (unknown), as
+    JSON has no such numbers and strict parsers (browsers, the web UI's responses) refuse them."""
+    sys.stdout.write(json.dumps(_finite(obj), indent=2, default=str) + "\n")
+
+
+def _finite(obj: object) -> object:
+    if isinstance(obj, float):
+        return obj if obj == obj and obj not in (float("inf"), float("-inf")) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
 
 
 def run_guarded(func: Callable[[], int | None], *, context: str = "sizeup", debug: bool = False,

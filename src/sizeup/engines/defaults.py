@@ -8,7 +8,7 @@ from functools import lru_cache
 from sizeup.errors import CatalogError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 
-__all__ = ["default_engine", "default_for_segment", "default_runtime"]
+__all__ = ["default_engine", "default_for_segment", "default_runtime", "planned_engines"]
 
 USES = ("serving", "batch", "edge")
 
@@ -44,3 +44,12 @@ def default_engine(use: str) -> tuple[str, str]:
 def default_runtime() -> str:
     """The runtime (data/efficiency/overheads.yaml) a vision scenario's model runs under when it names none."""
     return _defaults()["plan"]["vision_runtime"]
+
+
+def planned_engines(named: tuple[str, ...], use: str) -> tuple[tuple[str, ...], str | None]:
+    """The engines a plan of `use` searches: those its scenario names, else the use's default with the assumption
+    that says so (None when named)."""
+    if named:
+        return tuple(named), None
+    engine, why = default_engine(use)
+    return (engine,), f"engine {engine}: the scenario names none (data/engines/defaults.yaml: {why})"

@@ -225,7 +225,7 @@ def _price_phase(ledger: Ledger, device: DeviceSpec, eff: Efficiency, gpus: int,
         else:
             for o in ledger.ops:
                 if o.kind == OpKind.COMM:
-                    comm = comm + collective_time(o.op, o.bytes_written * o.count, gpus, link)
+                    comm = comm + collective_time(o.op, o.bytes_written, gpus, link).scale(o.count)  # one per layer
     overhead = step_overhead or Range(0.0, 0.0, 0.0)
     latency = total + comm + overhead
     parts = dict(roof.by_bound_s)

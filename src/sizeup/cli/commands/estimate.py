@@ -25,6 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "million tokens (consumer, workstation, apple, datacenter, edge, cpu, all; default "
                         "without --device: a few common cards)")
     p.add_argument("--gpus", type=_GPUS, default=1, help="tensor-parallel GPUs (default 1)")
+    p.add_argument("--offer", metavar="ID", help="the device as this cloud offer installs it: the GPU link the offer "
+                                                 "states, else PCIe (see 'sizeup hw offers'; a plan's recipe names it)")
     p.add_argument("--quant", default=None, help="weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, "
                                                   "q4_k_m, q8_0, … (default: the format a .gguf file stores, else the "
                                                   "most precise of the engine's formats that fits)")
@@ -87,6 +89,11 @@ def run(args: argparse.Namespace) -> int:
             from sizeup.errors import ConfigError
 
             raise ConfigError(f"--build-date {args.build_date}: only with --device NAME")
+        if args.offer:
+            from sizeup.errors import ConfigError
+
+            raise ConfigError(f"--offer {args.offer}: only with --device NAME (the device table prices each device's "
+                              "cheapest offer)")
         if args.images or args.image_size:
             from sizeup.errors import ConfigError
 
@@ -98,6 +105,10 @@ def run(args: argparse.Namespace) -> int:
     profile = load_calibration(_with_default_engine(args, catalog),
                                "vision" if args.model.lower().endswith(".onnx") else "llm")
     device = resolve_device(args, catalog, profile)
+    if args.offer:
+        from sizeup.plan.topology import device_in_offer
+
+        device = device_in_offer(catalog, device, args.offer)[0]
     if args.model.lower().endswith(".onnx"):
         with calibrated_scope(profile, [device]) as notes:
             return run_onnx(args, device, notes)

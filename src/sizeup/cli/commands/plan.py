@@ -25,6 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--plots", metavar="DIR", help="also write each chart into DIR as SVG, and PNG when cairosvg "
                                               "is installed (the HTML sheet embeds the charts without it)")
     p.add_argument("--deploy", metavar="DIR", help="also write Kubernetes manifests of the plan into DIR")
+    p.add_argument("--electricity", metavar="USD_PER_KWH", type=number_flag(minimum=0, maximum=100),
+                   help="electricity price for buy vs rent (overrides the scenario's budget.electricity_usd_per_kwh; "
+                        "default 0.15 USD/kWh, assumed)")
     quick = p.add_argument_group("quick plan without a file")
     quick.add_argument("--task", choices=["chat", "api", "batch", "finetune", "pretrain", "edge"],
                        help="default chat")
@@ -105,6 +108,13 @@ def run(args: argparse.Namespace) -> int:
         scenario = _quick_scenario(args)
     if args.format == "xlsx" and not args.out:
         raise ConfigError("--format xlsx writes a file: give --out SHEET.xlsx")
+    if args.electricity is not None and scenario.task not in ("chat", "api", "vision", "edge"):
+        raise ConfigError(f"--electricity {args.electricity:g}: buy vs rent is priced for serving and edge plans, not "
+                          f"for task {scenario.task!r}")
+    if args.electricity is not None:
+        from dataclasses import replace as _replace
+
+        scenario = _replace(scenario, budget=_replace(scenario.budget, electricity_usd_per_kwh=args.electricity))
     check_scenario_context(scenario)
     catalog = load_catalog(args.catalog)
     devices = []

@@ -83,7 +83,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the cross-entropy runs over this many sequence chunks, as litgpt and torchtune do (default 1)")
     p.add_argument("--no-flash", action="store_true", help="attention without a fused kernel (stores the scores)")
     p.add_argument("--gpus", type=_GPUS, default=1, help="GPUs in all (default 1)")
-    p.add_argument("--nodes", type=_GPUS, default=1)
+    p.add_argument("--nodes", type=_GPUS, help="nodes (default: the instances of the offer that holds the GPUs)")
     p.add_argument("--tp", type=_DEGREE, default=1, help="tensor parallel")
     p.add_argument("--pp", type=_DEGREE, default=1, help="pipeline parallel")
     p.add_argument("--vp", type=_DEGREE, default=1, help="virtual pipeline stages per GPU (interleaved 1F1B)")
@@ -151,7 +151,7 @@ def config_from_args(args: argparse.Namespace, method: str):
         finetune=FinetuneSpec(method=method, rank=args.rank, targets=targets, trainable_layers=args.trainable_layers),
         optimizer=args.optimizer or "adamw", precision=args.precision, recompute=args.recompute or "none",
         mean_seq=args.mean_seq, padded_seq=args.padded_seq,
-        parallel=ParallelConfig(gpus=args.gpus, nodes=args.nodes, tp=args.tp, pp=args.pp, vp=args.vp, ep=args.ep,
+        parallel=ParallelConfig(gpus=args.gpus, nodes=args.nodes or 1, tp=args.tp, pp=args.pp, vp=args.vp, ep=args.ep,
                                 zero=args.zero, sequence_parallel=not args.no_sequence_parallel,
                                 tp_overlap=args.tp_overlap),
         seq=args.seq, source_seq=args.source_seq, ssm_scan=args.ssm_scan, micro_batch=args.micro_batch,
@@ -170,6 +170,10 @@ def run(args: argparse.Namespace) -> int:
     catalog = load_catalog(args.catalog)
     profile = load_calibration(args, "train")
     device = resolve_device(args, catalog, profile)
+    if args.offer:  # the GPUs as the offer installs them: its stated link, else PCIe
+        from sizeup.plan.topology import device_in_offer
+
+        device = device_in_offer(catalog, device, args.offer)[0]
     with calibrated_scope(profile, [device]) as notes:
         return _run(args, catalog, device, notes)
 
@@ -197,21 +201,54 @@ def _run(args: argparse.Namespace, catalog, device, notes: list[str]) -> int:
         if args.micro_batch is None:
             args.micro_batch = 1
         rows = [compare_row(arch, device, config_from_args(args, m), offers) for m in methods]
+        from sizeup.plan.train_fit import quote_methods
+
+        cfgs = {m: config_from_args(args, m) for m in methods}
+        for row, quote in zip(rows, quote_methods(arch, device, cfgs, offers)):  # each at the GPUs it needs
+            e = quote.estimate
+            row |= {"gpus": quote.gpus, "placement": quote.placement,
+                    "tokens_per_s": None if e is None else e.tokens_per_s.to_dict(),
+                    "time_to_train_s": None if e is None or e.time_to_train_s is None else e.time_to_train_s.to_dict(),
+                    "cost_usd": None if e is None or e.cost_usd is None else
+                    {k: v.to_dict() for k, v in e.cost_usd.items()}}
         if args.json:
             emit_json({"model": arch.name, "device": device.id, "methods": rows})
         else:
             print(render_compare(arch, device, rows))
         return 0
-    estimate = estimate_training(arch, device, config_from_args(args, args.method), offers)
-    if notes:
-        from dataclasses import replace
+    from dataclasses import replace
 
+    from sizeup.plan.train_fit import placed_config, what_would_fit
+
+    cfg = config_from_args(args, args.method)
+    device, cfg, priced_on, placement = placed_config(device, cfg, offers, nodes_given=args.nodes is not None)
+    estimate = estimate_training(arch, device, cfg, priced_on)
+    notes = [*notes, *([placement] if placement else [])]
+    if notes:
         estimate = replace(estimate, assumptions=(*notes, *estimate.assumptions))
+    fits = estimate.memory.fits and estimate.max_micro_batch >= 1
+    would_fit = [] if fits else what_would_fit(arch, device, cfg, offers)
     if args.json:
-        emit_json(estimate.to_dict())
+        emit_json(estimate.to_dict() | ({} if fits else {"would_fit": [w.to_dict() for w in would_fit]}))
     else:
         print(render_training(estimate))
-    return 0
+        if not fits:
+            print(render_would_fit(would_fit))
+    return 0 if fits else NOT_FIT_EXIT
+
+
+NOT_FIT_EXIT = 2
+"""As `estimate`: the configuration does not fit (what would fit is printed)."""
+
+
+def render_would_fit(suggestions) -> str:
+    if not suggestions:
+        return "\nnothing fits on this device up to 1,024 GPUs"
+    lines = ["\nwhat would fit (each alone, the rest unchanged):"]
+    for s in suggestions:
+        size = f" ({format_bytes(s.total_bytes)} per GPU)" if s.total_bytes else ""
+        lines.append(f"  {s.change}{size}" + (f"  [{s.note}]" if s.note else ""))
+    return "\n".join(lines)
 
 
 def smallest_gpu_count(arch, device, cfg, offers) -> int | None:
@@ -260,11 +297,13 @@ def render_compare(arch, device, rows) -> str:
         cost = r["cost_usd"]["on_demand"]["typical"] if r["cost_usd"] else None
         time = r["time_to_train_s"]["typical"] if r["time_to_train_s"] else None
         table.append([r["method"], f"{r['trainable_params']:,}", format_bytes(r["memory_per_gpu_bytes"]),
-                      "yes" if r["fits"] else "no", r["smallest_gpu_count"] or "> 1024",
-                      f"{r['tokens_per_s']['typical']:,.0f}", "" if time is None else format_seconds(time),
-                      "" if cost is None else f"${cost:,.0f}"])
-    return render_table(["method", "trainable", "memory/GPU", "fits", "min GPUs", "tokens/s", "time", "cost"],
-                        table, title=f"{arch.name} on {device.name}, micro-batch {rows[0]['micro_batch']} per GPU")
+                      "yes" if r["fits"] else "no", r["smallest_gpu_count"] or "> 1024", r.get("gpus") or "-",
+                      "" if r["tokens_per_s"] is None else f"{r['tokens_per_s']['typical']:,.0f}",
+                      "" if time is None else format_seconds(time), "" if cost is None else f"${cost:,.0f}"])
+    return render_table(["method", "trainable", "memory/GPU", "fits", "min GPUs", "quoted on", "tokens/s", "time",
+                         "cost"], table,
+                        title=f"{arch.name} on {device.name}, micro-batch {rows[0]['micro_batch']} per GPU; each method "
+                              "quoted on the GPUs it needs (ZeRO-3 past one GPU)")
 
 
 def render_training(e) -> str:
