@@ -32,7 +32,8 @@ sys.path.insert(0, str(ROOT / "src"))
 import yaml  # noqa: E402
 
 from sizeup.cli.main import build_parser  # noqa: E402
-from sizeup.cli.commands.train import config_from_args  # noqa: E402
+from sizeup.api.training import training_config  # noqa: E402
+from sizeup.cli.commands.train import train_options  # noqa: E402
 from sizeup.hardware.catalog import load_catalog  # noqa: E402
 from sizeup.ingest.hf_config import load_model  # noqa: E402
 from sizeup.ranges import Range  # noqa: E402
@@ -61,7 +62,8 @@ def estimate(command: str, exclude: str | None = None):
     catalog = _catalog()
     path = ROOT / args.model
     arch = load_model(str(path) if path.exists() else args.model)
-    cfg = config_from_args(args, args.method)
+    options = train_options(args)
+    cfg = training_config(options, options.method)
     if exclude is not None and cfg.allocator_reserve == "observed":
         cfg = replace(cfg, allocator_reserve=reserve_range(reserve_regime(cfg), exclude))
     return estimate_training(arch, catalog.device(args.device), cfg)
