@@ -31,12 +31,15 @@ class OnnxPoint:
     fits: bool
     bound: str
     latency_s: Range
+    """The calibrated range (price/ranges_table.traced)."""
     throughput_per_s: Range
+    backing: Any = None
+    """What backs the latency's range (price/ranges_table.Backing)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"batch": self.batch, "peak_memory_bytes": self.report.memory.peak_bytes, "fits": self.fits,
                 "latency_s": self.latency_s.to_dict(), "throughput_per_s": self.throughput_per_s.to_dict(),
-                "bound": self.bound}
+                "bound": self.bound, "backing": None if self.backing is None else self.backing.to_dict()}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,16 +69,18 @@ def onnx_point(path: str, device: DeviceSpec, dims: dict[str, int], batch_name: 
     """Memory and latency of one inference of the ONNX graph at `batch` on `device`."""
     from sizeup.api.flops import count_onnx
     from sizeup.hardware.usable import usable_memory
+    from sizeup.price.ranges_table import traced
     from sizeup.price.roofline import price
 
     report = count_onnx(path, dims={**dims, batch_name: batch} if batch_name else dims)
     roof = price(report.ledger, device, runtime=runtime)
+    latency, backing = traced(roof.total_s, roof.runtime, device)
     usable = usable_memory(device).bytes
     parts = {b: sum(v["time_by_bound_s"][b] for v in roof.by("kind").values()) for b in ("compute", "memory",
                                                                                         "overhead")}
     return OnnxPoint(batch=batch, report=report, roofline=roof, usable=usable,
                      fits=report.memory.peak_bytes <= usable.typical, bound=max(parts, key=parts.get),
-                     latency_s=roof.total_s, throughput_per_s=roof.total_s.inverse(batch))
+                     latency_s=latency, throughput_per_s=latency.inverse(batch), backing=backing)
 
 
 def estimate_onnx(path: str, device: DeviceSpec, o, notes: list[str]) -> OnnxEstimate:
@@ -91,7 +96,7 @@ def estimate_onnx(path: str, device: DeviceSpec, o, notes: list[str]) -> OnnxEst
         raise ConfigError(f"--dim {name}=…: '{name}' is the batch dimension of {path}: use --batch")
     runtime = None
     if o.runtime:
-        from sizeup.price.overhead import get_runtime
+        from sizeup.engines.runtimes import get_runtime
 
         runtime = get_runtime(o.runtime)
     if name is None and (o.batch != 1 or o.sweep):

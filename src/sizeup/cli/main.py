@@ -41,7 +41,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("sweep", "a measurement sweep as Kubernetes Indexed Jobs (Kueue) or Slurm arrays"),
     "load": ("load", "load-test an OpenAI-compatible (or plain HTTP) endpoint"),
     "serve-model": ("load", "a small OpenAI-compatible server on 127.0.0.1 (tests and demos)"),
-    "watch": ("watch", "watch a process's memory over time and say whether it leaks"),
+    "watch": ("watch", "watch a process's memory (does it leak?) or, with --util, why it is slow"),
     "mcp": ("mcp", "an MCP server over stdio: estimate, fit, compare, train and plan for agents (needs sizeup[mcp])"),
     "ui": ("ui", "a local web app: estimate, compare, train, plan and runs in the browser (needs sizeup[ui])"),
 }

@@ -148,6 +148,8 @@ def render_onnx(e) -> str:
     lines.append(f"  {total.flops / 1e9:,.2f} GFLOP per inference; latency {format_seconds(lat.typical)} "
                  f"({format_seconds(lat.low)} - {format_seconds(lat.high)}), {thr.typical:,.1f} samples/s, "
                  f"{point.bound}-bound")
+    if point.backing is not None:
+        lines.append(f"  range: {point.backing.text}")
     if e.batch_sweep:
         lines.append("")
         lines.append(render_table(["batch", "peak memory", "fits", "latency", "samples/s", "bound"],
@@ -215,7 +217,9 @@ def render_estimate(e) -> str:
             ["activations (peak)", format_bytes(m.activations_bytes)],
             *([["vLLM multimodal profile", format_bytes(m.multimodal_profile_bytes)]] if m.multimodal_profile else []),
             ["engine overhead", format_bytes(m.overhead_bytes)],
-            ["total", format_bytes(m.total_bytes)],
+            ["total", format_bytes(m.total_bytes) if e.ranges is None else
+             f"{format_bytes(m.total_bytes)} ({format_bytes(int(e.ranges.memory_total_bytes.low))} - "
+             f"{format_bytes(int(e.ranges.memory_total_bytes.high))})"],
             ["usable on the device", _range(m.usable_bytes, format_bytes)]]
     if m.cpu_bytes:
         rows.append(["in CPU RAM", format_bytes(m.cpu_bytes)])
@@ -243,6 +247,11 @@ def render_estimate(e) -> str:
     elif e.decode is not None:
         lines.append(f"decode (TPOT):  unknown (compute unknown: {', '.join(e.decode.unknown_compute)}); "
                      f"tokens/s unknown")
+    if e.ranges is not None and e.ranges.throughput_tokens_per_s is not None:
+        t = e.ranges.throughput_tokens_per_s
+        lines.append(f"batch end to end: {t.typical:,.1f} generated tokens/s ({t.low:,.1f} - {t.high:,.1f})")
+    if e.ranges is not None:
+        lines += [f"range of {line}" for line in e.ranges.lines()]
     for note in e.assumptions:
         lines.append(f"assumption: {note}")
     return "\n".join(lines)

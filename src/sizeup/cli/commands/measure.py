@@ -58,6 +58,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     exclusive(m, "--collectives", "target", "--collectives measures the links, not a model")
     exclusive(m, "--collectives", "--backends", "--collectives measures the links, not a model's backends")
     exclusive(m, "--backends", "--train", "--backends compares inference backends")
+    from sizeup.cli.commands.measure_loader import add_loader_arguments
+
+    add_loader_arguments(m)
     m.set_defaults(func=run_measure)
 
     from sizeup.cli.commands import calibrate, compare  # argparse only at import: cheap
@@ -90,6 +93,10 @@ def run_measure(args: argparse.Namespace) -> int:
     from sizeup.cli.main import emit_json
     from sizeup.cli.progress import Progress
 
+    if args.dataloader:
+        from sizeup.cli.commands.measure_loader import run_loader
+
+        return run_loader(args)
     options = measure_options(args)
     llm = bool(args.target) and ":" not in args.target and not args.target.lower().endswith(".onnx")
     sweep = not (args.collectives or args.backends or llm)

@@ -19,9 +19,10 @@ _TRAINING_TOKENS = number_flag(above=0, maximum=MAX_TRAINING_TOKENS, unit="count
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="memory, step time, MFU and cost of training or fine-tuning a transformer",
                        description="MODEL is a preset, a Hugging Face id of a preset, or a config.json / model folder.")
-    p.add_argument("model", help="a preset, config.json or model folder; or FILE.py:FACTORY for a torch module "
-                                  "(traced, with --input / --input-spec)")
-    p.add_argument("--device", required=True, help="device name (see 'sizeup hw list'), or 'local' with --calibration")
+    p.add_argument("model", nargs="?", help="a preset, config.json or model folder; or FILE.py:FACTORY for a torch "
+                                             "module (traced, with --input / --input-spec); none with --from-run")
+    p.add_argument("--device", help="device name (see 'sizeup hw list'), or 'local' with --calibration (required "
+                                    "but with --from-run)")
     p.add_argument("--input", action="append", default=[], metavar="SHAPE",
                    help="torch module: float input shape like 8x3x224x224 (the batch is the micro-batch)")
     p.add_argument("--input-spec", action="append", default=[], metavar="SPEC",
@@ -120,6 +121,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_calibration_arguments(p)
     add_catalog_argument(p)
+    from sizeup.cli.commands.train_job import add_job_arguments
+
+    add_job_arguments(p)
     exclusive(p, "--method", "--compare", "--compare prices each method it lists; give one")
     exclusive(p, "--tokens", "--epochs", "--tokens is the run's length; --epochs × --dataset-tokens is another")
     exclusive(p, "--tokens", "--dataset-tokens", "--tokens is the run's length; --epochs × --dataset-tokens is "
@@ -149,6 +153,14 @@ def train_options(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    from sizeup.cli.commands.train_job import run_job, wants_job
+
+    if wants_job(args):
+        return run_job(args)
+    if not args.model or not args.device:
+        from sizeup.errors import ConfigError
+
+        raise ConfigError("sizeup train needs MODEL and --device NAME (or --from-run RUN)")
     from sizeup.api import train, train_methods
     from sizeup.cli.main import emit_json
 
@@ -210,7 +222,9 @@ def render_training(e) -> str:
              f"{e.grad_accumulation}, global batch {e.global_batch}", ""]
     rows = [["weights", format_bytes(m.weights_bytes)], ["gradients", format_bytes(m.gradients_bytes)],
             ["optimizer state", format_bytes(m.optimizer_bytes)], ["activations", format_bytes(m.activations_bytes)],
-            ["overhead", format_bytes(m.overhead_bytes)], ["total", format_bytes(m.total_bytes)],
+            ["overhead", format_bytes(m.overhead_bytes)],
+            ["total", f"{format_bytes(m.total_bytes)} ({format_bytes(int(m.total_range.low))} - "
+                      f"{format_bytes(int(m.total_range.high))})"],
             ["usable", format_bytes(m.usable_bytes.typical)]]
     lines.append(render_table(["memory per GPU", ""], rows, right=[False, True]))
     lines.append(f"\n{'FITS' if m.fits else 'DOES NOT FIT'}; largest micro-batch that fits: {e.max_micro_batch}")
@@ -227,6 +241,7 @@ def render_training(e) -> str:
         if e.cost_usd:
             lines.append("cost: " + ", ".join(f"{k} ${v.typical:,.0f} (${v.low:,.0f} - ${v.high:,.0f})"
                                               for k, v in e.cost_usd.items()))
+    lines += [f"range of {figure}: {b.text}" for figure, b in e.backing.items()]
     for note in e.assumptions:
         lines.append(f"assumption: {note}")
     return "\n".join(lines)
