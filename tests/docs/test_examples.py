@@ -157,3 +157,12 @@ def test_the_readme_is_short_and_keeps_its_quick_start():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert quick[1].endswith("python -m pytest -q") and "python3 -m pytest -q" in ci  # the same suite
     assert "sizeup plan examples/" in quick[0]
+
+
+def test_links_of_the_readme_and_the_pages_resolve():
+    broken = []
+    for page in [ROOT / "README.md", ROOT / "docs" / "README.md", *PAGES]:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
+            if not target.startswith(("http://", "https://")) and not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+    assert not broken, f"links to nothing: {broken}"
