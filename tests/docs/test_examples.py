@@ -25,7 +25,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted((ROOT / "docs" / "commands").glob("*.md")) + sorted((ROOT / "docs" / "tasks").glob("*.md"))
-BLOCK = re.compile(r"^```console\n(.*?)^```", flags=re.S | re.M)
+BLOCK = re.compile(r"^```console\n(.*?)^```", flags=re.DOTALL | re.MULTILINE)
 SKIP = "# not run:"
 
 
@@ -62,16 +62,30 @@ def _examples(page: Path) -> tuple[list[Example], list[str]]:
     return examples, skipped
 
 
+def _not_printed(example: Example, printed_text: str) -> list[str]:
+    """The lines the page shows that the command did not print."""
+    printed = [_squeeze(line) for line in printed_text.splitlines()]
+    return [line for line in example.shown if not any(line in p for p in printed)]
+
+
+def _sandbox(folder: Path) -> dict[str, str]:
+    """Link the repository's folders into `folder` (the pages' paths are those of a checkout); the environment
+    that gives the commands their own run store and configuration there."""
+    for name in ("examples", "docs", "tests", "src", "benchmarks"):
+        (folder / name).symlink_to(ROOT / name)
+    return {"SIZEUP_DATA_DIR": str(folder / "data"), "XDG_CONFIG_HOME": str(folder / "config"),
+            "SIZEUP_CONFIG_DIR": str(folder / "config" / "sizeup"), "COLUMNS": "200"}
+
+
 def _run(example: Example, capsys) -> str | None:
     """None if the example behaves as the page says, else what differs."""
     from sizeup.cli.main import main
 
     code = main(list(example.argv))
     captured = capsys.readouterr()
-    printed = {_squeeze(line) for line in (captured.out + "\n" + captured.err).splitlines()}
     if code != example.exit_code:
         return f"{example.where}\n  exit code {code}, the page says {example.exit_code}\n  {captured.err.strip()[-400:]}"
-    missing = [line for line in example.shown if not any(line in p for p in printed)]
+    missing = _not_printed(example, captured.out + "\n" + captured.err)
     if missing:
         return f"{example.where}\n  not printed: " + "\n  not printed: ".join(missing)
     return None
@@ -79,15 +93,11 @@ def _run(example: Example, capsys) -> str | None:
 
 @pytest.fixture
 def sandbox(tmp_path, monkeypatch):
-    """A working folder with links to the repository's folders (the pages' paths are those of a checkout), its own
-    run store and configuration; what a command writes stays there."""
-    for name in ("examples", "docs", "tests", "src", "benchmarks"):
-        (tmp_path / name).symlink_to(ROOT / name)
+    """A working folder with the repository's folders, its own run store and configuration; what a command writes
+    stays there."""
+    for name, value in _sandbox(tmp_path).items():
+        monkeypatch.setenv(name, value)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("SIZEUP_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("SIZEUP_CONFIG_DIR", str(tmp_path / "config" / "sizeup"))
-    monkeypatch.setenv("COLUMNS", "200")
     return tmp_path
 
 
@@ -151,7 +161,7 @@ def test_every_page_is_linked_from_the_index():
 def test_the_readme_is_short_and_keeps_its_quick_start():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert len(readme.splitlines()) <= 150
-    quick = re.search(r"## Quick start\n\n```bash\n(.*?)```", readme, flags=re.S).group(1).splitlines()
+    quick = re.search(r"## Quick start\n\n```bash\n(.*?)```", readme, flags=re.DOTALL).group(1).splitlines()
     assert len(quick) == 2
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert quick[1].endswith("python -m pytest -q") and "python3 -m pytest -q" in ci  # the same suite
@@ -177,10 +187,7 @@ if __name__ == "__main__":  # python tests/docs/test_examples.py PAGE…: what e
     from sizeup.cli.main import main
 
     with tempfile.TemporaryDirectory() as folder:
-        for name in ("examples", "docs", "tests", "src", "benchmarks"):
-            os.symlink(ROOT / name, Path(folder) / name)
-        os.environ.update(SIZEUP_DATA_DIR=f"{folder}/data", XDG_CONFIG_HOME=f"{folder}/config",
-                          SIZEUP_CONFIG_DIR=f"{folder}/config/sizeup", COLUMNS="200")
+        os.environ.update(_sandbox(Path(folder)))
         pages = [Path(p).resolve() for p in sys.argv[1:]]
         os.chdir(folder)
         for page in pages:
@@ -188,7 +195,6 @@ if __name__ == "__main__":  # python tests/docs/test_examples.py PAGE…: what e
                 out, err = io.StringIO(), io.StringIO()
                 with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                     code = main(list(example.argv))
-                printed = {_squeeze(line) for line in (out.getvalue() + "\n" + err.getvalue()).splitlines()}
-                missing = [line for line in example.shown if not any(line in p for p in printed)]
+                missing = _not_printed(example, out.getvalue() + "\n" + err.getvalue())
                 print(f"{example.where}  [exit {code}, page says {example.exit_code}]")
                 print("".join(f"  NOT PRINTED: {line}\n" for line in missing) + out.getvalue() + err.getvalue())
