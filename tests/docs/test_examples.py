@@ -2,15 +2,16 @@
 
 The convention (stated in docs/README.md): a fenced ```console block holds example commands, each a line
 `$ sizeup ARGS`, followed by lines of the output it prints. The test runs each command in-process through
-`sizeup.cli.main.main` — the pages of one file in order, in a temporary folder that holds links to the
-repository's folders (`examples/`, `docs/`, `tests/` …) and its own run store (`SIZEUP_DATA_DIR`), so a page may measure and then show the
-run — and asserts:
+`sizeup.cli.main.main`, the commands of one page in order, in a temporary folder that links the repository's
+folders (`examples/`, `docs/`, `tests/` …) and holds its own run store (`SIZEUP_DATA_DIR`), so a page may
+measure and then show the run; it asserts:
 - the exit code is 0, or the code a trailing `# exit N` on the command line states;
-- every output line shown appears in what the command printed (stdout and stderr), spaces collapsed; a line
-  that is only `…` stands for lines left out.
-A block whose first line is `# not run: REASON` (a GPU, a server on the network, an hour of measuring) is not
-run: the test reports it skipped with that reason. Every page under docs/commands/ and docs/tasks/ is read, and
-every command `sizeup --help` lists has its page, which names each of the command's flags.
+- every output line shown is (part of) a line the command printed on stdout or stderr, spaces collapsed; a
+  line that is only `…` stands for lines left out.
+A block whose first line is `# not run: REASON` (a GPU, a server on the network, a long measurement) is not
+run: the test reports it skipped with that reason. Every page under docs/commands/ and docs/tasks/ is read;
+every command `sizeup --help` lists has its page, which names each of the command's flags; the links of
+README.md and the pages resolve. `python tests/docs/test_examples.py PAGE…` prints what each example prints now.
 """
 
 from __future__ import annotations
