@@ -107,7 +107,7 @@ def test_page_examples_run(page, sandbox, capsys):
     examples, _ = _examples(page)
     text = page.read_text(encoding="utf-8")
     if "```console" in text and not examples:
-        pytest.skip("every example of this page needs what the test machine lacks")
+        pytest.skip("every example of this page is in a block not run (its reason is reported below)")
     if any(e.argv[:1] in (["flops"], ["roofline"], ["measure"], ["calibrate"]) and "onnx" not in " ".join(e.argv)
            for e in examples):
         pytest.importorskip("torch")
