@@ -4,7 +4,7 @@
   power variants, which are asked for by name), frameworks (data/training/frameworks.yaml);
 - per device, the serving engines that run on it and the weight formats each loads there: llama.cpp and vLLM from
   data/efficiency/engine_formats.yaml (with its sources); the others from the formats a device table tries
-  (`workload.device_fit.FORMAT_LADDERS`), fp8 only where the device has an fp8 peak.
+  (`workload.device_fit.formats_to_try`: the engine's FORMATS, fp8 only where the engine can run it on the device).
 
 A format asked for that is not in the engine's list (a GGUF file's own type, a link) is kept at the top of the
 list, so the form never shows another format than the one priced.
@@ -32,7 +32,6 @@ def menus() -> dict[str, Any]:
     """The lists every page's forms share (read once per UI)."""
     from sizeup.api import models
     from sizeup.hardware.catalog import load_catalog
-    from sizeup.workload.device_fit import FORMAT_LADDERS
     from sizeup.workload.frameworks import framework_ids
 
     devices = [{"id": d.id, "name": d.name, "kind": d.kind, "vendor": d.vendor, "memory_bytes": d.memory_bytes}
@@ -43,7 +42,7 @@ def menus() -> dict[str, Any]:
     return {"presets": presets, "devices": devices, "vendors": sorted({d["vendor"] for d in devices}),
             "frameworks": list(framework_ids()), "kv_dtypes": list(KV_DTYPES), "zoo": dict(ZOO_INPUTS),
             "engines": list(SERVING_ENGINES),
-            "formats": list(dict.fromkeys(f for e in SERVING_ENGINES for f in FORMAT_LADDERS.get(e, ())))}
+            "formats": list(dict.fromkeys(f for e in SERVING_ENGINES for f in _ladder(e, None)))}
 
 
 def engine_choices(device_name: str, engine: str | None, quant: str | None) -> dict[str, Any]:
@@ -51,7 +50,6 @@ def engine_choices(device_name: str, engine: str | None, quant: str | None) -> d
     `engine` loads there. An unknown device gives every engine and format (the estimate names the bad device)."""
     from sizeup.errors import SizeupError
     from sizeup.hardware.catalog import load_catalog
-    from sizeup.workload.device_fit import FORMAT_LADDERS
     from sizeup.workload.engine_formats import engine_formats
 
     table = engine_formats()
@@ -65,12 +63,22 @@ def engine_choices(device_name: str, engine: str | None, quant: str | None) -> d
     formats: list[str] = []
     if engine in table and device is not None:
         formats = list(table[engine].formats_for(device))
-    for f in FORMAT_LADDERS.get(engine or "hf", FORMAT_LADDERS["hf"]):
-        fp8_ok = device is None or f != "fp8" or "fp8" in device.peak_flops_per_s
-        if f not in formats and fp8_ok and (engine not in table or device is None):
-            formats.append(f)
-    if engine in table and device is not None:  # the rest of the engine's ladder, below what engine_formats lists
-        formats += [f for f in FORMAT_LADDERS.get(engine, ()) if f not in formats and f != "fp8"]
+        # the rest of the engine's ladder, below what engine_formats lists (its fp8 is the table's to say)
+        formats += [f for f in _ladder(engine, device) if f not in formats and f != "fp8"]
+    else:
+        formats = list(_ladder(engine or "hf", device))
     if quant and quant not in formats:
         formats.insert(0, quant)
     return {"device": device.id if device is not None else device_name, "engines": engines, "formats": formats}
+
+
+def _ladder(engine: str, device) -> tuple[str, ...]:
+    """The formats a device table tries for `engine` on `device` (every one of the engine's when None); none for
+    an engine sizeup does not know (the estimate names it)."""
+    from sizeup.errors import SizeupError
+    from sizeup.workload.device_fit import engine_formats, formats_to_try
+
+    try:
+        return formats_to_try(engine, device) if device is not None else engine_formats(engine)
+    except SizeupError:
+        return ()
