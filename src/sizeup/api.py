@@ -141,7 +141,7 @@ def estimate(
     device: str | DeviceSpec,
     gpus: int = 1,
     quant: str | None = None,
-    kv_dtype: str = "fp16",
+    kv_dtype: str | None = None,
     engine: str | None = None,
     batch: int = 1,
     prompt: int = 512,
@@ -155,6 +155,7 @@ def estimate(
     image_size: tuple[int, int] | None = None,
     backend: str | None = None,
     build_date: str | None = None,
+    engine_options: Sequence[str] = (),
 ):
     """Memory, largest context and batch, and prefill / decode speed of serving `model` (a preset,
     a Hugging Face id of a preset, a config.json, or a .safetensors / .gguf file) on `device` (a catalog
@@ -164,7 +165,9 @@ def estimate(
     estimate's `defaults` say what was taken and why. `images` per sequence (of `image_size` (height, width) pixels)
     run through a vision-language model's vision tower in prefill. `backend`: the llama.cpp build's backend
     (vulkan, cuda, hip, sycl, metal, cpu; None: the device's default); `build_date` (YYYY-MM-DD) the llama.cpp
-    build's date, for kernels that changed (None: current builds)."""
+    build's date, for kernels that changed (None: current builds). `kv_dtype` None: fp16, or the engine's own
+    default where it differs (ExecutionModel.default_kv_dtype: an FP8 checkpoint on TensorRT-LLM), said in
+    `defaults`; `engine_options`: `--engine-opt KEY[=VALUE]` settings of the engine's run."""
     from dataclasses import replace
 
     from sizeup.engines.defaults import default_for_segment
@@ -198,9 +201,16 @@ def estimate(
     execution = result = None
     for fmt in formats:
         cfg = InferenceConfig(batch=batch, prompt=prompt, output=output, context=context, weights=fmt,
-                              kv_dtype=kv_dtype, engine=engine, gpus=gpus, gpu_layers=gpu_layers, threads=threads,
-                              images=images, image_hw=image_size, backend=backend, build_date=build_date)
+                              kv_dtype=kv_dtype or "fp16", engine=engine, gpus=gpus, gpu_layers=gpu_layers,
+                              threads=threads, images=images, image_hw=image_size, backend=backend,
+                              build_date=build_date, engine_options=tuple(engine_options))
         execution = execution or execution_for(target, cfg)  # one engine on one device: resolved once
+        own_kv = execution.default_kv_dtype(fmt) if kv_dtype is None else None
+        if own_kv is not None:
+            cfg = replace(cfg, kv_dtype=own_kv[0])
+            defaults["kv_dtype"] = f"{own_kv[0]}: none named; {own_kv[1]}"
+        else:
+            defaults.pop("kv_dtype", None)
         try:
             result = estimate_inference(arch, target, cfg, cpu=host, execution=execution)
         except SizeupError:
@@ -242,7 +252,7 @@ def compare_devices(
     devices: str | Sequence[str] = "common",
     engine: str | None = None,
     gpus: int = 1,
-    kv_dtype: str = "fp16",
+    kv_dtype: str | None = "fp16",
     batch: int = 1,
     prompt: int = 512,
     output: int = 128,
@@ -274,6 +284,7 @@ def compare_devices(
     else:
         targets = [cat.device(name) for name in devices]
     arch = load_model(model)
+    kv_dtype = kv_dtype or "fp16"
     tokens = f"--context {context:,}" if context is not None else f"--prompt {prompt:,} + --output {output:,} tokens"
     check_context(arch, prompt=prompt, total=context if context is not None else prompt + output, what=tokens)
     if formats is None and arch.stored_format_from:  # a GGUF file: the format it stores, not an engine's ladder

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from sizeup.cli.calibration import LOCAL, add_calibration_arguments, add_runtime_argument
+from sizeup.cli.commands.estimate_load import add_load_arguments, fill_lengths, under_load
 from sizeup.cli.commands.hw import add_catalog_argument
 from sizeup.cli.flags import BATCH as _BATCH, GPUS as _GPUS, TOKENS as _TOKENS, TOKENS_OR_ZERO
 from sizeup.engines.base import engine_names
@@ -30,16 +31,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quant", default=None, help="weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, "
                                                   "q4_k_m, q8_0, … (default: the format a .gguf file stores, else the "
                                                   "most precise of the engine's formats that fits)")
-    p.add_argument("--kv-dtype", default="fp16", help="KV cache: fp16, bf16, fp8, q8_0, q4_0 (default fp16)")
+    p.add_argument("--kv-dtype", default=None, help="KV cache: fp16, bf16, fp8, q8_0, q4_0 (default fp16, or the "
+                                                    "engine's own where it differs: an FP8 checkpoint on TensorRT-LLM)")
     p.add_argument("--engine", metavar="NAME[@RELEASE]",
                    help=f"serving engine: {', '.join(engine_names())}, at its current release or one named (e.g. "
                         "vllm@0.10) (default: llama.cpp on consumer cards, Macs, edge boards and CPUs, vllm on "
                         "workstation and data-centre GPUs: data/engines/defaults.yaml; tensorrt: a plain TensorRT "
                         "engine)")
     p.add_argument("--batch", type=_BATCH, default=1, help="concurrent sequences (default 1)")
-    p.add_argument("--prompt", type=_TOKENS, default=512, help="prompt tokens (default 512)")
-    p.add_argument("--output", type=TOKENS_OR_ZERO, default=128,
-                   help="generated tokens (default 128)")
+    p.add_argument("--prompt", "--input-len", dest="prompt", type=_TOKENS, default=None,
+                   help="prompt tokens (default 512; under load: the mean)")
+    p.add_argument("--output", "--output-len", dest="output", type=TOKENS_OR_ZERO, default=None,
+                   help="generated tokens (default 128; under load: the mean)")
     p.add_argument("--context", type=_TOKENS, help="tokens the cache must hold per sequence (default prompt + output)")
     p.add_argument("--images", type=number_flag(integer=True, minimum=0, maximum=10_000), default=0,
                    help="vision-language models (llava, qwen2_vl): images per sequence, each through the vision "
@@ -63,6 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sweep", nargs="?", const="auto", metavar="B,B,…",
                    help="also sweep the batch size: powers of two up to the largest that fits, or a list")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_load_arguments(p)
     add_runtime_argument(p)
     add_calibration_arguments(p)
     add_catalog_argument(p)
@@ -77,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
     from sizeup.cli.main import emit_json
     from sizeup.hardware.catalog import load_catalog
 
+    fill_lengths(args)
     if args.device is None or args.devices:
         from sizeup.cli.commands.estimate_table import run_table
 
@@ -128,7 +133,12 @@ def run(args: argparse.Namespace) -> int:
                           context=args.context, gpu_layers=args.gpu_layers, catalog=args.catalog,
                           cpu=args.cpu, threads=args.threads, images=args.images,
                           image_size=parse_image_size(args.image_size), backend=args.backend,
-                          build_date=args.build_date)
+                          build_date=args.build_date, engine_options=tuple(args.engine_opt))
+        loaded = None
+        if under_load(args):
+            from sizeup.cli.commands.estimate_load import load_estimate
+
+            loaded = load_estimate(args, result)
         if args.sweep:
             from sizeup.workload.inference import batch_sweep
 
@@ -141,6 +151,8 @@ def run(args: argparse.Namespace) -> int:
         would_fit = what_would_fit(args, result)
     if args.json:
         data = result.to_dict()
+        if loaded is not None:
+            data["throughput_under_load"] = loaded.to_dict()
         if sweep is not None:
             data["batch_sweep"] = [p.to_dict() for p in sweep]
         if not result.memory.fits:
@@ -148,6 +160,13 @@ def run(args: argparse.Namespace) -> int:
         emit_json(data)
         return 0 if result.memory.fits else NOT_FIT_EXIT
     print(render_estimate(result))
+    if loaded is not None:
+        from sizeup.cli.commands.estimate_load import render_load
+
+        print()
+        print(render_load(loaded))
+        for note in loaded.assumptions:
+            print(f"assumption: {note}")
     if sweep is not None:
         print()
         print(render_sweep(sweep))
