@@ -57,6 +57,10 @@ class Batching:
     """Whether one step carries prompt tokens beside the decodes of running requests (vLLM V1, TensorRT-LLM's
     in-flight batching); False: prompts run in steps of their own (vLLM V0, SGLang); None: as `chunked_prefill`."""
 
+    steps_per_schedule: int = 1
+    """Decode steps the scheduler runs per scheduling decision (vLLM V0 multi-step): a waiting prompt is admitted
+    only between such runs."""
+
     @property
     def mixes(self) -> bool:
         return self.chunked_prefill if self.mixed_steps is None else self.mixed_steps
@@ -65,7 +69,7 @@ class Batching:
         return {"scheduling": self.scheduling, "chunked_prefill": self.chunked_prefill,
                 "max_batched_tokens": self.max_batched_tokens, "max_sequences": self.max_sequences,
                 "physical_batch_tokens": self.physical_batch_tokens, "basis": self.basis,
-                "mixed_steps": self.mixes}
+                "mixed_steps": self.mixes, "steps_per_schedule": self.steps_per_schedule}
 
 
 class EngineRef(NamedTuple):

@@ -110,7 +110,7 @@ class VLLM(ExecutionModel):
     def batching(self) -> Batching:
         step, seqs, why = vllm_batch_defaults(self.profile, self.device)
         return Batching(scheduling="continuous", chunked_prefill=self.v1, max_batched_tokens=step, max_sequences=seqs,
-                        mixed_steps=self.v1,
+                        mixed_steps=self.v1, steps_per_schedule=max(int(self.profile.value("num_scheduler_steps", 1)), 1),
                         basis=why + ("" if self.v1 else "; V0 engine: chunked prefill off by default, prompts run "
                                                         "in prefill steps of their own"))
 

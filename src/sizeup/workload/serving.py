@@ -128,6 +128,7 @@ class ServingEstimate:
                 "policy": self.policy, "running": self.running.to_dict(), "capacity": self.capacity,
                 "output_tokens_per_s": self.output_tokens_per_s.to_dict(),
                 "total_tokens_per_s": self.total_tokens_per_s.to_dict(),
+                "input_tokens_per_s": self.requests_per_s.scale(self.mix.input_tokens).to_dict(),
                 "requests_per_s": self.requests_per_s.to_dict(),
                 "decode_only_tokens_per_s": self.decode_only_tokens_per_s.to_dict(),
                 "ttft_s": self.ttft_s.to_dict(), "tpot_s": self.tpot_s.to_dict(),
@@ -215,10 +216,11 @@ class _Steps:
 
 
 def serving_load(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix: RequestMix, load: Load, *,
-                 execution=None) -> ServingEstimate:
+                 execution=None, kv_capacity: int | None = None) -> ServingEstimate:
     """The steady state of serving requests of lengths `mix` under `load` with `cfg`'s engine, format and GPUs
-    (`cfg.gpus` per replica, tensor parallel); `load.replicas` copies share the load evenly."""
-    one = _one_replica(arch, device, cfg, mix, load.per_replica(), execution)
+    (`cfg.gpus` per replica, tensor parallel); `load.replicas` copies share the load evenly. `kv_capacity`: the
+    sequences the KV cache holds where the caller knows it (a planner's family), else searched here."""
+    one = _one_replica(arch, device, cfg, mix, load.per_replica(), execution, kv_capacity)
     if load.replicas == 1:
         return one
     n = load.replicas
@@ -231,7 +233,7 @@ def serving_load(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
 
 
 def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix: RequestMix, load: Load,
-                 execution) -> ServingEstimate:
+                 execution, kv_capacity: int | None) -> ServingEstimate:
     if arch.encoder:
         raise ConfigError(f"{arch.name} is an encoder: it generates no tokens to serve under load")
     model = execution or execution_for(device, cfg)
@@ -243,7 +245,7 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
     I, O = mix.input_tokens, mix.output_tokens
     notes = [f"throughput under load: {load.label}; requests of {I:,} input / {O:,} output tokens ({mix.source})",
              *mix.notes]
-    capacity, why = _capacity(arch, device, cfg, model, policy, mix)
+    capacity, why = _capacity(arch, device, cfg, model, policy, mix, kv_capacity)
     notes.append(why)
     if policy.scheduling == "static":
         return _static(steps, mix, load, capacity, policy, notes)
@@ -278,15 +280,16 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
                            assumptions=tuple(dict.fromkeys(notes)))
 
 
-def _capacity(arch, device, cfg, model, policy, mix: RequestMix) -> tuple[int, str]:
+def _capacity(arch, device, cfg, model, policy, mix: RequestMix, kv: int | None) -> tuple[int, str]:
     """The most requests running at once: the engine's max_sequences, the KV pool at the mean context of a request
     (paged caches hold what a request has reached: I + O / 2 tokens on average), and for mixed steps the step's
     token budget (B decodes + B x I / O prompt tokens <= max_batched_tokens)."""
     I, O = mix.input_tokens, mix.output_tokens
     mean_context = I + max(O // 2, 1)
-    probe = estimate_inference(arch, device, replace(cfg, batch=1, prompt=I, output=max(O // 2, 1), context=None),
-                               limits=True, execution=model)
-    kv = probe.memory.max_concurrent_sequences or probe.max_batch
+    if kv is None:
+        probe = estimate_inference(arch, device, replace(cfg, batch=1, prompt=I, output=max(O // 2, 1), context=None),
+                                   limits=True, execution=model)
+        kv = probe.memory.max_concurrent_sequences or probe.max_batch
     parts = {"the KV cache": max(kv, 1)}
     if policy.max_sequences:
         parts["max_sequences"] = policy.max_sequences
@@ -305,8 +308,15 @@ def _step(steps: _Steps, policy, batch: float, prompt_tokens: float, corner: str
     decode = steps.decode(batch, corner)
     if prompt_tokens <= 0:
         return decode, 0.0
-    full = steps.prefill(prompt_tokens, corner)
-    extra = max(full - steps.decode(1, corner), 0.0) if policy.mixes else full
+    if not policy.mixes:
+        extra = steps.prefill(prompt_tokens, corner)
+        return decode + extra, extra
+    # mixed: the prompt tokens' marginal time, from whole prompts priced as one prefill (at least one prompt)
+    # less what one decode step of a single sequence pays anyway (weight read, host time)
+    prompt = steps.cfg.prompt
+    k = max(1, round(prompt_tokens / prompt))
+    whole = getattr(steps.at(k).prefill.latency_s, corner)
+    extra = prompt_tokens * max(whole - steps.decode(1, corner), 0.0) / (k * prompt)
     return decode + extra, extra
 
 
@@ -350,8 +360,10 @@ def _continuous(steps: _Steps, policy, mix: RequestMix, load: Load, capacity: in
 
 
 def _ttft(steps: _Steps, policy, batch: float, step: float, prompt: int, corner: str) -> float:
-    """A request admitted at once: half a step's wait, then its prompt (in chunks where a step's token budget is
-    smaller than it) in mixed steps, or its own prefill step."""
+    """A request admitted at once: half a scheduling run's wait (one step, or the engine's steps per schedule),
+    then its prompt (in chunks where a step's token budget is smaller than it) in mixed steps, or its own prefill
+    step."""
+    step = step * max(policy.steps_per_schedule, 1)
     if policy.mixes:
         budget = max((policy.max_batched_tokens or prompt + batch) - batch, 1)
         chunks = max(1, math.ceil(prompt / budget))

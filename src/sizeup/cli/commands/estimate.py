@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
 
         raise ConfigError(f"--runtime {args.runtime}: only for ONNX models (MODEL.onnx); an LLM's runtime is "
                           f"--engine")
-    sweep = None
+    sweep = sweep_load = None
     with calibrated_scope(profile, [device]) as notes:
         result = estimate(args.model, device=device, gpus=args.gpus, quant=args.quant, kv_dtype=args.kv_dtype,
                           engine=args.engine, batch=args.batch, prompt=args.prompt, output=args.output,
@@ -142,7 +142,10 @@ def run(args: argparse.Namespace) -> int:
         if args.sweep:
             from sizeup.workload.inference import batch_sweep
 
+            from sizeup.cli.commands.estimate_load import sweep_under_load
+
             sweep = batch_sweep(result.arch, result.device, result.config, _batches(args.sweep))
+            sweep_load = sweep_under_load(result, sweep)
     result = replace(result, assumptions=(*notes, *result.assumptions))
     would_fit = []
     if not result.memory.fits:
@@ -154,7 +157,8 @@ def run(args: argparse.Namespace) -> int:
         if loaded is not None:
             data["throughput_under_load"] = loaded.to_dict()
         if sweep is not None:
-            data["batch_sweep"] = [p.to_dict() for p in sweep]
+            data["batch_sweep"] = [{**p.to_dict(), "under_load": None if s is None else s.to_dict()}
+                                   for p, s in zip(sweep, sweep_load)]
         if not result.memory.fits:
             data["would_fit"] = would_fit
         emit_json(data)
@@ -169,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"assumption: {note}")
     if sweep is not None:
         print()
-        print(render_sweep(sweep))
+        print(render_sweep(sweep, sweep_load))
     if not result.memory.fits:
         print(render_would_fit(would_fit))
         return NOT_FIT_EXIT
@@ -314,17 +318,22 @@ def _batches(text: str) -> list[int] | None:
     return values
 
 
-def render_sweep(points) -> str:
+def render_sweep(points, loads=None) -> str:
     from sizeup.report.terminal import render_table
 
     rows = []
-    for p in points:
+    loads = loads or [None] * len(points)
+    for p, s in zip(points, loads):
         rows.append([p.batch, "yes" if p.fits else "no", format_seconds(p.ttft_s.typical),
                      "" if p.tpot_s is None else format_seconds(p.tpot_s.typical),
                      "" if p.tokens_per_s is None else f"{p.tokens_per_s.typical:,.0f}",
+                     "" if s is None else f"{s.output_tokens_per_s.typical:,.0f}",
+                     "" if s is None else format_seconds(s.e2e_latency_s.typical),
                      "" if p.tokens_per_s is None else f"{p.tokens_per_s.typical / p.batch:,.1f}"])
-    return render_table(["batch", "fits", "TTFT", "TPOT", "tokens/s", "per sequence"], rows,
-                        title="batch sweep (typical)")
+    return render_table(["batch", "fits", "TTFT", "TPOT", "tokens/s (decode)", "tokens/s under load",
+                         "end-to-end", "per sequence"], rows,
+                        title="batch sweep (typical; under load: that many requests in flight, prompts "
+                              "interleaved as the engine schedules them)")
 
 
 def engine_label(e) -> str:

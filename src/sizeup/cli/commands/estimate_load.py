@@ -117,3 +117,27 @@ def render_load(s) -> str:
             f"{s.policy}" + ("; SATURATED" if s.saturated else "")
             + (f"; utilization {s.utilization:.0%}" if s.utilization is not None and not s.saturated else ""))
     return head + "\n" + render_table(["throughput under load", ""], rows, right=[False, True])
+
+
+def sweep_under_load(result, points) -> list:
+    """For each batch of a --sweep, the steady state of that many requests in flight (a closed loop of the
+    estimate's prompt and output lengths): the throughput a server holds at that concurrency, prefill included,
+    beside the decode-only batch / TPOT. None where the point does not fit or its compute is unknown."""
+    from sizeup.errors import ConfigError
+    from sizeup.workload.serving import Load, RequestMix, serving_load
+
+    cfg = result.config
+    if result.arch.encoder or cfg.output < 1:
+        return [None] * len(points)
+    mix = RequestMix(input_tokens=cfg.prompt, output_tokens=cfg.output)
+    out = []
+    for p in points:
+        if not p.fits or p.tokens_per_s is None:
+            out.append(None)
+            continue
+        try:
+            out.append(serving_load(result.arch, result.device, cfg, mix, Load(concurrency=p.batch),
+                                    execution=result.execution))
+        except ConfigError:
+            out.append(None)
+    return out
