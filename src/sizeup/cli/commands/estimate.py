@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 from sizeup.cli.calibration import LOCAL, add_calibration_arguments, add_runtime_argument
-from sizeup.cli.commands.estimate_load import add_load_arguments, fill_lengths, under_load
 from sizeup.cli.commands.hw import add_catalog_argument
 from sizeup.cli.flags import BATCH as _BATCH, GPUS as _GPUS, TOKENS as _TOKENS, TOKENS_OR_ZERO
 from sizeup.engines.base import engine_names
@@ -39,9 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "workstation and data-centre GPUs: data/engines/defaults.yaml; tensorrt: a plain TensorRT "
                         "engine)")
     p.add_argument("--batch", type=_BATCH, default=1, help="concurrent sequences (default 1)")
-    p.add_argument("--prompt", "--input-len", dest="prompt", type=_TOKENS, default=None,
+    p.add_argument("--input-len", "--prompt", dest="prompt", type=_TOKENS, default=None,
                    help="prompt tokens (default 512; under load: the mean)")
-    p.add_argument("--output", "--output-len", dest="output", type=TOKENS_OR_ZERO, default=None,
+    p.add_argument("--output-len", "--output", dest="output", type=TOKENS_OR_ZERO, default=None,
                    help="generated tokens (default 128; under load: the mean)")
     p.add_argument("--context", type=_TOKENS, help="tokens the cache must hold per sequence (default prompt + output)")
     p.add_argument("--images", type=number_flag(integer=True, minimum=0, maximum=10_000), default=0,
@@ -66,11 +65,36 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sweep", nargs="?", const="auto", metavar="B,B,…",
                    help="also sweep the batch size: powers of two up to the largest that fits, or a list")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    add_load_arguments(p)
+    _add_load_arguments(p)
     add_runtime_argument(p)
     add_calibration_arguments(p)
     add_catalog_argument(p)
     p.set_defaults(func=run)
+
+
+def _add_load_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of a serving benchmark's stated conditions (vllm bench serve, sglang.bench_serving, MLPerf)."""
+    p.add_argument("--concurrency", metavar="N|inf", default=None,
+                   help="throughput under load: N requests in flight (closed loop, e.g. vllm bench serve "
+                        "--max-concurrency N), or 'inf': every request queued at once (offline: MLPerf Offline, "
+                        "trtllm-bench, benchmark_throughput)")
+    p.add_argument("--rps", type=number_flag(minimum=1e-6, maximum=1e9), metavar="R",
+                   help="throughput under load at Poisson arrivals of R requests/s (vllm bench serve "
+                        "--request-rate R, MLPerf Server at its target QPS)")
+    p.add_argument("--replicas", type=number_flag(integer=True, minimum=1, maximum=100_000), default=1,
+                   help="independent copies of the server, each on --gpus GPUs, the load spread over them (data "
+                        "parallel; default 1)")
+    p.add_argument("--dataset", metavar="NAME",
+                   help="request lengths of a benchmark dataset (sharegpt, mlperf-llama2-openorca, "
+                        "mlperf-mixtral-15k, mlperf-gptj-cnndm); --prompt / --output given replace its means")
+    p.add_argument("--input-len-spread", type=number_flag(minimum=0, maximum=1e7), metavar="TOKENS",
+                   help="standard deviation of the input length (with --concurrency / --rps)")
+    p.add_argument("--output-len-spread", type=number_flag(minimum=0, maximum=1e7), metavar="TOKENS",
+                   help="standard deviation of the output length (static batching runs to a batch's longest)")
+    p.add_argument("--engine-opt", action="append", default=[], metavar="KEY[=VALUE]",
+                   help="an engine option the run set, as the engine spells it (vllm: num-scheduler-steps=10, "
+                        "max-num-seqs=256, v1; sglang: chunked-prefill-size=4096, disable-radix-cache; "
+                        "tensorrt-llm: max-batch-size=896, max-num-tokens=8192); repeatable")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -80,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
     from sizeup.cli.calibration import calibrated_scope, load_calibration, resolve_device
     from sizeup.cli.main import emit_json
     from sizeup.hardware.catalog import load_catalog
+
+    from sizeup.cli.commands.estimate_load import fill_lengths, under_load
 
     fill_lengths(args)
     if args.device is None or args.devices:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from sizeup.units import format_seconds, number_flag
+from sizeup.units import format_seconds
 
 DEFAULT_PROMPT, DEFAULT_OUTPUT = 512, 128
 
@@ -25,36 +25,8 @@ def _concurrency(text: str) -> int | None:
     return value
 
 
-_UNSET = object()
-
-
-def add_load_arguments(p: argparse.ArgumentParser) -> None:
-    """The flags of a serving benchmark's stated conditions (vllm bench serve, sglang.bench_serving, MLPerf)."""
-    p.add_argument("--concurrency", metavar="N|inf", default=_UNSET,
-                   help="throughput under load: N requests in flight (closed loop, e.g. vllm bench serve "
-                        "--max-concurrency N), or 'inf': every request queued at once (offline: MLPerf Offline, "
-                        "trtllm-bench, benchmark_throughput)")
-    p.add_argument("--rps", type=number_flag(minimum=1e-6, maximum=1e9), metavar="R",
-                   help="throughput under load at Poisson arrivals of R requests/s (vllm bench serve "
-                        "--request-rate R, MLPerf Server at its target QPS)")
-    p.add_argument("--replicas", type=number_flag(integer=True, minimum=1, maximum=100_000), default=1,
-                   help="independent copies of the server, each on --gpus GPUs, the load spread over them (data "
-                        "parallel; default 1)")
-    p.add_argument("--dataset", metavar="NAME",
-                   help="request lengths of a benchmark dataset (sharegpt, mlperf-llama2-openorca, "
-                        "mlperf-mixtral-15k, mlperf-gptj-cnndm); --prompt / --output given replace its means")
-    p.add_argument("--input-len-spread", type=number_flag(minimum=0, maximum=1e7), metavar="TOKENS",
-                   help="standard deviation of the input length (with --concurrency / --rps)")
-    p.add_argument("--output-len-spread", type=number_flag(minimum=0, maximum=1e7), metavar="TOKENS",
-                   help="standard deviation of the output length (static batching runs to a batch's longest)")
-    p.add_argument("--engine-opt", action="append", default=[], metavar="KEY[=VALUE]",
-                   help="an engine option the run set, as the engine spells it (vllm: num-scheduler-steps=10, "
-                        "max-num-seqs=256, v1; sglang: chunked-prefill-size=4096, disable-radix-cache; "
-                        "tensorrt-llm: max-batch-size=896, max-num-tokens=8192); repeatable")
-
-
 def under_load(args: argparse.Namespace) -> bool:
-    return args.concurrency is not _UNSET or args.rps is not None
+    return args.concurrency is not None or args.rps is not None
 
 
 def fill_lengths(args: argparse.Namespace) -> None:
@@ -94,7 +66,7 @@ def load_estimate(args: argparse.Namespace, result):
     else:
         mix = RequestMix(input_tokens=args.prompt, output_tokens=args.output, input_spread=args.input_len_spread,
                          output_spread=args.output_len_spread)
-    concurrency = _concurrency(args.concurrency) if args.concurrency is not _UNSET else None
+    concurrency = _concurrency(args.concurrency) if args.concurrency is not None else None
     load = Load(concurrency=concurrency, rate=args.rps, replicas=args.replicas)
     return serving_load(result.arch, result.device, result.config, mix, load, execution=result.execution)
 
