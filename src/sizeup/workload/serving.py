@@ -197,6 +197,8 @@ class _Steps:
         """One decode step at `batch` running sequences, log-interpolated between priced powers of 2^(1/2)."""
         if batch <= 1:
             return self._decode_at(1, corner)
+        if float(batch).is_integer() and (int(batch) in self._memo or batch > 64):
+            return self._decode_at(int(batch), corner)  # priced at that batch, not interpolated
         k = 2 * math.log2(batch)
         lo, hi = math.floor(k), math.ceil(k)
         b_lo, b_hi = round(2 ** (lo / 2)), round(2 ** (hi / 2))
