@@ -31,6 +31,7 @@ KINDS = {
     "prefill": "prefill tokens/s (TTFT)",
     "serving_throughput": "generated tokens/s of a batch, end to end",
     "latency_percentile": "latency percentiles under load",
+    "serving_latency": "TTFT, TPOT and end-to-end latency under load",
     "memory": "inference memory",
     "training_step": "training step time, tokens/s, MFU",
     "training_memory": "training and fine-tuning memory",
