@@ -28,7 +28,7 @@ def main() -> None:
     args = cli.parser(__doc__.splitlines()[0]).parse_args()
     cli.report(selected(), [("role and kind", lambda r: f"{r.row.role} {r.context.kind}"),
                             ("MLPerf v4.1 throughput", lambda r: f"{r.row.role} MLPerf"
-                             if r.row.source.startswith("mlperf") and r.context.kind == "serving_throughput"
+                             if r.row.source.startswith("mlperf") and r.context.kind == "load_throughput"
                              else None),
                             ("engine", lambda r: f"{r.row.role} {r.context.engine}")],
                show_rows=args.rows, with_loso=args.loso, columns=("role", "engine", "device"))
