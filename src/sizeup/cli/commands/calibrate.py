@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 
 from sizeup.cli.db import add_db_argument
+from sizeup.units import number_flag
 
 STATISTICS = ("auto", "min", "p10", "median", "cpu-min")  # measure.calibrate_fit's, and auto (numpy-free here)
 
@@ -26,7 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="which statistic of each point's repetitions to fit: min (load only adds time), p10, "
                         "median, cpu-min (least CPU time, runs measured with --threads 1); default auto: cpu-min "
                         "where every point has CPU times, else min")
-    c.add_argument("--threads", type=int, help="torch CPU threads for the micro-benchmarks (as measure --threads)")
+    c.add_argument("--threads", type=number_flag(integer=True, minimum=1, maximum=4096),
+                   help="torch CPU threads for the micro-benchmarks (as measure --threads)")
     c.add_argument("--json", action="store_true")
     add_db_argument(c)
     c.set_defaults(func=run_calibrate)
