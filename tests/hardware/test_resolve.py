@@ -121,3 +121,26 @@ def test_every_name_of_every_device_resolves_to_it():
     wrong = [(d.id, n, catalog.device(n).id) for d in catalog.devices.values() for n in (d.id, d.name, *d.aliases)
              if catalog.device(n).id != d.id]
     assert not wrong, wrong
+
+
+@pytest.mark.parametrize("name", ["rtx-409" + "0" * 100_000, "9" * 100_000 + "gb", "a" * 100_000 + "1"])
+def test_a_name_past_the_longest_is_refused_before_any_matching(name):
+    import time
+
+    start = time.perf_counter()
+    with pytest.raises(ResolveError, match=r"characters\): expected a device name of at most 200 characters"):
+        load_catalog(include_user=False).device(name)
+    assert time.perf_counter() - start < 2  # it took minutes: the patterns and difflib are quadratic in the length
+
+
+@pytest.mark.parametrize("text", ["1" * 100_000 + "gb", "a" * 100_000 + "1", "9" * 100_000 + " g",
+                                  "12 " * 30_000 + "core"])
+def test_names_are_tokenised_in_linear_time(text):
+    import time
+
+    from sizeup.hardware.resolve import normalize_name
+
+    start = time.perf_counter()
+    normalize_name(text)
+    name_tokens(text)
+    assert time.perf_counter() - start < 1  # 100 KB: quadratic patterns took minutes

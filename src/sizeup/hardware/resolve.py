@@ -30,7 +30,12 @@ from dataclasses import replace
 from sizeup.errors import ResolveError
 from sizeup.units import GIB
 
-__all__ = ["normalize_name", "name_tokens", "resolve_device", "closest"]
+__all__ = ["normalize_name", "name_tokens", "resolve_device", "closest", "MAX_NAME_CHARS"]
+
+MAX_NAME_CHARS = 200
+"""Longest name looked up or matched: the longest device name or alias is under 60 characters. A longer one is
+refused before any matching, and the closest-name search never sees it (its regular expressions and difflib
+take time that grows with the square of the length: 100 KB took minutes)."""
 
 _NOISE = re.compile(r"\b(nvidia|geforce|tesla|amd|instinct|intel|google|cloud|apple)\b")
 _VENDOR_NOISE = re.compile(
@@ -49,9 +54,11 @@ _NOTE_LIST = 6
 
 
 def normalize_name(name: str) -> str:
-    """Lower case, vendor words dropped, '80gb' -> '80g', punctuation and spaces removed."""
+    """Lower case, vendor words dropped, '80gb' -> '80g', punctuation and spaces removed. Every pattern here and in
+    `name_tokens` starts a match only at the start of a run of digits or letters (a look-behind), so the time is
+    linear in the name's length."""
     text = _NOISE.sub(" ", str(name).lower())
-    text = re.sub(r"(\d+)\s*gb\b", r"\1g", text)
+    text = re.sub(r"(?<!\d)(\d+)\s*gb\b", r"\1g", text)
     return re.sub(r"[^a-z0-9]+", "", text)
 
 
@@ -59,16 +66,18 @@ def name_tokens(name: str) -> frozenset[str]:
     """The words of a device name as a set: vendor words and vendor-tool noise dropped, '80 GB' -> '80g',
     letter runs of two or more split from digits ('rtx4090' -> rtx, 4090; '4060ti' -> 4060, ti)."""
     text = _VENDOR_NOISE.sub(" ", str(name).lower())
-    text = re.sub(r"(\d+)\s*gb\b", r"\1g", text)
+    text = re.sub(r"(?<!\d)(\d+)\s*gb\b", r"\1g", text)
     text = re.sub(r"\b(\d+)[\s-]*cores?\b", r"\1core", text)
-    text = re.sub(r"([a-z]{2,})(\d)", r"\1 \2", text)
+    text = re.sub(r"(?<![a-z])([a-z]{2,})(\d)", r"\1 \2", text)
     text = re.sub(r"(\d)([a-z]{2,})", r"\1 \2", text)
-    text = re.sub(r"(\d+) (g|core)\b", r"\1\2", text)  # '80g', '30core' split above -> joined again
+    text = re.sub(r"(?<!\d)(\d+) (g|core)\b", r"\1\2", text)  # '80g', '30core' split above -> joined again
     return frozenset(t for t in re.split(r"[^a-z0-9]+", text) if t and t not in _WORDS)
 
 
 def closest(query: str, names: dict[str, str], n: int = 3) -> list[str]:
     """Up to `n` distinct ids whose names are closest to `query` (keys normalised names -> id)."""
+    if len(query) > MAX_NAME_CHARS:
+        return []
     key = normalize_name(query)
     found: list[str] = []
     for match in difflib.get_close_matches(key, list(names), n=12, cutoff=0.3):
@@ -156,6 +165,9 @@ def _variant_hint(catalog, query: frozenset[str]) -> str:
 
 def resolve_device(catalog, name: str):
     """The device named `name` (id, full name or alias, forgivingly); else ResolveError with the 3 closest."""
+    if len(name) > MAX_NAME_CHARS:
+        raise ResolveError(f"unknown device {name[:40]!r}… ({len(name):,} characters): expected a device name of at "
+                           f"most {MAX_NAME_CHARS} characters (see 'sizeup hw list')")
     if name in catalog.devices:
         return catalog.devices[name]
     query = name_tokens(name)
