@@ -106,3 +106,21 @@ def test_a_file_cut_short_while_it_is_read_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(gguf, "open_regular", truncating)
     with pytest.raises(IngestError, match=r"m.gguf' changed while it was read \(20,384 bytes when opened, 100 now\)"):
         read_gguf_header(path)
+
+
+def test_a_tensor_of_no_dimensions_is_one_element_and_must_fill_its_block(tmp_path):
+    """ggml reads n_dims = 0 as a row of 1 element: a Q5_0 tensor (32-element blocks) of no dimensions is refused as
+    llama.cpp's loader refuses it, not skipped by a row check that looked only at a first dimension."""
+    path = tmp_path / "m.gguf"
+    path.write_bytes(llama_gguf(tensors=[("token_embd.weight", (), 6), ("output.weight", (64, 96), 8)]))
+    with pytest.raises(IngestError, match="'token_embd.weight' of type Q5_0 has rows of 1 elements: expected a "
+                                          "multiple of its 32-element blocks"):
+        read_gguf_header(path)
+
+
+def test_a_negative_block_count_is_named_as_such_not_as_a_tensor_past_it(tmp_path):
+    path = tmp_path / "m.gguf"
+    path.write_bytes(llama_gguf({"llama.block_count": (5, -1)}))  # i32
+    with pytest.raises(ConfigError) as info:
+        model_from_header(path)
+    assert "'llama.block_count') = -1: expected a positive integer" in str(info.value)

@@ -130,6 +130,17 @@ def test_llava_with_an_unknown_vision_tower_is_refused_in_one_line():
         parse_config(data, "llava")
 
 
+def test_llava_top_level_vocab_size_must_repeat_the_text_models():
+    """llava-1.5-7b-hf repeats its text model's vocab_size (32064) at the top; a different or absurd one there is
+    refused, not ignored."""
+    data = json.loads((CONFIGS / "llava-1.5-7b-hf.json").read_text())
+    assert parse_config(data, "llava").vocab == 32064
+    with pytest.raises(ConfigError, match="vocab_size.*expected the text_config's vocab_size"):
+        parse_config({**data, "vocab_size": 32000}, "llava")
+    with pytest.raises(ConfigError, match="vocab_size.*expected at most"):
+        parse_config({**data, "vocab_size": 2**64 + 1}, "llava")
+
+
 def test_qwen2_vl_counts_the_vision_tower_and_merger_exactly():
     """Qwen2-VL-7B: transformers 5.24.0 builds 8,291,375,616 parameters from the same file; 256 tokens per
     448 × 448 image ((448 / 14)² patches, 2 × 2 merged)."""

@@ -238,8 +238,9 @@ class _Tensors:
             raise r.fail(f"GGUF tensor {_short(name)} has ggml type {type_id}: expected a known ggml type "
                          f"({', '.join(f'{i} {n}' for i, n in list(GGML_TYPES.items())[:3])}, ... {max(GGML_TYPES)})")
         per_block, block_bytes = GGUF_BLOCKS[kind]
-        if dims and dims[0] % per_block:
-            raise r.fail(f"GGUF tensor {_short(name)} of type {kind} has rows of {dims[0]:,} elements: expected a "
+        row = dims[0] if dims else 1  # a tensor of no dimensions is one element, as ggml reads it
+        if row % per_block:
+            raise r.fail(f"GGUF tensor {_short(name)} of type {kind} has rows of {row:,} elements: expected a "
                          f"multiple of its {per_block}-element blocks")
         offset = r.scalar("<Q")
         if offset != self.offset:
@@ -277,7 +278,7 @@ def _check_experts(r: _Reader, metadata: dict[str, Any], t: _Tensors) -> None:
     if count and t.max_block >= 0 and not held:
         raise r.fail(f"GGUF '{arch}.expert_count' = {_short(count)} but no tensor holds experts (blk.N.ffn_*_exps): "
                      f"expected expert tensors")
-    if isinstance(blocks, int) and t.max_block >= blocks:
+    if isinstance(blocks, int) and 0 <= t.max_block and t.max_block >= blocks:
         raise r.fail(f"GGUF tensor of block {t.max_block} but '{arch}.block_count' = {blocks}: expected blocks "
                      f"0 to {blocks - 1}")
 

@@ -10,11 +10,15 @@ from functools import lru_cache
 from pathlib import Path
 
 from sizeup.errors import ConfigError, ResolveError
+from sizeup.files import user_path
 from sizeup.ingest.arch import ModelArch
 from sizeup.ingest.config_file import read_config_file
 from sizeup.ingest.families.registry import parse_config
 
-__all__ = ["load_model", "list_presets"]
+__all__ = ["load_model", "list_presets", "MAX_MODEL_CHARS"]
+
+MAX_MODEL_CHARS = 4096
+"""Longest model name or path looked up (PATH_MAX on Linux)."""
 
 
 def _models_dir() -> Path:
@@ -47,9 +51,21 @@ def list_presets() -> list[str]:
 def load_model(name_or_path: str) -> ModelArch:
     """A preset (short name or Hugging Face id), a `config.json`, a model folder, or the header of a
     `.safetensors` / `.gguf` file."""
+    if len(name_or_path) > MAX_MODEL_CHARS:
+        raise ResolveError(f"unknown model {name_or_path[:40]!r}… ({len(name_or_path):,} characters): expected a "
+                           f"preset name, a Hugging Face id of a preset, or a path of at most {MAX_MODEL_CHARS:,} "
+                           f"characters")
+    try:
+        return _load(name_or_path)
+    except (OSError, ValueError) as e:  # a path the system refuses to look up (a part over 255 bytes, a NUL byte)
+        raise ConfigError(f"model {name_or_path[:80]!r}: neither a preset nor a path that can be read "
+                          f"({getattr(e, 'strerror', None) or e})") from None
+
+
+def _load(name_or_path: str) -> ModelArch:
     from sizeup.hardware.resolve import closest, normalize_name
 
-    path = Path(name_or_path).expanduser()
+    path = user_path(name_or_path)
     if path.is_dir():
         path = path / "config.json"
         if not os.path.lexists(path):  # one that is there but not a file is refused, saying why, by the reader
