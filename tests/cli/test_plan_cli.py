@@ -12,7 +12,7 @@ def test_plan_sheet_sections(capsys):
     assert main(["plan", str(EXAMPLES / "team-api-200-users.yaml"), "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [s["title"] for s in data["sections"]] == ["Hardware selection", "Cost budget", "SLA commitment",
-                                                      "Fault plan"]
+                                                      "Fault plan", "Envelope check", "Recipe"]
     assert data["meets"] is True and data["plan"]["chosen"]["replicas"]["with_redundancy"] >= 2
 
 

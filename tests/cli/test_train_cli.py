@@ -113,7 +113,7 @@ def test_hostile_numbers_are_one_line(capsys, argv, message):
 
 
 def test_network_and_tokens_take_units(capsys):
-    argv = ["llama-3.1-8b", "--device", "h100", "--gpus", "16", "--nodes", "2"]
+    argv = ["llama-3.1-8b", "--device", "h100", "--gpus", "16", "--nodes", "2", "--zero", "3"]  # fits: exit 0
     with_units = run_json(capsys, *argv, "--network-gbps", "50GB/s", "--tokens", "2B")
     plain = run_json(capsys, *argv, "--network-gbps", "400", "--tokens", "2e9")
     assert with_units["time_to_train_s"] == plain["time_to_train_s"] and plain["time_to_train_s"] is not None

@@ -11,10 +11,9 @@ from sizeup.ingest.load import MAX_MODEL_CHARS, load_model
 
 
 @pytest.mark.parametrize("name, error, says", [
-    ("llama-3.2-1" + "b" * 300, ConfigError, "neither a preset nor a path that can be read (File name too long)"),
+    ("llama-3.2-1" + "b" * 300, ResolveError, "(a preset name, a Hugging Face id of a preset, or a path to config.json)"),
     ("/tmp/" + "x" * 300 + "/config.json", ConfigError, "(File name too long)"),
-    ("b" * (MAX_MODEL_CHARS + 1), ResolveError, "expected a preset name, a Hugging Face id of a preset, or a path of at "
-                                                "most 4,096 characters"),
+    ("b" * (MAX_MODEL_CHARS + 1), ConfigError, "of 4,097 characters: expected at most 4,096"),
 ])
 def test_an_impossible_name_is_refused_in_one_line(name, error, says):
     start = time.perf_counter()

@@ -43,8 +43,14 @@ def test_sweep_stores_points_with_predictions_and_compare_reads_them(mlp_onnx, t
     assert [r["batch"] for r in compared["points"]] == [1, 4]
     # the predicted memory peak grows with the batch (activations), from the ONNX graph's own ledger
     assert compared["points"][1]["predicted_memory_bytes"] > compared["points"][0]["predicted_memory_bytes"]
-    assert main(["calibrate", "--runs", str(data["run_id"]), "--db", db, "--json"]) == 0
-    fitted = json.loads(capsys.readouterr().out)
+    run_id = data["run_id"]
+    for _ in range(3):  # a busy machine can leave a run with no reproducible minimum: calibrate refuses it
+        assert main(["calibrate", "--runs", str(run_id), "--db", db, "--json"]) == 0
+        fitted = json.loads(capsys.readouterr().out)
+        if fitted["fitted"] or not all("noisy" in i["reason"] for i in fitted["ignored"]):
+            break
+        assert main(["measure", str(mlp_onnx), "--batch", "1,4", "--budget", "30s", "--db", db, "--json"]) == 0
+        run_id = json.loads(capsys.readouterr().out)["run_id"]
     assert fitted["fitted"] and fitted["residual_median"] is not None, fitted["ignored"]
 
 

@@ -25,9 +25,11 @@ def test_headline_cost_is_the_cost_sections_on_the_stated_basis(name):
     result, sheet = example_sheet(name)
     h = sheet.headline
     assert h is not None and h.meets == result.meets
-    if result.scenario.task == "edge":  # a device bought once: no running cost, no cost section
+    if result.scenario.task == "edge":  # a device bought once: its cost section is buy vs rent, no monthly bill
         assert h.cost_usd is None and h.period == "device"
-        assert "Cost budget" not in [s.title for s in sheet.sections]
+        cost = next(s for s in sheet.sections if s.title == "Cost budget")
+        assert {"buy_price", "buy_power", "electricity_price", "rent_monthly", "break_even_months"} <= \
+            {c.key for c in cost.cells}
         return
     chosen = result.chosen
     assert h.pricing_basis == chosen.pricing_basis
@@ -93,7 +95,7 @@ def test_a_quick_plan_names_provider_region_and_its_traffic_assumptions():
 def test_sections_fit_the_task():
     _, edge = example_sheet("jetson-edge")
     text = render_sheet(edge)
-    assert "Device" in [s.title for s in edge.sections] and "device power (TDP)" in text
+    assert "Device" in [s.title for s in edge.sections] and "power drawn at full load" in text
     _, vision = example_sheet("vision-inspection")
     text = render_sheet(vision)
     assert "TTFT" not in text and "continuous batching" not in text and "images per second" in text
@@ -125,6 +127,10 @@ def test_an_edge_plan_quotes_the_device_price_the_scenario_gives():
     priced = replace(scenario, edge=replace(scenario.edge, price_usd=249.0))
     sheet = build_sheet(plan_scenario(priced, CATALOG))
     assert sheet.headline.device_price_usd == 249.0 and "$249" in sheet.headline.text
-    assert sheet.cells()["edge_price"].value == 249.0
+    assert sheet.cells()["buy_price"].value == 249.0
     _, unpriced = example_sheet("jetson-edge")
-    assert "unknown" in unpriced.headline.text and unpriced.cells()["edge_price"].value == "unknown"
+    price = unpriced.cells()["buy_price"].value  # the catalog's dated price of the device, else unknown
+    if unpriced.headline.device_price_usd is None:
+        assert "unknown" in unpriced.headline.text and price == "unknown"
+    else:
+        assert price == unpriced.headline.device_price_usd and f"{price:,.0f}" in unpriced.headline.text

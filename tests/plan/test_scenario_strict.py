@@ -39,7 +39,8 @@ def with_(base: dict, **change) -> dict:
      "of: mean, p95)"),
     (with_(API, sla={"ttft_p95": 1}), "scenario key 'sla.ttft_p95' is not known (did you mean 'sla.ttft_p95_s'? "),
     (with_(API, budget={"monthly": 5}), "scenario key 'budget.monthly' is not known (did you mean "
-                                        "'budget.monthly_usd'? expected one of: job_usd, monthly_usd, pricing)"),
+                                        "'budget.monthly_usd'? expected one of: electricity_usd_per_kwh, job_usd, monthly_usd, "
+                                        "pricing)"),
     (with_(API, constraints={"provider": ["aws"]}),
      "scenario key 'constraints.provider' is not known (did you mean 'constraints.providers'? "),
     (with_(API, constraints={"owned": [{"device": "l4", "cnt": 1, "purchase_usd": 1}]}),
@@ -68,9 +69,11 @@ def test_misspelt_keys_in_every_section(data, message):
                                     "batch read it); remove it, or change the task"),
     (with_(API, edge={"device": "x"}), "scenario key 'edge' does not apply to task 'api' (only edge reads it); "
                                        "remove it, or change the task"),
-    (with_(EDGE, budget={"monthly_usd": 5}), "scenario key 'budget' does not apply to task 'edge' (only chat, api, "
-                                             "vision, finetune, pretrain and batch read it)"),
-    (with_(EDGE, constraints={"devices": ["l4"]}), "scenario key 'constraints' does not apply to task 'edge'"),
+    # an edge plan reads budget.electricity_usd_per_kwh (buy vs rent), not a monthly budget
+    (with_(EDGE, budget={"monthly_usd": 5}), "scenario key 'budget.monthly_usd' does not apply to task 'edge' (only "
+                                             "chat, api and vision read it)"),
+    # an edge plan reads constraints.quantizations and engines (issue 30), not the rented-capacity keys
+    (with_(EDGE, constraints={"devices": ["l4"]}), "scenario key 'constraints.devices' does not apply to task 'edge'"),
     ({**API, "input_shape": "1x3x8x8"}, "scenario key 'input_shape' does not apply to task 'api' (only vision reads "
                                         "it); remove it, or change the task"),
     (with_(EDGE, traffic={"peak_requests_per_s": 0.1}),
@@ -80,7 +83,7 @@ def test_misspelt_keys_in_every_section(data, message):
     (with_(VISION, sla={"ttft_p95_s": 1}),
      "scenario key 'sla.ttft_p95_s' does not apply to task 'vision' (only chat and api read it)"),
     (with_(VISION, constraints={"engines": ["vllm"]}),
-     "scenario key 'constraints.engines' does not apply to task 'vision' (only chat and api read it)"),
+     "scenario key 'constraints.engines' does not apply to task 'vision' (only chat, api, batch and edge read it)"),
     (with_(JOB, budget={"monthly_usd": 5}),
      "scenario key 'budget.monthly_usd' does not apply to task 'finetune' (only chat, api and vision read it)"),
     (with_(API, budget={"job_usd": 5}),

@@ -58,15 +58,31 @@ def test_serving_manifests_validate_and_carry_the_sheet(name, tmp_path):
     assert all(p.read_text().strip() for p in paths)
     kinds = {o["kind"]: o for o in objects}
     spare = result.chosen.replicas.with_redundancy - result.chosen.replicas.for_load
-    assert set(kinds) == {"Deployment", "Service", "HorizontalPodAutoscaler"} | ({"PodDisruptionBudget"} if spare else set())
+    assert set(kinds) == {"Deployment", "Service", "HorizontalPodAutoscaler", "ConfigMap"} | (
+        {"PodDisruptionBudget"} if spare else set())
     for obj in objects:
         _validate(obj)
     hpa, plan, chosen = kinds["HorizontalPodAutoscaler"]["spec"], result.chosen.replicas, result.chosen
-    assert (hpa["minReplicas"], hpa["maxReplicas"]) == (_sheet_cell(result, "replicas_at_base"),
+    assert (hpa["minReplicas"], hpa["maxReplicas"]) == (_sheet_cell(result, "replicas_floor"),
                                                        _sheet_cell(result, "replicas"))
-    assert hpa["maxReplicas"] == plan.with_redundancy and hpa["minReplicas"] == plan.at_base
+    # the autoscaler's range is the fleet the cost was billed on: its quietest and busiest levels
+    assert hpa["maxReplicas"] == plan.with_redundancy
+    assert hpa["minReplicas"] == chosen.detail["floor_replicas"] <= hpa["maxReplicas"]
     target = hpa["metrics"][0]["pods"]["target"]["averageValue"]
-    assert int(target.rstrip("m")) == round(plan.rate_per_replica * (1 - plan.headroom) * 1000)
+    usable = plan.rate_per_replica * (1 - plan.headroom)
+    if chosen.engine == "llama.cpp":  # requests in flight by Little's law at the scale-out rate
+        assert int(target.rstrip("m")) == max(1, round(usable * chosen.simulation.e2e["mean"] * 1000))
+    else:
+        assert int(target.rstrip("m")) == round(usable * 1000)
+    # the metric the HPA reads is served: the adapter rule names it, from the server's own series
+    rules = yaml.safe_load(kinds["ConfigMap"]["data"]["config.yaml"])["rules"]
+    assert rules[0]["name"]["as"] == hpa["metrics"][0]["pods"]["metric"]["name"]
+    series = {"vllm": "vllm:request_success_total", "llama.cpp": "llamacpp:requests_processing"}.get(
+        chosen.engine, "nv_inference_request_success")
+    assert rules[0]["seriesQuery"].startswith(series)
+    # pinned images, never latest; a checkpoint that matches the weight format
+    image = pod_image = kinds["Deployment"]["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert ":" in image and not image.endswith(":latest") and not image.endswith(":server-cuda"), pod_image
     if spare:  # the PDB lets only the spare replica go at a time
         assert kinds["PodDisruptionBudget"]["spec"]["maxUnavailable"] == spare
     pod = kinds["Deployment"]["spec"]["template"]["spec"]
@@ -96,7 +112,8 @@ def test_serving_manifests_validate_and_carry_the_sheet(name, tmp_path):
         assert container["image"].startswith("nvcr.io/nvidia/tritonserver") and "--model-repository=/models" in args
         assert any(v.get("persistentVolumeClaim") for v in pod["volumes"])
     else:
-        assert chosen.engine == "llama.cpp" and container["image"] == "ghcr.io/ggml-org/llama.cpp:server-cuda"
+        assert chosen.engine == "llama.cpp" and container["image"].startswith("ghcr.io/ggml-org/llama.cpp:server-cuda-b")
+        assert "--metrics" in args
         assert args[args.index("--parallel") + 1] == str(chosen.max_batch)
         assert args[args.index("--ctx-size") + 1] == str(max_len * chosen.max_batch)
 
@@ -137,6 +154,7 @@ def test_tensorrt_llm_deployment_validates():
         _validate(obj)
     container = objects[0]["spec"]["template"]["spec"]["containers"][0]
     assert container["command"] == ["trtllm-serve"]
+    assert {o["kind"] for o in objects} == {"Deployment", "Service", "PodDisruptionBudget"}  # no request metric known
     assert container["args"][container["args"].index("--tp_size") + 1] == str(result.chosen.gpus)
 
 
@@ -146,7 +164,7 @@ def test_cli_plan_deploy_writes_the_files(tmp_path, capsys):
     out = tmp_path / "k8s"
     code = main(["plan", str(EXAMPLES / "team-api-200-users.yaml"), "--deploy", str(out), "--format", "md"])
     assert code == 0
-    assert sorted(p.name for p in out.iterdir()) == ["deployment.yaml", "horizontalpodautoscaler.yaml",
+    assert sorted(p.name for p in out.iterdir()) == ["configmap.yaml", "deployment.yaml", "horizontalpodautoscaler.yaml",
                                                      "poddisruptionbudget.yaml", "service.yaml"]
     assert "wrote" in capsys.readouterr().err
 
@@ -186,3 +204,33 @@ def test_a_text_model_deploy_has_no_multimodal_limit():
     args = next(o for o in manifests(_plan("team-api-200-users")) if o["kind"] == "Deployment")[
         "spec"]["template"]["spec"]["containers"][0]["args"]
     assert "--limit-mm-per-prompt" not in args
+
+
+def test_the_checkpoint_matches_the_weight_format():
+    """Never a base checkpoint with --quantization awq: an AWQ repository, or a placeholder to fill."""
+    from dataclasses import replace
+
+    from sizeup.plan.serving_files import checkpoint, engine_command
+
+    result = _plan("team-api-200-users")
+    for quant, expect in (("awq-int4", "hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4"),
+                          ("bf16", "meta-llama/Llama-3.1-8B"), ("fp8", "meta-llama/Llama-3.1-8B")):
+        chosen = replace(result.chosen, quant=quant)
+        command, args, ckpt = engine_command(result, chosen)
+        assert command == ["vllm", "serve"] and args[0] == expect and not ckpt.placeholder
+    unknown = checkpoint("phi-2", "awq-int4", "vllm")
+    assert unknown.placeholder and unknown.repo.startswith("<AWQ checkpoint of") and "fill in" in unknown.repo
+    gguf = checkpoint("llama-3.1-70b", "q4_k_m", "llama.cpp")
+    assert gguf.placeholder and "GGUF" in gguf.repo
+    deployment = manifests(replace(result, chosen=replace(result.chosen, quant="gptq-int4")))[0]
+    assert "hugging-quants/Meta-Llama-3.1-8B-Instruct-GPTQ-INT4" in deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+
+
+def test_a_placeholder_checkpoint_is_said_in_the_deployment():
+    from dataclasses import replace
+
+    result = _plan("api-70b-p99-ttft")
+    result = replace(result, chosen=replace(result.chosen, quant="gptq-int4"))
+    deployment = manifests(result)[0]
+    assert deployment["metadata"]["annotations"]["sizeup/checkpoint"].startswith("FILL IN")
+    _validate(deployment)

@@ -72,7 +72,10 @@ def test_recomputed_workbook_reproduces_the_plan(name, tmp_path):
         assert value(names["monthly_cost"]) == pytest.approx(chosen.cost_usd, rel=1e-9)
         if chosen.monthly is not None and not chosen.owned:
             assert value(names["instances"]) == chosen.monthly.instances
+            assert value(names["instance_hours"]) == pytest.approx(chosen.monthly.instance_hours, rel=1e-9)
             assert value(names["monthly_on_demand"]) == pytest.approx(chosen.monthly.on_demand_usd, rel=1e-9)
+            if chosen.monthly.mixed_usd is not None:
+                assert value(names["monthly_mixed"]) == pytest.approx(chosen.monthly.mixed_usd, rel=1e-9)
         budget = result.scenario.budget.monthly_usd
         check = value(names["budget_check"])
         assert check == ("no budget set" if not budget else
@@ -107,15 +110,19 @@ def test_ten_times_the_traffic_costs_the_replicas_it_needs(name, tmp_path):
     usable = plan.rate_per_replica * (1 - plan.headroom)
     replicas = max(1, math.ceil(10 * plan.peak_requests_per_s / usable - 1e-9)) + (plan.with_redundancy - plan.for_load)
     assert after(names["replicas"]) == replicas
-    per_instance, per_replica = (base(names[k]) if k in names else 1 for k in ("replicas_per_instance",
-                                                                                "instances_per_replica"))
-    instances = math.ceil(replicas / per_instance) * per_replica
-    expected = instances * base(names["price_per_hour"]) * base(names["hours_per_month"])
+    fleet = result.chosen.detail.get("fleet")
+    if fleet is None or result.chosen.owned:  # owned cards: every replica all month
+        expected = replicas * base(names["price_per_hour"]) * base(names["hours_per_month"])
+    else:  # the autoscaled fleet: each load level at the replicas ten times its rate needs, in whole instances
+        per_instance = base(names["replicas_per_instance"])
+        spare = plan.with_redundancy - plan.for_load
+        hours = sum(lv["hours"] * math.ceil((max(1, math.ceil(10 * lv["requests_per_s"] / usable - 1e-9)) + spare)
+                                            / per_instance) for lv in fleet["levels"])
+        price = {"spot": "spot_price_per_hour"}.get(result.chosen.pricing_basis, "on_demand_price_per_hour")
+        expected = hours * base(names[price])
+        assert after(names["instance_hours"]) == pytest.approx(hours, rel=1e-9)
     assert after(names["peak_requests_per_s"]) == pytest.approx(10 * plan.peak_requests_per_s, rel=1e-9)
     assert after(names["monthly_cost"]) == pytest.approx(expected, rel=1e-9)
-    assert after(names["monthly_cost"]) - base(names["monthly_cost"]) == pytest.approx(
-        (instances - base(names["instances"])) * base(names["price_per_hour"]) * base(names["hours_per_month"]),
-        rel=1e-9)
 
 
 def test_cli_xlsx_of_a_quick_plan_counts_users(tmp_path):

@@ -19,9 +19,15 @@ from sizeup.ui.app import create_app  # noqa: E402
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 
+BASE = "http://127.0.0.1:8765"
+
+
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
-    return TestClient(create_app(tmp_path_factory.mktemp("ui")), raise_server_exceptions=False)
+    """A client of this UI as its own pages talk to it: same origin, with the session's CSRF token."""
+    with TestClient(create_app(tmp_path_factory.mktemp("ui")), base_url=BASE, raise_server_exceptions=False) as c:
+        c.headers.update({"origin": BASE, "x-csrf-token": c.get("/api/session").json()["csrf_token"]})
+        yield c
 
 
 def cli(*argv: str) -> dict:
@@ -61,7 +67,7 @@ def test_api_train_equals_the_cli_json(client):
 
 
 def test_api_plan_equals_the_cli_json(client):
-    r = client.post("/api/plan", data={"model": "llama-3.1-8b", "task": "chat", "users": "20", "engine": "vllm"})
+    r = client.post("/api/plan", json={"model": "llama-3.1-8b", "task": "chat", "users": 20, "engine": "vllm"})
     assert r.status_code == 200, r.text
     assert r.json() == cli("plan", "llama-3.1-8b", "--task", "chat", "--users", "20", "--engine", "vllm",
                            "--format", "json")
@@ -91,9 +97,10 @@ def test_a_50_mb_upload_is_refused_with_413(client):
 
 
 def test_malformed_yaml_is_a_400_naming_the_line(client):
-    r = client.post("/api/plan", content=b"name: x\nmodel: [unclosed\n", headers={"content-type": "application/yaml"})
+    r = client.post("/api/plan", json={"scenario": "name: x\nmodel: [unclosed\n"})
     assert r.status_code == 400 and "not valid YAML" in r.json()["error"]
-    assert client.post("/api/plan", data={"model": "llama-3.1-8b", "users": "5"}).status_code == 200
+    assert "/" not in r.json()["error"].split("not valid YAML")[0]  # the upload's name, not where it is kept
+    assert client.post("/api/plan", json={"model": "llama-3.1-8b", "users": 5}).status_code == 200
 
 
 def test_uploaded_config_json_is_estimated(client):
@@ -171,14 +178,20 @@ def test_ui_binds_localhost_by_default():
     assert args.host == "127.0.0.1" and args.port == 8765
 
 
-def test_another_host_is_served_only_with_a_warning(monkeypatch, capsys):
+def test_another_host_is_served_only_with_allow_remote_and_a_warning(monkeypatch, capsys):
     import uvicorn
 
     from sizeup.cli.main import build_parser
+    from sizeup.errors import ConfigError
 
     served = {}
     monkeypatch.setattr(uvicorn, "run", lambda app, host, port, **kw: served.update(host=host, port=port))
     args = build_parser("ui").parse_args(["ui", "--no-browser", "--host", "0.0.0.0", "--port", "9000"])
+    with pytest.raises(ConfigError, match="--allow-remote"):
+        args.func(args)
+    assert served == {}
+    args = build_parser("ui").parse_args(["ui", "--no-browser", "--host", "0.0.0.0", "--port", "9000",
+                                          "--allow-remote"])
     assert args.func(args) == 0
     assert served == {"host": "0.0.0.0", "port": 9000}
     assert "warning: binding 0.0.0.0" in capsys.readouterr().err

@@ -6,9 +6,6 @@ Screenshots go to tests/ui/artifacts/ (ignored by git) as test artifacts.
 from __future__ import annotations
 
 import io
-import socket
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -21,30 +18,15 @@ uvicorn = pytest.importorskip("uvicorn")
 from playwright.sync_api import expect, sync_playwright  # noqa: E402
 
 from sizeup.ui.app import create_app  # noqa: E402
+from tests.ui.server import serve  # noqa: E402
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    port = _free_port()
-    config = uvicorn.Config(create_app(tmp_path_factory.mktemp("ui")), host="127.0.0.1", port=port, log_level="error")
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(10)
+    with serve(create_app(tmp_path_factory.mktemp("ui"))) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -18,14 +18,15 @@ def hourly_price(offer: Offer, basis: str) -> tuple[float, str]:
 
 def replica_price(offers: list[Offer], gpus: int, basis: str) -> tuple[Offer | None, float]:
     """Cheapest hourly price of one replica of `gpus` GPUs on the pricing `basis` (on-demand, spot or reserved-1y):
-    instances holding several replicas are split between them."""
+    a replica lives inside one instance (its tensor-parallel group shares the instance's link), so only
+    offers of at least `gpus` GPUs count, and an instance holding ⌊GPUs / gpus⌋ replicas is split between
+    them. (None, inf) when no offer holds a replica."""
     best, best_price = None, math.inf
     for o in offers:
+        if o.gpu_count < gpus:
+            continue
         instance, _ = hourly_price(o, basis)
-        if o.gpu_count >= gpus:
-            hourly = instance * gpus / o.gpu_count
-        else:
-            hourly = instance * math.ceil(gpus / o.gpu_count)
+        hourly = instance / (o.gpu_count // gpus)
         if hourly < best_price:
             best, best_price = o, hourly
     return best, best_price

@@ -19,6 +19,8 @@ note naming the other variants that match and how to pick one. Memory sizes (16g
 (15w, maxn) are weak words: "orin nano" still resolves to the file's own mode, and says which others exist.
 An unknown name lists the three closest; one that names a memory size or power mode a product does not
 come in also lists the variants it does.
+A name longer than `MAX_NAME_CHARS` is refused before any matching, and the closest-name search reads at
+most the first `MAX_MATCH_CHARS` characters of a query: its work is bounded whatever it is sent.
 """
 
 from __future__ import annotations
@@ -28,14 +30,13 @@ import re
 from dataclasses import replace
 
 from sizeup.errors import ResolveError
-from sizeup.units import GIB
+from sizeup.units import GIB, MAX_NAME_CHARS
 
-__all__ = ["normalize_name", "name_tokens", "resolve_device", "closest", "MAX_NAME_CHARS"]
+__all__ = ["normalize_name", "name_tokens", "resolve_device", "closest", "MAX_MATCH_CHARS"]
 
-MAX_NAME_CHARS = 200
-"""Longest name looked up or matched: the longest device name or alias is under 60 characters. A longer one is
-refused before any matching, and the closest-name search never sees it (its regular expressions and difflib
-take time that grows with the square of the length: 100 KB took minutes)."""
+MAX_MATCH_CHARS = 64
+"""Characters of a normalised query the closest-name search compares: difflib's cost grows with the
+product of the two lengths, and no device or model name is longer."""
 
 _NOISE = re.compile(r"\b(nvidia|geforce|tesla|amd|instinct|intel|google|cloud|apple)\b")
 _VENDOR_NOISE = re.compile(
@@ -75,10 +76,9 @@ def name_tokens(name: str) -> frozenset[str]:
 
 
 def closest(query: str, names: dict[str, str], n: int = 3) -> list[str]:
-    """Up to `n` distinct ids whose names are closest to `query` (keys normalised names -> id)."""
-    if len(query) > MAX_NAME_CHARS:
-        return []
-    key = normalize_name(query)
+    """Up to `n` distinct ids whose names are closest to `query` (keys normalised names -> id); only the
+    query's first characters count (MAX_MATCH_CHARS after normalising), so a huge query costs no more."""
+    key = normalize_name(str(query)[:4 * MAX_MATCH_CHARS])[:MAX_MATCH_CHARS]
     found: list[str] = []
     for match in difflib.get_close_matches(key, list(names), n=12, cutoff=0.3):
         if names[match] not in found:
@@ -165,11 +165,11 @@ def _variant_hint(catalog, query: frozenset[str]) -> str:
 
 def resolve_device(catalog, name: str):
     """The device named `name` (id, full name or alias, forgivingly); else ResolveError with the 3 closest."""
-    if len(name) > MAX_NAME_CHARS:
-        raise ResolveError(f"unknown device {name[:40]!r}… ({len(name):,} characters): expected a device name of at "
-                           f"most {MAX_NAME_CHARS} characters (see 'sizeup hw list')")
     if name in catalog.devices:
         return catalog.devices[name]
+    if len(name) > MAX_NAME_CHARS:
+        raise ResolveError(f"device name of {len(name):,} characters ({name[:40]!r}…): expected at most "
+                           f"{MAX_NAME_CHARS} (an id, name or alias; see 'sizeup hw list')")
     query = name_tokens(name)
     index = _index(catalog)
     key = normalize_name(name)

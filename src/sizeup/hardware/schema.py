@@ -15,7 +15,7 @@ from typing import Any
 from sizeup.errors import CatalogError
 from sizeup.units import GIB, GIGA, MIB, TERA
 
-__all__ = ["DeviceSpec", "Interconnect", "Offer", "parse_device", "parse_offers", "parse_fx", "DEVICE_KINDS", "PRECISIONS",
+__all__ = ["DeviceSpec", "Interconnect", "Offer", "NETWORK_KINDS", "parse_device", "parse_offers", "parse_fx", "DEVICE_KINDS", "PRECISIONS",
            "FLOAT_PRECISIONS"]
 
 DEVICE_KINDS = ("gpu", "tpu", "npu", "soc", "cpu")
@@ -24,6 +24,9 @@ INT_PRECISIONS = ("int8", "int4")
 PRECISIONS = FLOAT_PRECISIONS + INT_PRECISIONS
 INTERCONNECT_KINDS = ("nvlink1", "nvlink2", "nvlink3", "nvlink4", "nvlink5", "pcie", "infinity-fabric", "ici",
                       "roce", "infiniband", "ethernet", "none")
+NETWORK_KINDS = ("infiniband", "roce", "efa", "tcpx", "ethernet")
+"""Node-to-node networks an offer may state (`network_kind`): InfiniBand, RDMA over Converged Ethernet, AWS's
+Elastic Fabric Adapter, Google's GPUDirect-TCPX, plain Ethernet."""
 # PCIe x16 one-direction bandwidth per generation (GB/s, after encoding), PCI-SIG specifications.
 PCIE_X16_GB_PER_S = {3: 15.75, 4: 31.5, 5: 63.0, 6: 121.0}
 
@@ -168,7 +171,13 @@ class Offer:
     vcpus: int | None = None
     ram_bytes: int | None = None
     interconnect: Interconnect | None = None
+    """The GPU-to-GPU link inside one instance as the provider states it; None: not stated (PCIe is assumed)."""
     network_bytes_per_s: float | None = None
+    """Node-to-node network of one instance as the provider states it; None: not stated (no multi-node jobs)."""
+    network_kind: str | None = None
+    """One of NETWORK_KINDS, stated with the bandwidth."""
+    link_source: str = ""
+    """Where the link and network figures were read (the price has its own `source`)."""
     price_date: str = ""
     source: str = ""
     retrieved: str = ""
@@ -183,6 +192,9 @@ class Offer:
             "reserved_1y_usd_per_hour": self.reserved_1y_usd_per_hour, "currency": self.currency,
             "on_demand_per_hour_local": self.on_demand_per_hour_local, "vcpus": self.vcpus,
             "ram_bytes": self.ram_bytes, "network_bytes_per_s": self.network_bytes_per_s,
+            "network_kind": self.network_kind, "link_source": self.link_source,
+            "interconnect": None if self.interconnect is None else
+            {"kind": self.interconnect.kind, "bytes_per_s": self.interconnect.bytes_per_s},
             "price_date": self.price_date, "source": self.source, "retrieved": self.retrieved,
             "notes": list(self.notes),
         }
@@ -386,7 +398,8 @@ def parse_device(data: Any, path: str | Path) -> DeviceSpec:
 
 _OFFER_KEYS = {
     "id", "instance", "gpu", "gpu_count", "vcpus", "ram_gib", "region", "on_demand_per_hour", "spot_per_hour",
-    "reserved_1y_per_hour", "interconnect", "network_gbit_per_s", "price_date", "source", "retrieved", "notes",
+    "reserved_1y_per_hour", "interconnect", "network_gbit_per_s", "network_kind", "link_source", "price_date", "source",
+    "retrieved", "notes",
 }
 
 
@@ -412,6 +425,15 @@ def parse_offers(data: Any, path: str | Path, usd_per_unit: dict[str, float]) ->
         reserved = o.number("reserved_1y_per_hour", required=False)
         ram = o.number("ram_gib", required=False)
         network = o.number("network_gbit_per_s", required=False)
+        kind = o.text("network_kind", required=False)
+        if kind is not None and kind not in NETWORK_KINDS:
+            raise o.fail("network_kind", f"one of {', '.join(NETWORK_KINDS)}")
+        if (kind is None) != (network is None):
+            raise o.fail("network_kind" if kind is None else "network_gbit_per_s",
+                         "both network_gbit_per_s and network_kind (a network is stated with its kind)")
+        link_source = o.text("link_source", required=False)
+        if (o.data.get("interconnect") is not None or network is not None) and not link_source:
+            raise o.fail("link_source", "where the interconnect / network figures were read")
         offers.append(Offer(
             id=o.text("id"), provider=provider, instance=o.text("instance"), gpu=o.text("gpu"),
             gpu_count=o.integer("gpu_count", required=True), region=o.text("region"),
@@ -421,7 +443,8 @@ def parse_offers(data: Any, path: str | Path, usd_per_unit: dict[str, float]) ->
             currency=currency, on_demand_per_hour_local=on_demand, vcpus=o.integer("vcpus"),
             ram_bytes=None if ram is None else int(ram * GIB),
             interconnect=_interconnect(o.mapping("interconnect")),
-            network_bytes_per_s=None if network is None else network * GIGA / 8,
+            network_bytes_per_s=None if network is None else network * GIGA / 8, network_kind=kind,
+            link_source=link_source or "",
             price_date=o.date("price_date"), source=o.text("source"), retrieved=o.date("retrieved"),
             notes=o.strings("notes"), path=path,
         ))

@@ -14,11 +14,12 @@ from sizeup.files import user_path
 from sizeup.ingest.arch import ModelArch
 from sizeup.ingest.config_file import read_config_file
 from sizeup.ingest.families.registry import parse_config
+from sizeup.sources import admit_model
 
-__all__ = ["load_model", "list_presets", "MAX_MODEL_CHARS"]
+__all__ = ["load_model", "list_presets", "MAX_MODEL_CHARS", "preset_meta"]
 
 MAX_MODEL_CHARS = 4096
-"""Longest model name or path looked up (PATH_MAX on Linux)."""
+"""The longest model name or path read (PATH_MAX on Linux); a longer one is refused before any look-up."""
 
 
 def _models_dir() -> Path:
@@ -48,37 +49,42 @@ def list_presets() -> list[str]:
     return sorted(_preset_index()[0])
 
 
+def preset_meta(preset: str) -> dict:
+    """The `sizeup` block of a preset's file: its id, Hugging Face id, aliases and source."""
+    path = _preset_index()[0].get(preset)
+    if path is None:
+        raise ResolveError(f"no preset {preset!r} (see 'sizeup models')")
+    return json.loads(path.read_text()).get("sizeup", {})
+
+
 def load_model(name_or_path: str) -> ModelArch:
     """A preset (short name or Hugging Face id), a `config.json`, a model folder, or the header of a
     `.safetensors` / `.gguf` file."""
     if len(name_or_path) > MAX_MODEL_CHARS:
-        raise ResolveError(f"unknown model {name_or_path[:40]!r}… ({len(name_or_path):,} characters): expected a "
-                           f"preset name, a Hugging Face id of a preset, or a path of at most {MAX_MODEL_CHARS:,} "
-                           f"characters")
-    try:
-        return _load(name_or_path)
-    except (OSError, ValueError) as e:  # a path the system refuses to look up (a part over 255 bytes, a NUL byte)
-        raise ConfigError(f"model {name_or_path[:80]!r}: neither a preset nor a path that can be read "
-                          f"({getattr(e, 'strerror', None) or e})") from None
-
-
-def _load(name_or_path: str) -> ModelArch:
-    from sizeup.hardware.resolve import closest, normalize_name
-
+        raise ConfigError(f"model name or path of {len(name_or_path):,} characters: expected at most "
+                          f"{MAX_MODEL_CHARS:,}")
+    if admit_model(name_or_path) == "name":  # under the web UI's policy: a preset, never a look on disk
+        return _preset(name_or_path)
     path = user_path(name_or_path)
-    if path.is_dir():
+    if _is_dir(path):
         path = path / "config.json"
         if not os.path.lexists(path):  # one that is there but not a file is refused, saying why, by the reader
             raise ConfigError(f"model folder {name_or_path!r} has no config.json")
-    elif path.suffix in (".safetensors", ".gguf") or (path.exists() and path.suffix != ".json"):
+    elif path.suffix in (".safetensors", ".gguf") or (_exists(path) and path.suffix != ".json"):
         from sizeup.ingest.headers import model_from_header
 
         return model_from_header(path)
-    if path.suffix == ".json" or path.exists():
+    if path.suffix == ".json" or _exists(path):
         name = (path.parent.name or path.stem) if path.name == "config.json" else path.stem  # a folder's, or the file's
         return parse_config(read_config_file(path), name=name, where=str(path))
+    return _preset(name_or_path)
+
+
+def _preset(name_or_path: str) -> ModelArch:
+    from sizeup.hardware.resolve import closest, normalize_name
+
     exact = _models_dir() / f"{name_or_path}.json"
-    if "/" not in name_or_path and exact.is_file():  # a preset by its file name: no need to read every preset
+    if "/" not in name_or_path and _is_file(exact):  # a preset by its file name: no need to read every preset
         return parse_config(read_config_file(exact), name=exact.stem, where=str(exact))
     paths, names = _preset_index()
     key = normalize_name(name_or_path)
@@ -88,3 +94,24 @@ def _load(name_or_path: str) -> ModelArch:
                            f"(a preset name, a Hugging Face id of a preset, or a path to config.json)")
     preset = paths[names[key]]
     return parse_config(read_config_file(preset), name=preset.stem, where=str(preset))
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):  # a name too long for the file system, a path through a file: not a folder
+        return False
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except (OSError, ValueError):  # too long, or a NUL byte: no preset has such a name
+        return False
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False

@@ -11,6 +11,7 @@ from typing import Any
 
 from sizeup.errors import IngestError
 from sizeup.files import user_path
+from sizeup.sources import admit_code
 
 __all__ = ["load_factory", "target_source"]
 
@@ -21,6 +22,7 @@ def load_factory(target: str) -> Callable[[], Any]:
     The attribute may be a function returning an `nn.Module`, an `nn.Module` subclass (called with no
     arguments) or a module instance (returned as is).
     """
+    admit_code(target)  # the web UI's policy: no user code
     path_or_module, attr = _split(target)
     module = _import(path_or_module)
     obj = module
@@ -40,6 +42,7 @@ def target_source(target: str) -> Path | None:
     dotted module are imported, as Python's own finder does); None when it cannot be found or is not a
     source file (then `load_factory` says why)."""
     try:
+        admit_code(target)  # before Python's finder imports a parent package
         path_or_module, _ = _split(target)
         if _is_path(path_or_module):
             path = user_path(path_or_module).resolve()

@@ -28,6 +28,7 @@ from typing import Any
 
 from sizeup.files import user_path
 from sizeup.ingest.target import target_source
+from sizeup.sources import admit_code
 from sizeup.ingest.trace_inputs import InputSpec, TraceMode
 from sizeup.ledger import Ledger
 
@@ -78,6 +79,7 @@ def traced_ledger(target: str, inputs: Sequence[InputSpec], *, dtype: str = "fp3
     """The ledger of `target` ("file.py:factory" or "package.module:factory") traced on `inputs`: from the
     cache when an entry for the same source and inputs exists and its dependencies are unchanged, else
     traced (torch loads only then) and stored."""
+    admit_code(target)  # the web UI's policy: refused before torch or the target's packages load
     folder = cache_dir()
     key = None if folder is None else trace_key(target, inputs, dtype=dtype, mode=mode, optimizer=optimizer,
                                                 name=name)

@@ -190,12 +190,15 @@ def _load_average() -> dict[str, Any]:
         return {}
 
 
-def _point(run: Callable[[], Any], device: torch.device, policy: TimingPolicy, profile: bool = False) -> PointResult:
+def _point(run: Callable[[], Any], device: torch.device, policy: TimingPolicy, profile: bool = False,
+           own_threads: bool = False) -> PointResult:
+    """Time `run` at one point. `own_threads`: the work runs on threads of its own (ONNX Runtime's pool), so
+    the timing thread's CPU time is not the work's and is not recorded."""
     if device.type == "cuda":
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats(device)
     rss = _RSSPeak()
-    cpu: list[float] | None = [] if records_cpu_time(device) else None
+    cpu: list[float] | None = [] if records_cpu_time(device) and not own_threads else None
     try:
         samples = time_callable(run, device, policy, cpu)
         if device.type != "cuda":  # the memory sampler runs only in one extra, untimed run

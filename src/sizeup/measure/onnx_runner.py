@@ -104,7 +104,9 @@ def measure_onnx(model: OnnxModel, batch: int, policy: TimingPolicy) -> PointRes
         return PointResult(status="error", error=f"{model.path.name} has a fixed batch of {model.fixed_batch}: "
                                                  f"batch {batch} cannot be fed")
     feeds = _feeds(model, batch, np.random.default_rng(0))
-    result = _point(lambda: model.session.run(None, feeds), torch.device("cpu"), policy)
+    # ONNX Runtime runs the graph on its own intra-op thread pool: the calling thread's CPU time is spin-wait,
+    # not the work, so only wall times are kept (calibrate then fits on the minimum wall time)
+    result = _point(lambda: model.session.run(None, feeds), torch.device("cpu"), policy, own_threads=True)
     extra = {**result.extra, "backend": f"onnxruntime ({model.provider})"}
     if result.status == "error" and result.error and ("Failed to allocate" in result.error
                                                       or "bad_alloc" in result.error):

@@ -22,8 +22,9 @@ __all__ = ["HOURS_PER_MONTH", "PRICING_BASES", "pricing_basis", "MonthlyCost", "
 HOURS_PER_MONTH = 730.0
 """365 × 24 / 12."""
 
-PRICING_BASES = ("on-demand", "reserved-1y", "spot", "owned")
-"""The bases a cost can be quoted on; a plan ranks and quotes every option on one of them."""
+PRICING_BASES = ("on-demand", "reserved-1y", "spot", "mixed", "owned")
+"""The bases a cost can be quoted on; a plan ranks and quotes every option on one of them ("mixed": the
+autoscaling floor reserved for a year, the rest on-demand or spot, plan.fleet)."""
 
 
 def pricing_basis(scenario) -> str:
@@ -37,16 +38,21 @@ def pricing_basis(scenario) -> str:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MonthlyCost:
     instances: int
+    """At the peak."""
     on_demand_usd: float
     spot_usd: float | None
     reserved_usd: float | None
     owned_usd: float | None = None
+    mixed_usd: float | None = None
+    """The autoscaling floor on 1-year reserved capacity, the rest on-demand (or spot), plan.fleet."""
+    instance_hours: float | None = None
+    """Instance-hours a month the on-demand and spot figures bill (None: every instance all month)."""
 
     def on(self, basis: str) -> float | None:
-        """The cost on `basis` ("on-demand", "reserved-1y", "spot", "owned"); None when the offer has no
-        such price."""
+        """The cost on `basis` ("on-demand", "reserved-1y", "spot", "mixed", "owned"); None when the offer has
+        no such price."""
         return {"on-demand": self.on_demand_usd, "reserved-1y": self.reserved_usd, "spot": self.spot_usd,
-                "owned": self.owned_usd}[basis]
+                "mixed": self.mixed_usd, "owned": self.owned_usd}[basis]
 
     def priced(self, basis: str) -> tuple[float, str]:
         """(cost, basis used): the cost on `basis`, or on-demand when the offer lacks that price."""
@@ -55,7 +61,8 @@ class MonthlyCost:
 
     def to_dict(self) -> dict[str, Any]:
         return {"instances": self.instances, "on_demand_usd": self.on_demand_usd, "spot_usd": self.spot_usd,
-                "reserved_1y_usd": self.reserved_usd, "owned_usd": self.owned_usd}
+                "reserved_1y_usd": self.reserved_usd, "mixed_usd": self.mixed_usd, "owned_usd": self.owned_usd,
+                "instance_hours": self.instance_hours}
 
 
 def monthly_cost(offer: Offer, instances: int, hours: float = HOURS_PER_MONTH) -> MonthlyCost:
@@ -96,8 +103,8 @@ def checkpoint_plan(state_bytes: float, write_bytes_per_s: float, mtbf_s: float,
     write = state_bytes / write_bytes_per_s
     tau = math.sqrt(2 * write * mtbf_s)
     overhead = write / tau + (tau / 2 + restart_s) / mtbf_s
-    text = (f"C = {write:,.0f} s to write {state_bytes / 1e9:,.1f} GB, M = {mtbf_s / 3600:,.1f} h between preemptions: "
-            f"τ = √(2·C·M) = {tau / 60:,.0f} min, overhead ≈ {overhead:.1%}")
+    text = (f"δ = {write:,.0f} s to write {state_bytes / 1e9:,.1f} GB, M = {mtbf_s / 3600:,.1f} h between interruptions: "
+            f"τ = √(2·δ·M) = {tau / 60:,.0f} min, overhead ≈ {overhead:.1%}")
     return CheckpointPlan(interval_s=tau, write_s=write, mtbf_s=mtbf_s, overhead_fraction=overhead, arithmetic=text)
 
 

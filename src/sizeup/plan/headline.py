@@ -10,7 +10,7 @@ from typing import Any
 __all__ = ["Headline", "build_headline", "COST_KEYS", "headline_rows"]
 
 COST_KEYS = {"month": {"on-demand": "monthly_on_demand", "spot": "monthly_spot", "reserved-1y": "monthly_reserved",
-                       "owned": "monthly_owned"},
+                       "mixed": "monthly_mixed", "owned": "monthly_owned"},
              "job": {"on-demand": "job_on_demand", "spot": "job_spot", "reserved-1y": "job_reserved"}}
 """Period -> basis -> key of the cost-section cell holding that cost (the headline quotes one of them)."""
 
@@ -49,6 +49,15 @@ class Headline:
     power_w: float | None = None
     device_price_usd: float | None = None
     """Edge: the purchase price the scenario gives (the catalog holds none)."""
+    buy_vs_rent: str = ""
+    """Buy vs rent in one sentence (plan.buy): the break-even months, or why there is none."""
+    envelope: tuple[str, ...] = ()
+    """Figures beyond a physical or best-published bound (plan.envelope): stated, not promised."""
+    fleet: str = ""
+    """Serving: how the fleet scales over the month (floor to peak instances, instance-hours billed)."""
+    by_region: dict[str, dict] = field(default_factory=dict)
+    """Region group -> the cheapest option there ({"label", "offer", "region", "cost_usd", "pricing_basis"}),
+    cheapest first: beside the choice, so a plan sent far away still says what is cheapest nearer home."""
     assumptions: tuple[str, ...] = ()
     text: str = ""
     """The headline as one sentence."""
@@ -68,7 +77,9 @@ class Headline:
                 "costs_by_basis": dict(self.costs_by_basis), "cost_key": self.cost_key,
                 "budget_usd": self.budget_usd, "budget_share": self.budget_share, "sla": dict(self.sla),
                 "margin": self.margin, "power_w": self.power_w,
-                "device_price_usd": self.device_price_usd, "assumptions": list(self.assumptions),
+                "device_price_usd": self.device_price_usd, "fleet": self.fleet, "envelope": list(self.envelope),
+                "buy_vs_rent": self.buy_vs_rent,
+                "by_region": {k: dict(v) for k, v in self.by_region.items()}, "assumptions": list(self.assumptions),
                 "text": self.text}
 
 
@@ -139,13 +150,22 @@ def headline_rows(h: Headline) -> list[tuple[str, str]]:
             rows.append(("on other bases", others))
         if h.budget_share is not None:
             rows.append(("share of the budget", f"{h.budget_share:.0%} of {_dollars(h.budget_usd)}"))
+    if h.fleet:
+        rows.append(("fleet", h.fleet))
+    if len(h.by_region) > 1:
+        per = "/month" if h.period == "month" else " per job"
+        rows.append(("cheapest by region group", "; ".join(
+            f"{g}: {_dollars(e['cost_usd'])}{per} ({e['label']})" for g, e in h.by_region.items())))
     if h.period == "device":
         rows.append(("device price", _dollars(h.device_price_usd) if h.device_price_usd is not None else
                      "unknown (not in the catalog; give edge.price_usd)"))
     if h.power_w:
         rows.append(("power", f"{h.power_w:,.0f} W at TDP"))
+    if h.buy_vs_rent:
+        rows.append(("buy vs rent", h.buy_vs_rent))
     if h.sla:
         rows.append(("SLA" if "hours" not in h.sla else "deadline", _sla_text(h.sla)))
+    rows += [("NOT PROMISED", text) for text in h.envelope]
     rows += [("assumption", a) for a in h.assumptions]
     return [(k, v) for k, v in rows if v]
 
@@ -172,7 +192,7 @@ def _quick_assumptions(result) -> tuple[str, ...]:
     return tuple(out)
 
 
-def build_headline(result, cost_cells: dict[str, float] | None = None) -> Headline:
+def build_headline(result, cost_cells: dict[str, float] | None = None, envelope=()) -> Headline:
     """The headline of a `PlanResult` (the chosen configuration, else the closest miss)."""
     scenario = result.scenario
     chosen = result.chosen or result.closest
@@ -190,7 +210,9 @@ def build_headline(result, cost_cells: dict[str, float] | None = None) -> Headli
     power = chosen.device.tdp_w * count if chosen.device.tdp_w else None
     costs: dict[str, float] = {}
     instances = None
-    device_price = scenario.edge.price_usd if scenario.edge is not None else None
+    buy = getattr(result, "buy", None)
+    device_price = buy.price_usd if buy is not None and scenario.edge is not None else \
+        scenario.edge.price_usd if scenario.edge is not None else None
     if scenario.task == "edge":
         period, cost, basis = "device", None, None
     elif chosen.monthly is not None or chosen.owned:
@@ -198,7 +220,8 @@ def build_headline(result, cost_cells: dict[str, float] | None = None) -> Headli
         if chosen.monthly is not None:
             instances = chosen.monthly.instances
             costs = {b: v for b, v in (("on-demand", chosen.monthly.on_demand_usd), ("spot", chosen.monthly.spot_usd),
-                                       ("reserved-1y", chosen.monthly.reserved_usd)) if v is not None}
+                                       ("reserved-1y", chosen.monthly.reserved_usd),
+                                       ("mixed", chosen.monthly.mixed_usd)) if v is not None}
         if chosen.detail.get("owned_monthly_usd"):
             costs["owned"] = chosen.detail["owned_monthly_usd"]
         cost, basis = chosen.cost_usd, chosen.pricing_basis
@@ -234,13 +257,48 @@ def build_headline(result, cost_cells: dict[str, float] | None = None) -> Headli
                      + (f", {share:.0%} of the {_dollars(budget)} budget." if share is not None else "."))
     elif period == "device":
         price = f"device price {_dollars(device_price)}" if device_price is not None else \
-            "device price unknown (not in the catalog)"
+            "device price unknown (not in the catalog; give edge.price_usd)"
         parts.append(f"Power {power:,.0f} W at TDP; {price}." if power else f"Power not in the catalog; {price}.")
     if sla:
         parts.append(("Meets " if result.meets else "Reaches ") + _sla_text(sla) + ".")
+    if buy is not None:
+        parts.append(buy.text[0].upper() + buy.text[1:] + ".")
+    beyond = tuple(f"{c.name} {c.predicted:.3g} is beyond its bound {c.bound:.3g}"
+                   + (f" ({c.consequence})" if c.consequence else "") for c in envelope)
+    if beyond:
+        parts.append("NOT PROMISED — " + "; ".join(beyond) + ".")
+    by_region = _by_region(result)
+    if len(by_region) > 1:
+        per = "/month" if period == "month" else " per job"
+        parts.append("Cheapest by region group: " + "; ".join(
+            f"{g} {_dollars(e['cost_usd'])}{per}" for g, e in by_region.items()) + ".")
     return Headline(meets=result.meets, action=action, count=count, device=chosen.device.name,
                     device_id=chosen.device.id, gpus_per_unit=chosen.gpus, replicas=replicas, instances=instances,
                     provider=provider, region=region, instance=offer.instance if offer is not None else None,
                     engine=chosen.engine, format=chosen.quant, period=period, cost_usd=cost, pricing_basis=basis,
                     costs_by_basis=costs, cost_key=cost_key, budget_usd=budget, budget_share=share, sla=sla,
-                    margin=margin, power_w=power, device_price_usd=device_price, assumptions=assumptions, text=" ".join(parts))
+                    margin=margin, power_w=power, device_price_usd=device_price, fleet=_fleet_text(chosen),
+                    buy_vs_rent=buy.text if buy is not None else "",
+                    envelope=beyond, by_region=by_region, assumptions=assumptions, text=" ".join(parts))
+
+
+def _by_region(result) -> dict[str, dict]:
+    from sizeup.plan.regions import cheapest_by_group
+
+    return cheapest_by_group(result.ranked)
+
+
+def _fleet_text(chosen) -> str:
+    """"autoscaled: 2 instances at the quietest hour to 3 at the peak, 1,490 instance-hours a month"."""
+    fleet = chosen.detail.get("fleet")
+    if chosen.owned:
+        return chosen.detail.get("owned_mix") or ""
+    if not fleet:
+        return ""
+    low, high = fleet["floor_instances"], fleet["peak_instances"]
+    span = f"{low} instance{'s' if low != 1 else ''}" + (f" at the quietest hour to {high} at the peak" if high != low
+                                                          else " all month")
+    text = f"autoscaled: {span}, {fleet['instance_hours']:,.0f} instance-hours a month"
+    if chosen.pricing_basis == "mixed":
+        text += f"; the {low} of the floor reserved for a year, the rest {fleet['burst_basis']}"
+    return text

@@ -1,14 +1,16 @@
 """Which devices a scenario may use and which cloud offers carry them; the hourly price of one replica
-(`hourly_price`, `replica_price`) lives with the offers in `sizeup.hardware.offer_price`."""
+(`hourly_price`, `replica_price`) lives with the offers in `sizeup.hardware.offer_price`, where a replica or
+a job may live on them in `plan.topology`."""
 
 from __future__ import annotations
 
 from sizeup.hardware.catalog import Catalog
 from sizeup.hardware.offer_price import hourly_price, replica_price
 from sizeup.hardware.schema import DeviceSpec, Offer
+from sizeup.plan.regions import region_group
 from sizeup.plan.scenario import Scenario
 
-__all__ = ["check_constraints", "devices_for", "offers_for", "hourly_price", "replica_price"]
+__all__ = ["check_constraints", "devices_for", "offers_for", "hourly_price", "replica_price", "cheapest_per_group"]
 
 
 def check_constraints(scenario: Scenario, catalog: Catalog) -> None:
@@ -30,7 +32,7 @@ def check_constraints(scenario: Scenario, catalog: Catalog) -> None:
                 shown = ", ".join(sorted(known)[:30]) + (", …" if len(known) > 30 else "")
                 raise ConfigError(f"scenario key 'constraints.{key}' = {name!r}: no offer in the catalog has this "
                                   f"{key[:-1]} ({hint}known: {shown or 'none'})")
-    checks = [("engines", c.engines, get_engine)] if scenario.task in ("chat", "api") else []
+    checks = [("engines", c.engines, get_engine)] if scenario.task in ("chat", "api", "batch", "edge") else []
     if scenario.task != "vision":  # a vision model's fp16/fp32 is checked with the scenario
         checks.append(("quantizations", c.quantizations, get_format))
     for key, names, lookup in checks:
@@ -58,14 +60,22 @@ def devices_for(catalog: Catalog, scenario: Scenario) -> list[DeviceSpec]:
     return [d for d in catalog.devices.values() if d.kind == "gpu" and (d.id in with_offers or d.id in owned)]
 
 
-def offers_for(catalog: Catalog, scenario: Scenario, device: DeviceSpec, gpus: int) -> list[Offer]:
+def offers_for(catalog: Catalog, scenario: Scenario, device: DeviceSpec) -> list[Offer]:
+    """The offers of `device` in the scenario's providers and regions (every GPU count: the caller places
+    replicas and jobs on them, plan.topology)."""
     c = scenario.constraints
-    out = []
-    for o in catalog.offers_for(device.id):
-        if c.providers and o.provider not in c.providers:
-            continue
-        if c.regions and o.region not in c.regions:
-            continue
-        if o.gpu_count >= gpus and o.gpu_count % gpus == 0 or gpus % o.gpu_count == 0:
-            out.append(o)
+    return [o for o in catalog.offers_for(device.id)
+            if (not c.providers or o.provider in c.providers) and (not c.regions or o.region in c.regions)]
+
+
+def cheapest_per_group(offers: list[Offer], gpus: int, basis: str) -> dict[str, tuple[Offer, float]]:
+    """Region group -> (offer, hourly price of one replica of `gpus` GPUs) of the cheapest offer in the group."""
+    by_group: dict[str, list[Offer]] = {}
+    for o in offers:
+        by_group.setdefault(region_group(o.region), []).append(o)
+    out = {}
+    for group, members in by_group.items():
+        offer, hourly = replica_price(members, gpus, basis)
+        if offer is not None:
+            out[group] = (offer, hourly)
     return out

@@ -28,7 +28,10 @@ def plan_scenario(scenario: Scenario, catalog: Catalog, *, prune: bool = True) -
     if scenario.task == "vision":
         from sizeup.plan.vision import plan_vision
 
-        return plan_vision(scenario, catalog)
+        from sizeup.plan.buy import fleet_buy_vs_rent
+
+        result = plan_vision(scenario, catalog)
+        return replace(result, buy=fleet_buy_vs_rent(result, catalog))
     from sizeup.ingest.hf_config import load_model
 
     try:
@@ -36,9 +39,11 @@ def plan_scenario(scenario: Scenario, catalog: Catalog, *, prune: bool = True) -
     except ResolveError as e:
         raise ConfigError(f"scenario key 'model': {e}") from None
     if scenario.task in ("chat", "api"):
+        from sizeup.plan.buy import fleet_buy_vs_rent
         from sizeup.plan.serving import plan_serving
 
-        return plan_serving(scenario, catalog, arch, prune)
+        result = plan_serving(scenario, catalog, arch, prune)
+        return replace(result, buy=fleet_buy_vs_rent(result, catalog))
     if scenario.task in ("pretrain", "finetune", "batch"):
         from sizeup.plan.jobs import plan_batch, plan_job
 
@@ -55,6 +60,8 @@ def plan_scenario(scenario: Scenario, catalog: Catalog, *, prune: bool = True) -
             if best is not None:
                 rows.append((method, best.label, best.latency.get("hours", 0.0), best.cost_usd))
         return replace(result, method_comparison=tuple(rows))
+    from sizeup.plan.buy import edge_buy_vs_rent
     from sizeup.plan.edge import plan_edge
 
-    return plan_edge(scenario, catalog, arch)
+    result = plan_edge(scenario, catalog, arch)
+    return replace(result, buy=edge_buy_vs_rent(result, catalog))

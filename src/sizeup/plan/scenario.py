@@ -13,6 +13,9 @@ traffic:                       # serving tasks (batch and edge: prompt_tokens an
   requests_per_day: 200000     # or peak_requests_per_s, or users (+ requests_per_user_per_hour)
   peak_hour_share: 0.15        # share of the day's requests in the busiest hour (default 1/24 × 3)
   peak_factor: 1.5             # event multiplier on the peak hour
+  profile: [1, 1, ...]         # optional: 24 hourly weights of the day (the busiest hour sets the peak)
+  peak_hours_per_day: 8        # without a profile: hours a day at the busiest hour's rate (default 1)
+  burst_hours_per_month: 20    # hours a month at the event rate (peak_factor); default: all peak hours
   prompt_tokens: 800           # mean; or {mean: 800, p95: 2000}
   output_tokens: 250
   images_per_request: 1        # vision-language models: images through the vision tower (their tokens in prompt_tokens)
@@ -27,7 +30,10 @@ job:                           # finetune / pretrain / batch
   deadline_hours: 24
 budget:
   monthly_usd: 8000            # serving; or job_usd for a job
-  pricing: on-demand           # the basis every cost is quoted on: on-demand | reserved-1y | spot
+  pricing: on-demand           # the basis every cost is quoted on: on-demand | reserved-1y | spot | mixed
+                               # (mixed: the autoscaling floor on 1-year reserved capacity, the rest
+                               # on-demand, or spot when allowed)
+  electricity_usd_per_kwh: 0.30  # buy vs rent (serving, edge): the energy of bought hardware (default 0.15)
                                # (default: spot when constraints.spot, else on-demand)
 constraints:
   devices: [l4, a10g, l40s, h100]
@@ -55,6 +61,7 @@ from typing import Any
 
 from sizeup.errors import ConfigError
 from sizeup.plan.scenario_keys import Keys, type_name
+from sizeup.sources import admit_file
 from sizeup.units import (MAX_BATCH, MAX_GPUS, MAX_NAME_CHARS, MAX_REQUESTS_PER_S, MAX_SLA_S, MAX_TOKENS,
                           MAX_TRAINING_TOKENS, MAX_USD, MAX_USERS, KIB, check_number)
 from sizeup.yaml_depth import MAX_YAML_NESTING
@@ -85,14 +92,14 @@ _TRAINING = ("finetune", "pretrain")
 _RENTED = ("chat", "api", "vision", *_JOBS)
 """Tasks priced on cloud offers (an edge device is bought, one of it)."""
 _RATE_KEYS = ("requests_per_day", "peak_requests_per_s", "users", "requests_per_user_per_hour", "peak_hour_share",
-              "peak_factor", "profile")
+              "peak_factor", "profile", "peak_hours_per_day", "burst_hours_per_month")
 _LENGTHS = ("chat", "api", "batch", "edge")
 """Tasks that read traffic.prompt_tokens and traffic.output_tokens (batch and edge: those two only)."""
 
 KEY_TASKS: dict[str, tuple[str, ...]] = {
     "name": TASKS, "model": TASKS, "task": TASKS,
-    "traffic": ("chat", "api", "vision", "batch", "edge"), "sla": SERVING_TASKS, "job": _JOBS, "budget": _RENTED,
-    "constraints": _RENTED, "edge": ("edge",), "input_shape": ("vision",), "runtime": ("vision",),
+    "traffic": ("chat", "api", "vision", "batch", "edge"), "sla": SERVING_TASKS, "job": _JOBS, "budget": (*_RENTED, "edge"),
+    "constraints": (*_RENTED, "edge"), "edge": ("edge",), "input_shape": ("vision",), "runtime": ("vision",),
     **{f"traffic.{k}": SERVING_TASKS for k in _RATE_KEYS},
     **{f"traffic.{k}{sub}": _LENGTHS for k in ("prompt_tokens", "output_tokens") for sub in ("", ".mean", ".p95")},
     "traffic.images_per_request": _LLM, "traffic.image_size": _LLM,
@@ -100,8 +107,10 @@ KEY_TASKS: dict[str, tuple[str, ...]] = {
     "job.tokens": _JOBS, "job.deadline_hours": _JOBS,
     **{f"job.{k}": _TRAINING for k in ("method", "epochs", "dataset_tokens", "seq", "rank", "global_batch")},
     "budget.monthly_usd": SERVING_TASKS, "budget.job_usd": _JOBS, "budget.pricing": _RENTED,
+    "budget.electricity_usd_per_kwh": (*SERVING_TASKS, "edge"),
     **{f"constraints.{k}": _RENTED for k in ("devices", "providers", "regions", "spot")},
-    "constraints.engines": _LLM, "constraints.owned": _LLM, "constraints.quantizations": (*SERVING_TASKS, "batch"),
+    "constraints.engines": (*_LLM, "batch", "edge"), "constraints.owned": _LLM,
+    "constraints.quantizations": (*SERVING_TASKS, "batch", "edge"),
     "constraints.max_gpus": (*_LLM, *_JOBS), "constraints.headroom": SERVING_TASKS,
     "constraints.redundancy": SERVING_TASKS,
     **{f"constraints.owned.{k}": _LLM for k in ("device", "count", "purchase_usd", "amortize_months",
@@ -110,8 +119,13 @@ KEY_TASKS: dict[str, tuple[str, ...]] = {
 }
 """Every key a scenario may hold ("section.key"), and the tasks that read it. Vision reads the request
 rate (its input is `input_shape`, not tokens), only end-to-end SLA targets and `quantizations: [fp16]` or
-fp32; batch generation reads tokens, deadline and the per-request lengths; an edge plan reads its device
-and the lengths."""
+fp32; batch generation reads tokens, deadline, the per-request lengths, engines and formats; an edge plan
+reads its device, the lengths, and the engines and weight formats it may run (EDGE_ENGINES, EDGE_FORMATS
+by default)."""
+
+EDGE_FORMATS = ("bf16", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q3_k_m", "q2_k")
+"""The formats an edge plan tries, high to low precision, when `constraints.quantizations` names none."""
+EDGE_ENGINES = ("llama.cpp",)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -133,6 +147,12 @@ class Traffic:
     peak_hour_share: float | None = None
     images: int = 0
     image_hw: tuple[int, int] | None = None
+    profile: tuple[float, ...] | None = None
+    """24 hourly weights of the day, when the scenario gives them (plan.fleet bills the month by them)."""
+    peak_hours_per_day: float | None = None
+    """Without a profile: hours a day at the busiest hour's rate (None: 1, the busiest hour alone)."""
+    burst_hours_per_month: float | None = None
+    """Hours a month at the event rate (peak × peak_factor); None: every peak hour (conservative)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -159,9 +179,11 @@ class Job:
 class Budget:
     monthly_usd: float | None = None
     job_usd: float | None = None
+    electricity_usd_per_kwh: float | None = None
+    """What a kWh costs where the hardware would run (buy vs rent; None: 0.15 assumed, plan.buy)."""
     pricing: str | None = None
-    """The pricing basis the plan ranks and quotes on ("on-demand", "reserved-1y", "spot"); None: spot
-    when spot is allowed, else on-demand (plan.cost.pricing_basis)."""
+    """The pricing basis the plan ranks and quotes on ("on-demand", "reserved-1y", "spot", "mixed"); None:
+    spot when spot is allowed, else on-demand (plan.cost.pricing_basis)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -261,6 +283,7 @@ def _traffic(keys: Keys) -> Traffic:
     _one_rate(keys, per_day, peak, users, per_user)
     share = keys.number("peak_hour_share", None, minimum=0.0, strict=True, maximum=1.0)
     profile = keys.data.get("profile")
+    weights = None
     if profile is not None:
         if not (isinstance(profile, list) and len(profile) == 24):
             raise ConfigError("scenario key 'traffic.profile': expected 24 non-negative hourly weights")
@@ -270,6 +293,11 @@ def _traffic(keys: Keys) -> Traffic:
             raise ConfigError("scenario key 'traffic.profile': expected 24 non-negative hourly weights, not all 0")
         share = max(weights) / sum(weights)
     share = share or DEFAULT_PEAK_HOUR_SHARE
+    peak_hours = keys.number("peak_hours_per_day", None, minimum=0.0, strict=True, maximum=24.0)
+    if peak_hours is not None and weights is not None:
+        raise ConfigError("scenario keys 'traffic.peak_hours_per_day' and 'traffic.profile': give one (the profile "
+                          "already says which hours are busy)")
+    bursts = keys.number("burst_hours_per_month", None, minimum=0.0, maximum=744.0)
     if users is not None:
         per_hour = 20.0 if per_user is None else per_user
         peak = users * per_hour / 3600  # all users active in the busiest hour
@@ -290,7 +318,9 @@ def _traffic(keys: Keys) -> Traffic:
                    output_tokens=output, prompt_p95_tokens=prompt_p95, output_p95_tokens=output_p95,
                    peak_factor=factor, description=text + (f", ×{factor:g} for events" if factor > 1 else ""),
                    images=keys.count("images_per_request", 0, minimum=0, maximum=10_000),
-                   image_hw=(side, side) if side else None, **counted)
+                   image_hw=(side, side) if side else None,
+                   profile=None if weights is None else tuple(float(w) for w in weights),
+                   peak_hours_per_day=peak_hours, burst_hours_per_month=bursts, **counted)
 
 
 def _one_rate(keys: Keys, per_day, peak, users, per_user) -> None:
@@ -370,10 +400,11 @@ def _constraints(c: Keys, task: str) -> Constraints:
         bad = sorted(set(quantizations) - {"fp16", "fp32"})[0]
         raise ConfigError(f"scenario key 'constraints.quantizations' = {bad!r}: a vision model is served in fp16 or "
                           "fp32; expected fp16, fp32 or both")
+    edge = task == "edge"
     return Constraints(
         devices=c.strings("devices"), providers=c.strings("providers"), regions=c.strings("regions"),
-        spot=c.flag("spot", False), engines=c.strings("engines") or ("vllm",),
-        quantizations=quantizations or ("bf16", "fp8", "awq-int4"),
+        spot=c.flag("spot", False), engines=c.strings("engines") or (EDGE_ENGINES if edge else ("vllm",)),
+        quantizations=quantizations or (EDGE_FORMATS if edge else ("bf16", "fp8", "awq-int4")),
         max_gpus=c.count("max_gpus", 8, maximum=MAX_GPUS), owned=_owned(c, task),
         headroom=c.number("headroom", 0.2, minimum=0.0, below=1.0),
         redundancy=c.flag("redundancy", True) if c.data.get("redundancy") is not None else None)
@@ -413,7 +444,8 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
                     job=_job(sections["job"], task) if task in _JOBS else None,
                     budget=Budget(monthly_usd=b.number("monthly_usd", maximum=MAX_USD),
                                   job_usd=b.number("job_usd", maximum=MAX_USD),
-                                  pricing=b.text("pricing", None, ("on-demand", "reserved-1y", "spot"))),
+                                  pricing=b.text("pricing", None, ("on-demand", "reserved-1y", "spot", "mixed")),
+                                  electricity_usd_per_kwh=b.number("electricity_usd_per_kwh", None, maximum=100.0)),
                     constraints=_constraints(sections["constraints"], task),
                     edge=_edge(sections["edge"]) if task == "edge" else None, input_shape=root.text("input_shape"),
                     runtime=root.text("runtime", limit=MAX_NAME_CHARS), source=source)
@@ -426,7 +458,7 @@ def load_scenario(path: str | Path) -> Scenario:
     from sizeup.files import read_regular
     from sizeup.yaml_strict import load_yaml
 
-    path = Path(path)
+    path = admit_file(path, "scenario file")  # the web UI's policy: its own uploads only
     raw = read_regular(path, what="scenario file", error=ConfigError, limit=MAX_SCENARIO_BYTES)
     data = load_yaml(_decode(raw, path), str(path), ConfigError)
     return parse_scenario(data, str(path))

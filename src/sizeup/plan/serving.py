@@ -1,25 +1,30 @@
-"""Serving search: device × GPUs per replica (tensor parallel) × weight format × engine.
+"""Serving search: device × GPUs per replica (tensor parallel) × weight format × engine × the link the
+replica's GPUs share inside one instance (plan.topology: a replica never spans instances).
 
 Families that do not fit are dropped first (memory only, no pricing); the rest are ranked by a lower
-bound on the fleet cost (replicas at each replica's throughput bound) and simulated in that order,
-stopping once the bound of the next family exceeds the best fleet found — so the catalog can grow
-without the search growing with it.
+bound on the fleet cost (the month's load levels at each replica's throughput bound) and simulated in that
+order, stopping once the bound of the next family exceeds the best fleet found in every region group it is
+offered in — so the catalog can grow without the search growing with it, and the cheapest of each region
+group is still exact. Each survivor is billed as the autoscaled fleet of plan.fleet.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from sizeup.errors import SizeupError
 from sizeup.hardware.catalog import Catalog
-from sizeup.hardware.schema import DeviceSpec
+from sizeup.hardware.schema import DeviceSpec, Offer
 from sizeup.ingest.hf_config import ModelArch
 from sizeup.ingest.transformer_ops import Step, transformer_ledger
+from sizeup.ledger import OpKind
 from sizeup.plan.capacity import ReplicaModel, rate_at_sla, replicas_needed, simulate
-from sizeup.plan.cost import HOURS_PER_MONTH, monthly_cost, owned_monthly_cost, pricing_basis
-from sizeup.plan.offers import devices_for, offers_for, replica_price
+from sizeup.plan.cost import MonthlyCost, owned_monthly_cost, pricing_basis
+from sizeup.plan.fleet import fleet_for, lower_bound_usd, month_levels, owned_mix, replicas_at
+from sizeup.plan.offers import cheapest_per_group, devices_for, hourly_price, offers_for
 from sizeup.plan.scenario import Scenario
+from sizeup.plan.topology import installed, link_class, link_text, replica_offers
 from sizeup.plan.types import Candidate, PlanResult, Rejection, memory_parts, ranked_result
 from sizeup.price.engines import get_engine
 from sizeup.price.memory import MemoryConfig, inference_memory
@@ -34,7 +39,8 @@ __all__ = ["plan_serving", "replica_model"]
 
 def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max_batch: int) -> ReplicaModel:
     """Prefill as fixed + per-token time (two priced prompts), decode step time at batch sizes up to
-    `max_batch` (priced ledgers at the mean context of a generation)."""
+    `max_batch` (priced ledgers at the mean context of a generation, with the tensor-parallel collectives on
+    `device`'s link, as `estimate` prices them)."""
     engine = get_engine(cfg.engine)
     step = decode_step_overhead(engine, arch, device)
     step_s = step.typical if step else 0.0
@@ -53,153 +59,255 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
     context = decoder_prompt(arch, cfg.prompt) + max(cfg.output // 2, 1)
     from sizeup.workload.inference import phase_efficiency  # the engine's decode efficiencies
 
-    eff = phase_efficiency(device, engine, True, fmt)
     for b in batches:
+        eff = phase_efficiency(device, engine, True, fmt, b, cfg.backend, cfg.build_date)  # as estimate prices batch b
         ledger = transformer_ledger(decoder, Step(batch=b, new_tokens=1, context=context), weights=fmt,
                                     kv_dtype=cfg.kv_dtype, tp=cfg.gpus, per_layer=False)
         eager = eager_kernel_overhead(engine, ledger, device, fmt.compute_dtype == "fp32")  # hf: as estimate prices it
-        times.append(price(ledger, device, eff).total_s.typical + step_s + (eager.typical if eager else 0.0))
+        times.append(price(ledger, device, eff).total_s.typical + step_s + (eager.typical if eager else 0.0)
+                     + _tp_comm_s(ledger, device, cfg.gpus))
     return ReplicaModel(prefill_fixed_s=fixed, prefill_per_token_s=per_token, decode_batches=tuple(batches),
                         decode_step_s=tuple(times), max_batch=max_batch)
+
+
+def _tp_comm_s(ledger, device: DeviceSpec, gpus: int) -> float:
+    """The tensor-parallel collectives of one step on the device's link (price.comm), as `estimate` adds them."""
+    if gpus <= 1:
+        return 0.0
+    from sizeup.price.comm import collective_time, device_link
+
+    link = device_link(device)
+    if link is None:
+        return 0.0
+    return sum(collective_time(o.op, o.bytes_written, gpus, link).typical * o.count  # one collective per layer
+               for o in ledger.ops if o.kind == OpKind.COMM)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Family:
+    device: DeviceSpec
+    """As installed in the family's offers (their link)."""
+    gpus: int
+    quant: str
+    engine: str
+    cfg: InferenceConfig
+    memory: object
+    groups: dict[str, tuple[Offer, float]]
+    """Region group -> (cheapest offer of the family there, hourly price of one replica on the basis)."""
+    owned_replica_usd: float | None
+    held_replicas: int
+    link_kind: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.gpus}x {self.device.id} {self.quant} {self.engine}" + (f" over {self.link}" if self.gpus > 1
+                                                                            else "")
+
+    @property
+    def link(self) -> str:
+        """The link class of the family's offers: "nvlink4" as stated, or PCIe (stated or assumed)."""
+        return self.link_kind if self.link_kind != "pcie" else "PCIe (no NVLink stated)"
 
 
 def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: bool = True) -> PlanResult:
     traffic, c = scenario.traffic, scenario.constraints
     basis = pricing_basis(scenario)
     targets = scenario.sla.targets or {"ttft_p95": 2.0}
+    levels, method = month_levels(traffic)
     assumptions = [f"traffic: {traffic.description}; prompt {traffic.prompt_tokens}, output {traffic.output_tokens} "
-                   f"tokens on average", "each replica serves its share of Poisson arrivals (load balanced)"]
+                   f"tokens on average", "each replica serves its share of Poisson arrivals (load balanced)",
+                   f"month billed as the autoscaled fleet: {method}",
+                   "a replica's GPUs share one instance and its link (NVLink where the offer states it, else PCIe)"]
     if not scenario.sla.targets:
         assumptions.append("no SLA given: p95 TTFT of 2 s assumed")
     rejected: list[Rejection] = []
+    families = _families(scenario, catalog, arch, basis, rejected)
+    spares = (_spare(c, True), _spare(c, False))
+    # a lower bound on each family's fleet cost per region group, from its throughput bound; simulate cheapest-first
+    bounded = []
+    for fam in families:
+        max_batch = fam.memory.max_concurrent_sequences or _max_batch(arch, fam.device, fam.cfg)
+        e = estimate_inference(arch, fam.device, replace(fam.cfg, batch=max(max_batch, 1)), limits=False)
+        if e.decode is not None and e.decode.tokens_per_s is None:  # compute unknown: no speed to plan on
+            continue
+        upper = e.decode.tokens_per_s.high / max(traffic.output_tokens, 1) if e.decode else 1.0
+        bounds = {g: lower_bound_usd(levels, upper, spares[1], hourly) for g, (_, hourly) in fam.groups.items()}
+        if fam.owned_replica_usd is not None:
+            at_bound = math.ceil(traffic.peak_requests_per_s / max(upper, 1e-9))
+            bounds["owned"] = min(at_bound + spares[0], fam.held_replicas) * fam.owned_replica_usd
+        bounded.append((min(bounds.values()), fam, bounds, max_batch))
+    bounded.sort(key=lambda t: (t[0], t[1].name))
+    candidates, best, evaluated = [], {}, 0
+    closest, closest_miss, closest_gap = None, "", math.inf
+    for lower, fam, bounds, max_batch in bounded:
+        if prune and len(candidates) >= 3 and all(v > best.get(k, math.inf) for k, v in bounds.items()):
+            rejected.append(Rejection(family=fam.name, reason=f"costs at least ${lower:,.0f}/month {basis}, more than "
+                                                              f"the chosen ${min(best.values()):,.0f}/month"))
+            continue
+        evaluated += 1
+        model = replica_model(arch, fam.device, fam.cfg, max_batch)
+        rate, sim = rate_at_sla(model, traffic.prompt_tokens, traffic.output_tokens, targets, requests=1200)
+        if rate <= 0:
+            miss = ", ".join(f"{k} {sim.metric(k):.3g} s > {v:g} s" for k, v in targets.items() if sim.metric(k) > v)
+            rejected.append(Rejection(family=fam.name, reason=f"misses the SLA even unloaded: {miss}"))
+            gap = max(sim.metric(k) / v for k, v in targets.items())
+            if gap < closest_gap:
+                closest_gap, closest_miss = gap, miss
+                offer = min(fam.groups.values(), key=lambda t: t[1])[0] if fam.groups else None
+                closest = Candidate(device=fam.device, gpus=fam.gpus, quant=fam.quant, engine=fam.engine, offer=offer,
+                                    simulation=sim, latency={k: sim.metric(k) for k in targets},
+                                    memory_bytes=fam.memory.total_bytes, usable_bytes=fam.memory.usable_bytes.typical,
+                                    max_batch=max_batch, detail={"link": _link(fam, offer)})
+            continue
+        candidate = _billed(scenario, fam, model, rate, max_batch, basis, levels, method, spares, rejected)
+        if candidate is None:
+            continue
+        if scenario.budget.monthly_usd is not None and candidate.cost_usd > scenario.budget.monthly_usd:
+            rejected.append(Rejection(family=fam.name, reason=f"${candidate.cost_usd:,.0f}/month "
+                                                              f"{candidate.pricing_basis} is over the budget of "
+                                                              f"${scenario.budget.monthly_usd:,.0f}"))
+            if closest is None or candidate.cost_usd < closest.cost_usd:
+                closest = candidate
+                closest_miss = f"over budget by ${candidate.cost_usd - scenario.budget.monthly_usd:,.0f}/month"
+            continue
+        candidates.append(candidate)
+        for g, entry in candidate.detail["by_region"].items():
+            best[g] = min(best.get(g, math.inf), entry["cost_usd"])
+        if candidate.owned:
+            best["owned"] = min(best.get("owned", math.inf), candidate.cost_usd)
+    result = ranked_result(scenario, arch, candidates, rejected, closest, closest_miss, evaluated, assumptions,
+                           latency_key=next(iter(targets)))
+    return _with_saturation(result, arch, traffic)
+
+
+def _families(scenario: Scenario, catalog: Catalog, arch: ModelArch, basis: str, rejected: list[Rejection]) -> list:
+    """Every device × GPUs per replica × format × engine × link class that fits, with its offers by region."""
+    traffic, c = scenario.traffic, scenario.constraints
+    search_basis = "reserved-1y" if basis == "mixed" else basis
     families = []
     a0 = arch.layers[0].attention
     for device in devices_for(catalog, scenario):
         owned = next((o for o in c.owned if catalog.device(o.device).id == device.id), None)
+        offers = offers_for(catalog, scenario, device)
         for gpus in (1, 2, 4, 8):
             if gpus > c.max_gpus or a0.heads % gpus or (a0.kv_heads % gpus and gpus % a0.kv_heads):
                 continue
-            offers = offers_for(catalog, scenario, device, gpus)
-            if not offers and not (owned and owned.count >= gpus):
+            fitting = replica_offers(offers, gpus)
+            held = owned.count // gpus if owned else 0
+            if not fitting and not held:
+                if offers and gpus > 1 and any(o.gpu_count >= gpus // 2 for o in offers):
+                    rejected.append(Rejection(family=f"{gpus}x {device.id}", reason=(
+                        f"no offer holds {gpus} {device.id} GPUs in one instance (largest: "
+                        f"{max(o.gpu_count for o in offers)}): a tensor-parallel replica is not split across "
+                        "instances")))
                 continue
+            classes: dict[str, list[Offer]] = {}
+            for o in fitting:
+                classes.setdefault(link_class(o) if gpus > 1 else "-", []).append(o)
+            if not classes:
+                classes["owned"] = []
             for quant in c.quantizations:
                 for engine in c.engines:
-                    family = f"{gpus}x {device.id} {quant} {engine}"
                     cfg = InferenceConfig(batch=1, prompt=traffic.prompt_tokens, output=traffic.output_tokens,
                                           weights=quant, engine=engine, gpus=gpus, images=traffic.images,
                                           image_hw=traffic.image_hw)
                     try:
                         memory = _p95_memory(arch, device, engine, quant, gpus, traffic)
                     except SizeupError as e:
-                        rejected.append(Rejection(family=family, reason=str(e)))
+                        rejected.append(Rejection(family=f"{gpus}x {device.id} {quant} {engine}", reason=str(e)))
                         continue
                     if not memory.fits:
-                        rejected.append(Rejection(family=family, reason=(
+                        rejected.append(Rejection(family=f"{gpus}x {device.id} {quant} {engine}", reason=(
                             f"does not fit: {memory.total_bytes / 2**30:,.1f} GiB needed per GPU, "
                             f"{memory.usable_bytes.typical / 2**30:,.1f} GiB usable")))
                         continue
-                    offer, hourly = replica_price(offers, gpus, basis)
-                    owned_cost = None
-                    if owned and owned.count >= gpus:
-                        owned_cost = owned_monthly_cost(owned, device, gpus)
-                    families.append((device, gpus, quant, engine, cfg, memory, offer, hourly, owned_cost))
-    # a lower bound on each family's fleet cost, from its throughput bound; simulate cheapest-first
-    bounded = []
-    for device, gpus, quant, engine, cfg, memory, offer, hourly, owned_cost in families:
-        max_batch = memory.max_concurrent_sequences or _max_batch(arch, device, cfg, traffic)
-        e = estimate_inference(arch, device, replace(cfg, batch=max(max_batch, 1)),
-                               limits=False)
-        if e.decode is not None and e.decode.tokens_per_s is None:  # compute unknown: no speed to plan on
-            continue
-        upper = e.decode.tokens_per_s.high / max(traffic.output_tokens, 1) if e.decode else 1.0
-        # at the throughput bound, plus the spare replica where there is one
-        at_bound = math.ceil(traffic.peak_requests_per_s / max(upper, 1e-9))
-        lower = min((at_bound + _spare(c, False)) * hourly * HOURS_PER_MONTH,
-                    (at_bound + _spare(c, True)) * owned_cost if owned_cost is not None else math.inf)
-        bounded.append((lower, device, gpus, quant, engine, cfg, memory, offer, hourly, owned_cost, max_batch))
-    bounded.sort(key=lambda t: t[0])
-    candidates, best_cost, evaluated = [], math.inf, 0
-    closest, closest_miss, closest_gap = None, "", math.inf
-    for lower, device, gpus, quant, engine, cfg, memory, offer, hourly, owned_cost, max_batch in bounded:
-        family = f"{gpus}x {device.id} {quant} {engine}"
-        if prune and lower > best_cost and len(candidates) >= 3:
-            rejected.append(Rejection(family=family, reason=f"costs at least ${lower:,.0f}/month {basis}, more "
-                                                            f"than the chosen ${best_cost:,.0f}/month"))
-            continue
-        evaluated += 1
-        model = replica_model(arch, device, cfg, max_batch)
-        rate, sim = rate_at_sla(model, traffic.prompt_tokens, traffic.output_tokens, targets, requests=1200)
-        if rate <= 0:
-            probe = sim
-            miss = ", ".join(f"{k} {probe.metric(k):.3g} s > {v:g} s" for k, v in targets.items()
-                             if probe.metric(k) > v)
-            rejected.append(Rejection(family=family, reason=f"misses the SLA even unloaded: {miss}"))
-            gap = max(probe.metric(k) / v for k, v in targets.items())
-            if gap < closest_gap:
-                closest_gap, closest_miss = gap, miss
-                closest = Candidate(device=device, gpus=gpus, quant=quant, engine=engine, offer=offer,
-                                    simulation=probe, latency={k: probe.metric(k) for k in targets},
-                                    memory_bytes=memory.total_bytes, usable_bytes=memory.usable_bytes.typical,
-                                    max_batch=max_batch)
-            continue
+                    owned_usd = owned_monthly_cost(owned, device, gpus) if held else None
+                    for members in classes.values():
+                        sample = members[0] if members else None
+                        families.append(_Family(
+                            device=installed(device, sample), gpus=gpus, quant=quant, engine=engine, cfg=cfg,
+                            memory=memory, groups=cheapest_per_group(members, gpus, search_basis),
+                            owned_replica_usd=owned_usd, held_replicas=held,
+                            link_kind=link_class(sample) if sample is not None else "owned"))
+    return families
+
+
+def _billed(scenario, fam: _Family, model: ReplicaModel, rate: float, max_batch: int, basis: str, levels, method,
+            spares: tuple[int, int], rejected: list[Rejection]) -> Candidate | None:
+    """The family's fleet billed in every region group and on the owned cards; the cheapest is the candidate."""
+    traffic, c = scenario.traffic, scenario.constraints
+    plan = replicas_needed(traffic.peak_requests_per_s, traffic.base_requests_per_s, rate, c.headroom, spares[1])
+    usable = rate * (1 - c.headroom)
+    by_region, fleets = {}, {}
+    for group, (offer, _) in fam.groups.items():
+        fleet = fleet_for(levels, method, usable, spares[1], offer, offer.gpu_count // fam.gpus, c.spot)
+        cost, used = (fleet.costs[basis], basis) if basis in fleet.costs else (fleet.costs["on-demand"], "on-demand")
+        by_region[group] = {"offer": offer.id, "region": offer.region, "cost_usd": cost, "pricing_basis": used}
+        fleets[group] = fleet
+    group = min(by_region, key=lambda g: by_region[g]["cost_usd"]) if by_region else None
+    offer = fam.groups[group][0] if group else None
+    fleet = fleets.get(group)
+    cost, used = (by_region[group]["cost_usd"], by_region[group]["pricing_basis"]) if group else (math.inf, basis)
+    mix = None
+    if fam.owned_replica_usd is not None:
+        rented = hourly_price(offer, "spot" if c.spot else "on-demand") if offer is not None else (0.0, "")
+        mix = owned_mix(levels, usable, fam.held_replicas, fam.owned_replica_usd, spares, offer,
+                        offer.gpu_count // fam.gpus if offer is not None else 1, rented)
+    owned = mix is not None and mix.cost_usd <= cost
+    if owned:
+        cost, used = mix.cost_usd, "owned"
         plan = replicas_needed(traffic.peak_requests_per_s, traffic.base_requests_per_s, rate, c.headroom,
-                               _spare(c, False))
-        replicas = plan.with_redundancy
-        owned_plan = replicas_needed(traffic.peak_requests_per_s, traffic.base_requests_per_s, rate, c.headroom,
-                                     _spare(c, True))
-        held = next((o.count for o in c.owned if catalog.device(o.device).id == device.id), 0)
-        if owned_cost is not None and owned_plan.with_redundancy * gpus > held:
-            owned_cost = None  # not enough owned cards for this fleet
-        peak_sim = simulate(model, traffic.peak_requests_per_s / plan.for_load, traffic.prompt_tokens,
-                            traffic.output_tokens, requests=1500, seed=1)
-        monthly = None
-        if offer is not None:
-            per_instance = max(1, offer.gpu_count // gpus)
-            monthly = monthly_cost(offer, math.ceil(replicas / per_instance) if offer.gpu_count >= gpus
-                                   else replicas * math.ceil(gpus / offer.gpu_count))
-        owned_total = owned_cost * owned_plan.with_redundancy if owned_cost is not None else None
-        cost, used = monthly.priced(basis) if monthly is not None else (math.inf, basis)
-        if owned_total is not None and owned_total <= cost:
-            cost, used = owned_total, "owned"
-        if cost == math.inf:
-            rejected.append(Rejection(family=family, reason=f"{owned_plan.with_redundancy * gpus} GPUs needed, "
-                                                            f"{held} owned and no cloud offer"))
-            continue
-        candidate = Candidate(device=device, gpus=gpus, quant=quant, engine=engine, offer=offer,
-                              owned=used == "owned", replicas=owned_plan if used == "owned" else plan,
-                              simulation=peak_sim, monthly=monthly, cost_usd=cost, pricing_basis=used,
-                              latency={k: peak_sim.metric(k) for k in targets}, memory_bytes=memory.total_bytes,
-                              usable_bytes=memory.usable_bytes.typical, max_batch=max_batch,
-                              detail={"rate_per_replica": rate, "owned_monthly_usd": owned_total,
-                                      "decode_batches": list(model.decode_batches),
-                                      "decode_step_s": list(model.decode_step_s),
-                                      "memory_parts": memory_parts(memory),
-                                      **({"multimodal_profile": memory.multimodal_profile.to_dict()}
-                                         if memory.multimodal_profile else {})})
-        if scenario.budget.monthly_usd is not None and cost > scenario.budget.monthly_usd:
-            rejected.append(Rejection(family=family, reason=f"${cost:,.0f}/month {used} is over the budget of "
-                                                            f"${scenario.budget.monthly_usd:,.0f}"))
-            if closest is None or cost < closest.cost_usd:
-                closest, closest_miss = candidate, f"over budget by ${cost - scenario.budget.monthly_usd:,.0f}/month"
-            continue
-        candidates.append(candidate)
-        best_cost = min(best_cost, cost)
-    result = ranked_result(scenario, arch, candidates, rejected, closest, closest_miss, evaluated, assumptions,
-                     latency_key=next(iter(targets)))
-    if result.chosen is not None:  # the saturation point: the highest rate at which queues stay bounded
-        chosen = result.chosen
-        model = ReplicaModel(prefill_fixed_s=0, prefill_per_token_s=0, decode_batches=(1,), decode_step_s=(1,),
-                             max_batch=1)
-        detail = chosen.detail
-        if detail.get("decode_batches"):
-            cfg = InferenceConfig(prompt=traffic.prompt_tokens, output=traffic.output_tokens, weights=chosen.quant,
-                                  engine=chosen.engine, gpus=chosen.gpus, images=traffic.images, image_hw=traffic.image_hw)
-            model = replica_model(arch, chosen.device, cfg, chosen.max_batch)
-            saturation, _ = rate_at_sla(model, traffic.prompt_tokens, traffic.output_tokens, {}, requests=1200)
-            chosen = replace(chosen, detail={**detail, "saturation_rps": saturation})
-            result = replace(result, chosen=chosen, ranked=(chosen,) + result.ranked[1:],
-                             pareto=tuple(chosen if c is result.chosen else c for c in result.pareto))
-    return result
+                               spares[0] if not mix.rented_instance_hours else spares[1])
+    if cost == math.inf:
+        rejected.append(Rejection(family=fam.name, reason=f"{(plan.for_load + spares[0]) * fam.gpus} GPUs needed, "
+                                                          f"{fam.held_replicas * fam.gpus} owned and no cloud offer"))
+        return None
+    monthly = None if fleet is None else MonthlyCost(
+        instances=fleet.peak_instances, on_demand_usd=fleet.costs["on-demand"], spot_usd=fleet.costs.get("spot"),
+        reserved_usd=fleet.costs.get("reserved-1y"), mixed_usd=fleet.costs.get("mixed"),
+        owned_usd=None if mix is None else mix.cost_usd, instance_hours=fleet.instance_hours)
+    peak_sim = simulate(model, traffic.peak_requests_per_s / plan.for_load, traffic.prompt_tokens,
+                        traffic.output_tokens, requests=1500, seed=1)
+    targets = scenario.sla.targets or {"ttft_p95": 2.0}
+    return Candidate(device=fam.device, gpus=fam.gpus, quant=fam.quant, engine=fam.engine, offer=offer, owned=owned,
+                     replicas=plan, simulation=peak_sim, monthly=monthly, cost_usd=cost, pricing_basis=used,
+                     latency={k: peak_sim.metric(k) for k in targets}, memory_bytes=fam.memory.total_bytes,
+                     usable_bytes=fam.memory.usable_bytes.typical, max_batch=max_batch,
+                     detail={"rate_per_replica": rate, "owned_monthly_usd": None if mix is None else mix.cost_usd,
+                             "owned_mix": None if mix is None else mix.arithmetic,
+                             "owned_replicas": None if mix is None else mix.owned_replicas,
+                             "fleet": None if fleet is None else fleet.to_dict(), "by_region": by_region,
+                             "link": _link(fam, None if owned else offer), "floor_replicas": _floor(fleet, levels, usable, spares, owned),
+                             "decode_batches": list(model.decode_batches),
+                             "decode_step_s": list(model.decode_step_s),
+                             "memory_parts": memory_parts(fam.memory),
+                             **({"multimodal_profile": fam.memory.multimodal_profile.to_dict()}
+                                if fam.memory.multimodal_profile else {})})
+
+
+def _link(fam: _Family, offer: Offer | None) -> str:
+    return link_text(fam.device, offer) if fam.gpus > 1 else "one GPU per replica"
+
+
+def _floor(fleet, levels, usable: float, spares: tuple[int, int], owned: bool) -> int:
+    """Replicas at the quietest level of the month (the autoscaler's floor), the spare included."""
+    if fleet is not None and not owned:
+        return fleet.floor_replicas
+    return min(replicas_at(lv.requests_per_s, usable) for lv in levels) + spares[0 if owned else 1]
+
+
+def _with_saturation(result: PlanResult, arch: ModelArch, traffic) -> PlanResult:
+    """The chosen option with its saturation point: the highest rate at which queues stay bounded."""
+    chosen = result.chosen
+    if chosen is None or not chosen.detail.get("decode_batches"):
+        return result
+    cfg = InferenceConfig(prompt=traffic.prompt_tokens, output=traffic.output_tokens, weights=chosen.quant,
+                          engine=chosen.engine, gpus=chosen.gpus, images=traffic.images, image_hw=traffic.image_hw)
+    model = replica_model(arch, chosen.device, cfg, chosen.max_batch)
+    saturation, _ = rate_at_sla(model, traffic.prompt_tokens, traffic.output_tokens, {}, requests=1200)
+    chosen = replace(chosen, detail={**chosen.detail, "saturation_rps": saturation})
+    return replace(result, chosen=chosen, ranked=(chosen,) + result.ranked[1:],
+                   pareto=tuple(chosen if c is result.chosen else c for c in result.pareto))
 
 
 def _spare(c, owned: bool) -> int:
@@ -218,6 +326,6 @@ def _p95_memory(arch: ModelArch, device: DeviceSpec, engine: str, quant: str, gp
         prompt=decoder_prompt(arch, prompt), weights=get_format(quant), tp=gpus, tower=feed))
 
 
-def _max_batch(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, traffic) -> int:
+def _max_batch(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig) -> int:
     e = estimate_inference(arch, device, cfg)
     return max(1, min(e.max_batch, 256))

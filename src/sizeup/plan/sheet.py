@@ -9,87 +9,17 @@ value of a formula cell is the same arithmetic, so both agree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
+from sizeup.plan.headline import build_headline
+from sizeup.plan.sheet_types import Cell, Section, Sheet
 from sizeup.units import spoken_metric
-from sizeup.plan.headline import Headline, build_headline
 
 __all__ = ["Cell", "Section", "Sheet"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Cell:
-    key: str
-    """Unique within the sheet; letters, digits and underscores."""
-    label: str
-    value: float | int | str | bool | None
-    unit: str = ""
-    """"USD", "USD/h", "req/s", "s", "bytes", "%", "" …"""
-    formula: str | None = None
-    """Excel formula with {key} placeholders; None for plain values."""
-    note: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "label": self.label, "value": self.value, "unit": self.unit,
-                "formula": self.formula, "note": self.note}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Section:
-    title: str
-    cells: tuple[Cell, ...] = ()
-    table_headers: tuple[str, ...] = ()
-    table_rows: tuple[tuple[Any, ...], ...] = ()
-    """An optional table (e.g. the runners-up and why each lost)."""
-    notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"title": self.title, "cells": [c.to_dict() for c in self.cells],
-                "table": {"headers": list(self.table_headers), "rows": [list(r) for r in self.table_rows]},
-                "notes": list(self.notes)}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Sheet:
-    title: str
-    scenario: str
-    meets: bool
-    """False when no configuration meets the scenario (the sheet then shows the closest option)."""
-    verdict: str
-    inputs: tuple[Cell, ...]
-    """Editable inputs (traffic, prices, SLA targets) that the XLSX formulas refer to."""
-    sections: tuple[Section, ...]
-    """Hardware selection, cost budget, SLA commitment, fault plan — in that order."""
-    assumptions: tuple[str, ...] = ()
-    plots: dict[str, str] = field(default_factory=dict)
-    """Plot name -> PNG path, when plots were drawn."""
-    headline: Headline | None = None
-    """What to buy or rent and what it costs on one pricing basis: every renderer shows it first."""
-
-    def cells(self) -> dict[str, Cell]:
-        out = {c.key: c for c in self.inputs}
-        for section in self.sections:
-            out.update({c.key: c for c in section.cells})
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"title": self.title, "scenario": self.scenario, "meets": self.meets, "verdict": self.verdict,
-                "inputs": [c.to_dict() for c in self.inputs], "sections": [s.to_dict() for s in self.sections],
-                "assumptions": list(self.assumptions), "plots": dict(self.plots),
-                "headline": None if self.headline is None else self.headline.to_dict()}
-
-
 # ---- building the sheet from a plan ---------------------------------------------------------
-
-def _money(key: str, label: str, value: float, formula: str | None = None, note: str = "") -> Cell:
-    return Cell(key=key, label=label, value=value, unit="USD", formula=formula, note=note)
-
 
 def build_sheet(result) -> Sheet:
     """The four sections of the compute requirement sheet for a `PlanResult`."""
-    from sizeup.plan.cost import HOURS_PER_MONTH
-
     scenario = result.scenario
     chosen = result.chosen or result.closest
     inputs: list[Cell] = []
@@ -135,86 +65,36 @@ def build_sheet(result) -> Sheet:
                             table_rows=runners,
                             notes=tuple(f"rejected {f}: {why}" for f, why in rejected)))
     # cost budget, with live formulas over the inputs
+    from sizeup.plan.regions import cheapest_by_group
+    from sizeup.plan.sheet_cost import buy_cells, job_cost, region_rows, serving_cost
+
     cost_cells: list[Cell] = []
+    headers: tuple[str, ...] = ()
+    rows: tuple[tuple, ...] = ()
     if serving:
-        plan, offer = chosen.replicas, chosen.offer
-        inputs += [Cell(key="peak_rps", label="peak requests per second", value=plan.peak_requests_per_s,
-                        unit="req/s"),
-                   Cell(key="base_rps", label="mean requests per second", value=plan.base_requests_per_s,
-                        unit="req/s"),
-                   Cell(key="rate_per_replica", label="requests per second per replica at the SLA",
-                        value=plan.rate_per_replica, unit="req/s"),
-                   Cell(key="headroom", label="capacity kept free at the peak", value=plan.headroom, unit="%"),
-                   Cell(key="hours_per_month", label="hours per month", value=HOURS_PER_MONTH, unit="h")]
-        spare = plan.with_redundancy - plan.for_load
-        replicas_formula = "=ROUNDUP({peak_rps}/({rate_per_replica}*(1-{headroom})),0)"
-        cost_cells += [Cell(key="replicas_for_load", label="replicas for the peak load", value=plan.for_load,
-                            formula=replicas_formula, note=plan.arithmetic),
-                       Cell(key="replicas", label=f"replicas with N+{spare}" if spare else
-                            "replicas (no spare: redundancy not asked for)", value=plan.with_redundancy,
-                            formula=f"={{replicas_for_load}}+{spare}"),
-                       Cell(key="replicas_at_base", label="replicas at the mean load (autoscaling floor)",
-                            value=plan.at_base, formula="=ROUNDUP({base_rps}/({rate_per_replica}*(1-{headroom})),0)")]
-        if offer is not None and chosen.monthly is not None:
-            per_instance = max(1, offer.gpu_count // chosen.gpus) if offer.gpu_count >= chosen.gpus else 1
-            gpus_factor = 1 if offer.gpu_count >= chosen.gpus else -(-chosen.gpus // offer.gpu_count)
-            inputs += [Cell(key="instance_price", label=f"{offer.instance} on-demand price",
-                            value=offer.on_demand_usd_per_hour, unit="USD/h", note=f"price of {offer.price_date}"),
-                       Cell(key="replicas_per_instance", label="replicas per instance", value=per_instance),
-                       Cell(key="instances_per_replica", label="instances per replica", value=gpus_factor)]
-            instances = chosen.monthly.instances
-            cost_cells += [Cell(key="instances", label="instances", value=instances,
-                                formula="=ROUNDUP({replicas}/{replicas_per_instance},0)*{instances_per_replica}"),
-                           _money("monthly_on_demand", "monthly cost, on-demand", chosen.monthly.on_demand_usd,
-                                  "={instances}*{instance_price}*{hours_per_month}")]
-            if offer.spot_usd_per_hour is not None:
-                inputs.append(Cell(key="spot_price", label=f"{offer.instance} spot price", value=offer.spot_usd_per_hour,
-                                   unit="USD/h"))
-                cost_cells.append(_money("monthly_spot", "monthly cost, spot (preemptible)", chosen.monthly.spot_usd,
-                                         "={instances}*{spot_price}*{hours_per_month}",
-                                         "spot capacity can be reclaimed: keep the N+1 replica on-demand"))
-            if offer.reserved_1y_usd_per_hour is not None:
-                inputs.append(Cell(key="reserved_price", label=f"{offer.instance} 1-year reserved price",
-                                   value=offer.reserved_1y_usd_per_hour, unit="USD/h"))
-                cost_cells.append(_money("monthly_reserved", "monthly cost, 1-year reserved", chosen.monthly.reserved_usd,
-                                         "={instances}*{reserved_price}*{hours_per_month}"))
-        if chosen.detail.get("owned_monthly_usd"):
-            cost_cells.append(_money("monthly_owned", "monthly cost, owned (amortised + power)",
-                                     chosen.detail["owned_monthly_usd"]))
-        traffic = scenario.traffic
-        if traffic is not None and chosen.monthly is not None and scenario.task != "vision":
-            inputs.append(Cell(key="output_tokens", label="output tokens per request", value=traffic.output_tokens))
-            tokens_month = plan.base_requests_per_s * traffic.output_tokens * 3600 * HOURS_PER_MONTH
-            cost_cells.append(_money("usd_per_million_tokens", "cost per million output tokens (on-demand, mean load)",
-                                     chosen.monthly.on_demand_usd / tokens_month * 1e6,
-                                     "={monthly_on_demand}/({base_rps}*{output_tokens}*3600*{hours_per_month})*1000000"))
-        if scenario.budget.monthly_usd is not None:
-            inputs.append(Cell(key="budget", label="monthly budget", value=scenario.budget.monthly_usd, unit="USD"))
+        more, cost_cells, headers, rows = serving_cost(scenario, chosen)
+        inputs += more
     elif chosen is not None and job and chosen.offer is not None:
-        offer = chosen.offer
-        hours = chosen.latency["hours"]
-        instances = -(-chosen.gpus // offer.gpu_count)  # whole instances, as the estimate rents them
-        inputs += [Cell(key="job_hours", label="run time", value=hours, unit="h"),
-                   Cell(key="instance_price", label=f"{offer.instance} on-demand price",
-                        value=offer.on_demand_usd_per_hour, unit="USD/h", note=f"price of {offer.price_date}"),
-                   Cell(key="instances", label="instances", value=instances)]
-        cost_cells.append(_money("job_on_demand", "job cost, on-demand", hours * instances * offer.on_demand_usd_per_hour,
-                                 "={job_hours}*{instances}*{instance_price}"))
-        for key, label, price in (("spot", "spot", offer.spot_usd_per_hour),
-                                  ("reserved", "1-year reserved", offer.reserved_1y_usd_per_hour)):
-            if price:
-                inputs.append(Cell(key=f"{key}_price", label=f"{offer.instance} {label} price", value=price,
-                                   unit="USD/h"))
-                cost_cells.append(_money(f"job_{key}", f"job cost, {label}", hours * instances * price,
-                                         f"={{job_hours}}*{{instances}}*{{{key}_price}}"))
-        if scenario.budget.job_usd is not None:
-            inputs.append(Cell(key="budget", label="job budget", value=scenario.budget.job_usd, unit="USD"))
+        more, cost_cells = job_cost(scenario, chosen)
+        inputs += more
     comparison = tuple((m, label, round(hours, 2), round(cost, 2)) for m, label, hours, cost in result.method_comparison)
-    if cost_cells or comparison:  # an edge device has no running cost: its section says what it draws instead
-        sections.append(Section(title="Cost budget", cells=tuple(cost_cells),
-                                table_headers=("method", "cheapest configuration", "run time (h)",
-                                               f"job cost (USD, {basis})") if comparison else (),
-                                table_rows=comparison))
+    if comparison:
+        headers = ("method", "cheapest configuration", "run time (h)", f"job cost (USD, {basis})")
+        rows = comparison
+    regions = cheapest_by_group(result.ranked)
+    if len(regions) > 1 or (regions and chosen is not None and chosen.offer is None):
+        cost_cells += region_rows(regions, period)
+    if result.buy is not None and scenario.task == "edge":  # a device bought once: its price, energy, break-even
+        from sizeup.plan.cost import HOURS_PER_MONTH
+
+        inputs.append(Cell(key="hours_per_month", label="hours per month", value=HOURS_PER_MONTH, unit="h"))
+        cost_cells += buy_cells(result.buy)
+    if cost_cells or rows:
+        sections.append(Section(title="Cost budget", cells=tuple(cost_cells), table_headers=headers, table_rows=rows))
+    if result.buy is not None and scenario.task != "edge":
+        sections.append(Section(title="Buy vs rent", cells=tuple(buy_cells(result.buy)),
+                                notes=("the fleet's peak GPUs bought as the catalog's items; energy at full load all "
+                                       "month",)))
     if scenario.task == "edge" and chosen is not None:
         sections.append(_edge_section(scenario, chosen))
     # SLA commitment
@@ -280,16 +160,61 @@ def build_sheet(result) -> Sheet:
         for k, v in scenario.sla.targets.items():
             fault.append(Cell(key=f"alert_{k}", label=f"alert: {k} above", value=v, unit="s",
                               note="a sustained breach at normal load suggests a CPU fallback or a slow node"))
+        fault.append(_recovery_cell(plan.with_redundancy > plan.for_load))
     if result.ranked[1:]:
         fault.append(Cell(key="fallback", label="fallback configuration", value=result.ranked[1].label))
+    if chosen is not None and "thermal_cut_c" in chosen.detail:  # edge: the module's first throttling trip
+        fault.append(Cell(key="thermal_cut", label=f"cut the batch or drop a power mode before "
+                                                    f"{chosen.detail['thermal_sensor'].split(' ')[0]} reaches",
+                          value=chosen.detail["thermal_cut_c"], unit="°C",
+                          note=chosen.detail["thermal_basis"] + "; watch it with sizeup watch --util --trip "
+                               f"{chosen.detail['thermal_cut_c']:g}"))
     if scenario.task in ("finetune", "pretrain") and chosen is not None and result.arch is not None:
-        fault += _checkpoint_cells(scenario, result.arch)
+        fault += _checkpoint_cells(scenario, result.arch, chosen)
     sections.append(Section(title="Fault plan", cells=tuple(fault)))
+    from sizeup.plan.envelope import envelope_checks
+    from sizeup.plan.recipe import recipe_section
+
+    checks = envelope_checks(result)
+    if checks:
+        sections.append(_envelope_section(checks))
+    recipe = recipe_section(result)
+    if recipe is not None:
+        sections.append(recipe)
+    tripped = [c for c in checks if c.tripped]
+    if tripped:
+        verdict += " — NOT PROMISED: " + "; ".join(f"{c.name} beyond its bound" for c in tripped)
     cells = {c.key: c.value for c in inputs} | {c.key: c.value for sec in sections for c in sec.cells}
-    headline = build_headline(result, cells)
+    headline = build_headline(result, cells, envelope=tuple(tripped))
     return Sheet(title=f"Compute requirement sheet: {scenario.name}", scenario=scenario.name, meets=result.meets,
                  verdict=verdict, inputs=tuple(inputs), sections=tuple(sections),
                  assumptions=tuple(result.assumptions), headline=headline)
+
+
+def _recovery_cell(spare: bool) -> Cell:
+    """The recovery promised when one replica fails (plan/fault.py); `sizeup load --chaos --sla` tests it."""
+    from sizeup.plan.fault import recovery_promise
+
+    promise = recovery_promise(spare)
+    return Cell(key="recovery_s", label="recovery when a replica fails, within",
+                value=promise.seconds if promise.seconds is not None else "not bounded", unit="s" if spare else "",
+                note=promise.basis + "; test it with sizeup load --chaos")
+
+
+def _envelope_section(checks) -> Section:
+    """Each envelope check: the prediction, the bound, and what the plan is at the bound when it trips."""
+    cells = []
+    for i, c in enumerate(checks):
+        value = round(c.predicted, 6) if c.unit in ("s", "fraction") else round(c.predicted, 1)
+        bound = (f"{c.bound * 1e3:,.3g} ms" if c.unit == "s" else f"{c.bound:.0%}" if c.unit == "fraction"
+                 else f"{c.bound:,.0f} {c.unit}")
+        relation = "at least" if c.unit == "s" else "at most"
+        cells.append(Cell(key=f"envelope_{i}", label=c.name, value=value,
+                          unit={"s": "s", "fraction": "%"}.get(c.unit, c.unit),
+                          note=(f"BEYOND THE BOUND ({relation} {bound}): not promised; {c.consequence}. " if c.tripped
+                                else f"within the bound ({relation} {bound}). ") + c.basis))
+    return Section(title="Envelope check", cells=tuple(cells),
+                   notes=("no predicted figure beyond a physical or best-published bound is promised",))
 
 
 _METRIC_LABELS = {"tpot": "time per output token (thermally derated)", "ttft": "time to first token (derated)"}
@@ -315,46 +240,53 @@ CHECKPOINT_BYTES_PER_PARAM = 14
 moments (8); frozen base weights are not rewritten."""
 
 
-def _checkpoint_cells(scenario, arch) -> list[Cell]:
-    """Jobs: the checkpoint size and write time, and the Young/Daly interval (spot: preemption every 6 h
-    assumed; on-demand: no preemption, so the interval is set by the nodes' failure rate, not known here)."""
+WRITE_BYTES_PER_S_PER_INSTANCE = 1e9
+"""Checkpoint write bandwidth of one instance to shared storage: assumed (1 GB/s), stated on the sheet."""
+
+
+def _checkpoint_cells(scenario, arch, chosen) -> list[Cell]:
+    """Jobs: the checkpoint size and write time, and the Young/Daly interval τ = √(2·δ·M) with M the job's mean
+    time between interruptions from a published per-GPU failure rate (plan.reliability), shortened on spot
+    capacity by preemptions (every 6 h assumed)."""
     from sizeup.plan.cost import checkpoint_plan
+    from sizeup.plan.reliability import failure_rate, job_mtbf_s
     from sizeup.workload.finetune import FinetuneSpec, trainable_parameters
 
     job = scenario.job
     trainable = arch.params if job.method == "full" else \
         trainable_parameters(arch, FinetuneSpec(method=job.method, rank=job.rank)).trainable_params
     state = trainable * CHECKPOINT_BYTES_PER_PARAM
-    plan = checkpoint_plan(state, 1e9, 6 * 3600)
+    instances = chosen.detail.get("instances") or 1
+    rate = failure_rate()
+    failures = job_mtbf_s(chosen.gpus)
+    spot = chosen.pricing_basis == "spot"
+    preemption = 6 * 3600.0
+    mtbf = 1 / (1 / failures + 1 / preemption) if spot else failures
+    plan = checkpoint_plan(state, WRITE_BYTES_PER_S_PER_INSTANCE * instances, mtbf, rate.restart_s)
+    hours = chosen.latency.get("hours", 0.0)
     cells = [Cell(key="checkpoint_bytes", label="checkpoint size", value=int(state), unit="bytes",
                   note=f"{trainable:,} trainable parameters × {CHECKPOINT_BYTES_PER_PARAM} bytes (weights, fp32 master, "
                        "Adam moments)"),
              Cell(key="checkpoint_write", label="checkpoint write time", value=round(plan.write_s, 3), unit="s",
-                  note="at 1 GB/s to storage (assumed)")]
-    if scenario.constraints.spot:
-        cells.append(Cell(key="checkpoint_interval", label="checkpoint every", value=round(plan.interval_s, 1),
-                          unit="s", note=plan.arithmetic + " (preemption every 6 h assumed)"))
-    else:
-        cells.append(Cell(key="checkpoint_interval", label="checkpoint every", value="by the failure rate",
-                          note="on-demand capacity is not preempted: τ = √(2·C·M) with M the nodes' mean time "
-                               "between failures (not known here); at least once before the run ends"))
+                  note=f"sharded: each of {instances} instance(s) writes its share at 1 GB/s to storage (assumed)"),
+             Cell(key="job_mtbf", label="mean time between interruptions", value=round(mtbf / 3600, 2), unit="h",
+                  note=f"{rate.gpu_hours_per_interruption:,.0f} GPU-hours per unexpected interruption ÷ {chosen.gpus} "
+                       f"GPUs ({rate.source})" + ("; with a spot preemption every 6 h (assumed)" if spot else "")),
+             Cell(key="checkpoint_interval", label="checkpoint every", value=round(plan.interval_s, 1), unit="s",
+                  note=plan.arithmetic + f"; restart {rate.restart_s / 60:.0f} min (assumed)"
+                       + (f"; the run ({hours:,.1f} h) is shorter than one interval: checkpoint at the end, and at "
+                          "least hourly if a restart from zero would hurt" if hours * 3600 < plan.interval_s else ""))]
     return cells
 
 
 def _edge_section(scenario, chosen) -> Section:
-    """Edge: what the device draws, how the model fits next to the OS, and the thermal derate."""
+    """Edge: how the model fits next to the OS, and the thermal derate (price and power: the cost section)."""
     device, edge = chosen.device, scenario.edge
     cells = [Cell(key="edge_device", label="device", value=device.name),
-             Cell(key="edge_power", label="device power (TDP)", value=device.tdp_w, unit="W" if device.tdp_w else "",
-                  note="" if device.tdp_w else "not in the catalog"),
-             Cell(key="edge_price", label="device price", value=edge.price_usd, unit="USD", note="from the scenario")
-             if edge is not None and edge.price_usd is not None else
-             Cell(key="edge_price", label="device price", value="unknown",
-                  note="the catalog holds no purchase price: give edge.price_usd in the scenario"),
              Cell(key="edge_memory_needed", label="memory needed", value=chosen.memory_bytes, unit="bytes"),
              Cell(key="edge_memory_usable", label="memory usable after the OS share", value=int(chosen.usable_bytes),
                   unit="bytes")]
     if edge is not None:
         cells.append(Cell(key="thermal_derate", label="thermal derate on sustained speed", value=edge.thermal_derate,
                           note="assumption, not measured"))
-    return Section(title="Device", cells=tuple(cells), notes=("no cloud cost: the model runs on the device",))
+    return Section(title="Device", cells=tuple(cells), notes=("the model runs on the device",))

@@ -15,7 +15,7 @@ from sizeup.plan.scenario import Scenario
 if TYPE_CHECKING:  # a plan of a traced torch model (vision) has no architecture and need not load the reader
     from sizeup.ingest.hf_config import ModelArch
 
-__all__ = ["Candidate", "Rejection", "PlanResult", "ranked_result", "memory_parts"]
+__all__ = ["Candidate", "Rejection", "PlanResult", "ranked_result", "memory_parts", "precision_rank"]
 
 
 def memory_parts(memory) -> dict[str, int]:
@@ -68,8 +68,15 @@ class Candidate:
                 "simulation": None if self.simulation is None else self.simulation.to_dict(),
                 "monthly": None if self.monthly is None else self.monthly.to_dict(), "cost_usd": self.cost_usd,
                 "pricing_basis": self.pricing_basis,
-                "latency_s": dict(self.latency), "memory_bytes": self.memory_bytes, "usable_bytes": self.usable_bytes,
+                "latency_s": dict(self.latency), "latency_range_s": self.latency_ranges(),
+                "memory_bytes": self.memory_bytes, "usable_bytes": self.usable_bytes,
                 "max_batch": self.max_batch, "detail": dict(self.detail)}
+
+    def latency_ranges(self) -> dict[str, dict[str, Any]]:
+        """Each latency as a calibrated range with what backs it (price/ranges_table.latency_ranges)."""
+        from sizeup.price.ranges_table import latency_ranges
+
+        return latency_ranges(self.latency, self.engine, self.device)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,6 +103,9 @@ class PlanResult:
     assumptions: tuple[str, ...] = ()
     method_comparison: tuple[tuple[str, str, float, float], ...] = ()
     """Fine-tuning: (method, cheapest configuration, hours, cost) for full, LoRA and QLoRA."""
+    buy: Any = None
+    """Buy vs rent (plan.buy.BuyVsRent): the edge device, or a rented fleet's GPUs bought; None where it does
+    not apply."""
 
     @property
     def meets(self) -> bool:
@@ -108,15 +118,19 @@ class PlanResult:
                 "closest": None if self.closest is None else self.closest.to_dict(), "closest_miss": self.closest_miss,
                 "evaluated": self.evaluated, "assumptions": list(self.assumptions),
                 "method_comparison": [{"method": m, "configuration": c, "hours": h, "cost_usd": u}
-                                      for m, c, h, u in self.method_comparison]}
+                                      for m, c, h, u in self.method_comparison],
+                "buy_vs_rent": None if self.buy is None else self.buy.to_dict()}
 
 
-_PRECISION_ORDER = ("fp32", "bf16", "fp16", "f16", "fp8", "int8", "q8_0", "q6_k", "q5_k_m", "gptq-int4",
-                    "awq-int4", "q4_k_m", "nf4", "q3_k_m", "q2_k")
+_PRECISION_ORDER = ("fp32", "bf16", "fp16", "f16", "fp8", "int8", "q8_0", "q6_k", "q5_k_m", "q5_k_s", "q5_0",
+                    "gptq-int4", "awq-int4", "q4_k_m", "q4_k_s", "q4_0", "nf4", "q3_k_m", "q2_k")
 
 
-def _precision_rank(quant: str) -> int:
+def precision_rank(quant: str) -> int:
+    """0 for the highest precision: fp32, bf16, … q2_k; a format not listed ranks after them all."""
     return _PRECISION_ORDER.index(quant) if quant in _PRECISION_ORDER else len(_PRECISION_ORDER)
+
+
 
 
 def ranked_result(scenario, arch, candidates, rejected, closest, closest_miss, evaluated, assumptions,
@@ -124,7 +138,7 @@ def ranked_result(scenario, arch, candidates, rejected, closest, closest_miss, e
     """The result of a search: candidates cheapest first (at equal cost the higher-precision weights,
     then the lower `latency_key`), the Pareto front, and the closest miss only when nothing met the
     scenario."""
-    ranked = sorted(candidates, key=lambda c: (round(c.cost_usd, 2), _precision_rank(c.quant),
+    ranked = sorted(candidates, key=lambda c: (round(c.cost_usd, 2), precision_rank(c.quant),
                                                c.latency.get(latency_key, 0.0)))
     pareto, best_latency = [], math.inf
     for c in ranked:  # cheapest first: keep each that is faster than every cheaper one

@@ -1,49 +1,34 @@
 """Kubernetes manifests that carry a plan out (`sizeup plan … --deploy DIR`).
 
-Serving plans: a Deployment of the chosen engine — vLLM (`vllm/vllm-openai`), TensorRT-LLM
-(`trtllm-serve` in NVIDIA's release image) or the llama.cpp server (`ghcr.io/ggml-org/llama.cpp:server-cuda`),
-or for a request/response model planned on torch (vision) Triton Inference Server reading a model
-repository from a PersistentVolumeClaim — with the flags the plan implies (tensor parallel size, maximum model length = the p95 prompt plus
-the p95 output, GPU memory utilisation of the engine profile, maximum concurrent sequences = the
-batch the plan simulated, weight format), `nvidia.com/gpu` requests, a node selector, /health
-readiness and liveness probes; a Service; an autoscaling/v2 HPA from the sheet's floor (replicas at
-the mean load) to its replicas with N+1, on requests per second per pod at the scale-out point; a
-PodDisruptionBudget that lets only the spare replica go at a time.
-Fine-tune / pre-train plans: a Job with the GPUs, the deadline as activeDeadlineSeconds. Edge
-devices run no Kubernetes: refused in one line.
+Serving plans: a Deployment of the chosen engine — vLLM, TensorRT-LLM (`trtllm-serve`) or the llama.cpp
+server, or for a request/response model planned on torch (vision) Triton Inference Server reading a model
+repository from a PersistentVolumeClaim — from a pinned image (data/plan/serving.yaml, never `latest`), on the
+checkpoint that matches the planned weight format (an AWQ repository for awq-int4, a GGUF file for llama.cpp;
+a placeholder the user must fill, said in an annotation, when none is listed), with the flags the plan implies
+(plan.serving_files.engine_command: tensor parallel size, maximum model length, GPU memory share, maximum
+concurrent sequences, weight format), `nvidia.com/gpu` requests, a node selector, /health probes; a Service;
+an autoscaling/v2 HPA from the fleet's floor (the quietest hour of the month) to its peak with N+1, on the
+server's own request metric; the prometheus-adapter rule that turns that metric into the HPA's per-pod
+custom metric (a ConfigMap); a PodDisruptionBudget that lets only the spare replica go at a time.
+Fine-tune / pre-train plans: an Indexed Job over the placement's instances with the GPUs, the deadline as
+activeDeadlineSeconds. Edge devices run no Kubernetes: refused in one line.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from sizeup.errors import ConfigError
+from sizeup.plan.serving_files import PORTS, engine_command, hf_id, image, metric
 
-__all__ = ["manifests", "write_deploy", "IMAGES"]
+__all__ = ["manifests", "write_deploy", "adapter_rule"]
 
-IMAGES = {"vllm": "vllm/vllm-openai:latest", "llama.cpp": "ghcr.io/ggml-org/llama.cpp:server-cuda",
-          "tensorrt-llm": "nvcr.io/nvidia/tensorrt-llm/release:latest",
-          "torch": "nvcr.io/nvidia/tritonserver:24.08-py3"}
-"""A request/response (vision) model planned on torch is served by Triton from a model repository."""
-PORTS = {"vllm": 8000, "llama.cpp": 8080, "tensorrt-llm": 8000, "torch": 8000}
 _HEALTH = {"torch": ("/v2/health/ready", "/v2/health/live")}
-_VLLM_QUANT = {"awq-int4": "awq", "gptq-int4": "gptq", "fp8": "fp8", "int8": "bitsandbytes", "nf4": "bitsandbytes"}
-_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "f16": "float16", "fp32": "float32"}
-_METRIC = "http_requests_per_second"
-"""The per-pod request rate a Prometheus adapter exposes (its walkthrough's name); say so in the annotation."""
-
-
-def _hf_id(model: str) -> str:
-    """The Hugging Face repository of a catalog preset, else the model string as given."""
-    from sizeup.hardware.catalog import builtin_data_dir
-
-    path = builtin_data_dir() / "models" / f"{model}.json"
-    try:
-        return json.loads(path.read_text())["sizeup"]["hf_id"]
-    except (OSError, KeyError, ValueError, TypeError):
-        return model
+_METRICS_PORT = {"torch": 8002}
+"""Triton serves /metrics on its own port; the other servers on their HTTP port."""
+_ENTRYPOINT = {"llama.cpp"}
+"""Images whose entrypoint is the server itself (the llama.cpp server image runs llama-server)."""
 
 
 def _name(scenario_name: str) -> str:
@@ -63,60 +48,18 @@ def _node_selector(chosen) -> tuple[dict[str, str], str]:
             "nodes -L nvidia.com/gpu.product`")
 
 
-def _vllm_multimodal_args(traffic, chosen) -> list[str]:
-    """The images per prompt (and their size) the plan's vLLM multimodal profile assumed
-    (price/vllm_multimodal.py), so the server profiles, and keeps back, what the plan sized; without them
-    vLLM profiles its default limit of images at the processor's largest size."""
-    if not chosen.detail.get("multimodal_profile") or not getattr(traffic, "images", 0):
-        return []
-    image: Any = traffic.images
-    if traffic.image_hw:
-        image = {"count": traffic.images, "width": traffic.image_hw[1], "height": traffic.image_hw[0]}
-    return ["--limit-mm-per-prompt", json.dumps({"image": image}, separators=(",", ":"))]
-
-
-def _engine_args(result, chosen) -> tuple[list[str], list[str]]:
-    """(command, args) of the engine container."""
-    from sizeup.price.engines import get_engine
-
-    traffic = result.scenario.traffic
-    model = _hf_id(result.scenario.model)
-    max_len = traffic.prompt_p95_tokens + traffic.output_p95_tokens
-    port = str(PORTS[chosen.engine])
-    if chosen.engine == "vllm":
-        util = get_engine("vllm").value("gpu_memory_utilization", 0.92)
-        args = ["--model", model, "--host", "0.0.0.0", "--port", port,
-                "--tensor-parallel-size", str(chosen.gpus), "--max-model-len", str(max_len),
-                "--gpu-memory-utilization", f"{util:g}", "--max-num-seqs", str(max(1, chosen.max_batch))]
-        if chosen.quant in _VLLM_QUANT:
-            args += ["--quantization", _VLLM_QUANT[chosen.quant]]
-        if chosen.quant in _DTYPE:
-            args += ["--dtype", _DTYPE[chosen.quant]]
-        return [], args + _vllm_multimodal_args(traffic, chosen)
-    if chosen.engine == "llama.cpp":
-        parallel = max(1, chosen.max_batch)
-        return [], ["--hf-repo", f"{model}-GGUF:{chosen.quant.upper()}",
-                    "--host", "0.0.0.0", "--port", port, "--n-gpu-layers", "999",
-                    "--ctx-size", str(max_len * parallel), "--parallel", str(parallel)]
-    if chosen.engine == "tensorrt-llm":
-        return ["trtllm-serve"], [model, "--host", "0.0.0.0", "--port", port, "--tp_size", str(chosen.gpus),
-                                  "--max_seq_len", str(max_len), "--max_batch_size", str(max(1, chosen.max_batch)),
-                                  "--kv_cache_free_gpu_memory_fraction", "0.9"]
-    if chosen.engine == "torch":
-        return ["tritonserver"], ["--model-repository=/models", f"--http-port={port}"]
-    raise ConfigError(f"--deploy: engine {chosen.engine!r} has no server image; expected vllm, tensorrt-llm or llama.cpp")
-
-
 def _serving(result, chosen) -> list[dict[str, Any]]:
     plan = chosen.replicas
     name = _name(result.scenario.name)
     labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/managed-by": "sizeup"}
     selector, where = _node_selector(chosen)
-    command, args = _engine_args(result, chosen)
+    command, args, ckpt = engine_command(result, chosen)
+    if chosen.engine in _ENTRYPOINT:
+        command = []
     port = PORTS[chosen.engine]
     ready, live = _HEALTH.get(chosen.engine, ("/health", "/health"))
     container: dict[str, Any] = {
-        "name": chosen.engine.replace(".", "-"), "image": IMAGES[chosen.engine], "args": args,
+        "name": chosen.engine.replace(".", "-"), "image": image(chosen.engine), "args": args,
         "ports": [{"name": "http", "containerPort": port}],
         "resources": {"limits": {"nvidia.com/gpu": chosen.gpus}, "requests": {"nvidia.com/gpu": chosen.gpus}},
         "readinessProbe": {"httpGet": {"path": ready, "port": port}, "periodSeconds": 10, "initialDelaySeconds": 30,
@@ -127,6 +70,8 @@ def _serving(result, chosen) -> list[dict[str, Any]]:
     volumes: list[dict[str, Any]] = [{"name": "shm", "emptyDir": {"medium": "Memory"}}]
     if command:
         container["command"] = command
+    if chosen.engine in _METRICS_PORT:
+        container["ports"].append({"name": "metrics", "containerPort": _METRICS_PORT[chosen.engine]})
     if chosen.engine == "torch":  # Triton reads the exported model from a volume the user fills
         container["volumeMounts"].append({"name": "models", "mountPath": "/models", "readOnly": True})
         volumes.append({"name": "models", "persistentVolumeClaim": {"claimName": f"{name}-models"}})
@@ -135,33 +80,78 @@ def _serving(result, chosen) -> list[dict[str, Any]]:
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": name, "labels": labels,
                      "annotations": {"sizeup/plan": chosen.label, "sizeup/node": where} | (
+                         {"sizeup/checkpoint": f"FILL IN before applying: {ckpt.note}"} if ckpt.placeholder else
+                         {"sizeup/checkpoint": f"{ckpt.ref}" + (f" ({ckpt.note})" if ckpt.note else "")}) | (
                          {"sizeup/models": f"export the model (ONNX or TorchScript) into a Triton model repository on "
                                            f"the PersistentVolumeClaim {name}-models"}
                          if chosen.engine == "torch" else {})},
         "spec": {"replicas": plan.with_redundancy, "selector": {"matchLabels": labels},
-                 "template": {"metadata": {"labels": labels},
+                 "template": {"metadata": {"labels": labels, "annotations": {
+                     "prometheus.io/scrape": "true", "prometheus.io/path": "/metrics",
+                     "prometheus.io/port": str(_METRICS_PORT.get(chosen.engine, port))}},
                               "spec": {"nodeSelector": selector, "containers": [container],
                                        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists",
                                                         "effect": "NoSchedule"}],
                                        "volumes": volumes}}}}
     service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "labels": labels},
                "spec": {"selector": labels, "ports": [{"name": "http", "port": port, "targetPort": "http"}]}}
-    hpa = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
-           "metadata": {"name": name, "labels": labels, "annotations": {
-               "sizeup/metric": f"{_METRIC}: requests per second per pod, served by a Prometheus adapter; scale out "
-                                f"above {usable:.4g} req/s per replica ({1 - plan.headroom:.0%} of "
-                                f"{plan.rate_per_replica:.4g} req/s at the SLA)"}},
-           "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
-                    "minReplicas": plan.at_base, "maxReplicas": plan.with_redundancy,
-                    "metrics": [{"type": "Pods", "pods": {
-                        "metric": {"name": _METRIC},
-                        "target": {"type": "AverageValue", "averageValue": f"{max(1, round(usable * 1000))}m"}}}]}}
+    objects: list[dict[str, Any]] = [deployment, service]
+    objects += _autoscaling(result, chosen, name, labels, usable)
     spare = plan.with_redundancy - plan.for_load
     if spare <= 0:  # no spare replica (owned hardware without redundancy asked): nothing may be disrupted safely
-        return [deployment, service, hpa]
+        return objects
     pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name, "labels": labels},
            "spec": {"maxUnavailable": spare, "selector": {"matchLabels": labels}}}
-    return [deployment, service, hpa, pdb]
+    return objects + [pdb]
+
+
+def adapter_rule(engine: str, metric_name: str) -> dict[str, Any] | None:
+    """The prometheus-adapter rule exposing `engine`'s request metric per pod as `metric_name`."""
+    series = metric(engine)
+    if series is None:
+        return None
+    query = ("sum(rate(<<.Series>>{<<.LabelMatchers>>}[2m])) by (<<.GroupBy>>)" if series["kind"] == "rate" else
+             "sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)")
+    return {"seriesQuery": f'{series["series"]}{{namespace!="",pod!=""}}',
+            "resources": {"overrides": {"namespace": {"resource": "namespace"}, "pod": {"resource": "pod"}}},
+            "name": {"matches": f"^{series['series']}$", "as": metric_name}, "metricsQuery": query}
+
+
+def _autoscaling(result, chosen, name: str, labels: dict[str, str], usable: float) -> list[dict[str, Any]]:
+    """The HPA on the server's own request metric, and the prometheus-adapter rule that serves it; none when
+    the server exports no request metric sizeup knows (then the replicas stay at the plan's peak)."""
+    import yaml
+
+    plan = chosen.replicas
+    series = metric(chosen.engine)
+    if series is None:
+        return []
+    metric_name = f"{name.replace('-', '_')}_requests_per_second" if series["kind"] == "rate" else \
+        f"{name.replace('-', '_')}_requests_in_flight"
+    if series["kind"] == "rate":
+        target, what = usable, f"{usable:.4g} req/s per replica"
+    else:  # Little's law: requests in the server = rate × mean time in it, at the scale-out rate
+        e2e = chosen.simulation.e2e["mean"] if chosen.simulation is not None else 0.0
+        target, what = usable * e2e, (f"{usable * e2e:.4g} requests in flight per replica ({usable:.4g} req/s × "
+                                      f"{e2e:.3g} s mean end-to-end, Little's law)")
+    rule = adapter_rule(chosen.engine, metric_name)
+    config = {"apiVersion": "v1", "kind": "ConfigMap",
+              "metadata": {"name": f"{name}-adapter-rules", "labels": labels, "annotations": {
+                  "sizeup/adapter": "merge `rules` into prometheus-adapter's config (Helm value `rules.custom`); "
+                                    f"it serves {metric_name} from {series['series']} ({series['source']})"}},
+              "data": {"config.yaml": yaml.safe_dump({"rules": [rule]}, sort_keys=False)}}
+    hpa = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+           "metadata": {"name": name, "labels": labels, "annotations": {
+               "sizeup/metric": f"{metric_name}: served by prometheus-adapter with the rule in {name}-adapter-rules; "
+                                f"scale out above {what} ({1 - plan.headroom:.0%} of {plan.rate_per_replica:.4g} "
+                                "req/s at the SLA)"}},
+           "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+                    "minReplicas": chosen.detail.get("floor_replicas", plan.at_base),
+                    "maxReplicas": plan.with_redundancy,
+                    "metrics": [{"type": "Pods", "pods": {
+                        "metric": {"name": metric_name},
+                        "target": {"type": "AverageValue", "averageValue": f"{max(1, round(target * 1000))}m"}}}]}}
+    return [hpa, config]
 
 
 def _job(result, chosen) -> list[dict[str, Any]]:
@@ -171,15 +161,20 @@ def _job(result, chosen) -> list[dict[str, Any]]:
     per_node = chosen.offer.gpu_count if chosen.offer is not None else chosen.gpus
     nodes = -(-chosen.gpus // max(1, per_node))
     job = result.scenario.job
+    from sizeup.plan.recipe import job_layout
+
+    layout = job_layout(chosen)
+    command = layout[1] if layout else "torchrun YOUR_TRAIN_SCRIPT"
     spec: dict[str, Any] = {
         "completions": nodes, "parallelism": nodes, "completionMode": "Indexed", "backoffLimit": 3,
         "template": {"metadata": {"labels": labels}, "spec": {
             "restartPolicy": "Never", "nodeSelector": selector,
-            "containers": [{"name": "train", "image": "nvcr.io/nvidia/pytorch:24.08-py3",
-                            "command": ["sh", "-c", 'exec $TRAIN_COMMAND'],
-                            "env": [{"name": "TRAIN_COMMAND", "value": "torchrun train.py"},
+            "containers": [{"name": "train", "image": image("train"),
+                            "command": ["sh", "-c", 'eval "exec $TRAIN_COMMAND"'],  # eval: $JOB_COMPLETION_INDEX inside expands
+                            "env": [{"name": "TRAIN_COMMAND", "value": command.replace(
+                                "YOUR_TRAIN_SCRIPT", "--node-rank $JOB_COMPLETION_INDEX YOUR_TRAIN_SCRIPT")},
                                     {"name": "SIZEUP_METHOD", "value": job.method if job else ""},
-                                    {"name": "MODEL", "value": _hf_id(result.scenario.model)}],
+                                    {"name": "MODEL", "value": hf_id(result.scenario.model)}],
                             "resources": {"limits": {"nvidia.com/gpu": min(chosen.gpus, per_node)},
                                           "requests": {"nvidia.com/gpu": min(chosen.gpus, per_node)}}}]}}}
     if job is not None and job.deadline_hours:
@@ -188,7 +183,9 @@ def _job(result, chosen) -> list[dict[str, Any]]:
              "metadata": {"name": name, "labels": labels, "annotations": {
                  "sizeup/plan": chosen.label, "sizeup/node": where,
                  "sizeup/hours": f"{chosen.latency.get('hours', 0):.3g}",
-                 "sizeup/note": "set TRAIN_COMMAND to your training entry point (the plan sizes the job, not the code)"}},
+                 "sizeup/layout": layout[0] if layout else "",
+                 "sizeup/note": "replace YOUR_TRAIN_SCRIPT in TRAIN_COMMAND with your training entry point, run with the "
+                                "layout above (the plan sizes the job, not the code)"}},
              "spec": spec}]
 
 
@@ -205,13 +202,11 @@ def manifests(result) -> list[dict[str, Any]]:
         return _job(result, chosen)
     if chosen.replicas is None or result.scenario.traffic is None:
         raise ConfigError(f"--deploy: the {task} plan has no replicas to deploy")
-    if task == "vision" and chosen.engine not in IMAGES:  # a torch / ONNX Runtime / TensorRT runtime: Triton serves it
+    if task == "vision" and chosen.engine not in PORTS:  # a torch / ONNX Runtime / TensorRT runtime: Triton serves it
         from dataclasses import replace
 
         chosen = replace(chosen, engine="torch")
-    if chosen.engine not in IMAGES:
-        raise ConfigError(f"--deploy: engine {chosen.engine!r} has no server image to deploy; expected one of "
-                          f"{', '.join(IMAGES)}")
+    image(chosen.engine)  # refused in one line when the engine has no server image
     return _serving(result, chosen)
 
 

@@ -60,8 +60,10 @@ def render_sheet(sheet) -> str:
         if section.cells:
             lines.append(render_table(["item", "value", "note"],
                                       [[c.label, _value(c), c.note] for c in section.cells], right=[False, True, False]))
-        if section.table_rows:
-            lines.append(render_table(list(section.table_headers), section.table_rows))
+        if section.table_rows:  # numbers right-aligned, text (commands, labels) left
+            right = [all(isinstance(r[i], (int, float)) and not isinstance(r[i], bool) for r in section.table_rows)
+                     for i in range(len(section.table_headers))]
+            lines.append(render_table(list(section.table_headers), section.table_rows, right=right))
         lines.extend(f"  {terminal_line(n)}" for n in section.notes)
         lines.append("")
     if sheet.inputs:

@@ -39,7 +39,8 @@ _FORMATS = {"USD": '"$"#,##0.00', "USD/h": '"$"#,##0.0000', "%": "0.0%", "GiB": 
 # sheet cell key -> the Plan name that computes it (the sheet worksheet then refers to it)
 _SHEET_LINKS = {"replicas_for_load": "replicas_for_load", "replicas": "replicas", "replicas_at_base": "replicas_at_base",
                 "instances": "instances", "monthly_on_demand": "monthly_on_demand", "monthly_spot": "monthly_spot",
-                "monthly_reserved": "monthly_reserved", "monthly_owned": "monthly_cost",
+                "monthly_reserved": "monthly_reserved", "monthly_mixed": "monthly_mixed",
+                "monthly_owned": "monthly_cost", "instance_hours": "instance_hours", "floor_instances": "floor_instances",
                 "usd_per_million_tokens": "usd_per_million_tokens_on_demand", "scale_out_at": "scale_out_at",
                 "job_on_demand": "job_cost"}
 
@@ -91,20 +92,19 @@ def _traffic_inputs(traffic, plan) -> tuple[list[Row], list[Row]]:
     return inputs, rows
 
 
-def _price(candidate, scenario) -> tuple[float, str]:
-    """The hourly price per instance on the basis the plan's cost is quoted on, and that basis."""
-    monthly, offer = candidate.monthly, candidate.offer
-    if candidate.owned or offer is None or monthly is None:
-        owned = candidate.detail.get("owned_monthly_usd") or candidate.cost_usd
+def _basis_price(candidate) -> tuple[float, str, str]:
+    """(hourly price per instance, basis label, Plan row of the monthly cost) on the plan's pricing basis."""
+    offer, basis = candidate.offer, candidate.pricing_basis
+    if candidate.owned or offer is None or candidate.monthly is None:
         from sizeup.plan.cost import HOURS_PER_MONTH
 
-        return owned / candidate.replicas.with_redundancy / HOURS_PER_MONTH, "owned (amortised purchase + power)"
-    for basis, total, hourly in (("1-year reserved", monthly.reserved_usd, offer.reserved_1y_usd_per_hour),
-                                 ("spot", monthly.spot_usd, offer.spot_usd_per_hour),
-                                 ("on-demand", monthly.on_demand_usd, offer.on_demand_usd_per_hour)):
-        if total is not None and abs(total - candidate.cost_usd) <= 1e-6 * max(1.0, total):
-            return hourly, basis
-    return offer.on_demand_usd_per_hour, "on-demand"
+        owned = candidate.detail.get("owned_monthly_usd") or candidate.cost_usd
+        return owned / candidate.replicas.with_redundancy / HOURS_PER_MONTH, "owned (amortised purchase + power)", ""
+    table = {"reserved-1y": (offer.reserved_1y_usd_per_hour, "1-year reserved", "monthly_reserved"),
+             "spot": (offer.spot_usd_per_hour, "spot", "monthly_spot"),
+             "mixed": (offer.reserved_1y_usd_per_hour, "mixed (the floor reserved)", "monthly_mixed")}
+    price, label, row = table.get(basis, (offer.on_demand_usd_per_hour, "on-demand", "monthly_on_demand"))
+    return price, label, row
 
 
 def _serving(result) -> tuple[list[Row], list[Row]]:
@@ -113,19 +113,17 @@ def _serving(result) -> tuple[list[Row], list[Row]]:
     scenario, chosen = result.scenario, result.chosen or result.closest
     plan, offer = chosen.replicas, chosen.offer
     inputs, rows = _traffic_inputs(scenario.traffic, plan)
-    price, basis = _price(chosen, scenario)
-    cloud = not chosen.owned and offer is not None and chosen.monthly is not None
+    price, basis, cost_row = _basis_price(chosen)
+    fleet = chosen.detail.get("fleet")
+    cloud = not chosen.owned and offer is not None and chosen.monthly is not None and fleet is not None
     inputs += [Row("rate_per_replica", "requests per second one replica serves at the SLA", plan.rate_per_replica,
                    "req/s", "simulated at the planned lengths; re-plan if the lengths change much"),
                Row("headroom", "capacity kept free at the peak", plan.headroom, "%"),
                Row("spare_replicas", "spare replicas (N+1)", plan.with_redundancy - plan.for_load),
                Row("gpus_per_replica", "GPUs per replica", chosen.gpus)]
     if cloud:
-        fits = offer.gpu_count >= chosen.gpus
-        inputs += [Row("replicas_per_instance", f"replicas per {offer.instance}",
-                       max(1, offer.gpu_count // chosen.gpus) if fits else 1),
-                   Row("instances_per_replica", f"{offer.instance} instances per replica",
-                       1 if fits else -(-chosen.gpus // offer.gpu_count)),
+        inputs += [Row("replicas_per_instance", f"replicas per {offer.instance}", fleet["per_instance"],
+                       "", "a replica lives inside one instance"),
                    Row("on_demand_price_per_hour", f"{offer.instance} on-demand price", offer.on_demand_usd_per_hour,
                        "USD/h", f"{offer.provider} {offer.region}, price of {offer.price_date}")]
         if offer.spot_usd_per_hour is not None:
@@ -133,6 +131,12 @@ def _serving(result) -> tuple[list[Row], list[Row]]:
         if offer.reserved_1y_usd_per_hour is not None:
             inputs.append(Row("reserved_price_per_hour", f"{offer.instance} 1-year reserved price",
                               offer.reserved_1y_usd_per_hour, "USD/h"))
+        peak = plan.peak_requests_per_s
+        for i, lv in enumerate(fleet["levels"]):
+            inputs += [Row(f"level_{i}_hours", f"hours a month at '{lv['label']}'", lv["hours"], "h", fleet["method"]
+                           if i == 0 else ""),
+                       Row(f"level_{i}_share", f"'{lv['label']}': rate as a share of the peak",
+                           lv["requests_per_s"] / peak if peak else 0.0, "%")]
     inputs += [Row("price_per_hour", f"price per instance-hour, {basis} (the plan's basis)", price, "USD/h",
                    "per replica for owned cards" if not cloud else "the cheapest basis the scenario allows"),
                Row("hours_per_month", "hours per month", HOURS_PER_MONTH, "h", "365 × 24 / 12"),
@@ -140,22 +144,39 @@ def _serving(result) -> tuple[list[Row], list[Row]]:
     usable = "(rate_per_replica*(1-headroom))"
     rows += [Row("replicas_for_load", "replicas for the peak load", f"=MAX(1,ROUNDUP(peak_requests_per_s/{usable},0))"),
              Row("replicas", "replicas with the spare", "=replicas_for_load+spare_replicas"),
-             Row("replicas_at_base", "replicas at the mean load (autoscaling floor)",
-                 f"=MAX(1,ROUNDUP(base_requests_per_s/{usable},0))"),
+             Row("replicas_at_base", "replicas at the mean load", f"=MAX(1,ROUNDUP(base_requests_per_s/{usable},0))"),
              Row("gpus_total", "GPUs in all", "=replicas*gpus_per_replica"),
-             Row("instances", "instances" if cloud else "cards (replicas)",
-                 "=ROUNDUP(replicas/replicas_per_instance,0)*instances_per_replica" if cloud else "=replicas")]
+             Row("instances", "instances at the peak" if cloud else "cards (replicas)",
+                 "=ROUNDUP(replicas/replicas_per_instance,0)" if cloud else "=replicas")]
     if cloud:
-        rows.append(Row("monthly_on_demand", "monthly cost, on-demand", "=instances*on_demand_price_per_hour*hours_per_month",
-                        "USD"))
+        levels = range(len(fleet["levels"]))
+        for i in levels:
+            rows.append(Row(f"level_{i}_instances", f"instances at '{fleet['levels'][i]['label']}'",
+                            f"=ROUNDUP((MAX(1,ROUNDUP(peak_requests_per_s*level_{i}_share/{usable},0))+spare_replicas)"
+                            f"/replicas_per_instance,0)"))
+        rows += [Row("instance_hours", "instance-hours billed a month (autoscaled)",
+                     "=" + "+".join(f"level_{i}_hours*level_{i}_instances" for i in levels), "h"),
+                 Row("floor_instances", "instances at the autoscaling floor",
+                     "=MIN(" + ",".join(f"level_{i}_instances" for i in levels) + ")"),
+                 Row("monthly_on_demand", "monthly cost, on-demand (autoscaled)",
+                     "=instance_hours*on_demand_price_per_hour", "USD")]
         if offer.spot_usd_per_hour is not None:
-            rows.append(Row("monthly_spot", "monthly cost, spot", "=instances*spot_price_per_hour*hours_per_month", "USD",
-                            "spot capacity can be reclaimed: keep the spare replica on-demand"))
+            rows.append(Row("monthly_spot", "monthly cost, spot (autoscaled)", "=instance_hours*spot_price_per_hour",
+                            "USD", "spot capacity can be reclaimed: keep the spare replica on-demand"))
         if offer.reserved_1y_usd_per_hour is not None:
-            rows.append(Row("monthly_reserved", "monthly cost, 1-year reserved",
-                            "=instances*reserved_price_per_hour*hours_per_month", "USD"))
-    rows += [Row("monthly_cost", f"monthly cost ({basis})", "=instances*price_per_hour*hours_per_month", "USD"),
-             Row("budget_share", "share of the budget", "=IF(monthly_budget>0,monthly_cost/monthly_budget,0)", "%"),
+            burst = "spot_price_per_hour" if fleet["burst_basis"] == "spot" else "on_demand_price_per_hour"
+            rows += [Row("monthly_reserved", "monthly cost, 1-year reserved (the peak fleet all month)",
+                         "=instances*reserved_price_per_hour*hours_per_month", "USD"),
+                     Row("monthly_mixed", f"monthly cost, mixed: the floor reserved, the rest {fleet['burst_basis']}",
+                         f"=floor_instances*reserved_price_per_hour*hours_per_month+(instance_hours-floor_instances*"
+                         f"hours_per_month)*{burst}", "USD")]
+        rows.append(Row("monthly_cost", f"monthly cost ({basis})", f"={cost_row}", "USD"))
+    elif chosen.detail.get("owned_replicas") is not None and "instance-hours" in (chosen.detail.get("owned_mix") or ""):
+        rows.append(Row("monthly_cost", f"monthly cost ({basis}, owned cards and rented burst)", chosen.cost_usd,
+                        "USD", chosen.detail.get("owned_mix") or ""))
+    else:
+        rows.append(Row("monthly_cost", f"monthly cost ({basis})", "=instances*price_per_hour*hours_per_month", "USD"))
+    rows += [Row("budget_share", "share of the budget", "=IF(monthly_budget>0,monthly_cost/monthly_budget,0)", "%"),
              Row("budget_check", "budget check",
                  '=IF(monthly_budget>0,IF(monthly_cost<=monthly_budget,"within budget","OVER BUDGET"),"no budget set")'),
              Row("scale_out_at", "scale out when requests per replica exceed", f"={usable}", "req/s")]

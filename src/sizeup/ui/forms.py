@@ -1,14 +1,26 @@
 """Request fields -> CLI argv (`--flag=value`, so a value such as '-2' reaches the CLI's own check).
 
 Only the flags listed here are ever built; options that read files (--catalog, --db, --calibration,
---out, --plots) are never taken from a request.
+--out, --plots) are never taken from a request. The model is the positional after `--`, so no model
+name is ever read as an option. Every field is capped in length (`fields_of`) before it is used.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 from sizeup.ui.bridge import UiError
 
-__all__ = ["DEFAULTS", "estimate_argv", "number_arg", "plan_quick_argv", "train_argv"]
+__all__ = ["DEFAULTS", "FIELD_CHARS", "estimate_argv", "fields_of", "number_arg", "plan_file_argv", "plan_quick_argv",
+           "train_argv"]
+
+NAME_CHARS = 256
+"""A model, device, format or engine name (units.MAX_NAME_CHARS)."""
+FIELD_CHARS = {"model": NAME_CHARS, "device": NAME_CHARS, "devices": 4096, "yaml": 1024 * 1024,
+               "scenario": 1024 * 1024, "compare": 64, "sort": 64}
+"""Longest value read per field; any other field: DEFAULT_FIELD_CHARS (numbers, short choices)."""
+DEFAULT_FIELD_CHARS = 128
+MAX_FIELD_NAME_CHARS = 64
 
 DEFAULTS = {"model": "llama-3.1-8b", "device": "rtx-4090", "quant": "q4_k_m", "engine": "llama.cpp",
             "kv_dtype": "fp16", "batch": "1", "prompt": "512", "output": "128"}
@@ -29,20 +41,48 @@ def _flags(fields: dict, names) -> list[str]:
     return out
 
 
+def fields_of(items: Mapping | Iterable[tuple[str, object]]) -> dict[str, str]:
+    """The text fields of a query or form, each within its cap (FIELD_CHARS), else a one-line 413."""
+    pairs = items.items() if isinstance(items, Mapping) else items
+    out: dict[str, str] = {}
+    for name, value in pairs:
+        if not isinstance(value, str):
+            continue  # an uploaded file: read where the route expects one
+        if len(name) > MAX_FIELD_NAME_CHARS:
+            raise UiError(f"a field name of {len(name):,} characters: expected at most {MAX_FIELD_NAME_CHARS}", 413)
+        cap = FIELD_CHARS.get(name, DEFAULT_FIELD_CHARS)
+        if len(value) > cap:
+            raise UiError(f"field {name!r}: {len(value):,} characters; expected at most {cap:,}", 413)
+        out[name] = value
+    return out
+
+
+def _model(model: str) -> str:
+    model = model.strip()
+    if not model:
+        raise UiError("model: expected a preset name (e.g. llama-3.1-8b) or an uploaded file")
+    return model
+
+
 def estimate_argv(model: str, fields: dict) -> list[str]:
-    return ["estimate", model, *_flags(fields, _ESTIMATE), "--json"]
+    return ["estimate", *_flags(fields, _ESTIMATE), "--json", "--", _model(model)]
 
 
 def train_argv(model: str, fields: dict) -> list[str]:
     methods = fields.get("compare") or "full,lora,qlora"
     if "method" in fields and fields.get("method") and not fields.get("compare"):
-        return ["train", model, *_flags(fields, _TRAIN), "--json"]
-    return ["train", model, *_flags(fields, _TRAIN), f"--compare={methods}", "--json"]
+        return ["train", *_flags(fields, _TRAIN), "--json", "--", _model(model)]
+    return ["train", *_flags(fields, _TRAIN), f"--compare={methods}", "--json", "--", _model(model)]
 
 
 def plan_quick_argv(model: str, fields: dict) -> list[str]:
     devices = [d.strip() for d in str(fields.get("devices", "")).split(",") if d.strip()]
-    return ["plan", model, *_flags(fields, _PLAN), *(f"--device={d}" for d in devices)]
+    return ["plan", *_flags(fields, _PLAN), *(f"--device={d}" for d in devices), "--", _model(model)]
+
+
+def plan_file_argv(path: str) -> list[str]:
+    """A scenario the UI stored in its uploads folder."""
+    return ["plan", "--", path]
 
 
 def number_arg(fields: dict, name: str, default: float, *, minimum: float = 1, integer: bool = True):

@@ -130,6 +130,8 @@ class InferenceEstimate:
     """Where llama.cpp layers kept off the GPU were priced (None: every layer on `device`)."""
     tower: TowerEstimate | None = None
     """The encoder or vision tower run ahead of the decoder, its time inside `prefill` (None: none ran)."""
+    ranges: Any = None
+    """The calibrated ranges and what backs them (workload/inference_ranges.EstimateRanges)."""
 
     @property
     def decoder_cache_tokens(self) -> int:
@@ -168,7 +170,7 @@ class InferenceEstimate:
             "flops_per_token": self.flops_per_token,
             "assumptions": list(self.assumptions),
         }
-        return data
+        return self.ranges.update(data) if self.ranges is not None else data
 
 
 def _is_date(text: str) -> bool:
@@ -256,7 +258,7 @@ def _price_phase(ledger: Ledger, device: DeviceSpec, eff: Efficiency, gpus: int,
         else:
             for o in ledger.ops:
                 if o.kind == OpKind.COMM:
-                    comm = comm + collective_time(o.op, o.bytes_written * o.count, gpus, link)
+                    comm = comm + collective_time(o.op, o.bytes_written, gpus, link).scale(o.count)  # one per layer
     overhead = step_overhead or Range(0.0, 0.0, 0.0)
     latency = total + comm + overhead
     parts = dict(roof.by_bound_s)
@@ -454,10 +456,12 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         assumptions.append("does not fit: speed is what the configuration would do with enough memory")
     flops_per_token = transformer_ledger(arch, Step(batch=1, new_tokens=1, context=cfg.prompt), weights=fmt,
                                          kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, per_layer=False).totals().flops
-    return InferenceEstimate(arch=arch, device=device, config=cfg, weights=fmt, memory=memory,
-                             max_context=max_context, max_batch=max_batch, prefill=prefill, decode=decode,
-                             flops_per_token=flops_per_token, assumptions=tuple(dict.fromkeys(assumptions)),
-                             cpu_device=host, tower=tower)
+    from sizeup.workload.inference_ranges import calibrate_inference
+
+    return calibrate_inference(InferenceEstimate(
+        arch=arch, device=device, config=cfg, weights=fmt, memory=memory, max_context=max_context,
+        max_batch=max_batch, prefill=prefill, decode=decode, flops_per_token=flops_per_token,
+        assumptions=tuple(dict.fromkeys(assumptions)), cpu_device=host, tower=tower))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
