@@ -4,7 +4,7 @@ A case is a command line (with the files it names already written), what it shou
 either — and, for a refusal, the words it must hold. `judge` classifies the result:
 
 - `refused`: exit 1, stderr exactly one line `sizeup: error: …`, holding the case's words;
-- `handled`: exit 0 (or 2 from `plan`: no configuration meets the targets; from `estimate`: does not fit), any
+- `handled`: exit 0 (or 2 from `plan`: no configuration meets the targets; from `estimate`, `train`: does not fit), any
   output clean;
 - `FAIL …`: a traceback, a "bug in sizeup" line, a hang past the limit, a multi-line error, a raw control
   character in stdout, stderr or a written file, a formula cell, a raw tag, an accepted case that must be refused.
@@ -229,7 +229,7 @@ def judge(case: Case, result: Result) -> str:
         return "refused"
     if result.code not in (0, 2):
         return f"FAIL exit {result.code}: {result.err[-300:]!r}"
-    if result.code == 2 and case.argv[0] not in ("plan", "estimate"):  # no plan meets the targets; does not fit
+    if result.code == 2 and case.argv[0] not in ("plan", "estimate", "train"):  # no plan meets the targets; does not fit
         return f"FAIL exit 2 from {case.argv[0]}"
     if case.expect == "refuse":
         return f"FAIL accepted (exit {result.code}): {result.out[:200]!r}"
