@@ -144,7 +144,8 @@ def test_the_cli_refuses_a_fifo_and_a_binary_file(tmp_path, capsys):
 
 @pytest.mark.parametrize("url, shown", [
     ("http://u:p@h:1/v1?token=abc&x=1", "http://***@h:1/v1?token=***&x=1"),
-    ("https://h/v1?X-Amz-Signature=ff&X-Amz-Credential=c#frag", "https://h/v1?X-Amz-Signature=***&X-Amz-Credential=***#frag"),
+    ("https://h/v1?X-Amz-Signature=ff&X-Amz-Credential=c#frag",
+     "https://h/v1?X-Amz-Signature=***&X-Amz-Credential=***#frag"),
     ("http://a@b:pw@h/?key=1&api-version=2", "http://***@h/?key=***&api-version=2"),  # up to the last '@'
     ("http://h:8000/v1/chat/completions", "http://h:8000/v1/chat/completions"),
     ("http://h/p@x?access_token=", "http://h/p@x?access_token="),  # an '@' in the path is not a user

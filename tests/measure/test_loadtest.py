@@ -154,7 +154,8 @@ def test_url_credentials_are_used_but_never_stored_or_printed(server, tmp_path, 
 
     secret_url = server.replace("http://", "http://alice:hunter2@") + "?api_key=sk-LIVE-123&api-version=2024-02-01"
     db = tmp_path / "runs.sqlite"
-    assert main(["load", secret_url, "--concurrency", "1", "--requests", "2", "--max-tokens", "2", "--db", str(db), "--json"]) == 0
+    assert main(["load", secret_url, "--concurrency", "1", "--requests", "2", "--max-tokens", "2", "--db", str(db),
+                 "--json"]) == 0
     loaded = json.loads(capsys.readouterr().out)
     assert loaded["ok"] == 2  # the credentials did not get in the way of the requests
     assert loaded["url"] == server.replace("http://", "http://***@") + "?api_key=***&api-version=2024-02-01"

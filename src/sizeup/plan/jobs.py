@@ -193,10 +193,11 @@ def plan_batch(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanRes
                         continue
                     budget = scenario.budget.job_usd
                     if budget is not None and cost > budget:
-                        rejected.append(Rejection(family=family, reason=over_budget(cost, budget, candidate.pricing_basis)))
+                        why = over_budget(cost, budget, candidate.pricing_basis)
+                        rejected.append(Rejection(family=family, reason=why))
                         if cost / budget < closest_gap:
                             closest_gap, closest = cost / budget, candidate
-                            closest_miss = f"over the job budget: {over_budget(cost, budget, candidate.pricing_basis)}"
+                            closest_miss = f"over the job budget: {why}"
                         continue
                     candidates.append(candidate)
     assumptions = [f"offline generation of {job.tokens:,} output tokens, prompt {prompt}, output {output} per request"]

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping
 
 from sizeup.ui.bridge import MAX_UPLOAD_BYTES, UiError
 
-__all__ = ["DEFAULTS", "FIELD_CHARS", "estimate_argv", "fields_of", "head_of", "number_arg", "plan_file_argv", "plan_quick_argv",
-           "train_argv"]
+__all__ = ["DEFAULTS", "FIELD_CHARS", "estimate_argv", "fields_of", "head_of", "number_arg", "plan_file_argv",
+           "plan_quick_argv", "train_argv"]
 
 NAME_CHARS = 256
 """A model, device, format or engine name (units.MAX_NAME_CHARS)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from tests.fuzz.redteam.common import DEVICE, hostile_name, sane_json, write, yaml_text
+from tests.fuzz.redteam.common import hostile_name, sane_json, write, yaml_text
 from tests.fuzz.redteam.runner import MARK, Case
 
 YAML_NUMBERS = [".nan", ".inf", "-.inf", "1.0e+308", "1" + "0" * 40, "-1", "0", "-0.0", "0.5", "1e-300", "'12'",

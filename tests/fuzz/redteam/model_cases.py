@@ -156,7 +156,6 @@ def safetensors_cases(rng: random.Random, folder: Path) -> list[Case]:
 
 def _chain(n: int, *, reverse: bool = False, dims: list | None = None, op: str = "Relu", cycle: bool = False,
            twice: bool = False, missing: bool = False, name: str = "") -> bytes:
-    import onnx
     from onnx import TensorProto, helper
 
     nodes = [helper.make_node(op, [f"t{i}"], [f"t{i + 1}"], name=name or f"n{i}") for i in range(n)]

@@ -229,7 +229,7 @@ def judge(case: Case, result: Result) -> str:
         return "refused"
     if result.code not in (0, 2):
         return f"FAIL exit {result.code}: {result.err[-300:]!r}"
-    if result.code == 2 and case.argv[0] not in ("plan", "estimate", "train"):  # no plan meets the targets; does not fit
+    if result.code == 2 and case.argv[0] not in ("plan", "estimate", "train"):  # no plan meets them; does not fit
         return f"FAIL exit 2 from {case.argv[0]}"
     if case.expect == "refuse":
         return f"FAIL accepted (exit {result.code}): {result.out[:200]!r}"
