@@ -75,13 +75,10 @@ def open_regular(path: str | Path, *, what: str, error: type[SizeupError], limit
             raise error(f"{what} {str(path)!r} is not a regular file ({_kind(st.st_mode)}): expected a file")
         if limit is not None and st.st_size > limit:
             raise error(f"{what} {str(path)!r} has {st.st_size:,} bytes, {_larger_than(limit)}")
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        fh = os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
-    with fh:
+    with _blocking_file(fd, "rb") as fh:
         yield OpenedFile(fh=fh, size=st.st_size, mtime_ns=st.st_mtime_ns, path=path, what=what)
 
 
@@ -112,6 +109,18 @@ def read_regular(path: str | Path, *, what: str, error: type[SizeupError], limit
         return raw
 
 
+def _blocking_file(fd: int, mode: str) -> BinaryIO:
+    """The file object of `fd`, opened without blocking and now switched back to blocking reads and writes; `fd`
+    is closed if that fails."""
+    try:
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, mode)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def write_file(path: str | os.PathLike, data: str | bytes, *, what: str, error: type[SizeupError]) -> Path:
     """Write `data` (text as UTF-8) to the file a user named, created or truncated; the path written. The open does
     not block: a FIFO nothing reads, or a device with no one behind it (/dev/tty without a terminal), is refused
@@ -128,14 +137,7 @@ def write_file(path: str | os.PathLike, data: str | bytes, *, what: str, error: 
             raise error(f"{what} {str(path)!r} is a FIFO or device that nothing reads: expected a file") from None
         raise error(f"{what} {str(path)!r}: cannot write ({e.strerror})") from None
     try:
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        fh = os.fdopen(fd, "wb")
-    except BaseException:
-        os.close(fd)
-        raise
-    try:
-        with fh:
+        with _blocking_file(fd, "wb") as fh:
             fh.write(raw)
     except OSError as e:
         raise error(f"{what} {str(path)!r}: cannot write ({e.strerror})") from None
