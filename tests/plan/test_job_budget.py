@@ -43,3 +43,14 @@ def test_the_cli_exits_2_naming_the_budget(tmp_path, capsys):
     assert main(["plan", str(scenario)]) == 2
     out = capsys.readouterr().out
     assert "NO configuration meets the scenario" in out and "over the $5 job budget" in out
+
+
+def test_a_batch_sheet_names_no_training_method():
+    """Batch generation trains nothing: its sheet showed `method lora` (the job section's default)."""
+    from sizeup.plan.sheet import build_sheet
+
+    sheet = build_sheet(plan_scenario(parse_scenario(BATCH), CATALOG))
+    keys = {cell.key for section in sheet.sections for cell in section.cells}
+    assert "method" not in keys
+    finetune = build_sheet(plan_scenario(parse_scenario(FINETUNE), CATALOG))
+    assert "method" in {cell.key for section in finetune.sections for cell in section.cells}
