@@ -130,13 +130,15 @@ def test_llava_with_an_unknown_vision_tower_is_refused_in_one_line():
         parse_config(data, "llava")
 
 
-def test_llava_top_level_vocab_size_must_repeat_the_text_models():
-    """llava-1.5-7b-hf repeats its text model's vocab_size (32064) at the top; a different or absurd one there is
-    refused, not ignored."""
+def test_llava_top_level_vocab_size_is_checked_and_a_different_one_said():
+    """llava-1.5-7b-hf repeats its text model's vocab_size (32064) at the top, which transformers does not build
+    from: an absurd one there is refused, a different one is said in the assumptions, not silently ignored."""
     data = json.loads((CONFIGS / "llava-1.5-7b-hf.json").read_text())
-    assert parse_config(data, "llava").vocab == 32064
-    with pytest.raises(ConfigError, match="vocab_size.*expected the text_config's vocab_size"):
-        parse_config({**data, "vocab_size": 32000}, "llava")
+    arch = parse_config(data, "llava")
+    assert arch.vocab == 32064 and not any("top-level vocab_size" in a for a in arch.assumptions)
+    other = parse_config({**data, "vocab_size": 32000}, "llava")
+    assert other.vocab == 32064 and other.params == arch.params
+    assert any("top-level vocab_size (32,000) differs from text_config's (32,064)" in a for a in other.assumptions)
     with pytest.raises(ConfigError, match="vocab_size.*expected at most"):
         parse_config({**data, "vocab_size": 2**64 + 1}, "llava")
 

@@ -75,8 +75,6 @@ def read_llava(c: Fields, name: str) -> ModelArch:
         inner.update({k: LLAMA_DEFAULTS[k] for k in filled})
     arch = parse_config(inner, name, f"{c.where} (text_config)")
     outer_vocab = c.optional_int("vocab_size", bound=VOCAB)  # older configs repeat the text model's at the top
-    if outer_vocab is not None and outer_vocab != arch.vocab:
-        raise c.error("vocab_size", outer_vocab, f"expected the text_config's vocab_size ({arch.vocab:,}) it repeats")
     v = Fields(vision, f"{c.where} (vision_config)")
     if v.text("model_type", default="clip_vision_model") != "clip_vision_model":
         raise v.error("model_type", v.data["model_type"], "expected 'clip_vision_model' (the vision tower sizeup's "
@@ -97,5 +95,8 @@ def read_llava(c: Fields, name: str) -> ModelArch:
              f"per image (--images), priced in prefill (every CLIP layer, as transformers runs it)"]
     if filled:
         notes.append(f"llava: text_config omits {', '.join(filled)}: transformers' LlamaConfig defaults")
+    if outer_vocab is not None and outer_vocab != arch.vocab:  # transformers builds the embedding from text_config
+        notes.append(f"llava: the top-level vocab_size ({outer_vocab:,}) differs from text_config's ({arch.vocab:,}); "
+                     f"the embedding and LM head are built from text_config's, as transformers builds them")
     return replace(arch, model_type="llava", tower=spec, extra_tensors=arch.extra_tensors + tower + tuple(projector),
                    assumptions=arch.assumptions + tuple(notes))
