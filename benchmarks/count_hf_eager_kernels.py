@@ -1,4 +1,4 @@
-"""Count the kernels one eager transformers decode step launches, per module kind (engines.yaml hf.eager_kernels).
+"""Count the kernels one eager transformers decode step launches, per module kind (data/engines/hf.yaml eager_kernels).
 
 Builds tiny random Llama and Mamba models (the op sequence of a decode step does not depend on the sizes), runs a
 prefill and then one decode forward under a TorchDispatchMode, and counts every aten op that launches a kernel

@@ -127,6 +127,7 @@ LAYERS = [
     ("sizeup.ledger", "sizeup.hardware", "sizeup.store"),
     ("sizeup.ops",),
     ("sizeup.ingest",),
+    ("sizeup.engines",),
     ("sizeup.price",),
     ("sizeup.workload",),
 ]

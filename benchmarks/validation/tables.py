@@ -42,25 +42,18 @@ class Fitted:
     fallback: str = ""
 
 
-# ---- the loaded tables (price/ now, engines/ after the engine refactor) ---------------------------------------------
-
-def _module(*names: str):
-    import importlib
-
-    for name in names:
-        try:
-            return importlib.import_module(name)
-        except ImportError:
-            continue
-    raise ImportError(names[0])
-
+# ---- the loaded tables (engines/) -----------------------------------------------------------------------------------
 
 def kernels_module():
-    return _module("sizeup.engines.kernels", "sizeup.price.kernels")
+    from sizeup.engines import kernels
+
+    return kernels
 
 
 def runtimes_module():
-    return _module("sizeup.engines.runtimes", "sizeup.price.overhead")
+    from sizeup.engines import runtimes
+
+    return runtimes
 
 
 def _llama_kernels() -> dict:

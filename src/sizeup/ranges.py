@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Range"]
+__all__ = ["Range", "parse_entry"]
+
+_ENTRY_KEYS = {"low", "typical", "high", "basis", "source", "retrieved"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,3 +49,25 @@ class Range:
 
     def to_dict(self) -> dict[str, float]:
         return {"low": self.low, "typical": self.typical, "high": self.high}
+
+
+def parse_entry(data: object, path: Any, key: str, fraction: bool) -> tuple[Range, str]:
+    """One sourced {low, typical, high, basis, source, retrieved} entry of a data file at `path`, and its source line;
+    `fraction`: a fraction of a peak, in (0, 1]. Raises CatalogError naming the field."""
+    from sizeup.errors import CatalogError
+
+    if not isinstance(data, dict):
+        raise CatalogError(f"{path}: field '{key}' must be a mapping with low, typical, high, basis, source, retrieved")
+    unknown = sorted(set(data) - _ENTRY_KEYS)
+    if unknown:
+        raise CatalogError(f"{path}: unknown field '{key}.{unknown[0]}'")
+    for name in ("basis", "source", "retrieved"):
+        if not data.get(name):
+            raise CatalogError(f"{path}: missing field '{key}.{name}'")
+    try:
+        value = Range.parse(data, f"{path}: field '{key}'")
+    except ValueError as e:
+        raise CatalogError(str(e)) from None
+    if value.low <= 0 or (fraction and value.high > 1):
+        raise CatalogError(f"{path}: field '{key}' = {data.get('high')!r}: expected fractions in (0, 1]")
+    return value, f"{key}: {data['source']} (read {data['retrieved']})"

@@ -37,7 +37,8 @@ def test_the_native_backend_named_is_the_default(capsys):
       "cuda"], "--backend cuda: rx-7900-xtx (amd gpu) runs llama.cpp with hip or vulkan"),
     (["estimate", "llama-3-8b", "--device", "rtx-3090", "--engine", "vllm", "--backend", "vulkan"],
      "--backend vulkan: a llama.cpp build option: use it with --engine llama.cpp"),
-    (["estimate", "llama-3-8b", "--device", "rtx-3090", "--backend", "vulkan"], "use it with --engine llama.cpp"),
+    # a data-centre card's default engine is vLLM (data/engines/defaults.yaml): no llama.cpp build to choose
+    (["estimate", "llama-3-8b", "--device", "a100-80gb", "--backend", "vulkan"], "use it with --engine llama.cpp"),
     (["estimate", "llama-3-8b", "--engine", "llama.cpp", "--backend", "vulkan"], "only with --device NAME"),
 ])
 def test_bad_backend_combinations_are_one_line_errors(capsys, argv, message):

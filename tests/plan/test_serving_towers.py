@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from sizeup.engines import resolve
 from sizeup.hardware.catalog import load_catalog
 from sizeup.ingest.families.registry import parse_config
 from sizeup.plan.scenario import parse_scenario
@@ -56,7 +57,7 @@ def _traffic(**keys):
 @pytest.mark.parametrize("engine", ["hf", "vllm"])
 def test_t5_plan_memory_matches_estimate_at_the_p95_lengths(h100, engine):
     t = _traffic(prompt_tokens=300, output_tokens=50)
-    m = _p95_memory(T5, h100, engine, "bf16", 1, t)
+    m = _p95_memory(T5, resolve(engine, h100), "bf16", 1, t)
     e = estimate_inference(T5, h100, InferenceConfig(prompt=t.prompt_p95_tokens, output=t.output_p95_tokens,
                                                      engine=engine), limits=False)
     assert m.kv_cache_needed_bytes == e.memory.kv_cache_needed_bytes
@@ -68,6 +69,6 @@ def test_t5_plan_memory_matches_estimate_at_the_p95_lengths(h100, engine):
 
 
 def test_plan_memory_counts_a_vision_requests_images(h100):
-    text = _p95_memory(LLAVA, h100, "hf", "bf16", 1, _traffic(prompt_tokens=3000))
-    images = _p95_memory(LLAVA, h100, "hf", "bf16", 1, _traffic(prompt_tokens=3000, images_per_request=4))
+    text = _p95_memory(LLAVA, resolve("hf", h100), "bf16", 1, _traffic(prompt_tokens=3000))
+    images = _p95_memory(LLAVA, resolve("hf", h100), "bf16", 1, _traffic(prompt_tokens=3000, images_per_request=4))
     assert images.activations_bytes > text.activations_bytes

@@ -35,7 +35,7 @@ def test_the_vision_sheet_shows_the_latency_per_image_with_its_overhead_term():
 
     from sizeup.errors import ConfigError
     from sizeup.plan.sheet import build_sheet
-    from sizeup.price.overhead import get_runtime
+    from sizeup.engines.runtimes import get_runtime
 
     scenario, catalog = load_scenario(EXAMPLES / "vision-inspection.yaml"), load_catalog(include_user=False)
     assert scenario.runtime == "pytorch-eager"

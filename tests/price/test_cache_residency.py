@@ -6,7 +6,7 @@ from sizeup.hardware.catalog import load_catalog
 from sizeup.ledger import Ledger, OpKind, OpRecord
 from sizeup.price import roofline
 from sizeup.price.cache_residency import l2_to_dram, resident_reads, usable_fraction
-from sizeup.price.overhead import get_runtime
+from sizeup.engines.runtimes import get_runtime
 
 MIB = 2**20
 

@@ -5,7 +5,7 @@ import pytest
 
 from sizeup.hardware.catalog import load_catalog
 from sizeup.ledger import Ledger, OpKind, OpRecord
-from sizeup.price.overhead import get_runtime
+from sizeup.engines.runtimes import get_runtime
 from sizeup.price.roofline import price
 
 CATALOG = load_catalog(include_user=False)

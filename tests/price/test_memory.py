@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from sizeup.hardware.catalog import load_catalog
 from sizeup.ingest.hf_config import load_model
-from sizeup.price.engines import get_engine
+from sizeup.engines import resolve
 from sizeup.price.memory import MemoryConfig, inference_memory, kv_bytes_per_sequence
 from sizeup.units import GIB
 from sizeup.workload.inference import InferenceConfig, estimate_inference
@@ -17,7 +17,7 @@ LLAMA = load_model("llama-3.1-8b")
 
 
 def memory(engine="hf", device="rtx-4090", batch=1, context=4096, quant="bf16", **kw):
-    return inference_memory(LLAMA, CATALOG.device(device), get_engine(engine),
+    return inference_memory(LLAMA, resolve(engine, CATALOG.device(device)),
                             MemoryConfig(batch=batch, context=context, prompt=min(context, 512), weights=get_format(quant), **kw))
 
 
@@ -56,10 +56,10 @@ def test_limits_are_consistent_with_fits():
     device = CATALOG.device("rtx-4090")
     e = estimate_inference(LLAMA, device, InferenceConfig(weights="q4_k_m", engine="llama.cpp", batch=4))
     assert e.memory.fits
-    at_limit = inference_memory(LLAMA, device, get_engine("llama.cpp"), MemoryConfig(
+    at_limit = inference_memory(LLAMA, resolve("llama.cpp", device), MemoryConfig(
         batch=4, context=e.max_context, prompt=512, weights=get_format("q4_k_m")))
     assert at_limit.fits or e.max_context == LLAMA.max_context
-    beyond = inference_memory(LLAMA, device, get_engine("llama.cpp"), MemoryConfig(
+    beyond = inference_memory(LLAMA, resolve("llama.cpp", device), MemoryConfig(
         batch=e.max_batch + 1, context=640, prompt=512, weights=get_format("q4_k_m")))
     assert not beyond.fits
 

@@ -85,7 +85,7 @@ def test_the_gemm_shape_is_recovered_from_the_bytes():
 def test_a_small_gemm_fills_part_of_the_chip_after_splitting_k():
     from sizeup.ledger import Ledger
     from sizeup.price.occupancy import matmul_busy
-    from sizeup.price.overhead import get_runtime
+    from sizeup.engines.runtimes import get_runtime
 
     # BERT-base at batch 1, 128 tokens: q (K=768) has 12 tiles of 64x128 on 108 SMs, K split in 3 slices of 256;
     # the FFN down projection (K=3072) splits 9 ways and fills the chip; decode (1 row) is a GEMV: left out
@@ -100,7 +100,7 @@ def test_the_matmul_law_needs_a_runtime_and_a_sourced_tile():
     from sizeup.hardware.catalog import load_catalog
     from sizeup.ledger import Ledger
     from sizeup.price.occupancy import matmul_busy
-    from sizeup.price.overhead import get_runtime
+    from sizeup.engines.runtimes import get_runtime
 
     ledger = Ledger(name="q", ops=[_linear(128, 768, 768)])
     assert matmul_busy(ledger, _a100(), None) == (None, None)  # engine-level pricing keeps its kernel fractions

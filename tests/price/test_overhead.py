@@ -8,7 +8,8 @@ from sizeup.errors import ConfigError
 from sizeup.hardware.catalog import load_catalog
 from sizeup.ledger import Ledger, OpKind, OpRecord
 from sizeup.price.efficiency import Efficiency, calibrated
-from sizeup.price.overhead import bytes_under, get_runtime, launches_under, runtime_names
+from sizeup.engines.runtimes import get_runtime, runtime_names
+from sizeup.price.overhead import bytes_under, launches_under
 from sizeup.price.roofline import LedgerArrays, price
 from sizeup.ranges import Range
 

@@ -2,7 +2,7 @@
 
 from sizeup.hardware.catalog import load_catalog
 from sizeup.ingest.hf_config import load_model
-from sizeup.price.engines import get_engine
+from sizeup.engines import resolve
 from sizeup.price.memory import MemoryConfig, inference_memory
 from sizeup.workload.quantize import get_format
 
@@ -11,7 +11,7 @@ T4 = load_catalog(include_user=False).device("t4")
 
 
 def _memory(**kw):
-    return inference_memory(BERT, T4, get_engine("hf"), MemoryConfig(batch=8, context=512, prompt=512,
+    return inference_memory(BERT, resolve("hf", T4), MemoryConfig(batch=8, context=512, prompt=512,
                                                                       weights=get_format("fp16"), **kw))
 
 
@@ -34,7 +34,7 @@ def test_a_state_space_model_keeps_no_attention_scores():
 
     mamba = load_model(str(Path(__file__).resolve().parents[1] / "ingest" / "configs" / "mamba-130m-hf.json"))
     cfg = dict(batch=1, weights=get_format("fp16"), compute_dtype="bf16", attention="eager")
-    short = inference_memory(mamba, T4, get_engine("hf"), MemoryConfig(context=1024, prompt=1024, **cfg))
-    long = inference_memory(mamba, T4, get_engine("hf"), MemoryConfig(context=32768, prompt=32768, **cfg))
+    short = inference_memory(mamba, resolve("hf", T4), MemoryConfig(context=1024, prompt=1024, **cfg))
+    long = inference_memory(mamba, resolve("hf", T4), MemoryConfig(context=32768, prompt=32768, **cfg))
     assert long.activations_bytes < 40 * short.activations_bytes  # linear in the prompt, not quadratic
     assert not any(n.startswith("attention:") for n in long.notes)

@@ -10,7 +10,7 @@ import pytest
 from sizeup.hardware.catalog import load_catalog
 from sizeup.ingest.families.registry import parse_config
 from sizeup.ingest.tower_ops import TowerInput
-from sizeup.price.engines import get_engine
+from sizeup.engines import resolve
 from sizeup.price.memory import MemoryConfig, _activation_peak, inference_memory
 from sizeup.price.tower_memory import tower_activations
 from sizeup.workload.inference import InferenceConfig, estimate_inference
@@ -68,8 +68,8 @@ def test_the_peak_is_the_larger_phase_plus_what_the_tower_keeps():
     device, fmt = CATALOG.device("h100"), get_format("bf16")
     inp = TowerInput(batch=1, prompt=2000, images=2)
     cfg = MemoryConfig(batch=1, context=2064, prompt=2000, weights=fmt, compute_dtype="bf16")
-    bare = inference_memory(LLAVA, device, get_engine("hf"), cfg)
-    with_tower = inference_memory(LLAVA, device, get_engine("hf"), MemoryConfig(
+    bare = inference_memory(LLAVA, resolve("hf", device), cfg)
+    with_tower = inference_memory(LLAVA, resolve("hf", device), MemoryConfig(
         batch=1, context=2064, prompt=2000, weights=fmt, compute_dtype="bf16", tower=inp))
     tower = tower_activations(LLAVA, inp, act_bytes=2, tp=1, fused=True)
     decoder = _activation_peak(LLAVA, 2000, 1, 2, 1)
@@ -97,6 +97,6 @@ def test_every_engine_counts_the_tower(engine):
     for images in (1, 8):
         inp = TowerInput(batch=1, prompt=5000, images=images)
         base = dict(batch=1, context=5100, prompt=5000, weights=fmt, compute_dtype="bf16")
-        a = inference_memory(LLAVA, device, get_engine(engine), MemoryConfig(**base))
-        b = inference_memory(LLAVA, device, get_engine(engine), MemoryConfig(**base, tower=inp))
+        a = inference_memory(LLAVA, resolve(engine, device), MemoryConfig(**base))
+        b = inference_memory(LLAVA, resolve(engine, device), MemoryConfig(**base, tower=inp))
         assert b.activations_bytes > a.activations_bytes

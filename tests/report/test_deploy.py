@@ -103,10 +103,10 @@ def test_serving_manifests_validate_and_carry_the_sheet(name, tmp_path):
         assert args[args.index("--max-num-seqs") + 1] == str(chosen.max_batch)
         # never above the max_num_seqs the plan's memory profile sized the sampler for (vllm serve's GPU tier):
         # the server then profiles no more rows than planned, so its KV pool is at least the plan's
-        from sizeup.price.engines import get_engine
-        from sizeup.price.memory import vllm_batch_defaults
+        from sizeup.engines.profile import engine_profile
+        from sizeup.engines.vllm import vllm_batch_defaults
 
-        assert chosen.max_batch <= vllm_batch_defaults(get_engine("vllm"), chosen.device)[1]
+        assert chosen.max_batch <= vllm_batch_defaults(engine_profile("vllm"), chosen.device)[1]
         assert "--gpu-memory-utilization" in args
     elif triton:  # a vision model: Triton serves it from the model repository volume
         assert container["image"].startswith("nvcr.io/nvidia/tritonserver") and "--model-repository=/models" in args

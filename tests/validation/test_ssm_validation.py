@@ -4,7 +4,7 @@ All rows are CHECK rows (tests/validation/ssm_measurements.yaml: nothing was fit
 CUDA graph is GPU-bound and predicted within 25%; eager decode is set by the host's Python dispatch, whose speed
 on the reporter's machine is unknown, so those rows are held to lie inside sizeup's low-high range. The eager rows
 pay, per SSM layer, the sourced Triton 2.x launch and transformers 4.44's two `cache_position[0] > 0` syncs
-(engines.yaml hf: ssm_step_host_s, ssm_triton_launches, ssm_host_syncs.v1, host_sync_s); none was fitted to them."""
+(data/engines/hf.yaml: ssm_step_host_s, ssm_triton_launches, ssm_host_syncs.v1, host_sync_s); none was fitted to them."""
 
 import pytest
 
@@ -32,22 +32,23 @@ def test_cuda_graph_decode_within_25_percent():
 def test_eager_decode_lies_in_the_predicted_range_and_pays_the_triton_launch_and_the_syncs():
     from sizeup.hardware.catalog import load_catalog
     from sizeup.ingest.hf_config import load_model
-    from sizeup.price.engines import get_engine
-    from sizeup.workload.inference import decode_step_overhead
+    from sizeup.engines import resolve
 
     eager = [(r, p) for r, p in _predictions() if "eager" in r.id]
     assert len(eager) >= 2
     for row, p in eager:
         assert p.low <= row.value <= p.high, (row.id, p, row.value)
-    arch, catalog = load_model(str(ROOT / args(ROWS[0]).model)), load_catalog(include_user=False)
-    hf = get_engine("hf")
+    first = args(ROWS[0])
+    arch, catalog = load_model(str(ROOT / first.model)), load_catalog(include_user=False)
+    gpu, cpu = catalog.device(first.device), catalog.device("epyc-9754")
+    on_gpu, on_cpu = resolve(first.engine, gpu), resolve(first.engine, cpu)
+    hf = on_gpu.profile
     launch, sync, per_op = (hf.range(k).typical for k in ("ssm_step_host_s", "host_sync_s", "decode_overhead_s"))
     # transformers 4.44 MambaMixer: one Triton selective_state_update and two `cache_position[0] > 0` syncs per layer
     per_layer = launch + 2 * (sync + per_op)
-    gpu, cpu = catalog.device(args(ROWS[0]).device), catalog.device("epyc-9754")
     step = hf.range("step_overhead_s").typical
-    assert decode_step_overhead(hf, arch, gpu).typical == pytest.approx(step + 24 * per_layer)
-    assert decode_step_overhead(hf, arch, cpu).typical == step  # no mamba_ssm on CPUs
+    assert on_gpu.step_overhead(arch, decode=True).typical == pytest.approx(step + 24 * per_layer)
+    assert on_cpu.step_overhead(arch, decode=True).typical == step  # no mamba_ssm on CPUs
     assert 40e-6 <= launch <= 108e-6  # Triton 2.x launch, triton PRs #3503 / #3638
     assert 5.8e-6 <= sync <= 50e-6  # NVIDIA CUDA-graphs blog (9.6 - 3.8 us) .. sglang-omni #564 (30-50 us)
 

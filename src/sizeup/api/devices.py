@@ -108,7 +108,7 @@ def compare_devices(
     from sizeup.hardware.catalog import load_catalog
     from sizeup.ingest.hf_config import load_model
     from sizeup.workload.device_fit import device_fit
-    from sizeup.workload.inference import InferenceConfig, estimate_inference
+    from sizeup.workload.inference import InferenceConfig, estimate_inference, execution_for
 
     cat = load_catalog(catalog)
     targets = select_devices(cat, devices)
@@ -118,9 +118,14 @@ def compare_devices(
     if formats is None and arch.stored_format_from:  # a GGUF file: the format it stores, not an engine's ladder
         formats = [weights_format(arch, None, model)[0]]
 
+    resolved: dict[tuple[str, str], object] = {}
+
     def estimate_at(device, eng: str, fmt: str):
         cfg = InferenceConfig(batch=batch, prompt=prompt, output=output, context=context, weights=fmt,
                               kv_dtype=kv_dtype, engine=eng, gpus=gpus)
-        return estimate_inference(arch, device, cfg)
+        key = (device.id, eng)
+        if key not in resolved:  # each device's engine resolved once, for all the formats tried on it
+            resolved[key] = execution_for(device, cfg)
+        return estimate_inference(arch, device, cfg, execution=resolved[key])
 
     return [device_fit(arch, d, cat, engine=engine, estimate_at=estimate_at, formats=formats) for d in targets]

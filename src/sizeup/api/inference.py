@@ -39,8 +39,10 @@ class EstimateOptions(ServingOptions):
     offer: str | None = option(None, "the device as this cloud offer installs it: the GPU link the offer states, "
                                      "else PCIe (see 'sizeup hw offers')")
     quant: str | None = option(None, "weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, q4_k_m, q8_0, ... "
-                                     "(default: the format a .gguf file stores, else bf16)")
-    engine: str = option("hf", "serving engine: hf, vllm, llama.cpp, tensorrt-llm (tensorrt: a plain TensorRT engine)")
+                                     "(default: the format a .gguf file stores, else the most precise of the engine's "
+                                     "formats that fits)")
+    engine: str | None = option(None, "serving engine NAME or NAME@RELEASE: hf, vllm, llama.cpp, tensorrt-llm, tensorrt "
+                                      "(default: the engine of the device's class, data/engines/defaults.yaml)")
     gpu_layers: int | None = option(None, "llama.cpp: layers offloaded to the GPU (default all)",
                                     minimum=0, maximum=MAX_LAYERS)
     cpu: str | DeviceSpec | None = option(None, "llama.cpp: the host CPU where layers kept off the GPU run "
@@ -115,7 +117,8 @@ def estimate(model: str, options: EstimateOptions | None = None, /, **changes: A
         raise ConfigError("estimate: give device=NAME (see 'sizeup hw list'); to compare devices use compare()")
     catalog = load_catalog(o.catalog)
     onnx = model.lower().endswith(".onnx")
-    profile = load_calibration(o.calibration, o.db, [o.device], kind="vision" if onnx else "llm", engine=o.engine)
+    profile = load_calibration(o.calibration, o.db, [o.device], kind="vision" if onnx else "llm",
+                               engine=_engine_for_profile(o, catalog))
     device = resolve_device(o.device, catalog, profile)
     if o.offer:
         from sizeup.plan.topology import device_in_offer
@@ -144,6 +147,17 @@ def estimate(model: str, options: EstimateOptions | None = None, /, **changes: A
     return EstimateResult(**values, would_fit=alternatives, batch_sweep=sweep)
 
 
+def _engine_for_profile(o: EstimateOptions, catalog) -> str | None:
+    """The engine the estimate will run, for choosing a calibration profile: the one named, else (a catalog device)
+    its class's default (data/engines/defaults.yaml); None where neither is known yet (a calibrated local machine)."""
+    if o.engine is not None or not o.calibration or not isinstance(o.device, str) or o.device == "local":
+        return o.engine
+    from sizeup.engines.defaults import default_for_segment
+    from sizeup.hardware.segments import segment_of
+
+    return default_for_segment(segment_of(catalog.device(o.device)))[0]
+
+
 def _options(options: EstimateOptions | None, changes: dict[str, Any]) -> EstimateOptions:
     from sizeup.api.options import build_options
 
@@ -151,23 +165,56 @@ def _options(options: EstimateOptions | None, changes: dict[str, Any]) -> Estima
 
 
 def _estimate(model: str, device: DeviceSpec, o: EstimateOptions, catalog) -> InferenceEstimate:
+    """The estimate at the engine and format named; with none named, the device class's engine (data/engines/
+    defaults.yaml) and the most precise of its formats that fits, as the device table chooses. The estimate's
+    `defaults` say what was taken and why."""
+    from sizeup.engines.defaults import default_for_segment
+    from sizeup.errors import SizeupError
+    from sizeup.hardware.segments import segment_of
     from sizeup.ingest.hf_config import load_model
-    from sizeup.workload.inference import InferenceConfig, estimate_inference
+    from sizeup.workload.device_fit import formats_to_try
+    from sizeup.workload.inference import InferenceConfig, estimate_inference, execution_for
 
     arch = load_model(model)
     check_context(arch, prompt=o.prompt, total=o.context if o.context is not None else o.prompt + o.output,
                   what=tokens_text(o.prompt, o.output, o.context))
-    quant, weights_note = weights_format(arch, o.quant, model)
-    cfg = InferenceConfig(batch=o.batch, prompt=o.prompt, output=o.output, context=o.context, weights=quant,
-                          kv_dtype=o.kv_dtype, engine=o.engine, gpus=o.gpus, gpu_layers=o.gpu_layers,
-                          threads=o.threads, images=o.images, image_hw=o.image_size, backend=o.backend,
-                          build_date=o.build_date)
+    defaults: dict[str, str] = {}
+    engine = o.engine
+    if engine is None:
+        engine, why = default_for_segment(segment_of(device))
+        defaults["engine"] = f"{engine}: none named; {why} (data/engines/defaults.yaml)"
+    quant, weights_note = o.quant, ""
+    if quant is not None or getattr(arch, "stored_format_from", ""):  # named, or the format a .gguf file stores
+        quant, weights_note = weights_format(arch, o.quant, model)
+        if o.quant is None:
+            defaults["quant"] = weights_note
+    formats = [quant] if quant is not None else list(formats_to_try(engine, device))
     # llama.cpp layers kept off the GPU run on the host CPU: the one named, else the device's own host_cpu
     host = o.cpu if isinstance(o.cpu, DeviceSpec) or o.cpu is None else catalog.device(o.cpu)
     if host is None and device.host_cpu and device.host_cpu in catalog.devices:
         host = catalog.devices[device.host_cpu]
-    result = estimate_inference(arch, device, cfg, cpu=host)
-    return replace(result, assumptions=(weights_note, *result.assumptions)) if weights_note else result
+    execution = result = None
+    for fmt in formats:
+        cfg = InferenceConfig(batch=o.batch, prompt=o.prompt, output=o.output, context=o.context, weights=fmt,
+                              kv_dtype=o.kv_dtype, engine=engine, gpus=o.gpus, gpu_layers=o.gpu_layers,
+                              threads=o.threads, images=o.images, image_hw=o.image_size, backend=o.backend,
+                              build_date=o.build_date)
+        execution = execution or execution_for(device, cfg)  # one engine on one device: resolved once
+        try:
+            result = estimate_inference(arch, device, cfg, cpu=host, execution=execution)
+        except SizeupError:
+            if quant is not None or (fmt == formats[-1] and result is None):
+                raise
+            continue
+        if result.memory.fits:
+            break
+    if quant is None:
+        fitted = "that fits" if result.memory.fits else "tried: none fits, the least precise shown"
+        defaults["quant"] = (f"{result.weights.id}: none named; the most precise of {execution.name}'s formats "
+                             f"({', '.join(formats)}) {fitted}")
+    if weights_note:
+        result = replace(result, assumptions=(weights_note, *result.assumptions))
+    return replace(result, defaults=defaults) if defaults else result
 
 
 def weights_format(arch, quant: str | None, model: str) -> tuple[str, str]:
@@ -195,7 +242,7 @@ def tokens_text(prompt: int, output: int, context: int | None) -> str:
 def what_would_fit(result: InferenceEstimate) -> list[Alternative]:
     """For an estimate that does not fit: the most precise smaller format, the fewest GPUs, and the largest
     context and batch that fit, each checked by a full estimate on the same device."""
-    from sizeup.workload.device_fit import FORMAT_LADDERS
+    from sizeup.workload.device_fit import engine_formats
     from sizeup.workload.inference import estimate_inference
 
     cfg, arch, device = result.config, result.arch, result.device
@@ -207,7 +254,7 @@ def what_would_fit(result: InferenceEstimate) -> list[Alternative]:
             return None
 
     out: list[Alternative] = []
-    for fmt in FORMAT_LADDERS.get(cfg.engine, FORMAT_LADDERS["hf"]):
+    for fmt in engine_formats(cfg.engine):
         if fmt == result.weights.id:
             continue
         e = check(weights=fmt)

@@ -96,7 +96,7 @@ def estimate_onnx(path: str, device: DeviceSpec, o, notes: list[str]) -> OnnxEst
         raise ConfigError(f"--dim {name}=…: '{name}' is the batch dimension of {path}: use --batch")
     runtime = None
     if o.runtime:
-        from sizeup.price.overhead import get_runtime
+        from sizeup.engines.runtimes import get_runtime
 
         runtime = get_runtime(o.runtime)
     if name is None and (o.batch != 1 or o.sweep):

@@ -30,7 +30,8 @@ class PlanOptions(Options):
     ttft_p95: float | None = option(None, "SLA: p95 time to first token, seconds", minimum=1e-9, maximum=MAX_SLA_S)
     tpot_p95: float | None = option(None, "SLA: p95 time per output token, seconds", minimum=1e-9, maximum=MAX_SLA_S)
     devices: tuple[str, ...] = option((), "allowed devices (default: every catalog device with an offer)")
-    engine: str = option("vllm", "serving engine of a chat / api plan")
+    engine: str | None = option(None, "serving engine of a chat / api plan, NAME or NAME@RELEASE (default: the "
+                                      "serving default of data/engines/defaults.yaml, vLLM)")
     electricity: float | None = option(None, "electricity price for buy vs rent, USD per kWh (overrides the "
                                              "scenario's budget.electricity_usd_per_kwh; default 0.15, assumed)",
                                        minimum=0, maximum=100)
@@ -79,8 +80,7 @@ def plan(scenario: str | Path | dict | Any, options: PlanOptions | None = None, 
     check_scenario_context(parsed)
     catalog = load_catalog(o.catalog)
     devices = []
-    profile = load_calibration(o.calibration, o.db, o.devices,
-                               engine=o.engine if "engine" in o.changed() else None)  # else any engine's fit
+    profile = load_calibration(o.calibration, o.db, o.devices, engine=o.engine)  # None: any engine's fit
     if profile is not None:
         if not profile.catalog_id:
             raise ConfigError(f"calibration {o.calibration!r} was measured on {profile.device.name}, which is not "
@@ -119,7 +119,7 @@ def quick_scenario(model: str, o: PlanOptions) -> dict[str, Any]:
     if o.devices:
         data["constraints"]["devices"] = list(o.devices)
     if o.task in ("chat", "api"):
-        data["constraints"]["engines"] = [o.engine]
+        data["constraints"]["engines"] = [o.engine] if o.engine else []  # none: the serving default
         traffic: dict[str, Any] = {"prompt_tokens": o.prompt, "output_tokens": o.output}
         if o.rps is not None:
             traffic["peak_requests_per_s"] = o.rps

@@ -53,6 +53,6 @@ def add_runtime_argument(p: argparse.ArgumentParser) -> None:
 def runtime_from_args(args: argparse.Namespace):
     if not getattr(args, "runtime", None):
         return None
-    from sizeup.price.overhead import get_runtime
+    from sizeup.engines.runtimes import get_runtime
 
     return get_runtime(args.runtime)

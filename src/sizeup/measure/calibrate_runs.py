@@ -268,14 +268,14 @@ def _serving_points(run, point, arch) -> list[_Point]:
 
 def _held_overhead(device, engine: str | None) -> float:
     """The per-op overhead an LLM fit holds (it has no floor to measure one): the engine's decode overhead
-    (price/engines.py, CUDA graphs for vLLM) where it lists one, else the device kind's default."""
+    (its execution model, engines/: CUDA graphs for vLLM) where it lists one, else the device kind's default."""
     from sizeup.price.efficiency import default_efficiency
 
     if engine and device.kind != "cpu":
         try:
-            from sizeup.price.engines import get_engine
+            from sizeup.engines import resolve
 
-            overhead = get_engine(engine).range("decode_overhead_s")
+            overhead = resolve(engine, device).profile.range("decode_overhead_s")
         except (SizeupError, AttributeError, KeyError):
             overhead = None
         if overhead is not None:

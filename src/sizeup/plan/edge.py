@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 
+from sizeup.engines.defaults import planned_engines
 from sizeup.errors import SizeupError
 from sizeup.hardware.catalog import Catalog
 from sizeup.ingest.hf_config import ModelArch
@@ -68,7 +69,8 @@ def plan_edge(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanResu
     output = scenario.traffic.output_tokens if scenario.traffic else 128
     thermal_detail, thermal_notes = _thermal(named)
     formats = sorted(c.quantizations, key=precision_rank)  # the highest precision first
-    for engine in c.engines:
+    engines, note = planned_engines(c.engines, "edge")
+    for engine in engines:
         found = False
         for quant in formats:
             for device in modes:  # the lowest power mode first
@@ -84,7 +86,8 @@ def plan_edge(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanResu
                     rejected.append(Rejection(family=family, reason="decode speed unknown on this device"))
                     break
                 tpot = e.decode.latency_s.typical / edge.thermal_derate
-                candidate = Candidate(device=device, gpus=1, quant=quant, engine=engine, offer=None,
+                candidate = Candidate(device=device, gpus=1, quant=quant, engine=e.execution.name, offer=None,
+                                      engine_version=e.execution.version,
                                       latency={"tpot": tpot,
                                                "ttft": e.prefill.latency_s.typical / edge.thermal_derate},
                                       memory_bytes=e.memory.total_bytes, usable_bytes=e.memory.usable_bytes.typical,
@@ -108,7 +111,8 @@ def plan_edge(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanResu
                 break
             if found:
                 break  # formats run from high to low precision: the first that meets the latency is kept
-    assumptions = [f"thermal derate ×{edge.thermal_derate:g} on sustained speed (assumption, not measured)",
+    assumptions = [*([note] if note else []),
+                   f"thermal derate ×{edge.thermal_derate:g} on sustained speed (assumption, not measured)",
                    "shared memory: the OS and runtime share is kept free (usable-memory class)", *thermal_notes]
     if len(modes) > 1:
         names = ", ".join(f"{d.power_mode} ({d.tdp_w:g} W)" if d.tdp_w else d.power_mode for d in modes)

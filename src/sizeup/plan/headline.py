@@ -245,7 +245,7 @@ def build_headline(result, cost_cells: dict[str, float] | None = None, envelope=
     what = f"{count} × {chosen.device.name}"
     if offer is not None and not chosen.owned:
         what += f" as {instances or 1} × {offer.provider} {offer.instance} (region {offer.region})"
-    what += f", {chosen.engine} with {chosen.quant} weights"
+    what += f", {chosen.engine_label} with {chosen.quant} weights"
     if replicas is not None:
         what += f" ({replicas} replica{'s' if replicas != 1 else ''} of {chosen.gpus} GPU{'s' if chosen.gpus > 1 else ''})"
     parts = [("Closest option (does NOT meet the scenario): " if not result.meets else "")
@@ -275,7 +275,7 @@ def build_headline(result, cost_cells: dict[str, float] | None = None, envelope=
     return Headline(meets=result.meets, action=action, count=count, device=chosen.device.name,
                     device_id=chosen.device.id, gpus_per_unit=chosen.gpus, replicas=replicas, instances=instances,
                     provider=provider, region=region, instance=offer.instance if offer is not None else None,
-                    engine=chosen.engine, format=chosen.quant, period=period, cost_usd=cost, pricing_basis=basis,
+                    engine=chosen.engine_label, format=chosen.quant, period=period, cost_usd=cost, pricing_basis=basis,
                     costs_by_basis=costs, cost_key=cost_key, budget_usd=budget, budget_share=share, sla=sla,
                     margin=margin, power_w=power, device_price_usd=device_price, fleet=_fleet_text(chosen),
                     buy_vs_rent=buy.text if buy is not None else "",

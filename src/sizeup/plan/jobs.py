@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from sizeup.engines.defaults import planned_engines
 from sizeup.errors import SizeupError
 from sizeup.hardware.catalog import Catalog
 from sizeup.ingest.hf_config import ModelArch
@@ -143,6 +144,7 @@ def plan_batch(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanRes
     closest, closest_miss, closest_gap = None, "", math.inf
     prompt = scenario.traffic.prompt_tokens if scenario.traffic else 512
     output = scenario.traffic.output_tokens if scenario.traffic else 256
+    engines, note = planned_engines(c.engines, "batch")
     for device in devices_for(catalog, scenario):
         offers = offers_for(catalog, scenario, device)
         for gpus in (1, 2, 4, 8):
@@ -153,7 +155,7 @@ def plan_batch(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanRes
             if not groups:
                 continue
             for quant in c.quantizations:
-                for engine in c.engines:
+                for engine in engines:
                     family = f"{gpus}x {device.id} {quant} {engine}"
                     cfg = InferenceConfig(prompt=prompt, output=output, weights=quant, engine=engine, gpus=gpus)
                     group = min(groups, key=lambda g: groups[g][1])
@@ -178,7 +180,8 @@ def plan_batch(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanRes
                     cost = hours * hourly
                     regions = {g: {"offer": o.id, "region": o.region, "pricing_basis": hourly_price(o, basis)[1],
                                    "cost_usd": hours * h} for g, (o, h) in groups.items()}
-                    candidate = Candidate(device=dev, gpus=gpus, quant=quant, engine=engine, offer=offer,
+                    candidate = Candidate(device=dev, gpus=gpus, quant=quant, engine=e.execution.name, offer=offer,
+                                          engine_version=e.execution.version,
                                           cost_usd=cost, pricing_basis=hourly_price(offer, basis)[1],
                                           latency={"hours": hours}, max_batch=first.max_batch,
                                           memory_bytes=e.memory.total_bytes, usable_bytes=e.memory.usable_bytes.typical,
@@ -200,5 +203,6 @@ def plan_batch(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanRes
                             closest_miss = f"over the job budget: {why}"
                         continue
                     candidates.append(candidate)
-    assumptions = [f"offline generation of {job.tokens:,} output tokens, prompt {prompt}, output {output} per request"]
+    assumptions = [f"offline generation of {job.tokens:,} output tokens, prompt {prompt}, output {output} per request",
+                   *([note] if note else [])]
     return ranked_result(scenario, arch, candidates, rejected, closest, closest_miss, evaluated, assumptions, "hours")

@@ -20,7 +20,7 @@ def check_constraints(scenario: Scenario, catalog: Catalog) -> None:
     from sizeup.errors import ConfigError
     from sizeup.formats import get_format
     from sizeup.plan.scenario_keys import closest
-    from sizeup.price.engines import get_engine
+    from sizeup.engines.base import parse_engine
 
     c = scenario.constraints
     for key, names, known in (("providers", c.providers, {o.provider for o in catalog.offers.values()}),
@@ -32,7 +32,7 @@ def check_constraints(scenario: Scenario, catalog: Catalog) -> None:
                 shown = ", ".join(sorted(known)[:30]) + (", …" if len(known) > 30 else "")
                 raise ConfigError(f"scenario key 'constraints.{key}' = {name!r}: no offer in the catalog has this "
                                   f"{key[:-1]} ({hint}known: {shown or 'none'})")
-    checks = [("engines", c.engines, get_engine)] if scenario.task in ("chat", "api", "batch", "edge") else []
+    checks = [("engines", c.engines, parse_engine)] if scenario.task in ("chat", "api", "batch", "edge") else []
     if scenario.task != "vision":  # a vision model's fp16/fp32 is checked with the scenario
         checks.append(("quantizations", c.quantizations, get_format))
     for key, names, lookup in checks:

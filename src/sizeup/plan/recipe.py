@@ -49,7 +49,7 @@ def _offer_flag(chosen) -> list[str]:
 def serving_estimate_args(scenario, chosen, batch: int) -> list[str]:
     """`sizeup estimate` of one replica of a serving plan at `batch` concurrent sequences."""
     traffic = scenario.traffic
-    argv = ["sizeup", "estimate", scenario.model, "--device", chosen.device.id, "--engine", chosen.engine,
+    argv = ["sizeup", "estimate", scenario.model, "--device", chosen.device.id, "--engine", chosen.engine_ref,
             "--quant", chosen.quant, "--gpus", str(chosen.gpus), "--prompt", str(traffic.prompt_tokens),
             "--output", str(traffic.output_tokens), "--batch", str(batch)]
     if traffic.images:
@@ -136,7 +136,7 @@ def _batch(result, chosen) -> list[tuple[str, str, str]]:
     scenario = result.scenario
     traffic = scenario.traffic
     prompt, output = (traffic.prompt_tokens, traffic.output_tokens) if traffic else (512, 256)
-    argv = ["sizeup", "estimate", scenario.model, "--device", chosen.device.id, "--engine", chosen.engine,
+    argv = ["sizeup", "estimate", scenario.model, "--device", chosen.device.id, "--engine", chosen.engine_ref,
             "--quant", chosen.quant, "--gpus", str(chosen.gpus), "--prompt", str(prompt), "--output", str(output),
             "--batch", str(chosen.max_batch)] + _offer_flag(chosen)
     return [("estimate", _line(argv), f"{chosen.detail.get('tokens_per_s', 0.0):,.0f} output tokens/s with prefill "
@@ -148,7 +148,7 @@ def _edge(result, chosen) -> list[tuple[str, str, str]]:
 
     scenario = result.scenario
     prompt, output = (scenario.traffic.prompt_tokens, scenario.traffic.output_tokens) if scenario.traffic else (256, 128)
-    argv = ["sizeup", "estimate", scenario.model, "--device", chosen.device.id, "--engine", chosen.engine,
+    argv = ["sizeup", "estimate", scenario.model, "--device", chosen.device.id, "--engine", chosen.engine_ref,
             "--quant", chosen.quant, "--prompt", str(prompt), "--output", str(output)]
     derate = scenario.edge.thermal_derate if scenario.edge else 1.0
     rows = [("estimate", _line(argv), f"decode {_ms(chosen.latency['tpot'] * derate)} per token before the "

@@ -120,12 +120,11 @@ KEY_TASKS: dict[str, tuple[str, ...]] = {
 """Every key a scenario may hold ("section.key"), and the tasks that read it. Vision reads the request
 rate (its input is `input_shape`, not tokens), only end-to-end SLA targets and `quantizations: [fp16]` or
 fp32; batch generation reads tokens, deadline, the per-request lengths, engines and formats; an edge plan
-reads its device, the lengths, and the engines and weight formats it may run (EDGE_ENGINES, EDGE_FORMATS
-by default)."""
+reads its device, the lengths, and the engines and weight formats it may run (EDGE_FORMATS by default; the
+engine a task takes when none is named: data/engines/defaults.yaml)."""
 
 EDGE_FORMATS = ("bf16", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q3_k_m", "q2_k")
 """The formats an edge plan tries, high to low precision, when `constraints.quantizations` names none."""
-EDGE_ENGINES = ("llama.cpp",)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -201,7 +200,8 @@ class Constraints:
     providers: tuple[str, ...] = ()
     regions: tuple[str, ...] = ()
     spot: bool = False
-    engines: tuple[str, ...] = ("vllm",)
+    engines: tuple[str, ...] = ()
+    """Engines to search ('vllm', 'vllm@0.10'); empty: the task's default (data/engines/defaults.yaml)."""
     quantizations: tuple[str, ...] = ("bf16", "fp8", "awq-int4")
     quantizations_given: bool = False
     """Whether the scenario named the formats (else a GGUF model prices the format its file stores)."""
@@ -405,7 +405,7 @@ def _constraints(c: Keys, task: str) -> Constraints:
     edge = task == "edge"
     return Constraints(
         devices=c.strings("devices"), providers=c.strings("providers"), regions=c.strings("regions"),
-        spot=c.flag("spot", False), engines=c.strings("engines") or (EDGE_ENGINES if edge else ("vllm",)),
+        spot=c.flag("spot", False), engines=c.strings("engines"),
         quantizations=quantizations or (EDGE_FORMATS if edge else ("bf16", "fp8", "awq-int4")),
         quantizations_given=bool(quantizations),
         max_gpus=c.count("max_gpus", 8, maximum=MAX_GPUS), owned=_owned(c, task),

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from sizeup.engines.base import ExecutionModel
+from sizeup.engines.defaults import planned_engines
 from sizeup.errors import SizeupError
 from sizeup.hardware.catalog import Catalog
 from sizeup.hardware.schema import DeviceSpec, Offer
@@ -26,29 +28,30 @@ from sizeup.plan.offers import cheapest_per_group, devices_for, hourly_price, of
 from sizeup.plan.scenario import Scenario
 from sizeup.plan.topology import installed, link_class, link_text, replica_offers
 from sizeup.plan.types import Candidate, PlanResult, Rejection, memory_parts, ranked_result
-from sizeup.price.engines import get_engine
+from sizeup.price.execution import phase_efficiency
 from sizeup.price.memory import MemoryConfig, inference_memory
 from sizeup.price.roofline import price
-from sizeup.workload.eager_kernels import eager_kernel_overhead
-from sizeup.workload.inference import InferenceConfig, decode_step_overhead, estimate_inference
+from sizeup.workload.inference import InferenceConfig, estimate_inference, execution_for
 from sizeup.workload.quantize import get_format
 from sizeup.workload.towers import decoder_arch, decoder_cache_tokens, decoder_prompt, tower_input
 
 __all__ = ["plan_serving", "replica_model"]
 
 
-def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max_batch: int) -> ReplicaModel:
+def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max_batch: int,
+                  execution: ExecutionModel | None = None) -> ReplicaModel:
     """Prefill as fixed + per-token time (two priced prompts), decode step time at batch sizes up to
     `max_batch` (priced ledgers at the mean context of a generation, with the tensor-parallel collectives on
-    `device`'s link, as `estimate` prices them)."""
-    engine = get_engine(cfg.engine)
-    step = decode_step_overhead(engine, arch, device)
+    `device`'s link, as `estimate` prices them). `execution`: the engine on `device`, resolved once by the caller
+    (default: from `cfg`)."""
+    model = execution or execution_for(device, cfg)
+    step = model.step_overhead(arch, decode=True)
     step_s = step.typical if step else 0.0
     p = cfg.prompt
     t1 = estimate_inference(arch, device, replace(cfg, prompt=p, output=1),
-                            limits=False).prefill
+                            limits=False, execution=model).prefill
     t2 = estimate_inference(arch, device, replace(cfg, prompt=2 * p, output=1),
-                            limits=False).prefill
+                            limits=False, execution=model).prefill
     per_token = max((t2.latency_s.typical - t1.latency_s.typical) / p, 1e-9)
     fixed = max(t1.latency_s.typical - per_token * p, 0.0)
     batches = sorted({1, *[2 ** k for k in range(1, 12) if 2 ** k < max_batch], max_batch})
@@ -57,14 +60,12 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
     # the decoder as `estimate` runs it: T5's cross-attention over the prompt, its own tokens from one start token
     decoder = decoder_arch(arch, cfg.prompt)
     context = decoder_prompt(arch, cfg.prompt) + max(cfg.output // 2, 1)
-    from sizeup.workload.inference import phase_efficiency  # the engine's decode efficiencies
-
     for b in batches:
-        eff = phase_efficiency(device, engine, True, fmt, b, cfg.backend, cfg.build_date)  # as estimate prices batch b
+        eff = phase_efficiency(model, True, fmt, b)  # the engine's decode efficiencies, as estimate prices batch b
         ledger = transformer_ledger(decoder, Step(batch=b, new_tokens=1, context=context), weights=fmt,
                                     kv_dtype=cfg.kv_dtype, tp=cfg.gpus, per_layer=False)
-        eager = eager_kernel_overhead(engine, ledger, device, fmt.compute_dtype == "fp32")  # hf: as estimate prices it
-        times.append(price(ledger, device, eff).total_s.typical + step_s + (eager.typical if eager else 0.0)
+        eager = model.extra_launches(ledger, fmt.compute_dtype == "fp32")  # hf: as estimate prices it
+        times.append(price(ledger, device, eff).total_s.typical + step_s + (eager[0].typical if eager else 0.0)
                      + _tp_comm_s(ledger, device, cfg.gpus))
     return ReplicaModel(prefill_fixed_s=fixed, prefill_per_token_s=per_token, decode_batches=tuple(batches),
                         decode_step_s=tuple(times), max_batch=max_batch)
@@ -91,6 +92,8 @@ class _Family:
     quant: str
     engine: str
     cfg: InferenceConfig
+    execution: ExecutionModel
+    """The engine on `device`, resolved once for the family."""
     memory: object
     groups: dict[str, tuple[Offer, float]]
     """Region group -> (cheapest offer of the family there, hourly price of one replica on the basis)."""
@@ -120,14 +123,17 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
                    "a replica's GPUs share one instance and its link (NVLink where the offer states it, else PCIe)"]
     if not scenario.sla.targets:
         assumptions.append("no SLA given: p95 TTFT of 2 s assumed")
+    engines, note = planned_engines(c.engines, "serving")
+    assumptions += [note] if note else []
     rejected: list[Rejection] = []
-    families = _families(scenario, catalog, arch, basis, rejected)
+    families = _families(scenario, catalog, arch, basis, rejected, engines)
     spares = (_spare(c, True), _spare(c, False))
     # a lower bound on each family's fleet cost per region group, from its throughput bound; simulate cheapest-first
     bounded = []
     for fam in families:
-        max_batch = fam.memory.max_concurrent_sequences or _max_batch(arch, fam.device, fam.cfg)
-        e = estimate_inference(arch, fam.device, replace(fam.cfg, batch=max(max_batch, 1)), limits=False)
+        max_batch = fam.memory.max_concurrent_sequences or _max_batch(arch, fam.device, fam.cfg, fam.execution)
+        e = estimate_inference(arch, fam.device, replace(fam.cfg, batch=max(max_batch, 1)), limits=False,
+                               execution=fam.execution)
         if e.decode is not None and e.decode.tokens_per_s is None:  # compute unknown: no speed to plan on
             continue
         upper = e.decode.tokens_per_s.high / max(traffic.output_tokens, 1) if e.decode else 1.0
@@ -145,7 +151,7 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
                                                               f"the chosen ${min(best.values()):,.0f}/month"))
             continue
         evaluated += 1
-        model = replica_model(arch, fam.device, fam.cfg, max_batch)
+        model = replica_model(arch, fam.device, fam.cfg, max_batch, fam.execution)
         rate, sim = rate_at_sla(model, traffic.prompt_tokens, traffic.output_tokens, targets, requests=1200)
         if rate <= 0:
             miss = ", ".join(f"{k} {sim.metric(k):.3g} s > {v:g} s" for k, v in targets.items() if sim.metric(k) > v)
@@ -154,7 +160,8 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
             if gap < closest_gap:
                 closest_gap, closest_miss = gap, miss
                 offer = min(fam.groups.values(), key=lambda t: t[1])[0] if fam.groups else None
-                closest = Candidate(device=fam.device, gpus=fam.gpus, quant=fam.quant, engine=fam.engine, offer=offer,
+                closest = Candidate(device=fam.device, gpus=fam.gpus, quant=fam.quant, engine=fam.execution.name,
+                                    offer=offer, engine_version=fam.execution.version,
                                     simulation=sim, latency={k: sim.metric(k) for k in targets},
                                     memory_bytes=fam.memory.total_bytes, usable_bytes=fam.memory.usable_bytes.typical,
                                     max_batch=max_batch, detail={"link": _link(fam, offer)})
@@ -180,7 +187,8 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
     return _with_saturation(result, arch, traffic)
 
 
-def _families(scenario: Scenario, catalog: Catalog, arch: ModelArch, basis: str, rejected: list[Rejection]) -> list:
+def _families(scenario: Scenario, catalog: Catalog, arch: ModelArch, basis: str, rejected: list[Rejection],
+              engines: tuple[str, ...]) -> list:
     """Every device × GPUs per replica × format × engine × link class that fits, with its offers by region."""
     traffic, c = scenario.traffic, scenario.constraints
     search_basis = "reserved-1y" if basis == "mixed" else basis
@@ -207,12 +215,13 @@ def _families(scenario: Scenario, catalog: Catalog, arch: ModelArch, basis: str,
             if not classes:
                 classes["owned"] = []
             for quant in c.quantizations:
-                for engine in c.engines:
-                    cfg = InferenceConfig(batch=1, prompt=traffic.prompt_tokens, output=traffic.output_tokens,
-                                          weights=quant, engine=engine, gpus=gpus, images=traffic.images,
-                                          image_hw=traffic.image_hw)
+                for engine in engines:
                     try:
-                        memory = _p95_memory(arch, device, engine, quant, gpus, traffic)
+                        cfg = InferenceConfig(batch=1, prompt=traffic.prompt_tokens, output=traffic.output_tokens,
+                                              weights=quant, engine=engine, gpus=gpus, images=traffic.images,
+                                              image_hw=traffic.image_hw)
+                        execution = execution_for(device, cfg)  # resolved once per family
+                        memory = _p95_memory(arch, execution, quant, gpus, traffic)
                     except SizeupError as e:
                         rejected.append(Rejection(family=f"{gpus}x {device.id} {quant} {engine}", reason=str(e)))
                         continue
@@ -224,8 +233,10 @@ def _families(scenario: Scenario, catalog: Catalog, arch: ModelArch, basis: str,
                     owned_usd = owned_monthly_cost(owned, device, gpus) if held else None
                     for members in classes.values():
                         sample = members[0] if members else None
+                        installed_device = installed(device, sample)
                         families.append(_Family(
-                            device=installed(device, sample), gpus=gpus, quant=quant, engine=engine, cfg=cfg,
+                            device=installed_device, gpus=gpus, quant=quant, engine=engine, cfg=cfg,
+                            execution=execution.on(installed_device),
                             memory=memory, groups=cheapest_per_group(members, gpus, search_basis),
                             owned_replica_usd=owned_usd, held_replicas=held,
                             link_kind=link_class(sample) if sample is not None else "owned"))
@@ -269,7 +280,8 @@ def _billed(scenario, fam: _Family, model: ReplicaModel, rate: float, max_batch:
     peak_sim = simulate(model, traffic.peak_requests_per_s / plan.for_load, traffic.prompt_tokens,
                         traffic.output_tokens, requests=1500, seed=1)
     targets = scenario.sla.targets or {"ttft_p95": 2.0}
-    return Candidate(device=fam.device, gpus=fam.gpus, quant=fam.quant, engine=fam.engine, offer=offer, owned=owned,
+    return Candidate(device=fam.device, gpus=fam.gpus, quant=fam.quant, engine=fam.execution.name, offer=offer,
+                     owned=owned, engine_version=fam.execution.version,
                      replicas=plan, simulation=peak_sim, monthly=monthly, cost_usd=cost, pricing_basis=used,
                      latency={k: peak_sim.metric(k) for k in targets}, memory_bytes=fam.memory.total_bytes,
                      usable_bytes=fam.memory.usable_bytes.typical, max_batch=max_batch,
@@ -317,15 +329,15 @@ def _spare(c, owned: bool) -> int:
     return 0 if owned else 1
 
 
-def _p95_memory(arch: ModelArch, device: DeviceSpec, engine: str, quant: str, gpus: int, traffic):
+def _p95_memory(arch: ModelArch, execution: ExecutionModel, quant: str, gpus: int, traffic):
     """One request at the p95 prompt and output on one replica, its tower included, as `estimate` counts it."""
     prompt = traffic.prompt_p95_tokens
     feed = tower_input(arch, batch=1, prompt=prompt, images=traffic.images, image_hw=traffic.image_hw)
-    return inference_memory(decoder_arch(arch, prompt), device, get_engine(engine), MemoryConfig(
+    return inference_memory(decoder_arch(arch, prompt), execution, MemoryConfig(
         batch=1, context=decoder_cache_tokens(arch, prompt, prompt + traffic.output_p95_tokens),
         prompt=decoder_prompt(arch, prompt), weights=get_format(quant), tp=gpus, tower=feed))
 
 
-def _max_batch(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig) -> int:
-    e = estimate_inference(arch, device, cfg)
+def _max_batch(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, execution: ExecutionModel) -> int:
+    e = estimate_inference(arch, device, cfg, execution=execution)
     return max(1, min(e.max_batch, 256))

@@ -104,9 +104,9 @@ def engine_command(result, chosen) -> tuple[list[str], list[str], Checkpoint]:
     port = str(PORTS.get(chosen.engine, 8000))
     ckpt = checkpoint(result.scenario.model, chosen.quant, chosen.engine)
     if chosen.engine == "vllm":
-        from sizeup.price.engines import get_engine
+        from sizeup.engines.profile import engine_profile
 
-        util = get_engine("vllm").value("gpu_memory_utilization", 0.92)
+        util = engine_profile(chosen.engine, chosen.engine_version or None).value("gpu_memory_utilization", 0.92)
         args = [ckpt.ref, "--host", "0.0.0.0", "--port", port, "--tensor-parallel-size", str(chosen.gpus),
                 "--max-model-len", str(max_len), "--gpu-memory-utilization", f"{util:g}",
                 "--max-num-seqs", str(max(1, chosen.max_batch))]

@@ -37,7 +37,7 @@ def build_sheet(result) -> Sheet:
         hw += [Cell(key="device", label="device", value=chosen.device.name),
                Cell(key="gpus_per_unit", label="GPUs per replica" if serving else "GPUs", value=chosen.gpus),
                Cell(key="quantization", label="weights", value=chosen.quant),
-               Cell(key="engine", label="engine", value=chosen.engine)]
+               Cell(key="engine", label="engine", value=chosen.engine_label)]
         if chosen.offer is not None:
             hw.append(Cell(key="offer", label="cloud offer", value=f"{chosen.offer.provider} {chosen.offer.instance}",
                            note=f"price of {chosen.offer.price_date}, {chosen.offer.region}"))

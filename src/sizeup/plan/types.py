@@ -41,6 +41,8 @@ class Candidate:
     quant: str
     engine: str
     offer: Offer | None
+    engine_version: str = ""
+    """The engine release the plan was priced for (empty for training jobs and vision runtimes)."""
     owned: bool = False
     replicas: ReplicaPlan | None = None
     simulation: SimulationResult | None = None
@@ -57,12 +59,23 @@ class Candidate:
     detail: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def engine_ref(self) -> str:
+        """'vllm@0.34': the engine at the release the plan priced, as --engine takes it."""
+        return f"{self.engine}@{self.engine_version}" if self.engine_version else self.engine
+
+    @property
+    def engine_label(self) -> str:
+        """'vllm 0.34': the engine and the release it was priced for."""
+        return f"{self.engine.partition('@')[0]} {self.engine_version}" if self.engine_version else self.engine
+
+    @property
     def label(self) -> str:
         where = "owned" if self.owned else (self.offer.id if self.offer else "no offer")
         return f"{self.gpus}x {self.device.id} {self.quant} {self.engine} ({where})"
 
     def to_dict(self) -> dict[str, Any]:
         return {"device": self.device.id, "gpus": self.gpus, "quant": self.quant, "engine": self.engine,
+                "engine_version": self.engine_version or None,
                 "offer": None if self.offer is None else self.offer.id, "owned": self.owned,
                 "replicas": None if self.replicas is None else self.replicas.to_dict(),
                 "simulation": None if self.simulation is None else self.simulation.to_dict(),

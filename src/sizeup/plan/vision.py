@@ -16,13 +16,11 @@ from sizeup.plan.fleet import fleet_for, month_levels
 from sizeup.plan.offers import cheapest_per_group, devices_for, offers_for
 from sizeup.plan.scenario import Scenario
 from sizeup.plan.types import Candidate, PlanResult, Rejection, ranked_result
-from sizeup.price.overhead import get_runtime
+from sizeup.engines.defaults import default_runtime
+from sizeup.engines.runtimes import get_runtime
 from sizeup.price.roofline import LedgerArrays, price
 
-__all__ = ["plan_vision", "vision_ledger", "DEFAULT_RUNTIME"]
-
-DEFAULT_RUNTIME = "pytorch-eager"
-"""The model is a torch module served from Python unless the scenario names another runtime."""
+__all__ = ["plan_vision", "vision_ledger"]
 
 
 def vision_ledger(scenario: Scenario, dtype: str):
@@ -39,7 +37,7 @@ def plan_vision(scenario: Scenario, catalog: Catalog) -> PlanResult:
     targets = {k: v for k, v in scenario.sla.targets.items() if k.startswith("e2e")} or {"e2e_p99": 0.2}
     dtype = "fp16" if "fp16" in c.quantizations else "fp32"
     arrays = LedgerArrays.from_ledger(vision_ledger(scenario, dtype))
-    runtime = get_runtime(scenario.runtime or DEFAULT_RUNTIME)
+    runtime = get_runtime(scenario.runtime or default_runtime())
     rejected, candidates, evaluated = [], [], 0
     closest, closest_miss, gap_best = None, "", math.inf
     levels, method = month_levels(traffic)

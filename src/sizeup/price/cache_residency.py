@@ -31,7 +31,7 @@ from sizeup.errors import CatalogError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ledger import TensorCategory
-from sizeup.price.efficiency import parse_entry
+from sizeup.ranges import parse_entry
 from sizeup.ranges import Range
 
 __all__ = ["CACHE_KINDS", "l2_to_dram", "usable_fraction", "resident_reads", "dram_equivalent_bytes"]

@@ -14,12 +14,11 @@ from pathlib import Path
 
 from sizeup.errors import CatalogError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
-from sizeup.ranges import Range
+from sizeup.ranges import Range, parse_entry
 
 __all__ = ["Efficiency", "TENSOR_KINDS", "calibrated", "default_efficiency", "device_efficiency", "tensor_fraction"]
 
 TENSOR_KINDS = ("matmul", "conv", "attention")
-_ENTRY_KEYS = {"low", "typical", "high", "basis", "source", "retrieved"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,25 +46,6 @@ def tensor_fraction(eff: Efficiency, kind: str, precision: str) -> Range:
     return eff.tensor.get(f"{kind}@{precision}") or eff.tensor[kind]
 
 
-def _entry(data: object, path: Path, key: str, fraction: bool) -> tuple[Range, str]:
-    if not isinstance(data, dict):
-        raise CatalogError(f"{path}: field '{key}' must be a mapping with low, typical, high, basis, source, retrieved")
-    unknown = sorted(set(data) - _ENTRY_KEYS)
-    if unknown:
-        raise CatalogError(f"{path}: unknown field '{key}.{unknown[0]}'")
-    for name in ("basis", "source", "retrieved"):
-        if not data.get(name):
-            raise CatalogError(f"{path}: missing field '{key}.{name}'")
-    try:
-        value = Range.parse(data, f"{path}: field '{key}'")
-    except ValueError as e:
-        raise CatalogError(str(e)) from None
-    if value.low <= 0 or (fraction and value.high > 1):
-        raise CatalogError(f"{path}: field '{key}' = {data.get('high')!r}: expected fractions in (0, 1]")
-    return value, f"{key}: {data['source']} (read {data['retrieved']})"
-
-
-parse_entry = _entry  # one sourced {low, typical, high} entry; price.overhead reads its table with it
 
 
 def parse_efficiency(data: object, path: Path) -> Efficiency:
@@ -79,18 +59,18 @@ def parse_efficiency(data: object, path: Path) -> Efficiency:
     for kind in TENSOR_KINDS:
         if kind not in tensor_data:
             raise CatalogError(f"{path}: missing field 'tensor.{kind}'")
-        tensor[kind], src = _entry(tensor_data[kind], path, f"tensor.{kind}", True)
+        tensor[kind], src = parse_entry(tensor_data[kind], path, f"tensor.{kind}", True)
         sources.append(src)
     for key in sorted(set(tensor_data) - set(TENSOR_KINDS)):
         kind, _, precision = key.partition("@")
         if kind not in TENSOR_KINDS or not precision:
             raise CatalogError(f"{path}: unknown field 'tensor.{key}': expected {', '.join(TENSOR_KINDS)} "
                                f"or KIND@PRECISION")
-        tensor[key], src = _entry(tensor_data[key], path, f"tensor.{key}", True)
+        tensor[key], src = parse_entry(tensor_data[key], path, f"tensor.{key}", True)
         sources.append(src)
-    vector, s1 = _entry(data.get("vector"), path, "vector", True)
-    memory, s2 = _entry(data.get("memory"), path, "memory", True)
-    overhead, s3 = _entry(data.get("overhead_s"), path, "overhead_s", False)
+    vector, s1 = parse_entry(data.get("vector"), path, "vector", True)
+    memory, s2 = parse_entry(data.get("memory"), path, "memory", True)
+    overhead, s3 = parse_entry(data.get("overhead_s"), path, "overhead_s", False)
     return Efficiency(tensor=tensor, vector=vector, memory=memory, overhead_s=overhead,
                       origin=f"defaults for {data.get('kind', path.stem)} devices ({path.name})",
                       sources=tuple(sources + [s1, s2, s3]))

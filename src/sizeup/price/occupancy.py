@@ -33,7 +33,7 @@ from functools import lru_cache
 
 from sizeup.errors import CatalogError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
-from sizeup.price.efficiency import parse_entry
+from sizeup.ranges import parse_entry
 from sizeup.ranges import Range
 
 __all__ = ["OCCUPANCY_KINDS", "UNITS", "conv_tile_outputs", "matmul_tile_outputs", "split_k_min", "matmul_busy", "wave_fraction"]

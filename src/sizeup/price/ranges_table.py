@@ -51,10 +51,8 @@ def engine_key(engine: str, backend: str | None = None, device: Any = None) -> s
     backend other than the device's own ('llama.cpp/vulkan')."""
     name = engine.partition("@")[0]
     if backend and device is not None:
-        try:
-            from sizeup.price.kernels import default_backend
-        except ImportError:  # pragma: no cover - the engines package holds it after the engine refactor
-            from sizeup.engines.kernels import default_backend
+        from sizeup.engines.kernels import default_backend
+
         if backend != default_backend(device):
             return f"{name}/{backend}"
     return name

@@ -26,7 +26,8 @@ from sizeup.price.cache_residency import dram_equivalent_bytes
 from sizeup.price.conv_algos import layout_transform, winograd
 from sizeup.price.efficiency import Efficiency, default_efficiency, device_efficiency
 from sizeup.price.occupancy import OCCUPANCY_KINDS, conv_tile_outputs, matmul_busy, wave_fraction
-from sizeup.price.overhead import Runtime, apply_runtime
+from sizeup.engines.runtimes import Runtime
+from sizeup.price.overhead import apply_runtime
 from sizeup.price.rates import (LEVELS, SYNCHRONOUS_KINDS, OpClasses, inverse_rates, ridge_point,
                                 tensor_precision, vector_precision)
 from sizeup.ranges import Range

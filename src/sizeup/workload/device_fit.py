@@ -1,10 +1,10 @@
 """Which devices run a model, at which weight format, how fast, and at what price per million tokens:
 the table the seeds draw by hand, one row per device, each row a full inference estimate.
 
-Per device the engine is the one its class runs (llama.cpp on consumer cards, Macs, edge boards and
-CPUs; vLLM on workstation and data-centre GPUs) unless one is given, and the format is the
-highest-precision one of that engine's ladder that fits the batch and context. The price is the
-cheapest on-demand cloud offer carrying the device, per GPU, over the decode tokens it produces.
+Per device the engine is the one its class runs (data/engines/defaults.yaml, engines/defaults.py: llama.cpp on
+consumer cards, Macs, edge boards and CPUs; vLLM on workstation and data-centre GPUs) unless one is given, and the
+format is the highest-precision one of that engine's formats (its FORMATS) that fits the batch and context. The price
+is the cheapest on-demand cloud offer carrying the device, per GPU, over the decode tokens it produces.
 """
 
 from __future__ import annotations
@@ -13,27 +13,30 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from sizeup.engines.base import engine_class, parse_engine
+from sizeup.engines.defaults import default_for_segment
 from sizeup.errors import SizeupError
 from sizeup.hardware.catalog import Catalog
 from sizeup.hardware.offer_price import replica_price
 from sizeup.hardware.schema import DeviceSpec, Offer
 from sizeup.hardware.segments import segment_of
 
-__all__ = ["FORMAT_LADDERS", "DeviceFit", "device_fit", "cheapest_offer", "default_engine"]
-
-FORMAT_LADDERS = {
-    "llama.cpp": ("q8_0", "q6_k", "q5_k_m", "q4_k_m", "q3_k_m", "q2_k"),
-    "vllm": ("bf16", "fp8", "awq-int4"),
-    "tensorrt-llm": ("bf16", "fp8", "awq-int4"),
-    "hf": ("bf16", "int8", "nf4"),
-}
-"""Formats tried in order (most precise first) per engine; the first that fits is the row's."""
-
-_FP8_ENGINES = ("vllm", "tensorrt-llm")
+__all__ = ["DeviceFit", "device_fit", "cheapest_offer", "engine_formats", "formats_to_try"]
 
 
-def default_engine(segment: str) -> str:
-    return "vllm" if segment in ("datacenter", "workstation") else "llama.cpp"
+def engine_formats(engine: str) -> tuple[str, ...]:
+    """The formats people run with `engine` ('vllm', 'vllm@0.10'), most precise first (the engine file's FORMATS)."""
+    return engine_class(parse_engine(engine).name).FORMATS
+
+
+def formats_to_try(engine: str, device: DeviceSpec, formats: Iterable[str] | None = None) -> tuple[str, ...]:
+    """`formats` (default: the engine's), most precise first, without fp8 where the engine's fp8 needs fp8 tensor
+    units `device` lacks: what a device table tries in order, and a one-device estimate with no format named."""
+    cls = engine_class(parse_engine(engine).name)
+    ladder = tuple(formats) if formats else cls.FORMATS
+    if cls.NATIVE_FP8_ONLY and "fp8" not in device.peak_flops_per_s:
+        ladder = tuple(f for f in ladder if f != "fp8")
+    return ladder
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +50,8 @@ class DeviceFit:
     reason: str = ""
     offer: Offer | None = None
     usd_per_gpu_hour: float | None = None
+    engine_default: str = ""
+    """Why the engine was taken when none was named (data/engines/defaults.yaml); empty when one was."""
 
     @property
     def fits(self) -> bool:
@@ -55,6 +60,12 @@ class DeviceFit:
     @property
     def format(self) -> str | None:
         return self.estimate.weights.id if self.fits else None
+
+    @property
+    def engine_version(self) -> str | None:
+        """The engine release the row's estimate describes (None where no estimate was made)."""
+        x = getattr(self.estimate, "execution", None)
+        return None if x is None else x.version
 
     @property
     def tokens_per_s(self) -> float | None:
@@ -75,6 +86,7 @@ class DeviceFit:
         e = self.estimate if self.fits else None
         return {
             "device": self.device.id, "name": self.device.name, "segment": self.segment, "engine": self.engine,
+            "engine_version": self.engine_version, "engine_default": self.engine_default or None,
             "fits": self.fits, "format": self.format, "formats_tried": list(self.tried), "reason": self.reason,
             "memory_bytes": e.memory.total_bytes if e else None,
             "usable_bytes": e.memory.usable_bytes.typical if e else None,
@@ -99,10 +111,10 @@ def device_fit(arch, device: DeviceSpec, catalog: Catalog, *, engine: str | None
     """Try the engine's formats on `device`, most precise first; `estimate_at(device, engine, fmt)`
     returns the inference estimate (sizeup.api.estimate with the user's batch and lengths)."""
     segment = segment_of(device)
-    engine = engine or default_engine(segment)
-    ladder = tuple(formats) if formats else FORMAT_LADDERS.get(engine, FORMAT_LADDERS["hf"])
-    if "fp8" not in device.peak_flops_per_s:
-        ladder = tuple(f for f in ladder if f != "fp8" or engine not in _FP8_ENGINES)
+    why = ""
+    if engine is None:
+        engine, why = default_for_segment(segment)
+    ladder = formats_to_try(engine, device, formats)
     tried, last, reason = [], None, ""
     for fmt in ladder:
         tried.append(fmt)
@@ -120,4 +132,4 @@ def device_fit(arch, device: DeviceSpec, catalog: Catalog, *, engine: str | None
                  f"{last.memory.usable_bytes.typical / 2**30:.1f} GiB usable"
     return DeviceFit(device=device, segment=segment, engine=engine, estimate=last, tried=tuple(tried),
                      reason=reason if last is None or not last.memory.fits else "", offer=offer,
-                     usd_per_gpu_hour=price)
+                     usd_per_gpu_hour=price, engine_default=why)

@@ -23,7 +23,7 @@ KERNELS = {
              "what Korthikanti et al. 2022 count",
     "eager": "PyTorch modules run op by op (transformers, litgpt, torchtune, torchtitan without compile): RMSNorm "
              "keeps an fp32 copy of its input and grouped K/V are repeated to the query heads before attention; each "
-             "norm, rotary and activation is several memory-bound kernels (engines.yaml hf.eager_kernels)",
+             "norm, rotary and activation is several memory-bound kernels (data/engines/hf.yaml eager_kernels)",
     "liger": "Liger Kernel's Triton RMSNorm, RoPE, SwiGLU and fused linear cross-entropy patched into transformers' "
              "modules (apply_liger_kernel_to_*): one kernel per op, what the fused count keeps",
     "unsloth": "Unsloth's Triton RMSNorm, RoPE, SwiGLU and LoRA kernels (fast_lora: adapter products fused with the "
@@ -142,7 +142,7 @@ def _reserve(path, name: str, value: dict | str) -> Range:
 def allocator_reserve(framework: str | None) -> Range | str | None:
     """The caching allocator's reserve over the peak allocated memory in `framework`'s training loop, where its
     profile states one: a range, or "observed" (data/training/allocator_reserve.yaml, by regime); else None
-    (sizeup's default, engines.yaml hf.allocator_overhead_fraction)."""
+    (sizeup's default, data/engines/pytorch.yaml allocator_overhead_fraction)."""
     return get_framework(framework).get("allocator_reserve") if framework else None
 
 

@@ -17,20 +17,20 @@ from sizeup.hardware.schema import DeviceSpec
 from sizeup.ingest.hf_config import ModelArch
 from sizeup.ingest.tower_ops import tower_ledger, tower_positions
 from sizeup.ingest.transformer_ops import KV_BYTES_PER_ELEMENT, Step, transformer_ledger
+from sizeup.engines.base import OPTIONS, ExecutionModel, engine_class, option_owners, parse_engine, resolve
+from sizeup.engines.defaults import default_engine
 from sizeup.ledger import Ledger, OpKind
-from sizeup.price.efficiency import Efficiency, device_efficiency
-from sizeup.price.engines import EngineProfile, get_engine
-from sizeup.price.kernels import check_backend, default_backend, kernel_peak, select_kernel
+from sizeup.price.efficiency import Efficiency
+from sizeup.price.execution import phase_efficiency, phase_note
 from sizeup.price.memory import InferenceMemory, MemoryConfig, inference_memory, max_fitting
 from sizeup.price.rates import PhaseTotals, price_totals
 from sizeup.ranges import Range
-from sizeup.workload.eager_kernels import eager_kernel_overhead, ssm_layer_host
 from sizeup.workload.quantize import WeightFormat, get_format, weight_bytes
 from sizeup.workload.towers import (TowerEstimate, decoder_arch, decoder_cache_tokens, decoder_prompt, tower_input,
                                     tower_notes)
 
 __all__ = ["InferenceConfig", "PhaseEstimate", "InferenceEstimate", "SweepPoint", "batch_sweep", "estimate_inference",
-           "phase_efficiency"]
+           "execution_for"]
 
 MAX_SEARCH_CONTEXT = 1 << 21
 MAX_SEARCH_BATCH = 1 << 14
@@ -45,7 +45,8 @@ class InferenceConfig:
     """Tokens the cache must hold per sequence; default prompt + output."""
     weights: str = "bf16"
     kv_dtype: str = "fp16"
-    engine: str = "hf"
+    engine: str = field(default_factory=lambda: default_engine("library")[0])
+    """The engine ('vllm', 'vllm@0.10'); default: data/engines/defaults.yaml `library` (plain transformers)."""
     gpus: int = 1
     gpu_layers: int | None = None
     threads: int | None = None
@@ -55,7 +56,7 @@ class InferenceConfig:
     image_hw: tuple[int, int] | None = None
     """(height, width) of each image in pixels; None: the model's own size (448 × 448 for Qwen2-VL)."""
     backend: str | None = None
-    """llama.cpp's build backend (price/kernels.py BACKENDS: vulkan, cuda, hip, ...); None: the device's default."""
+    """llama.cpp's build backend (engines/kernels.py BACKENDS: vulkan, cuda, hip, ...); None: the device's default."""
     build_date: str | None = None
     """'YYYY-MM-DD' of an older llama.cpp build: the kernels it ran (kernels.yaml `until`); None: the current build."""
 
@@ -74,12 +75,14 @@ class InferenceConfig:
         if self.context is not None and self.context < self.prompt + self.output:
             raise ConfigError(f"--context {self.context}: must hold the prompt and output "
                               f"({self.prompt} + {self.output} tokens)")
-        if self.backend is not None and self.engine != "llama.cpp":
-            raise ConfigError(f"--backend {self.backend}: a llama.cpp build option: use it with --engine llama.cpp")
-        if self.build_date is not None and self.engine != "llama.cpp":
-            raise ConfigError(f"--build-date {self.build_date}: a llama.cpp build option: use it with --engine llama.cpp")
+        name = parse_engine(self.engine).name
+        taken = engine_class(name).OPTIONS
+        for option, value in (("backend", self.backend), ("build_date", self.build_date)):
+            if value is not None and option not in taken:
+                owners = " or ".join(option_owners(option))
+                raise ConfigError(f"{OPTIONS[option]} {value}: a {owners} build option: use it with --engine {owners}")
         if self.build_date is not None and not _is_date(self.build_date):
-            raise ConfigError(f"--build-date {self.build_date!r}: expected a date YYYY-MM-DD of a llama.cpp build")
+            raise ConfigError(f"--build-date {self.build_date!r}: expected a date YYYY-MM-DD of a {name} build")
         if self.kv_dtype not in KV_BYTES_PER_ELEMENT:
             raise ConfigError(f"--kv-dtype {self.kv_dtype!r}: expected one of {', '.join(KV_BYTES_PER_ELEMENT)}")
 
@@ -130,6 +133,10 @@ class InferenceEstimate:
     """Where llama.cpp layers kept off the GPU were priced (None: every layer on `device`)."""
     tower: TowerEstimate | None = None
     """The encoder or vision tower run ahead of the decoder, its time inside `prefill` (None: none ran)."""
+    execution: ExecutionModel | None = None
+    """The engine, release and build this estimate describes (engines/base.py)."""
+    defaults: dict[str, str] = field(default_factory=dict)
+    """What was taken by default because the caller named none ('engine', 'quant'), and why."""
     ranges: Any = None
     """The calibrated ranges and what backs them (workload/inference_ranges.EstimateRanges)."""
 
@@ -146,7 +153,9 @@ class InferenceEstimate:
                       "active_params": self.arch.active_params, "layers": self.arch.num_layers,
                       "reader": self.arch.reader},
             "device": {"id": self.device.id, "name": self.device.name, "count": cfg.gpus},
-            "config": {"engine": cfg.engine, "quant": self.weights.id, "kv_dtype": cfg.kv_dtype, "batch": cfg.batch,
+            "config": {"engine": self.execution.name if self.execution else cfg.engine,
+                       "engine_version": self.execution.version if self.execution else None,
+                       "quant": self.weights.id, "kv_dtype": cfg.kv_dtype, "batch": cfg.batch,
                        "prompt_tokens": cfg.prompt, "output_tokens": cfg.output, "context_tokens": cfg.cache_tokens,
                        "decoder_cache_tokens": self.decoder_cache_tokens, "tensor_parallel": cfg.gpus, "gpu_layers": cfg.gpu_layers, "images": cfg.images,
                        "image_size": None if cfg.image_hw is None else list(cfg.image_hw),
@@ -168,6 +177,8 @@ class InferenceEstimate:
             "cpu_device": None if self.cpu_device is None else {"id": self.cpu_device.id, "name": self.cpu_device.name,
                                                                 "threads": cfg.threads},
             "flops_per_token": self.flops_per_token,
+            "execution": None if self.execution is None else self.execution.describe(),
+            "defaults": dict(self.defaults),
             "assumptions": list(self.assumptions),
         }
         return self.ranges.update(data) if self.ranges is not None else data
@@ -182,57 +193,15 @@ def _is_date(text: str) -> bool:
         return False
 
 
-def phase_efficiency(device: DeviceSpec, engine: EngineProfile, decode: bool, weights: WeightFormat,
-                     tokens: int | None = None, backend: str | None = None, build_date: str | None = None) -> Efficiency:
-    """The device's efficiency for one phase of `engine`: its decode overhead, and at prefill the matmul
-    fraction of the kernel the engine really runs (price/kernels.py; `tokens` in the batch, default 512)."""
-    eff = device_efficiency(device)
-    if device.kind == "cpu":
-        return eff
-    changes: dict[str, Any] = {}
-    overhead = engine.range("decode_overhead_s") if decode else None
-    if engine.runtime is not None and overhead is None:  # an engine of overheads.yaml's runtimes: its per-op host time
-        from sizeup.price.overhead import get_runtime
-
-        overhead = get_runtime(engine.runtime).per_op_s
-    if overhead is not None:
-        changes["overhead_s"] = overhead
-    if eff.origin.startswith("defaults"):  # a calibrated profile measured the device's own kernels: keep it
-        tokens = tokens or (1 if decode else 512)
-        tensor = kernel_matmul(device, engine.id, weights.id, decode, tokens, backend, build_date)
-        if tensor is not None:
-            changes["tensor"] = {**eff.tensor, **tensor}
-        kernel = select_kernel(engine.id, weights.id, device, decode, tokens, build_date, backend)
-        if kernel is not None and kernel.memory is not None:
-            changes["memory"] = kernel.memory
-        if kernel is not None and (tensor is not None or kernel.memory is not None):
-            changes["origin"] = f"{eff.origin}, {engine.id} {kernel.name} kernel (kernels.yaml)"
-    changes.setdefault("origin", f"{eff.origin}, {engine.id} {'decode' if decode else 'prefill'}")
-    return replace(eff, **changes) if len(changes) > 1 else eff
-
-
-def kernel_matmul(device: DeviceSpec, engine: str, weights: str, decode: bool, tokens: int,
-                  backend: str | None = None, build_date: str | None = None) -> dict[str, Range] | None:
-    """Matmul fractions, per precision the ledger may price at, implied by the kernel `engine` runs."""
-    kernel = select_kernel(engine, weights, device, decode, tokens, build_date, backend)
-    peak = kernel_peak(device, kernel) if kernel is not None and kernel.fraction is not None else None
-    if not peak:
-        return None
-    out = {f"matmul@{p}": kernel.fraction.scale(peak / v) for p, v in device.peak_flops_per_s.items() if v}
-    out["matmul"] = kernel.fraction.scale(peak / (device.peak_flops_per_s.get("fp16") or peak))
-    return out
-
-
-def _priced(ledger: Ledger, device: DeviceSpec, eff: Efficiency, runtime: str | None = None) -> PhaseTotals:
+def _priced(ledger: Ledger, device: DeviceSpec, eff: Efficiency, runtime=None) -> PhaseTotals:
     """The phase's totals: op by op for an analytic ledger (no numpy to import), vectorised for a large
     one, a calibrated size curve or an engine that runs as a runtime of overheads.yaml (its fused kernels:
     price/overhead.py); `tests/price/test_rates.py` holds the two equal."""
     if not eff.size_curve and runtime is None and len(ledger.ops) <= SCALAR_PRICING_MAX_OPS:
         return price_totals(ledger, device, eff)
-    from sizeup.price.overhead import get_runtime
     from sizeup.price.roofline import price
 
-    roof = price(ledger, device, eff, runtime=None if runtime is None or device.kind == "cpu" else get_runtime(runtime))
+    roof = price(ledger, device, eff, runtime=None if device.kind == "cpu" else runtime)
     split = roof.by("phase").values()
     return PhaseTotals(total_s=roof.total_s, notes=list(roof.notes), unknown_compute=roof.unknown_compute,
                        by_bound_s={k: sum(v["time_by_bound_s"].get(k, 0.0) for v in split)
@@ -244,7 +213,7 @@ SCALAR_PRICING_MAX_OPS = 2000
 
 
 def _price_phase(ledger: Ledger, device: DeviceSpec, eff: Efficiency, gpus: int, step_overhead: Range | None,
-                 tokens: int, runtime: str | None = None) -> tuple[PhaseEstimate, list[str]]:
+                 tokens: int, runtime=None) -> tuple[PhaseEstimate, list[str]]:
     roof = _priced(ledger, device, eff, runtime)
     total = roof.total_s
     comm = Range(0.0, 0.0, 0.0)
@@ -274,18 +243,6 @@ def _phase(latency: Range, tokens: int, bound: str, unknown: tuple[str, ...]) ->
     return PhaseEstimate(latency_s=latency, tokens_per_s=latency.inverse(tokens), bound=bound)
 
 
-def decode_step_overhead(engine: EngineProfile, arch: ModelArch, device: DeviceSpec) -> Range | None:
-    """Host time of one decode step outside the ledger's ops: the engine's per-step cost and, where the engine
-    steps a state-space model's mixer through mamba_ssm's kernels from Python, each SSM layer's own host time
-    (its Triton launches and forced syncs: workload/eager_kernels.ssm_layer_host)."""
-    step = engine.range("step_overhead_s")
-    for layer in arch.layers:
-        host = ssm_layer_host(engine, layer.ssm, device) if layer.ssm is not None else None
-        if host is not None:
-            step = host + step if step is not None else host
-    return step
-
-
 def _split_phase(gpu: PhaseEstimate, cpu: PhaseEstimate, on_gpu: float, tokens: int) -> PhaseEstimate:
     """llama.cpp partial offload: layers run one after another, a fraction `on_gpu` of them on the GPU."""
     latency = gpu.latency_s.scale(on_gpu) + cpu.latency_s.scale(1.0 - on_gpu)
@@ -309,20 +266,27 @@ def with_threads(cpu: DeviceSpec, threads: int | None) -> tuple[DeviceSpec, list
                     f"bandwidth kept (a few threads may not reach it)"]
 
 
+def execution_for(device: DeviceSpec, cfg: InferenceConfig) -> ExecutionModel:
+    """The execution model `cfg` names (engine, release, build backend and date) on `device`, resolved once."""
+    return resolve(cfg.engine, device, backend=cfg.backend, build_date=cfg.build_date)
+
+
 def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, *,
-                       limits: bool = True, cpu: DeviceSpec | None = None) -> InferenceEstimate:
+                       limits: bool = True, cpu: DeviceSpec | None = None,
+                       execution: ExecutionModel | None = None) -> InferenceEstimate:
     """Memory, limits and speed of serving `arch` on `cfg.gpus` × `device` (tensor parallel).
     `limits=False` skips the searches for the largest context and batch (reported as 0).
     `cpu`: the host CPU device where llama.cpp layers kept off the GPU (`gpu_layers`) run; layers priced
     there take the CPU's compute peak and memory bandwidth (for an SoC's CPU cluster, the share of the
-    unified memory its data file states)."""
-    engine = get_engine(cfg.engine)
+    unified memory its data file states). `execution`: the engine's execution model on `device`, where the
+    caller resolved it already (the planner, once per family); default: resolved here from `cfg`."""
     fmt = get_format(cfg.weights)
-    if cfg.gpu_layers is not None and engine.id != "llama.cpp":
-        raise ConfigError("--gpu-layers is a llama.cpp option: use it with --engine llama.cpp")
-    if cfg.threads is not None and engine.id != "llama.cpp":
-        raise ConfigError("--threads is a llama.cpp option: use it with --engine llama.cpp")
-    check_backend(cfg.backend, device)
+    taken = engine_class(parse_engine(cfg.engine).name).OPTIONS
+    for option, value in (("gpu_layers", cfg.gpu_layers), ("threads", cfg.threads)):
+        if value is not None and option not in taken:
+            owners = " or ".join(option_owners(option))
+            raise ConfigError(f"{OPTIONS[option]} is a {owners} option: use it with --engine {owners}")
+    model = execution or execution_for(device, cfg)
     if cpu is not None and cpu.kind != "cpu":
         raise ConfigError(f"--cpu {cpu.id!r}: expected a cpu device, got a {cpu.kind}")
     tp = cfg.gpus
@@ -339,7 +303,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     act_bytes = 2
 
     def memory_for(batch: int, context: int) -> InferenceMemory:  # the decoder's own tokens; the tower's input
-        return inference_memory(arch, device, engine, MemoryConfig(
+        return inference_memory(arch, model, MemoryConfig(
             batch=batch, context=decoder_cache_tokens(arch, cfg.prompt, context), prompt=min(dec_prompt, context),
             weights=fmt, kv_dtype=cfg.kv_dtype, act_bytes=act_bytes, tp=tp, gpu_layers=cfg.gpu_layers,
             compute_dtype=act_dtype, tower=None if feed is None else replace(feed, batch=batch)))
@@ -353,10 +317,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
 
     assumptions = [n for n in (device.resolved_as,) if n] + list(arch.assumptions) + list(memory.notes)
     assumptions += tower_notes(arch, feed)
-    if cfg.backend is not None:
-        assumptions.append(f"llama.cpp built with the {cfg.backend} backend (--backend; {device.id}'s default: "
-                           f"{default_backend(device)})")
-    step_overhead = engine.range("step_overhead_s")
+    assumptions += model.notes
     n_layers = arch.num_layers
     on_gpu = 1.0
     host: DeviceSpec | None = None
@@ -369,42 +330,37 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         else:
             host, notes = with_threads(cpu, cfg.threads)
             assumptions += notes
-            assumptions.append(f"llama.cpp partial offload: {cfg.gpu_layers} of {n_layers} layers on {device.id}, "
+            assumptions.append(f"{model.name} partial offload: {cfg.gpu_layers} of {n_layers} layers on {device.id}, "
                                f"{n_layers - cfg.gpu_layers} on {cpu.id} ({cpu.name}); time = layer share x each "
                                f"device's time for the whole model (embedding and output layer shared in proportion)")
-    dev = device
+    dev, on_dev_model = device, model
     if device.kind == "cpu" and cfg.threads is not None:
         dev, notes = with_threads(device, cfg.threads)
+        on_dev_model = model.on(dev)
         assumptions += notes
+    on_host_model = model.on(host) if host is not None else None
 
     def phase(ledger: Ledger, decode: bool, tokens: int) -> PhaseEstimate:
         on_dev = on_cpu = None
         if on_gpu > 0:
-            eff = phase_efficiency(dev, engine, decode, fmt, tokens, cfg.backend, cfg.build_date)
-            overhead = decode_step_overhead(engine, arch, dev) if decode else step_overhead
-            eager = eager_kernel_overhead(engine, ledger, dev, fmt.compute_dtype == "fp32") if decode else None
-            overhead = overhead + eager if overhead is not None and eager is not None else (overhead or eager)
+            eff = phase_efficiency(on_dev_model, decode, fmt, tokens)
+            overhead = on_dev_model.step_overhead(arch, decode)
+            eager = on_dev_model.extra_launches(ledger, fmt.compute_dtype == "fp32") if decode else None
             if eager is not None:
-                assumptions.append(f"{engine.id}: eager PyTorch runs the decode step's ops as more kernels than the "
-                                   f"ledger counts (RMSNorm as 6-8 aten ops...; engines.yaml eager_kernels): "
-                                   f"+{eager.typical * 1e3:.2f} ms of host time per step")
-            on_dev, notes = _price_phase(ledger, dev, eff, tp, overhead, tokens, engine.runtime)
+                overhead = overhead + eager[0] if overhead is not None else eager[0]
+                assumptions.append(eager[1])
+            on_dev, notes = _price_phase(ledger, dev, eff, tp, overhead, tokens, on_dev_model.runtime)
             assumptions.extend(notes)
-            if "kernels.yaml" in eff.origin:
-                assumptions.append(f"{'decode' if decode else 'prefill'} priced with {eff.origin.rsplit(', ', 1)[-1]}: "
-                                   f"matmul at {eff.tensor['matmul'].typical:.0%} of the fp16 peak, memory at "
-                                   f"{eff.memory.typical:.0%} of peak bandwidth")
-            elif cfg.backend is not None and cfg.backend != default_backend(dev):
-                assumptions.append(f"{'decode' if decode else 'prefill'}: no llama.cpp {cfg.backend} kernel entry "
-                                   f"for {fmt.id} on {dev.id} in kernels.yaml: priced at the {dev.kind} default "
-                                   f"efficiency (derived, not fit on {cfg.backend} measurements)")
+            note = phase_note(on_dev_model, eff, fmt, decode, tokens)
+            if note is not None:
+                assumptions.append(note)
         if on_gpu < 1:
             if host is None:
                 on_cpu = PhaseEstimate(latency_s=Range(0.0, 0.0, 0.0), tokens_per_s=None, bound="unknown",
                                        compute_priced=False, unknown_compute=("layers on the CPU (no CPU device)",))
             else:
-                on_cpu, notes = _price_phase(ledger, host, phase_efficiency(host, engine, decode, fmt), 1,
-                                             step_overhead, tokens)
+                on_cpu, notes = _price_phase(ledger, host, phase_efficiency(on_host_model, decode, fmt), 1,
+                                             on_host_model.step_overhead(arch, False), tokens)
                 assumptions.extend(notes)
         if on_cpu is None:
             return on_dev
@@ -437,15 +393,8 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
                                            weights=fmt, kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, tp=tp, per_layer=False)
         decode = phase(decode_ledger, True, cfg.batch)
         assumptions.append(f"decode priced at the mean context of the generation ({mean_context} tokens)")
-        ssm_layers = [layer.ssm for layer in arch.layers if layer.ssm is not None]
-        ssm_host = ssm_layer_host(engine, ssm_layers[0], dev) if ssm_layers and on_gpu > 0 else None
-        if ssm_host is not None:
-            syncs = engine.value(f"ssm_host_syncs.v{ssm_layers[0].version}", 0.0)
-            assumptions.append(f"{engine.id}: every state-space layer's decode step launches mamba_ssm's Triton "
-                               f"selective_state_update from Python (Triton 2.x launcher)"
-                               + (f" and forces {syncs:.0f} host-device syncs (transformers 4.42-4.5x "
-                                  f"`cache_position[0] > 0`)" if syncs else "")
-                               + f": +{ssm_host.typical * 1e6:.0f} us of host time per layer and token")
+        if on_gpu > 0:
+            assumptions.extend(on_dev_model.phase_notes(arch, decode=True))
     for p_name, p in (("prefill", prefill), ("decode", decode)):
         if p is not None and not p.compute_priced:
             assumptions.append(f"{p_name}: compute unknown ({', '.join(p.unknown_compute)}): no tokens/s given")
@@ -461,7 +410,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     return calibrate_inference(InferenceEstimate(
         arch=arch, device=device, config=cfg, weights=fmt, memory=memory, max_context=max_context,
         max_batch=max_batch, prefill=prefill, decode=decode, flops_per_token=flops_per_token,
-        assumptions=tuple(dict.fromkeys(assumptions)), cpu_device=host, tower=tower))
+        assumptions=tuple(dict.fromkeys(assumptions)), cpu_device=host, tower=tower, execution=model))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -56,7 +56,8 @@ def calibrate_inference(result):
     from sizeup.hardware.segments import segment_of
 
     cfg, device = result.config, result.device
-    key, cls = engine_key(cfg.engine, cfg.backend, device), segment_of(device)
+    named = result.execution.name if result.execution is not None else cfg.engine  # the canonical name
+    key, cls = engine_key(named, cfg.backend, device), segment_of(device)
 
     def of(kind: str) -> Backing:
         return backing(kind, engine=key, device_class=cls, model_type=result.arch.model_type,

@@ -199,7 +199,7 @@ def gpu_samples_per_s(target: str, inputs, device, *, train: bool, dtype: str = 
     traced training step: forward, backward, optimizer), priced on the PyTorch eager runtime; (rate, what)."""
     from sizeup.ingest.trace_cache import traced_ledger
     from sizeup.ingest.trace_inputs import TraceMode
-    from sizeup.price.overhead import get_runtime
+    from sizeup.engines.runtimes import get_runtime
     from sizeup.price.roofline import price
 
     mode = TraceMode.TRAIN if train else TraceMode.INFERENCE

@@ -7,6 +7,7 @@ import argparse
 from sizeup.cli.calibration import add_calibration_arguments, add_runtime_argument
 from sizeup.cli.commands.hw import add_catalog_argument
 from sizeup.cli.flags import BATCH as _BATCH, GPUS as _GPUS, TOKENS as _TOKENS, TOKENS_OR_ZERO
+from sizeup.engines.base import engine_names
 from sizeup.units import MAX_LAYERS, format_bytes, format_seconds, number_flag
 
 
@@ -26,11 +27,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--offer", metavar="ID", help="the device as this cloud offer installs it: the GPU link the offer "
                                                  "states, else PCIe (see 'sizeup hw offers'; a plan's recipe names it)")
     p.add_argument("--quant", default=None, help="weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, "
-                                                  "q4_k_m, q8_0, … (default: the format a .gguf file stores, else bf16)")
+                                                  "q4_k_m, q8_0, … (default: the format a .gguf file stores, else the "
+                                                  "most precise of the engine's formats that fits)")
     p.add_argument("--kv-dtype", default="fp16", help="KV cache: fp16, bf16, fp8, q8_0, q4_0 (default fp16)")
-    p.add_argument("--engine", choices=["hf", "vllm", "llama.cpp", "tensorrt-llm", "tensorrt"],
-                   help="serving engine (default hf; in a device table: llama.cpp on consumer cards, Macs, edge "
-                        "and CPUs, vllm on workstation and data-centre GPUs; tensorrt: a plain TensorRT engine)")
+    p.add_argument("--engine", metavar="NAME[@RELEASE]",
+                   help=f"serving engine: {', '.join(engine_names())}, at its current release or one named (e.g. "
+                        "vllm@0.10) (default: llama.cpp on consumer cards, Macs, edge boards and CPUs, vllm on "
+                        "workstation and data-centre GPUs: data/engines/defaults.yaml; tensorrt: a plain TensorRT "
+                        "engine)")
     p.add_argument("--batch", type=_BATCH, default=1, help="concurrent sequences (default 1)")
     p.add_argument("--prompt", type=_TOKENS, default=512, help="prompt tokens (default 512)")
     p.add_argument("--output", type=TOKENS_OR_ZERO, default=128,
@@ -88,7 +92,7 @@ def estimate_options(args: argparse.Namespace):
 
     return EstimateOptions(
         device=args.device, offer=args.offer, gpus=args.gpus, quant=args.quant, kv_dtype=args.kv_dtype,
-        engine=args.engine or "hf", batch=args.batch, prompt=args.prompt, output=args.output, context=args.context,
+        engine=args.engine, batch=args.batch, prompt=args.prompt, output=args.output, context=args.context,
         gpu_layers=args.gpu_layers, cpu=args.cpu, threads=args.threads, images=args.images,
         image_size=parse_image_size(args.image_size), backend=args.backend, build_date=args.build_date,
         sweep=False if not args.sweep else True if args.sweep == "auto" else _batches(args.sweep),
@@ -183,6 +187,15 @@ def render_sweep(points) -> str:
                         title="batch sweep (typical)")
 
 
+def engine_label(e) -> str:
+    """'vllm 0.34 (current release)': the engine and release an estimate describes."""
+    x = e.execution
+    if x is None:
+        return e.config.engine
+    versions = x.profile.versions
+    return x.label + (" (current release)" if versions is not None and x.version == versions.default else "")
+
+
 def _range(r, fmt) -> str:
     return f"{fmt(r.typical)} ({fmt(r.low)} - {fmt(r.high)})"
 
@@ -193,10 +206,11 @@ def render_estimate(e) -> str:
     cfg, m, arch = e.config, e.memory, e.arch
     moe = f", {arch.active_params / 1e9:.2f}B active" if arch.is_moe else ""
     lines = [f"{arch.name} ({arch.model_type}, {arch.params / 1e9:.2f}B parameters{moe}) on "
-             f"{cfg.gpus} x {e.device.name}, {cfg.engine}, weights {e.weights.id}, KV {cfg.kv_dtype}",
+             f"{cfg.gpus} x {e.device.name}, {engine_label(e)}, weights {e.weights.id}, KV {cfg.kv_dtype}",
              f"batch {cfg.batch}, prompt {cfg.prompt}, output {cfg.output}, cache {e.decoder_cache_tokens} tokens per sequence"
              + (f", {cfg.images} image(s) per sequence" if cfg.images else ""),
              *([f"read by {arch.reader}"] if arch.reader else []),
+             *[f"default {what}: {why}" for what, why in e.defaults.items()],
              ""]
     rows = [["weights", format_bytes(m.weights_bytes)],
             ["KV cache" + (" pool" if m.max_concurrent_sequences is not None else ""), format_bytes(m.kv_cache_bytes)],

@@ -52,24 +52,33 @@ def render_device_table(result) -> str:
     for r in result.rows:
         where = f"{r.offer.provider} {r.offer.region}" if r.offer else "-"
         if not r.fits:
-            table.append([r.device.id, r.segment, r.engine, "does not fit", "", "", "", "", r.reason or "-"])
+            table.append([r.device.id, r.segment, _engine(r), "does not fit", "", "", "", "", r.reason or "-"])
             continue
         e = r.estimate
         ttft = format_seconds(e.prefill.latency_s.typical) if e.prefill.compute_priced else "unknown"
         rate = f"{r.tokens_per_s:,.1f}" if r.tokens_per_s is not None else "unknown"
         price = f"{r.usd_per_million_tokens:,.2f}" if r.usd_per_million_tokens is not None else "-"
-        table.append([r.device.id, r.segment, r.engine, r.format, format_bytes(e.memory.total_bytes),
+        table.append([r.device.id, r.segment, _engine(r), r.format, format_bytes(e.memory.total_bytes),
                       rate, ttft, price, where])
     gpus = f"{o.gpus} x " if o.gpus > 1 else ""
     title = (f"{result.model} on {gpus}{result.devices} devices: batch {o.batch}, prompt {o.prompt:,}, "
              f"output {o.output:,}" + (f", context {o.context:,}" if o.context else ""))
-    notes = ["format: the most precise of the engine's formats that fits (llama.cpp: q8_0 .. q2_k; "
+    notes = ["engine: " + ("as named" if o.engine else "the default of the device's class (llama.cpp on consumer "
+                                                       "cards, Macs, edge boards and CPUs, vLLM on workstation and "
+                                                       "data-centre GPUs: data/engines/defaults.yaml)")
+             + ", at the release named (its current release unless NAME@RELEASE)",
+             "format: the most precise of the engine's formats that fits (llama.cpp: q8_0 .. q2_k; "
              "vLLM: bf16, fp8, awq-int4)",
              f"tokens/s: decode of the whole batch of {o.batch}; TTFT: one prompt of {o.prompt:,} tokens",
              "$/M tok: per million output tokens on the cheapest on-demand offer carrying the device (per GPU); "
              "'-' where the catalog holds no offer"]
     return "\n".join([render_table(["device", "class", "engine", "format", "memory", "tokens/s", "TTFT",
                                     "$/M tok", "cheapest offer"], table, title=title), "", *notes])
+
+
+def _engine(r) -> str:
+    """'llama.cpp 2026-12-03': a row's engine at the release its estimate describes."""
+    return f"{r.engine.partition('@')[0]} {r.engine_version}" if r.engine_version else r.engine
 
 
 def render_would_fit(suggestions) -> str:

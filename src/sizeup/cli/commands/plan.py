@@ -43,7 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     quick.add_argument("--ttft-p95", type=_SLA_S, help="SLA: p95 time to first token (seconds, or 500ms)")
     quick.add_argument("--tpot-p95", type=_SLA_S, help="SLA: p95 time per output token (seconds, or 50ms)")
     quick.add_argument("--device", action="append", help="allowed device (repeatable)")
-    quick.add_argument("--engine", help="serving engine of a chat/api plan (default vllm)")
+    quick.add_argument("--engine", metavar="NAME[@RELEASE]",
+                       help="serving engine of a chat/api plan (default: vllm, data/engines/defaults.yaml)")
     p.add_argument("--calibration", metavar="NAME",
                    help="price the device this profile from 'sizeup calibrate' was measured on with its measured "
                         "efficiencies (the device must be in the catalog)")

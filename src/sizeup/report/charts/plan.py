@@ -172,10 +172,10 @@ def _roofline_chart(result, c) -> Chart:
         ledger, what = _ledger(result, c)
         runtime = None
         if result.arch is None:  # a vision request runs on its scenario's runtime: the per-op overhead is a bound
-            from sizeup.plan.vision import DEFAULT_RUNTIME
-            from sizeup.price.overhead import get_runtime
+            from sizeup.engines.defaults import default_runtime
+            from sizeup.engines.runtimes import get_runtime
 
-            runtime = get_runtime(result.scenario.runtime or DEFAULT_RUNTIME)
+            runtime = get_runtime(result.scenario.runtime or default_runtime())
         ops, bandwidth, peaks = roofline_data(price(LedgerArrays.from_ledger(ledger), c.device, runtime=runtime))
     except (SizeupError, ValueError) as e:  # the sheet stands without it; say why
         return Chart("roofline", "roofline not drawn", note_svg(f"roofline not drawn: {e}"))

@@ -9,7 +9,7 @@ from typing import Any
 
 from sizeup.hardware.schema import DeviceSpec, Offer
 from sizeup.ingest.hf_config import ModelArch
-from sizeup.price.engines import get_engine
+from sizeup.engines.profile import engine_profile
 from sizeup.price.memory import max_fitting
 from sizeup.price.ranges_table import Backing, backing, calibrated_time, peak_derived, training_key
 from sizeup.ranges import Range
@@ -183,7 +183,7 @@ def _run_notes(cfg: TrainingConfig, time: StepTime) -> list[str]:
                            "8 moments); the '12 bytes' shortcut is the ZeRO paper's K=12 (master + moments only)")
     if par.tp > 1 and time.intra is not None:
         assumptions.append(f"tensor parallel over {time.intra.kind}")
-    reserve = get_engine("hf").range("allocator_overhead_fraction")
+    reserve = engine_profile("pytorch").range("allocator_overhead_fraction")
     if cfg.allocator_reserve == "observed":
         r = reserve_range(reserve_regime(cfg))
         assumptions.append(f"the caching allocator reserves {r.typical:.0%} ({r.low:.0%} - {r.high:.0%}) beyond the "

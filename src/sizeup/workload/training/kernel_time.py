@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ingest.hf_config import ModelArch
-from sizeup.price.engines import get_engine
+from sizeup.engines.eager_kernels import transformers_eager
 from sizeup.ranges import Range
 from sizeup.workload.finetune import targeted
 from sizeup.workload.training.activations import adapter_cast
@@ -17,7 +17,7 @@ from sizeup.workload.training.loss import loss_traffic_bytes
 __all__ = ["eager_rest_time", "adapter_traffic_bytes", "traffic_time", "offload_bytes", "EAGER_OPS"]
 
 EAGER_OPS = ("rms_norm", "rotary_embedding", "act_mul")
-"""Ledger ops whose eager PyTorch form runs several kernels (engines.yaml hf.eager_kernels, counted from
+"""Ledger ops whose eager PyTorch form runs several kernels (data/engines/hf.yaml eager_kernels, counted from
 transformers' modules: RMSNorm 8 with its casts (6 in fp32), rotary 10, SiLU x up 2)."""
 
 
@@ -27,7 +27,7 @@ def eager_rest_time(by_op: dict[str, dict], cfg: TrainingConfig, pp: int) -> Ran
     zero = Range.exact(0.0)
     if cfg.kernels != "eager":
         return zero
-    engine = get_engine("hf")
+    engine = transformers_eager()
     fp32 = cfg.precision == "fp32"
     extra = zero
     for op in EAGER_OPS:
@@ -101,9 +101,9 @@ def eager_host_forward(ops: list, arch: ModelArch, cfg: TrainingConfig) -> Range
     if cfg.kernels == "fused":
         return Range.exact(0.0)
     from sizeup.ledger import OpKind
-    from sizeup.price.overhead import get_runtime
+    from sizeup.engines.runtimes import get_runtime
 
-    engine = get_engine("hf")
+    engine = transformers_eager()
     kernels = 0.0
     for op in ops:
         if op.kind == OpKind.VIEW:

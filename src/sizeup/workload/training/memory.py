@@ -17,7 +17,7 @@ from typing import Any
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.hardware.usable import usable_memory
 from sizeup.ingest.hf_config import ModelArch
-from sizeup.price.engines import get_engine
+from sizeup.engines.profile import engine_profile
 from sizeup.ranges import Range
 from sizeup.units import MIB
 from sizeup.workload.finetune import FinetuneSpec, Method, bnb_quantized, trainable_parameters
@@ -224,7 +224,7 @@ def training_memory(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, mi
     elif isinstance(cfg.allocator_reserve, Range):
         fraction = cfg.allocator_reserve
     else:
-        fraction = get_engine("hf").range("allocator_overhead_fraction") or Range.exact(0.0)
+        fraction = engine_profile("pytorch").range("allocator_overhead_fraction") or Range.exact(0.0)
     allocated = weights + optimizer + working  # the reserve scales with the tensors (as before: not the buffers)
     reserve = Range(*(allocated * getattr(fraction, lv) for lv in ("low", "typical", "high")))
     return TrainingMemory(weights_bytes=int(weights), gradients_bytes=int(grads), optimizer_bytes=int(optimizer),

@@ -12,7 +12,7 @@ from sizeup.ingest.transformer_ops import Step, transformer_ledger
 from sizeup.price.attention_kernels import compute_capability, flash2_fraction
 from sizeup.price.comm import Link, collective_time, device_link, group_collective_time, network_link
 from sizeup.price.efficiency import device_efficiency
-from sizeup.price.engines import get_engine
+from sizeup.engines.profile import engine_profile
 from sizeup.price.roofline import price, tensor_precision
 from sizeup.ranges import Range
 from sizeup.workload.finetune import Method, Trainable, dequant_traffic_bytes
@@ -75,7 +75,7 @@ def step_time(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, micro: i
     t_attn = by_kind.get("attention", zero)
     t_weights = by_kind.get("matmul", zero)  # products with a weight matrix (the projections, the head)
     if precision.compute == "fp8":  # each FP8 product first quantizes its operands (cast, scale, transpose)
-        quantize = get_engine("transformer-engine").range("fp8_quantize_overhead_fraction") or zero
+        quantize = engine_profile("transformer-engine").range("fp8_quantize_overhead_fraction") or zero
         t_quantize = Range(*(getattr(t_weights, lv) * getattr(quantize, lv) for lv in ("low", "typical", "high")))
         t_fwd, t_weights = t_fwd + t_quantize, t_weights + t_quantize
         notes.append(f"FP8 products pay Transformer Engine's operand quantization, +{quantize.typical:.0%} "

@@ -1,26 +1,28 @@
-"""The plain TensorRT engine profile (engines.yaml `tensorrt`) runs as overheads.yaml's TensorRT runtime:
-its per-op host time, its fused norm/elementwise kernels, no serving-executor step."""
+"""The plain TensorRT engine (engines/tensorrt.py, data/engines/tensorrt.yaml) runs as overheads.yaml's TensorRT
+runtime: its per-op host time, its fused norm/elementwise kernels, no serving-executor step."""
 
+from sizeup.engines import resolve
+from sizeup.engines.runtimes import get_runtime
 from sizeup.hardware.catalog import load_catalog
 from sizeup.ingest.hf_config import load_model
-from sizeup.price.engines import get_engine
-from sizeup.price.overhead import get_runtime
-from sizeup.workload.inference import InferenceConfig, estimate_inference, phase_efficiency
+from sizeup.price.execution import phase_efficiency
+from sizeup.workload.inference import InferenceConfig, estimate_inference
 from sizeup.workload.quantize import get_format
+
+A100 = load_catalog(include_user=False).device("a100-sxm-40gb")
 
 
 def test_tensorrt_engine_names_the_tensorrt_runtime_and_no_step_overhead():
-    engine = get_engine("tensorrt")
-    assert engine.runtime == "tensorrt"
-    assert engine.range("step_overhead_s") is None
-    assert get_engine("tensorrt-llm").runtime is None  # TRT-LLM keeps its PyTorch-executor profile
+    engine = resolve("tensorrt", A100)
+    assert engine.runtime == get_runtime("tensorrt")
+    assert engine.step_overhead(load_model("bert-base-uncased"), decode=False) is None
+    assert resolve("tensorrt-llm", A100).runtime is None  # TRT-LLM keeps its PyTorch-executor profile
 
 
 def test_tensorrt_engine_takes_the_runtime_per_op_cost_at_both_phases():
-    device = load_catalog(include_user=False).device("a100-sxm-40gb")
     per_op = get_runtime("tensorrt").per_op_s
     for decode in (False, True):
-        eff = phase_efficiency(device, get_engine("tensorrt"), decode, get_format("fp16"), 128)
+        eff = phase_efficiency(resolve("tensorrt", A100), decode, get_format("fp16"), 128)
         assert eff.overhead_s == per_op
 
 

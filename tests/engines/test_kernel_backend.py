@@ -5,7 +5,7 @@ import pytest
 
 from sizeup.errors import ConfigError
 from sizeup.hardware.catalog import load_catalog
-from sizeup.price.kernels import check_backend, default_backend, select_kernel
+from sizeup.engines.kernels import check_backend, default_backend, select_kernel
 
 CAT = load_catalog(include_user=False)
 

@@ -1,7 +1,7 @@
 """Kernels an eager engine (hf: transformers without CUDA graphs) really launches per decode step, beyond the
 ledger's one per op. The ledger counts one op per norm, per rotary, per KV-cache write...; eager PyTorch runs
 RMSNorm as 6 aten kernels (8 with the casts of a half-precision model), rotate_half over q and k as 10, and so on.
-engines.yaml holds the counts (`eager_kernels.<ledger op>`, `@fp32` for a float32 model, `mixer.<op>` for the
+data/engines/hf.yaml holds the counts (`eager_kernels.<ledger op>`, `@fp32` for a float32 model, `mixer.<op>` for the
 ops of a Mamba mixer, `rotary_tables` once per step), measured with benchmarks/count_hf_eager_kernels.py. Where
 the host sets the pace, decode time grows by the extra kernels × the engine's per-op host cost.
 
@@ -15,12 +15,20 @@ from __future__ import annotations
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ingest.arch import SSMSpec
 from sizeup.ledger import Ledger, OpKind
-from sizeup.price.engines import EngineProfile
+from sizeup.engines.profile import EngineProfile
 from sizeup.ranges import Range
 
-__all__ = ["eager_extra_kernels", "eager_kernel_overhead", "ssm_layer_host"]
+__all__ = ["eager_extra_kernels", "eager_kernel_overhead", "ssm_layer_host", "transformers_eager"]
 
 PREFIX = "eager_kernels."
+
+
+def transformers_eager() -> EngineProfile:
+    """The settings of transformers' eager modules at the current release (the hf engine's: its `eager_kernels.*`
+    counts per ledger op), for the training frameworks that run the same modules."""
+    from sizeup.engines.profile import engine_profile
+
+    return engine_profile("hf")
 
 
 def eager_extra_kernels(engine: EngineProfile, ledger: Ledger, fp32: bool) -> float:

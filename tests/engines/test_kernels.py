@@ -7,9 +7,9 @@ import pytest
 
 from sizeup.hardware.catalog import load_catalog
 from sizeup.price.efficiency import tensor_fraction
-from sizeup.price.engines import get_engine
-from sizeup.price.kernels import kernel_peak, select_kernel
-from sizeup.workload.inference import phase_efficiency
+from sizeup.engines import resolve
+from sizeup.engines.kernels import kernel_peak, select_kernel
+from sizeup.price.execution import phase_efficiency
 from sizeup.workload.quantize import get_format
 
 
@@ -38,8 +38,8 @@ def test_decode_batch_is_mmvq_and_keeps_the_device_default(catalog):
     d = catalog.device("a100-sxm-80gb")
     k = select_kernel("llama.cpp", "f16", d, True, 1)
     assert k.name == "mmvq" and k.fraction is None and k.memory is not None
-    eff = phase_efficiency(d, get_engine("llama.cpp"), True, get_format("f16"), 1)
-    assert eff.tensor["matmul"] == phase_efficiency(d, get_engine("vllm"), True, get_format("f16"), 1).tensor["matmul"]
+    eff = phase_efficiency(resolve("llama.cpp", d), True, get_format("f16"), 1)
+    assert eff.tensor["matmul"] == phase_efficiency(resolve("vllm", d), True, get_format("f16"), 1).tensor["matmul"]
     assert select_kernel("llama.cpp", "q4_k_m", d, True, 1).peak == "int32"
 
 
@@ -52,9 +52,9 @@ def test_mmq_prefill_matmul_runs_far_below_the_fp16_tensor_peak(catalog):
     """H100 PCIe llama-bench pp512 Llama-3-8B Q4_K_M: 8,125 tok/s (XiongjieDai, May 2024) x ~16 GFLOP/token
     is ~130 TFLOP/s, 17% of the 756 TFLOP/s fp16 peak; the generic cuBLAS default (72%) made it 29,068."""
     d = catalog.device("h100-pcie-80gb")
-    eff = phase_efficiency(d, get_engine("llama.cpp"), False, get_format("q4_k_m"), 512)
+    eff = phase_efficiency(resolve("llama.cpp", d), False, get_format("q4_k_m"), 512)
     assert 0.15 <= tensor_fraction(eff, "matmul", "fp16").typical <= 0.25
-    other = phase_efficiency(d, get_engine("vllm"), False, get_format("q4_k_m"), 512)
+    other = phase_efficiency(resolve("vllm", d), False, get_format("q4_k_m"), 512)
     assert tensor_fraction(other, "matmul", "fp16").typical > 0.5  # no table entry: the device default
 
 
@@ -67,14 +67,14 @@ def test_cpu_and_unknown_engines_have_no_kernel(catalog):
 def test_batch1_decode_reaches_less_of_hbm_than_of_gddr_or_apple_lpddr(catalog):
     """llama.cpp tg on the tuned rows: A100/H100 (HBM) reach ~70% of peak bandwidth at batch 1, GDDR6X cards
     and Apple's unified LPDDR ~90% (kernels.yaml mmvq.memory_by_class)."""
-    fmt, engine = get_format("q4_k_m"), get_engine("llama.cpp")
-    hbm = phase_efficiency(catalog.device("a100-sxm-80gb"), engine, True, fmt, 1).memory.typical
-    gddr = phase_efficiency(catalog.device("rtx-3090"), engine, True, fmt, 1).memory.typical
-    lpddr = phase_efficiency(catalog.device("apple-m2-ultra"), engine, True, fmt, 1).memory.typical
+    fmt = get_format("q4_k_m")
+    hbm = phase_efficiency(resolve("llama.cpp", catalog.device("a100-sxm-80gb")), True, fmt, 1).memory.typical
+    gddr = phase_efficiency(resolve("llama.cpp", catalog.device("rtx-3090")), True, fmt, 1).memory.typical
+    lpddr = phase_efficiency(resolve("llama.cpp", catalog.device("apple-m2-ultra")), True, fmt, 1).memory.typical
     assert hbm < 0.75 < 0.85 < gddr and lpddr > 0.85
     # another engine, or a batch above MMVQ's 8 columns, keeps the device default
-    assert phase_efficiency(catalog.device("a100-sxm-80gb"), get_engine("vllm"), True, fmt, 1).memory.typical == 0.85
-    assert phase_efficiency(catalog.device("a100-sxm-80gb"), engine, True, fmt, 16).memory.typical == 0.85
+    assert phase_efficiency(resolve("vllm", catalog.device("a100-sxm-80gb")), True, fmt, 1).memory.typical == 0.85
+    assert phase_efficiency(resolve("llama.cpp", catalog.device("a100-sxm-80gb")), True, fmt, 16).memory.typical == 0.85
 
 
 def test_rdna3_prefill_splits_mmq_and_rocblas_by_format_and_batch(catalog):
@@ -103,7 +103,7 @@ def test_arc_prefill_is_sycl_dequantize_and_onednn(catalog):
 def test_mmvq_dequantization_is_an_integer_alu_term_per_weight_and_column(catalog):
     """Decode = max(bytes / bandwidth, weights x batch x integer ops per weight / integer rate): the matmul
     fraction is 2 / ops matmul FLOPs per integer op (vecdotq.cuh counts), on GA10x's 64 int32 lanes of 128."""
-    from sizeup.price.kernels import int32_rate
+    from sizeup.engines.kernels import int32_rate
 
     d = catalog.device("rtx-3090")
     k = select_kernel("llama.cpp", "q2_k", d, True, 1)
@@ -111,7 +111,7 @@ def test_mmvq_dequantization_is_an_integer_alu_term_per_weight_and_column(catalo
     assert k.fraction.typical == pytest.approx(2 / 2.9)
     assert int32_rate(d) == pytest.approx(d.vector_flops_per_s["fp32"] / 2 * 0.5)
     assert int32_rate(catalog.device("a100-sxm-80gb")) == pytest.approx(19.5e12 / 2)  # GA100: 64 + 64 per SM
-    eff = phase_efficiency(d, get_engine("llama.cpp"), True, get_format("q2_k"), 8)
+    eff = phase_efficiency(resolve("llama.cpp", d), True, get_format("q2_k"), 8)
     # a decode matmul's FLOPs / (fraction x fp16 peak) = weights x batch x 2.9 / the integer rate
     weights, batch = 4096 * 14336, 8
     seconds = 2 * weights * batch / (eff.tensor["matmul"].typical * d.peak_flops_per_s["fp16"])

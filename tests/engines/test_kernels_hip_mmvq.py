@@ -5,7 +5,7 @@ so the ops per weight are the CUDA integer count plus the vec_dot's fp32 convers
 import pytest
 
 from sizeup.hardware.catalog import load_catalog
-from sizeup.price.kernels import int32_rate, kernel_peak, select_kernel
+from sizeup.engines.kernels import int32_rate, kernel_peak, select_kernel
 
 
 @pytest.fixture(scope="module")

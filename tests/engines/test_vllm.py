@@ -1,26 +1,26 @@
 """vLLM's profiling-run peak: the dummy sampler phase beside the forward step, and `vllm serve`'s batch defaults by
 GPU (vllm/engine/arg_utils.py get_batch_defaults; vllm/v1/worker/gpu_model_runner.py profile_run and
-_dummy_sampler_run; vllm/v1/sample/sampler.py and ops/topk_topp_sampler.py: commits in price/memory.py)."""
-
-from dataclasses import replace
+_dummy_sampler_run; vllm/v1/sample/sampler.py and ops/topk_topp_sampler.py: commits in engines/vllm.py)."""
 
 import pytest
 
+from sizeup.engines import resolve
+from sizeup.engines.profile import engine_profile
+from sizeup.engines.vllm import (SAMPLER_BYTES_PER_LOGIT, SAMPLER_MASK_BYTES, SAMPLER_SORT_BYTES, vllm_batch_defaults,
+                                 vllm_sampler_peak)
 from sizeup.hardware.catalog import load_catalog
 from sizeup.ingest.hf_config import load_model
-from sizeup.price.engines import get_engine
-from sizeup.price.memory import (SAMPLER_BYTES_PER_LOGIT, SAMPLER_MASK_BYTES, SAMPLER_SORT_BYTES, MemoryConfig,
-                                 inference_memory, vllm_batch_defaults, vllm_sampler_peak)
+from sizeup.price.memory import MemoryConfig, inference_memory
 from sizeup.units import GIB
 from sizeup.workload.quantize import get_format
 
 CATALOG = load_catalog(include_user=False)
 LLAMA = load_model("llama-3.1-8b")
-VLLM = get_engine("vllm")
+VLLM = engine_profile("vllm")
 
 
-def _memory(device, arch=LLAMA, engine=VLLM, tp=1, context=1024):
-    return inference_memory(arch, CATALOG.device(device), engine, MemoryConfig(
+def _memory(device, arch=LLAMA, tp=1, context=1024):
+    return inference_memory(arch, resolve("vllm", CATALOG.device(device)), MemoryConfig(
         batch=1, context=context, prompt=512, weights=get_format("bf16"), tp=tp))
 
 
@@ -35,8 +35,11 @@ def test_vllm_serve_defaults_follow_the_gpu(device, expected):
 
 
 def test_an_explicit_setting_overrides_the_tier():
-    engine = replace(VLLM, values={**VLLM.values, "max_num_batched_tokens": 4096, "max_num_seqs": 64})
-    assert vllm_batch_defaults(engine, CATALOG.device("h100"))[:2] == (4096, 64)
+    settings = {"max_num_batched_tokens": 4096, "max_num_seqs": 64}
+    assert vllm_batch_defaults(VLLM.with_settings(settings), CATALOG.device("h100"))[:2] == (4096, 64)
+    batching = resolve("vllm", CATALOG.device("h100"), settings=settings).batching
+    assert (batching.max_batched_tokens, batching.max_sequences) == (4096, 64)
+    assert batching.scheduling == "continuous" and batching.chunked_prefill
 
 
 def test_sampler_peak_per_logit_from_the_sampler_code():

@@ -33,14 +33,13 @@ pan-and-scan crops (off by default), `--mm-encoder-tp-mode data`, and `skip_mm_p
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sizeup.errors import ConfigError
 from sizeup.ingest.arch import ModelArch, TowerSpec
 from sizeup.ingest.tower_ops import TowerInput, smart_resize
-from sizeup.price.engines import EngineProfile
-from sizeup.price.tower_memory import tower_activations
 from sizeup.units import MIB
 
 __all__ = ["MultimodalProfile", "vllm_multimodal_profile", "profile_image", "QWEN2_VL_CHECKPOINT_MAX_PIXELS"]
@@ -118,12 +117,14 @@ def profile_image(tower: TowerSpec, image_hw: tuple[int, int] | None) -> tuple[i
     return patches // (tower.merge * tower.merge), patches, (hb, wb), origin
 
 
-def vllm_multimodal_profile(arch: ModelArch, engine: EngineProfile, *, decoder_bytes: int, images: int,
-                            image_hw: tuple[int, int] | None, max_model_len: int, act_bytes: int,
-                            tp: int) -> MultimodalProfile | None:
+def vllm_multimodal_profile(arch: ModelArch, *, decoder_bytes: int, images: int, image_hw: tuple[int, int] | None,
+                            max_model_len: int, act_bytes: int, tp: int, step_tokens: int, max_seqs: int,
+                            default_limit: int, tower_pass: Callable[..., Any]) -> MultimodalProfile | None:
     """The multimodal part of vLLM's profiling run for `arch` (None: no vision tower). `images`: images per
-    prompt the deploy allows (`limit_mm_per_prompt`; 0: vLLM's default); `decoder_bytes`: the decoder step's
-    own activation peak, which the cached embeddings sit beside."""
+    prompt the deploy allows (`limit_mm_per_prompt`; 0: vLLM's default, `default_limit`); `decoder_bytes`: the
+    decoder step's own activation peak, which the cached embeddings sit beside; `step_tokens` and `max_seqs`:
+    max_num_batched_tokens and max_num_seqs; `tower_pass`: the activation peak of a tower pass (price/tower_memory.py
+    `tower_activations`, handed in by the pricing layer)."""
     t = arch.tower
     if t is None or t.kind != "vision":
         return None
@@ -131,16 +132,15 @@ def vllm_multimodal_profile(arch: ModelArch, engine: EngineProfile, *, decoder_b
         raise ConfigError(f"images {images} and max_model_len {max_model_len}: expected images >= 0 and a positive "
                           f"max_model_len")
     tokens, positions, hw, origin = profile_image(t, image_hw)
-    step = int(engine.value("max_num_batched_tokens", 8192))
-    seqs = int(engine.value("max_num_seqs", 256))
-    limit = images or int(engine.value("limit_mm_per_prompt", 999))
+    step, seqs = step_tokens, max_seqs
+    limit = images or default_limit
     budget = max(step, tokens)  # compute budget and cache size both default to max_num_batched_tokens
     per_prompt = max(1, min(limit, max_model_len // tokens))
     items = max(1, min(budget // tokens, seqs * per_prompt))
     # the dummy batch through the tower: `items` images of `hw` (fused attention), then their embeddings cached
     if t.layer.mlp.act == "quick_gelu":  # vLLM's fused QuickGELU: fc1's output and the activation's, as GELU
         arch = replace(arch, tower=replace(t, layer=replace(t.layer, mlp=replace(t.layer.mlp, act="gelu"))))
-    pass_ = tower_activations(arch, TowerInput(batch=1, prompt=items * tokens, images=items, image_hw=hw),
+    pass_ = tower_pass(arch, TowerInput(batch=1, prompt=items * tokens, images=items, image_hw=hw),
                               act_bytes=act_bytes, tp=tp, fused=True, grid=(positions, tokens))
     cache = items * tokens * arch.hidden * act_bytes
     peak = max(pass_.peak_bytes, decoder_bytes + cache)

@@ -1,4 +1,4 @@
-"""vLLM's multimodal profile (sizeup.price.vllm_multimodal, price/memory.py's vllm branch): the dummy image batch
+"""vLLM's multimodal profile (sizeup.engines.vllm_multimodal, engines/vllm.py's memory): the dummy image batch
 and encoder budget as vLLM's own code sizes them, hand-counted from the real configs of llava-1.5-7b, Qwen2-VL-7B,
 gemma-3-12b and Mistral-Small-3.1 (tests/ingest/configs/).
 
@@ -20,14 +20,16 @@ from sizeup.errors import ConfigError
 from sizeup.hardware.catalog import load_catalog
 from sizeup.ingest.families.registry import parse_config
 from sizeup.ingest.tower_ops import TowerInput
-from sizeup.price.engines import get_engine
+from sizeup.engines import resolve
+from sizeup.engines.profile import engine_profile
+from sizeup.engines.vllm_multimodal import QWEN2_VL_CHECKPOINT_MAX_PIXELS, vllm_multimodal_profile
 from sizeup.price.memory import MemoryConfig, _activation_peak, inference_memory
-from sizeup.price.vllm_multimodal import QWEN2_VL_CHECKPOINT_MAX_PIXELS, vllm_multimodal_profile
+from sizeup.price.tower_memory import tower_activations
 from sizeup.workload.quantize import get_format
 
 CONFIGS = Path(__file__).parents[1] / "ingest" / "configs"
 CATALOG = load_catalog(include_user=False)
-VLLM = get_engine("vllm")
+LIMIT = int(engine_profile("vllm").value("limit_mm_per_prompt", 999))
 
 
 def _arch(name: str):
@@ -38,13 +40,13 @@ LLAVA, QWEN, GEMMA, MISTRAL = (_arch(n) for n in ("llava-1.5-7b-hf", "qwen2-vl-7
                                                   "mistral-small-3.1-24b-instruct-2503"))
 
 
-def _profile(arch, engine=VLLM, images=0, image_hw=None, tp=1):
-    return vllm_multimodal_profile(arch, engine, decoder_bytes=0, images=images, image_hw=image_hw,
-                                   max_model_len=arch.max_context, act_bytes=2, tp=tp)
-
-
-def _engine(**values):
-    return replace(VLLM, values={**VLLM.values, **values})
+def _profile(arch, images=0, image_hw=None, tp=1, decoder_bytes=0, max_model_len=None, step_tokens=8192,
+             max_seqs=256):
+    """The profile at `vllm serve`'s small-GPU batch settings unless others are given."""
+    return vllm_multimodal_profile(arch, decoder_bytes=decoder_bytes, images=images, image_hw=image_hw,
+                                   max_model_len=arch.max_context if max_model_len is None else max_model_len,
+                                   act_bytes=2, tp=tp, step_tokens=step_tokens, max_seqs=max_seqs,
+                                   default_limit=LIMIT, tower_pass=tower_activations)
 
 
 def test_llava_profiles_fourteen_clip_images_by_hand():
@@ -79,10 +81,10 @@ def test_the_scenario_image_size_and_limit_set_the_dummy_batch():
     p = _profile(QWEN, images=1, image_hw=(448, 448))
     assert (p.tokens_per_item, p.image_hw, p.items, p.limit_per_prompt) == (256, (448, 448), 32, 1)
     # max_num_seqs 4: 4 sequences × 1 image bound the batch below the budget's 32; 3 images a prompt: 12
-    assert _profile(QWEN, engine=_engine(max_num_seqs=4), images=1, image_hw=(448, 448)).items == 4
-    assert _profile(QWEN, engine=_engine(max_num_seqs=4), images=3, image_hw=(448, 448)).items == 12
+    assert _profile(QWEN, max_seqs=4, images=1, image_hw=(448, 448)).items == 4
+    assert _profile(QWEN, max_seqs=4, images=3, image_hw=(448, 448)).items == 12
     # a larger step budget takes more images: 16384 // 256
-    assert _profile(QWEN, engine=_engine(max_num_batched_tokens=16384), image_hw=(448, 448)).items == 64
+    assert _profile(QWEN, step_tokens=16384, image_hw=(448, 448)).items == 64
 
 
 def test_gemma3_and_mistral3_dummy_images():
@@ -97,12 +99,10 @@ def test_gemma3_and_mistral3_dummy_images():
 
 def test_the_extra_is_the_larger_of_the_tower_pass_and_the_cache_over_the_decoder_step():
     decoder = _activation_peak(QWEN, 8192, 256, 2, 1)
-    p = vllm_multimodal_profile(QWEN, VLLM, decoder_bytes=decoder, images=0, image_hw=None,
-                                max_model_len=QWEN.max_context, act_bytes=2, tp=1)
+    p = _profile(QWEN, decoder_bytes=decoder)
     assert p.peak_bytes == max(p.tower_peak_bytes, decoder + p.encoder_cache_bytes)
     assert p.extra_bytes == p.peak_bytes - decoder > p.encoder_cache_bytes  # the ViT pass dominates here
-    small = vllm_multimodal_profile(LLAVA, VLLM, decoder_bytes=_activation_peak(LLAVA, 8192, 256, 2, 1), images=0,
-                                    image_hw=None, max_model_len=4096, act_bytes=2, tp=1)
+    small = _profile(LLAVA, decoder_bytes=_activation_peak(LLAVA, 8192, 256, 2, 1), max_model_len=4096)
     assert small.extra_bytes == small.encoder_cache_bytes  # the decoder's step outweighs CLIP's pass
 
 
@@ -112,7 +112,7 @@ def test_tensor_parallel_splits_the_tower_pass():
 
 
 def _memory(arch, engine="vllm", images=1, prompt=2000):
-    return inference_memory(arch, CATALOG.device("h100"), get_engine(engine), MemoryConfig(
+    return inference_memory(arch, resolve(engine, CATALOG.device("h100")), MemoryConfig(
         batch=1, context=prompt + 200, prompt=prompt, weights=get_format("bf16"), compute_dtype="bf16",
         tower=TowerInput(batch=1, prompt=prompt, images=images)))
 
@@ -145,12 +145,10 @@ def test_the_request_images_do_not_move_the_profile_and_other_engines_have_none(
 
 def test_bad_input_is_a_one_line_error():
     with pytest.raises(ConfigError, match=r"images -1 .*expected images >= 0") as e:
-        vllm_multimodal_profile(LLAVA, VLLM, decoder_bytes=0, images=-1, image_hw=None, max_model_len=4096,
-                                act_bytes=2, tp=1)
+        _profile(LLAVA, images=-1, max_model_len=4096)
     assert "\n" not in str(e.value)
     with pytest.raises(ConfigError, match="max_model_len 0"):
-        vllm_multimodal_profile(LLAVA, VLLM, decoder_bytes=0, images=1, image_hw=None, max_model_len=0,
-                                act_bytes=2, tp=1)
+        _profile(LLAVA, images=1, max_model_len=0)
 
 
 def test_the_estimate_shows_the_line_in_text_and_json():

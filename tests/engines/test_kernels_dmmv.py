@@ -5,7 +5,7 @@ import pytest
 
 from sizeup.errors import ConfigError
 from sizeup.hardware.catalog import load_catalog
-from sizeup.price.kernels import select_kernel
+from sizeup.engines.kernels import select_kernel
 from sizeup.workload.inference import InferenceConfig
 
 MAY_2024 = "2024-05-15"

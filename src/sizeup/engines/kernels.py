@@ -1,4 +1,6 @@
-"""The matrix kernel an engine really runs (data/efficiency/kernels.yaml) and the matmul efficiency it implies.
+"""The matrix kernel an engine really runs (a kernel table: data/efficiency/kernels.yaml, `kernels: ENGINE: NAME:
+entry`) and the peak its achieved fraction is of. An engine's execution model (engines/base.py) asks its table here;
+price/execution.py turns the kernel's fraction into the fractions the roofline prices matmuls at.
 
 llama.cpp on CUDA prefills quantized weights with MMQ (int8 mma tiles: a fraction of the int8 peak, not of the
 fp16 one) and F16 weights with cuBLAS at fp16 accumulation; on AMD RDNA3 (HIP) with MMQ on int8 WMMA or, for the
@@ -71,11 +73,23 @@ class Kernel:
     source: str
     memory: Range | None = None
     """Fraction of the peak memory bandwidth the kernel reaches (None: the device default)."""
+    table: str = "kernels.yaml"
+    """Where the entry was read (an estimate names it beside the kernel)."""
 
 
-@lru_cache(maxsize=1)
-def _table() -> tuple[dict, str]:
-    path = builtin_data_dir() / "efficiency" / "kernels.yaml"
+DEFAULT_TABLE = "efficiency/kernels.yaml"
+"""The kernel table of data/ an engine reads unless it names its own (same schema, one file per engine)."""
+
+
+def _table(table: str = DEFAULT_TABLE) -> tuple[dict, str]:
+    """The kernel table `table` (one cached copy per file however it is named: `_table()` and
+    `_table(DEFAULT_TABLE)` are the same dict, which benchmarks/validation/tables.py edits in place)."""
+    return _read_table(table)
+
+
+@lru_cache(maxsize=8)
+def _read_table(table: str) -> tuple[dict, str]:
+    path = builtin_data_dir() / table
     data = read_yaml(path)
     if not isinstance(data, dict) or not isinstance(data.get("kernels"), dict) or not data.get("source"):
         raise CatalogError(f"{path}: expected 'kernels' (engine -> kernel -> entry) and a 'source'")
@@ -91,13 +105,13 @@ def _format_matches(spec: object, weights: str) -> bool:
 
 
 def select_kernel(engine: str, weights: str, device, decode: bool, batch_tokens: int,
-                  build_date: str | None = None, backend: str | None = None) -> Kernel | None:
+                  build_date: str | None = None, backend: str | None = None, table: str = DEFAULT_TABLE) -> Kernel | None:
     """The kernel `engine` runs for `weights` on `device` in this phase, or None when the table has none
     (the device kind's default efficiency then applies). `build_date` ('YYYY-MM-DD'): an older build, whose
     superseded kernels (entries with `until` after it) replace the current ones; None: the current build.
     `backend`: the llama.cpp build's backend (BACKENDS); None: the device's default one. An entry without a
     `backend` belongs to the device's default backend."""
-    kernels, source = _table()
+    kernels, source = _table(table)
     native = default_backend(device)
     want = backend or native
     for name, entry in (kernels.get(engine) or {}).items():

@@ -1,0 +1,307 @@
+"""The execution model: what one engine, at one release, built for one backend, does on one device.
+
+An estimate resolves it once (`resolve("vllm@0.10", device)`) and the pricing layer asks it, never the engine's
+name: which matrix kernel runs an op at which fraction of which peak (`matrix_kernel`), the host time per kernel
+and per step (`per_op_overhead`, `step_overhead`, `extra_launches`), the kernel-by-kernel runtime its kernels run
+under where it has one (`runtime`: fusions, graph replay, the layout convolutions reach cuDNN in; under a runtime
+the roofline also serves reads from L2 and prices sub-wave matrix products, price/roofline.py), what it holds in
+memory for a request (`memory`, engines/reserve.py) and how it batches requests (`batching`).
+
+One file per engine under this package subclasses `ExecutionModel`, registers it with `@engine("name", aliases)`
+and reads its settings from data/engines/NAME.yaml (engines/profile.py). A lookup imports only the file whose
+decorator line names the engine (found by reading the files' text, as ingest/families does), so adding an engine
+is one new file and its data file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, ClassVar, NamedTuple
+
+from sizeup.errors import ConfigError
+from sizeup.hardware.schema import DeviceSpec
+from sizeup.ingest.arch import ModelArch
+from sizeup.engines.profile import EngineProfile, engine_profile
+from sizeup.ranges import Range
+
+__all__ = ["Batching", "EngineRef", "ExecutionModel", "engine", "engine_class", "engine_names", "parse_engine",
+           "resolve", "OPTIONS"]
+
+OPTIONS = {"gpu_layers": "--gpu-layers", "threads": "--threads", "backend": "--backend", "build_date": "--build-date"}
+"""Settings only some engines take, by the flag that sets them: an engine lists those it takes in `OPTIONS`."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Batching:
+    """How the engine groups requests into steps: the policy a throughput-under-load model schedules by."""
+
+    scheduling: str
+    """'static': one batch of requests runs prompt to last token before the next (transformers generate(), a
+    plain TensorRT engine); 'continuous': requests join and leave the running batch at every step."""
+    chunked_prefill: bool = False
+    """Whether a long prompt is split over several steps, each mixed with the decodes of running requests."""
+    max_batched_tokens: int | None = None
+    """Tokens one step computes at most (vLLM max_num_batched_tokens, llama.cpp n_batch); None: no cap."""
+    max_sequences: int | None = None
+    """Sequences one step holds at most (vLLM max_num_seqs); None: no cap beyond memory."""
+    physical_batch_tokens: int | None = None
+    """Tokens one forward computes at once where a prompt is split into physical batches (llama.cpp n_ubatch)."""
+    basis: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"scheduling": self.scheduling, "chunked_prefill": self.chunked_prefill,
+                "max_batched_tokens": self.max_batched_tokens, "max_sequences": self.max_sequences,
+                "physical_batch_tokens": self.physical_batch_tokens, "basis": self.basis}
+
+
+class EngineRef(NamedTuple):
+    """An engine as a user names it: `vllm`, `vllm@0.10`, `llama.cpp@2024-06-01`."""
+
+    name: str
+    """The registered name (an alias resolved)."""
+    version: str | None = None
+    """The release asked for; None: the engine's current release."""
+
+    def __str__(self) -> str:
+        return self.name if self.version is None else f"{self.name}@{self.version}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExecutionModel:
+    """One engine × release × backend × device. Subclasses override the hooks where their engine differs."""
+
+    NAME: ClassVar[str] = ""
+    OPTIONS: ClassVar[frozenset[str]] = frozenset()
+    """Keys of `OPTIONS` (the module constant) the engine takes."""
+    DATA: ClassVar[str | None] = None
+    """The data/engines file of its settings (default: NAME)."""
+    FORMATS: ClassVar[tuple[str, ...]] = ("bf16",)
+    """The weight formats people run with this engine, most precise first: a device table takes the first that
+    fits, and an estimate that does not fit suggests the next."""
+    NATIVE_FP8_ONLY: ClassVar[bool] = False
+    """Whether the engine's fp8 needs fp8 tensor units (so fp8 is not tried on a device without an fp8 peak)."""
+
+    device: DeviceSpec
+    profile: EngineProfile
+    backend: str | None = None
+    """The build's compute backend where the engine is built per backend (llama.cpp); None: the device's own."""
+    build_date: str | None = None
+    notes: tuple[str, ...] = ()
+    """What resolving assumed (a setting read for another release, the backend chosen), for the estimate."""
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
+    """Per-model cache of what the pricing layer derives from it (phase efficiencies), filled by price/."""
+
+    # --- identity ---------------------------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.NAME
+
+    @property
+    def version(self) -> str:
+        return self.profile.version
+
+    @property
+    def label(self) -> str:
+        """'vllm 0.34': the engine and release an estimate describes."""
+        return f"{self.NAME} {self.version}".strip()
+
+    @classmethod
+    def build(cls, device: DeviceSpec, version: str | None = None, *, backend: str | None = None,
+              build_date: str | None = None, settings: dict[str, float] | None = None) -> ExecutionModel:
+        """Resolve the engine at `version` (None: its current release) on `device`; subclasses check their options
+        here. `settings` override the profile's (e.g. a run's own gpu_memory_utilization)."""
+        profile = cls.profile_at(version).with_settings(settings)
+        return cls(device=device, profile=profile, backend=backend, build_date=build_date, notes=profile.notes)
+
+    @classmethod
+    def profile_at(cls, version: str | None) -> EngineProfile:
+        """The engine's settings at `version` (None: its current release): data/engines/DATA.yaml (DATA: NAME); an
+        engine whose settings live in its own file returns them here."""
+        return engine_profile(cls.DATA or cls.NAME, version)
+
+    @classmethod
+    def check_version(cls, version: str) -> None:
+        """Raise a one-line ConfigError unless `version` is a release the engine's data describes."""
+        _check_version(cls, version)
+
+    def on(self, device: DeviceSpec) -> ExecutionModel:
+        """The same engine and release on another device (the host CPU of a partial offload, a threads-scaled CPU)."""
+        return replace(self, device=device, memo={})
+
+    def describe(self) -> dict[str, Any]:
+        """The engine an estimate describes, for its JSON."""
+        versions = self.profile.versions
+        return {"name": self.NAME, "version": self.version, "default_version": versions.default if versions else None,
+                "backend": self.backend, "build_date": self.build_date, "runtime": self.profile.runtime,
+                "batching": self.batching.to_dict()}
+
+    # --- kernels and host time --------------------------------------------------------------------------------
+    @property
+    def runtime(self):
+        """The runtime of data/efficiency/overheads.yaml the engine prices its kernels under (engines/runtimes.py
+        Runtime), or None where its efficiencies are per engine (kernels.yaml or the device defaults)."""
+        if self.profile.runtime is None:
+            return None
+        from sizeup.engines.runtimes import get_runtime
+
+        return get_runtime(self.profile.runtime)
+
+    def matrix_kernel(self, weights: str, decode: bool, tokens: int):
+        """The matrix kernel the engine runs for `weights` in this phase at `tokens` tokens per step, with the
+        fraction of its peak it reaches (engines/kernels.py Kernel), or None: the device defaults apply."""
+        return None
+
+    def missing_kernel_note(self, weights: str, decode: bool) -> str | None:
+        """What to say when the engine would run a kernel the table has no entry for (None: nothing)."""
+        return None
+
+    def per_op_overhead(self, decode: bool) -> Range | None:
+        """Host time per kernel on an asynchronous device (None: the device kind's default): at decode the engine's
+        `decode_overhead_s`, else its runtime's per-op time."""
+        overhead = self.profile.range("decode_overhead_s") if decode else None
+        runtime = self.runtime
+        if runtime is not None and overhead is None:
+            overhead = runtime.per_op_s
+        return overhead
+
+    def step_overhead(self, arch: ModelArch, decode: bool) -> Range | None:
+        """Host time of one step outside the ledger's ops (scheduler, sampling, Python), None where none."""
+        return self.profile.range("step_overhead_s")
+
+    def extra_launches(self, ledger, fp32: bool) -> tuple[Range, str] | None:
+        """Host time of the kernels a decode step launches beyond the ledger's one per op, and the sentence that
+        says so; None where the engine launches what the ledger counts."""
+        return None
+
+    def phase_notes(self, arch: ModelArch, decode: bool) -> tuple[str, ...]:
+        """Assumptions of a phase the engine's own terms add (e.g. a mixer's host time per layer)."""
+        return ()
+
+    # --- memory and batching ----------------------------------------------------------------------------------
+    def memory(self, request):
+        """What the engine holds for `request` (engines/reserve.py MemoryRequest -> InferenceMemory): by default
+        everything allocated on demand, the whole prompt one pass, attention fused."""
+        from sizeup.engines.reserve import allocate_on_demand
+
+        return allocate_on_demand(request, allocator=None, tower=(
+            True, f"{self.NAME}'s fused attention backend; at this request's inputs", 0))
+
+    @property
+    def batching(self) -> Batching:
+        return Batching(scheduling="static", basis="one batch of requests per run")
+
+
+# --- the registry ---------------------------------------------------------------------------------------------
+
+_REGISTRY: dict[str, type[ExecutionModel]] = {}
+_ALIASES: dict[str, str] = {}
+_loaded = False
+
+
+def engine(name: str, *aliases: str) -> Callable[[type[ExecutionModel]], type[ExecutionModel]]:
+    """Register an ExecutionModel subclass under `name` (and `aliases`); a name registered twice raises."""
+
+    def register(cls: type[ExecutionModel]) -> type[ExecutionModel]:
+        for key in (name, *aliases):
+            if key in _REGISTRY or key in _ALIASES:
+                raise ValueError(f"engine {key!r} is already registered")
+        cls.NAME = name
+        _REGISTRY[name] = cls
+        _ALIASES.update({a: name for a in aliases})
+        return cls
+
+    return register
+
+
+_DECORATOR = re.compile(r"^@engine\(([^)]*)\)", re.M)
+_QUOTED = re.compile(r"""["']([^"']+)["']""")
+
+
+@lru_cache(maxsize=1)
+def _declared() -> dict[str, tuple[str, str]]:
+    """Every name and alias an engine file's decorator line declares -> (its engine name, the module), read as
+    text (no import)."""
+    out: dict[str, tuple[str, str]] = {}
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        for args in _DECORATOR.findall(path.read_text(encoding="utf-8")):
+            names = _QUOTED.findall(args)
+            for key in names:
+                out[key] = (names[0], path.stem)
+    return out
+
+
+def _load_all() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in pkgutil.iter_modules(importlib.import_module(__package__).__path__):
+            importlib.import_module(f"{__package__}.{module.name}")
+
+
+def engine_names() -> list[str]:
+    """The registered engines (their names, not aliases), from the files' decorator lines."""
+    return sorted({name for name, _ in _declared().values()})
+
+
+def engine_class(name: str) -> type[ExecutionModel]:
+    key = str(name).strip().lower()
+    declared = _declared().get(key)
+    if declared is None and key not in _REGISTRY and key not in _ALIASES:
+        _load_all()  # registered some other way (a test's engine): look everywhere
+    if declared is not None and declared[0] not in _REGISTRY:
+        importlib.import_module(f"{__package__}.{declared[1]}")
+    key = _ALIASES.get(key, declared[0] if declared else key)
+    if key not in _REGISTRY:
+        known = sorted(set(engine_names()) | set(_REGISTRY))
+        raise ConfigError(f"unknown engine {name!r}: expected one of {', '.join(known)}")
+    return _REGISTRY[key]
+
+
+@lru_cache(maxsize=256)
+def parse_engine(text: str) -> EngineRef:
+    """'vllm@0.10' -> EngineRef('vllm', '0.10'); the name checked against the registry, the release against the
+    engine's known releases. Raises a one-line ConfigError naming what was expected."""
+    raw = str(text).strip()
+    name, sep, version = raw.partition("@")
+    cls = engine_class(name)
+    if sep and not version.strip():
+        raise ConfigError(f"--engine {raw!r}: expected NAME@RELEASE, e.g. {cls.NAME}@{_default_release(cls)}")
+    ref = EngineRef(cls.NAME, version.strip() or None)
+    if ref.version is not None:
+        cls.check_version(ref.version)
+    return ref
+
+
+def _default_release(cls: type[ExecutionModel]) -> str:
+    versions = cls.profile_at(None).versions
+    return versions.default if versions else "RELEASE"
+
+
+def _check_version(cls: type[ExecutionModel], version: str) -> None:
+    versions = cls.profile_at(None).versions
+    if versions is None:
+        raise ConfigError(f"--engine {cls.NAME}@{version}: sizeup's data for {cls.NAME} names no releases; "
+                          f"use --engine {cls.NAME}")
+    if not versions.known(version):
+        raise ConfigError(f"--engine {cls.NAME}@{version}: sizeup's data describes {cls.NAME} releases "
+                          f"{versions.describe()} (default {versions.default})")
+
+
+def resolve(spec: str | EngineRef, device: DeviceSpec, *, backend: str | None = None, build_date: str | None = None,
+            settings: dict[str, float] | None = None) -> ExecutionModel:
+    """The execution model of engine `spec` ('vllm', 'vllm@0.10') on `device`."""
+    ref = spec if isinstance(spec, EngineRef) else parse_engine(spec)
+    return engine_class(ref.name).build(device, ref.version, backend=backend, build_date=build_date,
+                                        settings=settings)
+
+
+def option_owners(option: str) -> list[str]:
+    """The engines that take `option` (a key of OPTIONS), for an error that names them."""
+    _load_all()
+    return sorted(name for name, cls in _REGISTRY.items() if option in cls.OPTIONS)

@@ -1,0 +1,68 @@
+"""Hugging Face transformers, eager `generate()` (data/engines/hf.yaml).
+
+Every op is dispatched from Python, one kernel per aten op: at decode the host's per-op cost (`decode_overhead_s`)
+bounds small kernels, the step pays generate()'s own Python (`step_overhead_s`), and ops the ledger counts once run
+as several kernels (RMSNorm 6-8, rotary 10: `eager_kernels.*`, engines/eager_kernels.py). A Mamba layer steps
+mamba_ssm's Triton kernel from Python and, in transformers 4.42-4.5x, forces two host-device syncs (`ssm_*`).
+Memory is allocated on demand through PyTorch's caching allocator (data/engines/pytorch.yaml), the whole prompt one
+forward pass, attention through the implementation asked for (sdpa by default: flash, memory-efficient or the math
+path by device and dtype, price/attention_kernels.py); LLaVA keeps its extra vision feature layers.
+"""
+
+from __future__ import annotations
+
+from sizeup.engines.base import Batching, ExecutionModel, engine
+from sizeup.engines.eager_kernels import eager_kernel_overhead, ssm_layer_host
+from sizeup.engines.profile import engine_profile
+from sizeup.engines.reserve import allocate_on_demand
+from sizeup.ingest.arch import ModelArch
+from sizeup.ranges import Range
+
+
+@engine("hf")
+class HFTransformers(ExecutionModel):
+    FORMATS = ("bf16", "int8", "nf4")
+
+    def step_overhead(self, arch: ModelArch, decode: bool) -> Range | None:
+        """generate()'s Python per step and, at decode on a GPU, each state-space layer's own host time (its Triton
+        launch and forced syncs: engines/eager_kernels.ssm_layer_host)."""
+        step = self.profile.range("step_overhead_s")
+        if not decode:
+            return step
+        for layer in arch.layers:
+            host = ssm_layer_host(self.profile, layer.ssm, self.device) if layer.ssm is not None else None
+            if host is not None:
+                step = host + step if step is not None else host
+        return step
+
+    def extra_launches(self, ledger, fp32: bool) -> tuple[Range, str] | None:
+        eager = eager_kernel_overhead(self.profile, ledger, self.device, fp32)
+        if eager is None:
+            return None
+        return eager, (f"{self.NAME}: eager PyTorch runs the decode step's ops as more kernels than the ledger counts "
+                       f"(RMSNorm as 6-8 aten ops...; data/engines/hf.yaml eager_kernels): +{eager.typical * 1e3:.2f} ms of "
+                       f"host time per step")
+
+    def phase_notes(self, arch: ModelArch, decode: bool) -> tuple[str, ...]:
+        ssm_layers = [layer.ssm for layer in arch.layers if layer.ssm is not None]
+        host = ssm_layer_host(self.profile, ssm_layers[0], self.device) if decode and ssm_layers else None
+        if host is None:
+            return ()
+        syncs = self.profile.value(f"ssm_host_syncs.v{ssm_layers[0].version}", 0.0)
+        return (f"{self.NAME}: every state-space layer's decode step launches mamba_ssm's Triton "
+                f"selective_state_update from Python (Triton 2.x launcher)"
+                + (f" and forces {syncs:.0f} host-device syncs (transformers 4.42-4.5x "
+                   f"`cache_position[0] > 0`)" if syncs else "")
+                + f": +{host.typical * 1e6:.0f} us of host time per layer and token",)
+
+    def memory(self, request):
+        path = request.attention_path(request.attention)
+        tower, kept = request.arch.tower, 0
+        if tower is not None and tower.kind == "vision" and tower.class_token and tower.projector:
+            kept = tower.projector[0] // tower.hidden - 1  # LLaVA's vision_feature_layer(s) beyond one
+        return allocate_on_demand(request, allocator=engine_profile("pytorch").range("allocator_overhead_fraction"),
+                                  tower=(path.fused, f"{path.implementation} {path.kernel}, {path.reason}", kept))
+
+    @property
+    def batching(self) -> Batching:
+        return Batching(scheduling="static", basis="generate() runs one batch of prompts to their last token")

@@ -1,0 +1,68 @@
+"""llama.cpp (data/engines/llama.cpp.yaml; its matrix kernels: data/efficiency/kernels.yaml).
+
+Prefill and batch-1 decode run the kernel llama.cpp really runs per format, architecture and build backend (MMQ,
+cuBLAS, MMVQ with its dequantization as integer-ALU work, HIP, SYCL, Vulkan: engines/kernels.py), an older build
+(`llama.cpp@2024-06-01`, or `build_date`) the kernels it ran then. Memory: the KV cache allocated for the whole
+context, a compute buffer for one physical batch (`n_ubatch`), the layers not offloaded (`gpu_layers`) in CPU RAM,
+priced on the host CPU. The graph is replayed as a CUDA graph, so a kernel costs the device's generic per-op time;
+the host's work per token (graph build, sampling) is `step_overhead_s`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sizeup.engines.base import Batching, ExecutionModel, engine
+from sizeup.engines.kernels import check_backend, default_backend, select_kernel
+from sizeup.engines.reserve import whole_context_cache
+from sizeup.errors import ConfigError
+
+TOWER_ATTENTION = (False, "ggml's K·Qᵀ and softmax as tensors, as without flash attention: an upper bound", 0)
+
+
+@engine("llama.cpp", "llamacpp")
+class LlamaCpp(ExecutionModel):
+    FORMATS = ("q8_0", "q6_k", "q5_k_m", "q4_k_m", "q3_k_m", "q2_k")
+    OPTIONS = frozenset({"gpu_layers", "threads", "backend", "build_date"})
+
+    @classmethod
+    def build(cls, device, version=None, *, backend=None, build_date=None, settings=None) -> ExecutionModel:
+        """A release is the date of a build: `llama.cpp@2024-06-01` is `--build-date 2024-06-01`."""
+        if version is not None and build_date is not None and version != build_date:
+            raise ConfigError(f"--engine llama.cpp@{version} and --build-date {build_date}: name the build once")
+        build_date = build_date or version
+        check_backend(backend, device)
+        model = super().build(device, build_date, backend=backend, build_date=build_date, settings=settings)
+        if backend is None:
+            return model
+        return cls(device=device, profile=model.profile, backend=backend, build_date=build_date, notes=(
+            *model.notes, f"llama.cpp built with the {backend} backend (--backend; {device.id}'s default: "
+                          f"{default_backend(device)})"))
+
+    @classmethod
+    def check_version(cls, version: str) -> None:
+        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", version):
+            raise ConfigError(f"--engine llama.cpp@{version}: a llama.cpp release is the date of its build, "
+                              f"YYYY-MM-DD (e.g. llama.cpp@2024-06-01)")
+        super().check_version(version)
+
+    def matrix_kernel(self, weights: str, decode: bool, tokens: int):
+        return select_kernel(self.NAME, weights, self.device, decode, tokens, self.build_date, self.backend)
+
+    def missing_kernel_note(self, weights: str, decode: bool) -> str | None:
+        if self.backend is None or self.backend == default_backend(self.device):
+            return None
+        return (f"{'decode' if decode else 'prefill'}: no llama.cpp {self.backend} kernel entry for {weights} on "
+                f"{self.device.id} in kernels.yaml: priced at the {self.device.kind} default efficiency (derived, not "
+                f"fit on {self.backend} measurements)")
+
+    def memory(self, request):
+        return whole_context_cache(request, ubatch=int(self.profile.value("n_ubatch", 512)), tower=TOWER_ATTENTION)
+
+    @property
+    def batching(self) -> Batching:
+        return Batching(scheduling="continuous", chunked_prefill=False,
+                        max_batched_tokens=int(self.profile.value("n_batch", 2048)),
+                        physical_batch_tokens=int(self.profile.value("n_ubatch", 512)),
+                        basis="llama-server: continuous batching on by default (tools/server/README.md, -cb); a prompt "
+                              "is computed n_ubatch tokens at a time (common/common.h)")

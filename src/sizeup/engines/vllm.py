@@ -1,0 +1,162 @@
+"""vLLM (data/engines/vllm.yaml): the V1 engine's pre-allocated KV pool, its start-up profiling run and its
+batch defaults, CUDA graphs at decode and chunked prefill.
+
+Memory: vLLM takes `gpu_memory_utilization` of the card's CUDA total up front; from it go the weights, the peak of
+its profiling run (the larger of a `max_num_batched_tokens` forward step and the dummy sampler over `max_num_seqs`
+rows of logits, `vllm serve`'s defaults for the GPU tier; for a vision-language model the largest dummy image batch
+through the vision tower beside the encoder cache: engines/vllm_multimodal.py), non-torch and CUDA-graph memory; the
+rest is the paged KV pool (blocks of 16). Time: a decode step replays a CUDA graph (`decode_overhead_s` per kernel)
+and pays the scheduler's host time per step (`step_overhead_s`).
+
+Releases (`vllm@0.10`): the data names what changed and when (data/engines/vllm.yaml `releases`): the V0 engine
+before 0.8 (256 sequences, so its profiling run samples 256 rows; its own host time per step), CUDA-graph memory
+outside the gpu_memory_utilization budget before 0.21, gpu_memory_utilization 0.9 on the releases read with it.
+"""
+
+from __future__ import annotations
+
+from sizeup.engines.base import Batching, ExecutionModel, engine
+from sizeup.engines.reserve import InferenceMemory, MemoryRequest, device_total_bytes
+from sizeup.engines.vllm_multimodal import vllm_multimodal_profile
+from sizeup.hardware.schema import DeviceSpec
+from sizeup.ingest.arch import ModelArch
+from sizeup.engines.profile import EngineProfile
+from sizeup.ranges import Range
+from sizeup.units import GIB
+
+__all__ = ["VLLM", "vllm_batch_defaults", "vllm_sampler_peak", "SAMPLER_BYTES_PER_LOGIT"]
+
+SAMPLER_SORT_BYTES = 4 + 4 + 8 + 8 + 4 + 8
+"""Per logit while vLLM's dummy sampler sorts (beside the model-dtype logits): the Sampler's fp32 copy, the sort's fp32
+values and int64 indices, PyTorch's int64 reverse-index input (SortStable.cu segmented_sort_pairs, taken for 128 or
+more rows) and cub's third key and value buffers (DispatchSegmentedRadixSort, not overwriting its input)."""
+
+SAMPLER_MASK_BYTES = 4 + 4 + 8 + 1 + 4 + 1 + 4
+"""Per logit after the sort: the fp32 copy, sorted values and indices, the top-k bool mask, the fp32 softmax of the
+sorted logits (cumsum in place), the top-p bool mask and the fp32 scatter back (apply_top_k_top_p)."""
+
+SAMPLER_BYTES_PER_LOGIT = max(SAMPLER_SORT_BYTES, SAMPLER_MASK_BYTES)
+"""vLLM's dummy sampler run at its peak, beside the model-dtype logits (`vllm_sampler_peak`). Sources:
+vllm/v1/sample/sampler.py at 3e342658b2e9c85a30a54d19e64e5ad77b8a26a6, vllm/v1/sample/ops/topk_topp_sampler.py at
+3babc05a035b42bb9d0ae51b83e102c85e3e5626 (github.com/vllm-project/vllm); aten/src/ATen/native/cuda/SortStable.cu
+(github.com/pytorch/pytorch, launch_stable_sort_kernel and segmented_sort_pairs, commit
+420d374dfeb7a2826c9101260e74d730304d1a73); cub/cub/device/dispatch/dispatch_segmented_radix_sort.cuh
+(github.com/NVIDIA/cccl, "bytes needed for 3rd keys buffer" / "3rd values buffer", commit
+004ad1986064aaa82892ed00d0dbda88b90fa6e6)."""
+
+
+def vllm_batch_defaults(profile: EngineProfile, device: DeviceSpec) -> tuple[int, int, str]:
+    """(max_num_batched_tokens, max_num_seqs, why) vLLM starts with on `device`: the profile's explicit values where
+    it sets them, else `vllm serve`'s defaults for the GPU (EngineArgs.get_batch_defaults, the OPENAI_API_SERVER
+    usage context: sizeup's plans deploy the OpenAI server): GPUs whose CUDA total is at least
+    `default_large_gpu_min_gib` and whose name has no "a100" take the large tier, the others the small one."""
+    gib = device_total_bytes(device) / GIB
+    large = gib >= profile.value("default_large_gpu_min_gib", 70) and "a100" not in device.name.lower()
+    tier = "large_gpu" if large else "other_gpu"
+    step = profile.values.get("max_num_batched_tokens")
+    seqs = profile.values.get("max_num_seqs")
+    step = int(step if step is not None else profile.value(f"default_max_num_batched_tokens.{tier}",
+                                                          8192 if large else 2048))
+    seqs = int(seqs if seqs is not None else profile.value(f"default_max_num_seqs.{tier}", 1024 if large else 256))
+    why = (f"vllm serve defaults on a {gib:,.0f} GiB {'GPU' if large else 'GPU (under 70 GiB or an A100)'}: "
+           f"max_num_batched_tokens {step:,}, max_num_seqs {seqs:,}")
+    return step, seqs, why
+
+
+def vllm_sampler_peak(arch: ModelArch, rows: int, act_bytes: int) -> int:
+    """Live bytes at the peak of vLLM's dummy sampler run over `rows` requests (GPUModelRunner._dummy_sampler_run:
+    top_p 0.9, top_k vocab - 1, neither all greedy nor all random, no logprobs, the PyTorch-native top-k/top-p path
+    that is the default): per logit, compute_logits' output in the model dtype beside the larger of the sort's stage
+    (the fp32 copy, the sorted values and indices and the sort's workspace) and the masking stage after it. Every
+    tensor-parallel rank gathers the whole vocabulary, so tp does not divide it. Fewer than 128 rows take PyTorch's
+    other sort paths, whose workspace differs (taken as the same here)."""
+    return rows * arch.vocab * (act_bytes + SAMPLER_BYTES_PER_LOGIT)
+
+
+@engine("vllm")
+class VLLM(ExecutionModel):
+    FORMATS = ("bf16", "fp8", "awq-int4")
+    NATIVE_FP8_ONLY = True
+
+    @property
+    def v1(self) -> bool:
+        """Whether this release runs the V1 engine (the default from 0.8): chunked prefill always on, and the dummy
+        sampler part of its profiling run."""
+        return bool(self.profile.value("v1_engine", 1))
+
+    @property
+    def batching(self) -> Batching:
+        step, seqs, why = vllm_batch_defaults(self.profile, self.device)
+        return Batching(scheduling="continuous", chunked_prefill=self.v1, max_batched_tokens=step, max_sequences=seqs,
+                        basis=why + ("" if self.v1 else "; V0 engine: chunked prefill off by default"))
+
+    def memory(self, req: MemoryRequest) -> InferenceMemory:
+        """vLLM's KV pool: `gpu_memory_utilization` of the CUDA total less the weights, the profiling run's torch
+        peak, non-torch and CUDA-graph memory. profile_run (vllm/v1/worker/gpu_model_runner.py) runs the forward of
+        one max_num_batched_tokens step (after the multimodal profile for a VLM), keeps its hidden states, then the
+        sampler on min(max_num_seqs, step) rows with the encoder cache still held: the peak is the larger of the two
+        phases."""
+        arch, notes = req.arch, []
+        step_tokens, max_seqs, why = vllm_batch_defaults(self.profile, self.device)
+        notes.append(why)
+        block = int(self.profile.value("kv_block_tokens", 16))
+        kv_seq = req.kv_per_sequence(block)
+        rows = min(max_seqs, step_tokens)
+        forward = req.activation_peak(step_tokens, 0)  # the forward computes no logits
+        # the sampler phase: its peak beside the step's hidden states and the sampled rows (and their random copy);
+        # V0's profile_run sampled too (vllm/worker/model_runner.py: max_num_seqs dummy sequences with top_p 0.99 and
+        # top_k vocab - 1 "to reflect the accurate memory usage", the same sort-based top-k/top-p); V1 made it a
+        # separate _dummy_sampler_run. V0's sampler also kept full probs and logprobs: a lower bound there
+        kept = (step_tokens + 2 * rows) * arch.hidden * req.act_bytes
+        sampler = vllm_sampler_peak(arch, rows, req.act_bytes) + kept
+        profile = self._multimodal(req, forward, step_tokens, max_seqs)
+        if profile is None:
+            forward = req.with_tower(forward, True, 0, f"{self.NAME}'s fused attention backend; at this request's "
+                                                       f"inputs", notes)
+            activations, mm_bytes = max(forward, sampler), 0
+        else:
+            notes.extend(profile.notes)
+            activations = max(forward, sampler)
+            mm_bytes = max(profile.peak_bytes, sampler + profile.encoder_cache_bytes) - activations
+        phase = "the sampler's" if sampler > forward else "the forward's"
+        notes.append(f"vLLM{'' if self.v1 else ' V0'} profiling run: the {step_tokens:,}-token forward peaks at "
+                     f"{forward / GIB:,.2f} GiB, the dummy sampler over {rows:,} rows × {arch.vocab:,} logits at "
+                     f"{sampler / GIB:,.2f} GiB (model-dtype and fp32 logits, the top-k/top-p sort and its workspace"
+                     + ("" if self.v1 else "; V0 also kept probs and logprobs, not counted") + f"): {phase} is the peak")
+        non_torch = self.profile.range("non_torch_bytes") or Range(0.5 * GIB, 0.5 * GIB, 0.5 * GIB)
+        graphs = self.profile.range("cuda_graph_bytes") or Range(0.5 * GIB, 0.5 * GIB, 0.5 * GIB)
+        utilization = self.profile.value("gpu_memory_utilization", 0.92)
+        # vLLM takes `utilization` of the total CUDA reports; the CUDA context stays outside that budget,
+        # and since v0.21 the CUDA-graph memory is estimated inside it (data/engines/vllm.yaml sources)
+        budget = device_total_bytes(req.device) * utilization
+        overhead = int(non_torch.typical + graphs.typical)
+        inside = bool(self.profile.value("cuda_graph_memory_in_budget", 1))
+        pool = int(budget - req.weights_bytes - activations - mm_bytes - (overhead if inside else non_torch.typical))
+        needed = kv_seq * req.batch
+        concurrency = min(max(pool, 0) // kv_seq, max_seqs) if kv_seq else None
+        fits = pool >= needed and pool > 0 and budget + (0 if inside else graphs.typical) <= req.usable.typical
+        notes.append(f"vLLM takes {utilization:.0%} of the GPU up front; the KV pool is what remains after weights, "
+                     f"the profiling run's peak" + (" (with the multimodal profile)" if profile else "")
+                     + (", non-torch and CUDA-graph memory" if inside else
+                        " and non-torch memory; CUDA graphs are captured after it, outside that budget (before 0.21)")
+                     + f"; at most max_num_seqs {max_seqs:,} sequences run at once")
+        return InferenceMemory(weights_bytes=req.weights_bytes, kv_cache_bytes=max(pool, 0),
+                               kv_cache_needed_bytes=needed, activations_bytes=activations, overhead_bytes=overhead,
+                               usable_bytes=req.usable, fits=fits, cpu_bytes=req.cpu_weights_bytes,
+                               max_concurrent_sequences=concurrency, notes=tuple(notes),
+                               multimodal_profile_bytes=mm_bytes, multimodal_profile=profile)
+
+    def _multimodal(self, req: MemoryRequest, decoder: int, step_tokens: int, max_seqs: int):
+        """vLLM's multimodal profile for a vision tower: the scenario's images per prompt and image size as the
+        deploy's limit_mm_per_prompt, max_model_len the model's own context (the cache's where the config names
+        none)."""
+        arch = req.arch
+        if arch.tower is None or arch.tower.kind != "vision":
+            return None
+        feed = req.tower
+        return vllm_multimodal_profile(arch, decoder_bytes=decoder, images=feed.images if feed else 0,
+                                       image_hw=feed.image_hw if feed else None,
+                                       max_model_len=arch.max_context or req.context, act_bytes=req.act_bytes,
+                                       tp=req.tp, step_tokens=step_tokens, max_seqs=max_seqs,
+                                       default_limit=int(self.profile.value("limit_mm_per_prompt", 999)),
+                                       tower_pass=req.tower_pass)

@@ -1,0 +1,83 @@
+"""The efficiencies one phase of an engine prices at, from its execution model (engines/base.py).
+
+The device kind's fractions of peak (or a calibration's) with, from the execution model: the host time per kernel
+it reaches at this phase, and, for an uncalibrated device, the matrix kernel it really runs: its fraction of its own
+peak (int8 tensor, fp16 tensor, fp16 accumulate, int32 ALU) turned into the fraction of each precision's peak the
+ledger's matmuls are priced at, and its share of the memory bandwidth. The result is cached on the execution model,
+which an estimate resolves once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from sizeup.hardware.schema import DeviceSpec
+from sizeup.formats import WeightFormat
+from sizeup.price.efficiency import Efficiency, device_efficiency
+from sizeup.ranges import Range
+
+__all__ = ["phase_efficiency", "kernel_matmul", "phase_note"]
+
+
+def phase_efficiency(model, decode: bool, weights: WeightFormat, tokens: int | None = None) -> Efficiency:
+    """The efficiency of one phase of `model` (an ExecutionModel) on its device: its host time per kernel, and at
+    an uncalibrated device the matmul fraction of the kernel it runs (`tokens` in the step, default 1 at decode and
+    512 at prefill)."""
+    eff = device_efficiency(model.device)
+    key = (decode, weights.id, tokens, id(eff))
+    cached = model.memo.get(key)
+    if cached is not None and cached[0] is eff:
+        return cached[1]
+    result = _phase_efficiency(model, eff, decode, weights, tokens)
+    model.memo[key] = (eff, result)
+    return result
+
+
+def _phase_efficiency(model, eff: Efficiency, decode: bool, weights: WeightFormat, tokens: int | None) -> Efficiency:
+    device = model.device
+    if device.kind == "cpu":
+        return eff
+    changes: dict[str, Any] = {}
+    overhead = model.per_op_overhead(decode)
+    if overhead is not None:
+        changes["overhead_s"] = overhead
+    if eff.origin.startswith("defaults"):  # a calibrated profile measured the device's own kernels: keep it
+        tokens = tokens or (1 if decode else 512)
+        kernel = model.matrix_kernel(weights.id, decode, tokens)
+        tensor = kernel_matmul(device, kernel)
+        if tensor is not None:
+            changes["tensor"] = {**eff.tensor, **tensor}
+        if kernel is not None and kernel.memory is not None:
+            changes["memory"] = kernel.memory
+        if kernel is not None and (tensor is not None or kernel.memory is not None):
+            changes["origin"] = f"{eff.origin}, {model.name} {kernel.name} kernel ({kernel.table})"
+            model.memo[("kernel", decode, weights.id, tokens)] = kernel
+    changes.setdefault("origin", f"{eff.origin}, {model.name} {'decode' if decode else 'prefill'}")
+    return replace(eff, **changes) if len(changes) > 1 else eff
+
+
+def kernel_matmul(device: DeviceSpec, kernel) -> dict[str, Range] | None:
+    """Matmul fractions, per precision the ledger may price at, implied by `kernel` (None: no kernel, or no fraction
+    or peak for it on this device)."""
+    if kernel is None or kernel.fraction is None:
+        return None
+    from sizeup.engines.kernels import kernel_peak  # only where the engine runs a kernel of its table
+
+    peak = kernel_peak(device, kernel)
+    if not peak:
+        return None
+    out = {f"matmul@{p}": kernel.fraction.scale(peak / v) for p, v in device.peak_flops_per_s.items() if v}
+    out["matmul"] = kernel.fraction.scale(peak / (device.peak_flops_per_s.get("fp16") or peak))
+    return out
+
+
+def phase_note(model, eff: Efficiency, weights: WeightFormat, decode: bool, tokens: int | None = None) -> str | None:
+    """The assumption that says which kernel priced the phase (phase_efficiency at the same `tokens` chose it), or
+    why none did (the engine's own note)."""
+    phase = "decode" if decode else "prefill"
+    tokens = tokens or (1 if decode else 512)
+    if model.memo.get(("kernel", decode, weights.id, tokens)) is not None:
+        return (f"{phase} priced with {eff.origin.rsplit(', ', 1)[-1]}: matmul at {eff.tensor['matmul'].typical:.0%} "
+                f"of the fp16 peak, memory at {eff.memory.typical:.0%} of peak bandwidth")
+    return model.missing_kernel_note(weights.id, decode)
