@@ -21,7 +21,8 @@ from starlette.templating import Jinja2Templates
 
 from sizeup.ui.bridge import MAX_UPLOAD_BYTES, UiError
 from sizeup.ui.filters import install_filters
-from sizeup.ui.forms import fields_of
+from sizeup.sources import PREFIX_SUFFIX
+from sizeup.ui.forms import fields_of, head_of
 from sizeup.ui.pool import WorkerPool
 
 __all__ = ["Site", "attempt", "MODEL_SUFFIXES"]
@@ -89,9 +90,12 @@ class Site:
         return await request.form(max_files=2, max_fields=MAX_FORM_FIELDS, max_part_size=limit)
 
     def store(self, data: bytes, filename: str, suffixes: tuple[str, ...],
-              limit: int = MAX_UPLOAD_BYTES) -> tuple[str, str]:
+              limit: int = MAX_UPLOAD_BYTES, whole: str = "") -> tuple[str, str]:
         """(path, shown name) of `data` saved under the UI's uploads folder; the path goes to a worker, never to
-        the browser. A config.json keeps its name as a folder holding it (a model is named after its folder)."""
+        the browser. A config.json keeps its name as a folder holding it (a model is named after its folder).
+        `whole` (the form's file_bytes) is the size of the file a .gguf upload is the head of (ui.js sends the
+        first MAX_UPLOAD_BYTES of a larger one): recorded beside it, so its reader checks all the head holds and
+        does not take the missing tensor data for a truncated file."""
         suffix = Path(filename).suffix.lower()
         if suffix not in suffixes:
             raise UiError(f"upload {filename[:80]!r}: expected {', '.join(suffixes)}")
@@ -100,7 +104,9 @@ class Site:
         shown = (_UNSAFE.sub("_", Path(filename).name).strip("._") or "upload")[:96]
         if not shown.lower().endswith(suffix):
             shown += suffix
-        folder = self.work / "uploads" / hashlib.sha256(data).hexdigest()[:16]
+        prefix_of = head_of(filename, suffix, len(data), whole)
+        key = hashlib.sha256(data + (b"" if prefix_of is None else b"/prefix-of/%d" % prefix_of)).hexdigest()[:16]
+        folder = self.work / "uploads" / key
         if suffix == ".json":
             folder, name = folder / shown, "config.json"
         else:
@@ -108,6 +114,8 @@ class Site:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / name
         path.write_bytes(data)
+        if prefix_of is not None:
+            Path(str(path) + PREFIX_SUFFIX).write_text(str(prefix_of), encoding="ascii")
         return str(path), shown
 
     async def upload(self, form, suffixes: tuple[str, ...], limit: int = MAX_UPLOAD_BYTES) -> tuple[str, str] | None:
@@ -115,7 +123,9 @@ class Site:
         upload = form.get("file")
         if upload is None or isinstance(upload, str) or not upload.filename:
             return None
-        return self.store(await upload.read(), upload.filename, suffixes, limit)
+        whole = form.get("file_bytes")
+        return self.store(await upload.read(), upload.filename, suffixes, limit,
+                          whole if isinstance(whole, str) else "")
 
 
 async def attempt(awaitable: Awaitable) -> tuple[Any, str | None]:

@@ -43,11 +43,17 @@
     htmx.trigger(form, "submit");
   });
 
-  // An uploaded weights file: only its first 8 MiB go up (the header is all sizeup reads).
+  // A .gguf file larger than 8 MiB: its first 8 MiB go up (the header: metadata and tensor descriptors) with its
+  // whole size as file_bytes, so the server reads it as the head of that file, not as a truncated one. Other
+  // files go whole (the server refuses one over its cap in one line).
+  const HEAD_BYTES = 8 * 1024 * 1024;
   document.addEventListener("htmx:configRequest", function (e) {
     const input = e.detail.elt.querySelector && e.detail.elt.querySelector('input[type=file][accept*=".gguf"]');
     const file = input && input.files[0];
-    if (file) e.detail.parameters["file"] = new File([file.slice(0, 8 * 1024 * 1024)], file.name);
+    if (file && file.size > HEAD_BYTES && file.name.toLowerCase().endsWith(".gguf")) {
+      e.detail.parameters["file"] = new File([file.slice(0, HEAD_BYTES)], file.name);
+      e.detail.parameters["file_bytes"] = String(file.size);
+    }
   });
 
   // The zoo model's usual input, filled in when another model is picked.
