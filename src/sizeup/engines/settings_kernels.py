@@ -1,7 +1,8 @@
 """Matrix kernels an engine states in its own data file (data/engines/NAME.yaml `settings`), for engines whose
 efficiencies are a few sourced fractions rather than a kernel table (MLX, ExLlamaV2, MLC-LLM):
 
-- `decode_memory_<class>` (class: hbm, gddr, lpddr; else `decode_memory`): the fraction of the peak memory bandwidth
+- `decode_memory_<class>@<architecture>`, else `decode_memory_<class>` (class: hbm, gddr, lpddr), else
+  `decode_memory`: the fraction of the peak memory bandwidth
   the engine's batch-1 decode kernels reach (its quantized mat-vec streams the weights once);
 - `prefill_matmul` (16-bit weights) and `prefill_matmul_quantized` (packed weights): the fraction of the peak the
   engine names (`peak`: 'fp16' tensor, 'fp32-vector' on Apple GPUs) its prompt's matrix products reach end to end.
@@ -28,7 +29,8 @@ def settings_kernel(model, weights: str, decode: bool, *, peak: str, name: str) 
     where its data states none (the device default then applies). `name`: the kernel's name in the estimate."""
     profile = model.profile
     if decode:
-        for key in (f"decode_memory_{memory_class(model.device)}", "decode_memory"):
+        cls, arch = memory_class(model.device), model.device.architecture or ""
+        for key in (f"decode_memory_{cls}@{arch}", f"decode_memory_{cls}", "decode_memory"):
             memory = profile.range(key)
             if memory is not None:
                 return Kernel(model.NAME, f"{name} decode", f"{model.NAME} batch-1 mat-vec", "device-default", None,
