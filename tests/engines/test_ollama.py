@@ -1,9 +1,10 @@
 """Ollama (engines/ollama.py): its default context by release and GPU memory, its default tag."""
 
+from types import SimpleNamespace
+
 from sizeup import api
 from sizeup.engines import resolve
 from sizeup.hardware.catalog import load_catalog
-from types import SimpleNamespace
 
 
 def test_num_ctx_by_release_and_memory():
