@@ -5,7 +5,8 @@ and batch-1 decode runs the engine's own fused quantized mat-vec (q_gemm/q_matri
 weights, at the fraction of the card's bandwidth its data file states per memory class; a prompt is reconstructed
 to fp16 per layer and multiplied with cuBLAS (exllamav2 ext_c q_matrix `reconstruct` above a row threshold), at
 `prefill_matmul_quantized` of the fp16 tensor peak. Kernels are launched eagerly from Python and C++ (no CUDA
-graph): the GPU kind's per-launch cost applies. v1 (`exllama`) is its own engine: an older kernel set, measured
+graph): the GPU kind's per-launch cost applies. Several GPUs hold consecutive layers (`gpu_split`, the engines'
+placement: base.py MULTI_GPU 'layers'), so `--gpus N` adds memory, not speed. v1 (`exllama`) is its own engine: an older kernel set, measured
 slower than v2 on the same cards.
 """
 
@@ -18,6 +19,7 @@ from sizeup.errors import ConfigError
 
 @engine("exllamav2", "exl2", "exllama2")
 class ExLlamaV2(ExecutionModel):
+    MULTI_GPU = "layers"  # gpu_split: consecutive layers per GPU (ExLlamaV2's default placement)
     FORMATS = ("fp16", "exl2-8bpw", "exl2-6bpw", "exl2-5bpw", "exl2-4.65bpw", "gptq-int4", "exl2-4bpw",
                "exl2-3bpw")
 
@@ -30,6 +32,10 @@ class ExLlamaV2(ExecutionModel):
 
     def matrix_kernel(self, weights: str, decode: bool, tokens: int):
         return settings_kernel(self, weights, decode, peak="fp16", name=self.NAME)
+
+    def missing_kernel_note(self, weights: str, decode: bool) -> str | None:
+        return (f"{'decode' if decode else 'prefill'}: no {self.NAME} fraction fitted for {self.device.id} "
+                f"(data/engines/{self.DATA or self.NAME}.yaml): priced at the {self.device.kind} default efficiency")
 
     @property
     def batching(self) -> Batching:
