@@ -46,7 +46,7 @@ FITTED = {
     ("mlc", "decode_memory_gddr"): ("mlc-lpbpr1-rtx-4090-llama-2-7b-q4f16-tg", "mlc-lpbpr1-rtx-4090-llama-2-13b-q4f16-tg",
                                    "mlc-lpbpr1-rtx-3090-ti-llama-2-7b-q4f16-tg",
                                    "mlc-lpbpr1-rtx-3090-ti-llama-2-13b-q4f16-tg"),
-    ("mlc", "decode_memory_lpddr"): ("mlc-jc532-agxorin64-llama2-13b-q4f16-tg",),
+    ("mlc", "decode_memory_lpddr@ampere-ga10b"): ("mlc-jc532-agxorin64-llama2-13b-q4f16-tg",),
 }
 DROPPED = object()
 
