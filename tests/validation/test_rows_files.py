@@ -19,16 +19,15 @@ METRICS = {"decode_tokens_per_s", "prefill_tokens_per_s", "peak_memory_bytes", "
 SHARED_SOURCE_FILES = {"rows_new_devices.yaml"}
 
 
-def _norm(row: dict) -> dict:
-    """A file whose engine exists is a runner row file (docs/validation.md): `command` is its argv, `source` its
-    source key and `reference` the long source; read it in this file's terms."""
-    if "command" not in row:
-        return row
-    return {**row, "argv": row["command"], "source_key": row["source"], "source": row["reference"]}
-
-
 def _rows():
-    return {path.name: [_norm(r) for r in yaml.safe_load(path.read_text())] for path in FILES}
+    """Each file's rows in the gathering format (argv, source_key, source); a file its engine's helper converted to
+    the runner's (command, source, reference: docs/validation.md) is read back into it."""
+    out = {}
+    for path in FILES:
+        rows = yaml.safe_load(path.read_text())
+        out[path.name] = [{**r, "argv": r["command"], "source_key": r["source"], "source": r["reference"]}
+                          if "command" in r else r for r in rows]
+    return out
 
 
 def test_every_file_parses_to_rows():
@@ -57,12 +56,14 @@ def test_argv_is_the_command_the_row_states():
     for name, rows in _rows().items():
         for r in rows:
             argv = r["argv"].split()
-            assert argv[:3] == ["sizeup", "estimate", r["model"]], (name, r["id"])
+            config = argv[2].startswith("tests/validation/configs/") and r.get("model_preset") == "missing"
+            assert argv[:2] == ["sizeup", "estimate"] and (argv[2] == r["model"] or config), (name, r["id"])
             flags = dict(zip(argv[3::2], argv[4::2]))
             assert flags["--device"] == r["device"], (name, r["id"])
             assert flags["--engine"].split("@")[0] == r["engine"], (name, r["id"])
             assert flags["--quant"] == r["quant"], (name, r["id"])
-            assert int(flags.get("--gpus", 1)) == r["gpus"], (name, r["id"])
+            # --replicas copies of --gpus GPUs each: the row's GPUs in all
+            assert int(flags.get("--gpus", 1)) * int(flags.get("--replicas", 1)) == r["gpus"], (name, r["id"])
 
 
 def test_devices_resolve_and_presets_exist():

@@ -17,7 +17,8 @@ from sizeup.hardware.schema import DeviceSpec
 from sizeup.ingest.hf_config import ModelArch
 from sizeup.ingest.tower_ops import tower_ledger, tower_positions
 from sizeup.ingest.transformer_ops import KV_BYTES_PER_ELEMENT, Step, transformer_ledger
-from sizeup.engines.base import OPTIONS, ExecutionModel, engine_class, option_owners, parse_engine, resolve
+from sizeup.engines.base import (OPTIONS, ExecutionModel, engine_class, engine_settings, option_owners, parse_engine,
+                                 resolve)
 from sizeup.engines.defaults import default_engine
 from sizeup.engines.reserve import split_by_layers
 from sizeup.ledger import Ledger, OpKind
@@ -60,6 +61,8 @@ class InferenceConfig:
     """llama.cpp's build backend (engines/kernels.py BACKENDS: vulkan, cuda, hip, ...); None: the device's default."""
     build_date: str | None = None
     """'YYYY-MM-DD' of an older llama.cpp build: the kernels it ran (kernels.yaml `until`); None: the current build."""
+    engine_options: tuple[str, ...] = ()
+    """`--engine-opt KEY[=VALUE]` settings of the engine's run (ExecutionModel.ENGINE_OPTIONS)."""
 
     def __post_init__(self) -> None:
         if self.threads is not None and self.threads < 1:
@@ -269,7 +272,8 @@ def with_threads(cpu: DeviceSpec, threads: int | None) -> tuple[DeviceSpec, list
 
 def execution_for(device: DeviceSpec, cfg: InferenceConfig) -> ExecutionModel:
     """The execution model `cfg` names (engine, release, build backend and date) on `device`, resolved once."""
-    return resolve(cfg.engine, device, backend=cfg.backend, build_date=cfg.build_date)
+    settings = engine_settings(cfg.engine, cfg.engine_options) if cfg.engine_options else None
+    return resolve(cfg.engine, device, backend=cfg.backend, build_date=cfg.build_date, settings=settings)
 
 
 def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, *,
@@ -321,6 +325,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     assumptions = [n for n in (device.resolved_as,) if n] + list(arch.assumptions) + list(memory.notes)
     assumptions += tower_notes(arch, feed)
     assumptions += model.notes
+    assumptions += model.option_notes()
     n_layers = arch.num_layers
     on_gpu = 1.0
     host: DeviceSpec | None = None
