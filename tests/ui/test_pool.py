@@ -100,7 +100,14 @@ def test_a_worker_killed_mid_job_is_a_500_and_is_replaced(tmp_path):
     worker = pool._lanes["long"].idle[0]
     assert worker.ready(60)
     argv = ["plan", "--task=chat", "--users=20000", "--json", "--", "llama-3.1-70b"]
-    threading.Timer(0.3, worker.process.kill).start()  # the plan computes for about a second on a warm worker
+    def kill_once_taken():  # the job is handed over as the worker leaves the idle list; the plan takes ~1 s after
+        end = time.monotonic() + 60
+        while worker in pool._lanes["long"].idle and time.monotonic() < end:
+            time.sleep(0.005)
+        time.sleep(0.05)
+        worker.process.kill()
+
+    threading.Thread(target=kill_once_taken, daemon=True).start()
     try:
         with pytest.raises(UiError, match="stopped before answering") as e:
             asyncio.run(pool.call("long", "plan", argv))
