@@ -10,7 +10,8 @@
   QLoRA §3: 0.5 -> 0.127 bits per parameter).
 - Weight-only (torchao `int8_weight_only`, `int4_weight_only(group_size=64)`, `float8_weight_only`): linear
   weights at 8 or 4 bits, activations stay bf16; int8/fp8 with one bf16 scale per output channel, int4 (tinygemm's
-  packed layout) with a bf16 scale and a bf16 zero point per group of 64 and output channel.
+  packed layout) with a bf16 scale and a bf16 zero point per group of 64 and output channel; the LM head too
+  (torchao's quantize_ converts every nn.Linear).
 - LLM.int8() (`int8-bnb`, bitsandbytes `load_in_8bit`): int8 rows with one fp32 absmax per row (SCB); bnb 4-bit
   FP4 (`bnb-fp4`) stores as NF4 does (the codebook differs, not the layout).
 - FP4 with block scales (OCP Microscaling v1.0; NVIDIA NVFP4): `nvfp4` 4-bit E2M1 in blocks of 16 with one FP8
@@ -111,6 +112,8 @@ class WeightFormat:
     """fp4: bytes of the per-tensor scale (NVFP4's fp32 second-level scale)."""
     experts_only: bool = False
     """Only a mixture of experts' expert weights take the format (where the model has experts)."""
+    lm_head: bool = False
+    """The LM head takes the format too (torchao's quantize_ converts every nn.Linear, the output layer included)."""
 
 
 FORMATS: dict[str, WeightFormat] = {f.id: f for f in [
@@ -135,14 +138,14 @@ FORMATS: dict[str, WeightFormat] = {f.id: f for f in [
                  description="bitsandbytes LLM.int8(): int8 rows with an fp32 absmax each, fp16 outlier columns"),
     WeightFormat(id="bnb-fp4", family="nf4", compute_dtype="bf16", bits=4, group_size=64, double_quant=True,
                  description="bitsandbytes FP4 (4-bit float codes, NF4's block layout)"),
-    WeightFormat(id="int8-wo", family="wo", compute_dtype="bf16", bits=8, group_size=0, scale_bytes=2,
+    WeightFormat(id="int8-wo", family="wo", lm_head=True, compute_dtype="bf16", bits=8, group_size=0, scale_bytes=2,
                  description="int8 weight-only (torchao int8_weight_only): per-channel bf16 scale, bf16 activations"),
-    WeightFormat(id="fp8-wo", family="wo", compute_dtype="bf16", bits=8, group_size=0, scale_bytes=4,
+    WeightFormat(id="fp8-wo", family="wo", lm_head=True, compute_dtype="bf16", bits=8, group_size=0, scale_bytes=4,
                  description="fp8 E4M3 weight-only (torchao float8_weight_only): per-channel fp32 scale"),
-    WeightFormat(id="int4-wo-g64", family="wo", compute_dtype="bf16", bits=4, group_size=64, scale_bytes=4,
+    WeightFormat(id="int4-wo-g64", family="wo", lm_head=True, compute_dtype="bf16", bits=4, group_size=64, scale_bytes=4,
                  description="int4 weight-only, group 64 (torchao int4_weight_only, tinygemm layout): bf16 scale "
                              "and zero per group"),
-    WeightFormat(id="int4-wo-g128", family="wo", compute_dtype="bf16", bits=4, group_size=128, scale_bytes=4,
+    WeightFormat(id="int4-wo-g128", family="wo", lm_head=True, compute_dtype="bf16", bits=4, group_size=128, scale_bytes=4,
                  description="int4 weight-only, group 128 (torchao int4_weight_only default, tinygemm layout)"),
     WeightFormat(id="nvfp4", family="fp4", compute_dtype="fp4", bits=4, group_size=16, scale_bytes=1,
                  tensor_scale_bytes=4, description="NVFP4: E2M1, an FP8 E4M3 scale per 16, an fp32 scale per tensor"),
@@ -255,7 +258,7 @@ def tensor_bytes(t: Tensor, arch: Architecture, fmt: WeightFormat) -> int:
         return numel * fmt.bits // 8
     if fmt.family == "gguf":
         return _gguf_block_bytes(numel, t.shape[-1], gguf_type(t, arch, fmt))[0]
-    linear = t.role in LINEAR_ROLES and len(t.shape) >= 2
+    linear = (t.role in LINEAR_ROLES or fmt.lm_head and t.role == "lm_head") and len(t.shape) >= 2
     if linear and fmt.experts_only and t.role != "expert" and _max_experts(arch) > 0:
         linear = False
     if not linear:
