@@ -347,6 +347,10 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
             if eager is not None:
                 overhead = overhead + eager[0] if overhead is not None else eager[0]
                 assumptions.append(eager[1])
+            extra = on_dev_model.step_extra(ledger, fmt.id, decode, tokens)
+            if extra is not None:
+                overhead = overhead + extra[0] if overhead is not None else extra[0]
+                assumptions.append(extra[1])
             on_dev, notes = _price_phase(ledger, dev, eff, tp, overhead, tokens, on_dev_model.runtime)
             assumptions.extend(notes)
             note = phase_note(on_dev_model, eff, fmt, decode, tokens)
