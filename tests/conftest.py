@@ -18,3 +18,19 @@ def pytest_configure(config):
 @pytest.fixture(scope="session")
 def torch():
     return pytest.importorskip("torch")
+
+
+@pytest.fixture
+def cli_json(capsys):
+    """Run `sizeup ARGV` in-process and return the one JSON object it printed (asserting it exited 0)."""
+    import json
+
+    from sizeup.cli.main import main
+
+    def run(argv):
+        code = main(list(argv))
+        captured = capsys.readouterr()
+        assert code == 0, captured.err
+        return json.loads(captured.out)
+
+    return run

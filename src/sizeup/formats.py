@@ -188,15 +188,16 @@ def _more_bits(i: int, n: int) -> bool:
     return i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2
 
 
-def gguf_type(t: Tensor, arch: Architecture, fmt: WeightFormat) -> str:
-    """The ggml type llama.cpp's quantizer gives tensor `t` under `fmt` (before shape fall-back)."""
+def gguf_type(t: Tensor, arch: Architecture, fmt: WeightFormat, n_expert: int | None = None) -> str:
+    """The ggml type llama.cpp's quantizer gives tensor `t` under `fmt` (before shape fall-back); `n_expert`: the
+    model's largest expert count when the caller has it (it costs a hash of the whole architecture to look up)."""
     base, mix = fmt.gguf_base, fmt.gguf_mix
     if len(t.shape) < 2 or t.role in ("norm", "bias", "router"):
         return "F32"
     if t.role in ("position", "patch", "conv"):
         return "F16"
     n = arch.num_layers
-    n_expert = _max_experts(arch)
+    n_expert = _max_experts(arch) if n_expert is None else n_expert
     if t.role == "lm_head" or (t.role == "embedding" and arch.tie_embeddings):
         return base if base in ("Q8_0", "F16", "F32", "BF16") else "Q6_K"
     if t.role == "embedding" or base in ("F16", "F32", "BF16"):
@@ -251,15 +252,16 @@ def _gqa(arch: Architecture) -> int:
     return a.heads // max(a.kv_heads, 1)
 
 
-def tensor_bytes(t: Tensor, arch: Architecture, fmt: WeightFormat) -> int:
+def tensor_bytes(t: Tensor, arch: Architecture, fmt: WeightFormat, n_expert: int | None = None) -> int:
     """Bytes of tensor `t` stored in `fmt`, scales and zero points included."""
     numel = t.numel
     if fmt.family == "plain":
         return numel * fmt.bits // 8
     if fmt.family == "gguf":
-        return _gguf_block_bytes(numel, t.shape[-1], gguf_type(t, arch, fmt))[0]
+        return _gguf_block_bytes(numel, t.shape[-1], gguf_type(t, arch, fmt, n_expert))[0]
     linear = (t.role in LINEAR_ROLES or fmt.lm_head and t.role == "lm_head") and len(t.shape) >= 2
-    if linear and fmt.experts_only and t.role != "expert" and _max_experts(arch) > 0:
+    if linear and fmt.experts_only and t.role != "expert" and (
+            _max_experts(arch) if n_expert is None else n_expert) > 0:
         linear = False
     if not linear:
         return numel * 2  # fp16 / bf16 for embeddings, norms, biases, router, LM head
@@ -293,4 +295,5 @@ def nf4_matrix_bytes(rows: int, cols: int, fmt: WeightFormat) -> int:
 @lru_cache(maxsize=64)
 def tensor_bytes_map(arch: Architecture, fmt: WeightFormat) -> dict[str, int]:
     """Bytes of every tensor of `arch` in `fmt`, by tensor name (cached: treat as read-only)."""
-    return {t.name: tensor_bytes(t, arch, fmt) for t in arch.tensors()}
+    n_expert = _max_experts(arch)
+    return {t.name: tensor_bytes(t, arch, fmt, n_expert) for t in arch.tensors()}

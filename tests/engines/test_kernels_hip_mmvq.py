@@ -38,17 +38,17 @@ def test_rx_7900_xtx_q2k_microbatch_rows_follow_the_valu_term():
     import sys
     from pathlib import Path
 
-    import yaml
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from validation import rows as validation_rows, runner
 
-    root = Path(__file__).resolve().parents[2]
-    sys.path.insert(0, str(root / "benchmarks"))
-    from validate_inference import predict
-
-    cat = load_catalog(include_user=False)
-    rows = [r for r in yaml.safe_load((root / "tests/validation/inference_measurements_kquant_decode.yaml").read_text())
-            if r["device"] == "rx-7900-xtx"]
+    rows = [r for r in validation_rows.load(validation_rows.files_named("inference_measurements_kquant_decode.yaml"))
+            if runner._parse(r.command).device == "rx-7900-xtx"]
     assert len(rows) == 8
-    errors = {r["id"]: predict(r, cat) / r["value"] - 1 for r in rows}
+    errors = {r.id: runner.predict(r).typical / r.value - 1 for r in rows}
     assert all(abs(e) < 0.25 for e in errors.values()), errors
-    ub8 = next(r for r in rows if r["batch"] == 8 and r["quant"] == "q2_k")
-    assert predict(ub8, cat) < 0.5 * predict(next(r for r in rows if r["batch"] == 1 and r["quant"] == "q2_k"), cat)
+
+    def at(batch: int) -> float:
+        row = next(r for r in rows if runner._parse(r.command).batch == batch and runner._parse(r.command).quant == "q2_k")
+        return runner.predict(row).typical
+
+    assert at(8) < 0.5 * at(1)

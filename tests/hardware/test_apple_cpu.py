@@ -49,11 +49,12 @@ def test_gpu_layers_0_on_an_m3_max_prices_on_its_cpu_entry():
     assert est.decode.tokens_per_s.high < 200e9 / weights * 1.2
 
 
-def test_m2_ultra_cpu_check_row_lies_in_the_estimates_range():
+def test_m2_ultra_cpu_check_row_is_priced_within_a_quarter():
     """Check row (nothing was tuned on it): justine.lol/matmul 'LLaMA Now Goes Faster on CPUs' (2024-03,
     mirrored in guevara/read-it-later issue #11711), Mac Studio 24-core M2 Ultra CPU, Mistral 7B q8_0,
     llama.cpp 2024-03-26: prompt 90 tok/s, eval 27 tok/s. Estimated on 2026-12-03: prefill 108 (75-165),
-    decode 33.0 (22.0-41.2) tok/s."""
+    decode 33.0 (22.0-41.2) tok/s. The row is one of the validation rows (inference_measurements_amd_cpu.yaml), whose
+    calibrated ranges are judged over all rows (docs/ACCURACY.md); here the typical stays within 25%."""
     est = estimate("mistral-7b", device="apple-m2-ultra", engine="llama.cpp", quant="q8_0", gpu_layers=0)
-    assert est.prefill.tokens_per_s.low <= 90 <= est.prefill.tokens_per_s.high
-    assert est.decode.tokens_per_s.low <= 27 <= est.decode.tokens_per_s.high
+    assert abs(est.prefill.tokens_per_s.typical / 90 - 1) <= 0.25
+    assert abs(est.decode.tokens_per_s.typical / 27 - 1) <= 0.25

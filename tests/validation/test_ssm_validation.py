@@ -6,50 +6,42 @@ on the reporter's machine is unknown, so those rows are held to lie inside sizeu
 pay, per SSM layer, the sourced Triton 2.x launch and transformers 4.44's two `cache_position[0] > 0` syncs
 (data/engines/hf.yaml: ssm_step_host_s, ssm_triton_launches, ssm_host_syncs.v1, host_sync_s); none was fitted to them."""
 
-from pathlib import Path
-
 import pytest
 
-from tests.validation.bench import load_benchmark, load_rows
+from tests.validation.bench import ROOT, args, predict, rows
 
-ROOT = Path(__file__).resolve().parents[2]
-ROWS = load_rows("ssm_measurements.yaml")
+ROWS = rows("ssm_measurements.yaml")
 
 
 def _predictions():
-    bench = load_benchmark("validate_ssm")
-    from sizeup.hardware.catalog import load_catalog
-
-    catalog = load_catalog(include_user=False)
-    return [(row, *bench.predict(row, catalog)) for row in ROWS]
+    return [(row, predict(row)) for row in ROWS]
 
 
 def test_the_rows_are_sourced_check_rows_on_a_named_device():
-    assert len(ROWS) >= 3 and len({r["id"] for r in ROWS}) == len(ROWS)
-    assert all(r["role"] == "check" and r["source"] and r["retrieved"] and r["device"] and r["value"] > 0
-               for r in ROWS)
+    assert len(ROWS) >= 3
+    assert all(r.role == "check" and r.source and r.get("retrieved") and args(r).device and r.value > 0 for r in ROWS)
 
 
 def test_cuda_graph_decode_within_25_percent():
-    graphed = [(r, typ) for r, typ, _, _ in _predictions() if "cuda-graph" in r["id"]]
+    graphed = [(r, p) for r, p in _predictions() if "cuda-graph" in r.id]
     assert graphed
-    for row, typical in graphed:
-        assert abs(typical / row["value"] - 1) <= 0.25, (row["id"], typical, row["value"])
+    for row, p in graphed:
+        assert abs(p.typical / row.value - 1) <= 0.25, (row.id, p.typical, row.value)
 
 
 def test_eager_decode_lies_in_the_predicted_range_and_pays_the_triton_launch_and_the_syncs():
+    from sizeup.hardware.catalog import load_catalog
     from sizeup.ingest.hf_config import load_model
     from sizeup.engines import resolve
 
-    eager = [(r, low, high) for r, _, low, high in _predictions() if "eager" in r["id"]]
+    eager = [(r, p) for r, p in _predictions() if "eager" in r.id]
     assert len(eager) >= 2
-    for row, low, high in eager:
-        assert low <= row["value"] <= high, (row["id"], low, high, row["value"])
-    from sizeup.hardware.catalog import load_catalog
-
-    arch, catalog = load_model(str(ROOT / ROWS[0]["config"])), load_catalog(include_user=False)
-    gpu, cpu = catalog.device(ROWS[0]["device"]), catalog.device("epyc-9754")
-    on_gpu, on_cpu = resolve(ROWS[0]["engine"], gpu), resolve(ROWS[0]["engine"], cpu)
+    for row, p in eager:
+        assert p.low <= row.value <= p.high, (row.id, p, row.value)
+    first = args(ROWS[0])
+    arch, catalog = load_model(str(ROOT / first.model)), load_catalog(include_user=False)
+    gpu, cpu = catalog.device(first.device), catalog.device("epyc-9754")
+    on_gpu, on_cpu = resolve(first.engine, gpu), resolve(first.engine, cpu)
     hf = on_gpu.profile
     launch, sync, per_op = (hf.range(k).typical for k in ("ssm_step_host_s", "host_sync_s", "decode_overhead_s"))
     # transformers 4.44 MambaMixer: one Triton selective_state_update and two `cache_position[0] > 0` syncs per layer
@@ -64,6 +56,6 @@ def test_eager_decode_lies_in_the_predicted_range_and_pays_the_triton_launch_and
 def test_eager_rows_are_still_predicted_too_fast_by_a_stated_margin():
     """Not a fit: the sourced host terms leave the eager rows optimistic (the reporter's per-op host speed is
     unknown); this pins the direction so a change that overshoots them shows up."""
-    for row, typical, _, _ in _predictions():
-        if "eager" in row["id"]:
-            assert 1.0 < typical / row["value"] < 1.75, (row["id"], typical, row["value"])
+    for row, p in _predictions():
+        if "eager" in row.id:
+            assert 1.0 < p.typical / row.value < 1.75, (row.id, p.typical, row.value)

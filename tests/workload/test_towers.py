@@ -50,8 +50,10 @@ def test_llava_with_no_images_prices_as_its_text_only_decoder(h100):
     llava = _arch("llava-1.5-7b-hf")
     text = parse_config({**LLAMA_DEFAULTS, **_data("llava-1.5-7b-hf")["text_config"]}, "vicuna")
     with_tower, alone = _est(llava, h100, prompt=700, output=64), _est(text, h100, prompt=700, output=64)
-    assert with_tower.prefill.latency_s == alone.prefill.latency_s
-    assert with_tower.decode.latency_s == alone.decode.latency_s
+    # the typical times are the decoder's; the calibrated ranges may differ, as they rest on the rows of each
+    # architecture (price/ranges_table.py: an architecture no row ran widens its range)
+    assert with_tower.prefill.latency_s.typical == alone.prefill.latency_s.typical
+    assert with_tower.decode.latency_s.typical == alone.decode.latency_s.typical
 
 
 def test_whisper_ttft_includes_the_encoder_and_grows_with_its_length(h100):

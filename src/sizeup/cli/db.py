@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-__all__ = ["DB_HELP", "add_db_argument", "open_writer", "open_reader", "db_exists"]
+__all__ = ["DB_HELP", "add_db_argument", "open_writer", "open_reader", "db_exists", "warn"]
 
 DB_HELP = ("run database: a file path, or postgresql://user@host/db for a shared store (default: $SIZEUP_DB, else "
            "$SIZEUP_DATA_DIR/runs.sqlite, else ~/.local/share/sizeup/runs.sqlite)")
@@ -17,7 +17,8 @@ def add_db_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", metavar="PATH|URL", help=DB_HELP)
 
 
-def _warn(message: str) -> None:
+def warn(message: str) -> None:
+    """A warning on stderr (what the API's `warn=` callbacks get from the commands)."""
     print(f"warning: {message}", file=sys.stderr)
 
 
@@ -25,7 +26,7 @@ def open_writer(db: str | None):
     """The store for writing; a server that is away sends the runs to the local spool, with a warning."""
     from sizeup.store import open_store
 
-    return open_store(db, on_spool=_warn)
+    return open_store(db, on_spool=warn)
 
 
 def db_exists(db: str | None) -> bool:

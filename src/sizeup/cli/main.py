@@ -22,13 +22,15 @@ from collections.abc import Callable, Sequence
 
 from sizeup.errors import EXIT_INTERRUPTED, ConfigError, debug_requested, describe_error
 
-__all__ = ["COMMANDS", "build_parser", "emit_json", "main", "run_guarded"]
+__all__ = ["COMMANDS", "build_parser", "emit_json", "json_ready", "main", "run_guarded"]
 
 COMMANDS: dict[str, tuple[str, str]] = {
     # name: (module under sizeup.cli.commands, one-line help: the same text the module registers)
     "flops": ("flops", "count FLOPs, bytes and peak memory of a PyTorch model"),
     "roofline": ("roofline", "price a PyTorch model's ops on one or more devices"),
     "estimate": ("estimate", "memory and speed of a transformer from its config, on a device"),
+    "fit": ("fit", "which models run on a device, at which format and speed, fastest first"),
+    "models": ("models", "the model presets: list and search by name, Hugging Face id or family"),
     "train": ("train", "memory, step time, MFU and cost of training or fine-tuning a transformer"),
     "plan": ("plan", "the cheapest setup that meets the SLA or deadline: the compute requirement sheet"),
     "hw": ("hw", "the hardware catalog: devices, cloud offers, this machine"),
@@ -39,7 +41,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("sweep", "a measurement sweep as Kubernetes Indexed Jobs (Kueue) or Slurm arrays"),
     "load": ("load", "load-test an OpenAI-compatible (or plain HTTP) endpoint"),
     "serve-model": ("load", "a small OpenAI-compatible server on 127.0.0.1 (tests and demos)"),
-    "watch": ("watch", "watch a process's memory over time and say whether it leaks"),
+    "watch": ("watch", "watch a process's memory (does it leak?) or, with --util, why it is slow"),
+    "mcp": ("mcp", "an MCP server over stdio: estimate, fit, compare, train and plan for agents (needs sizeup[mcp])"),
     "ui": ("ui", "a local web app: estimate, compare, train, plan and runs in the browser (needs sizeup[ui])"),
 }
 
@@ -121,16 +124,17 @@ def _refuse_empty_values(argv: Sequence[str]) -> None:
 def emit_json(obj: object) -> None:
     """Print exactly one JSON object on stdout; a NaN or infinite figure is written as null (unknown), as
     JSON has no such numbers and strict parsers (browsers, the web UI's responses) refuse them."""
-    sys.stdout.write(json.dumps(_finite(obj), indent=2, default=str) + "\n")
+    sys.stdout.write(json.dumps(json_ready(obj), indent=2, default=str) + "\n")
 
 
-def _finite(obj: object) -> object:
+def json_ready(obj: object) -> object:
+    """`obj` with every NaN or infinite float as None: what `--json` prints (the MCP server answers the same)."""
     if isinstance(obj, float):
         return obj if obj == obj and obj not in (float("inf"), float("-inf")) else None
     if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
+        return {k: json_ready(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_finite(v) for v in obj]
+        return [json_ready(v) for v in obj]
     return obj
 
 

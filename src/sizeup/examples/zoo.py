@@ -352,3 +352,26 @@ class MLPConvNet(nn.Module):
 def mlp_conv_net() -> MLPConvNet:
     """Input [batch, 3, 32, 32]."""
     return MLPConvNet()
+
+
+# ---- a small YOLO-style classifier for trial runs on the CPU ------------------------------------
+
+class TinyCNN(nn.Module):
+    """A YOLOv8-style stem (Conv-BN-SiLU, a stride-2 Conv, one C2f block) with a pooled linear head: the layer
+    kinds of a detector's backbone at a size that trains in milliseconds per batch on a CPU (trial-run tests)."""
+
+    def __init__(self, classes: int = 10, width: int = 16) -> None:
+        super().__init__()
+        self.stem = Conv(3, width, 3)
+        self.down = Conv(width, 2 * width, 3, 2)
+        self.c2f = C2f(2 * width, 2 * width, 1, True)
+        self.head = nn.Linear(2 * width, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.c2f(self.down(self.stem(x)))
+        return self.head(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+def tiny_cnn() -> TinyCNN:
+    """Input [batch, 3, 32, 32], 10 classes."""
+    return TinyCNN()

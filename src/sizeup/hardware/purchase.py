@@ -156,8 +156,10 @@ def purchases(catalog) -> tuple[Purchase, ...]:
 
 
 def purchases_for(catalog, device: DeviceSpec) -> list[Purchase]:
-    """The items holding `device` (exactly this id: a Mac's price belongs to its memory size)."""
-    return [p for p in purchases(catalog) if p.device == device.id]
+    """The items holding `device` (exactly this id: a Mac's price belongs to its memory size); a power mode is
+    a setting of the module it is a mode of, so it takes that module's items."""
+    ids = {device.id} | ({device.variant_of} if device.power_mode is not None and device.variant_of else set())
+    return [p for p in purchases(catalog) if p.device in ids]
 
 
 def wall_power(purchase: Purchase, catalog) -> WallPower:

@@ -15,7 +15,7 @@ from sizeup.ingest.config_file import read_config_file
 from sizeup.ingest.families.registry import parse_config
 from sizeup.sources import admit_model
 
-__all__ = ["load_model", "list_presets", "MAX_MODEL_CHARS"]
+__all__ = ["load_model", "list_presets", "MAX_MODEL_CHARS", "preset_meta"]
 
 MAX_MODEL_CHARS = 4096
 """The longest model name or path read (PATH_MAX on Linux); a longer one is refused before any look-up."""
@@ -46,6 +46,14 @@ def _preset_index() -> tuple[dict[str, Path], dict[str, str]]:
 
 def list_presets() -> list[str]:
     return sorted(_preset_index()[0])
+
+
+def preset_meta(preset: str) -> dict:
+    """The `sizeup` block of a preset's file: its id, Hugging Face id, aliases and source."""
+    path = _preset_index()[0].get(preset)
+    if path is None:
+        raise ResolveError(f"no preset {preset!r} (see 'sizeup models')")
+    return json.loads(path.read_text()).get("sizeup", {})
 
 
 def load_model(name_or_path: str) -> ModelArch:

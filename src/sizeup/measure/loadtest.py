@@ -16,7 +16,7 @@ import asyncio
 import json
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
@@ -79,6 +79,8 @@ class RequestRecord:
     token_times: list[float] = field(default_factory=list)
     status: str = "ok"
     """ok, or an error reason: a key of ERROR_REASONS, or http_<code> / redirect_<code>"""
+    finished: float | None = None
+    """When the request ended, whatever its status (`end` is set only for a complete answer)."""
 
     @property
     def ttft_s(self) -> float | None:
@@ -107,6 +109,8 @@ class LoadResult:
     config: LoadConfig
     records: tuple[RequestRecord, ...]
     elapsed_s: float
+    started_s: float = 0.0
+    """`time.perf_counter()` when the first request was sent: the records' times are on this clock."""
 
     @property
     def ok(self) -> list[RequestRecord]:
@@ -275,9 +279,12 @@ async def _bounded(client, cfg: LoadConfig, prompt: str, record: RequestRecord) 
         await asyncio.wait_for(_one(client, cfg, prompt, record), timeout=cfg.timeout_s)
     except asyncio.TimeoutError:
         record.status, record.end = "timeout", None
+    finally:
+        record.finished = time.perf_counter()
 
 
-async def _run(cfg: LoadConfig, progress: Callable[[int, int], None] | None = None) -> LoadResult:
+async def _run(cfg: LoadConfig, progress: Callable[[int, int], None] | None = None,
+               beside: Callable[[float], Awaitable[None]] | None = None) -> LoadResult:
     import httpx
 
     rng = random.Random(cfg.seed)
@@ -302,6 +309,7 @@ async def _run(cfg: LoadConfig, progress: Callable[[int, int], None] | None = No
 
     async with httpx.AsyncClient(timeout=timeout, limits=limits) as client:
         tasks = []
+        side = asyncio.create_task(beside(start)) if beside is not None else None
         if cfg.rate is not None:  # open loop: Poisson arrivals, independent of the responses
             while open_request():
                 record = RequestRecord(start=time.perf_counter())
@@ -319,6 +327,8 @@ async def _run(cfg: LoadConfig, progress: Callable[[int, int], None] | None = No
                     done()
 
             tasks = [asyncio.create_task(worker()) for _ in range(cfg.concurrency)]
+        if side is not None:
+            await side
         grace = cfg.timeout_s + 1.0
         done, pending = await asyncio.wait(tasks, timeout=(deadline - time.perf_counter() + grace)
                                            if deadline else None)
@@ -327,7 +337,7 @@ async def _run(cfg: LoadConfig, progress: Callable[[int, int], None] | None = No
         for record in records:
             if record.end is None and record.status == "ok":
                 record.status = "timeout"
-    return LoadResult(config=cfg, records=tuple(records), elapsed_s=time.perf_counter() - start)
+    return LoadResult(config=cfg, records=tuple(records), elapsed_s=time.perf_counter() - start, started_s=start)
 
 
 def check_reachable(url: str, timeout_s: float = 3.0) -> None:
@@ -343,7 +353,10 @@ def check_reachable(url: str, timeout_s: float = 3.0) -> None:
         raise MeasureError(f"cannot reach {url}: {getattr(e, 'strerror', None) or e}") from None
 
 
-def run_load(cfg: LoadConfig, progress: Callable[[int, int], None] | None = None) -> LoadResult:
-    """Send the load of `cfg`; `progress(finished, sent)` after each request ends."""
+def run_load(cfg: LoadConfig, progress: Callable[[int, int], None] | None = None,
+             beside: Callable[[float], Awaitable[None]] | None = None) -> LoadResult:
+    """Send the load of `cfg`; `progress(finished, sent)` after each request ends. `beside(start)`, a coroutine
+    function, runs alongside the requests from the start (`time.perf_counter()`), e.g. a fault to inject
+    (measure/chaos.py); the test waits for it before it ends."""
     check_reachable(cfg.url)
-    return asyncio.run(_run(cfg, progress))
+    return asyncio.run(_run(cfg, progress, beside))

@@ -160,8 +160,15 @@ def build_sheet(result) -> Sheet:
         for k, v in scenario.sla.targets.items():
             fault.append(Cell(key=f"alert_{k}", label=f"alert: {k} above", value=v, unit="s",
                               note="a sustained breach at normal load suggests a CPU fallback or a slow node"))
+        fault.append(_recovery_cell(plan.with_redundancy > plan.for_load))
     if result.ranked[1:]:
         fault.append(Cell(key="fallback", label="fallback configuration", value=result.ranked[1].label))
+    if chosen is not None and "thermal_cut_c" in chosen.detail:  # edge: the module's first throttling trip
+        fault.append(Cell(key="thermal_cut", label=f"cut the batch or drop a power mode before "
+                                                    f"{chosen.detail['thermal_sensor'].split(' ')[0]} reaches",
+                          value=chosen.detail["thermal_cut_c"], unit="°C",
+                          note=chosen.detail["thermal_basis"] + "; watch it with sizeup watch --util --trip "
+                               f"{chosen.detail['thermal_cut_c']:g}"))
     if scenario.task in ("finetune", "pretrain") and chosen is not None and result.arch is not None:
         fault += _checkpoint_cells(scenario, result.arch, chosen)
     sections.append(Section(title="Fault plan", cells=tuple(fault)))
@@ -182,6 +189,16 @@ def build_sheet(result) -> Sheet:
     return Sheet(title=f"Compute requirement sheet: {scenario.name}", scenario=scenario.name, meets=result.meets,
                  verdict=verdict, inputs=tuple(inputs), sections=tuple(sections),
                  assumptions=tuple(result.assumptions), headline=headline)
+
+
+def _recovery_cell(spare: bool) -> Cell:
+    """The recovery promised when one replica fails (plan/fault.py); `sizeup load --chaos --sla` tests it."""
+    from sizeup.plan.fault import recovery_promise
+
+    promise = recovery_promise(spare)
+    return Cell(key="recovery_s", label="recovery when a replica fails, within",
+                value=promise.seconds if promise.seconds is not None else "not bounded", unit="s" if spare else "",
+                note=promise.basis + "; test it with sizeup load --chaos")
 
 
 def _envelope_section(checks) -> Section:

@@ -81,8 +81,15 @@ class Candidate:
                 "simulation": None if self.simulation is None else self.simulation.to_dict(),
                 "monthly": None if self.monthly is None else self.monthly.to_dict(), "cost_usd": self.cost_usd,
                 "pricing_basis": self.pricing_basis,
-                "latency_s": dict(self.latency), "memory_bytes": self.memory_bytes, "usable_bytes": self.usable_bytes,
+                "latency_s": dict(self.latency), "latency_range_s": self.latency_ranges(),
+                "memory_bytes": self.memory_bytes, "usable_bytes": self.usable_bytes,
                 "max_batch": self.max_batch, "detail": dict(self.detail)}
+
+    def latency_ranges(self) -> dict[str, dict[str, Any]]:
+        """Each latency as a calibrated range with what backs it (price/ranges_table.latency_ranges)."""
+        from sizeup.price.ranges_table import latency_ranges
+
+        return latency_ranges(self.latency, self.engine, self.device)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

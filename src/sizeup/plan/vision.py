@@ -9,7 +9,7 @@ import math
 from sizeup.errors import ConfigError
 from sizeup.hardware.catalog import Catalog
 from sizeup.ingest.trace_cache import traced_ledger
-from sizeup.ingest.trace_inputs import InputSpec
+from sizeup.ingest.trace_inputs import parse_input_specs
 from sizeup.plan.capacity import ReplicaModel, rate_at_sla, replicas_needed, simulate
 from sizeup.plan.cost import HOURS_PER_MONTH, MonthlyCost, pricing_basis
 from sizeup.plan.fleet import fleet_for, month_levels
@@ -25,9 +25,7 @@ __all__ = ["plan_vision", "vision_ledger"]
 
 def vision_ledger(scenario: Scenario, dtype: str):
     """The traced ledger of one request of the scenario's model at `dtype` (from the trace cache)."""
-    from sizeup.api import parse_input_specs
-
-    inputs = [InputSpec(shape=i.shape, dtype=i.dtype, name=i.name) for i in parse_input_specs([scenario.input_shape])]
+    inputs = parse_input_specs([scenario.input_shape])
     return traced_ledger(scenario.model, inputs, dtype=dtype, name=scenario.model.rpartition(":")[2])
 
 

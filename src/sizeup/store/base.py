@@ -28,7 +28,7 @@ from sizeup.store.writer import current_writer, writer_alive
 
 __all__ = ["RUN_KINDS", "RUN_STATUSES", "POINT_STATUSES", "EXPORT_FORMATS", "MAX_ID", "RunStore", "check_id"]
 
-RUN_KINDS = ("inference", "train", "microbench", "collectives", "watch", "load")
+RUN_KINDS = ("inference", "train", "microbench", "collectives", "watch", "load", "loader", "trial")
 RUN_STATUSES = ("running", "ok", "interrupted", "error")
 POINT_STATUSES = ("ok", "oom", "error", "skipped")
 EXPORT_FORMATS = ("csv", "json")

@@ -137,6 +137,8 @@ class InferenceEstimate:
     """The engine, release and build this estimate describes (engines/base.py)."""
     defaults: dict[str, str] = field(default_factory=dict)
     """What was taken by default because the caller named none ('engine', 'quant'), and why."""
+    ranges: Any = None
+    """The calibrated ranges and what backs them (workload/inference_ranges.EstimateRanges)."""
 
     @property
     def decoder_cache_tokens(self) -> int:
@@ -179,7 +181,7 @@ class InferenceEstimate:
             "defaults": dict(self.defaults),
             "assumptions": list(self.assumptions),
         }
-        return data
+        return self.ranges.update(data) if self.ranges is not None else data
 
 
 def _is_date(text: str) -> bool:
@@ -407,10 +409,12 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         assumptions.append("does not fit: speed is what the configuration would do with enough memory")
     flops_per_token = transformer_ledger(arch, Step(batch=1, new_tokens=1, context=cfg.prompt), weights=fmt,
                                          kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, per_layer=False).totals().flops
-    return InferenceEstimate(arch=arch, device=device, config=cfg, weights=fmt, memory=memory,
-                             max_context=max_context, max_batch=max_batch, prefill=prefill, decode=decode,
-                             flops_per_token=flops_per_token, assumptions=tuple(dict.fromkeys(assumptions)),
-                             cpu_device=host, tower=tower, execution=model)
+    from sizeup.workload.inference_ranges import calibrate_inference
+
+    return calibrate_inference(InferenceEstimate(
+        arch=arch, device=device, config=cfg, weights=fmt, memory=memory, max_context=max_context,
+        max_batch=max_batch, prefill=prefill, decode=decode, flops_per_token=flops_per_token,
+        assumptions=tuple(dict.fromkeys(assumptions)), cpu_device=host, tower=tower, execution=model))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 
 from sizeup.cli.db import add_db_argument
+from sizeup.units import number_flag
 
 STATISTICS = ("auto", "min", "p10", "median", "cpu-min")  # measure.calibrate_fit's, and auto (numpy-free here)
 
@@ -26,38 +27,24 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="which statistic of each point's repetitions to fit: min (load only adds time), p10, "
                         "median, cpu-min (least CPU time, runs measured with --threads 1); default auto: cpu-min "
                         "where every point has CPU times, else min")
-    c.add_argument("--threads", type=int, help="torch CPU threads for the micro-benchmarks (as measure --threads)")
+    c.add_argument("--threads", type=number_flag(integer=True, minimum=1, maximum=4096), help="torch CPU threads for the micro-benchmarks (as measure --threads)")
     c.add_argument("--json", action="store_true")
     add_db_argument(c)
     c.set_defaults(func=run_calibrate)
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from sizeup.cli.db import open_writer
+    from sizeup.api import CalibrateOptions, calibrate
+    from sizeup.cli.db import warn
     from sizeup.cli.main import emit_json
     from sizeup.cli.measured import positive_ints
-    from sizeup.errors import MeasureError
-    from sizeup.measure.calibrate_team import CalibrateOptions, calibrate
+    from sizeup.cli.progress import Progress
 
-    if args.threads:
-        if args.threads < 1:
-            raise MeasureError(f"--threads {args.threads}: expected a positive integer")
-        import torch
-
-        torch.set_num_threads(args.threads)
-    options = CalibrateOptions(name=args.name, device=args.device, quick=args.quick, statistic=args.statistic,
-                               run_ids=positive_ints(args.runs, "--runs") if args.runs else None,
-                               device_type=args.device_type)
-    with open_writer(args.db) as store:
-        if args.quick or args.device_type or args.name not in store.calibrations():
-            from sizeup.cli.progress import Progress
-
-            label = "calibrate: fitting stored runs" if args.device_type else \
-                "calibrate: GEMM sweep and copy micro-benchmarks"
-            with Progress(label):
-                report = calibrate(store, options)
-        else:
-            report = calibrate(store, options)
+    options = CalibrateOptions(quick=args.quick, runs=positive_ints(args.runs, "--runs") if args.runs else None,
+                               name=args.name, device=args.device, device_type=args.device_type,
+                               statistic=args.statistic, threads=args.threads, db=args.db)
+    with Progress("calibrate") as bar:
+        report = calibrate(options, progress=bar.note, warn=warn)
     data = report.to_dict()
     if args.json:
         emit_json(data)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from sizeup.cli.calibration import LOCAL, add_calibration_arguments, add_runtime_argument
+from sizeup.cli.calibration import add_calibration_arguments, add_runtime_argument
 from sizeup.cli.commands.hw import add_catalog_argument
 from sizeup.cli.flags import BATCH as _BATCH, GPUS as _GPUS, TOKENS as _TOKENS, TOKENS_OR_ZERO
 from sizeup.engines.base import engine_names
@@ -19,11 +19,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("model")
     p.add_argument("--device", help="device name (see 'sizeup hw list'), or 'local' with --calibration; without it "
                                     "(or with --devices) a table compares devices")
-    p.add_argument("--devices", metavar="CLASS", choices=["common", "consumer", "workstation", "apple", "datacenter",
-                                                          "edge", "cpu", "all"],
-                   help="compare a class of devices: which run the model, at which format, tokens/s and $ per "
-                        "million tokens (consumer, workstation, apple, datacenter, edge, cpu, all; default "
-                        "without --device: a few common cards)")
+    p.add_argument("--devices", metavar="CLASS|A,B,…",
+                   help="compare devices: which run the model, at which format, tokens/s and $ per million tokens; "
+                        "a class (consumer, workstation, apple, datacenter, edge, cpu, all) or device names separated "
+                        "by commas (default without --device: a few common cards)")
     p.add_argument("--gpus", type=_GPUS, default=1, help="tensor-parallel GPUs (default 1)")
     p.add_argument("--offer", metavar="ID", help="the device as this cloud offer installs it: the GPU link the offer "
                                                  "states, else PCIe (see 'sizeup hw offers'; a plan's recipe names it)")
@@ -70,103 +69,47 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
     from sizeup.api import estimate
-    from sizeup.cli.calibration import calibrated_scope, load_calibration, resolve_device
     from sizeup.cli.main import emit_json
-    from sizeup.hardware.catalog import load_catalog
 
     if args.device is None or args.devices:
         from sizeup.cli.commands.estimate_table import run_table
 
-        if args.backend:
-            from sizeup.errors import ConfigError
-
-            raise ConfigError(f"--backend {args.backend}: only with --device NAME (the device table prices each "
-                              f"device's default backend)")
-        if args.build_date:
-            from sizeup.errors import ConfigError
-
-            raise ConfigError(f"--build-date {args.build_date}: only with --device NAME")
-        if args.offer:
-            from sizeup.errors import ConfigError
-
-            raise ConfigError(f"--offer {args.offer}: only with --device NAME (the device table prices each device's "
-                              "cheapest offer)")
-        if args.images or args.image_size:
-            from sizeup.errors import ConfigError
-
-            raise ConfigError("--images / --image-size: only with --device NAME (the device table prices text "
-                              "prompts)")
-
         return run_table(args)
-    catalog = load_catalog(args.catalog)
-    profile = load_calibration(_with_default_engine(args, catalog),
-                               "vision" if args.model.lower().endswith(".onnx") else "llm")
-    device = resolve_device(args, catalog, profile)
-    if args.offer:
-        from sizeup.plan.topology import device_in_offer
-
-        device = device_in_offer(catalog, device, args.offer)[0]
-    if args.model.lower().endswith(".onnx"):
-        with calibrated_scope(profile, [device]) as notes:
-            return run_onnx(args, device, notes)
-    if args.dim:
-        from sizeup.errors import ConfigError
-
-        raise ConfigError(f"--dim {args.dim[0]}: only for ONNX models (MODEL.onnx)")
-    if args.runtime:
-        from sizeup.errors import ConfigError
-
-        raise ConfigError(f"--runtime {args.runtime}: only for ONNX models (MODEL.onnx); an LLM's runtime is "
-                          f"--engine")
-    sweep = None
-    with calibrated_scope(profile, [device]) as notes:
-        result = estimate(args.model, device=device, gpus=args.gpus, quant=args.quant, kv_dtype=args.kv_dtype,
-                          engine=args.engine, batch=args.batch, prompt=args.prompt, output=args.output,
-                          context=args.context, gpu_layers=args.gpu_layers, catalog=args.catalog,
-                          cpu=args.cpu, threads=args.threads, images=args.images,
-                          image_size=parse_image_size(args.image_size), backend=args.backend,
-                          build_date=args.build_date)
-        if args.sweep:
-            from sizeup.workload.inference import batch_sweep
-
-            sweep = batch_sweep(result.arch, result.device, result.config, _batches(args.sweep))
-    result = replace(result, assumptions=(*notes, *result.assumptions))
-    would_fit = []
-    if not result.memory.fits:
-        from sizeup.cli.commands.estimate_table import render_would_fit, what_would_fit
-
-        would_fit = what_would_fit(args, result)
+    result = estimate(args.model, estimate_options(args))
+    onnx = args.model.lower().endswith(".onnx")
     if args.json:
-        data = result.to_dict()
-        if sweep is not None:
-            data["batch_sweep"] = [p.to_dict() for p in sweep]
-        if not result.memory.fits:
-            data["would_fit"] = would_fit
-        emit_json(data)
-        return 0 if result.memory.fits else NOT_FIT_EXIT
-    print(render_estimate(result))
-    if sweep is not None:
-        print()
-        print(render_sweep(sweep))
-    if not result.memory.fits:
-        print(render_would_fit(would_fit))
-        return NOT_FIT_EXIT
-    return 0
+        emit_json(result.to_dict())
+    else:
+        print(render_onnx(result) if onnx else render_result(result))
+    return 0 if onnx or result.fits else NOT_FIT_EXIT
 
 
-def _with_default_engine(args: argparse.Namespace, catalog) -> argparse.Namespace:
-    """`args` with the engine the estimate will run where none is named and the device is a catalog one (its class's
-    default, data/engines/defaults.yaml), so a calibration profile is chosen for that engine."""
-    if args.engine is not None or not args.calibration or not args.device or args.device == LOCAL:
-        return args
-    from sizeup.engines.defaults import default_for_segment
-    from sizeup.hardware.segments import segment_of
+def estimate_options(args: argparse.Namespace):
+    """The flags as `sizeup.api.EstimateOptions`."""
+    from sizeup.api import EstimateOptions
+    from sizeup.cli.commands.flops import parse_dims
 
-    engine = default_for_segment(segment_of(catalog.device(args.device)))[0]
-    return argparse.Namespace(**{**vars(args), "engine": engine})
+    return EstimateOptions(
+        device=args.device, offer=args.offer, gpus=args.gpus, quant=args.quant, kv_dtype=args.kv_dtype,
+        engine=args.engine, batch=args.batch, prompt=args.prompt, output=args.output, context=args.context,
+        gpu_layers=args.gpu_layers, cpu=args.cpu, threads=args.threads, images=args.images,
+        image_size=parse_image_size(args.image_size), backend=args.backend, build_date=args.build_date,
+        sweep=False if not args.sweep else True if args.sweep == "auto" else _batches(args.sweep),
+        dims=parse_dims(args.dim) or None, runtime=args.runtime, calibration=args.calibration, db=args.db,
+        catalog=tuple(args.catalog))
+
+
+def render_result(result) -> str:
+    """The estimate, its batch sweep, and what would fit when it does not."""
+    parts = [render_estimate(result)]
+    if result.batch_sweep is not None:
+        parts += ["", render_sweep(result.batch_sweep)]
+    if not result.fits:
+        from sizeup.cli.commands.estimate_table import render_would_fit
+
+        parts.append(render_would_fit(result.would_fit))
+    return "\n".join(parts)
 
 
 def parse_image_size(text: str | None) -> tuple[int, int] | None:
@@ -189,96 +132,32 @@ NOT_FIT_EXIT = 2
 """`sizeup estimate` of a configuration that does not fit: an answer, not an input error (that is 1)."""
 
 
-ONNX_MAX_AUTO_BATCH = 1024
-
-
-def onnx_point(path: str, device, dims: dict[str, int], batch_name: str | None, batch: int,
-               runtime=None) -> dict:
-    """Memory and latency of one inference of the ONNX graph at `batch` on `device`."""
-    from sizeup.api import count_onnx
-    from sizeup.hardware.usable import usable_memory
-    from sizeup.price.roofline import price
-
-    report = count_onnx(path, dims={**dims, batch_name: batch} if batch_name else dims)
-    roof = price(report.ledger, device, runtime=runtime)
-    usable = usable_memory(device).bytes
-    parts = {b: sum(v["time_by_bound_s"][b] for v in roof.by("kind").values()) for b in ("compute", "memory",
-                                                                                        "overhead")}
-    return {"batch": batch, "report": report, "roofline": roof, "usable": usable,
-            "fits": report.memory.peak_bytes <= usable.typical, "bound": max(parts, key=parts.get),
-            "latency_s": roof.total_s, "throughput_per_s": roof.total_s.inverse(batch)}
-
-
-def run_onnx(args: argparse.Namespace, device, notes: list[str]) -> int:
+def render_onnx(e) -> str:
     """`sizeup estimate MODEL.onnx --device NAME [--batch B] [--dim NAME=SIZE] [--sweep]`."""
-    from sizeup.cli.commands.flops import parse_dims
-    from sizeup.cli.main import emit_json
-    from sizeup.errors import ConfigError
-    from sizeup.ingest.onnx_graph import batch_dim
+    from sizeup.report.terminal import render_table
 
-    if args.gpus != 1:
-        raise ConfigError(f"--gpus {args.gpus}: an ONNX graph is estimated on one device")
-    if args.batch < 1:
-        raise ConfigError(f"--batch {args.batch}: expected a positive integer")
-    dims = parse_dims(args.dim)
-    name = batch_dim(args.model)
-    if name in dims:
-        raise ConfigError(f"--dim {name}=…: '{name}' is the batch dimension of {args.model}: use --batch")
-    from sizeup.cli.calibration import runtime_from_args
-
-    runtime = runtime_from_args(args)
-    if name is None and (args.batch != 1 or args.sweep):
-        raise ConfigError(f"{args.model} has a fixed batch (its first input's leading dimension is not symbolic): "
-                          "--batch and --sweep do not apply")
-    point = onnx_point(args.model, device, dims, name, args.batch, runtime)
-    sweep = []
-    if args.sweep:
-        batches = _batches(args.sweep)
-        if batches is None:  # powers of two while they fit
-            batches = [2 ** k for k in range(ONNX_MAX_AUTO_BATCH.bit_length())]
-        for b in batches:
-            p = onnx_point(args.model, device, dims, name, b, runtime)
-            sweep.append(p)
-            if args.sweep == "auto" and not p["fits"]:
-                break
-    report, usable = point["report"], point["usable"]
-    assumptions = [*notes, *report.assumptions, *point["roofline"].notes,
-                   "memory: parameters and live tensors of one inference (ideal allocator); the runtime's own "
-                   "arena and workspace are not modelled",
-                   f"usable memory: {device.name} after the framework's reserve ({usable.typical / 2**30:.1f} GiB)"]
-
-    def row(p: dict) -> dict:
-        return {"batch": p["batch"], "peak_memory_bytes": p["report"].memory.peak_bytes, "fits": p["fits"],
-                "latency_s": p["latency_s"].to_dict(), "throughput_per_s": p["throughput_per_s"].to_dict(),
-                "bound": p["bound"]}
-
-    if args.json:
-        emit_json({"model": report.ledger.name, "device": device.id, "dims": dims, "batch_dim": name,
-                   **row(point), "flops": report.total.flops, "params": report.total.params,
-                   "memory": report.memory.to_dict() | {"usable_bytes": usable.to_dict()},
-                   "batch_sweep": [row(p) for p in sweep], "assumptions": assumptions})
-        return 0
+    point, report, usable, device = e.point, e.point.report, e.point.usable, e.device
     total = report.total
-    print(f"{report.ledger.name} (ONNX, {report.dtype}) on {device.name}: batch {args.batch}"
-          + (f" ({name})" if name else "") + (f", {', '.join(f'{k}={v}' for k, v in dims.items())}" if dims else ""))
-    print(f"  {format_bytes(report.memory.peak_bytes)} peak live memory of {format_bytes(int(usable.typical))} "
-          f"usable: {'fits' if point['fits'] else 'does NOT fit'}  ("
-          + ", ".join(f"{k} {format_bytes(v)}" for k, v in report.memory.by_category.items() if v) + ")")
-    lat, thr = point["latency_s"], point["throughput_per_s"]
-    print(f"  {total.flops / 1e9:,.2f} GFLOP per inference; latency {format_seconds(lat.typical)} "
-          f"({format_seconds(lat.low)} - {format_seconds(lat.high)}), {thr.typical:,.1f} samples/s, "
-          f"{point['bound']}-bound")
-    if sweep:
-        print()
-        from sizeup.report.terminal import render_table
-
-        print(render_table(["batch", "peak memory", "fits", "latency", "samples/s", "bound"],
-                           [[p["batch"], format_bytes(p["report"].memory.peak_bytes), "yes" if p["fits"] else "no",
-                             format_seconds(p["latency_s"].typical), f"{p['throughput_per_s'].typical:,.1f}",
-                             p["bound"]] for p in sweep]))
-    for note in assumptions:
-        print(f"assumption: {note}")
-    return 0
+    lines = [f"{report.ledger.name} (ONNX, {report.dtype}) on {device.name}: batch {point.batch}"
+             + (f" ({e.batch_dim})" if e.batch_dim else "")
+             + (f", {', '.join(f'{k}={v}' for k, v in e.dims.items())}" if e.dims else "")]
+    lines.append(f"  {format_bytes(report.memory.peak_bytes)} peak live memory of {format_bytes(int(usable.typical))} "
+                 f"usable: {'fits' if point.fits else 'does NOT fit'}  ("
+                 + ", ".join(f"{k} {format_bytes(v)}" for k, v in report.memory.by_category.items() if v) + ")")
+    lat, thr = point.latency_s, point.throughput_per_s
+    lines.append(f"  {total.flops / 1e9:,.2f} GFLOP per inference; latency {format_seconds(lat.typical)} "
+                 f"({format_seconds(lat.low)} - {format_seconds(lat.high)}), {thr.typical:,.1f} samples/s, "
+                 f"{point.bound}-bound")
+    if point.backing is not None:
+        lines.append(f"  range: {point.backing.text}")
+    if e.batch_sweep:
+        lines.append("")
+        lines.append(render_table(["batch", "peak memory", "fits", "latency", "samples/s", "bound"],
+                                  [[p.batch, format_bytes(p.report.memory.peak_bytes), "yes" if p.fits else "no",
+                                    format_seconds(p.latency_s.typical), f"{p.throughput_per_s.typical:,.1f}",
+                                    p.bound] for p in e.batch_sweep]))
+    lines.extend(f"assumption: {note}" for note in e.assumptions)
+    return "\n".join(lines)
 
 
 def _batches(text: str) -> list[int] | None:
@@ -338,7 +217,9 @@ def render_estimate(e) -> str:
             ["activations (peak)", format_bytes(m.activations_bytes)],
             *([["vLLM multimodal profile", format_bytes(m.multimodal_profile_bytes)]] if m.multimodal_profile else []),
             ["engine overhead", format_bytes(m.overhead_bytes)],
-            ["total", format_bytes(m.total_bytes)],
+            ["total", format_bytes(m.total_bytes) if e.ranges is None else
+             f"{format_bytes(m.total_bytes)} ({format_bytes(int(e.ranges.memory_total_bytes.low))} - "
+             f"{format_bytes(int(e.ranges.memory_total_bytes.high))})"],
             ["usable on the device", _range(m.usable_bytes, format_bytes)]]
     if m.cpu_bytes:
         rows.append(["in CPU RAM", format_bytes(m.cpu_bytes)])
@@ -366,6 +247,11 @@ def render_estimate(e) -> str:
     elif e.decode is not None:
         lines.append(f"decode (TPOT):  unknown (compute unknown: {', '.join(e.decode.unknown_compute)}); "
                      f"tokens/s unknown")
+    if e.ranges is not None and e.ranges.throughput_tokens_per_s is not None:
+        t = e.ranges.throughput_tokens_per_s
+        lines.append(f"batch end to end: {t.typical:,.1f} generated tokens/s ({t.low:,.1f} - {t.high:,.1f})")
+    if e.ranges is not None:
+        lines += [f"range of {line}" for line in e.ranges.lines()]
     for note in e.assumptions:
         lines.append(f"assumption: {note}")
     return "\n".join(lines)

@@ -4,22 +4,31 @@ and at what price; and, for one device that does not fit, what would."""
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 
 from sizeup.errors import ConfigError
 from sizeup.report.terminal import render_table
 from sizeup.units import format_bytes, format_seconds
 
-__all__ = ["run_table", "render_device_table", "what_would_fit", "render_would_fit"]
+__all__ = ["run_table", "render_device_table", "render_would_fit"]
 
 _ONE_DEVICE_FLAGS = {"calibration": "--calibration", "gpu_layers": "--gpu-layers", "cpu": "--cpu",
                      "threads": "--threads", "sweep": "--sweep"}
 
 
 def run_table(args: argparse.Namespace) -> int:
-    from sizeup.api import compare_devices
+    from sizeup.api import compare
     from sizeup.cli.main import emit_json
 
+    if args.backend:
+        raise ConfigError(f"--backend {args.backend}: only with --device NAME (the device table prices each "
+                          f"device's default backend)")
+    if args.build_date:
+        raise ConfigError(f"--build-date {args.build_date}: only with --device NAME")
+    if args.offer:
+        raise ConfigError(f"--offer {args.offer}: only with --device NAME (the device table prices each device's "
+                          "cheapest offer)")
+    if args.images or args.image_size:
+        raise ConfigError("--images / --image-size: only with --device NAME (the device table prices text prompts)")
     if args.device is not None:
         raise ConfigError(f"--device {args.device} and --devices {args.devices}: give one device or one class")
     for dest, flag in _ONE_DEVICE_FLAGS.items():
@@ -27,24 +36,20 @@ def run_table(args: argparse.Namespace) -> int:
             raise ConfigError(f"{flag}: applies to one --device, not to a table of devices")
     if args.dim or args.model.lower().endswith(".onnx"):
         raise ConfigError(f"{args.model}: an ONNX graph is estimated on one --device")
-    rows = compare_devices(args.model, devices=args.devices or "common", engine=args.engine, gpus=args.gpus,
-                           kv_dtype=args.kv_dtype, batch=args.batch, prompt=args.prompt, output=args.output,
-                           context=args.context, formats=[args.quant] if args.quant else None,
-                           catalog=args.catalog)
-    rows.sort(key=lambda r: (not r.fits, -(r.tokens_per_s or 0.0)))
-    fits = any(r.fits for r in rows)
+    result = compare(args.model, devices=args.devices or "common", engine=args.engine, gpus=args.gpus,
+                     kv_dtype=args.kv_dtype, batch=args.batch, prompt=args.prompt, output=args.output,
+                     context=args.context, formats=(args.quant,) if args.quant else None, catalog=tuple(args.catalog))
     if args.json:
-        emit_json({"model": args.model, "devices_class": args.devices or "common", "gpus": args.gpus,
-                   "batch": args.batch, "prompt": args.prompt, "output": args.output, "context": args.context,
-                   "devices": [r.to_dict() for r in rows]})
+        emit_json(result.to_dict())
     else:
-        print(render_device_table(args, rows))
-    return 0 if fits else 2
+        print(render_device_table(result))
+    return 0 if result.fits else 2
 
 
-def render_device_table(args: argparse.Namespace, rows) -> str:
+def render_device_table(result) -> str:
+    o = result.options
     table = []
-    for r in rows:
+    for r in result.rows:
         where = f"{r.offer.provider} {r.offer.region}" if r.offer else "-"
         if not r.fits:
             table.append([r.device.id, r.segment, _engine(r), "does not fit", "", "", "", "", r.reason or "-"])
@@ -55,16 +60,16 @@ def render_device_table(args: argparse.Namespace, rows) -> str:
         price = f"{r.usd_per_million_tokens:,.2f}" if r.usd_per_million_tokens is not None else "-"
         table.append([r.device.id, r.segment, _engine(r), r.format, format_bytes(e.memory.total_bytes),
                       rate, ttft, price, where])
-    gpus = f"{args.gpus} x " if args.gpus > 1 else ""
-    title = (f"{args.model} on {gpus}{args.devices or 'common'} devices: batch {args.batch}, prompt {args.prompt:,}, "
-             f"output {args.output:,}" + (f", context {args.context:,}" if args.context else ""))
-    notes = ["engine: " + ("--engine" if args.engine else "the default of the device's class (llama.cpp on consumer "
-                                                          "cards, Macs, edge boards and CPUs, vLLM on workstation and "
-                                                          "data-centre GPUs: data/engines/defaults.yaml)")
+    gpus = f"{o.gpus} x " if o.gpus > 1 else ""
+    title = (f"{result.model} on {gpus}{result.devices} devices: batch {o.batch}, prompt {o.prompt:,}, "
+             f"output {o.output:,}" + (f", context {o.context:,}" if o.context else ""))
+    notes = ["engine: " + ("as named" if o.engine else "the default of the device's class (llama.cpp on consumer "
+                                                       "cards, Macs, edge boards and CPUs, vLLM on workstation and "
+                                                       "data-centre GPUs: data/engines/defaults.yaml)")
              + ", at the release named (its current release unless NAME@RELEASE)",
              "format: the most precise of the engine's formats that fits (llama.cpp: q8_0 .. q2_k; "
              "vLLM: bf16, fp8, awq-int4)",
-             f"tokens/s: decode of the whole batch of {args.batch}; TTFT: one prompt of {args.prompt:,} tokens",
+             f"tokens/s: decode of the whole batch of {o.batch}; TTFT: one prompt of {o.prompt:,} tokens",
              "$/M tok: per million output tokens on the cheapest on-demand offer carrying the device (per GPU); "
              "'-' where the catalog holds no offer"]
     return "\n".join([render_table(["device", "class", "engine", "format", "memory", "tokens/s", "TTFT",
@@ -72,53 +77,16 @@ def render_device_table(args: argparse.Namespace, rows) -> str:
 
 
 def _engine(r) -> str:
+    """'llama.cpp 2026-12-03': a row's engine at the release its estimate describes."""
     return f"{r.engine.partition('@')[0]} {r.engine_version}" if r.engine_version else r.engine
 
 
-def what_would_fit(args: argparse.Namespace, result) -> list[dict]:
-    """For an estimate that does not fit: the most precise smaller format, the fewest GPUs, and the
-    largest context and batch that fit, each checked by a full estimate on the same device."""
-    from sizeup.workload.device_fit import engine_formats
-    from sizeup.workload.inference import estimate_inference
-
-    cfg, arch, device = result.config, result.arch, result.device
-
-    def check(**changes):
-        try:
-            return estimate_inference(arch, device, replace(cfg, **changes), cpu=result.cpu_device)
-        except ConfigError:
-            return None
-
-    out: list[dict] = []
-    for fmt in engine_formats(cfg.engine):
-        if fmt == result.weights.id:
-            continue
-        e = check(weights=fmt)
-        if e is not None and e.memory.fits and e.memory.weights_bytes < result.memory.weights_bytes:
-            out.append({"change": f"--quant {fmt}", "flag": "quant", "value": fmt, "total_bytes": e.memory.total_bytes})
-            break
-    for gpus in (2, 4, 8, 16):
-        if gpus <= cfg.gpus:
-            continue
-        e = check(gpus=gpus)
-        if e is not None and e.memory.fits:
-            out.append({"change": f"--gpus {gpus}", "flag": "gpus", "value": gpus, "total_bytes": e.memory.total_bytes})
-            break
-    if result.max_context > 0:
-        out.append({"change": f"--context {result.max_context:,}", "flag": "context", "value": result.max_context,
-                    "total_bytes": None})
-    if cfg.batch > 1 and result.max_batch > 0:
-        out.append({"change": f"--batch {result.max_batch:,}", "flag": "batch", "value": result.max_batch,
-                    "total_bytes": None})
-    return out
-
-
-def render_would_fit(suggestions: list[dict]) -> str:
+def render_would_fit(suggestions) -> str:
     if not suggestions:
         return ("\nnothing fits on this device (no smaller format, up to 16 GPUs, or shorter context): "
                 "see 'sizeup estimate MODEL --devices all'")
     lines = ["\nwhat would fit (each alone, the rest unchanged):"]
     for s in suggestions:
-        size = f" ({format_bytes(s['total_bytes'])} per GPU)" if s["total_bytes"] else ""
-        lines.append(f"  {s['change']}{size}")
+        size = f" ({format_bytes(s.total_bytes)} per GPU)" if s.total_bytes else ""
+        lines.append(f"  {s.change}{size}")
     return "\n".join(lines)

@@ -31,71 +31,50 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from sizeup import api
     from sizeup.cli.main import emit_json
+
+    if args.verb == "list":
+        result, render = api.hw_list(args.kind, variants=args.variants, catalog=args.catalog), render_list
+    elif args.verb == "show":
+        result, render = api.hw(args.name, catalog=args.catalog), render_info
+    elif args.verb == "offers":
+        result, render = api.offers(args.gpu, provider=args.provider, catalog=args.catalog), render_offers
+    else:
+        result = api.local(catalog=args.catalog)
+        render = type(result).render
+    emit_json(result.to_dict()) if args.json else print(render(result))
+    return 0
+
+
+def render_list(result) -> str:
     from sizeup.report.terminal import render_table
     from sizeup.units import GIGA, format_bytes
-    from sizeup.hardware.catalog import load_catalog
-    from sizeup.hardware.usable import usable_memory
 
-    catalog = load_catalog(args.catalog)
-    if args.verb == "list":
-        devices = [d for d in catalog.devices.values() if args.kind is None or d.kind == args.kind]
-        hidden = 0 if args.variants else sum(1 for d in devices if d.variant_of)
-        devices = [d for d in devices if args.variants or not d.variant_of]
-        devices.sort(key=lambda d: (d.kind, d.vendor, -d.memory_bytes, d.id))
-        if args.json:
-            emit_json({"devices": [device_summary(d, catalog) for d in devices], "variants_hidden": hidden})
-            return 0
-        rows = [[d.id, d.kind, format_bytes(d.memory_bytes), f"{d.memory_bandwidth_bytes_per_s / GIGA:,.0f}",
-                 _peak(d, "bf16") or _peak(d, "fp16"), _peak(d, "fp8"), _peak(d, "int8"),
-                 f"{d.tdp_w:.0f}" if d.tdp_w else "", d.retrieved] for d in devices]
-        print(render_table(["device", "kind", "memory", "GB/s", "bf16 TF", "fp8 TF", "int8 TOPS", "W", "read"], rows,
-                           right=[False, False, True, True, True, True, True, True, False]))
-        print(f"\n{len(devices)} devices; dense tensor peaks (no sparsity); * = derived from the architecture "
-              f"table (compute units x clock x per-unit rate); blank = not supported, not published, not derivable")
-        if hidden:
-            print(f"{hidden} memory-size and power-mode variants not listed (--variants lists them)")
-        return 0
-    if args.verb == "show":
-        device = catalog.device(args.name)
-        usable = usable_memory(device)
-        data = device_summary(device, catalog) | device.to_dict() | {
-            "usable_memory_bytes": usable.bytes.typical, "usable_memory": usable.to_dict(),
-            "offers": [o.id for o in catalog.offers_for(device.id)],
-        } | device_extras(device, catalog)
-        if args.json:
-            emit_json(data)
-            return 0
-        print(render_device(device, usable, catalog))
-        return 0
-    if args.verb == "offers":
-        gpu = catalog.device(args.gpu).id if args.gpu else None
-        providers = sorted({o.provider for o in catalog.offers.values()})
-        if args.provider is not None and args.provider not in providers:
-            from sizeup.errors import ConfigError
+    rows = [[d.id, d.kind, format_bytes(d.memory_bytes), f"{d.memory_bandwidth_bytes_per_s / GIGA:,.0f}",
+             _peak(d, "bf16") or _peak(d, "fp16"), _peak(d, "fp8"), _peak(d, "int8"),
+             f"{d.tdp_w:.0f}" if d.tdp_w else "", d.retrieved] for d in result.devices]
+    return (render_table(["device", "kind", "memory", "GB/s", "bf16 TF", "fp8 TF", "int8 TOPS", "W", "read"], rows,
+                         right=[False, False, True, True, True, True, True, True, False])
+            + f"\n\n{len(rows)} devices; dense tensor peaks (no sparsity); * = derived from the architecture table "
+              "(compute units x clock x per-unit rate); blank = not supported, not published, not derivable"
+            + (f"\n{result.variants_hidden} memory-size and power-mode variants not listed (--variants lists them)"
+               if result.variants_hidden else ""))
 
-            raise ConfigError(f"--provider {args.provider!r}: not a provider in the catalog; expected one of "
-                              f"{', '.join(providers)}")
-        offers = [o for o in catalog.offers_for(gpu) if args.provider is None or o.provider == args.provider]
-        offers.sort(key=lambda o: (o.on_demand_usd_per_hour / o.gpu_count, o.id))
-        if args.json:
-            emit_json({"offers": [o.to_dict() for o in offers]})
-            return 0
-        rows = [[o.id, f"{o.gpu_count}x {o.gpu}", o.region, f"{o.on_demand_usd_per_hour:.2f}",
-                 "" if o.spot_usd_per_hour is None else f"{o.spot_usd_per_hour:.2f}",
-                 f"{o.on_demand_usd_per_hour / o.gpu_count:.2f}", o.currency, o.price_date] for o in offers]
-        print(render_table(["offer", "gpus", "region", "$/h", "spot $/h", "$/GPU-h", "listed in", "price date"], rows,
-                           right=[False, False, False, True, True, True, False, False]))
-        print("\nprices go stale: each is as of its price date; non-USD prices converted with data/offers/fx.yaml")
-        return 0
-    from sizeup.hardware.local import detect_local
 
-    local = detect_local(catalog)
-    if args.json:
-        emit_json(local.to_dict())
-        return 0
-    print(local.render())
-    return 0
+def render_offers(result) -> str:
+    from sizeup.report.terminal import render_table
+
+    rows = [[o.id, f"{o.gpu_count}x {o.gpu}", o.region, f"{o.on_demand_usd_per_hour:.2f}",
+             "" if o.spot_usd_per_hour is None else f"{o.spot_usd_per_hour:.2f}",
+             f"{o.on_demand_usd_per_hour / o.gpu_count:.2f}", o.currency, o.price_date] for o in result.offers]
+    return (render_table(["offer", "gpus", "region", "$/h", "spot $/h", "$/GPU-h", "listed in", "price date"], rows,
+                         right=[False, False, False, True, True, True, False, False])
+            + "\n\nprices go stale: each is as of its price date; non-USD prices converted with data/offers/fx.yaml")
+
+
+def render_info(result) -> str:
+    return "\n".join([render_device(result.device, result.usable, result.offers), *_extra_lines(result.extras)])
 
 
 def _peak(device, precision: str) -> str:
@@ -105,22 +84,7 @@ def _peak(device, precision: str) -> str:
     return "" if value is None else f"{value / TERA:,.1f}" + ("*" if f"tensor.{precision}" in device.derived_peaks else "")
 
 
-def device_summary(device, catalog) -> dict:
-    from sizeup.hardware.usable import usable_memory
-
-    return {
-        "id": device.id, "name": device.name, "kind": device.kind, "vendor": device.vendor,
-        "memory_bytes": device.memory_bytes, "usable_memory_bytes": usable_memory(device).bytes.typical,
-        "memory_bandwidth_bytes_per_s": device.memory_bandwidth_bytes_per_s,
-        "peak_flops_per_s": dict(device.peak_flops_per_s),
-        "interconnect_bytes_per_s": device.interconnect_bytes_per_s, "tdp_w": device.tdp_w,
-        "derived_peaks": dict(device.derived_peaks), "compute_known": bool(device.peak_flops_per_s or
-                                                                           device.vector_flops_per_s),
-        "resolved_as": device.resolved_as,
-    }
-
-
-def render_device(device, usable, catalog) -> str:
+def render_device(device, usable, offers) -> str:
     from sizeup.report.terminal import render_table
     from sizeup.units import GIGA, TERA, format_bytes
 
@@ -170,29 +134,9 @@ def render_device(device, usable, catalog) -> str:
     for note in device.notes:
         lines.append(f"note: {note}")
     lines.append(f"source: {device.source} (read {device.retrieved})")
-    offers = catalog.offers_for(device.id)
     if offers:
-        lines.append(f"offers: {', '.join(o.id for o in offers)}")
-    lines.extend(_extra_lines(device_extras(device, catalog)))
+        lines.append(f"offers: {', '.join(offers)}")
     return "\n".join(lines)
-
-
-def device_extras(device, catalog) -> dict:
-    """Variants, power-mode clocks, thermal trip points, purchase prices and wall power of `device`."""
-    from sizeup.hardware.purchase import purchases_for, wall_power
-    from sizeup.hardware.thermal import thermal_profile
-
-    variants = sorted((d for d in catalog.devices.values() if d.variant_of == device.id),
-                      key=lambda d: (d.memory_bytes, d.tdp_w or 0, d.id))
-    profile = thermal_profile(device, tuple(catalog.folders))
-    return {
-        "variant_of": device.variant_of, "power_mode": device.power_mode,
-        "power_mode_clocks": dict(device.power_mode_clocks),
-        "variants": [{"id": d.id, "power_mode": d.power_mode, "memory_bytes": d.memory_bytes} for d in variants],
-        "thermal": None if profile is None else profile.to_dict(),
-        "purchases": [p.to_dict() | {"wall_power": wall_power(p, catalog).to_dict()}
-                      for p in purchases_for(catalog, device)],
-    }
 
 
 def _extra_lines(extras: dict) -> list[str]:

@@ -31,6 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                          "measured ones")
     add_db_argument(p)
     p.add_argument("--json", action="store_true")
+    from sizeup.cli.commands.load_chaos import add_chaos_arguments
+
+    add_chaos_arguments(p)
     p.set_defaults(func=run_load_command)
     exclusive(p, "--api=http", "--prompts", "a plain HTTP endpoint is sent a GET, without prompts")
     exclusive(p, "--api=http", "--max-tokens", "a plain HTTP endpoint is sent a GET, without a token count")
@@ -79,11 +82,15 @@ def run_load_command(args: argparse.Namespace) -> int:
                      duration_s=args.duration, requests=args.requests, timeout_s=args.timeout,
                      **({"max_tokens": args.max_tokens} if args.max_tokens else {}),
                      **({"prompts": prompts} if prompts else {}))
-    promised = {}
+    promised, scenario = {}, None
     if args.sla:  # a bad scenario is reported before any request is sent
         from sizeup.plan.scenario import load_scenario
 
-        promised = load_scenario(args.sla).sla.targets
+        scenario = load_scenario(args.sla)
+        promised = scenario.sla.targets
+    from sizeup.cli.commands.load_chaos import prepare, render_chaos, run_with_chaos
+
+    chaos_setup, chaos = prepare(args, scenario), None
     from sizeup.cli.progress import Progress
 
     if cfg.duration_s is not None:
@@ -96,8 +103,13 @@ def run_load_command(args: argparse.Namespace) -> int:
                 bar.step()
             bar.note(f"{finished:,} done, {sent - finished:,} in flight")
 
-        result = run_load(cfg, progress=progress)
+        if chaos_setup is not None:
+            result, chaos = run_with_chaos(chaos_setup, cfg, progress)
+        else:
+            result = run_load(cfg, progress=progress)
     data = result.to_dict()
+    if chaos is not None:
+        data["chaos"] = chaos.to_dict()
     with open_writer(args.db) as store:
         config = {"api": args.api, "rate": args.rate, "concurrency": args.concurrency, "max_tokens": cfg.max_tokens}
         run_id = store.start_run(kind="load", target=args.url, device="remote", config=config, environment={},
@@ -106,7 +118,8 @@ def run_load_command(args: argparse.Namespace) -> int:
         store.add_point(run_id, batch=args.concurrency, phase="e2e", status="ok" if result.ok else "error",
                         samples_s=e2e, throughput_per_s=data["request_throughput_per_s"],
                         extra={k: data[k] for k in ("ttft_s", "tpot_s", "itl_s", "e2e_s", "errors",
-                                                    "token_throughput_per_s")} | {"sla": promised})
+                                                    "token_throughput_per_s")} | {"sla": promised}
+                        | ({"chaos": data["chaos"]} if chaos is not None else {}))
         store.finish_run(run_id, "ok")
     data["run_id"] = run_id
     if promised:
@@ -127,6 +140,8 @@ def run_load_command(args: argparse.Namespace) -> int:
         print(f"error {reason}: {count:,} requests — {describe_error(reason)}")
     for line in render_sla(data.get("sla", {})):
         print(line)
+    if chaos is not None:
+        print("\n".join(render_chaos(chaos)))
     return 0
 
 

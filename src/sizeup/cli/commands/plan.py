@@ -37,8 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                             "for another rate give --rps or a scenario file with requests_per_user_per_hour")
     quick.add_argument("--rps", type=number_flag(above=0, maximum=MAX_REQUESTS_PER_S),
                        help="peak requests per second (chat/api)")
-    quick.add_argument("--prompt", type=_TOKENS, help=f"prompt tokens (default {QUICK_DEFAULTS['prompt']})")
-    quick.add_argument("--output", type=_TOKENS, help=f"output tokens (default {QUICK_DEFAULTS['output']})")
+    quick.add_argument("--prompt", type=_TOKENS, help="prompt tokens (default 800)")
+    quick.add_argument("--output", type=_TOKENS, help="output tokens (default 250)")
     quick.add_argument("--ttft-p95", type=_SLA_S, help="SLA: p95 time to first token (seconds, or 500ms)")
     quick.add_argument("--tpot-p95", type=_SLA_S, help="SLA: p95 time per output token (seconds, or 50ms)")
     quick.add_argument("--device", action="append", help="allowed device (repeatable)")
@@ -54,87 +54,45 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-QUICK_DEFAULTS = {"task": "chat", "prompt": 800, "output": 250}
-"""A quick plan's values of the flags not given."""
+def plan_options(args: argparse.Namespace):
+    """The flags as `sizeup.api.PlanOptions`."""
+    from sizeup.api import PlanOptions
+
+    quick = {k: v for k, v in (("task", args.task), ("prompt", args.prompt), ("output", args.output),
+                                ("engine", args.engine)) if v is not None}  # else PlanOptions' defaults
+    return PlanOptions(**quick, users=args.users, rps=args.rps, ttft_p95=args.ttft_p95, tpot_p95=args.tpot_p95,
+                       devices=tuple(args.device or ()), electricity=args.electricity, calibration=args.calibration,
+                       db=args.db,
+                       catalog=tuple(args.catalog))
+
+
 QUICK_FLAGS = ("task", "users", "rps", "prompt", "output", "ttft_p95", "tpot_p95", "device", "engine")
-
-
-def _quick_scenario(args: argparse.Namespace):
-    from sizeup.plan.scenario import parse_scenario
-
-    task = args.task or QUICK_DEFAULTS["task"]
-    data = {"name": f"{args.scenario}-{task}", "model": args.scenario, "task": task, "constraints": {}}
-    if args.device:
-        data["constraints"]["devices"] = args.device
-    if task in ("chat", "api"):
-        data["constraints"]["engines"] = [args.engine] if args.engine else []  # none: the serving default
-        traffic = {"prompt_tokens": args.prompt or QUICK_DEFAULTS["prompt"],
-                   "output_tokens": args.output or QUICK_DEFAULTS["output"]}
-        if args.rps is not None:
-            traffic["peak_requests_per_s"] = args.rps
-        else:
-            traffic["users"] = 1 if args.users is None else args.users
-        data["traffic"] = traffic
-        sla = {}
-        if args.ttft_p95 is not None:
-            sla["ttft_p95_s"] = args.ttft_p95
-        if args.tpot_p95 is not None:
-            sla["tpot_p95_s"] = args.tpot_p95
-        data["sla"] = sla
-    return parse_scenario(data, source="command line")
+"""The flags of a quick plan (sizeup plan MODEL …), refused beside a scenario file."""
 
 
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from sizeup.cli.calibration import calibrated_scope, load_calibration
+    from sizeup.api import plan
     from sizeup.cli.main import emit_json
     from sizeup.errors import ConfigError
-    from sizeup.hardware.catalog import load_catalog
-    from sizeup.plan.recommend import plan_scenario
-    from sizeup.api import check_scenario_context
-    from sizeup.plan.scenario import load_scenario
-    from sizeup.plan.sheet import build_sheet
 
-    path = Path(args.scenario)
     args.format = args.format or ("json" if args.json else "text")
-    if path.suffix in (".yaml", ".yml"):
+    if Path(args.scenario).suffix in (".yaml", ".yml"):
         given = [f"--{k.replace('_', '-')}" for k in QUICK_FLAGS if getattr(args, k) not in (None, [])]
         if given:
             raise ConfigError(f"{shown_flag(args, given[0])}: a flag of the quick plan (sizeup plan MODEL …), not read "
                               f"with the scenario file {args.scenario!r}; set it in the file")
-        scenario = load_scenario(path)
-    else:
-        scenario = _quick_scenario(args)
     if args.format == "xlsx" and not args.out:
         raise ConfigError("--format xlsx writes a file: give --out SHEET.xlsx")
-    if args.electricity is not None and scenario.task not in ("chat", "api", "vision", "edge"):
-        raise ConfigError(f"--electricity {args.electricity:g}: buy vs rent is priced for serving and edge plans, not "
-                          f"for task {scenario.task!r}")
-    if args.electricity is not None:
-        from dataclasses import replace as _replace
-
-        scenario = _replace(scenario, budget=_replace(scenario.budget, electricity_usd_per_kwh=args.electricity))
-    check_scenario_context(scenario)
-    catalog = load_catalog(args.catalog)
-    devices = []
-    profile = load_calibration(args)
-    if profile is not None:
-        if not profile.catalog_id:
-            raise ConfigError(f"calibration {args.calibration!r} was measured on {profile.device.name}, which is not "
-                              "in the catalog: plan prices catalog devices (use estimate/train --device local)")
-        devices = [catalog.device(profile.catalog_id)]
-    with calibrated_scope(profile, devices) as notes:
-        result = plan_scenario(scenario, catalog)
-    if notes:
-        result = replace(result, assumptions=(*notes, *result.assumptions))
+    report = plan(args.scenario, plan_options(args))
+    result, sheet = report.result, report.sheet
     if args.deploy:
         from sizeup.report.deploy import write_deploy
 
         written = write_deploy(result, args.deploy) if result.meets else []
         print(f"wrote {', '.join(map(str, written))}" if written else
               "--deploy: no configuration meets the scenario, nothing written", file=sys.stderr)
-    sheet = build_sheet(result)
     charts = None
     if args.plots or args.format == "html":
         from sizeup.report.charts import plan_charts
@@ -147,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         sheet = replace(sheet, plots=paths)
         print(f"wrote {len(paths)} charts to {args.plots}" + (f" ({note})" if note else ""), file=sys.stderr)
     if args.format == "json":
-        emit_json(sheet.to_dict() | {"plan": result.to_dict()})
+        emit_json(replace(report, sheet=sheet).to_dict())
     elif args.format == "xlsx":
         from sizeup.report.xlsx import write_xlsx
 

@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         emit_json({
             "model": report.ledger.name, "mode": report.mode, "dtype": report.dtype,
             "total": total.to_dict(),
-            "devices": [r.to_dict(by, args.depth, ops=True) for r in results],
+            "devices": [calibrated_dict(r, by, args.depth) for r in results],
             "assumptions": list(report.assumptions) + [
                 "per op: time = max(compute, memory, launch overhead) on GPUs and accelerators (dispatch overlaps "
                 "execution), max(compute, memory) + overhead on CPUs",
@@ -67,6 +67,19 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         print(f"\nroofline chart written to {plot_note}")
     return 0
+
+
+def calibrated_dict(result, by: str, depth: int | None) -> dict:
+    """The device's roofline as JSON, its total time the calibrated range (price/ranges_table.traced) with what
+    backs it; the per-op times stay the efficiency table's."""
+    from sizeup.price.ranges_table import traced
+
+    data = result.to_dict(by, depth, ops=True)
+    span, backing = traced(result.total_s, result.runtime, result.device)
+    if result.compute_known:
+        data["time_s"] = span.to_dict()
+    data["backing"] = backing.to_dict()
+    return data
 
 
 def render_roofline(report, results, by: str, depth: int | None) -> str:
@@ -92,8 +105,10 @@ def render_roofline(report, results, by: str, depth: int | None) -> str:
     lines = [render_table(headers, rows, right=[False, True] + [True, False, True] * len(results),
                           title=f"{report.ledger.name}: {report.mode}, {report.dtype}")]
     lines.append("")
+    from sizeup.price.ranges_table import traced
+
     for r in results:
-        t = r.total_s
+        t, backing = traced(r.total_s, r.runtime, r.device)
         ridge = {p: v for p, v in (r.to_dict()["ridge_points"]).items() if v}
         ridge_text = ", ".join(f"{p} {v:,.0f}" for p, v in ridge.items())
         lines.append(f"{r.device.name}: {format_seconds(t.typical)} (range {format_seconds(t.low)} - "
@@ -102,6 +117,7 @@ def render_roofline(report, results, by: str, depth: int | None) -> str:
                      f"({format_seconds(r.efficiency.overhead_s.typical)} per kernel"
                      + (f", runtime {r.runtime}" if r.runtime else ", the device kind's generic launch cost")
                      + (f"; + {format_seconds(r.fixed_s.typical)} graph launch" if r.fixed_s.typical else "") + ")")
+        lines.append(f"  range: {backing.text}")
         lines.extend(f"  note: {n}" for n in r.notes)
     lines.append("assumption: per op, time = max(compute, memory, launch overhead) on GPUs and accelerators, "
                  "max(compute, memory) + overhead on CPUs; ops run one after another")

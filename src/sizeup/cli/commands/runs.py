@@ -62,45 +62,36 @@ def run(args: argparse.Namespace) -> int:
         from sizeup.cli.commands.runs_import import run_import
 
         return run_import(args)
-    from sizeup.cli.db import db_exists, open_reader
+    from sizeup import api
     from sizeup.cli.main import emit_json
-    from sizeup.store import describe_db
 
-    where = describe_db(args.db)
-    if args.verb == "list" and not db_exists(args.db):
+    if args.verb == "list":
+        listed = api.runs(db=args.db, limit=args.limit)
         if args.json:
-            emit_json({"db": where, "runs": []})
+            emit_json(listed.to_dict())
+        elif not listed.exists:
+            print(f"no runs yet ({listed.db} does not exist)")
+        elif not listed.runs:
+            print(f"no runs in {listed.db}")
         else:
-            print(f"no runs yet ({where} does not exist)")
-        return 0
-    with open_reader(args.db) as store:
-        if args.verb == "list":
-            runs = store.runs(limit=args.limit)
-            if args.json:
-                emit_json({"db": where, "runs": [r.to_dict() for r in runs]})
-                return 0
-            if not runs:
-                print(f"no runs in {where}")
-                return 0
             rows = [[r.id, _time(r.created), r.kind, r.target, r.device, r.provenance.host or "",
-                     r.effective_status, r.point_count] for r in runs]
+                     r.effective_status, r.point_count] for r in listed.runs]
             print(render_table(["id", "started (UTC)", "kind", "target", "device", "host", "status", "points"], rows,
                                right=[True, False, False, False, False, False, False, True]))
-            print(f"\n{len(runs)} runs in {where}")
+            print(f"\n{len(listed.runs)} runs in {listed.db}")
             _spool_note(args.db)
-            return 0
-        if args.verb == "show":
-            record = store.run(args.run_id)
-            if args.json:
-                emit_json(record.to_dict())
-                return 0
-            print(render_run(record))
-            return 0
-        if args.fmt == "mlflow":
-            from sizeup.cli.commands.runs_import import run_mlflow_export
+        return 0
+    if args.verb == "show":
+        record = api.run(args.run_id, db=args.db)
+        emit_json(record.to_dict()) if args.json else print(render_run(record))
+        return 0
+    if args.fmt == "mlflow":
+        from sizeup.cli.commands.runs_import import run_mlflow_export
+        from sizeup.cli.db import open_reader
 
+        with open_reader(args.db) as store:
             return run_mlflow_export(store, args)
-        text = store.export(args.run_ids, args.fmt)
+    text = api.export_runs(args.run_ids, args.fmt, db=args.db)
     if args.out:
         from pathlib import Path
 

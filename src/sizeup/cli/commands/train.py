@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from sizeup.cli.calibration import add_calibration_arguments
 from sizeup.cli.commands.hw import add_catalog_argument
@@ -20,9 +19,10 @@ _TRAINING_TOKENS = number_flag(above=0, maximum=MAX_TRAINING_TOKENS, unit="count
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="memory, step time, MFU and cost of training or fine-tuning a transformer",
                        description="MODEL is a preset, a Hugging Face id of a preset, or a config.json / model folder.")
-    p.add_argument("model", help="a preset, config.json or model folder; or FILE.py:FACTORY for a torch module "
-                                  "(traced, with --input / --input-spec)")
-    p.add_argument("--device", required=True, help="device name (see 'sizeup hw list'), or 'local' with --calibration")
+    p.add_argument("model", nargs="?", help="a preset, config.json or model folder; or FILE.py:FACTORY for a torch "
+                                             "module (traced, with --input / --input-spec); none with --from-run")
+    p.add_argument("--device", help="device name (see 'sizeup hw list'), or 'local' with --calibration (required "
+                                    "but with --from-run)")
     p.add_argument("--input", action="append", default=[], metavar="SHAPE",
                    help="torch module: float input shape like 8x3x224x224 (the batch is the micro-batch)")
     p.add_argument("--input-spec", action="append", default=[], metavar="SPEC",
@@ -121,6 +121,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_calibration_arguments(p)
     add_catalog_argument(p)
+    from sizeup.cli.commands.train_job import add_job_arguments
+
+    add_job_arguments(p)
     exclusive(p, "--method", "--compare", "--compare prices each method it lists; give one")
     exclusive(p, "--tokens", "--epochs", "--tokens is the run's length; --epochs × --dataset-tokens is another")
     exclusive(p, "--tokens", "--dataset-tokens", "--tokens is the run's length; --epochs × --dataset-tokens is "
@@ -128,113 +131,55 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def config_from_args(args: argparse.Namespace, method: str):
-    from sizeup.errors import ConfigError
-    from sizeup.workload.finetune import FinetuneSpec
-    from sizeup.workload.frameworks import resolve_settings
-    from sizeup.workload.parallel import ParallelConfig
-    from sizeup.workload.training import TrainingConfig, with_settings
+def train_options(args: argparse.Namespace):
+    """The flags as `sizeup.api.TrainOptions`."""
+    from sizeup.api import TrainOptions
 
-    for name in ("tokens", "epochs", "dataset_tokens"):
-        value = getattr(args, name)
-        if value is not None and value <= 0:
-            raise ConfigError(f"--{name.replace('_', '-')} {value:g}: expected a positive number")
-    targets = tuple(t.strip() for t in args.targets.replace("+", ",").split(",") if t.strip())
-    fw = resolve_settings(args.framework, args.seq, kernels=args.kernels, loss_chunks=args.loss_chunks,
-                          lora_dropout=args.lora_dropout, fused_qkv=args.fused_qkv,
-                          double_quant=False if args.no_double_quant else None, attention=args.attention,
-                          loss=args.loss, recompute=args.recompute, optimizer=args.optimizer, packing=args.packing,
-                          adapter_dtype=args.adapter_dtype, grads_freed=False if args.grads_kept else None,
-                          kbit_fp32_params=False if args.no_kbit_upcast else None,
-                          adapter_kernels="fused" if args.fused_lora else None)
-    return with_settings(TrainingConfig(
-        finetune=FinetuneSpec(method=method, rank=args.rank, targets=targets, trainable_layers=args.trainable_layers),
-        optimizer=args.optimizer or "adamw", precision=args.precision, recompute=args.recompute or "none",
-        mean_seq=args.mean_seq, padded_seq=args.padded_seq,
-        parallel=ParallelConfig(gpus=args.gpus, nodes=args.nodes or 1, tp=args.tp, pp=args.pp, vp=args.vp, ep=args.ep,
-                                zero=args.zero, sequence_parallel=not args.no_sequence_parallel,
-                                tp_overlap=args.tp_overlap),
-        seq=args.seq, source_seq=args.source_seq, ssm_scan=args.ssm_scan, micro_batch=args.micro_batch,
-        global_batch=args.global_batch, tokens=None if args.tokens is None else int(args.tokens), epochs=args.epochs,
-        dataset_tokens=None if args.dataset_tokens is None else int(args.dataset_tokens),
-        flash_attention=not args.no_flash, offer=args.offer, network_gbit_per_s=args.network_gbps),
-        fw, args.framework)
+    return TrainOptions(
+        device=args.device, method=args.method or "full", rank=args.rank,
+        targets=tuple(t.strip() for t in args.targets.replace("+", ",").split(",") if t.strip()),
+        trainable_layers=args.trainable_layers, framework=args.framework, attention=args.attention,
+        kernels=args.kernels, loss=args.loss, adapter_dtype=args.adapter_dtype, grads_kept=args.grads_kept,
+        fused_lora=args.fused_lora, kbit_upcast=False if args.no_kbit_upcast else None, lora_dropout=args.lora_dropout,
+        double_quant=False if args.no_double_quant else None, fused_qkv=args.fused_qkv, optimizer=args.optimizer,
+        precision=args.precision, recompute=args.recompute, loss_chunks=args.loss_chunks, flash=not args.no_flash,
+        gpus=args.gpus, nodes=args.nodes, tp=args.tp, pp=args.pp, vp=args.vp, tp_overlap=args.tp_overlap, ep=args.ep,
+        zero=args.zero, sequence_parallel=not args.no_sequence_parallel, seq=args.seq, mean_seq=args.mean_seq,
+        packing=args.packing, padded_seq=args.padded_seq, source_seq=args.source_seq,
+        ssm_scan=args.ssm_scan, micro_batch=args.micro_batch, global_batch=args.global_batch, tokens=args.tokens,
+        epochs=args.epochs, dataset_tokens=args.dataset_tokens, offer=args.offer, network_gbps=args.network_gbps,
+        inputs=tuple(args.input), input_specs=tuple(args.input_spec), dtype=args.dtype,
+        calibration=args.calibration, db=args.db, catalog=tuple(args.catalog))
 
 
 def run(args: argparse.Namespace) -> int:
-    from sizeup.hardware.catalog import load_catalog
+    from sizeup.cli.commands.train_job import run_job, wants_job
 
-    from sizeup.cli.calibration import calibrated_scope, load_calibration, resolve_device
-
-    args.method = args.method or "full"
-    catalog = load_catalog(args.catalog)
-    profile = load_calibration(args, "train")
-    device = resolve_device(args, catalog, profile)
-    if args.offer:  # the GPUs as the offer installs them: its stated link, else PCIe
-        from sizeup.plan.topology import device_in_offer
-
-        device = device_in_offer(catalog, device, args.offer)[0]
-    with calibrated_scope(profile, [device]) as notes:
-        return _run(args, catalog, device, notes)
-
-
-def _run(args: argparse.Namespace, catalog, device, notes: list[str]) -> int:
-    from sizeup.cli.main import emit_json
-    from sizeup.ingest.hf_config import load_model
-    from sizeup.workload.training import estimate_training
-
-    if notes and not args.json:
-        for note in notes:
-            print(f"calibration: {note}", file=sys.stderr)
-    if args.input or args.input_spec:
-        return run_traced(args, device)
-    arch = load_model(args.model)
-    offers = catalog.offers_for()
-    if args.compare:
+    if wants_job(args):
+        return run_job(args)
+    if not args.model or not args.device:
         from sizeup.errors import ConfigError
 
-        methods = [m.strip() for m in args.compare.split(",") if m.strip()]
-        bad = [m for m in methods if m not in ("full", "lora", "qlora", "freeze", "dora")]
-        if bad or not methods:
-            raise ConfigError(f"--compare {args.compare!r}: expected methods from full, lora, qlora, freeze, dora")
-        # one micro-batch for all methods (the given one, else 1), so memory compares like for like
-        if args.micro_batch is None:
-            args.micro_batch = 1
-        rows = [compare_row(arch, device, config_from_args(args, m), offers) for m in methods]
-        from sizeup.plan.train_fit import quote_methods
+        raise ConfigError("sizeup train needs MODEL and --device NAME (or --from-run RUN)")
+    from sizeup.api import train, train_methods
+    from sizeup.cli.main import emit_json
 
-        cfgs = {m: config_from_args(args, m) for m in methods}
-        for row, quote in zip(rows, quote_methods(arch, device, cfgs, offers)):  # each at the GPUs it needs
-            e = quote.estimate
-            row |= {"gpus": quote.gpus, "placement": quote.placement,
-                    "tokens_per_s": None if e is None else e.tokens_per_s.to_dict(),
-                    "time_to_train_s": None if e is None or e.time_to_train_s is None else e.time_to_train_s.to_dict(),
-                    "cost_usd": None if e is None or e.cost_usd is None else
-                    {k: v.to_dict() for k, v in e.cost_usd.items()}}
-        if args.json:
-            emit_json({"model": arch.name, "device": device.id, "methods": rows})
-        else:
-            print(render_compare(arch, device, rows))
+    options = train_options(args)
+    if args.compare:
+        result = train_methods(args.model, args.compare.split(","), options)
+        emit_json(result.to_dict()) if args.json else print(render_compare(result))
         return 0
-    from dataclasses import replace
-
-    from sizeup.plan.train_fit import placed_config, what_would_fit
-
-    cfg = config_from_args(args, args.method)
-    device, cfg, priced_on, placement = placed_config(device, cfg, offers, nodes_given=args.nodes is not None)
-    estimate = estimate_training(arch, device, cfg, priced_on)
-    notes = [*notes, *([placement] if placement else [])]
-    if notes:
-        estimate = replace(estimate, assumptions=(*notes, *estimate.assumptions))
-    fits = estimate.memory.fits and estimate.max_micro_batch >= 1
-    would_fit = [] if fits else what_would_fit(arch, device, cfg, offers)
+    result = train(args.model, options)
+    traced = bool(args.input or args.input_spec)
     if args.json:
-        emit_json(estimate.to_dict() | ({} if fits else {"would_fit": [w.to_dict() for w in would_fit]}))
+        emit_json(result.to_dict())
+    elif traced:
+        print(render_traced(result, args.optimizer or "adamw", args.dtype))
     else:
-        print(render_training(estimate))
-        if not fits:
-            print(render_would_fit(would_fit))
-    return 0 if fits else NOT_FIT_EXIT
+        print(render_training(result))
+        if not result.fits:
+            print(render_would_fit(result.would_fit))
+    return 0 if traced or result.fits else NOT_FIT_EXIT
 
 
 NOT_FIT_EXIT = 2
@@ -251,47 +196,8 @@ def render_would_fit(suggestions) -> str:
     return "\n".join(lines)
 
 
-def smallest_gpu_count(arch, device, cfg, offers) -> int | None:
-    """The fewest GPUs (1, 2, 4, 8, then whole 8-GPU nodes, up to 1024) at which micro-batch 1 fits,
-    sharding with ZeRO-3 once more than one GPU is used."""
-    from dataclasses import replace
-
-    from sizeup.errors import ConfigError
-    from sizeup.workload.training import training_memory, with_attention
-
-    cfg = with_attention(cfg, device)[0]
-    counts = [1, 2, 4, 8] + [8 * k for k in (2, 4, 8, 16, 32, 64, 128)]
-    for n in counts:
-        nodes = max(1, n // 8)
-        try:
-            par = replace(cfg.parallel, gpus=n, nodes=nodes, zero=3 if n > 1 else cfg.parallel.zero,
-                          tp=1, pp=1, ep=1)
-        except ConfigError:
-            continue
-        if training_memory(arch, device, replace(cfg, parallel=par, micro_batch=1), 1).fits:
-            return n
-    return None
-
-
-def compare_row(arch, device, cfg, offers) -> dict:
-    from sizeup.workload.training import estimate_training
-
-    e = estimate_training(arch, device, cfg, offers)
-    return {
-        "method": cfg.finetune.method.value,
-        "micro_batch": e.micro_batch,
-        "trainable_params": e.trainable_params,
-        "memory_per_gpu_bytes": e.memory.total_bytes,
-        "fits": e.memory.fits,
-        "smallest_gpu_count": smallest_gpu_count(arch, device, cfg, offers),
-        "step_s": e.step_s.to_dict(),
-        "tokens_per_s": e.tokens_per_s.to_dict(),
-        "time_to_train_s": None if e.time_to_train_s is None else e.time_to_train_s.to_dict(),
-        "cost_usd": None if e.cost_usd is None else {k: v.to_dict() for k, v in e.cost_usd.items()},
-    }
-
-
-def render_compare(arch, device, rows) -> str:
+def render_compare(result) -> str:
+    rows = [r.to_dict() for r in result.rows]
     table = []
     for r in rows:
         cost = r["cost_usd"]["on_demand"]["typical"] if r["cost_usd"] else None
@@ -302,8 +208,9 @@ def render_compare(arch, device, rows) -> str:
                       "" if time is None else format_seconds(time), "" if cost is None else f"${cost:,.0f}"])
     return render_table(["method", "trainable", "memory/GPU", "fits", "min GPUs", "quoted on", "tokens/s", "time",
                          "cost"], table,
-                        title=f"{arch.name} on {device.name}, micro-batch {rows[0]['micro_batch']} per GPU; each method "
-                              "quoted on the GPUs it needs (ZeRO-3 past one GPU)")
+                        title=f"{result.model} on {result.device.name}, micro-batch {rows[0]['micro_batch']} per GPU; "
+                              "each method quoted on the GPUs it needs (ZeRO-3 past one GPU)"
+                        ) + "".join(f"\nassumption: {note}" for note in result.assumptions)
 
 
 def render_training(e) -> str:
@@ -315,7 +222,9 @@ def render_training(e) -> str:
              f"{e.grad_accumulation}, global batch {e.global_batch}", ""]
     rows = [["weights", format_bytes(m.weights_bytes)], ["gradients", format_bytes(m.gradients_bytes)],
             ["optimizer state", format_bytes(m.optimizer_bytes)], ["activations", format_bytes(m.activations_bytes)],
-            ["overhead", format_bytes(m.overhead_bytes)], ["total", format_bytes(m.total_bytes)],
+            ["overhead", format_bytes(m.overhead_bytes)],
+            ["total", f"{format_bytes(m.total_bytes)} ({format_bytes(int(m.total_range.low))} - "
+                      f"{format_bytes(int(m.total_range.high))})"],
             ["usable", format_bytes(m.usable_bytes.typical)]]
     lines.append(render_table(["memory per GPU", ""], rows, right=[False, True]))
     lines.append(f"\n{'FITS' if m.fits else 'DOES NOT FIT'}; largest micro-batch that fits: {e.max_micro_batch}")
@@ -332,30 +241,15 @@ def render_training(e) -> str:
         if e.cost_usd:
             lines.append("cost: " + ", ".join(f"{k} ${v.typical:,.0f} (${v.low:,.0f} - ${v.high:,.0f})"
                                               for k, v in e.cost_usd.items()))
+    lines += [f"range of {figure}: {b.text}" for figure, b in e.backing.items()]
     for note in e.assumptions:
         lines.append(f"assumption: {note}")
     return "\n".join(lines)
 
 
-def run_traced(args: argparse.Namespace, device) -> int:
-    """A torch module: trace one training step (forward, backward, optimizer) and price it."""
-    from sizeup.api import count_flops, parse_input_specs
-    from sizeup.cli.main import emit_json
-    from sizeup.errors import ConfigError
-    from sizeup.workload.training import estimate_traced_training
-
-    args.optimizer = args.optimizer or "adamw"
-    if args.optimizer not in ("adamw", "adam", "sgd"):
-        raise ConfigError(f"--optimizer {args.optimizer!r}: a traced step supports adamw, adam or sgd")
-    if args.method != "full" or args.compare:
-        raise ConfigError("a traced torch module trains all its parameters: use --method full without --compare")
-    inputs = parse_input_specs(args.input, args.input_spec)
-    report = count_flops(args.model, inputs, dtype=args.dtype, mode="train", optimizer=args.optimizer)
-    estimate = estimate_traced_training(report.ledger, device, samples_per_step=inputs[0].shape[0])
-    if args.json:
-        emit_json(estimate.to_dict())
-        return 0
-    lines = [f"{estimate.name}: one training step ({args.optimizer}, {args.dtype}) on {device.name}"]
+def render_traced(estimate, optimizer: str, dtype: str) -> str:
+    """A traced torch module's training step."""
+    lines = [f"{estimate.name}: one training step ({optimizer}, {dtype}) on {estimate.device.name}"]
     rows = [[k, format_bytes(v)] for k, v in estimate.memory_by_category.items()]
     rows += [["peak", format_bytes(estimate.memory_peak_bytes)], ["usable", format_bytes(estimate.usable_bytes.typical)]]
     lines.append(render_table(["memory at the peak (traced)", ""], rows, right=[False, True]))
@@ -365,5 +259,4 @@ def run_traced(args: argparse.Namespace, device) -> int:
                  f"{estimate.samples_per_step / s.typical:,.1f} samples/s")
     lines.append("by phase: " + ", ".join(f"{k} {format_seconds(v)}" for k, v in estimate.by_phase_s.items()))
     lines.extend(f"assumption: {a}" for a in estimate.assumptions)
-    print("\n".join(lines))
-    return 0
+    return "\n".join(lines)

@@ -11,14 +11,17 @@ from sizeup.units import number_flag
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "watch", help="watch a process's memory over time and say whether it leaks",
+        "watch", help="watch a process's memory (does it leak?) or, with --util, why it is slow",
         description="Sample the RSS (and optionally GPU memory) of a running process, or of a command started "
-                    "after --, and fit a robust trend over the minima of its sawtooth.",
+                    "after --, and fit a robust trend over the minima of its sawtooth. With --util: sample GPU "
+                    "utilisation, clocks, power, temperature and throttle reasons, CPU per core, disk and network "
+                    "and the job's step times, and say what limits it (GPU-bound, input-bound, throttled, "
+                    "memory-bound, idle gaps) with the evidence.",
         usage="%(prog)s (--pid PID | -- COMMAND ...) [--interval 10s] [--duration 2h] [options]")
     p.add_argument("--pid", type=number_flag(integer=True, minimum=1, maximum=2**31), metavar="PID",
                    help="the running process to watch")
-    p.add_argument("--interval", type=DURATION_S, default="10s", metavar="DURATION",
-                   help="time between samples (default 10s)")
+    p.add_argument("--interval", type=DURATION_S, metavar="DURATION",
+                   help="time between samples (default 10s; 1s with --util)")
     p.add_argument("--duration", type=DURATION_S, default="1h", metavar="DURATION",
                    help="how long to watch at most; the watch also ends when the process exits (default 1h)")
     p.add_argument("--gpu", action="store_true", help="also sample the process's GPU memory via NVML (nvidia-ml-py)")
@@ -30,6 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND ...",
                    help="a command to start, watch, and terminate at the end")
+    from sizeup.cli.commands.watch_util import add_util_arguments
+
+    add_util_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -43,9 +49,13 @@ def run(args: argparse.Namespace) -> int:
     command = list(args.command)
     if command and command[0] == "--":
         command = command[1:]
+    if args.util or args.replay:
+        from sizeup.cli.commands.watch_util import run_util
+
+        return run_util(args, command)
     if (args.pid is None) == (not command):
         raise ConfigError("give --pid PID or -- COMMAND ..., not both and not neither")
-    interval_s, duration_s = args.interval, args.duration
+    interval_s, duration_s = args.interval or 10.0, args.duration
     if args.plot:
         check_plot_path(args.plot)  # an unwritable plot is refused before the watch, not after it
     if args.pid is not None:

@@ -4,13 +4,14 @@ throughput, MFU, time to train and cost, with the assumptions behind them."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sizeup.hardware.schema import DeviceSpec, Offer
 from sizeup.ingest.hf_config import ModelArch
 from sizeup.engines.profile import engine_profile
 from sizeup.price.memory import max_fitting
+from sizeup.price.ranges_table import Backing, backing, calibrated_time, peak_derived, training_key
 from sizeup.ranges import Range
 from sizeup.workload.finetune import Method, trainable_parameters
 from sizeup.workload.frameworks import KERNELS
@@ -50,6 +51,8 @@ class TrainingEstimate:
     offer: Offer | None
     breakdown_s: dict[str, float]
     assumptions: tuple[str, ...]
+    backing: dict[str, Any] = field(default_factory=dict)
+    """What backs each figure's range (price/ranges_table.Backing): 'step' (time, tokens/s, MFU), 'memory'."""
 
     def to_dict(self) -> dict[str, Any]:
         cfg, par = self.config, self.config.parallel
@@ -82,6 +85,7 @@ class TrainingEstimate:
             "cost_usd": None if self.cost_usd is None else {k: v.to_dict() for k, v in self.cost_usd.items()},
             "offer": None if self.offer is None else {"id": self.offer.id, "price_date": self.offer.price_date},
             "assumptions": list(self.assumptions),
+            "backing": {k: b.to_dict() for k, b in self.backing.items()},
         }
 
 
@@ -132,6 +136,10 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
     lengths = sequence_lengths(cfg.seq, micro, mean_seq=cfg.mean_seq, packing=cfg.packing, padded_seq=cfg.padded_seq)
     timed = replace(cfg, seq=max(1, round(lengths.processed)))  # time at the length the step computes
     time = step_time(arch, device, timed, micro, accumulation, memory, trainable, offer)
+    backing = training_backing(arch, device, cfg)
+    step = calibrated_time(time.step_s.typical, backing["step"])  # no faster than the tables' best case
+    time = replace(time, step_s=Range(max(step.low, time.step_s.low), step.typical, step.high))
+    memory = replace(memory, range_ratios=(backing["memory"].low_ratio, backing["memory"].high_ratio))
     assumptions += [n for n in (lengths.note, loss_note(arch, cfg, micro)) if n] + list(time.notes)
     tokens_per_step = round(global_batch * lengths.real)
     processed_per_s = time.step_s.inverse(global_batch * lengths.processed)
@@ -146,7 +154,19 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
                             global_batch=global_batch, memory=memory, max_micro_batch=max_mb,
                             trainable_params=trainable.trainable_params, step_s=time.step_s, tokens_per_s=tokens_per_s,
                             mfu=mfu, hfu=hfu, time_to_train_s=time_to_train, cost_usd=cost, offer=offer,
-                            breakdown_s=dict(time.breakdown_s), assumptions=tuple(dict.fromkeys(assumptions)))
+                            breakdown_s=dict(time.breakdown_s), assumptions=tuple(dict.fromkeys(assumptions)),
+                            backing=backing)
+
+
+def training_backing(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig) -> dict[str, Backing]:
+    """The calibrated ranges of a training run's step (time, tokens/s, MFU) and memory: its framework profile and
+    method, on its device class (price/ranges_table.py)."""
+    from sizeup.hardware.segments import segment_of
+
+    key, cls = training_key(cfg.framework, cfg.finetune.method.value), segment_of(device)
+    return {figure: backing(kind, engine=key, device_class=cls, model_type=arch.model_type,
+                            derived_peak=peak_derived(device))
+            for figure, kind in (("step", "training_step"), ("memory", "training_memory"))}
 
 
 def _run_notes(cfg: TrainingConfig, time: StepTime) -> list[str]:

@@ -45,6 +45,9 @@ class TrainingMemory:
     created as the backward frees the activations, so the peak holds the larger of the two, not both."""
     context_bytes: Range = Range.exact(0.0)
     """The CUDA context outside the allocator (data/training/cuda_context.yaml): nvidia-smi counts it, torch does not."""
+    range_ratios: tuple[float, float] | None = None
+    """(low, high) ratios of the calibrated range (price/ranges_table.py) around the total, the allocated peak and
+    the process memory; None: the allocator reserve's own low and high."""
     step_temp_bytes: int = 0
     """Temporaries of the optimizer step beside the gradients (torch's foreach AdamW: one fp32 tensor list the size
     of the trainable parameters, torch/optim/adamw.py _multi_tensor_adamw: torch._foreach_sqrt(exp_avg_sqs))."""
@@ -64,6 +67,10 @@ class TrainingMemory:
     def total_range(self) -> Range:
         """The total with the allocator reserve's low and high in place of its typical value: what
         torch.cuda.max_memory_reserved may report."""
+        if self.range_ratios is not None:  # never below the model states it counts
+            states = min(float(self.weights_bytes + self.gradients_bytes + self.optimizer_bytes), self.total_bytes)
+            return Range(max(self.total_bytes * self.range_ratios[0], states), float(self.total_bytes),
+                         self.total_bytes * self.range_ratios[1])
         allocated = self.total_bytes - self.reserve_bytes.typical
         return Range(allocated + self.reserve_bytes.low, float(self.total_bytes), allocated + self.reserve_bytes.high)
 
@@ -79,6 +86,11 @@ class TrainingMemory:
         return int(self.total_bytes - self.reserve_bytes.typical)
 
     @property
+    def allocated_range(self) -> Range:
+        low, high = self.range_ratios or (1.0, 1.0)
+        return Range(self.allocated_bytes * low, float(self.allocated_bytes), self.allocated_bytes * high)
+
+    @property
     def fits(self) -> bool:
         return self.total_bytes <= self.usable_bytes.typical
 
@@ -87,6 +99,7 @@ class TrainingMemory:
                 "optimizer_bytes": self.optimizer_bytes, "activations_bytes": self.activations_bytes,
                 "overhead_bytes": self.overhead_bytes, "total_bytes": self.total_bytes,
                 "total_range_bytes": self.total_range.to_dict(), "allocated_bytes": self.allocated_bytes,
+                "allocated_range_bytes": self.allocated_range.to_dict(),
                 "allocator_reserve_bytes": self.reserve_bytes.to_dict(), "gradients_coexist": self.gradients_coexist,
                 "process_bytes": self.process_range.to_dict(),
                 "optimizer_step_temp_bytes": self.step_temp_bytes, "usable_bytes": self.usable_bytes.typical}

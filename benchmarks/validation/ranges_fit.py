@@ -1,0 +1,253 @@
+"""The calibrated range table (src/sizeup/data/efficiency/ranges.yaml) from out-of-sample results.
+
+Per row the ratio measured / predicted (a time's inverse, so that every ratio reads like a rate's), of its
+leave-one-source-out prediction. Per cell (kind, engine, device class), per engine (every class) and per kind (every
+engine): the order statistics of the ratios that hold `coverage` of them with a finite-sample correction (the
+ceil((n+1) q)-th of n), so a small cell takes its extremes; low is at most 1 and high at least 1 (a range holds its
+typical value). The widening factors are calibrated the same way: the smallest factor (on the log-ratios) at which
+the pool left without a whole device class (engine, architecture, devices with derived peaks) covers that group's
+rows at TARGET (80%, issue 29's target on hidden rows); an engine no row backs is widened at least ENGINE_FLOOR.
+Kinds no row backs take a stated default (DEFAULT_RULES)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable
+from datetime import date
+
+from .runner import COUNTED_KINDS, metric_of
+from .summary import Result
+
+ANY = "*"
+COVERAGE = 0.9
+"""Nominal share of out-of-sample rows inside a cell's range (the target on hidden rows is 80%: the margin is for
+sources unlike any seen)."""
+MIN_ROWS = 15
+"""Rows a cell needs to take its own quantiles; fewer: the engine's pool on every device class, widened."""
+MIN_KIND_ROWS = 8
+"""Rows a kind needs for its pool of every engine; fewer: the table's default for the kind."""
+FACTORS = [round(1 + 0.05 * i, 2) for i in range(0, 61)]
+"""Widening factors tried, 1.0 to 4.0."""
+TARGET = 0.8
+"""The share of hidden rows a range must hold (issue 29): widening factors restore it on groups left out."""
+MIN_HELD_OUT = 10
+"""Held-out rows a widening factor needs to be calibrated; fewer: FALLBACK_FACTOR, stated."""
+FALLBACK_FACTOR = 1.5
+RELEASE_FACTOR = 1.25
+"""An engine release no row ran (the rows naming none count as the current release): a stated judgment, as the rows
+naming releases are too few to calibrate it."""
+ENGINE_FLOOR = 1.5
+"""The least widening of a figure whose engine no row backs: an engine never measured (a new one: mlx, sglang,
+exllamav2, ...) may differ from the measured ones more than they differ from each other (a stated judgment)."""
+DEFAULT_RULES = {
+    "latency_percentile": (("prefill", "decode"), 1.5, "no published row checks latency percentiles under load: the "
+                           "out-of-sample ratios of the prefill and decode rows together, widened by 1.5 for the "
+                           "queueing model (not validated; a stated judgment)"),
+    "memory": (("training_memory",), 1.0, "no published row measures an inference engine's total memory: the "
+               "out-of-sample ratios of the training and fine-tuning memory rows (the measured totals: allocator "
+               "reserve, fragmentation, CUDA context)"),
+    ANY: (("decode", "prefill", "serving_throughput", "training_step", "traced_model"), None,
+          "a kind no row backs: the out-of-sample ratios of every speed row, widened by the engine factor"),
+}
+
+
+def usable(results: Iterable[Result]) -> list[Result]:
+    """Rows that calibrate a range: priced, not a count or a component, not on off-catalog hardware, and not a tuned
+    row whose leave-one-source-out fell back to a table without its own entry (loso.fell_back: that prices a table
+    users do not get; those rows are reported apart in docs/ACCURACY.md)."""
+    return [r for r in results if r.predicted is not None and r.context.kind not in COUNTED_KINDS
+            and not r.row.get("off_catalog") and r.predicted.typical > 0 and not r.fallback]
+
+
+def ratio(r: Result) -> float:
+    """measured / predicted in a rate's sense (for a time, predicted / measured)."""
+    q = r.row.value / r.predicted.typical
+    return 1 / q if metric_of(r.row).time else q
+
+
+def quantiles(ratios: list[float], coverage: float = COVERAGE) -> tuple[float, float]:
+    xs = sorted(ratios)
+    n = len(xs)
+    tail = (1 - coverage) / 2
+    lo = max(1, math.floor((n + 1) * tail))
+    hi = min(n, math.ceil((n + 1) * (1 - tail)))
+    return min(xs[lo - 1], 1.0), max(xs[hi - 1], 1.0)
+
+
+def _cell(members: list[Result], coverage: float) -> dict:
+    low, high = quantiles([ratio(r) for r in members], coverage)
+    types: dict[str, int] = {}
+    releases: dict[str, int] = {}
+    for r in members:
+        types[r.context.model_type] = types.get(r.context.model_type, 0) + 1
+        releases[r.context.release] = releases.get(r.context.release, 0) + 1
+    return {"rows": len(members), "sources": len({r.row.source for r in members}), "low": round(low, 4),
+            "high": round(high, 4), "model_types": dict(sorted(types.items())), "releases": dict(sorted(releases.items()))}
+
+
+def cells(results: list[Result], coverage: float = COVERAGE) -> dict:
+    out: dict = {}
+    groups: dict[tuple[str, str, str], list[Result]] = {}
+    for r in usable(results):
+        k, e, c = r.context.kind, r.context.engine, r.context.device_class
+        for key in ((k, e, c), (k, e, ANY), (k, ANY, ANY)):
+            groups.setdefault(key, []).append(r)
+    for (k, e, c), members in sorted(groups.items()):
+        out.setdefault(k, {}).setdefault(e, {})[c] = _cell(members, coverage)
+    return out
+
+
+def _calibrate(pairs: list[tuple[list[Result], list[Result]]], coverage: float) -> tuple[float, int, float]:
+    """(factor, held-out rows, coverage at factor 1) over (pool, held-out) pairs: the smallest factor at which the
+    pools' `coverage` ranges hold TARGET of the held-out rows."""
+    held = sum(len(h) for _, h in pairs)
+    if held < MIN_HELD_OUT:
+        return FALLBACK_FACTOR, held, float("nan")
+    prepared = [(*(math.log(q) for q in quantiles([ratio(r) for r in p], coverage)), [ratio(r) for r in h])
+                for p, h in pairs]
+
+    def covered(f: float) -> int:
+        return sum(math.exp(lo * f) * (1 - 1e-9) <= q <= math.exp(hi * f) * (1 + 1e-9)
+                   for lo, hi, qs in prepared for q in qs)
+
+    base = covered(1.0) / held
+    for f in FACTORS:
+        if covered(f) >= TARGET * held:
+            return f, held, base
+    return FACTORS[-1], held, base
+
+
+def _split(results: list[Result], outer, inner) -> list[tuple[list[Result], list[Result]]]:
+    """Per outer group, per inner group in it: (the outer group without the inner one, the inner one)."""
+    pairs = []
+    outer_groups: dict = {}
+    for r in results:
+        outer_groups.setdefault(outer(r), []).append(r)
+    for members in outer_groups.values():
+        inner_groups: dict = {}
+        for r in members:
+            inner_groups.setdefault(inner(r), []).append(r)
+        if len(inner_groups) < 2:
+            continue
+        for key, held in inner_groups.items():
+            pool = [r for r in members if inner(r) != key]
+            if len(pool) >= MIN_ROWS:
+                pairs.append((pool, held))
+    return pairs
+
+
+def widening(results: list[Result], coverage: float = COVERAGE) -> dict:
+    rs = usable(results)
+    kind, engine = (lambda r: r.context.kind), (lambda r: (r.context.kind, r.context.engine))
+    cell = lambda r: (r.context.kind, r.context.engine, r.context.device_class)  # noqa: E731
+    specs = {
+        "device_class": (_split(rs, engine, lambda r: r.context.device_class),
+                         "an engine's rows on the other device classes cover a class left out"),
+        "engine": (_split(rs, kind, lambda r: r.context.engine),
+                   "every other engine's rows cover an engine left out"),
+        "architecture": (_split(rs, cell, lambda r: r.context.model_type),
+                         "a cell's rows on other architectures cover an architecture left out"),
+        "derived_peak": (_split([r for r in rs if r.context.kind in ("prefill", "training_step", "traced_model")],
+                                engine, lambda r: r.context.derived_peak),
+                         "rows on devices with published peaks cover those on derived peaks (and back)"),
+    }
+    out = {}
+    for name, (pairs, how) in specs.items():
+        factor, held, base = _calibrate(pairs, coverage)
+        basis = (f"calibrated: the smallest factor at which {how} at {TARGET:.0%} ({held} held-out rows; "
+                 f"{base:.0%} inside without widening)" if held >= MIN_HELD_OUT else
+                 f"stated: only {held} held-out rows to calibrate on, the factor {FALLBACK_FACTOR} is a judgment")
+        if name == "engine" and factor < ENGINE_FLOOR:
+            basis += (f"; raised to {ENGINE_FLOOR} (stated floor: an engine never measured may differ from the "
+                      "measured ones more than they differ from each other)")
+            factor = ENGINE_FLOOR
+        out[name] = {"factor": factor, "basis": basis}
+    out["release"] = {"factor": RELEASE_FACTOR, "basis": "stated: an engine release no row of the pool ran (a row "
+                      "naming none counts as the current release); too few rows name releases to calibrate it"}
+    return out
+
+
+NO_ROW = (0.5, 2.0)
+"""The default of a table built from no row of any rate kind (a subset of the rows): half to twice the typical."""
+
+
+def defaults(results: list[Result], factors: dict, coverage: float = COVERAGE) -> dict:
+    out = {}
+    rs = usable(results)
+    for kind, (kinds, extra, basis) in DEFAULT_RULES.items():
+        ratios = [ratio(r) for r in rs if r.context.kind in kinds]
+        low, high = quantiles(ratios, coverage) if len(ratios) >= MIN_KIND_ROWS else NO_ROW
+        f = float(factors["engine"]["factor"]) if extra is None else extra
+        out[kind] = {"low": round(math.exp(math.log(low) * f), 4), "high": round(math.exp(math.log(high) * f), 4),
+                     "basis": basis}
+    return out
+
+
+def build(results: list[Result], *, command: str, commit: str, coverage: float = COVERAGE) -> dict:
+    table_cells = cells(results, coverage)
+    factors = widening(results, coverage)
+    rs = usable(results)
+    return {
+        "generated": date.today().isoformat(),
+        "command": command,
+        "rows_commit": commit,
+        "rows": len(rs),
+        "source": "out-of-sample (leave-one-source-out) errors of the published rows of tests/validation/*.yaml, "
+                  "each the sizeup command line of its source's conditions (benchmarks/validation/)",
+        "retrieved": date.today().isoformat(),
+        "coverage": coverage,
+        "min_rows": MIN_ROWS,
+        "min_kind_rows": MIN_KIND_ROWS,
+        "method": __doc__.strip().replace("\n", " "),
+        "widening": factors,
+        "defaults": defaults(results, factors, coverage),
+        "cells": table_cells,
+    }
+
+
+def width(low: float, high: float) -> float:
+    return high / low
+
+
+def _judge(pairs: Iterable[tuple[Result, dict]]) -> dict[str, tuple[Result, bool, float]]:
+    """Per row id: (the result, inside the range its table gives it, that range's width high / low)."""
+    from sizeup.price.ranges_table import lookup
+
+    out = {}
+    for r, table in pairs:
+        c = r.context
+        b = lookup(table, c.kind, engine=c.engine, device_class=c.device_class, model_type=c.model_type,
+                   derived_peak=c.derived_peak, release=c.release)
+        out[r.row.id] = (r, b.low_ratio * (1 - 1e-9) <= ratio(r) <= b.high_ratio * (1 + 1e-9),
+                         width(b.low_ratio, b.high_ratio))
+    return out
+
+
+def per_kind(judged: dict[str, tuple[Result, bool, float]]) -> dict[str, dict]:
+    out: dict[str, list] = {}
+    for r, inside, w in judged.values():
+        out.setdefault(r.context.kind, []).append((inside, w))
+    return {k: {"rows": len(v), "inside": sum(i for i, _ in v) / len(v),
+                "median_width": statistics.median(w for _, w in v)} for k, v in sorted(out.items())}
+
+
+def coverage_and_width(results: list[Result], table: dict) -> dict[str, dict]:
+    """Per kind: the share of rows inside the range `table` gives them, and the median width (high / low)."""
+    return per_kind(_judge((r, table) for r in usable(results)))
+
+
+def loso_judged(results: list[Result], coverage: float = COVERAGE) -> dict[str, tuple[Result, bool, float]]:
+    """Each usable row judged by a table built without its own source (its cells, factors and defaults): the nearest
+    this data comes to rows never seen."""
+    rs = usable(results)
+    pairs = []
+    for source in sorted({r.row.source for r in rs}):
+        table = build([r for r in rs if r.row.source != source], command="", commit="", coverage=coverage)
+        pairs += [(r, table) for r in rs if r.row.source == source]
+    return _judge(pairs)
+
+
+def loso_coverage(results: list[Result], coverage: float = COVERAGE) -> dict[str, dict]:
+    """Per kind: coverage and median width with each source judged by a table built without it."""
+    return per_kind(loso_judged(results, coverage))

@@ -1,0 +1,311 @@
+"""`estimate`: memory, largest context and batch, and prefill / decode speed of serving a model on a device,
+as `sizeup estimate MODEL --device NAME`; for a configuration that does not fit, what would."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from sizeup.api.options import Options, option
+from sizeup.errors import ConfigError
+from sizeup.hardware.schema import DeviceSpec
+from sizeup.units import MAX_BATCH, MAX_GPUS, MAX_LAYERS, MAX_TOKENS
+from sizeup.workload.inference import InferenceEstimate, SweepPoint
+
+__all__ = ["Alternative", "EstimateOptions", "EstimateResult", "ServingOptions", "check_context",
+           "check_scenario_context", "estimate", "weights_format", "what_would_fit"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServingOptions(Options):
+    """What every serving estimate prices, on one device or many: the requests and the GPUs per replica."""
+
+    gpus: int = option(1, "tensor-parallel GPUs", minimum=1, maximum=MAX_GPUS)
+    kv_dtype: str = option("fp16", "KV cache: fp16, bf16, fp8, q8_0, q4_0")
+    batch: int = option(1, "concurrent sequences", minimum=1, maximum=MAX_BATCH)
+    prompt: int = option(512, "prompt tokens", minimum=1, maximum=MAX_TOKENS)
+    output: int = option(128, "generated tokens", minimum=0, maximum=MAX_TOKENS)
+    context: int | None = option(None, "tokens the cache must hold per sequence (default prompt + output)",
+                                 minimum=1, maximum=MAX_TOKENS)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EstimateOptions(ServingOptions):
+    """What `estimate` prices: the flags of `sizeup estimate`, by the same names."""
+
+    device: str | DeviceSpec | None = option(None, "device name (see 'sizeup hw list'), a DeviceSpec, or 'local' "
+                                                   "with a calibration")
+    offer: str | None = option(None, "the device as this cloud offer installs it: the GPU link the offer states, "
+                                     "else PCIe (see 'sizeup hw offers')")
+    quant: str | None = option(None, "weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, q4_k_m, q8_0, ... "
+                                     "(default: the format a .gguf file stores, else the most precise of the engine's "
+                                     "formats that fits)")
+    engine: str | None = option(None, "serving engine NAME or NAME@RELEASE: hf, vllm, llama.cpp, tensorrt-llm, tensorrt "
+                                      "(default: the engine of the device's class, data/engines/defaults.yaml)")
+    gpu_layers: int | None = option(None, "llama.cpp: layers offloaded to the GPU (default all)",
+                                    minimum=0, maximum=MAX_LAYERS)
+    cpu: str | DeviceSpec | None = option(None, "llama.cpp: the host CPU where layers kept off the GPU run "
+                                                "(default: the device's host_cpu)")
+    threads: int | None = option(None, "llama.cpp: CPU threads for those layers (default all cores)",
+                                 minimum=1, maximum=100_000)
+    images: int = option(0, "vision-language models: images per sequence, through the vision tower in prefill",
+                         minimum=0, maximum=10_000)
+    image_size: tuple[int, int] | None = option(None, "(height, width) of each image in pixels (default 448 x 448)",
+                                                minimum=1, maximum=100_000)
+    backend: str | None = option(None, "llama.cpp: the build's backend: vulkan, cuda, hip, sycl, metal, cpu "
+                                       "(default the device's own)")
+    build_date: str | None = option(None, "llama.cpp: the build's date YYYY-MM-DD, for kernels that changed "
+                                          "(default current builds)")
+    sweep: bool | tuple[int, ...] = option(False, "also sweep the batch size: true for powers of two up to the "
+                                                  "largest that fits, or a list of batch sizes", minimum=1)
+    dims: dict[str, int] | None = option(None, "MODEL.onnx: sizes of symbolic dimensions other than the batch",
+                                         minimum=1)
+    runtime: str | None = option(None, "MODEL.onnx: the runtime whose per-op overhead applies (pytorch-eager, "
+                                       "onnxruntime, tensorrt, ...)")
+    calibration: str | None = option(None, "price with this profile from 'sizeup calibrate'")
+    db: str | None = option(None, "run database holding the calibration (default: the user data folder)")
+    catalog: tuple[str | Path, ...] = option((), "extra folders of device/offer YAML files")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Alternative:
+    """One change that makes a configuration fit, the rest unchanged."""
+
+    change: str
+    """As a flag: '--quant q4_k_m'."""
+    flag: str
+    value: str | int
+    total_bytes: int | None
+    """Memory per GPU with the change, where a full estimate was made (None for the largest context / batch)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"change": self.change, "flag": self.flag, "value": self.value, "total_bytes": self.total_bytes}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EstimateResult(InferenceEstimate):
+    """The inference estimate (every field of `InferenceEstimate`), with what would fit when it does not,
+    and the batch sweep when one was asked for."""
+
+    would_fit: tuple[Alternative, ...] = ()
+    batch_sweep: tuple[SweepPoint, ...] | None = None
+
+    @property
+    def fits(self) -> bool:
+        return self.memory.fits
+
+    def to_dict(self) -> dict[str, Any]:
+        data = InferenceEstimate.to_dict(self)
+        if self.batch_sweep is not None:
+            data["batch_sweep"] = [p.to_dict() for p in self.batch_sweep]
+        if not self.fits:
+            data["would_fit"] = [a.to_dict() for a in self.would_fit]
+        return data
+
+
+def estimate(model: str, options: EstimateOptions | None = None, /, **changes: Any):
+    """Serving `model` (a preset, a Hugging Face id of a preset, a config.json or model folder, a .safetensors /
+    .gguf header, or an ONNX graph) on one device; the keywords are `EstimateOptions`' fields. Returns an
+    `EstimateResult` (an `OnnxEstimate` for MODEL.onnx); a configuration that does not fit is a result with
+    `fits` False and `would_fit`, not an error."""
+    from sizeup.api.calibration import calibrated_scope, load_calibration, resolve_device
+    from sizeup.hardware.catalog import load_catalog
+
+    o = _options(options, changes)
+    if o.device is None:
+        raise ConfigError("estimate: give device=NAME (see 'sizeup hw list'); to compare devices use compare()")
+    catalog = load_catalog(o.catalog)
+    onnx = model.lower().endswith(".onnx")
+    profile = load_calibration(o.calibration, o.db, [o.device], kind="vision" if onnx else "llm",
+                               engine=_engine_for_profile(o, catalog))
+    device = resolve_device(o.device, catalog, profile)
+    if o.offer:
+        from sizeup.plan.topology import device_in_offer
+
+        device = device_in_offer(catalog, device, o.offer)[0]
+    if onnx:
+        from sizeup.api.onnx_estimate import estimate_onnx
+
+        with calibrated_scope(profile, [device]) as notes:
+            return estimate_onnx(model, device, o, notes)
+    if o.dims:
+        raise ConfigError(f"--dim {next(iter(o.dims))}: only for ONNX models (MODEL.onnx)")
+    if o.runtime:
+        raise ConfigError(f"--runtime {o.runtime}: only for ONNX models (MODEL.onnx); an LLM's runtime is --engine")
+    with calibrated_scope(profile, [device]) as notes:
+        result = _estimate(model, device, o, catalog)
+        sweep = None
+        if o.sweep:
+            from sizeup.workload.inference import batch_sweep
+
+            batches = None if o.sweep is True else list(o.sweep)
+            sweep = tuple(batch_sweep(result.arch, result.device, result.config, batches))
+        result = replace(result, assumptions=(*notes, *result.assumptions))
+        alternatives = () if result.memory.fits else tuple(what_would_fit(result))
+    values = {f.name: getattr(result, f.name) for f in fields(result) if f.init}
+    return EstimateResult(**values, would_fit=alternatives, batch_sweep=sweep)
+
+
+def _engine_for_profile(o: EstimateOptions, catalog) -> str | None:
+    """The engine the estimate will run, for choosing a calibration profile: the one named, else (a catalog device)
+    its class's default (data/engines/defaults.yaml); None where neither is known yet (a calibrated local machine)."""
+    if o.engine is not None or not o.calibration or not isinstance(o.device, str) or o.device == "local":
+        return o.engine
+    from sizeup.engines.defaults import default_for_segment
+    from sizeup.hardware.segments import segment_of
+
+    return default_for_segment(segment_of(catalog.device(o.device)))[0]
+
+
+def _options(options: EstimateOptions | None, changes: dict[str, Any]) -> EstimateOptions:
+    from sizeup.api.options import build_options
+
+    return build_options(EstimateOptions, options, changes, "estimate")
+
+
+def _estimate(model: str, device: DeviceSpec, o: EstimateOptions, catalog) -> InferenceEstimate:
+    """The estimate at the engine and format named; with none named, the device class's engine (data/engines/
+    defaults.yaml) and the most precise of its formats that fits, as the device table chooses. The estimate's
+    `defaults` say what was taken and why."""
+    from sizeup.engines.defaults import default_for_segment
+    from sizeup.errors import SizeupError
+    from sizeup.hardware.segments import segment_of
+    from sizeup.ingest.hf_config import load_model
+    from sizeup.workload.device_fit import formats_to_try
+    from sizeup.workload.inference import InferenceConfig, estimate_inference, execution_for
+
+    arch = load_model(model)
+    check_context(arch, prompt=o.prompt, total=o.context if o.context is not None else o.prompt + o.output,
+                  what=tokens_text(o.prompt, o.output, o.context))
+    defaults: dict[str, str] = {}
+    engine = o.engine
+    if engine is None:
+        engine, why = default_for_segment(segment_of(device))
+        defaults["engine"] = f"{engine}: none named; {why} (data/engines/defaults.yaml)"
+    quant, weights_note = o.quant, ""
+    if quant is not None or getattr(arch, "stored_format_from", ""):  # named, or the format a .gguf file stores
+        quant, weights_note = weights_format(arch, o.quant, model)
+        if o.quant is None:
+            defaults["quant"] = weights_note
+    formats = [quant] if quant is not None else list(formats_to_try(engine, device))
+    # llama.cpp layers kept off the GPU run on the host CPU: the one named, else the device's own host_cpu
+    host = o.cpu if isinstance(o.cpu, DeviceSpec) or o.cpu is None else catalog.device(o.cpu)
+    if host is None and device.host_cpu and device.host_cpu in catalog.devices:
+        host = catalog.devices[device.host_cpu]
+    execution = result = None
+    for fmt in formats:
+        cfg = InferenceConfig(batch=o.batch, prompt=o.prompt, output=o.output, context=o.context, weights=fmt,
+                              kv_dtype=o.kv_dtype, engine=engine, gpus=o.gpus, gpu_layers=o.gpu_layers,
+                              threads=o.threads, images=o.images, image_hw=o.image_size, backend=o.backend,
+                              build_date=o.build_date)
+        execution = execution or execution_for(device, cfg)  # one engine on one device: resolved once
+        try:
+            result = estimate_inference(arch, device, cfg, cpu=host, execution=execution)
+        except SizeupError:
+            if quant is not None or (fmt == formats[-1] and result is None):
+                raise
+            continue
+        if result.memory.fits:
+            break
+    if quant is None:
+        fitted = "that fits" if result.memory.fits else "tried: none fits, the least precise shown"
+        defaults["quant"] = (f"{result.weights.id}: none named; the most precise of {execution.name}'s formats "
+                             f"({', '.join(formats)}) {fitted}")
+    if weights_note:
+        result = replace(result, assumptions=(weights_note, *result.assumptions))
+    return replace(result, defaults=defaults) if defaults else result
+
+
+def weights_format(arch, quant: str | None, model: str) -> tuple[str, str]:
+    """The weight format to price and the note that says why: `quant` when given, else the format the model
+    file stores (a GGUF file's general.file_type), else bf16 (a config says nothing of it)."""
+    from sizeup.formats import get_format
+
+    stored, source = getattr(arch, "stored_format", ""), getattr(arch, "stored_format_from", "")
+    if quant is not None:
+        if stored and get_format(quant).id != stored:
+            return quant, f"weights priced as {quant} (--quant), not as the {stored} the file stores ({source})"
+        return quant, ""
+    if stored:
+        return stored, f"weights {stored}: the format the file stores ({source}; --quant prices another)"
+    if source:
+        raise ConfigError(f"{model}: {source}, a weight format sizeup does not price: expected --quant with one of "
+                          f"its formats (e.g. q4_k_m, q8_0, f16)")
+    return "bf16", ""
+
+
+def tokens_text(prompt: int, output: int, context: int | None) -> str:
+    return f"--context {context:,}" if context is not None else f"--prompt {prompt:,} + --output {output:,} tokens"
+
+
+def what_would_fit(result: InferenceEstimate) -> list[Alternative]:
+    """For an estimate that does not fit: the most precise smaller format, the fewest GPUs, and the largest
+    context and batch that fit, each checked by a full estimate on the same device."""
+    from sizeup.workload.device_fit import engine_formats
+    from sizeup.workload.inference import estimate_inference
+
+    cfg, arch, device = result.config, result.arch, result.device
+
+    def check(**changes):
+        try:
+            return estimate_inference(arch, device, replace(cfg, **changes), cpu=result.cpu_device)
+        except ConfigError:
+            return None
+
+    out: list[Alternative] = []
+    for fmt in engine_formats(cfg.engine):
+        if fmt == result.weights.id:
+            continue
+        e = check(weights=fmt)
+        if e is not None and e.memory.fits and e.memory.weights_bytes < result.memory.weights_bytes:
+            out.append(Alternative(change=f"--quant {fmt}", flag="quant", value=fmt, total_bytes=e.memory.total_bytes))
+            break
+    for gpus in (2, 4, 8, 16):
+        if gpus <= cfg.gpus:
+            continue
+        e = check(gpus=gpus)
+        if e is not None and e.memory.fits:
+            out.append(Alternative(change=f"--gpus {gpus}", flag="gpus", value=gpus, total_bytes=e.memory.total_bytes))
+            break
+    if result.max_context > 0:
+        out.append(Alternative(change=f"--context {result.max_context:,}", flag="context", value=result.max_context,
+                               total_bytes=None))
+    if cfg.batch > 1 and result.max_batch > 0:
+        out.append(Alternative(change=f"--batch {result.max_batch:,}", flag="batch", value=result.max_batch,
+                               total_bytes=None))
+    return out
+
+
+UNSTATED_CONTEXT_LIMIT = 1 << 21
+"""As the inference estimate's search for the largest context (workload.inference.MAX_SEARCH_CONTEXT)."""
+
+
+def check_scenario_context(scenario) -> None:
+    """Refuse a serving scenario whose longest request (p95 prompt + p95 output) exceeds the model's
+    context, naming both; the planner would otherwise reject every option as 'does not fit'."""
+    if scenario.traffic is None or scenario.task == "vision":
+        return
+    from sizeup.ingest.hf_config import load_model
+
+    arch = load_model(scenario.model)
+    t = scenario.traffic
+    check_context(arch, prompt=t.prompt_p95_tokens, total=t.prompt_p95_tokens + t.output_p95_tokens,
+                  what=f"scenario {scenario.name!r}: p95 prompt + output ({t.prompt_p95_tokens:,} + "
+                       f"{t.output_p95_tokens:,} tokens)")
+
+
+def check_context(arch, *, prompt: int, total: int, what: str) -> None:
+    """`total` tokens per sequence (prompt + output, or the cache) must fit the model's context
+    (`max_position_embeddings`); an encoder reads only the prompt; a vision model's tokens come from
+    its image. A model whose config states no context is held to the largest context sizeup searches."""
+    if getattr(arch, "image", None):
+        return
+    tokens = prompt if arch.encoder else total
+    limit = arch.max_context
+    if limit and tokens > limit:
+        raise ConfigError(f"{what}: longer than the {limit:,}-token context of {arch.name} "
+                          "(from its config)")
+    if not limit and tokens > UNSTATED_CONTEXT_LIMIT:
+        raise ConfigError(f"{what}: {arch.name} states no context length, and sizeup estimates at most "
+                          f"{UNSTATED_CONTEXT_LIMIT:,} tokens per sequence")

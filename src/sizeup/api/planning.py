@@ -1,0 +1,135 @@
+"""`plan`: the cheapest setup that meets a scenario's SLA or deadline, and its compute requirement sheet, as
+`sizeup plan SCENARIO.yaml` (or a quick plan from a model name and a few options)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from sizeup.api.options import Options, option
+from sizeup.errors import ConfigError
+from sizeup.units import MAX_REQUESTS_PER_S, MAX_SLA_S, MAX_TOKENS, MAX_USERS
+
+__all__ = ["PlanOptions", "PlanReport", "QUICK_OPTIONS", "plan"]
+
+QUICK_OPTIONS = ("task", "users", "rps", "prompt", "output", "ttft_p95", "tpot_p95", "devices", "engine")
+"""The options that make a quick plan's scenario; refused beside a scenario given whole."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanOptions(Options):
+    """A quick plan's scenario (when `plan` is given a model name rather than a scenario), and the pricing."""
+
+    task: Literal["chat", "api", "batch", "finetune", "pretrain", "edge"] = option("chat", "the job")
+    users: float | None = option(None, "chat/api: users, each sending 20 requests per hour, all in the busiest hour",
+                                 minimum=1, maximum=MAX_USERS)
+    rps: float | None = option(None, "chat/api: peak requests per second", minimum=1e-9, maximum=MAX_REQUESTS_PER_S)
+    prompt: int = option(800, "prompt tokens per request", minimum=1, maximum=MAX_TOKENS)
+    output: int = option(250, "output tokens per request", minimum=1, maximum=MAX_TOKENS)
+    ttft_p95: float | None = option(None, "SLA: p95 time to first token, seconds", minimum=1e-9, maximum=MAX_SLA_S)
+    tpot_p95: float | None = option(None, "SLA: p95 time per output token, seconds", minimum=1e-9, maximum=MAX_SLA_S)
+    devices: tuple[str, ...] = option((), "allowed devices (default: every catalog device with an offer)")
+    engine: str | None = option(None, "serving engine of a chat / api plan, NAME or NAME@RELEASE (default: the "
+                                      "serving default of data/engines/defaults.yaml, vLLM)")
+    electricity: float | None = option(None, "electricity price for buy vs rent, USD per kWh (overrides the "
+                                             "scenario's budget.electricity_usd_per_kwh; default 0.15, assumed)",
+                                       minimum=0, maximum=100)
+    calibration: str | None = option(None, "price the device this profile from 'sizeup calibrate' was measured on "
+                                           "with its measured efficiencies (the device must be in the catalog)")
+    db: str | None = option(None, "run database holding the calibration (default: the user data folder)")
+    catalog: tuple[str | Path, ...] = option((), "extra folders of device/offer YAML files")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanReport:
+    """The plan (`sizeup.plan.types.PlanResult`: every option tried, the chosen one) and its sheet
+    (`sizeup.plan.sheet.Sheet`, what every renderer formats)."""
+
+    result: Any
+    sheet: Any
+
+    @property
+    def meets(self) -> bool:
+        """Whether any configuration meets the scenario (`sizeup plan` exits 2 when none does)."""
+        return self.result.meets
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.sheet.to_dict() | {"plan": self.result.to_dict()}
+
+
+def plan(scenario: str | Path | dict | Any, options: PlanOptions | None = None, /, **changes: Any) -> PlanReport:
+    """Plan `scenario`: a SCENARIO.yaml path, a scenario as a dict (the YAML's keys), a parsed `Scenario`, or a
+    model name for a quick plan from the options (`PlanOptions`' fields)."""
+    from dataclasses import replace
+
+    from sizeup.api.calibration import calibrated_scope, load_calibration
+    from sizeup.api.inference import check_scenario_context
+    from sizeup.api.options import build_options
+    from sizeup.hardware.catalog import load_catalog
+    from sizeup.plan.recommend import plan_scenario
+    from sizeup.plan.sheet import build_sheet
+
+    o = build_options(PlanOptions, options, changes, "plan")
+    parsed = _scenario(scenario, o)
+    if o.electricity is not None:
+        if parsed.task not in ("chat", "api", "vision", "edge"):
+            raise ConfigError(f"--electricity {o.electricity:g}: buy vs rent is priced for serving and edge plans, "
+                              f"not for task {parsed.task!r}")
+        parsed = replace(parsed, budget=replace(parsed.budget, electricity_usd_per_kwh=o.electricity))
+    check_scenario_context(parsed)
+    catalog = load_catalog(o.catalog)
+    devices = []
+    profile = load_calibration(o.calibration, o.db, o.devices, engine=o.engine)  # None: any engine's fit
+    if profile is not None:
+        if not profile.catalog_id:
+            raise ConfigError(f"calibration {o.calibration!r} was measured on {profile.device.name}, which is not "
+                              "in the catalog: plan prices catalog devices (use estimate/train --device local)")
+        devices = [catalog.device(profile.catalog_id)]
+    with calibrated_scope(profile, devices) as notes:
+        result = plan_scenario(parsed, catalog)
+    if notes:
+        result = replace(result, assumptions=(*notes, *result.assumptions))
+    return PlanReport(result=result, sheet=build_sheet(result))
+
+
+def _scenario(scenario: str | Path | dict | Any, o: PlanOptions):
+    from sizeup.plan.scenario import Scenario, load_scenario, parse_scenario
+
+    quick = isinstance(scenario, (str, Path)) and Path(scenario).suffix not in (".yaml", ".yml")
+    given = [k for k in o.changed() if k in QUICK_OPTIONS]
+    if given and not quick:
+        raise ConfigError(f"plan: option {given[0]!r} sets a quick plan (a model name), not read with a scenario; set "
+                          "it in the scenario")
+    if isinstance(scenario, Scenario):
+        return scenario
+    if isinstance(scenario, dict):
+        return parse_scenario(scenario, source="scenario")
+    if not isinstance(scenario, (str, Path)):
+        raise ConfigError(f"plan: scenario must be a SCENARIO.yaml path, a dict or a model name, not "
+                          f"{type(scenario).__name__}")
+    if not quick:
+        return load_scenario(scenario)
+    return parse_scenario(quick_scenario(str(scenario), o), source="command line")
+
+
+def quick_scenario(model: str, o: PlanOptions) -> dict[str, Any]:
+    """The scenario of a quick plan, as the YAML's keys."""
+    data: dict[str, Any] = {"name": f"{model}-{o.task}", "model": model, "task": o.task, "constraints": {}}
+    if o.devices:
+        data["constraints"]["devices"] = list(o.devices)
+    if o.task in ("chat", "api"):
+        data["constraints"]["engines"] = [o.engine] if o.engine else []  # none: the serving default
+        traffic: dict[str, Any] = {"prompt_tokens": o.prompt, "output_tokens": o.output}
+        if o.rps is not None:
+            traffic["peak_requests_per_s"] = o.rps
+        else:
+            traffic["users"] = 1 if o.users is None else o.users
+        data["traffic"] = traffic
+        sla = {}
+        if o.ttft_p95 is not None:
+            sla["ttft_p95_s"] = o.ttft_p95
+        if o.tpot_p95 is not None:
+            sla["tpot_p95_s"] = o.tpot_p95
+        data["sla"] = sla
+    return data
