@@ -41,9 +41,9 @@ def test_4bit_gemv_at_one_token_dequantize_above(a10g):
 
 def test_other_engines_and_formats_unchanged(a10g):
     model = resolve("vllm", a10g)
-    assert model.step_extra(None, "int8", True, 1) is None
+    assert model.step_extra(None, None, "int8", True, 1) is None
     hf = resolve("hf", a10g)
-    assert hf.step_extra(None, "bf16", True, 1) is None
+    assert hf.step_extra(None, None, "bf16", True, 1) is None
 
 
 def test_bnb_fp4_prices_as_nf4(a10g):

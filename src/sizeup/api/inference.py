@@ -22,6 +22,8 @@ class ServingOptions(Options):
     """What every serving estimate prices, on one device or many: the requests and the GPUs per replica."""
 
     gpus: int = option(1, "tensor-parallel GPUs", minimum=1, maximum=MAX_GPUS)
+    split: str = option("tensor", "how the GPUs share the model: tensor (tensor parallel) or layers (consecutive "
+                                  "layers per GPU, one active at a time: accelerate device_map='auto')")
     kv_dtype: str = option("fp16", "KV cache: fp16, bf16, fp8, q8_0, q4_0")
     batch: int = option(1, "concurrent sequences", minimum=1, maximum=MAX_BATCH)
     prompt: int = option(512, "prompt tokens", minimum=1, maximum=MAX_TOKENS)
@@ -198,7 +200,7 @@ def _estimate(model: str, device: DeviceSpec, o: EstimateOptions, catalog) -> In
         cfg = InferenceConfig(batch=o.batch, prompt=o.prompt, output=o.output, context=o.context, weights=fmt,
                               kv_dtype=o.kv_dtype, engine=engine, gpus=o.gpus, gpu_layers=o.gpu_layers,
                               threads=o.threads, images=o.images, image_hw=o.image_size, backend=o.backend,
-                              build_date=o.build_date)
+                              build_date=o.build_date, split=o.split)
         execution = execution or execution_for(device, cfg)  # one engine on one device: resolved once
         try:
             result = estimate_inference(arch, device, cfg, cpu=host, execution=execution)
