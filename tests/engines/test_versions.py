@@ -73,7 +73,8 @@ def test_vllm_gpu_memory_utilization_by_release():
 
 def test_vllm_v0_releases_run_the_v0_engine():
     """Before 0.8: the V0 engine's host time per step (issue #6913: 3.4 ms at batch 32 vs V1's 0.62 ms), 256
-    sequences, no dummy sampler in the profiling run, CUDA graphs captured outside the budget (before 0.21)."""
+    sequences (so a profiling-run sampler over 256 rows, V0's profile_run sampled its dummy sequences too), CUDA
+    graphs captured outside the budget (before 0.21)."""
     v0, v1 = resolve("vllm@0.6", H100), resolve("vllm", H100)
     llama = load_model("llama-3.1-8b")
     assert v0.step_overhead(llama, decode=True).typical == pytest.approx(3.4e-3)
@@ -82,7 +83,8 @@ def test_vllm_v0_releases_run_the_v0_engine():
     assert (v1.batching.max_sequences, v1.batching.chunked_prefill) == (1024, True)
     cfg = MemoryConfig(batch=1, context=1024, prompt=512, weights=get_format("bf16"))
     m0, m1 = inference_memory(llama, v0, cfg), inference_memory(llama, v1, cfg)
-    assert m0.activations_bytes < m1.activations_bytes  # the forward alone, not the sampler's 4.6 GiB
+    assert m0.activations_bytes < m1.activations_bytes  # the sampler over 256 rows, not V1's 1,024
+    assert any("V0 profiling run" in n and "256 rows" in n for n in m0.notes)
     assert any("outside that budget" in n for n in m0.notes) and not any("outside" in n for n in m1.notes)
     # the pool: 0.9 of the card less the weights, the forward and non-torch memory (the graphs come after it)
     from sizeup.engines.reserve import device_total_bytes

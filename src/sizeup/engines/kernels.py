@@ -81,8 +81,14 @@ DEFAULT_TABLE = "efficiency/kernels.yaml"
 """The kernel table of data/ an engine reads unless it names its own (same schema, one file per engine)."""
 
 
-@lru_cache(maxsize=8)
 def _table(table: str = DEFAULT_TABLE) -> tuple[dict, str]:
+    """The kernel table `table` (one cached copy per file however it is named: `_table()` and
+    `_table(DEFAULT_TABLE)` are the same dict, which benchmarks/validation/tables.py edits in place)."""
+    return _read_table(table)
+
+
+@lru_cache(maxsize=8)
+def _read_table(table: str) -> tuple[dict, str]:
     path = builtin_data_dir() / table
     data = read_yaml(path)
     if not isinstance(data, dict) or not isinstance(data.get("kernels"), dict) or not data.get("source"):

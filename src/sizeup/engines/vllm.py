@@ -9,7 +9,7 @@ rest is the paged KV pool (blocks of 16). Time: a decode step replays a CUDA gra
 and pays the scheduler's host time per step (`step_overhead_s`).
 
 Releases (`vllm@0.10`): the data names what changed and when (data/engines/vllm.yaml `releases`): the V0 engine
-before 0.8 (no dummy sampler in the profiling run, 256 sequences, its own host time per step), CUDA-graph memory
+before 0.8 (256 sequences, so its profiling run samples 256 rows; its own host time per step), CUDA-graph memory
 outside the gpu_memory_utilization budget before 0.21, gpu_memory_utilization 0.9 on the releases read with it.
 """
 
@@ -104,9 +104,11 @@ class VLLM(ExecutionModel):
         rows = min(max_seqs, step_tokens)
         forward = req.activation_peak(step_tokens, 0)  # the forward computes no logits
         # the sampler phase: its peak beside the step's hidden states and the sampled rows (and their random copy);
-        # V0's profiling run had no dummy sampler
+        # V0's profile_run sampled too (vllm/worker/model_runner.py: max_num_seqs dummy sequences with top_p 0.99 and
+        # top_k vocab - 1 "to reflect the accurate memory usage", the same sort-based top-k/top-p); V1 made it a
+        # separate _dummy_sampler_run. V0's sampler also kept full probs and logprobs: a lower bound there
         kept = (step_tokens + 2 * rows) * arch.hidden * req.act_bytes
-        sampler = vllm_sampler_peak(arch, rows, req.act_bytes) + kept if self.v1 else 0
+        sampler = vllm_sampler_peak(arch, rows, req.act_bytes) + kept
         profile = self._multimodal(req, forward, step_tokens, max_seqs)
         if profile is None:
             forward = req.with_tower(forward, True, 0, f"{self.NAME}'s fused attention backend; at this request's "
@@ -117,13 +119,10 @@ class VLLM(ExecutionModel):
             activations = max(forward, sampler)
             mm_bytes = max(profile.peak_bytes, sampler + profile.encoder_cache_bytes) - activations
         phase = "the sampler's" if sampler > forward else "the forward's"
-        if self.v1:
-            notes.append(f"vLLM profiling run: the {step_tokens:,}-token forward peaks at {forward / GIB:,.2f} GiB, the "
-                         f"dummy sampler over {rows:,} rows × {arch.vocab:,} logits at {sampler / GIB:,.2f} GiB "
-                         f"(model-dtype and fp32 logits, the top-k/top-p sort and its workspace): {phase} is the peak")
-        else:
-            notes.append(f"vLLM V0 profiling run: the {step_tokens:,}-token forward peaks at {forward / GIB:,.2f} GiB "
-                         f"(no dummy sampler run before V1)")
+        notes.append(f"vLLM{'' if self.v1 else ' V0'} profiling run: the {step_tokens:,}-token forward peaks at "
+                     f"{forward / GIB:,.2f} GiB, the dummy sampler over {rows:,} rows × {arch.vocab:,} logits at "
+                     f"{sampler / GIB:,.2f} GiB (model-dtype and fp32 logits, the top-k/top-p sort and its workspace"
+                     + ("" if self.v1 else "; V0 also kept probs and logprobs, not counted") + f"): {phase} is the peak")
         non_torch = self.profile.range("non_torch_bytes") or Range(0.5 * GIB, 0.5 * GIB, 0.5 * GIB)
         graphs = self.profile.range("cuda_graph_bytes") or Range(0.5 * GIB, 0.5 * GIB, 0.5 * GIB)
         utilization = self.profile.value("gpu_memory_utilization", 0.92)
