@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sizeup.errors import CatalogError, ConfigError
-from sizeup.files import check_unchanged, open_regular, read_regular
+from sizeup.files import check_unchanged, open_regular, read_regular, user_path, write_file
 
 
 def read(path, limit=1024):
@@ -87,3 +87,50 @@ def test_a_file_rewritten_while_open_is_refused(tmp_path):
             other.write(b"\1" * 8)
         with pytest.raises(CatalogError, match=r"changed while it was read \(64 bytes when opened, 72 now\)"):
             check_unchanged(opened, CatalogError)
+
+
+# ---- writing (write_file) and paths (user_path) ---------------------------------------------------------------------
+
+def test_a_file_is_written_created_or_truncated(tmp_path):
+    path = tmp_path / "out.md"
+    path.write_text("old contents, longer than the new")
+    assert write_file(path, "new", what="--out", error=ConfigError) == path
+    assert path.read_text() == "new"
+
+
+def test_a_fifo_nothing_reads_is_refused_at_once_not_waited_on(tmp_path):
+    path = tmp_path / "fifo"
+    os.mkfifo(path)
+    with pytest.raises(ConfigError, match="is a FIFO or device that nothing reads: expected a file"):
+        within(5, lambda: write_file(path, "x", what="--out", error=ConfigError))
+
+
+def test_a_fifo_with_a_reader_takes_the_data(tmp_path):
+    path = tmp_path / "fifo"
+    os.mkfifo(path)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(open(path, "rb").read()), daemon=True)
+    reader.start()
+    for _ in range(100):  # the reader's open must come first: a FIFO without one is refused
+        try:
+            write_file(path, "hello", what="--out", error=ConfigError)
+            break
+        except ConfigError:
+            threading.Event().wait(0.05)
+    reader.join(5)
+    assert got == [b"hello"]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_device_and_a_folder_are_one_line_each(tmp_path):
+    link = tmp_path / "full.xlsx"
+    link.symlink_to("/dev/full")
+    with pytest.raises(ConfigError, match=r"--out '.*full.xlsx': cannot write \(No space left on device\)"):
+        write_file(link, b"x" * 100_000, what="--out", error=ConfigError)
+    with pytest.raises(ConfigError, match="cannot write"):
+        write_file(tmp_path, "x", what="--out", error=ConfigError)
+
+
+def test_a_tilde_user_that_does_not_exist_is_left_as_typed():
+    assert user_path("~no-such-user-27/x.sqlite") == Path("~no-such-user-27/x.sqlite")
+    assert user_path("~/x") == Path.home() / "x"

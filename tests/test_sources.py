@@ -123,3 +123,22 @@ def test_a_model_name_too_long_for_the_file_system_is_one_line(tmp_path):
     with pytest.raises(ConfigError, match="100,000 characters"):
         load_model("x" * 100_000)
     assert os.path.exists(tmp_path)
+
+
+def test_an_upload_is_read_as_a_head_only_under_the_policy_and_inside_its_folder(tmp_path):
+    """`<file>.prefix-of` beside an upload (written by the UI's server) says it is the head of a larger file; the
+    CLI, with no policy, never reads such a record, and a policy reads none outside its folders."""
+    from sizeup.sources import upload_prefix_of
+
+    inside, outside = tmp_path / "uploads" / "upload.gguf", tmp_path / "elsewhere" / "upload.gguf"
+    for path in (inside, outside):
+        path.parent.mkdir(parents=True)
+        path.write_bytes(b"GGUF")
+        Path(str(path) + ".prefix-of").write_text("123456789")
+    assert upload_prefix_of(inside) is None  # no policy: every file is whole
+    with restricted(SourcePolicy(roots=((tmp_path / "uploads").resolve(),))):
+        assert upload_prefix_of(inside.resolve()) == 123456789
+        assert upload_prefix_of(outside.resolve()) is None
+        Path(str(inside) + ".prefix-of").write_text("12x")
+        with pytest.raises(IngestError, match="record of the whole file's size is damaged"):
+            upload_prefix_of(inside.resolve())

@@ -13,6 +13,7 @@ the caller's error class (`ConfigError` for configs and scenarios, `CatalogError
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from collections.abc import Iterator
@@ -23,10 +24,17 @@ from typing import BinaryIO
 from sizeup.errors import SizeupError
 from sizeup.units import KIB
 
-__all__ = ["OpenedFile", "open_regular", "read_regular", "check_unchanged"]
+__all__ = ["OpenedFile", "open_regular", "read_regular", "check_unchanged", "user_path", "write_file"]
 
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def user_path(text: str | os.PathLike) -> Path:
+    """A path as a user typed it, `~` and `~user` expanded as the shell does. A `~user` that names no user is left
+    as it is (the rule of `os.path.expanduser`; `Path.expanduser` raises RuntimeError), so the caller refuses it
+    as a path that does not exist."""
+    return Path(os.path.expanduser(os.fspath(text)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,13 +75,10 @@ def open_regular(path: str | Path, *, what: str, error: type[SizeupError], limit
             raise error(f"{what} {str(path)!r} is not a regular file ({_kind(st.st_mode)}): expected a file")
         if limit is not None and st.st_size > limit:
             raise error(f"{what} {str(path)!r} has {st.st_size:,} bytes, {_larger_than(limit)}")
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        fh = os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
-    with fh:
+    with _blocking_file(fd, "rb") as fh:
         yield OpenedFile(fh=fh, size=st.st_size, mtime_ns=st.st_mtime_ns, path=path, what=what)
 
 
@@ -102,3 +107,38 @@ def read_regular(path: str | Path, *, what: str, error: type[SizeupError], limit
                         f"{len(raw):,} read): expected a file that stays put")
         check_unchanged(opened, error)
         return raw
+
+
+def _blocking_file(fd: int, mode: str) -> BinaryIO:
+    """The file object of `fd`, opened without blocking and now switched back to blocking reads and writes; `fd`
+    is closed if that fails."""
+    try:
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, mode)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def write_file(path: str | os.PathLike, data: str | bytes, *, what: str, error: type[SizeupError]) -> Path:
+    """Write `data` (text as UTF-8) to the file a user named, created or truncated; the path written. The open does
+    not block: a FIFO nothing reads, or a device with no one behind it (/dev/tty without a terminal), is refused
+    at once instead of waiting forever; a FIFO with a reader (`--out /dev/stdout | less`) and /dev/null take the
+    data as a file would. Every failure is one line naming `what` ("--out") and the path."""
+    path = user_path(path)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) \
+        | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as e:
+        if e.errno == errno.ENXIO:
+            raise error(f"{what} {str(path)!r} is a FIFO or device that nothing reads: expected a file") from None
+        raise error(f"{what} {str(path)!r}: cannot write ({e.strerror})") from None
+    try:
+        with _blocking_file(fd, "wb") as fh:
+            fh.write(raw)
+    except OSError as e:
+        raise error(f"{what} {str(path)!r}: cannot write ({e.strerror})") from None
+    return path

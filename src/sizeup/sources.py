@@ -8,7 +8,10 @@ then every reader that turns a name into something it opens asks this module fir
   sizeup's own data only, never on disk), or a file inside the policy's folders (the UI's uploads);
 - `ingest.target` (`load_factory`, `target_source`) → `admit_code`: no Python code, except the models
   sizeup ships (`sizeup.examples.zoo:NAME`);
-- `plan.scenario.load_scenario` → `admit_file`: a scenario file inside the policy's folders.
+- `plan.scenario.load_scenario` → `admit_file`: a scenario file inside the policy's folders;
+- `ingest.headers.model_from_header` → `upload_prefix_of`: the size of the whole file an upload is the first
+  bytes of (a browser sends only the head of a large .gguf file), which the UI's server recorded beside the
+  upload (`<file>.prefix-of`); with no policy there is no such record and every file is read as whole.
 
 A refused name is refused from its spelling alone, before any file system call, so the answer never
 depends on whether a path exists (no file-existence oracle), and the message quotes no path.
@@ -29,7 +32,7 @@ from pathlib import Path
 from sizeup.errors import ConfigError, IngestError, ResolveError
 
 __all__ = ["SourcePolicy", "restricted", "active_policy", "admit_model", "admit_code", "admit_file",
-           "BUILTIN_TARGET"]
+           "upload_prefix_of", "PREFIX_SUFFIX", "BUILTIN_TARGET"]
 
 BUILTIN_TARGET = re.compile(r"sizeup\.examples\.zoo:[a-z][a-z0-9_]{0,63}")
 """The only code a policy admits: a factory of sizeup's own model zoo, by name (no dots, no private names)."""
@@ -108,6 +111,26 @@ def admit_file(path: str | Path, what: str) -> Path:
         return Path(path)
     raise ConfigError(f"{what}: a path outside {policy.who}'s folder; {policy.who} opens no path it is sent (files "
                       "are uploaded)")
+
+
+PREFIX_SUFFIX = ".prefix-of"
+"""The record the UI's server writes beside an upload that is the head of a larger file: the whole size in bytes."""
+
+
+def upload_prefix_of(path: str | Path) -> int | None:
+    """The byte size of the whole file that the upload at `path` is the head of, where the UI's server recorded
+    one (only under a policy, only inside its folders); None for a file read as whole."""
+    policy = _ACTIVE
+    if policy is None or not policy.inside(Path(path)):
+        return None
+    record = Path(str(path) + PREFIX_SUFFIX)
+    try:
+        text = record.read_text(encoding="ascii")
+    except (OSError, UnicodeError):
+        return None  # none recorded: a whole file
+    if not text.isdigit() or len(text) > 16:
+        raise IngestError(f"{Path(path).name}: the UI's record of the whole file's size is damaged: expected bytes")
+    return int(text)
 
 
 def _code_refusal(what: str, name: str, policy: SourcePolicy) -> IngestError:

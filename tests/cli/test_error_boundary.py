@@ -147,3 +147,23 @@ def test_with_json_an_error_is_also_one_json_object_on_stdout(capsys):
 def test_without_json_an_error_leaves_stdout_empty(capsys):
     assert main(["estimate", "llama-3.1-8b", "--device", "no-such-card"]) == 1
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("argv", [["estimate", "llama-3.2-1b", "--device", "h100"], ["hw", "list", "--json"]])
+def test_stdout_that_cannot_be_written_is_one_line_not_a_bug(argv):
+    """`sizeup … > /dev/full`: one error line on stderr, nothing more at exit (no 'Exception ignored')."""
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "sizeup", *argv], stdout=full, stderr=subprocess.PIPE, text=True,
+                              timeout=60, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]
+                                                                                 / "src")})
+    assert proc.returncode == 1
+    assert proc.stderr == "sizeup: error: cannot write to <stdout> (No space left on device): expected somewhere the " \
+                          "output fits\n"
+
+
+@pytest.mark.parametrize("value", ["0", "99999", "1" + "0" * 400])
+def test_calibrate_threads_is_bounded_like_measure_threads(capsys, value):
+    assert main(["calibrate", "--device-type", "h100", f"--threads={value}"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--threads" in err and "bug" not in err

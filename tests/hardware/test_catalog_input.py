@@ -66,3 +66,12 @@ def test_an_architectures_file_that_is_not_a_file_is_refused_not_skipped(tmp_pat
     os.mkfifo(tmp_path / "architectures.yaml")
     with pytest.raises(CatalogError, match=r"architectures.yaml' is not a regular file \(a FIFO\)"):
         load_catalog([tmp_path], include_user=False)
+
+
+@pytest.mark.parametrize("field, value", [("memory_bandwidth_gb_per_s", 1e-300), ("dense_tflops", {"bf16": 1e-300}),
+                                          ("tdp_w", 1e-9)])
+def test_a_positive_number_near_zero_is_refused(tmp_path, field, value):
+    """1e-300 GB/s is zero in all but name: a training step priced on it lasted 1e297 days (issue 27 red team)."""
+    _device_file(tmp_path, **{field: value})
+    with pytest.raises(CatalogError, match="expected a positive number of at least 1e-06 in the field's unit"):
+        load_catalog([tmp_path], include_user=False)

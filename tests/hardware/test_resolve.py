@@ -158,3 +158,16 @@ def test_a_name_at_the_length_limit_still_gets_closest_names_quickly():
     with pytest.raises(ResolveError, match="unknown device"):
         load_catalog(include_user=False).device("zqx9 " * 51)  # 255 characters
     assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize("text", ["1" * 100_000 + "gb", "a" * 100_000 + "1", "9" * 100_000 + " g",
+                                  "12 " * 30_000 + "core"])
+def test_names_are_tokenised_in_linear_time(text):
+    import time
+
+    from sizeup.hardware.resolve import normalize_name
+
+    start = time.perf_counter()
+    normalize_name(text)
+    name_tokens(text)
+    assert time.perf_counter() - start < 1  # 100 KB: quadratic patterns took minutes

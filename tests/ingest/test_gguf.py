@@ -106,3 +106,55 @@ def test_a_file_cut_short_while_it_is_read_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(gguf, "open_regular", truncating)
     with pytest.raises(IngestError, match=r"m.gguf' changed while it was read \(20,384 bytes when opened, 100 now\)"):
         read_gguf_header(path)
+
+
+def test_a_tensor_of_no_dimensions_is_one_element_and_must_fill_its_block(tmp_path):
+    """ggml reads n_dims = 0 as a row of 1 element: a Q5_0 tensor (32-element blocks) of no dimensions is refused as
+    llama.cpp's loader refuses it, not skipped by a row check that looked only at a first dimension."""
+    path = tmp_path / "m.gguf"
+    path.write_bytes(llama_gguf(tensors=[("token_embd.weight", (), 6), ("output.weight", (64, 96), 8)]))
+    with pytest.raises(IngestError, match="'token_embd.weight' of type Q5_0 has rows of 1 elements: expected a "
+                                          "multiple of its 32-element blocks"):
+        read_gguf_header(path)
+
+
+def test_a_negative_block_count_is_named_as_such_not_as_a_tensor_past_it(tmp_path):
+    path = tmp_path / "m.gguf"
+    path.write_bytes(llama_gguf({"llama.block_count": (5, -1)}))  # i32
+    with pytest.raises(ConfigError) as info:
+        model_from_header(path)
+    assert "'llama.block_count') = -1: expected a positive integer" in str(info.value)
+
+
+def _big_gguf() -> bytes:
+    """A GGUF file of ~34 MB (one 2048 × 8192 F16 tensor): its head of 8 MiB holds the whole header."""
+    return llama_gguf({"llama.embedding_length": (U32, 2048), "llama.block_count": (U32, 16),
+                       "llama.feed_forward_length": (U32, 8192), "llama.attention.head_count": (U32, 32),
+                       "llama.attention.head_count_kv": (U32, 8), "general.file_type": (U32, 1)},
+                      tensors=[("token_embd.weight", (2048, 96), 1), ("blk.0.ffn_up.weight", (2048, 8192), 1)])
+
+
+def test_the_head_of_a_file_is_read_only_when_said_to_be_one(tmp_path):
+    """The UI sends the first 8 MiB of a large .gguf file and its size: read as that file's head, everything there
+    is checked; a head not said to be one stays a truncated file."""
+    raw = _big_gguf()
+    head = tmp_path / "head.gguf"
+    head.write_bytes(raw[:8 * 2**20])
+    with pytest.raises(IngestError, match="truncated"):
+        read_gguf_header(head)
+    header = read_gguf_header(head, prefix_of=len(raw))
+    assert header.prefix_of == len(raw) and header.params == read_gguf_header(_write(tmp_path, raw)).params
+    with pytest.raises(IngestError, match=f"ends at byte {len(raw):,} but the file has {len(raw) - 1:,} bytes"):
+        read_gguf_header(head, prefix_of=len(raw) - 1)  # the data laid out must still fit in the whole file
+    with pytest.raises(IngestError, match="yet said to be the head of a file of 100: expected a head no larger"):
+        read_gguf_header(head, prefix_of=100)
+    head.write_bytes(raw[:200])
+    with pytest.raises(IngestError, match=r"header runs past the first 200 bytes uploaded \(of a [\d,]+-byte file.*"
+                                          r"`sizeup estimate FILE` on the command line reads any header"):
+        read_gguf_header(head, prefix_of=len(raw))
+
+
+def _write(folder, raw: bytes):
+    path = folder / "whole.gguf"
+    path.write_bytes(raw)
+    return path

@@ -130,6 +130,19 @@ def test_llava_with_an_unknown_vision_tower_is_refused_in_one_line():
         parse_config(data, "llava")
 
 
+def test_llava_top_level_vocab_size_is_checked_and_a_different_one_said():
+    """llava-1.5-7b-hf repeats its text model's vocab_size (32064) at the top, which transformers does not build
+    from: an absurd one there is refused, a different one is said in the assumptions, not silently ignored."""
+    data = json.loads((CONFIGS / "llava-1.5-7b-hf.json").read_text())
+    arch = parse_config(data, "llava")
+    assert arch.vocab == 32064 and not any("top-level vocab_size" in a for a in arch.assumptions)
+    other = parse_config({**data, "vocab_size": 32000}, "llava")
+    assert other.vocab == 32064 and other.params == arch.params
+    assert any("top-level vocab_size (32,000) differs from text_config's (32,064)" in a for a in other.assumptions)
+    with pytest.raises(ConfigError, match="vocab_size.*expected at most"):
+        parse_config({**data, "vocab_size": 2**64 + 1}, "llava")
+
+
 def test_qwen2_vl_counts_the_vision_tower_and_merger_exactly():
     """Qwen2-VL-7B: transformers 5.24.0 builds 8,291,375,616 parameters from the same file; 256 tokens per
     448 × 448 image ((448 / 14)² patches, 2 × 2 merged)."""

@@ -10,7 +10,7 @@ import pytest
 
 from sizeup.cli.main import main
 from sizeup.errors import ConfigError
-from sizeup.measure.load_inputs import MAX_PROMPTS_BYTES, check_url, read_prompts
+from sizeup.measure.load_inputs import MAX_PROMPTS_BYTES, check_url, read_prompts, redact_url
 
 
 @pytest.mark.parametrize("url, message", [
@@ -140,3 +140,21 @@ def test_the_cli_refuses_a_fifo_and_a_binary_file(tmp_path, capsys):
         out, err = capsys.readouterr()
         assert err == f"sizeup: error: {line}\n"
         assert json.loads(out)["error"]["exit_code"] == 1
+
+
+@pytest.mark.parametrize("url, shown", [
+    ("http://u:p@h:1/v1?token=abc&x=1", "http://***@h:1/v1?token=***&x=1"),
+    ("https://h/v1?X-Amz-Signature=ff&X-Amz-Credential=c#frag",
+     "https://h/v1?X-Amz-Signature=***&X-Amz-Credential=***#frag"),
+    ("http://a@b:pw@h/?key=1&api-version=2", "http://***@h/?key=***&api-version=2"),  # up to the last '@'
+    ("http://h:8000/v1/chat/completions", "http://h:8000/v1/chat/completions"),
+    ("http://h/p@x?access_token=", "http://h/p@x?access_token="),  # an '@' in the path is not a user
+])
+def test_redact_url_hides_credentials_only(url, shown):
+    assert redact_url(url) == shown
+
+
+def test_a_refused_url_does_not_echo_its_password():
+    with pytest.raises(ConfigError) as info:
+        check_url("http://alice:hunter2@h:99999/v1")
+    assert "hunter2" not in str(info.value) and "***@h:99999" in str(info.value)

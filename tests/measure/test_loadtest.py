@@ -142,3 +142,28 @@ def test_leak_watch_on_the_reference_server_under_load(tmp_path):
         proc.wait(timeout=10)
     assert len(result.samples) >= 10 and all(s.rss_bytes > 10 * 2**20 for s in result.samples)
     assert result.status.value in ("stable", "leaking", "inconclusive") and result.verdict
+
+
+def test_url_credentials_are_used_but_never_stored_or_printed(server, tmp_path, capsys):
+    """`load http://user:pw@host/…?api_key=…`: the requests go to the URL as typed; the run store, --json, the
+    table and `runs export` hold `***` in place of the password and the key (issue 27 red team)."""
+    import json
+    import sqlite3
+
+    from sizeup.cli.main import main
+
+    secret_url = server.replace("http://", "http://alice:hunter2@") + "?api_key=sk-LIVE-123&api-version=2024-02-01"
+    db = tmp_path / "runs.sqlite"
+    assert main(["load", secret_url, "--concurrency", "1", "--requests", "2", "--max-tokens", "2", "--db", str(db),
+                 "--json"]) == 0
+    loaded = json.loads(capsys.readouterr().out)
+    assert loaded["ok"] == 2  # the credentials did not get in the way of the requests
+    assert loaded["url"] == server.replace("http://", "http://***@") + "?api_key=***&api-version=2024-02-01"
+    assert main(["runs", "export", str(loaded["run_id"]), "--format", "json", "--db", str(db)]) == 0
+    assert main(["runs", "list", "--db", str(db)]) == 0
+    shown = capsys.readouterr().out
+    with sqlite3.connect(db) as conn:
+        stored = "\n".join(str(row) for table in ("runs", "points") for row in conn.execute(f"SELECT * FROM {table}"))
+    for text in (shown, stored):
+        assert "hunter2" not in text and "sk-LIVE-123" not in text and "alice" not in text
+    assert "api_key=***" in stored

@@ -86,6 +86,10 @@ def test_slurm_arrays_one_task_per_point():
     ("name: x\nmeasure: {target: m}\npoints: [{device: epyc-9654}]\n", "not a GPU"),
     ("name: x\npoints: [{device: cpu}]\n", "no target to measure"),
     ("name: x\nmeasure: {target: m, threads: yes}\npoints: [{device: cpu}]\n", "is not a int"),
+    ("name: x\nmeasure: {target: m, threads: -1}\npoints: [{device: cpu}]\n", "threads: -1 is not a count from 1"),
+    ("name: x\nmeasure: {target: m, prompt: 0}\npoints: [{device: cpu}]\n", "prompt: 0 is not a count from 1"),
+    ("name: x\nmeasure: {target: m}\nslurm: {partition: \"gpu --chdir=/\"}\npoints: [{device: cpu}]\n",
+     "partition 'gpu --chdir=/': expected one word"),  # an #SBATCH line reads every word as an option
 ])
 def test_bad_specs_are_refused_in_one_line(text, message):
     with pytest.raises(ConfigError, match=message) as info:

@@ -216,3 +216,31 @@ def test_an_uploaded_gguf_header_is_estimated(client):
                     data={"device": "rtx-4090", "engine": "llama.cpp", "batch": "1"})
     assert r.status_code == 200 and 'id="figures"' in r.text, r.text[:300]
     assert "class=\"error\"" not in r.text
+
+
+def test_the_head_of_a_large_gguf_file_is_estimated_as_its_head(client):
+    """What static/estimate.js sends for a .gguf file over 8 MiB: its first 8 MiB and its size (file_bytes). The
+    estimate reads the header from the head and says the tensor data was not seen; the same head without
+    file_bytes is a truncated file, refused in one line."""
+    from tests.ingest.test_gguf import _big_gguf
+
+    raw = _big_gguf()
+    head = raw[:8 * 1024 * 1024]
+    form = {"device": "rtx-4090", "engine": "llama.cpp", "batch": "1"}
+    r = client.post("/estimate/result", files={"file": ("big.gguf", head)}, data={**form, "file_bytes": str(len(raw))})
+    assert r.status_code == 200 and 'class="error"' not in r.text, r.text[:500]
+    assert f"of a {len(raw):,}-byte file, as uploaded" in r.text and "tensor data not seen" in r.text
+    cut = client.post("/estimate/result", files={"file": ("big.gguf", head)}, data=form)
+    assert "truncated" in cut.text and "/uploads/" not in cut.text
+
+
+@pytest.mark.parametrize("name, sent, file_bytes, says", [
+    ("big.gguf", 8 * 1024 * 1024, "12abc", "file_bytes '12abc': expected the whole file's size in bytes"),
+    ("big.gguf", 8 * 1024 * 1024, str(2**51), "expected the whole file's size in bytes"),
+    ("big.gguf", 1000, "999999999", "expected the first 8,388,608 bytes of a larger file, or the whole file"),
+    ("model.safetensors", 8 * 1024 * 1024, "999999999", "only a .gguf file is read from its first bytes"),
+])
+def test_a_head_that_does_not_add_up_is_refused_in_one_line(client, name, sent, file_bytes, says):
+    r = client.post("/estimate/result", files={"file": (name, b"\0" * sent)},
+                    data={"device": "rtx-4090", "file_bytes": file_bytes})
+    assert says in r.text, r.text[:500]

@@ -11,10 +11,12 @@ the one writer that needs them, the progress bar, draws on `raw_stream(sys.stder
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Iterable, Iterator
 from typing import TextIO
 
+from sizeup.errors import SizeupError
 from sizeup.escape import terminal
 
 __all__ = ["TerminalSafeStream", "safe_output", "raw_stream"]
@@ -27,8 +29,31 @@ class TerminalSafeStream:
         self.raw_stream = raw
 
     def write(self, text: str) -> int:
-        self.raw_stream.write(terminal(text))
+        try:
+            self.raw_stream.write(terminal(text))
+        except BrokenPipeError:  # the reader left (`| head`): the boundary ends quietly
+            raise
+        except OSError as e:  # a full disk (`> /dev/full`), an I/O error
+            raise self._cannot_write(e) from None
         return len(text)
+
+    def flush(self) -> None:
+        try:
+            self.raw_stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise self._cannot_write(e) from None
+
+    def _cannot_write(self, e: OSError) -> SizeupError:
+        """The one-line error of a stream that cannot be written; what it still buffers goes to /dev/null, so that
+        the interpreter's last flush at exit does not print a second error."""
+        name = getattr(self.raw_stream, "name", "the output")
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self.raw_stream.fileno())
+            os.close(null)
+        return SizeupError(f"cannot write to {name} ({e.strerror or e}): expected somewhere the output fits")
 
     def writelines(self, lines: Iterable[str]) -> None:
         for line in lines:

@@ -9,7 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from sizeup.errors import CatalogError
-from sizeup.files import check_unchanged, open_regular
+from sizeup.files import check_unchanged, open_regular, user_path
 from sizeup.hardware.schema import DeviceSpec, Offer, parse_device, parse_fx, parse_offers
 
 __all__ = ["Catalog", "load_catalog", "user_config_dir", "builtin_data_dir", "read_yaml", "load_architectures",
@@ -236,7 +236,7 @@ def load_catalog(extra: Iterable[str | Path] = (), *, include_user: bool = True)
     if include_user and user.is_dir():
         folders.append(user)
     for folder in extra:
-        path = Path(folder).expanduser()
+        path = user_path(folder)
         if not path.is_dir():
             raise CatalogError(f"catalog folder {str(folder)!r} " + ("is not a folder: expected a folder of device "
                                                                      "and offer files" if path.exists() else

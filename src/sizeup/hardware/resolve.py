@@ -55,9 +55,11 @@ _NOTE_LIST = 6
 
 
 def normalize_name(name: str) -> str:
-    """Lower case, vendor words dropped, '80gb' -> '80g', punctuation and spaces removed."""
+    """Lower case, vendor words dropped, '80gb' -> '80g', punctuation and spaces removed. Every pattern here and in
+    `name_tokens` starts a match only at the start of a run of digits or letters (a look-behind), so the time is
+    linear in the name's length."""
     text = _NOISE.sub(" ", str(name).lower())
-    text = re.sub(r"(\d+)\s*gb\b", r"\1g", text)
+    text = re.sub(r"(?<!\d)(\d+)\s*gb\b", r"\1g", text)
     return re.sub(r"[^a-z0-9]+", "", text)
 
 
@@ -65,11 +67,11 @@ def name_tokens(name: str) -> frozenset[str]:
     """The words of a device name as a set: vendor words and vendor-tool noise dropped, '80 GB' -> '80g',
     letter runs of two or more split from digits ('rtx4090' -> rtx, 4090; '4060ti' -> 4060, ti)."""
     text = _VENDOR_NOISE.sub(" ", str(name).lower())
-    text = re.sub(r"(\d+)\s*gb\b", r"\1g", text)
+    text = re.sub(r"(?<!\d)(\d+)\s*gb\b", r"\1g", text)
     text = re.sub(r"\b(\d+)[\s-]*cores?\b", r"\1core", text)
-    text = re.sub(r"([a-z]{2,})(\d)", r"\1 \2", text)
+    text = re.sub(r"(?<![a-z])([a-z]{2,})(\d)", r"\1 \2", text)
     text = re.sub(r"(\d)([a-z]{2,})", r"\1 \2", text)
-    text = re.sub(r"(\d+) (g|core)\b", r"\1\2", text)  # '80g', '30core' split above -> joined again
+    text = re.sub(r"(?<!\d)(\d+) (g|core)\b", r"\1\2", text)  # '80g', '30core' split above -> joined again
     return frozenset(t for t in re.split(r"[^a-z0-9]+", text) if t and t not in _WORDS)
 
 

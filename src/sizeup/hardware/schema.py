@@ -206,6 +206,9 @@ MAX_DATA_NUMBER = 1e9
 """Largest magnitude of any number in a data file, in the file's own unit (GiB, GB/s, TFLOP/s, MHz, W, USD per
 hour): far above any real part (a wafer-scale engine's 21 PB/s of SRAM bandwidth is 2.1e7 GB/s) and far below
 where a conversion to bytes or FLOP/s would overflow to infinity. NaN and infinities are refused too."""
+MIN_POSITIVE_NUMBER = 1e-6
+"""Smallest value of a field that must be positive, in the file's unit (1 kB/s, 1 MFLOP/s, a ten-thousandth of a
+cent per hour): a bandwidth or peak of 1e-300 is zero in all but name, and priced a step that lasts 1e297 days."""
 
 
 def _number_text(value: int | float) -> str:
@@ -260,6 +263,8 @@ class _Fields:
                                f"number of at most {MAX_DATA_NUMBER:.0e} in the field's unit")
         if positive and not value > 0:
             raise self.fail(key, "a positive number")
+        if positive and value < MIN_POSITIVE_NUMBER:
+            raise self.fail(key, f"a positive number of at least {MIN_POSITIVE_NUMBER:g} in the field's unit")
         return float(value)
 
     def integer(self, key: str, required: bool = False) -> int | None:

@@ -95,27 +95,38 @@ class GGUFHeader:
     """The file stores an `output.weight` (an LM head not tied to the embeddings)."""
     data_bytes: int = 0
     """Bytes of tensor data the descriptors lay out (with the alignment padding between tensors)."""
+    prefix_of: int | None = None
+    """Read from the first bytes of a file of this many bytes (an upload of its head); None: the whole file."""
 
 
 class _Reader:
     """Bounded little-endian reads of an open file: every length is checked against what remains of it, and
     a read that comes back short (the file shrank) is refused."""
 
-    def __init__(self, opened: OpenedFile) -> None:
+    def __init__(self, opened: OpenedFile, prefix_of: int | None = None) -> None:
         self.fh, self.size, self.path, self.opened = opened.fh, opened.size, opened.path, opened
+        self.prefix_of = prefix_of
+        """The whole file's size when this is only its head (an upload)."""
         self.held = 0
         """Bytes of keys, names and strings read into memory so far."""
 
     def fail(self, message: str) -> IngestError:
         return IngestError(f"{self.path}: {message}")
 
+    def past_end(self, n: int) -> IngestError:
+        if self.prefix_of is not None and self.size < self.prefix_of:
+            return self.fail(f"GGUF header runs past the first {self.size:,} bytes uploaded (of a {self.prefix_of:,}-"
+                             f"byte file; {n:,} more bytes at offset {self.fh.tell():,}): expected a header within "
+                             f"them; `sizeup estimate FILE` on the command line reads any header")
+        return self.fail(f"GGUF header claims {n:,} more bytes at offset {self.fh.tell():,} but the file has "
+                         f"{self.size:,} bytes: truncated or corrupt")
+
     def remaining(self) -> int:
         return self.size - self.fh.tell()
 
     def take(self, n: int) -> bytes:
         if n < 0 or n > self.remaining():
-            raise self.fail(f"GGUF header claims {n:,} more bytes at offset {self.fh.tell():,} but the file has "
-                            f"{self.size:,} bytes: truncated or corrupt")
+            raise self.past_end(n)
         data = self.fh.read(n)
         if len(data) != n:
             check_unchanged(self.opened, IngestError)
@@ -125,8 +136,7 @@ class _Reader:
 
     def skip(self, n: int) -> None:
         if n < 0 or n > self.remaining():
-            raise self.fail(f"GGUF header claims {n:,} more bytes at offset {self.fh.tell():,} but the file has "
-                            f"{self.size:,} bytes: truncated or corrupt")
+            raise self.past_end(n)
         self.fh.seek(n, 1)
 
     def scalar(self, fmt: str) -> Any:
@@ -238,8 +248,9 @@ class _Tensors:
             raise r.fail(f"GGUF tensor {_short(name)} has ggml type {type_id}: expected a known ggml type "
                          f"({', '.join(f'{i} {n}' for i, n in list(GGML_TYPES.items())[:3])}, ... {max(GGML_TYPES)})")
         per_block, block_bytes = GGUF_BLOCKS[kind]
-        if dims and dims[0] % per_block:
-            raise r.fail(f"GGUF tensor {_short(name)} of type {kind} has rows of {dims[0]:,} elements: expected a "
+        row = dims[0] if dims else 1  # a tensor of no dimensions is one element, as ggml reads it
+        if row % per_block:
+            raise r.fail(f"GGUF tensor {_short(name)} of type {kind} has rows of {row:,} elements: expected a "
                          f"multiple of its {per_block}-element blocks")
         offset = r.scalar("<Q")
         if offset != self.offset:
@@ -277,15 +288,23 @@ def _check_experts(r: _Reader, metadata: dict[str, Any], t: _Tensors) -> None:
     if count and t.max_block >= 0 and not held:
         raise r.fail(f"GGUF '{arch}.expert_count' = {_short(count)} but no tensor holds experts (blk.N.ffn_*_exps): "
                      f"expected expert tensors")
-    if isinstance(blocks, int) and t.max_block >= blocks:
+    if isinstance(blocks, int) and 0 <= t.max_block and t.max_block >= blocks:
         raise r.fail(f"GGUF tensor of block {t.max_block} but '{arch}.block_count' = {blocks}: expected blocks "
                      f"0 to {blocks - 1}")
 
 
-def read_gguf_header(path: str | Path) -> GGUFHeader:
+def read_gguf_header(path: str | Path, *, prefix_of: int | None = None) -> GGUFHeader:
+    """The header of a GGUF file: metadata and tensor descriptors, every one checked. With `prefix_of`, the
+    file is the first bytes of a file of that many bytes (a header-only upload): the metadata and descriptors
+    must lie whole inside it, and the tensor data they lay out inside the whole file; the data itself is not
+    there to read."""
     path = Path(path)
     with open_regular(path, what="model file", error=IngestError) as opened:
-        r = _Reader(opened)
+        if prefix_of is not None and not opened.size <= prefix_of:
+            raise IngestError(f"{path.name}: {opened.size:,} bytes, yet said to be the head of a file of "
+                              f"{prefix_of:,}: expected a head no larger than the file")
+        size = opened.size if prefix_of is None else prefix_of
+        r = _Reader(opened, prefix_of)
         version, n_tensors, n_kv = _header_counts(r)
         kinds: dict[str, int] = {}
         metadata = _metadata_with_kinds(r, n_kv, kinds)
@@ -296,14 +315,14 @@ def read_gguf_header(path: str | Path) -> GGUFHeader:
         if n_tensors:
             start = -(-opened.fh.tell() // alignment) * alignment
             end = start + tensors.last_end
-            if end > opened.size:
-                raise r.fail(f"GGUF tensor data ends at byte {end:,} but the file has {opened.size:,} bytes: "
+            if end > size:
+                raise r.fail(f"GGUF tensor data ends at byte {end:,} but the file has {size:,} bytes: "
                              f"truncated (or only the header was copied)")
         _check_experts(r, metadata, tensors)
         check_unchanged(opened, IngestError)
     return GGUFHeader(path=str(path), version=version, metadata=metadata, tensor_count=n_tensors,
                       params=tensors.params, types=tensors.types, has_output=tensors.has_output,
-                      data_bytes=tensors.offset)
+                      data_bytes=tensors.offset, prefix_of=prefix_of)
 
 
 def _metadata_with_kinds(r: _Reader, n_kv: int, kinds: dict[str, int]) -> dict[str, Any]:

@@ -285,12 +285,18 @@ def model_from_header(path: str | Path) -> ModelArch:
                               f"({header.params:,} parameters in the header)")
         arch = parse_config(read_config_file(config), name=config.parent.name or config.stem, where=str(config))
         return _cross_checked(arch, path, header, config)
-    header = read_gguf_header(path)
+    from sizeup.sources import upload_prefix_of
+
+    header = read_gguf_header(path, prefix_of=upload_prefix_of(path))
     config, sources = gguf_config(header)
     fmt, source = stored_format(header)
     name = header.metadata.get("general.name")
     arch = parse_config(config, name=name if isinstance(name, str) and name else path.stem,
                         where=f"{path} (GGUF metadata)", sources=sources)
+    if header.prefix_of is not None:
+        arch = replace(arch, assumptions=arch.assumptions + (
+            f"GGUF read from the first {path.stat().st_size:,} bytes of a {header.prefix_of:,}-byte file, as "
+            f"uploaded: metadata and tensor descriptors checked, tensor data not seen",))
     return replace(arch, stored_format=fmt, stored_format_from=source)
 
 

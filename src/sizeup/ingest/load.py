@@ -10,6 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from sizeup.errors import ConfigError, ResolveError
+from sizeup.files import user_path
 from sizeup.ingest.arch import ModelArch
 from sizeup.ingest.config_file import read_config_file
 from sizeup.ingest.families.registry import parse_config
@@ -64,7 +65,7 @@ def load_model(name_or_path: str) -> ModelArch:
                           f"{MAX_MODEL_CHARS:,}")
     if admit_model(name_or_path) == "name":  # under the web UI's policy: a preset, never a look on disk
         return _preset(name_or_path)
-    path = Path(name_or_path).expanduser()
+    path = user_path(name_or_path)
     if _is_dir(path):
         path = path / "config.json"
         if not os.path.lexists(path):  # one that is there but not a file is refused, saying why, by the reader

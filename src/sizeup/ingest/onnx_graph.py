@@ -22,6 +22,7 @@ import numpy as np
 
 import sizeup.ops.onnx_ops  # noqa: F401  (registers the "onnx.*" formulas)
 from sizeup.errors import IngestError
+from sizeup.ingest.limits import MAX_PARAMS, MAX_PARAMS_TEXT
 from sizeup.ingest.onnx_order import topological_order
 from sizeup.ingest.onnx_weights import check_initializers
 from sizeup.ledger import Ledger, LiveBuffer, OpKind, OpRecord, TensorCategory, TensorRecord, TensorSpec
@@ -85,7 +86,23 @@ def _load(onnx: Any, path: Path) -> Any:
     if not model.HasField("graph") or not model.graph.node:
         raise IngestError(f"{path.name} is not a readable ONNX model (no graph nodes)")
     check_initializers(model, path)
+    weights = {w.name for w in model.graph.initializer}
+    for value in model.graph.input:
+        _check_declared_dims(value, path, 0 if value.name in weights else 1)
+    for value in [*model.graph.output, *model.graph.value_info]:
+        _check_declared_dims(value, path, 0)
     return model
+
+
+def _check_declared_dims(value: Any, path: Path, least: int) -> None:
+    """A declared tensor shape holds sizes of at least `least` (1 for a graph input: an empty input computes
+    nothing to time); a dynamic size is a named or unnamed dim_param."""
+    if not value.type.HasField("tensor_type"):
+        return
+    for axis, d in enumerate(value.type.tensor_type.shape.dim):
+        if d.HasField("dim_value") and d.dim_value < least:
+            raise IngestError(f"{path.name}: tensor {value.name!r} has size {d.dim_value} on axis {axis}: expected a "
+                              f"size of at least {least}, or a named dimension for a dynamic one")
 
 
 def batch_dim(path: str | Path) -> str | None:
@@ -162,10 +179,19 @@ def _spec_of_weight(w: Any) -> TensorSpec | None:
     return TensorSpec(shape=tuple(w.dims), dtype=dtype) if dtype else None
 
 
-def _specs(graph: Any) -> dict[str, TensorSpec | None]:
+def _specs(graph: Any, path: Path) -> dict[str, TensorSpec | None]:
+    """Every tensor's type as shape inference left it; a tensor past MAX_PARAMS elements is refused (no graph
+    computes one; its FLOPs and bytes would be figures no device has)."""
     specs: dict[str, TensorSpec | None] = {}
     for value in [*graph.input, *graph.value_info, *graph.output]:
-        specs[value.name] = _spec(value.type)
+        spec = _spec(value.type)
+        if spec is not None and any(d < 0 for d in spec.shape):
+            spec = None
+        elif spec is not None and math.prod(spec.shape) > MAX_PARAMS:
+            raise IngestError(f"{path.name}: tensor {value.name!r} of shape {list(spec.shape)[:8]} has more than "
+                              f"{MAX_PARAMS_TEXT} elements (the bound on one tensor): expected a plausible graph and "
+                              f"--dim sizes")
+        specs[value.name] = spec
     for w in graph.initializer:
         specs[w.name] = _spec_of_weight(w)
     return specs
@@ -342,7 +368,7 @@ def onnx_ledger(path: str | Path, *, dims: dict[str, int] | None = None, name: s
     opsets = {o.domain or "": o.version for o in model.opset_import}
     values: dict[str, np.ndarray] = {}
     for _ in range(_MAX_ROUNDS):  # shape inference, then fold what it could not follow, until nothing changes
-        specs = _specs(_infer_shapes(onnx, _with_folded(onnx, model, values), path).graph)
+        specs = _specs(_infer_shapes(onnx, _with_folded(onnx, model, values), path).graph, path)
         specs.update(weight_specs)
         if not _fold(onnx, nodes, small_weights, specs, values, opsets):
             break

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from sizeup.errors import IngestError
+from sizeup.files import user_path
 from sizeup.sources import admit_code
 
 __all__ = ["load_factory", "target_source"]
@@ -44,7 +45,7 @@ def target_source(target: str) -> Path | None:
         admit_code(target)  # before Python's finder imports a parent package
         path_or_module, _ = _split(target)
         if _is_path(path_or_module):
-            path = Path(path_or_module).expanduser().resolve()
+            path = user_path(path_or_module).resolve()
         else:
             spec = importlib.util.find_spec(path_or_module)
             path = Path(spec.origin).resolve() if spec is not None and spec.origin else None
@@ -66,7 +67,7 @@ def _is_path(spec: str) -> bool:
 
 def _import(spec: str):
     if _is_path(spec):
-        path = Path(spec).expanduser()
+        path = user_path(spec)
         if not path.is_file():
             raise IngestError(f"model file {spec!r} does not exist")
         name = f"_sizeup_target_{abs(hash(str(path.resolve())))}"

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from sizeup.files import user_path
 from sizeup.ingest.target import target_source
 from sizeup.sources import admit_code
 from sizeup.ingest.trace_inputs import InputSpec, TraceMode
@@ -45,7 +46,7 @@ def cache_dir() -> Path | None:
     if os.environ.get("SIZEUP_NO_CACHE", "") not in ("", "0"):
         return None
     if os.environ.get("SIZEUP_CACHE_DIR"):
-        root = Path(os.environ["SIZEUP_CACHE_DIR"]).expanduser()
+        root = user_path(os.environ["SIZEUP_CACHE_DIR"])
     else:
         root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "sizeup"
     return root / "traces"

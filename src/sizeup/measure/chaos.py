@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from sizeup.errors import ConfigError, MeasureError
 from sizeup.measure.loadtest import LoadResult, RequestRecord, describe_error, percentiles
+from sizeup.measure.load_inputs import redact_url
 
 if TYPE_CHECKING:
     from sizeup.measure.supervisor import Supervisor
@@ -295,7 +296,7 @@ def wait_reachable(url: str, timeout_s: float, alive: Callable[[], bool] = lambd
             pass
         waited = time.perf_counter() - start
         if waited > timeout_s:
-            raise MeasureError(f"nothing answered at {url} within {timeout_s:g} s of starting the command")
+            raise MeasureError(f"nothing answered at {redact_url(url)} within {timeout_s:g} s of starting the command")
         if not alive() and waited > 1.0:
-            raise MeasureError(f"the command after -- exited before anything answered at {url}")
+            raise MeasureError(f"the command after -- exited before anything answered at {redact_url(url)}")
         time.sleep(poll_s)

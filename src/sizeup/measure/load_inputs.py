@@ -3,7 +3,11 @@ prompts file. Every refusal is one ConfigError line naming the value.
 
 - URL: `http://` or `https://`, a host (each label 1-63 characters), a port in 1-65535, no whitespace or
   control character (a CR LF in a URL would split the request line into forged headers), at most
-  MAX_URL_CHARS.
+  MAX_URL_CHARS. The URL as typed is what requests go to (httpx sends a `user:password@` as basic auth);
+  everywhere it is shown or stored (errors, `--json`, the run store, the workload hash) it passes through
+  `redact_url`, which replaces a user name and password with `***` and the value of every query parameter
+  whose name says it is a secret (token, key, secret, password, auth, signature, session, credential) with
+  `***`: a run store is shared with a team, and a terminal is screen-shared.
 - Prompts file: a regular file opened by `sizeup.files` (a FIFO, a device such as /dev/zero, a directory
   or a socket is refused before anything is read, so nothing hangs or fills memory), at most
   MAX_PROMPTS_BYTES, UTF-8 text (a BOM is accepted; NUL and other control bytes mean binary data and are
@@ -22,7 +26,7 @@ from urllib.parse import urlsplit
 from sizeup.errors import ConfigError
 from sizeup.files import read_regular
 
-__all__ = ["check_url", "read_prompts", "MAX_URL_CHARS", "MAX_PROMPTS_BYTES", "MAX_PROMPTS"]
+__all__ = ["check_url", "redact_url", "read_prompts", "MAX_URL_CHARS", "MAX_PROMPTS_BYTES", "MAX_PROMPTS"]
 
 MAX_URL_CHARS = 2048
 MAX_PROMPTS_BYTES = 16 * 2**20
@@ -32,7 +36,30 @@ _UNSAFE_URL = re.compile(r"[\x00-\x20\x7f]")
 _BINARY = re.compile(b"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*:)?//[^/?#]*@")
+"""A URL's `//user:password@` (everything up to the authority's last '@')."""
+_SECRET_PARAM = re.compile(r"(?i)token|key|secret|passw|pwd|auth|sig|session|credential|jwt|bearer")
+"""Query parameter names whose values are secrets: token, access_token, api_key, apikey, key, secret,
+password, auth, sig, signature, X-Amz-Signature, session_id, credential (pre-signed URLs and API gateways)."""
+
+
+def redact_url(url: str) -> str:
+    """`url` as it may be shown or stored: `user:password@` as `***@`, secret query values as `***`. Works on
+    text that is not a valid URL too (it is also what a refusal of one shows)."""
+    text = _USERINFO.sub(lambda m: f"{m.group(1) or ''}//***@", url, count=1)
+    head, sep, rest = text.partition("?")
+    if not sep:
+        return text
+    query, hash_sep, fragment = rest.partition("#")
+    pairs = []
+    for pair in query.split("&"):
+        name, eq, value = pair.partition("=")
+        pairs.append(f"{name}=***" if eq and value and _SECRET_PARAM.search(name) else pair)
+    return f"{head}?{'&'.join(pairs)}{hash_sep}{fragment}"
+
+
 def _shown(text: str) -> str:
+    text = redact_url(text)
     return repr(text) if len(text) <= 80 else repr(text[:60]) + f"… ({len(text):,} characters)"
 
 

@@ -24,7 +24,7 @@ from urllib.parse import urlparse
 import numpy as np
 
 from sizeup.errors import ConfigError, MeasureError
-from sizeup.measure.load_inputs import check_url
+from sizeup.measure.load_inputs import check_url, redact_url
 
 __all__ = ["LoadConfig", "RequestRecord", "LoadResult", "run_load", "percentiles", "ERROR_REASONS", "describe_error"]
 
@@ -128,7 +128,7 @@ class LoadResult:
         itl = [b - a for r in ok for a, b in zip(r.token_times, r.token_times[1:])]
         errors = self.errors()
         return {
-            "url": self.config.url, "requests": len(self.records), "ok": len(ok), "errors": errors,
+            "url": redact_url(self.config.url), "requests": len(self.records), "ok": len(ok), "errors": errors,
             "error_reasons": {k: describe_error(k) for k in errors},
             "elapsed_s": self.elapsed_s, "request_throughput_per_s": len(ok) / self.elapsed_s if self.elapsed_s else 0,
             "token_throughput_per_s": sum(r.tokens for r in ok) / self.elapsed_s if self.elapsed_s else 0,
@@ -350,7 +350,7 @@ def check_reachable(url: str, timeout_s: float = 3.0) -> None:
         with socket.create_connection((parsed.hostname, port), timeout=timeout_s):
             pass
     except (OSError, UnicodeError) as e:  # refused, unknown host, a name the resolver cannot encode
-        raise MeasureError(f"cannot reach {url}: {getattr(e, 'strerror', None) or e}") from None
+        raise MeasureError(f"cannot reach {redact_url(url)}: {getattr(e, 'strerror', None) or e}") from None
 
 
 def run_load(cfg: LoadConfig, progress: Callable[[int, int], None] | None = None,

@@ -54,8 +54,10 @@ def device_type_of(product: str | None, *, gpu: bool) -> str | None:
 def _target_file(target: str) -> Path | None:
     """The file a target names: MODEL.onnx, FILE.py of FILE.py:FACTORY, a config.json; None for a preset or a
     package.module:FACTORY."""
+    from sizeup.files import user_path
+
     candidate = target.rsplit(":", 1)[0] if target.count(":") == 1 and not target.endswith(".onnx") else target
-    path = Path(candidate).expanduser()
+    path = user_path(candidate)
     try:
         return path if path.is_file() else None
     except OSError:

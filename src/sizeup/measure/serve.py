@@ -212,17 +212,23 @@ def _handler(server: ModelServer, limits: ServerLimits):
             self.end_headers()
             self.wfile.write(data)
 
+        def _route(self) -> str:
+            """The request's path without its query string (`?api-version=…`), as a web framework routes."""
+            return self.path.partition("?")[0]
+
         def do_GET(self) -> None:  # noqa: N802
-            if self.path == "/health":
+            route = self._route()
+            if route == "/health":
                 self._json(200, {"status": "ok", "model": server.name})
-            elif self.path == "/v1/models":
+            elif route == "/v1/models":
                 self._json(200, {"object": "list", "data": [{"id": server.name, "object": "model"}]})
             else:
                 self._json(404, {"error": {"message": f"no route {self.path}"}})
 
         def do_POST(self) -> None:  # noqa: N802
-            chat = self.path == "/v1/chat/completions"
-            if not chat and self.path != "/v1/completions":
+            route = self._route()
+            chat = route == "/v1/chat/completions"
+            if not chat and route != "/v1/completions":
                 self._json(404, {"error": {"message": f"no route {self.path}"}})
                 return
             try:

@@ -40,6 +40,8 @@ __all__ = ["SweepSpec", "SweepTask", "load_sweep_spec", "parse_sweep_spec", "MEA
 
 MAX_SPEC_BYTES = 256 * 1024
 MAX_POINTS = 10_000
+MAX_COUNT = 10**9
+"""Largest thread, prompt or context count a spec may set (each must be at least 1)."""
 MEASURE_KEYS = {"target": str, "input": (str, list), "input_spec": (str, list), "dim": (str, list), "batch": str,
                 "train": bool, "grad_acc": str, "optimizer": str, "dtype": str, "latency_target": str,
                 "budget": str, "threads": int, "prompt": int, "context": int, "collectives": bool,
@@ -48,6 +50,7 @@ MEASURE_KEYS = {"target": str, "input": (str, list), "input_spec": (str, list), 
 POINT_KEYS = {"device": str, "gpus": int, "gpu_product": str}
 TOP_KEYS = {"name", "image", "queue", "namespace", "db_secret", "command", "slurm", "measure", "points"}
 SLURM_KEYS = {"partition", "account", "time", "constraints", "qos"}
+_SLURM_WORD = re.compile(r"[^\s'\"\\#]+")
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$")
 
 
@@ -92,10 +95,10 @@ class SweepSpec:
 def load_sweep_spec(path: str | Path) -> SweepSpec:
     """The spec file: a regular UTF-8 file of at most MAX_SPEC_BYTES, read as YAML 1.2 with duplicate keys
     refused (yaml_strict)."""
-    from sizeup.files import read_regular
+    from sizeup.files import read_regular, user_path
     from sizeup.yaml_strict import load_yaml
 
-    file = Path(path).expanduser()
+    file = user_path(path)
     raw = read_regular(file, what="sweep spec", error=ConfigError, limit=MAX_SPEC_BYTES)
     try:
         text = raw.decode("utf-8-sig")
@@ -118,6 +121,13 @@ def _check_type(value: object, expected, where: str) -> None:
     if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
         names = " or ".join(k.__name__ for k in kinds)
         raise ConfigError(f"{where}: {value!r:.60} is not a {names}")
+    for text in value if isinstance(value, list) else [value]:
+        if isinstance(text, str) and any(ord(c) < 32 or ord(c) == 127 for c in text):
+            raise ConfigError(f"{where}: {text!r:.60} holds a control character (a new line?): expected one line")
+    if isinstance(value, int) and not isinstance(value, bool) and not where.endswith(": gpus") \
+            and not 1 <= value <= MAX_COUNT:
+        raise ConfigError(f"{where}: {value:,} is not a count from 1 to {MAX_COUNT:,}"
+                          if abs(value) < 10**24 else f"{where}: a {len(str(abs(value)))}-digit number is not a count")
 
 
 def _text(data: dict, key: str, where: str, default: str | None = None) -> str | None:
@@ -208,7 +218,9 @@ def parse_sweep_spec(data: object, where: str = "sweep spec") -> SweepSpec:
     command = tuple(shlex.split(command_text))
     slurm = _check_keys(data.get("slurm") or {}, SLURM_KEYS, f"{where}: slurm")
     for key in ("partition", "account", "time", "qos"):
-        _text(slurm, key, f"{where}: slurm")
+        value = _text(slurm, key, f"{where}: slurm")
+        if value is not None and not _SLURM_WORD.fullmatch(value):  # an #SBATCH line reads every word as an option
+            raise ConfigError(f"{where}: slurm: {key} {value!r:.60}: expected one word (no spaces, quotes or #)")
     constraints = _check_keys(slurm.get("constraints") or {}, set(slurm.get("constraints") or {}),
                               f"{where}: slurm.constraints")
     tasks, counters = [], {}

@@ -172,7 +172,7 @@ def headline_rows(h: Headline) -> list[tuple[str, str]]:
 
 def _quick_assumptions(result) -> tuple[str, ...]:
     """What a plan assumed about its traffic and where it may run (a quick plan states them up front)."""
-    scenario, out = result.scenario, []
+    scenario, out = result.scenario, [result.weights_note] if getattr(result, "weights_note", "") else []
     traffic = scenario.traffic
     if traffic is not None and scenario.task in ("chat", "api", "vision"):
         text = traffic.description or f"{traffic.peak_requests_per_s:g} requests/s at the peak"

@@ -89,15 +89,23 @@ def plan_job(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanResul
                     closest_gap, closest, closest_miss = gap, candidate, f"misses the deadline by " \
                                                                          f"{hours - job.deadline_hours:,.1f} h"
                 continue
-            if scenario.budget.job_usd is not None and cost > scenario.budget.job_usd:
-                rejected.append(Rejection(family=family, reason=f"${cost:,.0f} {placement.basis} is over the budget "
-                                                                f"of ${scenario.budget.job_usd:,.0f}"))
+            budget = scenario.budget.job_usd
+            if budget is not None and cost > budget:
+                rejected.append(Rejection(family=family, reason=over_budget(cost, budget, placement.basis)))
+                if cost / budget < closest_gap:
+                    closest_gap, closest = cost / budget, candidate
+                    closest_miss = f"over the job budget: {over_budget(cost, budget, placement.basis)}"
                 continue
             candidates.append(candidate)
             break  # more GPUs of this device only cost more for the same work
     assumptions = [f"{job.method} on {job.tokens:,} tokens at sequence {job.seq}; ZeRO-3 across GPUs",
                    "a job spans instances only on offers that state their network, and is priced on it"]
     return ranked_result(scenario, arch, candidates, rejected, closest, closest_miss, evaluated, assumptions, "hours")
+
+
+def over_budget(cost: float, budget: float, basis: str) -> str:
+    """Why a job was turned down on cost, with both numbers: "$1,234 on-demand, $234 over the $1,000 job budget"."""
+    return f"${cost:,.0f} {basis}, ${cost - budget:,.0f} over the ${budget:,.0f} job budget"
 
 
 JOB_GPU_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -185,6 +193,14 @@ def plan_batch(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanRes
                         if hours / job.deadline_hours < closest_gap:
                             closest_gap, closest = hours / job.deadline_hours, candidate
                             closest_miss = f"misses the deadline by {hours - job.deadline_hours:,.1f} h"
+                        continue
+                    budget = scenario.budget.job_usd
+                    if budget is not None and cost > budget:
+                        why = over_budget(cost, budget, candidate.pricing_basis)
+                        rejected.append(Rejection(family=family, reason=why))
+                        if cost / budget < closest_gap:
+                            closest_gap, closest = cost / budget, candidate
+                            closest_miss = f"over the job budget: {why}"
                         continue
                     candidates.append(candidate)
     assumptions = [f"offline generation of {job.tokens:,} output tokens, prompt {prompt}, output {output} per request",

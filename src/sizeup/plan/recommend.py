@@ -38,6 +38,31 @@ def plan_scenario(scenario: Scenario, catalog: Catalog, *, prune: bool = True) -
         arch = load_model(scenario.model)
     except ResolveError as e:
         raise ConfigError(f"scenario key 'model': {e}") from None
+    scenario, note = stored_weights(scenario, arch)
+    result = _plan(scenario, catalog, arch, prune)
+    return replace(result, assumptions=(note, *result.assumptions), weights_note=note) if note else result
+
+
+def stored_weights(scenario: Scenario, arch) -> tuple[Scenario, str]:
+    """A model file that stores its weights in one format (a GGUF file's general.file_type) is planned in that
+    format unless the scenario names `constraints.quantizations`; the note says which was priced and why."""
+    stored, source = getattr(arch, "stored_format", ""), getattr(arch, "stored_format_from", "")
+    c = scenario.constraints
+    if not source or scenario.task not in ("chat", "api", "batch", "edge"):
+        return scenario, ""
+    if c.quantizations_given:
+        if stored in c.quantizations:
+            return scenario, ""
+        return scenario, (f"weights priced as {', '.join(c.quantizations)} (constraints.quantizations), not as the "
+                          f"{stored or 'format'} the file stores ({source})")
+    if not stored:
+        raise ConfigError(f"scenario key 'model' = {scenario.model!r}: {source}, a weight format sizeup does not "
+                          f"price: expected constraints.quantizations with one of its formats (e.g. q4_k_m, q8_0, f16)")
+    return (replace(scenario, constraints=replace(c, quantizations=(stored,))),
+            f"weights {stored}: the format the file stores ({source}; constraints.quantizations prices others)")
+
+
+def _plan(scenario: Scenario, catalog: Catalog, arch, prune: bool) -> PlanResult:
     if scenario.task in ("chat", "api"):
         from sizeup.plan.buy import fleet_buy_vs_rent
         from sizeup.plan.serving import plan_serving

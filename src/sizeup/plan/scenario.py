@@ -203,6 +203,8 @@ class Constraints:
     engines: tuple[str, ...] = ()
     """Engines to search ('vllm', 'vllm@0.10'); empty: the task's default (data/engines/defaults.yaml)."""
     quantizations: tuple[str, ...] = ("bf16", "fp8", "awq-int4")
+    quantizations_given: bool = False
+    """Whether the scenario named the formats (else a GGUF model prices the format its file stores)."""
     max_gpus: int = 8
     owned: tuple[Owned, ...] = ()
     headroom: float = 0.2
@@ -405,6 +407,7 @@ def _constraints(c: Keys, task: str) -> Constraints:
         devices=c.strings("devices"), providers=c.strings("providers"), regions=c.strings("regions"),
         spot=c.flag("spot", False), engines=c.strings("engines"),
         quantizations=quantizations or (EDGE_FORMATS if edge else ("bf16", "fp8", "awq-int4")),
+        quantizations_given=bool(quantizations),
         max_gpus=c.count("max_gpus", 8, maximum=MAX_GPUS), owned=_owned(c, task),
         headroom=c.number("headroom", 0.2, minimum=0.0, below=1.0),
         redundancy=c.flag("redundancy", True) if c.data.get("redundancy") is not None else None)

@@ -52,7 +52,7 @@ def build_sheet(result) -> Sheet:
                                     f"{profile['image_hw'][1]}, encoder budget {profile['encoder_budget_tokens']:,} "
                                     f"tokens"))
     job = chosen is not None and "hours" in chosen.latency
-    if chosen is not None and job and scenario.job is not None:
+    if chosen is not None and job and scenario.job is not None and scenario.task in ("finetune", "pretrain"):
         hw.append(Cell(key="method", label="method", value=scenario.job.method))
     period = "per job" if job else "/month"
     basis = chosen.pricing_basis if chosen is not None else "on-demand"

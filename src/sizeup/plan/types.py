@@ -114,6 +114,9 @@ class PlanResult:
     closest_miss: str = ""
     evaluated: int = 0
     assumptions: tuple[str, ...] = ()
+    weights_note: str = ""
+    """Why the weights were priced in the format they were, where the model file stores one (a GGUF file):
+    also the first of `assumptions`, and put in the headline."""
     method_comparison: tuple[tuple[str, str, float, float], ...] = ()
     """Fine-tuning: (method, cheapest configuration, hours, cost) for full, LoRA and QLoRA."""
     buy: Any = None

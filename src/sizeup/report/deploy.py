@@ -218,6 +218,9 @@ def write_deploy(result, directory: str) -> list[Path]:
         def ignore_aliases(self, data):
             return True
 
+    from sizeup.escape import terminal_line
+    from sizeup.files import write_file
+
     objects = manifests(result)
     out = Path(directory)
     try:
@@ -225,8 +228,8 @@ def write_deploy(result, directory: str) -> list[Path]:
         paths = []
         for obj in objects:
             path = out / f"{obj['kind'].lower()}.yaml"
-            path.write_text(f"# {obj['kind']} written by sizeup from the plan of {result.scenario.name}\n"
-                            + yaml.dump(obj, Dumper=_Plain, sort_keys=False))
+            write_file(path, f"# {obj['kind']} written by sizeup from the plan of {terminal_line(result.scenario.name)}\n"
+                       + yaml.dump(obj, Dumper=_Plain, sort_keys=False), what="--deploy", error=ConfigError)
             paths.append(path)
     except OSError as e:
         raise ConfigError(f"--deploy {directory!r}: cannot write ({e.strerror})") from None

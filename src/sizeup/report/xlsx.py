@@ -383,7 +383,10 @@ def write_xlsx(sheet: Sheet, path: str, result=None) -> None:
     ws_sheet.column_dimensions["A"].width = 50
     ws_sheet.column_dimensions["B"].width = 24
     ws_in.freeze_panes = "A2"
-    try:
-        wb.save(path)
-    except OSError as e:
-        raise ConfigError(f"--out {path!r}: cannot write ({e.strerror})") from None
+    import io
+
+    buffer = io.BytesIO()  # built in memory, then written: a failed write leaves no half-closed zip behind
+    wb.save(buffer)
+    from sizeup.files import write_file
+
+    write_file(path, buffer.getvalue(), what="--out", error=ConfigError)

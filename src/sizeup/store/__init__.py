@@ -16,6 +16,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from sizeup.files import user_path
 from sizeup.store.base import MAX_ID, POINT_STATUSES, RUN_KINDS, RUN_STATUSES, RunStore, check_id
 from sizeup.store.records import PointRecord, Provenance, RunRecord, summarize_samples
 from sizeup.store.schema import SCHEMA_VERSION
@@ -47,7 +48,7 @@ def resolve_db(db: str | Path | None) -> str | Path:
     if isinstance(db, str) and is_url(db):
         _check_scheme(db)
         return db
-    return Path(db).expanduser()
+    return user_path(db)
 
 
 def describe_db(db: str | Path | None) -> str:

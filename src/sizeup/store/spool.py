@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sizeup.errors import MeasureError
+from sizeup.files import user_path
 from sizeup.store.base import RunStore, check_id
 from sizeup.store.records import Provenance
 
@@ -30,7 +31,7 @@ __all__ = ["SpoolingStore", "spool_path", "sync", "SyncReport"]
 def spool_path() -> Path:
     """`$SIZEUP_SPOOL`, else `spool.sqlite` in the folder of the default run store."""
     if os.environ.get("SIZEUP_SPOOL"):
-        return Path(os.environ["SIZEUP_SPOOL"]).expanduser()
+        return user_path(os.environ["SIZEUP_SPOOL"])
     from sizeup.store.sqlite import default_path
 
     return default_path().parent / "spool.sqlite"

@@ -26,6 +26,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from sizeup.errors import MeasureError
+from sizeup.files import user_path
 from sizeup.store.base import RunStore
 from sizeup.store.schema import JSON_COLUMNS, SCHEMA_VERSION, check_version, expected_columns, migrate
 
@@ -39,9 +40,9 @@ WAL_SWITCH_WAIT_S = 30.0
 def default_path() -> Path:
     """`$SIZEUP_DATA_DIR/runs.sqlite`, else `$XDG_DATA_HOME/sizeup/runs.sqlite`, else `~/.local/share/sizeup/`."""
     if os.environ.get("SIZEUP_DATA_DIR"):
-        return Path(os.environ["SIZEUP_DATA_DIR"]).expanduser() / "runs.sqlite"
+        return user_path(os.environ["SIZEUP_DATA_DIR"]) / "runs.sqlite"
     if os.environ.get("XDG_DATA_HOME"):
-        return Path(os.environ["XDG_DATA_HOME"]).expanduser() / "sizeup" / "runs.sqlite"
+        return user_path(os.environ["XDG_DATA_HOME"]) / "sizeup" / "runs.sqlite"
     return Path.home() / ".local" / "share" / "sizeup" / "runs.sqlite"
 
 
@@ -156,7 +157,7 @@ class SQLiteStore(RunStore):
     dialect = "sqlite"
 
     def __init__(self, path: str | Path | None = None, *, create: bool = True, readonly: bool = False) -> None:
-        self.path = default_path() if path is None else Path(path).expanduser()
+        self.path = default_path() if path is None else user_path(path)
         self.readonly = readonly
         self.version = SCHEMA_VERSION
         self._conn: sqlite3.Connection | None = None

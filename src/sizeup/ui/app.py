@@ -24,9 +24,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from sizeup.sources import PREFIX_SUFFIX
 from sizeup.ui.bridge import MAX_UPLOAD_BYTES, UiError, error_line, parse_json, scrub_paths, with_flags
 from sizeup.ui.downloads import DOWNLOADS
-from sizeup.ui.forms import (DEFAULTS, estimate_argv, fields_of, number_arg, plan_file_argv, plan_quick_argv,
+from sizeup.ui.forms import (DEFAULTS, head_of, estimate_argv, fields_of, number_arg, plan_file_argv, plan_quick_argv,
                              train_argv)
 from sizeup.ui.guard import Guard
 from sizeup.ui.pool import DEFAULT_TIME_LIMIT_S, Lane, WorkerPool
@@ -98,27 +99,35 @@ def create_app(workdir: str | Path | None = None, *, hosts: tuple[str, ...] = ()
         await body_capped(request)
         return await request.form(max_files=2, max_fields=MAX_FORM_FIELDS, max_part_size=MAX_UPLOAD_BYTES)
 
-    def store(data: bytes, filename: str) -> str:
-        """`data` saved under the UI's uploads folder; the path goes to the worker, never to the browser."""
+    def store(data: bytes, filename: str, whole: str = "") -> str:
+        """`data` saved under the UI's uploads folder; the path goes to the worker, never to the browser. `whole`
+        (the form's file_bytes) is the size of the file a .gguf upload is the head of (the page sends the first
+        MAX_UPLOAD_BYTES of a larger one): recorded beside it, so its reader checks all the head holds and
+        does not take the missing tensor data for a truncated file."""
         suffix = Path(filename).suffix.lower()
         if suffix not in UPLOAD_SUFFIXES + (".yaml", ".yml"):
             raise UiError(f"upload {filename[:80]!r}: expected a config.json, .safetensors or .gguf header, or a "
                           "scenario .yaml")
         if len(data) > MAX_UPLOAD_BYTES:
             raise UiError(f"upload {filename[:80]!r}: {len(data):,} bytes, more than {MAX_UPLOAD_BYTES:,}", 413)
-        folder = work / "uploads" / hashlib.sha256(data).hexdigest()[:16]
+        prefix_of = head_of(filename, suffix, len(data), whole)
+        key = hashlib.sha256(data + (b"" if prefix_of is None else b"/prefix-of/%d" % prefix_of)).hexdigest()[:16]
+        folder = work / "uploads" / key
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / ("config.json" if suffix == ".json" else f"upload{suffix}")
         path.write_bytes(data)
+        if prefix_of is not None:
+            Path(str(path) + PREFIX_SUFFIX).write_text(str(prefix_of), encoding="ascii")
         return str(path)
 
     async def form_model(request: Request) -> tuple[dict, str]:
         """The form fields and the model: an uploaded file (stored in the UI's folder) or a preset name."""
         form = await form_of(request)
         fields = fields_of(form.multi_items())
+        whole = fields.pop("file_bytes", "")
         upload = form.get("file")
         if upload is not None and not isinstance(upload, str) and upload.filename:
-            return fields, store(await upload.read(), upload.filename)
+            return fields, store(await upload.read(), upload.filename, whole)
         return fields, fields.get("model", "")
 
     def query(request: Request, defaults: dict | None = None) -> dict:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from sizeup.ui.bridge import UiError
+from sizeup.ui.bridge import MAX_UPLOAD_BYTES, UiError
 
-__all__ = ["DEFAULTS", "FIELD_CHARS", "estimate_argv", "fields_of", "number_arg", "plan_file_argv", "plan_quick_argv",
-           "train_argv"]
+__all__ = ["DEFAULTS", "FIELD_CHARS", "estimate_argv", "fields_of", "head_of", "number_arg", "plan_file_argv",
+           "plan_quick_argv", "train_argv"]
 
 NAME_CHARS = 256
 """A model, device, format or engine name (units.MAX_NAME_CHARS)."""
@@ -97,3 +97,27 @@ def number_arg(fields: dict, name: str, default: float, *, minimum: float = 1, i
     if value < minimum or value != value or value > 1e12:
         raise UiError(f"{name} {text!r}: expected a number of at least {minimum:g}")
     return value
+
+
+MAX_WHOLE_BYTES = 2**50
+"""Largest whole-file size a header upload may claim (1 PiB: far past any model file)."""
+
+
+def head_of(filename: str, suffix: str, sent: int, whole: str) -> int | None:
+    """The size of the file an upload is the head of, from the form's `file_bytes`; None for a whole file.
+    Only a .gguf file is read from its head (a .safetensors header needs its config.json, a config is whole);
+    the head must be all the page sends (MAX_UPLOAD_BYTES) of a file larger than that."""
+    whole = whole.strip()
+    if not whole:
+        return None
+    shown = f"upload {filename[:80]!r}"
+    if not (whole.isascii() and whole.isdigit()) or len(whole) > 16 or not 0 < int(whole) <= MAX_WHOLE_BYTES:
+        raise UiError(f"{shown}: file_bytes {whole[:40]!r}: expected the whole file's size in bytes")
+    if int(whole) == sent:
+        return None  # the whole file was sent
+    if suffix != ".gguf":
+        raise UiError(f"{shown}: only a .gguf file is read from its first bytes; send a {suffix or 'file'} whole")
+    if not (sent == MAX_UPLOAD_BYTES < int(whole)):
+        raise UiError(f"{shown}: {sent:,} bytes sent of a {int(whole):,}-byte file: expected the first "
+                      f"{MAX_UPLOAD_BYTES:,} bytes of a larger file, or the whole file")
+    return int(whole)

@@ -76,7 +76,8 @@ def parse_dims(items: list[str]) -> dict[str, int]:
     dims: dict[str, int] = {}
     for item in items:
         name, sep, size = item.partition("=")
-        if not sep or not name.strip() or not size.strip().isdigit() or int(size) <= 0:
+        if not sep or not name.strip() or not (size.strip().isascii() and size.strip().isdigit()) or len(size) > 15 \
+                or int(size) <= 0:
             raise ConfigError(f"--dim {item!r}: expected NAME=SIZE with a positive integer size, e.g. batch=8")
         dims[name.strip()] = int(size)
     return dims

@@ -73,7 +73,7 @@ def run_serve(args: argparse.Namespace) -> int:
 def run_load_command(args: argparse.Namespace) -> int:
     from sizeup.cli.main import emit_json
     from sizeup.cli.db import open_writer
-    from sizeup.measure.load_inputs import check_url, read_prompts
+    from sizeup.measure.load_inputs import check_url, read_prompts, redact_url
     from sizeup.measure.loadtest import LoadConfig, describe_error, run_load
 
     check_url(args.url)  # before the prompts file is read: the first thing wrong is the first named
@@ -112,8 +112,9 @@ def run_load_command(args: argparse.Namespace) -> int:
         data["chaos"] = chaos.to_dict()
     with open_writer(args.db) as store:
         config = {"api": args.api, "rate": args.rate, "concurrency": args.concurrency, "max_tokens": cfg.max_tokens}
-        run_id = store.start_run(kind="load", target=args.url, device="remote", config=config, environment={},
-                                 provenance=load_provenance(args.url, config))
+        shown = redact_url(args.url)  # no password or token in a store a team shares
+        run_id = store.start_run(kind="load", target=shown, device="remote", config=config, environment={},
+                                 provenance=load_provenance(shown, config))
         e2e = [r.e2e_s for r in result.ok]
         store.add_point(run_id, batch=args.concurrency, phase="e2e", status="ok" if result.ok else "error",
                         samples_s=e2e, throughput_per_s=data["request_throughput_per_s"],

@@ -10,6 +10,7 @@ from pathlib import Path
 from sizeup.cli.commands.hw import add_catalog_argument
 from sizeup.cli.flags import SLA_S as _SLA_S, TOKENS as _TOKENS, exclusive, shown_flag
 from sizeup.errors import EXIT_NO_PLAN
+from sizeup.files import write_file
 from sizeup.units import MAX_REQUESTS_PER_S, MAX_USERS, number_flag
 
 NO_CONFIGURATION_MEETS = EXIT_NO_PLAN
@@ -121,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         text = render(sheet, charts=charts) if args.format == "html" else render(sheet)
         if args.out:
             try:
-                Path(args.out).write_text(text)
+                write_file(args.out, text, what="--out", error=ConfigError)
             except OSError as e:
                 raise ConfigError(f"--out {args.out!r}: cannot write ({e.strerror})") from None
             print(f"wrote {args.out}", file=sys.stderr)

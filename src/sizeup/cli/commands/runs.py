@@ -93,15 +93,10 @@ def run(args: argparse.Namespace) -> int:
             return run_mlflow_export(store, args)
     text = api.export_runs(args.run_ids, args.fmt, db=args.db)
     if args.out:
-        from pathlib import Path
+        from sizeup.errors import ConfigError
+        from sizeup.files import write_file
 
-        out = Path(args.out).expanduser()
-        try:
-            out.write_text(text, encoding="utf-8")
-        except OSError as e:
-            from sizeup.errors import ConfigError
-
-            raise ConfigError(f"cannot write {out}: {e.strerror or e}") from e
+        out = write_file(args.out, text, what="--out", error=ConfigError)  # a FIFO nothing reads: refused
         print(f"wrote {len(args.run_ids)} runs to {out}")
     else:
         print(text, end="")
@@ -109,14 +104,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_sync(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from sizeup.cli.main import emit_json
     from sizeup.errors import MeasureError
+    from sizeup.files import user_path
     from sizeup.store import describe_db, resolve_db
     from sizeup.store.spool import spool_path, sync
 
-    spool = Path(args.spool).expanduser() if args.spool else spool_path()
+    spool = user_path(args.spool) if args.spool else spool_path()
     target = resolve_db(args.db)
     if not isinstance(target, str):
         raise MeasureError(f"--db {describe_db(args.db)}: runs are spooled only for a database server "

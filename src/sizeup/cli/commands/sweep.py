@@ -20,10 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from sizeup.cli.main import emit_json
     from sizeup.errors import ConfigError
+    from sizeup.files import user_path, write_file
     from sizeup.measure.sweep_spec import load_sweep_spec
 
     spec = load_sweep_spec(args.spec)
@@ -46,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
             emit_json({"sweep": spec.name, "scripts": scripts})
             return 0
         if args.out:
-            folder = Path(args.out).expanduser()
+            folder = user_path(args.out)
             try:
                 folder.mkdir(parents=True, exist_ok=True)
             except OSError as e:
@@ -61,9 +60,6 @@ def run(args: argparse.Namespace) -> int:
         print(text, end="")
         return 0
     for name, body in files.items():
-        try:
-            Path(name).expanduser().write_text(body, encoding="utf-8")
-        except OSError as e:
-            raise ConfigError(f"cannot write {name}: {e.strerror or e}") from None
+        write_file(name, body, what="--out", error=ConfigError)  # a FIFO nothing reads is refused, not waited on
         print(f"wrote {name}")
     return 0

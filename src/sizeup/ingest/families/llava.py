@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from sizeup.errors import ConfigError
 from sizeup.ingest.arch import AttentionSpec, LayerSpec, MLPSpec, ModelArch, TowerSpec, WeightTensor
-from sizeup.ingest.families.fields import Fields
+from sizeup.ingest.families.fields import VOCAB, Fields
 from sizeup.ingest.families.registry import family, parse_config
 from sizeup.ingest.families.vision_fields import feature_layers, vit_sizes
 
@@ -74,6 +74,7 @@ def read_llava(c: Fields, name: str) -> ModelArch:
         filled = [k for k in LLAMA_DEFAULTS if inner.get(k) is None]
         inner.update({k: LLAMA_DEFAULTS[k] for k in filled})
     arch = parse_config(inner, name, f"{c.where} (text_config)")
+    outer_vocab = c.optional_int("vocab_size", bound=VOCAB)  # older configs repeat the text model's at the top
     v = Fields(vision, f"{c.where} (vision_config)")
     if v.text("model_type", default="clip_vision_model") != "clip_vision_model":
         raise v.error("model_type", v.data["model_type"], "expected 'clip_vision_model' (the vision tower sizeup's "
@@ -94,5 +95,8 @@ def read_llava(c: Fields, name: str) -> ModelArch:
              f"per image (--images), priced in prefill (every CLIP layer, as transformers runs it)"]
     if filled:
         notes.append(f"llava: text_config omits {', '.join(filled)}: transformers' LlamaConfig defaults")
+    if outer_vocab is not None and outer_vocab != arch.vocab:  # transformers builds the embedding from text_config
+        notes.append(f"llava: the top-level vocab_size ({outer_vocab:,}) differs from text_config's ({arch.vocab:,}); "
+                     f"the embedding and LM head are built from text_config's, as transformers builds them")
     return replace(arch, model_type="llava", tower=spec, extra_tensors=arch.extra_tensors + tower + tuple(projector),
                    assumptions=arch.assumptions + tuple(notes))

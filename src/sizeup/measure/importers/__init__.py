@@ -70,9 +70,10 @@ def detect_source(data: object) -> str | None:
 
 def read_result_file(path: str | os.PathLike, source: str = "auto") -> ImportedResult:
     """The serving points of a load tester's result file; `source` names the tool, or "auto"."""
+    from sizeup.files import user_path
     from sizeup.measure.importers import aiperf, guidellm, inference_perf, vllm_bench
 
-    file = Path(path).expanduser()
+    file = user_path(path)
     data = _load(file)
     found = detect_source(data)
     if source == "auto":

@@ -25,13 +25,9 @@ def png_converter():
 
 
 def _write(path: Path, data: str | bytes, flag: str) -> None:
-    try:
-        if isinstance(data, str):
-            path.write_text(data, encoding="utf-8")
-        else:
-            path.write_bytes(data)
-    except OSError as e:
-        raise ConfigError(f"{flag} {str(path)!r}: cannot write ({e.strerror})") from e
+    from sizeup.files import write_file
+
+    write_file(path, data, what=flag, error=ConfigError)
 
 
 def write_chart(chart: Chart, path: str | Path, flag: str = "--plot") -> tuple[list[str], str | None]:
