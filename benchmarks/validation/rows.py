@@ -91,9 +91,38 @@ def load_file(path: Path) -> tuple[Row, ...]:
         if "--json" in argv:
             raise ValueError(f"{path.name}: row {raw['id']}: the runner adds --json itself")
         extra = {k: v for k, v in raw.items() if k not in REQUIRED}
+        engine = _engine_named(argv)
+        if engine is not None and not _engine_registered(engine):
+            PENDING.append(f"{path.name}: {raw['id']} (engine {engine!r} not in sizeup yet)")
+            continue  # a converted file's row for an engine another helper adds: left out until it exists
         out.append(Row(id=raw["id"], file=path.name, source=raw["source"], role=raw["role"], command=raw["command"],
                        metric=raw["metric"], value=float(raw["value"]), extra=extra))
     return tuple(out)
+
+
+PENDING: list[str] = []
+"""Rows left out because their command names an engine sizeup does not have yet (a shared row file converted by one
+engine's helper while another adds the rest): listed, never priced."""
+
+
+def _engine_named(argv: list[str]) -> str | None:
+    for i, arg in enumerate(argv):
+        if arg == "--engine" and i + 1 < len(argv):
+            return argv[i + 1].partition("@")[0]
+        if arg.startswith("--engine="):
+            return arg.split("=", 1)[1].partition("@")[0]
+    return None
+
+
+def _engine_registered(name: str) -> bool:
+    from sizeup.engines.base import engine_class
+    from sizeup.errors import ConfigError
+
+    try:
+        engine_class(name)
+    except ConfigError:
+        return False
+    return True
 
 
 def load(files: list[Path] | None = None) -> list[Row]:

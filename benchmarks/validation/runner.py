@@ -130,6 +130,34 @@ def _batch_throughput(j: dict, row: Row) -> Prediction | None:
     return Prediction(*(b * n / (ttft[k] + n * tpot[k]) for k in ("typical", "high", "low")))
 
 
+def _load(key: str) -> Callable[[dict, Row], Prediction | None]:
+    """A figure of throughput under load (`--concurrency N|inf`, `--rps R`: the JSON's `throughput_under_load`)."""
+    def extract(j: dict, row: Row) -> Prediction | None:
+        load = j.get("throughput_under_load")
+        return Prediction.of(load[key]) if load else None
+    return extract
+
+
+def _latency(key: str) -> Callable[[dict, Row], Prediction | None]:
+    """TTFT, TPOT or end-to-end latency: under load where the command gives a load, else the estimate's own
+    (TTFT = prefill, TPOT = one decode step, end to end = TTFT + (output - 1) x TPOT)."""
+    def extract(j: dict, row: Row) -> Prediction | None:
+        load = j.get("throughput_under_load")
+        if load:
+            return Prediction.of(load[key])
+        prefill, decode = j["prefill"], j.get("decode")
+        if key == "ttft_s":
+            return Prediction.of(prefill["latency_s"]) if _priced(prefill) else None
+        if not (_priced(decode) and _priced(prefill)):
+            return None
+        tpot = decode["latency_per_token_s"]
+        if key == "tpot_s":
+            return Prediction.of(tpot)
+        n = max(j["config"]["output_tokens"] - 1, 0)
+        return Prediction(*(prefill["latency_s"][k] + n * tpot[k] for k in ("typical", "low", "high")))
+    return extract
+
+
 def _weights(j: dict, row: Row) -> Prediction:
     return Prediction.exact(j["memory"]["weights_bytes"])
 
@@ -189,6 +217,17 @@ METRICS: dict[str, Metric] = {
     "prefill_tokens_per_s": Metric("prefill", "prefill.tokens_per_s", _prefill),
     "total_decode_tokens_per_s": Metric("serving_throughput", "throughput.tokens_per_s (batch x output / (TTFT + "
                                                               "output x TPOT))", _batch_throughput),
+    "output_tokens_per_s_at_load": Metric("load_throughput", "throughput_under_load.output_tokens_per_s",
+                                          _load("output_tokens_per_s")),
+    "input_tokens_per_s_at_load": Metric("load_throughput", "throughput_under_load.input_tokens_per_s",
+                                         _load("input_tokens_per_s")),
+    "requests_per_s": Metric("load_throughput", "throughput_under_load.requests_per_s", _load("requests_per_s")),
+    "ttft_s": Metric("serving_latency", "throughput_under_load.ttft_s (else prefill.latency_s)", _latency("ttft_s"),
+                     time=True),
+    "tpot_s": Metric("serving_latency", "throughput_under_load.tpot_s (else decode.latency_per_token_s)",
+                     _latency("tpot_s"), time=True),
+    "e2e_latency_s": Metric("serving_latency", "throughput_under_load.e2e_latency_s (else TTFT + (output - 1) x "
+                                               "TPOT)", _latency("e2e_latency_s"), time=True),
     "vision_tower_latency_s": Metric("prefill", "tower.latency_s", _tower, time=True),
     "encoder_latency_s": Metric("prefill", "tower.latency_s", _tower, time=True),
     "model_file_bytes": Metric("weights", "memory.weights_bytes (counted)", _weights),

@@ -40,11 +40,11 @@ def test_engine_at_release_is_parsed_with_aliases(text, name, version):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("vllm@0.2", "--engine vllm@0.2: sizeup's data describes vllm releases 0.6 .. 0.34 (default 0.34)"),
+    ("vllm@0.1", "--engine vllm@0.1: sizeup's data describes vllm releases 0.2 .. 0.34 (default 0.34)"),
     ("vllm@", "--engine 'vllm@': expected NAME@RELEASE, e.g. vllm@0.34"),
     ("llama.cpp@b4500", "a llama.cpp release is the date of its build, YYYY-MM-DD"),
     ("tensorrt-llm@1.1", "describes tensorrt-llm releases 1.2 (default 1.2)"),
-    ("sglang", "unknown engine 'sglang': expected one of"),
+    ("sgl", "unknown engine 'sgl': expected one of"),
 ])
 def test_an_unknown_engine_or_release_is_a_one_line_error(text, message):
     with pytest.raises(ConfigError) as e:
@@ -53,7 +53,7 @@ def test_an_unknown_engine_or_release_is_a_one_line_error(text, message):
 
 
 def test_every_engine_file_names_its_current_release_and_its_source():
-    for name in ("hf", "vllm", "llama.cpp", "tensorrt-llm", "tensorrt"):
+    for name in ("hf", "vllm", "llama.cpp", "tensorrt-llm", "tensorrt", "sglang"):
         versions = engine_profile(name).versions
         assert versions is not None and versions.default and "read" in versions.source
         assert engine_profile(name).version == versions.default
@@ -68,7 +68,7 @@ def test_vllm_gpu_memory_utilization_by_release():
     assert engine_profile("vllm", "0.8").notes == ()
     between = engine_profile("vllm", "0.10")
     assert between.value("gpu_memory_utilization", 0) == 0.9
-    assert len(between.notes) == 1 and "gpu_memory_utilization read for 0.6-0.8" in between.notes[0]
+    assert len(between.notes) == 1 and "gpu_memory_utilization read for 0.2-0.8" in between.notes[0]
 
 
 def test_vllm_v0_releases_run_the_v0_engine():

@@ -13,22 +13,21 @@ HERE = Path(__file__).resolve().parent
 FILES = sorted(HERE.glob("rows_*.yaml"))
 REQUIRED = ("id", "role", "model", "device", "gpus", "engine", "quant", "metric", "value", "conversion", "stated",
             "argv", "source", "source_key", "retrieved")
-METRICS = {"decode_tokens_per_s", "total_decode_tokens_per_s", "prefill_tokens_per_s", "peak_memory_bytes", "ttft_s", "tpot_s", "e2e_latency_s",
-           "output_tokens_per_s_at_load", "input_tokens_per_s_at_load", "requests_per_s"}
+METRICS = {"decode_tokens_per_s", "total_decode_tokens_per_s", "prefill_tokens_per_s", "peak_memory_bytes", "ttft_s",
+           "tpot_s", "e2e_latency_s", "output_tokens_per_s_at_load", "input_tokens_per_s_at_load", "requests_per_s"}
 # The one file whose tuned and check rows share a source (a single source exists for the Arc Pro B60).
 SHARED_SOURCE_FILES = {"rows_new_devices.yaml"}
 
 
-def _research(row: dict) -> dict:
-    """A row as gathered (argv, source_key, the long source): a file converted for the validation runner (command,
-    source = the key, reference = the long source) read back into that shape."""
-    if "command" not in row:
-        return row
-    return {**row, "argv": row["command"], "source_key": row["source"], "source": row["reference"]}
-
-
 def _rows():
-    return {path.name: [_research(r) for r in yaml.safe_load(path.read_text())] for path in FILES}
+    """Each file's rows in the gathering format (argv, source_key, source); a file its engine's helper converted to
+    the runner's (command, source, reference: docs/validation.md) is read back into it."""
+    out = {}
+    for path in FILES:
+        rows = yaml.safe_load(path.read_text())
+        out[path.name] = [{**r, "argv": r["command"], "source_key": r["source"], "source": r["reference"]}
+                          if "command" in r else r for r in rows]
+    return out
 
 
 def test_every_file_parses_to_rows():
@@ -57,14 +56,14 @@ def test_argv_is_the_command_the_row_states():
     for name, rows in _rows().items():
         for r in rows:
             argv = r["argv"].split()
-            model = argv[2] if argv[2].startswith("tests/validation/configs/") and r.get("model_preset") == "missing" \
-                else r["model"]
-            assert argv[:3] == ["sizeup", "estimate", model], (name, r["id"])
+            config = argv[2].startswith("tests/validation/configs/") and r.get("model_preset") == "missing"
+            assert argv[:2] == ["sizeup", "estimate"] and (argv[2] == r["model"] or config), (name, r["id"])
             flags = dict(zip(argv[3::2], argv[4::2]))
             assert flags["--device"] == r["device"], (name, r["id"])
             assert flags["--engine"].split("@")[0] == r["engine"], (name, r["id"])
             assert flags["--quant"] == r["quant"], (name, r["id"])
-            assert int(flags.get("--gpus", 1)) == r["gpus"], (name, r["id"])
+            # --replicas copies of --gpus GPUs each: the row's GPUs in all
+            assert int(flags.get("--gpus", 1)) * int(flags.get("--replicas", 1)) == r["gpus"], (name, r["id"])
 
 
 def test_devices_resolve_and_presets_exist():

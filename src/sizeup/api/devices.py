@@ -92,7 +92,7 @@ def compare_devices(
     devices: str | Sequence[str] = "common",
     engine: str | None = None,
     gpus: int = 1,
-    kv_dtype: str = "fp16",
+    kv_dtype: str | None = "fp16",
     batch: int = 1,
     prompt: int = 512,
     output: int = 128,
@@ -111,6 +111,7 @@ def compare_devices(
     from sizeup.workload.inference import InferenceConfig, estimate_inference, execution_for
 
     cat = load_catalog(catalog)
+    kv_dtype = kv_dtype or "fp16"
     targets = select_devices(cat, devices)
     arch = load_model(model)
     check_context(arch, prompt=prompt, total=context if context is not None else prompt + output,

@@ -24,7 +24,8 @@ class ServingOptions(Options):
     gpus: int = option(1, "tensor-parallel GPUs", minimum=1, maximum=MAX_GPUS)
     split: str = option("tensor", "how the GPUs share the model: tensor (tensor parallel) or layers (consecutive "
                                   "layers per GPU, one active at a time: accelerate device_map='auto')")
-    kv_dtype: str = option("fp16", "KV cache: fp16, bf16, fp8, q8_0, q4_0")
+    kv_dtype: str | None = option(None, "KV cache: fp16, bf16, fp8, q8_0, q4_0 (default fp16, or the engine's own "
+                                        "where it differs: an FP8 checkpoint on TensorRT-LLM)")
     batch: int = option(1, "concurrent sequences", minimum=1, maximum=MAX_BATCH)
     prompt: int = option(512, "prompt tokens", minimum=1, maximum=MAX_TOKENS)
     output: int = option(128, "generated tokens", minimum=0, maximum=MAX_TOKENS)
@@ -36,6 +37,10 @@ class ServingOptions(Options):
 class EstimateOptions(ServingOptions):
     """What `estimate` prices: the flags of `sizeup estimate`, by the same names."""
 
+    prompt: int | None = option(None, "prompt tokens (default 512; under load the mean, default the dataset's)",
+                                minimum=1, maximum=MAX_TOKENS)
+    output: int | None = option(None, "generated tokens (default 128; under load the mean, default the dataset's)",
+                                minimum=0, maximum=MAX_TOKENS)
     device: str | DeviceSpec | None = option(None, "device name (see 'sizeup hw list'), a DeviceSpec, or 'local' "
                                                    "with a calibration")
     offer: str | None = option(None, "the device as this cloud offer installs it: the GPU link the offer states, "
@@ -68,6 +73,28 @@ class EstimateOptions(ServingOptions):
     calibration: str | None = option(None, "price with this profile from 'sizeup calibrate'")
     db: str | None = option(None, "run database holding the calibration (default: the user data folder)")
     catalog: tuple[str | Path, ...] = option((), "extra folders of device/offer YAML files")
+    engine_options: tuple[str, ...] = option((), "engine options the run set, KEY or KEY=VALUE as the engine spells "
+                                                 "them (vllm num-scheduler-steps=10, sglang chunked-prefill-size=4096,"
+                                                 " tensorrt-llm max-batch-size=896)")
+    concurrency: int | None = option(None, "throughput under load: requests in flight (a closed loop, vllm bench "
+                                           "serve --max-concurrency)", minimum=1, maximum=10_000_000)
+    offline: bool = option(False, "throughput under load with every request queued at once (MLPerf Offline, "
+                                  "trtllm-bench; the CLI's --concurrency inf)")
+    rps: float | None = option(None, "throughput under load at Poisson arrivals of this many requests/s",
+                               minimum=1e-6, maximum=1e9)
+    replicas: int = option(1, "copies of the server, each on `gpus` GPUs, the load spread over them",
+                           minimum=1, maximum=100_000)
+    dataset: str | None = option(None, "request lengths of a benchmark dataset (sharegpt, mlperf-llama2-openorca, "
+                                       "mlperf-mixtral-15k, mlperf-gptj-cnndm); prompt / output given replace its "
+                                       "means")
+    input_len_spread: float | None = option(None, "standard deviation of the input length under load (tokens)",
+                                            minimum=0, maximum=1e7)
+    output_len_spread: float | None = option(None, "standard deviation of the output length under load (tokens)",
+                                             minimum=0, maximum=1e7)
+
+    @property
+    def under_load(self) -> bool:
+        return self.offline or self.concurrency is not None or self.rps is not None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,6 +119,10 @@ class EstimateResult(InferenceEstimate):
 
     would_fit: tuple[Alternative, ...] = ()
     batch_sweep: tuple[SweepPoint, ...] | None = None
+    under_load: Any = None
+    """Throughput under load (workload/serving.py ServingEstimate) when a concurrency, a rate or offline was asked."""
+    sweep_under_load: tuple[Any, ...] | None = None
+    """For each batch of the sweep, that many requests in flight (None where it does not fit)."""
 
     @property
     def fits(self) -> bool:
@@ -99,8 +130,12 @@ class EstimateResult(InferenceEstimate):
 
     def to_dict(self) -> dict[str, Any]:
         data = InferenceEstimate.to_dict(self)
+        if self.under_load is not None:
+            data["throughput_under_load"] = self.under_load.to_dict()
         if self.batch_sweep is not None:
-            data["batch_sweep"] = [p.to_dict() for p in self.batch_sweep]
+            loads = self.sweep_under_load or (None,) * len(self.batch_sweep)
+            data["batch_sweep"] = [{**p.to_dict(), "under_load": None if s is None else s.to_dict()}
+                                   for p, s in zip(self.batch_sweep, loads)]
         if not self.fits:
             data["would_fit"] = [a.to_dict() for a in self.would_fit]
         return data
@@ -135,18 +170,25 @@ def estimate(model: str, options: EstimateOptions | None = None, /, **changes: A
         raise ConfigError(f"--dim {next(iter(o.dims))}: only for ONNX models (MODEL.onnx)")
     if o.runtime:
         raise ConfigError(f"--runtime {o.runtime}: only for ONNX models (MODEL.onnx); an LLM's runtime is --engine")
+    from sizeup.api.serving_load import load_of, sweep_loads, with_lengths
+
+    o = with_lengths(o)
     with calibrated_scope(profile, [device]) as notes:
         result = _estimate(model, device, o, catalog)
-        sweep = None
+        sweep = loaded = sweep_load = None
+        if o.under_load:
+            loaded = load_of(result, o)
         if o.sweep:
             from sizeup.workload.inference import batch_sweep
 
             batches = None if o.sweep is True else list(o.sweep)
             sweep = tuple(batch_sweep(result.arch, result.device, result.config, batches))
+            sweep_load = sweep_loads(result, sweep)
         result = replace(result, assumptions=(*notes, *result.assumptions))
         alternatives = () if result.memory.fits else tuple(what_would_fit(result))
     values = {f.name: getattr(result, f.name) for f in fields(result) if f.init}
-    return EstimateResult(**values, would_fit=alternatives, batch_sweep=sweep)
+    return EstimateResult(**values, would_fit=alternatives, batch_sweep=sweep, under_load=loaded,
+                          sweep_under_load=sweep_load)
 
 
 def _engine_for_profile(o: EstimateOptions, catalog) -> str | None:
@@ -198,10 +240,16 @@ def _estimate(model: str, device: DeviceSpec, o: EstimateOptions, catalog) -> In
     execution = result = None
     for fmt in formats:
         cfg = InferenceConfig(batch=o.batch, prompt=o.prompt, output=o.output, context=o.context, weights=fmt,
-                              kv_dtype=o.kv_dtype, engine=engine, gpus=o.gpus, gpu_layers=o.gpu_layers,
+                              kv_dtype=o.kv_dtype or "fp16", engine=engine, gpus=o.gpus, gpu_layers=o.gpu_layers,
                               threads=o.threads, images=o.images, image_hw=o.image_size, backend=o.backend,
-                              build_date=o.build_date, split=o.split)
+                              build_date=o.build_date, engine_options=o.engine_options, split=o.split)
         execution = execution or execution_for(device, cfg)  # one engine on one device: resolved once
+        own_kv = execution.default_kv_dtype(fmt) if o.kv_dtype is None else None
+        if own_kv is not None:  # the engine's own KV format for these weights (an FP8 checkpoint's FP8 cache)
+            cfg = replace(cfg, kv_dtype=own_kv[0])
+            defaults["kv_dtype"] = f"{own_kv[0]}: none named; {own_kv[1]}"
+        else:
+            defaults.pop("kv_dtype", None)
         try:
             result = estimate_inference(arch, device, cfg, cpu=host, execution=execution)
         except SizeupError:

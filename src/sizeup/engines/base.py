@@ -53,11 +53,23 @@ class Batching:
     physical_batch_tokens: int | None = None
     """Tokens one forward computes at once where a prompt is split into physical batches (llama.cpp n_ubatch)."""
     basis: str = ""
+    mixed_steps: bool | None = None
+    """Whether one step carries prompt tokens beside the decodes of running requests (vLLM V1, TensorRT-LLM's
+    in-flight batching); False: prompts run in steps of their own (vLLM V0, SGLang); None: as `chunked_prefill`."""
+
+    steps_per_schedule: int = 1
+    """Decode steps the scheduler runs per scheduling decision (vLLM V0 multi-step): a waiting prompt is admitted
+    only between such runs."""
+
+    @property
+    def mixes(self) -> bool:
+        return self.chunked_prefill if self.mixed_steps is None else self.mixed_steps
 
     def to_dict(self) -> dict[str, Any]:
         return {"scheduling": self.scheduling, "chunked_prefill": self.chunked_prefill,
                 "max_batched_tokens": self.max_batched_tokens, "max_sequences": self.max_sequences,
-                "physical_batch_tokens": self.physical_batch_tokens, "basis": self.basis}
+                "physical_batch_tokens": self.physical_batch_tokens, "basis": self.basis,
+                "mixed_steps": self.mixes, "steps_per_schedule": self.steps_per_schedule}
 
 
 class EngineRef(NamedTuple):
@@ -196,6 +208,20 @@ class ExecutionModel:
     def batching(self) -> Batching:
         return Batching(scheduling="static", basis="one batch of requests per run")
 
+    # --- serving defaults (issue 28: throughput under load, engine options, default KV format) ------------------
+    ENGINE_OPTIONS: ClassVar[dict[str, str]] = {}
+    """`--engine-opt KEY[=VALUE]` the engine takes: the option as its own CLI spells it -> the profile setting it
+    sets (a bare KEY sets 1). An option not listed is refused in one line naming those listed."""
+
+    def default_kv_dtype(self, weights: str) -> tuple[str, str] | None:
+        """(KV cache format, why) the engine stores by default for weights of format `weights`, where that is not
+        the activations' 16-bit format (an FP8 checkpoint's FP8 KV cache); None: 16-bit."""
+        return None
+
+    def option_notes(self) -> tuple[str, ...]:
+        """What the estimate says about the `--engine-opt` settings this execution model was built with."""
+        return ()
+
     # --- hooks appended by issue 28's engines (defaults change nothing) ------------------------------------------
     def step_extra(self, arch: ModelArch, ledger, weights: str, decode: bool,
                    tokens: int) -> tuple[Range, str] | None:
@@ -314,3 +340,23 @@ def option_owners(option: str) -> list[str]:
     """The engines that take `option` (a key of OPTIONS), for an error that names them."""
     _load_all()
     return sorted(name for name, cls in _REGISTRY.items() if option in cls.OPTIONS)
+
+
+def engine_settings(name: str, options: tuple[str, ...]) -> dict[str, float]:
+    """`--engine-opt` items ('num-scheduler-steps=10', 'disable-radix-cache') of engine `name` -> the profile
+    settings they set; an option the engine does not list, or a value that is not a number, raises one line."""
+    cls = engine_class(parse_engine(name).name)
+    out: dict[str, float] = {}
+    for item in options:
+        key, sep, raw = str(item).strip().partition("=")
+        key = key.strip().lower().lstrip("-").replace("_", "-")
+        if key not in cls.ENGINE_OPTIONS:
+            known = ", ".join(sorted(cls.ENGINE_OPTIONS)) or "none"
+            raise ConfigError(f"--engine-opt {item!r}: not an option sizeup models for {cls.NAME} (expected one of: "
+                              f"{known})")
+        try:
+            value = float(raw) if sep else 1.0
+        except ValueError:
+            raise ConfigError(f"--engine-opt {item!r}: expected KEY or KEY=NUMBER") from None
+        out[cls.ENGINE_OPTIONS[key]] = value
+    return out

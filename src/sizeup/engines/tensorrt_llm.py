@@ -1,19 +1,55 @@
 """TensorRT-LLM (data/engines/tensorrt-llm.yaml), its PyTorch backend: decode-only batches replayed from CUDA graphs
 (`decode_overhead_s` per kernel) and the executor's host time per iteration (`step_overhead_s`); memory allocated
-as the request needs it, attention through its fused kernels.
+as the request needs it for one request's run, the KV cache pre-allocated (`free_gpu_memory_fraction` of the
+memory free after the weights and a max_num_tokens step's activations) for how many run at once; attention through
+its fused kernels. In-flight batching schedules context (prompt) and
+generation requests in the same iteration, up to max_num_tokens tokens and max_batch_size requests; an FP8
+checkpoint (ModelOpt) carries an FP8 KV cache, which the engine follows by default.
 """
 
 from __future__ import annotations
 
 from sizeup.engines.base import Batching, ExecutionModel, engine
+from sizeup.engines.reserve import InferenceMemory, MemoryRequest, allocate_on_demand
+from sizeup.units import GIB
 
 
 @engine("tensorrt-llm", "trtllm", "trt-llm")
 class TensorRTLLM(ExecutionModel):
     FORMATS = ("bf16", "fp8", "awq-int4")
     NATIVE_FP8_ONLY = True
+    ENGINE_OPTIONS = {"max-batch-size": "max_batch_size", "max-num-tokens": "max_num_tokens"}
 
     @property
     def batching(self) -> Batching:
-        return Batching(scheduling="continuous", chunked_prefill=False,
-                        basis="in-flight batching: the executor adds and retires requests at every iteration")
+        tokens = int(self.profile.value("max_num_tokens", 8192))
+        seqs = int(self.profile.value("max_batch_size", 2048))
+        return Batching(scheduling="continuous", chunked_prefill=False, mixed_steps=True, max_batched_tokens=tokens,
+                        max_sequences=seqs,
+                        basis=f"in-flight batching: context and generation requests in one iteration, at most "
+                              f"max_num_tokens {tokens:,} tokens and max_batch_size {seqs:,} requests")
+
+    def default_kv_dtype(self, weights: str) -> tuple[str, str] | None:
+        if weights.startswith("fp8") and self.profile.value("fp8_checkpoint_kv_fp8", 1):
+            return "fp8", ("TensorRT-LLM follows the checkpoint's KV format (KvCacheConfig dtype 'auto'): an FP8 "
+                           "(ModelOpt) checkpoint states kv_cache_quant_algo FP8, so the KV cache is FP8")
+        return None
+
+    def memory(self, req: MemoryRequest) -> InferenceMemory:
+        """The request's own run allocated on demand, and the KV pool the executor pre-allocates: the sequences it
+        holds at once (`max_concurrent_sequences`, capped at max_batch_size)."""
+        own = allocate_on_demand(req, allocator=None, tower=(True, "TensorRT-LLM's fused attention", 0))
+        kv_seq = req.kv_per_sequence(1)
+        step = req.activation_peak(min(int(self.profile.value("max_num_tokens", 8192)), req.batch * req.prompt),
+                                   req.batch)
+        free = req.usable.typical - req.weights_bytes - step
+        pool = int(max(free, 0) * self.profile.value("kv_free_gpu_memory_fraction", 0.9))
+        seqs = min(pool // kv_seq, int(self.profile.value("max_batch_size", 2048))) if kv_seq else None
+        note = (f"TensorRT-LLM pre-allocates {self.profile.value('kv_free_gpu_memory_fraction', 0.9):.0%} of the "
+                f"memory free after weights and a max_num_tokens step ({pool / GIB:,.1f} GiB) as the KV cache: "
+                f"{seqs:,} sequences of {req.context:,} tokens at once" if seqs is not None else "")
+        return InferenceMemory(weights_bytes=own.weights_bytes, kv_cache_bytes=own.kv_cache_bytes,
+                               kv_cache_needed_bytes=own.kv_cache_needed_bytes, activations_bytes=own.activations_bytes,
+                               overhead_bytes=own.overhead_bytes, usable_bytes=own.usable_bytes, fits=own.fits,
+                               cpu_bytes=own.cpu_bytes, max_concurrent_sequences=seqs,
+                               notes=own.notes + ((note,) if note else ()))

@@ -77,6 +77,28 @@ def vllm_sampler_peak(arch: ModelArch, rows: int, act_bytes: int) -> int:
 class VLLM(ExecutionModel):
     FORMATS = ("bf16", "fp8", "awq-int4")
     NATIVE_FP8_ONLY = True
+    ENGINE_OPTIONS = {"num-scheduler-steps": "num_scheduler_steps", "max-model-len": "max_model_len",
+                      "v1": "v1_engine", "max-num-seqs": "max_num_seqs",
+                      "max-num-batched-tokens": "max_num_batched_tokens",
+                      "gpu-memory-utilization": "gpu_memory_utilization"}
+
+    def step_overhead(self, arch: ModelArch, decode: bool) -> Range | None:
+        """The scheduler's host time per step; V0's multi-step scheduling (--num-scheduler-steps N) schedules once
+        for N decode steps, so a decode step pays 1/N of it."""
+        base = self.profile.range("step_overhead_s")
+        steps = max(int(self.profile.value("num_scheduler_steps", 1)), 1)
+        return base.scale(1 / steps) if base is not None and decode and steps > 1 else base
+
+    def option_notes(self) -> tuple[str, ...]:
+        notes = []
+        steps = int(self.profile.value("num_scheduler_steps", 1))
+        if steps > 1:
+            notes.append(f"--num-scheduler-steps {steps}: V0 multi-step scheduling, the scheduler's host time paid "
+                         f"once per {steps} decode steps")
+        if self.profile.values.get("max_model_len"):
+            notes.append(f"--max-model-len {int(self.profile.values['max_model_len']):,}: bounds a request's context; "
+                         f"the KV pool and its profiling run are priced as without it")
+        return tuple(notes)
 
     @property
     def v1(self) -> bool:
@@ -88,7 +110,9 @@ class VLLM(ExecutionModel):
     def batching(self) -> Batching:
         step, seqs, why = vllm_batch_defaults(self.profile, self.device)
         return Batching(scheduling="continuous", chunked_prefill=self.v1, max_batched_tokens=step, max_sequences=seqs,
-                        basis=why + ("" if self.v1 else "; V0 engine: chunked prefill off by default"))
+                        mixed_steps=self.v1, steps_per_schedule=max(int(self.profile.value("num_scheduler_steps", 1)), 1),
+                        basis=why + ("" if self.v1 else "; V0 engine: chunked prefill off by default, prompts run "
+                                                        "in prefill steps of their own"))
 
     def memory(self, req: MemoryRequest) -> InferenceMemory:
         """vLLM's KV pool: `gpu_memory_utilization` of the CUDA total less the weights, the profiling run's torch

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from sizeup.engines.base import ExecutionModel
 from sizeup.engines.defaults import planned_engines
-from sizeup.errors import SizeupError
+from sizeup.errors import ConfigError, SizeupError
 from sizeup.hardware.catalog import Catalog
 from sizeup.hardware.schema import DeviceSpec, Offer
 from sizeup.ingest.hf_config import ModelArch
@@ -33,6 +33,7 @@ from sizeup.price.memory import MemoryConfig, inference_memory
 from sizeup.price.roofline import price
 from sizeup.workload.inference import InferenceConfig, estimate_inference, execution_for
 from sizeup.workload.quantize import get_format
+from sizeup.workload.serving import Load, RequestMix, serving_load
 from sizeup.workload.towers import decoder_arch, decoder_cache_tokens, decoder_prompt, tower_input
 
 __all__ = ["plan_serving", "replica_model"]
@@ -133,11 +134,9 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
     bounded = []
     for fam in families:
         max_batch = fam.memory.max_concurrent_sequences or _max_batch(arch, fam.device, fam.cfg, fam.execution)
-        e = estimate_inference(arch, fam.device, replace(fam.cfg, batch=max(max_batch, 1)), limits=False,
-                               execution=fam.execution)
-        if e.decode is not None and e.decode.tokens_per_s is None:  # compute unknown: no speed to plan on
+        upper = _saturated_rate(arch, fam, traffic, max_batch)
+        if upper is None:  # compute unknown: no speed to plan on
             continue
-        upper = e.decode.tokens_per_s.high / max(traffic.output_tokens, 1) if e.decode else 1.0
         bounds = {g: lower_bound_usd(levels, upper, spares[1], hourly) for g, (_, hourly) in fam.groups.items()}
         if fam.owned_replica_usd is not None:
             at_bound = math.ceil(traffic.peak_requests_per_s / max(upper, 1e-9))
@@ -296,6 +295,22 @@ def _billed(scenario, fam: _Family, model: ReplicaModel, rate: float, max_batch:
                              "memory_parts": memory_parts(fam.memory),
                              **({"multimodal_profile": fam.memory.multimodal_profile.to_dict()}
                                 if fam.memory.multimodal_profile else {})})
+
+
+def _saturated_rate(arch: ModelArch, fam: _Family, traffic, max_batch: int) -> float | None:
+    """An upper bound on a replica's requests/s: the throughput under load of every request queued at once
+    (workload/serving.py: prefill and decode interleaved as the engine's batching policy schedules them, at the
+    highest step times' low end), not batch / TPOT; None where compute is unknown."""
+    if arch.encoder:
+        e = estimate_inference(arch, fam.device, replace(fam.cfg, batch=max(max_batch, 1)), limits=False,
+                               execution=fam.execution)
+        return None if e.decode is not None and e.decode.tokens_per_s is None else 1.0
+    mix = RequestMix(input_tokens=max(traffic.prompt_tokens, 1), output_tokens=max(traffic.output_tokens, 1))
+    try:
+        load = serving_load(arch, fam.device, fam.cfg, mix, Load(), execution=fam.execution, kv_capacity=max_batch)
+    except ConfigError:
+        return None
+    return load.requests_per_s.high
 
 
 def _link(fam: _Family, offer: Offer | None) -> str:

@@ -31,6 +31,8 @@ KINDS = {
     "prefill": "prefill tokens/s (TTFT)",
     "serving_throughput": "generated tokens/s of a batch, end to end",
     "latency_percentile": "latency percentiles under load",
+    "load_throughput": "throughput under load (tokens/s, requests/s of a server at a concurrency or rate)",
+    "serving_latency": "TTFT, TPOT and end-to-end latency under load",
     "memory": "inference memory",
     "training_step": "training step time, tokens/s, MFU",
     "training_memory": "training and fine-tuning memory",
@@ -142,7 +144,7 @@ def table_info() -> dict[str, Any]:
     return {k: t.get(k) for k in ("generated", "command", "rows_commit", "coverage", "rows")}
 
 
-DERIVED_PEAK_KINDS = ("prefill", "training_step", "traced_model", "serving_throughput")
+DERIVED_PEAK_KINDS = ("prefill", "training_step", "traced_model", "serving_throughput", "load_throughput")
 """Kinds whose figure runs at the compute peak (a derived peak widens them)."""
 
 

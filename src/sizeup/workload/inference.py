@@ -17,7 +17,8 @@ from sizeup.hardware.schema import DeviceSpec
 from sizeup.ingest.hf_config import ModelArch
 from sizeup.ingest.tower_ops import tower_ledger, tower_positions
 from sizeup.ingest.transformer_ops import KV_BYTES_PER_ELEMENT, Step, transformer_ledger
-from sizeup.engines.base import OPTIONS, ExecutionModel, engine_class, option_owners, parse_engine, resolve
+from sizeup.engines.base import (OPTIONS, ExecutionModel, engine_class, engine_settings, option_owners, parse_engine,
+                                 resolve)
 from sizeup.engines.defaults import default_engine
 from sizeup.ledger import Ledger, OpKind
 from sizeup.price.efficiency import Efficiency
@@ -63,6 +64,8 @@ class InferenceConfig:
     """llama.cpp's build backend (engines/kernels.py BACKENDS: vulkan, cuda, hip, ...); None: the device's default."""
     build_date: str | None = None
     """'YYYY-MM-DD' of an older llama.cpp build: the kernels it ran (kernels.yaml `until`); None: the current build."""
+    engine_options: tuple[str, ...] = ()
+    """`--engine-opt KEY[=VALUE]` settings of the engine's run (ExecutionModel.ENGINE_OPTIONS)."""
     split: str = "tensor"
     """How `gpus` share the model: "tensor" (tensor parallel) or "layers" (consecutive layers per GPU, one GPU at a
     time: accelerate's device_map="auto", ExLlamaV2's gpu_split)."""
@@ -277,7 +280,8 @@ def with_threads(cpu: DeviceSpec, threads: int | None) -> tuple[DeviceSpec, list
 
 def execution_for(device: DeviceSpec, cfg: InferenceConfig) -> ExecutionModel:
     """The execution model `cfg` names (engine, release, build backend and date) on `device`, resolved once."""
-    return resolve(cfg.engine, device, backend=cfg.backend, build_date=cfg.build_date)
+    settings = engine_settings(cfg.engine, cfg.engine_options) if cfg.engine_options else None
+    return resolve(cfg.engine, device, backend=cfg.backend, build_date=cfg.build_date, settings=settings)
 
 
 def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, *,
@@ -328,6 +332,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     assumptions = [n for n in (device.resolved_as,) if n] + list(arch.assumptions) + list(memory.notes)
     assumptions += tower_notes(arch, feed)
     assumptions += model.notes
+    assumptions += model.option_notes()
     if cfg.split == "layers" and cfg.gpus > 1:
         assumptions.append(f"--split layers: {cfg.gpus} GPUs each hold about 1/{cfg.gpus} of the layers (weights and "
                            f"cache) and run them in turn, one GPU active at a time: a step takes the time of the whole "

@@ -32,16 +32,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quant", default=None, help="weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, "
                                                   "q4_k_m, q8_0, … (default: the format a .gguf file stores, else the "
                                                   "most precise of the engine's formats that fits)")
-    p.add_argument("--kv-dtype", default="fp16", help="KV cache: fp16, bf16, fp8, q8_0, q4_0 (default fp16)")
+    p.add_argument("--kv-dtype", default=None, help="KV cache: fp16, bf16, fp8, q8_0, q4_0 (default fp16, or the "
+                                                    "engine's own where it differs: an FP8 checkpoint on TensorRT-LLM)")
     p.add_argument("--engine", metavar="NAME[@RELEASE]",
                    help=f"serving engine: {', '.join(engine_names())}, at its current release or one named (e.g. "
                         "vllm@0.10) (default: llama.cpp on consumer cards, Macs, edge boards and CPUs, vllm on "
                         "workstation and data-centre GPUs: data/engines/defaults.yaml; tensorrt: a plain TensorRT "
                         "engine)")
     p.add_argument("--batch", type=_BATCH, default=1, help="concurrent sequences (default 1)")
-    p.add_argument("--prompt", type=_TOKENS, default=512, help="prompt tokens (default 512)")
-    p.add_argument("--output", type=TOKENS_OR_ZERO, default=128,
-                   help="generated tokens (default 128)")
+    p.add_argument("--input-len", "--prompt", dest="prompt", type=_TOKENS, default=None,
+                   help="prompt tokens (default 512; under load the mean, default the --dataset's)")
+    p.add_argument("--output-len", "--output", dest="output", type=TOKENS_OR_ZERO, default=None,
+                   help="generated tokens (default 128; under load the mean, default the --dataset's)")
     p.add_argument("--context", type=_TOKENS, help="tokens the cache must hold per sequence (default prompt + output)")
     p.add_argument("--images", type=number_flag(integer=True, minimum=0, maximum=10_000), default=0,
                    help="vision-language models (llava, qwen2_vl): images per sequence, each through the vision "
@@ -65,10 +67,37 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sweep", nargs="?", const="auto", metavar="B,B,…",
                    help="also sweep the batch size: powers of two up to the largest that fits, or a list")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_load_arguments(p)
     add_runtime_argument(p)
     add_calibration_arguments(p)
     add_catalog_argument(p)
     p.set_defaults(func=run)
+
+
+def _add_load_arguments(p: argparse.ArgumentParser) -> None:
+    """Throughput under load: the flags of a serving benchmark's stated conditions (vllm bench serve,
+    sglang.bench_serving, trtllm-bench, MLPerf)."""
+    p.add_argument("--concurrency", metavar="N|inf",
+                   help="throughput under load: N requests in flight (closed loop, e.g. vllm bench serve "
+                        "--max-concurrency N), or 'inf': every request queued at once (offline: MLPerf Offline, "
+                        "trtllm-bench, benchmark_throughput)")
+    p.add_argument("--rps", type=number_flag(minimum=1e-6, maximum=1e9), metavar="R",
+                   help="throughput under load at Poisson arrivals of R requests/s (vllm bench serve "
+                        "--request-rate R, MLPerf Server at its target QPS)")
+    p.add_argument("--replicas", type=number_flag(integer=True, minimum=1, maximum=100_000), default=1,
+                   help="copies of the server, each on --gpus GPUs, the load spread over them (data parallel; "
+                        "default 1)")
+    p.add_argument("--dataset", metavar="NAME",
+                   help="request lengths of a benchmark dataset (sharegpt, mlperf-llama2-openorca, "
+                        "mlperf-mixtral-15k, mlperf-gptj-cnndm); --prompt / --output given replace its means")
+    p.add_argument("--input-len-spread", type=number_flag(minimum=0, maximum=1e7), metavar="TOKENS",
+                   help="standard deviation of the input length (with --concurrency / --rps)")
+    p.add_argument("--output-len-spread", type=number_flag(minimum=0, maximum=1e7), metavar="TOKENS",
+                   help="standard deviation of the output length (a static batch runs to its longest)")
+    p.add_argument("--engine-opt", action="append", default=[], metavar="KEY[=VALUE]",
+                   help="an engine option the run set, as the engine spells it (vllm: num-scheduler-steps=10, "
+                        "max-num-seqs=256, v1; sglang: chunked-prefill-size=4096, disable-radix-cache; "
+                        "tensorrt-llm: max-batch-size=896, max-num-tokens=8192); repeatable")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -93,6 +122,9 @@ def estimate_options(args: argparse.Namespace):
     from sizeup.api import EstimateOptions
     from sizeup.cli.commands.flops import parse_dims
 
+    from sizeup.cli.commands.estimate_load import parse_concurrency
+
+    concurrency, offline = parse_concurrency(args.concurrency)
     return EstimateOptions(
         device=args.device, offer=args.offer, gpus=args.gpus, split=args.split, quant=args.quant, kv_dtype=args.kv_dtype,
         engine=args.engine, batch=args.batch, prompt=args.prompt, output=args.output, context=args.context,
@@ -100,14 +132,20 @@ def estimate_options(args: argparse.Namespace):
         image_size=parse_image_size(args.image_size), backend=args.backend, build_date=args.build_date,
         sweep=False if not args.sweep else True if args.sweep == "auto" else _batches(args.sweep),
         dims=parse_dims(args.dim) or None, runtime=args.runtime, calibration=args.calibration, db=args.db,
-        catalog=tuple(args.catalog))
+        catalog=tuple(args.catalog), engine_options=tuple(args.engine_opt), concurrency=concurrency,
+        offline=offline, rps=args.rps, replicas=args.replicas, dataset=args.dataset,
+        input_len_spread=args.input_len_spread, output_len_spread=args.output_len_spread)
 
 
 def render_result(result) -> str:
     """The estimate, its batch sweep, and what would fit when it does not."""
     parts = [render_estimate(result)]
+    if result.under_load is not None:
+        from sizeup.cli.commands.estimate_load import render_load
+
+        parts += ["", render_load(result.under_load)]
     if result.batch_sweep is not None:
-        parts += ["", render_sweep(result.batch_sweep)]
+        parts += ["", render_sweep(result.batch_sweep, result.sweep_under_load)]
     if not result.fits:
         from sizeup.cli.commands.estimate_table import render_would_fit
 
@@ -177,17 +215,22 @@ def _batches(text: str) -> list[int] | None:
     return values
 
 
-def render_sweep(points) -> str:
+def render_sweep(points, loads=None) -> str:
     from sizeup.report.terminal import render_table
 
     rows = []
-    for p in points:
+    loads = loads or (None,) * len(points)
+    for p, s in zip(points, loads):
         rows.append([p.batch, "yes" if p.fits else "no", format_seconds(p.ttft_s.typical),
                      "" if p.tpot_s is None else format_seconds(p.tpot_s.typical),
                      "" if p.tokens_per_s is None else f"{p.tokens_per_s.typical:,.0f}",
+                     "" if s is None else f"{s.output_tokens_per_s.typical:,.0f}",
+                     "" if s is None else format_seconds(s.e2e_latency_s.typical),
                      "" if p.tokens_per_s is None else f"{p.tokens_per_s.typical / p.batch:,.1f}"])
-    return render_table(["batch", "fits", "TTFT", "TPOT", "tokens/s", "per sequence"], rows,
-                        title="batch sweep (typical)")
+    return render_table(["batch", "fits", "TTFT", "TPOT", "tokens/s (decode)", "tokens/s under load", "end-to-end",
+                         "per sequence"], rows,
+                        title="batch sweep (typical; under load: that many requests in flight, prompts interleaved "
+                              "as the engine schedules them)")
 
 
 def engine_label(e) -> str:

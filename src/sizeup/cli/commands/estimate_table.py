@@ -36,8 +36,15 @@ def run_table(args: argparse.Namespace) -> int:
             raise ConfigError(f"{flag}: applies to one --device, not to a table of devices")
     if args.dim or args.model.lower().endswith(".onnx"):
         raise ConfigError(f"{args.model}: an ONNX graph is estimated on one --device")
+    for flag, given in (("--concurrency", args.concurrency is not None), ("--rps", args.rps is not None),
+                        ("--dataset", args.dataset is not None), ("--replicas", args.replicas != 1),
+                        ("--engine-opt", bool(args.engine_opt))):
+        if given:
+            raise ConfigError(f"{flag}: applies to one --device, not to a table of devices")
     result = compare(args.model, devices=args.devices or "common", engine=args.engine, gpus=args.gpus,
-                     kv_dtype=args.kv_dtype, batch=args.batch, prompt=args.prompt, output=args.output,
+                     kv_dtype=args.kv_dtype or "fp16", batch=args.batch,
+                     prompt=512 if args.prompt is None else args.prompt,
+                     output=128 if args.output is None else args.output,
                      context=args.context, formats=(args.quant,) if args.quant else None, catalog=tuple(args.catalog))
     if args.json:
         emit_json(result.to_dict())

@@ -1,0 +1,38 @@
+"""Predicted vs published serving engines' figures (issue 28: throughput under load, SGLang, vLLM releases):
+tests/validation/rows_server_throughput.yaml and the SGLang / vLLM / TensorRT-LLM rows of
+rows_sglang_ollama_vllm_versions.yaml (its Ollama rows are the local engines'), each row the `sizeup estimate
+... --concurrency N|inf | --rps R` command of its source's setup; tuned and check apart, per kind, and the MLPerf
+(v4.1) Offline/Server throughput rows on their own. Nothing was fitted to a row (the engines' data is sourced
+settings), so leave-one-source-out equals the plain figures.
+Run from the repo root: python benchmarks/validate_serving.py [--rows]
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "src"), str(ROOT / "benchmarks")]
+
+from validation import cli, rows  # noqa: E402
+
+FILES = ("rows_server_throughput.yaml", "rows_sglang_ollama_vllm_versions.yaml")
+
+
+def selected() -> list:
+    return [r for r in rows.load(rows.files_named(*FILES)) if "--engine ollama" not in r.command]
+
+
+def main() -> None:
+    args = cli.parser(__doc__.splitlines()[0]).parse_args()
+    cli.report(selected(), [("role and kind", lambda r: f"{r.row.role} {r.context.kind}"),
+                            ("MLPerf v4.1 throughput", lambda r: f"{r.row.role} MLPerf"
+                             if r.row.source.startswith("mlperf") and r.context.kind == "load_throughput"
+                             else None),
+                            ("engine", lambda r: f"{r.row.role} {r.context.engine}")],
+               show_rows=args.rows, with_loso=args.loso, columns=("role", "engine", "device"))
+
+
+if __name__ == "__main__":
+    main()

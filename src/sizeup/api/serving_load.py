@@ -1,0 +1,79 @@
+"""`estimate` under load: request lengths from a dataset, throughput under load (workload/serving.py) for the
+estimate's configuration and for each batch of its sweep."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sizeup.errors import ConfigError
+
+__all__ = ["DEFAULT_PROMPT", "DEFAULT_OUTPUT", "with_lengths", "load_of", "sweep_loads"]
+
+DEFAULT_PROMPT, DEFAULT_OUTPUT = 512, 128
+
+
+def with_lengths(o):
+    """`o` with its prompt and output: those given, else the dataset's means (under load), else 512 / 128; the
+    load options checked to go together."""
+    if not o.under_load:
+        for name, value in (("dataset", o.dataset), ("input_len_spread", o.input_len_spread),
+                            ("output_len_spread", o.output_len_spread)):
+            if value is not None:
+                flag = "--" + name.replace("_", "-")
+                raise ConfigError(f"{flag} {value}: describes requests under load: give --concurrency N|inf or "
+                                  f"--rps R with it")
+        if o.replicas != 1:
+            raise ConfigError(f"--replicas {o.replicas}: with --concurrency N|inf or --rps R")
+    else:
+        given = sum(1 for v in (o.offline, o.concurrency is not None, o.rps is not None) if v)
+        if given > 1:
+            raise ConfigError("--concurrency and --rps: give one (a closed loop, every request queued, or an arrival "
+                              "rate)")
+        if o.batch != 1:
+            raise ConfigError(f"--batch {o.batch}: under load the engine forms its batches; give --concurrency N|inf "
+                              f"or --rps R, not --batch")
+    prompt, output = o.prompt, o.output
+    if o.dataset is not None:
+        from sizeup.workload.serving import dataset_mix
+
+        mix = dataset_mix(o.dataset, input_tokens=prompt, output_tokens=output or None)
+        prompt, output = mix.input_tokens, output if output else mix.output_tokens
+    return replace(o, prompt=DEFAULT_PROMPT if prompt is None else prompt,
+                   output=DEFAULT_OUTPUT if output is None else output)
+
+
+def load_of(result, o):
+    """The estimate's configuration under the load `o` names (workload/serving.py ServingEstimate)."""
+    from sizeup.workload.serving import Load, RequestMix, dataset_mix, serving_load
+
+    if o.dataset is not None:
+        mix = dataset_mix(o.dataset, input_tokens=o.prompt, output_tokens=o.output,
+                          input_spread=o.input_len_spread, output_spread=o.output_len_spread)
+    else:
+        mix = RequestMix(input_tokens=o.prompt, output_tokens=o.output, input_spread=o.input_len_spread,
+                         output_spread=o.output_len_spread)
+    load = Load(concurrency=o.concurrency, rate=o.rps, replicas=o.replicas)
+    return serving_load(result.arch, result.device, result.config, mix, load, execution=result.execution)
+
+
+def sweep_loads(result, points) -> tuple:
+    """For each batch of a sweep, the steady state of that many requests in flight (a closed loop of the
+    estimate's lengths): what a server holds at that concurrency, prefill included, beside batch / TPOT. None
+    where the point does not fit or its compute is unknown."""
+    from sizeup.workload.serving import Load, RequestMix, serving_load
+
+    cfg = result.config
+    if result.arch.encoder or cfg.output < 1:
+        return (None,) * len(points)
+    mix = RequestMix(input_tokens=cfg.prompt, output_tokens=cfg.output)
+    out = []
+    for p in points:
+        if not p.fits or p.tokens_per_s is None:
+            out.append(None)
+            continue
+        try:
+            out.append(serving_load(result.arch, result.device, cfg, mix, Load(concurrency=p.batch),
+                                    execution=result.execution))
+        except ConfigError:
+            out.append(None)
+    return tuple(out)

@@ -1,0 +1,96 @@
+"""SGLang (data/engines/sglang.yaml): a static memory pool, a scheduler that runs prefill and decode batches apart,
+chunked prefill, CUDA graphs for decode batches.
+
+Memory: SGLang takes `mem_fraction_static` of the GPU's memory (by tensor-parallel size) for the weights and the
+token pool of the KV cache (the radix cache's pages); what is left holds activations, CUDA graphs and the CUDA
+context. Scheduling: a prefill batch (up to chunked_prefill_size tokens, a longer prompt split into chunks) runs
+as its own step between decode steps unless --enable-mixed-chunk; decode batches up to cuda_graph_max_bs replay a
+CUDA graph. The radix cache reuses shared prefixes; random or ShareGPT prompts share none, so it saves nothing in
+an estimate (and `--engine-opt disable-radix-cache` changes nothing priced).
+"""
+
+from __future__ import annotations
+
+from sizeup.engines.base import Batching, ExecutionModel, engine
+from sizeup.engines.reserve import InferenceMemory, MemoryRequest, device_total_bytes
+from sizeup.units import GIB
+
+__all__ = ["SGLang"]
+
+NOT_PRICED = {"radix_cache_disabled": "disable-radix-cache: the radix cache reuses shared prefixes, which these "
+                                      "requests do not have: nothing priced changes",
+              "torch_compile": "enable-torch-compile: torch.compile of decode batches up to torch_compile_max_bs; "
+                               "its kernel fusion is not priced (decode kernels as without it)",
+              "flashinfer_disabled": "disable-flashinfer: Triton attention kernels instead of FlashInfer; priced as "
+                                     "the same fused attention"}
+
+
+@engine("sglang")
+class SGLang(ExecutionModel):
+    FORMATS = ("bf16", "fp8", "awq-int4")
+    NATIVE_FP8_ONLY = True
+    ENGINE_OPTIONS = {"disable-radix-cache": "radix_cache_disabled", "enable-torch-compile": "torch_compile",
+                      "disable-flashinfer": "flashinfer_disabled", "chunked-prefill-size": "chunked_prefill_size",
+                      "mem-fraction-static": "mem_fraction_static", "max-running-requests": "max_running_requests",
+                      "enable-mixed-chunk": "mixed_chunk"}
+
+    def _chunk(self) -> int:
+        """chunked_prefill_size: the run's own, else the release's default for the GPU's memory."""
+        own = self.profile.values.get("chunked_prefill_size")
+        if own is not None:
+            return int(own)
+        mib = device_total_bytes(self.device) / 2**20
+        small = self.profile.value("chunked_prefill_small_gpu_mib", 25_000)
+        large = self.profile.value("chunked_prefill_large_gpu_mib", 0)
+        if mib < small:
+            return int(self.profile.value("chunked_prefill_size.small_gpu", 2048))
+        if large and mib >= large:
+            return int(self.profile.value("chunked_prefill_size.large_gpu", 16384))
+        return int(self.profile.value("chunked_prefill_size.default", 8192))
+
+    @property
+    def batching(self) -> Batching:
+        chunk = self._chunk()
+        mixed = bool(self.profile.value("mixed_chunk", 0))
+        running = self.profile.values.get("max_running_requests")
+        return Batching(scheduling="continuous", chunked_prefill=chunk > 0, mixed_steps=mixed,
+                        max_batched_tokens=chunk if chunk > 0 else None,
+                        max_sequences=int(running) if running else None,
+                        basis=f"SGLang scheduler: prefill batches of at most chunked_prefill_size {chunk:,} tokens "
+                              + ("mixed into decode batches (--enable-mixed-chunk)" if mixed else
+                                 "run apart from decode batches (enable_mixed_chunk off by default)")
+                              + "; running requests bounded by the token pool")
+
+    def mem_fraction(self, tp: int) -> float:
+        own = self.profile.values.get("mem_fraction_static")
+        if own is not None:
+            return float(own)
+        for size, key in ((16, "tp16"), (8, "tp8"), (4, "tp4"), (2, "tp2")):
+            if tp >= size:
+                return self.profile.value(f"mem_fraction_static.{key}", 0.88)
+        return self.profile.value("mem_fraction_static.tp1", 0.88)
+
+    def memory(self, req: MemoryRequest) -> InferenceMemory:
+        """The token pool: mem_fraction_static of the GPU less the weights; activations and CUDA graphs beside it."""
+        fraction = self.mem_fraction(req.tp)
+        static = device_total_bytes(req.device) * fraction
+        kv_seq = req.kv_per_sequence(1)
+        pool = int(static - req.weights_bytes)
+        activations = req.activation_peak(min(self._chunk() or req.prompt, req.batch * req.prompt), req.batch)
+        outside = device_total_bytes(req.device) - static
+        needed = kv_seq * req.batch
+        concurrency = max(pool, 0) // kv_seq if kv_seq else None
+        running = self.profile.values.get("max_running_requests")
+        if running and concurrency is not None:
+            concurrency = min(concurrency, int(running))
+        fits = pool >= needed and pool > 0 and activations <= outside and static <= req.usable.typical + outside
+        notes = (f"SGLang takes mem_fraction_static {fraction:.2f} of the GPU ({static / GIB:,.1f} GiB) for weights and "
+                 f"the KV token pool ({max(pool, 0) / GIB:,.1f} GiB); activations, CUDA graphs and the context use "
+                 f"the rest ({outside / GIB:,.1f} GiB)",)
+        return InferenceMemory(weights_bytes=req.weights_bytes, kv_cache_bytes=max(pool, 0),
+                               kv_cache_needed_bytes=needed, activations_bytes=activations, overhead_bytes=0,
+                               usable_bytes=req.usable, fits=fits, cpu_bytes=req.cpu_weights_bytes,
+                               max_concurrent_sequences=concurrency, notes=notes)
+
+    def option_notes(self) -> tuple[str, ...]:
+        return tuple(note for key, note in NOT_PRICED.items() if self.profile.values.get(key))

@@ -1,0 +1,416 @@
+"""Throughput under load: a server's steady state at a concurrency or a request rate, with prefill and decode
+interleaved as the engine's batching policy (engines/base.py `Batching`) schedules them.
+
+Each step of a continuous-batching engine carries one decode token for each of the B running requests and, in
+steady state, the prompt tokens of the requests that replace those finishing: B x I / O per step for mean input
+I and output O. Its time is priced from two estimates of workload/inference.py: the decode step of B sequences at
+the mean context, and the prefill of those prompt tokens.
+
+- mixed steps (vLLM V1's chunked prefill, TensorRT-LLM's in-flight batching): the prompt tokens ride in the
+  decode step; they add their prefill time less what one decode step of a single sequence already pays (the weight
+  read, the per-step host time), never less than nothing;
+- prompt steps of their own (vLLM V0, SGLang): the prefill is a step of its own, its whole time added per decode
+  step in proportion;
+- static batching (transformers generate(), a plain TensorRT engine): a batch runs prompt to its longest output.
+
+A step holds at most the engine's max_batched_tokens (B + B x I / O) and max_sequences; the KV pool bounds B too.
+Offline (`concurrency None` and no rate: every request queued) runs at that bound; a closed loop at its
+concurrency; Poisson arrivals at rate r at the B that Little's law gives (B = r x end-to-end latency), with a
+queueing wait of rho / (2 (1 - rho)) steps (rho: the rate over the saturated rate); a rate over the saturated one
+is reported saturated, at the saturated throughput.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Any
+
+from sizeup.errors import CatalogError, ConfigError
+from sizeup.hardware.catalog import builtin_data_dir, read_yaml
+from sizeup.hardware.schema import DeviceSpec
+from sizeup.ingest.arch import ModelArch
+from sizeup.ranges import Range
+from sizeup.workload.inference import InferenceConfig, InferenceEstimate, estimate_inference, execution_for
+
+__all__ = ["RequestMix", "Load", "ServingEstimate", "serving_load", "dataset_mix", "dataset_names"]
+
+CORNERS = ("low", "typical", "high")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestMix:
+    """Request lengths: mean input and output tokens, their standard deviations, and where they came from."""
+
+    input_tokens: int
+    output_tokens: int
+    input_spread: float | None = None
+    output_spread: float | None = None
+    source: str = "--prompt / --output"
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.input_tokens < 1 or self.output_tokens < 1:
+            raise ConfigError(f"request lengths {self.input_tokens} in / {self.output_tokens} out: a served request "
+                              f"needs at least 1 input and 1 output token")
+        for name, value in (("--input-len-spread", self.input_spread), ("--output-len-spread", self.output_spread)):
+            if value is not None and not (0 <= value < 1e7):
+                raise ConfigError(f"{name} {value}: expected a standard deviation of 0 or more tokens")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Load:
+    """How requests arrive: a closed loop of `concurrency` requests, Poisson arrivals at `rate` per second, or
+    (neither) every request queued at once (offline: MLPerf Offline, trtllm-bench, benchmark_throughput)."""
+
+    concurrency: int | None = None
+    rate: float | None = None
+    replicas: int = 1
+    """Independent copies of the server (data parallel: each on its own GPUs), requests spread evenly over them;
+    `concurrency` and `rate` are the whole load's."""
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.replicas <= 100_000:
+            raise ConfigError(f"--replicas {self.replicas}: expected a positive number of server copies")
+        if self.concurrency is not None and self.rate is not None:
+            raise ConfigError("--concurrency and --rps: give one (a closed loop or an arrival rate)")
+        if self.concurrency is not None and self.concurrency < 1:
+            raise ConfigError(f"--concurrency {self.concurrency}: expected a positive integer or 'inf'")
+        if self.rate is not None and not (0 < self.rate < 1e9):
+            raise ConfigError(f"--rps {self.rate}: expected a positive request rate per second")
+
+    @property
+    def label(self) -> str:
+        copies = f" over {self.replicas} replicas" if self.replicas > 1 else ""
+        if self.rate is not None:
+            return f"Poisson arrivals at {self.rate:g} requests/s{copies}"
+        if self.concurrency is not None:
+            return f"{self.concurrency} concurrent requests (closed loop){copies}"
+        return f"every request queued at once (offline){copies}"
+
+    def per_replica(self) -> Load:
+        """One replica's share of the load."""
+        if self.replicas == 1:
+            return self
+        return Load(concurrency=None if self.concurrency is None else max(1, math.ceil(self.concurrency / self.replicas)),
+                    rate=None if self.rate is None else self.rate / self.replicas)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServingEstimate:
+    load: Load
+    mix: RequestMix
+    running: Range
+    """Requests running at once (the batch of a decode step)."""
+    capacity: int
+    """The most requests the engine runs at once here: max_sequences, max_batched_tokens and the KV pool."""
+    output_tokens_per_s: Range
+    total_tokens_per_s: Range
+    requests_per_s: Range
+    decode_only_tokens_per_s: Range
+    """The decode steps alone at the same batch (what batch / TPOT would say)."""
+    ttft_s: Range
+    tpot_s: Range
+    e2e_latency_s: Range
+    saturated: bool
+    utilization: float | None
+    bound: str
+    policy: str
+    assumptions: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"load": {"concurrency": self.load.concurrency, "requests_per_s": self.load.rate,
+                         "replicas": self.load.replicas, "label": self.load.label},
+                "requests": {"input_tokens": self.mix.input_tokens, "output_tokens": self.mix.output_tokens,
+                             "input_spread": self.mix.input_spread, "output_spread": self.mix.output_spread,
+                             "source": self.mix.source},
+                "policy": self.policy, "running": self.running.to_dict(), "capacity": self.capacity,
+                "output_tokens_per_s": self.output_tokens_per_s.to_dict(),
+                "total_tokens_per_s": self.total_tokens_per_s.to_dict(),
+                "input_tokens_per_s": self.requests_per_s.scale(self.mix.input_tokens).to_dict(),
+                "requests_per_s": self.requests_per_s.to_dict(),
+                "decode_only_tokens_per_s": self.decode_only_tokens_per_s.to_dict(),
+                "ttft_s": self.ttft_s.to_dict(), "tpot_s": self.tpot_s.to_dict(),
+                "e2e_latency_s": self.e2e_latency_s.to_dict(), "saturated": self.saturated,
+                "utilization": self.utilization, "bound": self.bound, "assumptions": list(self.assumptions)}
+
+
+# --- named length distributions -----------------------------------------------------------------------------------
+
+@lru_cache(maxsize=1)
+def _datasets() -> dict[str, dict]:
+    path = builtin_data_dir() / "workload" / "datasets.yaml"
+    data = read_yaml(path)
+    table = data.get("datasets") if isinstance(data, dict) else None
+    if not isinstance(table, dict):
+        raise CatalogError(f"{path}: expected a mapping 'datasets'")
+    for name, entry in table.items():
+        if not isinstance(entry, dict) or not entry.get("source") or not entry.get("input_mean") \
+                or not entry.get("output_mean"):
+            raise CatalogError(f"{path}: dataset {name!r} needs input_mean, output_mean and a source")
+    return table
+
+
+def dataset_names() -> list[str]:
+    return sorted(_datasets())
+
+
+def dataset_mix(name: str, *, input_tokens: int | None = None, output_tokens: int | None = None,
+                input_spread: float | None = None, output_spread: float | None = None) -> RequestMix:
+    """The request lengths of benchmark dataset `name` (data/workload/datasets.yaml); a length given explicitly
+    replaces the dataset's."""
+    entry = _datasets().get(str(name).strip().lower())
+    if entry is None:
+        raise ConfigError(f"--dataset {name!r}: expected one of {', '.join(dataset_names())}")
+    notes = [f"--dataset {name}: {entry.get('description', '')}; mean {entry['input_mean']} input / "
+             f"{entry['output_mean']} output tokens ({entry.get('basis', '')})"]
+    if entry.get("input_derived") and input_tokens is None:
+        notes.append(f"--dataset {name}: the mean input length is not published; derived as its basis says "
+                     f"(give --prompt N to set it)")
+    return RequestMix(input_tokens=input_tokens or int(entry["input_mean"]),
+                      output_tokens=output_tokens or int(entry["output_mean"]),
+                      input_spread=input_spread if input_spread is not None else entry.get("input_spread"),
+                      output_spread=output_spread if output_spread is not None else entry.get("output_spread"),
+                      source=f"--dataset {name}", notes=tuple(notes))
+
+
+# --- the steady state ----------------------------------------------------------------------------------------------
+
+class _Steps:
+    """Priced steps of one configuration at request lengths I / O, cached by batch: decode(B) at the mean context,
+    prefill(k prompts)."""
+
+    def __init__(self, arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, execution, mix: RequestMix):
+        self.arch, self.device, self.execution = arch, device, execution
+        self.cfg = replace(cfg, prompt=mix.input_tokens, output=mix.output_tokens, context=None)
+        self._memo: dict[int, InferenceEstimate] = {}
+
+    def at(self, batch: int) -> InferenceEstimate:
+        batch = max(int(batch), 1)
+        if batch not in self._memo:
+            self._memo[batch] = estimate_inference(self.arch, self.device, replace(self.cfg, batch=batch),
+                                                   limits=False, execution=self.execution)
+        return self._memo[batch]
+
+    def decode(self, batch: float, corner: str) -> float:
+        """One decode step at `batch` running sequences, log-interpolated between priced powers of 2^(1/2)."""
+        if batch <= 1:
+            return self._decode_at(1, corner)
+        if float(batch).is_integer() and (int(batch) in self._memo or batch > 64):
+            return self._decode_at(int(batch), corner)  # priced at that batch, not interpolated
+        k = 2 * math.log2(batch)
+        lo, hi = math.floor(k), math.ceil(k)
+        b_lo, b_hi = round(2 ** (lo / 2)), round(2 ** (hi / 2))
+        t_lo, t_hi = self._decode_at(b_lo, corner), self._decode_at(b_hi, corner)
+        if b_hi == b_lo:
+            return t_lo
+        return t_lo + (t_hi - t_lo) * (batch - b_lo) / (b_hi - b_lo)
+
+    def _decode_at(self, batch: int, corner: str) -> float:
+        return getattr(self.at(batch).decode.latency_s, corner)
+
+    def prefill(self, tokens: float, corner: str) -> float:
+        """Prefill time of `tokens` prompt tokens, batched as whole prompts of I tokens (fewer: a share of one)."""
+        prompt = self.cfg.prompt
+        k = max(1, round(tokens / prompt))
+        return getattr(self.at(k).prefill.latency_s, corner) * tokens / (k * prompt)
+
+
+def serving_load(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix: RequestMix, load: Load, *,
+                 execution=None, kv_capacity: int | None = None) -> ServingEstimate:
+    """The steady state of serving requests of lengths `mix` under `load` with `cfg`'s engine, format and GPUs
+    (`cfg.gpus` per replica, tensor parallel); `load.replicas` copies share the load evenly. `kv_capacity`: the
+    sequences the KV cache holds where the caller knows it (a planner's family), else searched here."""
+    one = _one_replica(arch, device, cfg, mix, load.per_replica(), execution, kv_capacity)
+    if load.replicas == 1:
+        return one
+    n = load.replicas
+    return replace(one, load=load, output_tokens_per_s=one.output_tokens_per_s.scale(n),
+                   total_tokens_per_s=one.total_tokens_per_s.scale(n), requests_per_s=one.requests_per_s.scale(n),
+                   decode_only_tokens_per_s=one.decode_only_tokens_per_s.scale(n), running=one.running.scale(n),
+                   capacity=one.capacity * n,
+                   assumptions=(f"{n} replicas of {cfg.gpus} GPU(s) each, requests spread evenly: every figure per "
+                                f"request is one replica's, throughputs are summed", *one.assumptions))
+
+
+def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix: RequestMix, load: Load,
+                 execution, kv_capacity: int | None) -> ServingEstimate:
+    if arch.encoder:
+        raise ConfigError(f"{arch.name} is an encoder: it generates no tokens to serve under load")
+    model = execution or execution_for(device, cfg)
+    policy = model.batching
+    steps = _Steps(arch, device, cfg, model, mix)
+    first = steps.at(1)
+    if first.decode is None or not first.decode.compute_priced or not first.prefill.compute_priced:
+        raise ConfigError(f"{arch.name} on {device.id}: compute unknown, no throughput under load can be given")
+    I, O = mix.input_tokens, mix.output_tokens
+    notes = [f"throughput under load: {load.label}; requests of {I:,} input / {O:,} output tokens ({mix.source})",
+             *mix.notes]
+    capacity, why = _capacity(arch, device, cfg, model, policy, mix, kv_capacity)
+    notes.append(why)
+    if policy.scheduling == "static":
+        return _static(steps, mix, load, capacity, policy, notes)
+    rows = {c: _continuous(steps, policy, mix, load, capacity, c) for c in CORNERS}
+    saturated = rows["typical"]["saturated"]
+    mixes = policy.mixes
+    notes.append("continuous batching: " + (
+        "prompt tokens ride in the decode steps (mixed steps), each adding its prefill time less one decode step of "
+        "a single sequence (weight read, host time)" if mixes else
+        "prompts run in prefill steps of their own between decode steps, their whole time added in proportion")
+        + (f"; chunked prefill, at most {policy.max_batched_tokens:,} tokens a step" if policy.chunked_prefill
+           and policy.max_batched_tokens else ""))
+    if load.rate is not None:
+        notes.append("Poisson arrivals: requests running from Little's law (rate x end-to-end latency); queueing wait "
+                     "rho / (2 (1 - rho)) steps before a prompt is admitted (rho: rate / saturated rate)")
+        if saturated:
+            notes.append(f"--rps {load.rate:g} is over the saturated rate of {rows['typical']['x_max']:.3g} "
+                         f"requests/s: throughput is the saturated one and TTFT grows while the queue does (given "
+                         f"for a request admitted at once)")
+    elif load.concurrency is None:
+        notes.append("offline: every request queued at once, so TTFT (time in queue) is given for a request "
+                     "admitted at once")
+    out = _ranges(rows, ("x", "out", "total", "ttft", "tpot", "e2e", "running", "decode_only"))
+    bound = first.decode.bound if rows["typical"]["prefill_share"] < 0.5 else first.prefill.bound
+    util = rows["typical"].get("rho")
+    return ServingEstimate(load=load, mix=mix, running=out["running"], capacity=capacity,
+                           output_tokens_per_s=out["out"], total_tokens_per_s=out["total"], requests_per_s=out["x"],
+                           decode_only_tokens_per_s=out["decode_only"], ttft_s=out["ttft"], tpot_s=out["tpot"],
+                           e2e_latency_s=out["e2e"], saturated=saturated, utilization=util, bound=bound,
+                           policy=policy.scheduling + (" + chunked prefill" if policy.chunked_prefill else "")
+                           + (", mixed steps" if mixes else ", prefill steps apart"),
+                           assumptions=tuple(dict.fromkeys(notes)))
+
+
+def _capacity(arch, device, cfg, model, policy, mix: RequestMix, kv: int | None) -> tuple[int, str]:
+    """The most requests running at once: the engine's max_sequences, the KV pool at the mean context of a request
+    (paged caches hold what a request has reached: I + O / 2 tokens on average), and for mixed steps the step's
+    token budget (B decodes + B x I / O prompt tokens <= max_batched_tokens)."""
+    I, O = mix.input_tokens, mix.output_tokens
+    mean_context = I + max(O // 2, 1)
+    if kv is None:
+        probe = estimate_inference(arch, device, replace(cfg, batch=1, prompt=I, output=max(O // 2, 1), context=None),
+                                   limits=True, execution=model)
+        kv = probe.memory.max_concurrent_sequences or probe.max_batch
+    parts = {"the KV cache": max(kv, 1)}
+    if policy.max_sequences:
+        parts["max_sequences"] = policy.max_sequences
+    if policy.max_batched_tokens and policy.mixes:
+        parts["max_batched_tokens"] = max(1, int(policy.max_batched_tokens * O / (I + O)))
+    limit = min(parts, key=parts.get)
+    return parts[limit], (f"at most {parts[limit]:,} requests run at once ({limit}; KV cache at the mean context of "
+                          f"{mean_context:,} tokens: {parts['the KV cache']:,}"
+                          + (f", max_sequences {policy.max_sequences:,}" if policy.max_sequences else "")
+                          + (f", max_batched_tokens {policy.max_batched_tokens:,}" if policy.max_batched_tokens
+                             else "") + ")")
+
+
+def _step(steps: _Steps, policy, batch: float, prompt_tokens: float, corner: str) -> tuple[float, float]:
+    """(step time, its prefill part) of a step with `batch` decodes and `prompt_tokens` prompt tokens per step."""
+    decode = steps.decode(batch, corner)
+    if prompt_tokens <= 0:
+        return decode, 0.0
+    if not policy.mixes:
+        extra = steps.prefill(prompt_tokens, corner)
+        return decode + extra, extra
+    # mixed: the prompt tokens' marginal time, from whole prompts priced as one prefill (at least one prompt)
+    # less what one decode step of a single sequence pays anyway (weight read, host time)
+    prompt = steps.cfg.prompt
+    k = max(1, round(prompt_tokens / prompt))
+    whole = getattr(steps.at(k).prefill.latency_s, corner)
+    extra = prompt_tokens * max(whole - steps.decode(1, corner), 0.0) / (k * prompt)
+    return decode + extra, extra
+
+
+def _continuous(steps: _Steps, policy, mix: RequestMix, load: Load, capacity: int, corner: str) -> dict:
+    I, O = mix.input_tokens, mix.output_tokens
+
+    def at(batch: float) -> dict:
+        step, extra = _step(steps, policy, batch, batch * I / O, corner)
+        decode = steps.decode(batch, corner)
+        ttft = _ttft(steps, policy, batch, step, I, corner)
+        return {"running": batch, "tpot": step, "x": batch / (O * step), "ttft": ttft, "e2e": ttft + (O - 1) * step,
+                "decode_only": batch / decode, "prefill_share": extra / step}
+
+    full = at(capacity)
+    x_max = full["x"]
+    if load.rate is None:
+        row = at(min(load.concurrency, capacity) if load.concurrency is not None else capacity)
+        row["saturated"] = False
+    elif load.rate >= x_max:
+        row = dict(full, saturated=True, rho=1.0)
+    else:
+        rho = load.rate / x_max
+        batch = max(load.rate * (full["ttft"] + O * full["tpot"]) * rho, 1.0)
+        for _ in range(40):  # Little's law: batch = rate x e2e(batch)
+            step, _ = _step(steps, policy, batch, load.rate * I * _step(steps, policy, batch, 0, corner)[0], corner)
+            ttft = _ttft(steps, policy, batch, step, I, corner) + step * rho / (2 * (1 - rho))
+            new = min(load.rate * (ttft + (O - 1) * step), capacity)
+            if abs(new - batch) < 1e-3 * batch:
+                batch = new
+                break
+            batch = 0.5 * (batch + new)
+        step, extra = _step(steps, policy, batch, load.rate * I * step, corner)
+        ttft = _ttft(steps, policy, batch, step, I, corner) + step * rho / (2 * (1 - rho))
+        row = {"running": batch, "tpot": step, "x": load.rate, "ttft": ttft, "e2e": ttft + (O - 1) * step,
+               "decode_only": batch / steps.decode(batch, corner), "prefill_share": extra / step,
+               "saturated": False, "rho": rho}
+    row["x_max"] = x_max
+    row["out"] = row["x"] * O
+    row["total"] = row["x"] * (I + O)
+    return row
+
+
+def _ttft(steps: _Steps, policy, batch: float, step: float, prompt: int, corner: str) -> float:
+    """A request admitted at once: half a scheduling run's wait (one step, or the engine's steps per schedule),
+    then its prompt (in chunks where a step's token budget is smaller than it) in mixed steps, or its own prefill
+    step."""
+    step = step * max(policy.steps_per_schedule, 1)
+    if policy.mixes:
+        budget = max((policy.max_batched_tokens or prompt + batch) - batch, 1)
+        chunks = max(1, math.ceil(prompt / budget))
+        own = _step(steps, policy, batch, min(prompt, budget), corner)[0]
+        return step / 2 + chunks * own
+    return step / 2 + steps.prefill(max(prompt, batch * prompt / max(steps.cfg.output, 1)), corner)
+
+
+def _static(steps: _Steps, mix: RequestMix, load: Load, capacity: int, policy, notes: list[str]) -> ServingEstimate:
+    """Static batches: B prompts, then decode until the longest output of the batch (mean + spread x
+    sqrt(2 ln B) for B outputs of that spread: the expected maximum of B normal draws)."""
+    I, O = mix.input_tokens, mix.output_tokens
+    if load.rate is not None:
+        raise ConfigError(f"--rps {load.rate:g}: {steps.execution.label} batches statically (one batch of requests "
+                          f"per run); give --concurrency N (the batch)")
+    batch = min(load.concurrency, capacity) if load.concurrency is not None else capacity
+    spread = mix.output_spread
+    longest = O + (spread or 0.0) * math.sqrt(2 * math.log(batch)) if batch > 1 else float(O)
+    if spread is None and batch > 1:
+        notes.append("static batching runs to the longest output of a batch; no output spread given "
+                     "(--output-len-spread), so every output is taken as the mean")
+    else:
+        notes.append(f"static batching: a batch of {batch} runs to its longest output, {longest:,.0f} tokens expected "
+                     f"(mean + spread x sqrt(2 ln B))")
+    rows = {}
+    for c in CORNERS:
+        prefill = getattr(steps.at(batch).prefill.latency_s, c)
+        decode = steps.decode(batch, c)
+        run = prefill + longest * decode
+        rows[c] = {"x": batch / run, "out": batch * O / run, "total": batch * (I + O) / run, "ttft": prefill,
+                   "tpot": decode, "e2e": prefill + (O - 1) * decode, "running": float(batch),
+                   "decode_only": batch / decode}
+    out = _ranges(rows, ("x", "out", "total", "ttft", "tpot", "e2e", "running", "decode_only"))
+    return ServingEstimate(load=load, mix=mix, running=out["running"], capacity=capacity,
+                           output_tokens_per_s=out["out"], total_tokens_per_s=out["total"], requests_per_s=out["x"],
+                           decode_only_tokens_per_s=out["decode_only"], ttft_s=out["ttft"], tpot_s=out["tpot"],
+                           e2e_latency_s=out["e2e"], saturated=False, utilization=None,
+                           bound=steps.at(batch).decode.bound, policy="static",
+                           assumptions=tuple(dict.fromkeys(notes)))
+
+
+def _ranges(rows: dict[str, dict], keys: tuple[str, ...]) -> dict[str, Range]:
+    """Each figure over the three corners (low / typical / high step times) as a Range, ordered."""
+    out = {}
+    for key in keys:
+        lo, ty, hi = (rows[c][key] for c in CORNERS)
+        out[key] = Range(min(lo, ty, hi), ty, max(lo, ty, hi))
+    return out

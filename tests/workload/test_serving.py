@@ -1,0 +1,87 @@
+"""Throughput under load (workload/serving.py): the steady state of a continuous-batching server priced from the
+execution model's batching policy."""
+
+import pytest
+
+from sizeup.errors import ConfigError
+from sizeup.hardware.catalog import load_catalog
+from sizeup.ingest.hf_config import load_model
+from sizeup.workload.inference import InferenceConfig
+from sizeup.workload.serving import Load, RequestMix, dataset_mix, serving_load
+
+CATALOG = load_catalog()
+H100 = CATALOG.device("h100-sxm-80gb")
+LLAMA8 = load_model("llama-3.1-8b")
+
+
+def _serve(engine="tensorrt-llm", load=Load(), mix=RequestMix(input_tokens=1000, output_tokens=1000), **cfg):
+    config = InferenceConfig(weights=cfg.pop("weights", "fp8"), kv_dtype=cfg.pop("kv", "fp8"), engine=engine, **cfg)
+    return serving_load(LLAMA8, H100, config, mix, load)
+
+
+def test_offline_throughput_sits_below_the_decode_only_figure_and_reports_every_rate():
+    s = _serve()
+    out, dec = s.output_tokens_per_s.typical, s.decode_only_tokens_per_s.typical
+    assert 0 < out < dec  # prompt tokens take part of every step
+    assert s.total_tokens_per_s.typical == pytest.approx(out * 2)  # 1000 in + 1000 out per request
+    assert s.requests_per_s.typical == pytest.approx(out / 1000)
+    assert s.e2e_latency_s.typical == pytest.approx(s.ttft_s.typical + 999 * s.tpot_s.typical)
+    assert s.output_tokens_per_s.low <= out <= s.output_tokens_per_s.high
+
+
+def test_more_concurrency_raises_throughput_and_latency():
+    low, high = _serve(load=Load(concurrency=8)), _serve(load=Load(concurrency=128))
+    assert high.output_tokens_per_s.typical > 4 * low.output_tokens_per_s.typical
+    assert high.tpot_s.typical > low.tpot_s.typical
+    assert low.running.typical == 8
+
+
+def test_a_rate_below_saturation_is_served_at_that_rate_and_one_above_is_saturated():
+    light = _serve(load=Load(rate=1.0))
+    assert light.requests_per_s.typical == pytest.approx(1.0) and not light.saturated
+    assert light.utilization < 0.2
+    heavy = _serve(load=Load(rate=1e5))
+    assert heavy.saturated and heavy.requests_per_s.typical < 1e5
+    assert heavy.output_tokens_per_s.typical == pytest.approx(_serve().output_tokens_per_s.typical)
+
+
+def test_replicas_sum_throughput_and_keep_per_request_latency():
+    one, four = _serve(load=Load(concurrency=64)), _serve(load=Load(concurrency=256, replicas=4))
+    assert four.output_tokens_per_s.typical == pytest.approx(4 * one.output_tokens_per_s.typical)
+    assert four.tpot_s.typical == pytest.approx(one.tpot_s.typical)
+
+
+def test_prefill_steps_apart_cost_more_than_mixed_steps():
+    # vLLM V0 runs prompts in steps of their own; V1 rides them in the decode steps (same device, format, load)
+    mix = RequestMix(input_tokens=2000, output_tokens=200)
+    v0 = _serve("vllm@0.6", load=Load(concurrency=64), mix=mix, weights="bf16", kv="fp16")
+    v1 = _serve("vllm@0.8", load=Load(concurrency=64), mix=mix, weights="bf16", kv="fp16")
+    assert "prefill steps apart" in v0.policy and "mixed steps" in v1.policy
+    assert v1.output_tokens_per_s.typical > v0.output_tokens_per_s.typical
+
+
+def test_static_batching_runs_to_the_longest_output_of_a_batch():
+    mix = RequestMix(input_tokens=256, output_tokens=128)
+    plain = _serve("hf", load=Load(concurrency=16), mix=mix, weights="bf16", kv="fp16")
+    spread = _serve("hf", load=Load(concurrency=16), mix=RequestMix(input_tokens=256, output_tokens=128,
+                                                                     output_spread=64), weights="bf16", kv="fp16")
+    assert plain.policy == "static" and spread.output_tokens_per_s.typical < plain.output_tokens_per_s.typical
+    with pytest.raises(ConfigError, match="statically"):
+        _serve("hf", load=Load(rate=2.0), mix=mix, weights="bf16", kv="fp16")
+
+
+def test_named_datasets_give_sourced_means_and_explicit_lengths_win():
+    mix = dataset_mix("sharegpt")
+    assert (mix.input_tokens, mix.output_tokens) == (227, 194)  # sglang #1639 and benchmark_vllm_060 README
+    assert dataset_mix("mlperf-llama2-openorca", input_tokens=300).input_tokens == 300
+    assert any("derived" in n for n in dataset_mix("mlperf-llama2-openorca").notes)
+    with pytest.raises(ConfigError, match="expected one of"):
+        dataset_mix("nope")
+
+
+@pytest.mark.parametrize("load", [dict(concurrency=0), dict(rate=-1.0), dict(concurrency=4, rate=1.0),
+                                  dict(replicas=0)])
+def test_bad_loads_are_one_line_errors(load):
+    with pytest.raises(ConfigError) as e:
+        Load(**load)
+    assert "\n" not in str(e.value)
