@@ -28,6 +28,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -35,7 +36,7 @@ from typing import Any, Protocol
 
 from sizeup.errors import ConfigError
 
-__all__ = ["GGUF_BLOCKS", "GGML_TYPES", "WeightFormat", "FORMATS", "get_format", "gguf_type", "tensor_bytes", "tensor_bytes_map",
+__all__ = ["GroupLayout", "groupwise_bytes", "exl2_format", "GGUF_BLOCKS", "GGML_TYPES", "WeightFormat", "FORMATS", "get_format", "gguf_type", "tensor_bytes", "tensor_bytes_map",
            "nf4_matrix_bytes", "LINEAR_ROLES", "Tensor", "Architecture"]
 
 
@@ -114,6 +115,8 @@ class WeightFormat:
     """Only a mixture of experts' expert weights take the format (where the model has experts)."""
     lm_head: bool = False
     """The LM head takes the format too (torchao's quantize_ converts every nn.Linear, the output layer included)."""
+    layout: GroupLayout | None = None
+    """family 'groupwise': the bits, groups and tensors of the layout (MLX, EXL2, MLC formats, below)."""
 
 
 FORMATS: dict[str, WeightFormat] = {f.id: f for f in [
@@ -169,8 +172,11 @@ def get_format(name: str) -> WeightFormat:
     key = _ALIASES.get(key, key)
     if key not in FORMATS:
         key = key.replace("-", "_")
+    if key not in FORMATS and (parametric := exl2_format(key)) is not None:
+        return parametric
     if key not in FORMATS:
-        raise ConfigError(f"unknown quantization {name!r}: expected one of {', '.join(sorted(FORMATS))}")
+        raise ConfigError(f"unknown quantization {name!r}: expected one of {', '.join(sorted(FORMATS))}, "
+                          f"exl2-<bits>bpw")
     return FORMATS[key]
 
 
@@ -259,6 +265,8 @@ def tensor_bytes(t: Tensor, arch: Architecture, fmt: WeightFormat, n_expert: int
         return numel * fmt.bits // 8
     if fmt.family == "gguf":
         return _gguf_block_bytes(numel, t.shape[-1], gguf_type(t, arch, fmt, n_expert))[0]
+    if fmt.family == "groupwise":
+        return groupwise_bytes(t, fmt.layout)
     linear = (t.role in LINEAR_ROLES or fmt.lm_head and t.role == "lm_head") and len(t.shape) >= 2
     if linear and fmt.experts_only and t.role != "expert" and (
             _max_experts(arch) if n_expert is None else n_expert) > 0:
@@ -270,7 +278,7 @@ def tensor_bytes(t: Tensor, arch: Architecture, fmt: WeightFormat, n_expert: int
     if fmt.family == "w8a8":
         return numel + rows * 4
     if fmt.family in ("gptq", "awq"):
-        groups = -(-cols // fmt.group_size)
+        groups = -(-cols // fmt.group_size) if fmt.group_size else 1  # group_size 0: one group per row
         scales_zeros = rows * groups * 2 + rows * groups // 2  # fp16 scale + packed 4-bit zero per group
         g_idx = cols * 4 * (numel // (rows * cols)) if fmt.family == "gptq" else 0
         return numel // 2 + scales_zeros + g_idx
@@ -297,3 +305,89 @@ def tensor_bytes_map(arch: Architecture, fmt: WeightFormat) -> dict[str, int]:
     """Bytes of every tensor of `arch` in `fmt`, by tensor name (cached: treat as read-only)."""
     n_expert = _max_experts(arch)
     return {t.name: tensor_bytes(t, arch, fmt, n_expert) for t in arch.tensors()}
+
+
+# --- group-wise formats of the local engines (MLX, ExLlamaV2 EXL2, MLC-LLM) ---------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class GroupLayout:
+    """A group-wise quantized layout: `bits` per weight code, and per group of `group_size` weights of a row
+    `group_bits` bits of scale (and bias); which of the embedding and LM head it also quantizes."""
+
+    bits: float
+    """Bits per weight code; EXL2: the average bits per weight of the linear layers, its scales included."""
+    group_size: int
+    group_bits: int
+    """Bits of scale and bias stored per group (MLX: a scale and a bias in the model's 16-bit dtype: 32)."""
+    embedding: bool
+    """Whether the token embedding is quantized too (else 16-bit)."""
+    head_bits: float | None
+    """Bits per weight of an untied LM head (None: 16-bit); an embedding tied to the head follows `embedding`."""
+    source: str = ""
+
+
+def groupwise_bytes(t: Tensor, layout: GroupLayout) -> int:
+    """Bytes of tensor `t` under a group-wise layout: the linear layers (and, where the layout says so, the
+    embedding and LM head) at `bits` per weight plus `group_bits` per group; norms, biases, routers 16-bit."""
+    numel = t.numel
+    if len(t.shape) < 2 or t.role in ("norm", "bias", "router", "position", "patch", "conv"):
+        return numel * 2
+    if t.role == "embedding":
+        bits = layout.bits if layout.embedding else 16.0
+    elif t.role == "lm_head":
+        bits = layout.head_bits if layout.head_bits is not None else 16.0
+    elif t.role in LINEAR_ROLES:
+        bits = layout.bits
+    else:
+        return numel * 2
+    if bits >= 16:
+        return numel * 2
+    groups = -(-t.shape[-1] // layout.group_size) if layout.group_size else 1
+    rows = numel // t.shape[-1]
+    return int(numel * bits / 8) + rows * groups * layout.group_bits // 8
+
+
+_MLX_SOURCE = ("mlx_lm.convert -q: bits 4 and q_group_size 64 by default (mlx_lm/convert.py); nn.quantize turns every "
+               "Linear and Embedding whose input size is a multiple of the group into a quantized one, storing per "
+               "group a scale and a bias in the model's dtype (mlx.core.quantize, mode 'affine')")
+_MLC_SOURCE = ("mlc-llm python/mlc_llm/quantization/quantization.py: q4f16_1 = GroupQuantize(4-bit int, group_size 32, "
+               "fp16 scale, symmetric: no stored zero), q4f32_1 the same with fp32 scales, both quantizing the "
+               "embedding and the LM head; q4f16_ft = FTQuantize (int4, per output channel fp16 scale, "
+               "FasterTransformer kernels)")
+_EXL2_SOURCE = ("exllamav2 convert.py: -b target bits per weight (average over the linear layers, scales included, "
+                "as the measurement pass optimises it), -hb head bits default 6; the embedding stays fp16")
+
+FORMATS.update({f.id: f for f in [
+    *[WeightFormat(id=f"mlx-q{b}", family="groupwise", compute_dtype="bf16", bits=b, group_size=64,
+                   description=f"MLX group-wise affine {b}-bit, group 64, 16-bit scale and bias",
+                   layout=GroupLayout(b, 64, 32, True, float(b), _MLX_SOURCE)) for b in (2, 3, 4, 6, 8)],
+    WeightFormat(id="mlc-q4f16_1", family="groupwise", compute_dtype="fp16", bits=4, group_size=32,
+                 description="MLC-LLM q4f16_1: 4-bit, group 32, fp16 scale (embedding and head quantized)",
+                 layout=GroupLayout(4, 32, 16, True, 4.0, _MLC_SOURCE)),
+    WeightFormat(id="mlc-q4f32_1", family="groupwise", compute_dtype="fp32", bits=4, group_size=32,
+                 description="MLC-LLM q4f32_1: 4-bit, group 32, fp32 scale (embedding and head quantized)",
+                 layout=GroupLayout(4, 32, 32, True, 4.0, _MLC_SOURCE)),
+    WeightFormat(id="mlc-q4f16_ft", family="groupwise", compute_dtype="fp16", bits=4, group_size=0,
+                 description="MLC-LLM q4f16_ft: 4-bit per output channel, FasterTransformer kernels",
+                 layout=GroupLayout(4, 0, 16, False, None, _MLC_SOURCE)),
+    WeightFormat(id="gptq-int4-g0", family="gptq", compute_dtype="fp16", bits=4, group_size=0,
+                 description="GPTQ 4-bit without groups (one scale and zero per output channel)"),
+]})
+_ALIASES.update({"mlc-q4f16-1": "mlc-q4f16_1", "q4f16-1": "mlc-q4f16_1", "mlc-q4f32-1": "mlc-q4f32_1",
+                 "q4f32-1": "mlc-q4f32_1", "mlc-q4f16-ft": "mlc-q4f16_ft", "q4f16-ft": "mlc-q4f16_ft",
+                 "mlx-4bit": "mlx-q4", "mlx-8bit": "mlx-q8", "mlx-6bit": "mlx-q6"})
+
+_EXL2 = re.compile(r"exl2[-_](\d+(?:\.\d+)?)bpw")
+
+
+def exl2_format(key: str) -> WeightFormat | None:
+    """'exl2-4.65bpw' -> the EXL2 format at 4.65 bits per weight (2 to 8), or None when `key` is not one."""
+    m = _EXL2.fullmatch(key)
+    if m is None:
+        return None
+    bpw = float(m.group(1))
+    if not 2.0 <= bpw <= 8.0:
+        raise ConfigError(f"--quant exl2-{m.group(1)}bpw: EXL2 bits per weight must be between 2 and 8 (e.g. exl2-4.65bpw)")
+    return WeightFormat(id=f"exl2-{bpw:g}bpw", family="groupwise", compute_dtype="fp16", bits=round(bpw),
+                        group_size=0, description=f"ExLlamaV2 EXL2 at {bpw:g} bits per weight (head 6 bits)",
+                        layout=GroupLayout(bpw, 0, 0, False, 6.0, _EXL2_SOURCE))

@@ -208,6 +208,12 @@ class ExecutionModel:
     def batching(self) -> Batching:
         return Batching(scheduling="static", basis="one batch of requests per run")
 
+    # --- placement over several GPUs (issue 28, local engines) -------------------------------------------------
+    MULTI_GPU: ClassVar[str] = "tensor"
+    """How the engine spreads a model over `--gpus N`: 'tensor' (every layer's matrices split, an all-reduce per
+    layer) or 'layers' (consecutive layers per GPU, one GPU busy at a time: ExLlamaV2's gpu_split). Under 'layers'
+    a step takes one GPU's time for the whole model and each GPU holds its share of the weights and cache."""
+
     # --- serving defaults (issue 28: throughput under load, engine options, default KV format) ------------------
     ENGINE_OPTIONS: ClassVar[dict[str, str]] = {}
     """`--engine-opt KEY[=VALUE]` the engine takes: the option as its own CLI spells it -> the profile setting it

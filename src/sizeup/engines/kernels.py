@@ -75,6 +75,10 @@ class Kernel:
     """Fraction of the peak memory bandwidth the kernel reaches (None: the device default)."""
     table: str = "kernels.yaml"
     """Where the entry was read (an estimate names it beside the kernel)."""
+    vector: Range | None = None
+    """Fraction of the vector peak where the device runs matrix products on its vector units (Apple GPUs: no
+    matrix peak in the catalog, so matmuls are priced at the vector fp32 peak with the vector fraction); None: the
+    device default."""
 
 
 DEFAULT_TABLE = "efficiency/kernels.yaml"

@@ -25,7 +25,8 @@ from sizeup.ingest.arch import ModelArch
 from sizeup.ingest.tower_ops import TowerInput
 from sizeup.ranges import Range
 
-__all__ = ["InferenceMemory", "MemoryRequest", "allocate_on_demand", "whole_context_cache", "device_total_bytes"]
+__all__ = ["InferenceMemory", "MemoryRequest", "allocate_on_demand", "whole_context_cache", "device_total_bytes",
+           "split_by_layers"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -163,3 +164,17 @@ def device_total_bytes(device: DeviceSpec) -> float:
 
     reserve = next((cls.reserve_bytes.typical for cls in memory_classes() if cls.matches(device)), 0.0)
     return usable_memory(device).bytes.typical + reserve
+
+
+def split_by_layers(mem: InferenceMemory, gpus: int) -> InferenceMemory:
+    """`mem` of the whole model on one device, spread by layers over `gpus` devices (an engine whose MULTI_GPU is
+    'layers'): each holds its share of the weights and cache (rounded up) and one layer's activations, as a
+    whole-model memory does; the largest share decides whether it fits."""
+    from dataclasses import replace
+
+    weights, kv, needed = (-(-b // gpus) for b in (mem.weights_bytes, mem.kv_cache_bytes, mem.kv_cache_needed_bytes))
+    total = weights + kv + mem.activations_bytes + mem.multimodal_profile_bytes + mem.overhead_bytes
+    note = (f"layers split over {gpus} GPUs (one busy at a time): each holds ~1/{gpus} of the weights and cache; a "
+            f"token crosses {gpus - 1} device boundaries (a hidden vector each, not priced)")
+    return replace(mem, weights_bytes=weights, kv_cache_bytes=kv, kv_cache_needed_bytes=needed,
+                   fits=total <= mem.usable_bytes.typical, notes=(*mem.notes, note))

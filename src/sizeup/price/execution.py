@@ -50,7 +50,9 @@ def _phase_efficiency(model, eff: Efficiency, decode: bool, weights: WeightForma
             changes["tensor"] = {**eff.tensor, **tensor}
         if kernel is not None and kernel.memory is not None:
             changes["memory"] = kernel.memory
-        if kernel is not None and (tensor is not None or kernel.memory is not None):
+        if kernel is not None and kernel.vector is not None:
+            changes["vector"] = kernel.vector
+        if kernel is not None and (tensor is not None or kernel.memory is not None or kernel.vector is not None):
             changes["origin"] = f"{eff.origin}, {model.name} {kernel.name} kernel ({kernel.table})"
             model.memo[("kernel", decode, weights.id, tokens)] = kernel
     changes.setdefault("origin", f"{eff.origin}, {model.name} {'decode' if decode else 'prefill'}")

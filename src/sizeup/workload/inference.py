@@ -20,6 +20,7 @@ from sizeup.ingest.transformer_ops import KV_BYTES_PER_ELEMENT, Step, transforme
 from sizeup.engines.base import (OPTIONS, ExecutionModel, engine_class, engine_settings, option_owners, parse_engine,
                                  resolve)
 from sizeup.engines.defaults import default_engine
+from sizeup.engines.reserve import split_by_layers
 from sizeup.ledger import Ledger, OpKind
 from sizeup.price.efficiency import Efficiency
 from sizeup.price.execution import phase_efficiency, phase_note
@@ -302,8 +303,9 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     model = execution or execution_for(device, cfg)
     if cpu is not None and cpu.kind != "cpu":
         raise ConfigError(f"--cpu {cpu.id!r}: expected a cpu device, got a {cpu.kind}")
-    tp = cfg.gpus if cfg.split == "tensor" else 1
-    shards = cfg.gpus  # memory per GPU: tensor parallel shards each matrix, a layer split holds 1/gpus of the layers
+    split = cfg.gpus if cfg.gpus > 1 and (model.MULTI_GPU == "layers" or cfg.split == "layers") else 1
+    # consecutive layers per GPU, one active at a time: the engine's own placement or --split layers
+    tp = cfg.gpus // split
     feed = tower_input(arch, batch=cfg.batch, prompt=cfg.prompt, images=cfg.images, image_hw=cfg.image_hw)
     arch, dec_prompt = decoder_arch(arch, cfg.prompt), decoder_prompt(arch, cfg.prompt)
     a0 = arch.layers[0].attention
@@ -317,10 +319,11 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     act_bytes = 2
 
     def memory_for(batch: int, context: int) -> InferenceMemory:  # the decoder's own tokens; the tower's input
-        return inference_memory(arch, model, MemoryConfig(
+        whole = inference_memory(arch, model, MemoryConfig(
             batch=batch, context=decoder_cache_tokens(arch, cfg.prompt, context), prompt=min(dec_prompt, context),
-            weights=fmt, kv_dtype=cfg.kv_dtype, act_bytes=act_bytes, tp=shards, gpu_layers=cfg.gpu_layers,
+            weights=fmt, kv_dtype=cfg.kv_dtype, act_bytes=act_bytes, tp=tp, gpu_layers=cfg.gpu_layers,
             compute_dtype=act_dtype, tower=None if feed is None else replace(feed, batch=batch)))
+        return split_by_layers(whole, split) if split > 1 else whole
 
     memory = memory_for(cfg.batch, cfg.cache_tokens)
     limit = arch.max_context or MAX_SEARCH_CONTEXT

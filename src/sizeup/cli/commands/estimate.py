@@ -57,8 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--threads", type=number_flag(integer=True, minimum=1, maximum=100_000),
                    help="llama.cpp: CPU threads for those layers (default all cores)")
     p.add_argument("--backend", choices=["vulkan", "cuda", "hip", "sycl", "metal", "cpu"],
-                   help="llama.cpp: the backend the build uses (default the device's own: cuda on NVIDIA, hip on "
-                        "AMD, sycl on Intel, metal on Apple)")
+                   help="llama.cpp, ollama, mlc: the backend the build uses (default the device's own: cuda on "
+                        "NVIDIA, hip on AMD, sycl on Intel (vulkan for mlc), metal on Apple)")
     p.add_argument("--build-date", metavar="YYYY-MM-DD",
                    help="llama.cpp: the date of the build, for kernels that changed over time (e.g. F16 decode "
                         "ran DMMV before 2024-10-10; default: current builds)")

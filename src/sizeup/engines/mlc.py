@@ -1,0 +1,57 @@
+"""MLC-LLM (data/engines/mlc.yaml): models compiled by TVM for CUDA, ROCm, Vulkan or Metal, Jetson boards included.
+
+Weights in MLC's own layouts (`mlc-q4f16_1`: 4-bit, group 32, an fp16 scale per group, embedding and head
+quantized; `mlc-q4f16_ft`: FasterTransformer int4 per channel; fp16; formats.py). Batch-1 decode runs TVM's fused
+dequantize + mat-vec, one pass over the packed weights, replayed as a CUDA graph on CUDA; its bandwidth fraction
+per memory class is the engine's setting (engines/settings_kernels.py), as is the prompt's GEMM fraction of the
+fp16 tensor peak. `--backend` names the build's runtime (cuda, hip for ROCm, vulkan, metal); a backend without a
+fitted fraction keeps the device default and says so. Tensor parallelism (`--gpus N`) is MLC's own (NCCL/RCCL
+all-reduce per layer).
+"""
+
+from __future__ import annotations
+
+from sizeup.engines.base import Batching, ExecutionModel, engine
+from sizeup.engines.settings_kernels import settings_kernel
+from sizeup.errors import ConfigError
+
+BACKENDS = {"nvidia": ("cuda", "vulkan"), "amd": ("hip", "vulkan"), "apple": ("metal",), "intel": ("vulkan",)}
+"""Runtimes MLC-LLM builds a model for, by vendor (mlc_llm compile --device cuda|rocm|vulkan|metal)."""
+NATIVE = {"nvidia": "cuda", "amd": "hip", "apple": "metal", "intel": "vulkan"}
+
+
+@engine("mlc", "mlc-llm", "mlc_llm")
+class MLC(ExecutionModel):
+    FORMATS = ("fp16", "mlc-q4f16_1", "mlc-q4f16_ft")
+    OPTIONS = frozenset({"backend"})
+
+    @classmethod
+    def build(cls, device, version=None, *, backend=None, build_date=None, settings=None) -> ExecutionModel:
+        can = BACKENDS.get(device.vendor, ()) if device.kind in ("gpu", "soc") else ()
+        if not can:
+            raise ConfigError(f"--engine mlc runs on GPUs (CUDA, ROCm, Vulkan, Metal); {device.id} is a "
+                              f"{device.vendor} {device.kind}")
+        if backend is not None and backend not in can:
+            raise ConfigError(f"--backend {backend}: MLC-LLM runs {device.id} ({device.vendor}) with "
+                              f"{' or '.join(can)}")
+        model = super().build(device, version, settings=settings)
+        if backend is None or backend == NATIVE[device.vendor]:
+            return model
+        return cls(device=device, profile=model.profile, backend=backend, notes=(
+            *model.notes, f"MLC-LLM built for {backend} (--backend; {device.id}'s default: {NATIVE[device.vendor]})"))
+
+    def matrix_kernel(self, weights: str, decode: bool, tokens: int):
+        if self.backend is not None:
+            return None  # fractions were fit on the native runtime only
+        return settings_kernel(self, weights, decode, peak="fp16", name="mlc")
+
+    def missing_kernel_note(self, weights: str, decode: bool) -> str | None:
+        if self.backend is None:
+            return None
+        return (f"{'decode' if decode else 'prefill'}: MLC-LLM on {self.backend}: no fitted fraction for this "
+                f"runtime, priced at the {self.device.kind} default efficiency (derived)")
+
+    @property
+    def batching(self) -> Batching:
+        return Batching(scheduling="continuous", basis="MLC-LLM's serve engine batches requests continuously "
+                                                       "(mlc_llm serve); a chat or bench run is one sequence")

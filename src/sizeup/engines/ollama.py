@@ -1,0 +1,74 @@
+"""Ollama (data/engines/ollama.yaml): llama.cpp underneath (engines/llama_cpp.py: its kernels, backends and memory
+policy), with Ollama's own defaults stated per release: the default tag's weights (Q4_K_M: the first of FORMATS, so
+an estimate without `--quant` takes it where it fits), the context every loaded model gets (`num_ctx`: 2048, then
+4096 from v0.6.7, then chosen by the GPU's memory from v0.15.5), `num_parallel` slots of it, and an f16 KV cache.
+
+The cache is allocated for num_ctx x num_parallel tokens when the request needs less (a longer `--context` is what
+a user sets num_ctx to); llama.cpp's kernels price the speed. A release is Ollama's (`ollama@0.6.7`); the llama.cpp
+build it bundles is llama.cpp's current one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sizeup.engines.base import engine
+from sizeup.engines.llama_cpp import LlamaCpp
+from sizeup.engines.profile import release_key
+from sizeup.errors import ConfigError
+
+GIB = 1 << 30
+
+
+@engine("ollama")
+class Ollama(LlamaCpp):
+    FORMATS = ("q4_k_m", "q8_0", "f16")
+    OPTIONS = frozenset({"gpu_layers", "threads", "backend"})
+
+    @classmethod
+    def build(cls, device, version=None, *, backend=None, build_date=None, settings=None):
+        if build_date is not None:
+            raise ConfigError("--build-date names a llama.cpp build; Ollama bundles its own: name an Ollama release "
+                              "(--engine ollama@0.6.7)")
+        model = super(LlamaCpp, cls).build(device, version, backend=backend, settings=settings)
+        from sizeup.engines.kernels import check_backend
+
+        check_backend(backend, device)
+        return model
+
+    @classmethod
+    def check_version(cls, version: str) -> None:
+        try:
+            release_key(version)
+        except ValueError:
+            raise ConfigError(f"--engine ollama@{version}: an Ollama release is like 0.6.7") from None
+        super(LlamaCpp, cls).check_version(version)
+
+    def default_context(self, arch) -> tuple[int, str]:
+        """Ollama's num_ctx for this device and release, capped at the model's context, and why."""
+        total = self.device.memory_bytes or 0
+        ctx, why = int(self.profile.value("num_ctx", 2048)), "its default num_ctx"
+        for key, floor in (("num_ctx_48gib", 48), ("num_ctx_24gib", 24)):
+            tier = int(self.profile.value(key, 0))
+            if tier and total >= floor * GIB:
+                ctx, why = tier, f"its num_ctx for {floor} GiB of GPU memory and more"
+                break
+        limit = arch.max_context or ctx
+        return min(ctx, limit), why
+
+    def memory(self, request):
+        mem = super().memory(request)
+        slots = int(self.profile.value("num_parallel", 1))
+        ctx, why = self.default_context(request.arch)
+        per_token = request.kv_per_sequence(1) / max(request.context, 1)
+        held = max(ctx, request.context) * slots
+        if held <= request.context * request.batch:
+            return mem
+        scale = held * per_token / max(mem.kv_cache_needed_bytes, 1)
+        kv, needed = int(mem.kv_cache_bytes * scale), int(mem.kv_cache_needed_bytes * scale)
+        total = mem.weights_bytes + kv + mem.activations_bytes + mem.overhead_bytes
+        note = (f"ollama {self.version}: the KV cache is allocated for {ctx} tokens ({why}) x {slots} parallel "
+                f"slot(s) = {held} tokens, f16, whatever the request uses")
+        return replace(mem, kv_cache_bytes=kv, kv_cache_needed_bytes=needed, fits=total <= request.usable.typical,
+                       cpu_bytes=mem.cpu_bytes + needed - kv - (mem.kv_cache_needed_bytes - mem.kv_cache_bytes),
+                       notes=(*mem.notes, note))

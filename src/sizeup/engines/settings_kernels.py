@@ -1,0 +1,46 @@
+"""Matrix kernels an engine states in its own data file (data/engines/NAME.yaml `settings`), for engines whose
+efficiencies are a few sourced fractions rather than a kernel table (MLX, ExLlamaV2, MLC-LLM):
+
+- `decode_memory_<class>@<architecture>`, else `decode_memory_<class>` (class: hbm, gddr, lpddr), else
+  `decode_memory`: the fraction of the peak memory bandwidth
+  the engine's batch-1 decode kernels reach (its quantized mat-vec streams the weights once);
+- `prefill_matmul` (16-bit weights) and `prefill_matmul_quantized` (packed weights): the fraction of the peak the
+  engine names (`peak`: 'fp16' tensor, 'fp32-vector' on Apple GPUs) its prompt's matrix products reach end to end.
+
+A missing key leaves the device kind's default for that phase, and the estimate says which kernel priced it.
+"""
+
+from __future__ import annotations
+
+from sizeup.engines.kernels import Kernel, memory_class
+
+__all__ = ["settings_kernel", "FLOAT_FORMATS"]
+
+FLOAT_FORMATS = frozenset({"fp16", "bf16", "fp32", "f16", "f32"})
+"""Formats a 16/32-bit GEMM runs on directly (no packed weights to unpack)."""
+
+
+def _source(profile, key: str) -> str:
+    return next((s for s in profile.sources if s.startswith(f"{key}: ")), f"{key}: data/engines/{profile.id}.yaml")
+
+
+def settings_kernel(model, weights: str, decode: bool, *, peak: str, name: str) -> Kernel | None:
+    """The kernel `model` (an ExecutionModel) runs for `weights` in this phase, from its profile's settings, or None
+    where its data states none (the device default then applies). `name`: the kernel's name in the estimate."""
+    profile = model.profile
+    if decode:
+        cls, arch = memory_class(model.device), model.device.architecture or ""
+        for key in (f"decode_memory_{cls}@{arch}", f"decode_memory_{cls}", "decode_memory"):
+            memory = profile.range(key)
+            if memory is not None:
+                return Kernel(model.NAME, f"{name} decode", f"{model.NAME} batch-1 mat-vec", "device-default", None,
+                              key, _source(profile, key), memory, table=f"data/engines/{profile.id}.yaml")
+        return None
+    key = "prefill_matmul" if weights.lower() in FLOAT_FORMATS else "prefill_matmul_quantized"
+    fraction = profile.range(key)
+    if fraction is None:
+        return None
+    vector = peak == "vector"  # matmuls on the vector units (Apple GPUs): the fraction is of the vector fp32 peak
+    return Kernel(model.NAME, f"{name} prefill", f"{model.NAME} prompt GEMM", "device-default" if vector else peak,
+                  None if vector else fraction, key, _source(profile, key), None,
+                  table=f"data/engines/{profile.id}.yaml", vector=fraction if vector else None)

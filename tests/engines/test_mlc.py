@@ -1,0 +1,20 @@
+"""MLC-LLM (engines/mlc.py): q4f16_1's layout and the runtimes it builds for."""
+
+import pytest
+
+from sizeup.engines import resolve
+from sizeup.errors import ConfigError
+from sizeup.formats import get_format
+from sizeup.hardware.catalog import load_catalog
+
+
+def test_q4f16_1_is_4_5_bits_per_weight():
+    layout = get_format("mlc-q4f16_1").layout  # GroupQuantize: int4, group 32, one fp16 scale per group
+    assert layout.bits + layout.group_bits / layout.group_size == 4.5
+
+
+def test_backends():
+    cat = load_catalog()
+    assert resolve("mlc", cat.device("rx-7900-xtx"), backend="hip").backend is None  # ROCm is its native runtime
+    with pytest.raises(ConfigError, match="metal"):
+        resolve("mlc", cat.device("rtx-4090"), backend="metal")

@@ -1,0 +1,46 @@
+"""MLX (engines/mlx.py): formats of mlx_lm.convert, the device check, chunked prefill memory, the first call."""
+
+import pytest
+
+from sizeup import api
+from sizeup.engines import resolve
+from sizeup.errors import ConfigError
+from sizeup.formats import get_format, groupwise_bytes
+from sizeup.hardware.catalog import load_catalog
+
+
+class _T:
+    def __init__(self, shape, role):
+        self.name, self.shape, self.role, self.layer = "w", shape, role, 0
+
+    @property
+    def numel(self):
+        return self.shape[0] * self.shape[1]
+
+
+def test_mlx_q4_is_4_5_bits_per_weight():
+    # mlx_lm.convert -q: 4-bit codes, group 64, a 16-bit scale and a 16-bit bias per group: 4 + 32/64 = 4.5 bits
+    fmt = get_format("mlx-q4")
+    assert groupwise_bytes(_T((4096, 4096), "mlp"), fmt.layout) * 8 / (4096 * 4096) == 4.5
+    assert groupwise_bytes(_T((128256, 4096), "embedding"), fmt.layout) * 8 / (128256 * 4096) == 4.5
+
+
+def test_mlx_runs_on_apple_only():
+    with pytest.raises(ConfigError, match="Apple silicon"):
+        resolve("mlx", load_catalog().device("rtx-4090"))
+
+
+def test_unfused_prefill_attention_before_the_causal_mask_update():
+    # mlx-lm PR #40 (2025-03-20): from then the fused kernel; before it one layer's scores of a 2048-token chunk
+    kw = dict(device="apple-m4-pro", quant="mlx-q4", prompt=32159, output=1000)
+    old = api.estimate("llama-3.1-8b", engine="mlx@0.21.4", **kw).memory
+    new = api.estimate("llama-3.1-8b", engine="mlx@0.31", **kw).memory
+    scores = 2 * 32 * 2048 * 32159  # bf16 x heads x chunk x prompt
+    assert old.activations_bytes - new.activations_bytes == scores
+
+
+def test_first_call_only_for_a_fresh_process():
+    kw = dict(device="apple-m4-max", quant="mlx-q4", prompt=32, output=16)
+    cold = api.estimate("llama-3.1-8b", engine="mlx", **kw).prefill.latency_s.typical
+    warm = api.estimate("llama-3.1-8b", engine="mlx-warm", **kw).prefill.latency_s.typical
+    assert cold - warm == pytest.approx(0.40)  # data/engines/mlx.yaml cold_start_s typical
