@@ -73,6 +73,33 @@ def test_api_plan_equals_the_cli_json(client):
                            "--format", "json")
 
 
+def test_api_fit_equals_the_cli_json(client):
+    r = client.get("/api/fit", params={"device": "rtx-4060-ti-16gb", "task": "chat"})
+    assert r.status_code == 200, r.text
+    assert r.json() == cli("fit", "rtx-4060-ti-16gb", "--task", "chat", "--json")
+    assert len(r.json()["models"]) >= 10
+
+
+def test_api_flops_of_a_zoo_model_equals_the_cli_json(client):
+    r = client.get("/api/flops", params={"zoo": "c2f", "input": "1x64x64x64"})
+    assert r.status_code == 200, r.text
+    assert r.json() == cli("flops", "sizeup.examples.zoo:c2f", "--input", "1x64x64x64", "--json")
+
+
+def test_a_model_that_does_not_fit_is_a_result_not_an_error(client):
+    query = {"model": "llama-3.1-70b", "device": "rtx-4090", "quant": "q8_0", "engine": "llama.cpp"}
+    r = client.get("/api/estimate", params=query)
+    assert r.status_code == 200, r.text
+    assert r.json() == cli("estimate", "llama-3.1-70b", "--device", "rtx-4090", "--quant", "q8_0", "--engine",
+                           "llama.cpp", "--json")
+    assert r.json()["fits"] is False and r.json()["would_fit"]
+
+
+def test_a_zoo_model_is_named_from_the_list_only(client):
+    r = client.get("/api/flops", params={"zoo": "os:system", "input": "1"})
+    assert r.status_code == 400 and "expected one of" in r.text
+
+
 @pytest.mark.parametrize("url, status, words", [
     ("/api/estimate?model=no-such-model&device=rtx-4090", 400, "unknown model 'no-such-model'"),
     ("/api/estimate?model=llama-3.1-8b&device=rtx-4090&batch=-2", 400, "--batch -2"),

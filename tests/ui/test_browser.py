@@ -15,7 +15,7 @@ if not CHROMIUM.exists():
     pytest.skip("no system Chromium at /usr/bin/chromium (install it from the OS packages)", allow_module_level=True)
 pytest.importorskip("playwright.sync_api")
 uvicorn = pytest.importorskip("uvicorn")
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 from sizeup.ui.app import create_app  # noqa: E402
 from tests.ui.server import serve  # noqa: E402
@@ -27,14 +27,6 @@ ARTIFACTS = Path(__file__).parent / "artifacts"
 def server(tmp_path_factory):
     with serve(create_app(tmp_path_factory.mktemp("ui"))) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
-        yield b
-        b.close()
 
 
 @pytest.fixture()
@@ -69,7 +61,7 @@ def test_a_bad_batch_shows_the_message_and_the_page_recovers(server, page):
     expect(page.locator("#error")).to_contain_text("--batch -3")
     page.fill("#batch", "4")
     page.dispatch_event("#batch", "change")
-    expect(page.locator("#figures h2")).to_contain_text("batch 4")
+    expect(page.locator("#figures .sub")).to_contain_text("batch 4")
 
 
 def test_the_plan_form_produces_a_sheet_and_an_xlsx_download(server, page):

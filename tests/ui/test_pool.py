@@ -76,10 +76,10 @@ def test_long_plans_do_not_hold_up_static_files_or_estimates(tmp_path):
 def test_a_full_queue_answers_503_at_once(tmp_path):
     (tmp_path / "uploads").mkdir()
     pool = WorkerPool(tmp_path, lanes={"long": Lane(workers=1)}, time_limit_s=30, max_waiting=1)
-    argv = ["estimate", "--json", "--", "llama-3.1-8b"]
+    argv = ["estimate", "--device=rtx-4090", "--json", "--", "llama-3.1-8b"]
 
     async def both():
-        return await asyncio.gather(pool.call("long", "cli", argv), pool.call("long", "cli", argv),
+        return await asyncio.gather(pool.call("long", "estimate", argv), pool.call("long", "estimate", argv),
                                     return_exceptions=True)
 
     try:
@@ -87,7 +87,7 @@ def test_a_full_queue_answers_503_at_once(tmp_path):
         answers = asyncio.run(both())
         busy = [a for a in answers if isinstance(a, UiError)]
         assert len(busy) == 1 and busy[0].status == 503 and "busy" in busy[0].message
-        assert [a["code"] for a in answers if isinstance(a, dict)] == [0]
+        assert [a["model"]["name"] for a in answers if isinstance(a, dict)] == ["llama-3.1-8b"]
         assert time.perf_counter() - start < 60
     finally:
         pool.close()
@@ -99,14 +99,14 @@ def test_a_worker_killed_mid_job_is_a_500_and_is_replaced(tmp_path):
     pool.start("long")
     worker = pool._lanes["long"].idle[0]
     assert worker.ready(60)
-    argv = ["plan", "--task=chat", "--users=20000", "--format=json", "--", "llama-3.1-70b"]
-    threading.Timer(1.5, worker.process.kill).start()
+    argv = ["plan", "--task=chat", "--users=20000", "--json", "--", "llama-3.1-70b"]
+    threading.Timer(0.3, worker.process.kill).start()  # the plan computes for about a second on a warm worker
     try:
         with pytest.raises(UiError, match="stopped before answering") as e:
-            asyncio.run(pool.call("long", "cli", argv))
+            asyncio.run(pool.call("long", "plan", argv))
         assert e.value.status == 500
-        answer = asyncio.run(pool.call("long", "cli", ["estimate", "--json", "--", "llama-3.1-8b"]))
-        assert answer["code"] == 0 and pool._lanes["long"].idle[0] is not worker
+        answer = asyncio.run(pool.call("long", "estimate", ["estimate", "--device=l4", "--json", "--", "llama-3.1-8b"]))
+        assert answer["model"]["name"] == "llama-3.1-8b" and pool._lanes["long"].idle[0] is not worker
     finally:
         pool.close()
 
@@ -115,10 +115,13 @@ def test_an_argv_the_ui_never_builds_is_refused_in_the_worker(tmp_path):
     (tmp_path / "uploads").mkdir()
     pool = WorkerPool(tmp_path, lanes={"quick": Lane(workers=1)}, time_limit_s=60)
     try:
-        for argv in (["measure", "--", "x.py:build"], ["estimate", "--catalog=/etc", "--", "llama-3.1-8b"],
-                     ["plan", "--out=/tmp/elsewhere.html", "--", "llama-3.1-8b"]):
-            with pytest.raises(UiError, match="the UI runs only|never built|inside the UI's own folder"):
-                asyncio.run(pool.call("quick", "cli", argv))
+        for job, argv in (("estimate", ["measure", "--", "x.py:build"]),
+                          ("estimate", ["estimate", "--catalog=/etc", "--", "llama-3.1-8b"]),
+                          ("plan", ["plan", "--out=/tmp/elsewhere.html", "--", "llama-3.1-8b"]),
+                          ("train", ["train", "--db=/tmp/x.sqlite", "--device=h100", "--", "llama-3.1-8b"]),
+                          ("runs", ["runs", "list"])):
+            with pytest.raises(UiError, match="the UI runs only|never built|positional arguments|takes 1"):
+                asyncio.run(pool.call("quick", job, argv))
         with pytest.raises(UiError, match="malformed job"):
             asyncio.run(pool.call("quick", "exec", "print(1)"))
     finally:

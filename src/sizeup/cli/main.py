@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 
 from sizeup.errors import EXIT_INTERRUPTED, ConfigError, debug_requested, describe_error
 
-__all__ = ["COMMANDS", "build_parser", "emit_json", "json_ready", "main", "run_guarded"]
+__all__ = ["COMMANDS", "build_parser", "emit_json", "json_ready", "json_text", "main", "parse_command", "run_guarded"]
 
 COMMANDS: dict[str, tuple[str, str]] = {
     # name: (module under sizeup.cli.commands, one-line help: the same text the module registers)
@@ -121,10 +121,28 @@ def _refuse_empty_values(argv: Sequence[str]) -> None:
             raise ConfigError(f"{arg}: '--' is not a value for {flag} (see 'sizeup --help')")
 
 
+def parse_command(argv: Sequence[str]) -> argparse.Namespace:
+    """`argv` (a command and its flags, no `--debug`) read exactly as `sizeup ARGV` reads it: each flag through its
+    converter, an empty value refused, the pairs a command declares exclusive refused (`cli.flags.exclusive`).
+    `main` runs the namespace's command; the web UI passes it to `sizeup.api` itself (ui/jobs.py), so the same
+    text means the same value on both faces."""
+    from sizeup.cli.flags import check_exclusive
+
+    _refuse_empty_values(argv)
+    args = build_parser(_command_of(argv)).parse_args(list(argv))
+    check_exclusive(args)  # flag pairs each command declares with cli.flags.exclusive
+    return args
+
+
 def emit_json(obj: object) -> None:
     """Print exactly one JSON object on stdout; a NaN or infinite figure is written as null (unknown), as
     JSON has no such numbers and strict parsers (browsers, the web UI's responses) refuse them."""
-    sys.stdout.write(json.dumps(json_ready(obj), indent=2, default=str) + "\n")
+    sys.stdout.write(json_text(obj))
+
+
+def json_text(obj: object) -> str:
+    """The text `emit_json` prints (the web UI's JSON downloads are the same)."""
+    return json.dumps(json_ready(obj), indent=2, default=str) + "\n"
 
 
 def json_ready(obj: object) -> object:
@@ -177,11 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     context = f"sizeup {command}" if command in COMMANDS else "sizeup"
 
     def run() -> int:
-        from sizeup.cli.flags import check_exclusive
-
-        _refuse_empty_values(argv)
-        args = build_parser(command).parse_args(argv)
-        check_exclusive(args)  # flag pairs each command declares with cli.flags.exclusive
+        args = parse_command(argv)
         return args.func(args)
 
     from sizeup.cli.output import safe_output

@@ -119,7 +119,7 @@ class _LaneState:
 
 
 class WorkerPool:
-    """`await pool.call("quick", "cli", argv)`: the job's value, or `UiError` (400 bad input, 500 a bug,
+    """`await pool.call("quick", "estimate", argv)`: the job's value, or `UiError` (400 bad input, 500 a bug,
     503 busy, 504 past the time limit)."""
 
     def __init__(self, root: Path, *, lanes: dict[str, Lane] | None = None,

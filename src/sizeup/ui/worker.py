@@ -1,7 +1,8 @@
 """A UI worker process: `python -m sizeup.ui.worker --root DIR [--nice N]`, started by ui/pool.py.
 
-Once warm it sends READY, then reads one job per frame on stdin and answers one frame on a private copy of
-stdout (a 4-byte length, then JSON: no pickle either way), one job at a time. Everything it computes runs under the source
+Once warm it sends READY, then reads one job per frame on stdin (a name of `ui/jobs.py`'s table and its
+arguments) and answers one frame on a private copy of stdout (a 4-byte length, then JSON: no pickle either way),
+one job at a time. Everything it computes runs under the source
 policy of `sizeup.sources`: models are presets, catalog names or files under DIR/uploads; no path
 outside, no user code. Its caches (catalog, traces) live in DIR/cache, so the UI writes nowhere else.
 A job it cannot finish in time is ended by the pool killing the process; it exits by itself when its
@@ -18,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any, BinaryIO
 
-__all__ = ["JOBS", "READY", "read_frame", "write_frame", "main"]
+__all__ = ["READY", "read_frame", "run_job", "write_frame", "main"]
 
 _HEADER = struct.Struct("!I")
 READY = {"ready": True}
@@ -47,35 +48,10 @@ def write_frame(stream: BinaryIO, value: Any) -> None:
     stream.flush()
 
 
-def _cli(root: Path, argv: list[str]) -> dict:
-    from sizeup.ui.bridge import check_argv, cli_run, scrub_paths
+def _jobs() -> dict:
+    from sizeup.ui.jobs import JOBS
 
-    check_argv(argv, root)
-    code, out, err = cli_run(argv)
-    return {"code": code, "out": out, "err": scrub_paths(err)}
-
-
-def _compare(root: Path, options: dict) -> dict:
-    from sizeup.ui.compare import compare_devices
-
-    return compare_devices(**options)
-
-
-def _plan_file(root: Path, argv: list[str], fmt: str, key: str) -> str:
-    from sizeup.ui.downloads import plan_file
-
-    return str(plan_file(argv, fmt, root / "downloads" / key, root))
-
-
-def _choices(root: Path) -> dict:
-    from sizeup.hardware.catalog import load_catalog
-    from sizeup.ingest.load import list_presets
-
-    return {"presets": list_presets(), "devices": sorted([d.id, d.name] for d in load_catalog().devices.values())}
-
-
-JOBS = {"cli": _cli, "compare": _compare, "plan_file": _plan_file, "choices": _choices}
-"""The only things a worker does; a frame names one and its arguments."""
+    return JOBS
 
 
 def run_job(root: Path, frame: Any) -> dict:
@@ -84,9 +60,10 @@ def run_job(root: Path, frame: Any) -> dict:
     from sizeup.ui.bridge import UiError, scrub_paths
 
     try:
-        if not (isinstance(frame, dict) and frame.get("job") in JOBS and isinstance(frame.get("args"), list)):
+        jobs = _jobs()
+        if not (isinstance(frame, dict) and frame.get("job") in jobs and isinstance(frame.get("args"), list)):
             raise UiError("malformed job", 500)
-        return {"ok": True, "value": JOBS[frame["job"]](root, *frame["args"])}
+        return {"ok": True, "value": jobs[frame["job"]](root, *frame["args"])}
     except UiError as e:
         return {"ok": False, "status": e.status, "message": e.message}
     except Exception as e:  # noqa: BLE001 — the boundary: a SizeupError is bad input, anything else a bug
@@ -121,9 +98,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _warm() -> None:
-    """Import the CLI and read the catalog once, so the first request pays for neither."""
+    """Import the API's verbs and the flag parsers, and read the catalog once, so the first request pays for none."""
     try:
-        import sizeup.cli.main  # noqa: F401
+        import sizeup.api.inference  # noqa: F401
+        import sizeup.cli.commands.estimate  # noqa: F401
+        import sizeup.ui.jobs  # noqa: F401
         from sizeup.hardware.catalog import load_catalog
 
         load_catalog()

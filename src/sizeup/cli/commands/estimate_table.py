@@ -9,15 +9,26 @@ from sizeup.errors import ConfigError
 from sizeup.report.terminal import render_table
 from sizeup.units import format_bytes, format_seconds
 
-__all__ = ["run_table", "render_device_table", "render_would_fit"]
+__all__ = ["run_table", "table_result", "render_device_table", "render_would_fit"]
 
 _ONE_DEVICE_FLAGS = {"calibration": "--calibration", "gpu_layers": "--gpu-layers", "cpu": "--cpu",
                      "threads": "--threads", "sweep": "--sweep"}
 
 
 def run_table(args: argparse.Namespace) -> int:
-    from sizeup.api import compare
     from sizeup.cli.main import emit_json
+
+    result = table_result(args)
+    if args.json:
+        emit_json(result.to_dict())
+    else:
+        print(render_device_table(result))
+    return 0 if result.fits else 2
+
+
+def table_result(args: argparse.Namespace):
+    """The device table the flags ask for (`sizeup.api.compare`); flags of one device refused in one line."""
+    from sizeup.api import compare
 
     if args.backend:
         raise ConfigError(f"--backend {args.backend}: only with --device NAME (the device table prices each "
@@ -41,16 +52,11 @@ def run_table(args: argparse.Namespace) -> int:
                         ("--engine-opt", bool(args.engine_opt))):
         if given:
             raise ConfigError(f"{flag}: applies to one --device, not to a table of devices")
-    result = compare(args.model, devices=args.devices or "common", engine=args.engine, gpus=args.gpus,
-                     kv_dtype=args.kv_dtype or "fp16", batch=args.batch,
-                     prompt=512 if args.prompt is None else args.prompt,
-                     output=128 if args.output is None else args.output,
-                     context=args.context, formats=(args.quant,) if args.quant else None, catalog=tuple(args.catalog))
-    if args.json:
-        emit_json(result.to_dict())
-    else:
-        print(render_device_table(result))
-    return 0 if result.fits else 2
+    return compare(args.model, devices=args.devices or "common", engine=args.engine, gpus=args.gpus,
+                   kv_dtype=args.kv_dtype or "fp16", batch=args.batch,
+                   prompt=512 if args.prompt is None else args.prompt,
+                   output=128 if args.output is None else args.output,
+                   context=args.context, formats=(args.quant,) if args.quant else None, catalog=tuple(args.catalog))
 
 
 def render_device_table(result) -> str:

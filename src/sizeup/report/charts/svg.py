@@ -175,11 +175,18 @@ def _free_line(placed: Sequence[tuple[float, float, float]], x0: float, x1: floa
 
 
 def scatter_svg(points: Sequence[Point], x_label: str, y_label: str, title: str,
-                sla: tuple[float, str] | None = None, key: str = "scatter", notes: Sequence[str] = ()) -> str:
-    """Labelled points (the chosen one ringed and named), and an SLA as a vertical dashed line at x."""
+                sla: tuple[float, str] | None = None, key: str = "scatter", notes: Sequence[str] = (),
+                legend: Mapping[str, str] | None = None, log_x: bool = False) -> str:
+    """Labelled points (the chosen one ringed and named), and an SLA as a vertical dashed line at x.
+    `legend` names each kind of point (default: a plan's "chosen", "meets the scenario", "rejected / closest
+    miss"); a point with an empty label is drawn without one."""
     xs = [p.x for p in points] + ([sla[0]] if sla else [])
     ys = [p.y for p in points]
-    x, y = _Axis(*_padded(xs), LEFT, W - RIGHT), _Axis(*_padded(ys), H - BOTTOM, TOP)
+    names = {"chosen": "chosen", "option": "meets the scenario", "rejected": "rejected / closest miss",
+             **(legend or {})}
+    x = _Axis(min(xs or [1]), max(xs or [1]), LEFT, W - RIGHT, log=True) if log_x else \
+        _Axis(*_padded(xs), LEFT, W - RIGHT)
+    y = _Axis(*_padded(ys), H - BOTTOM, TOP)
     body: list[str] = []
     if sla is not None:
         px = x(sla[0])
@@ -198,7 +205,9 @@ def scatter_svg(points: Sequence[Point], x_label: str, y_label: str, title: str,
             fill = "#9aa3b2" if p.kind == "rejected" else COLOURS[0]
             body.append(f'<circle class="{_e(p.kind)}" cx="{px:.1f}" cy="{py:.1f}" r="4.5" fill="{fill}" '
                         'fill-opacity="0.85"/>')
-        text = f"{p.label} (chosen)" if p.kind == "chosen" else p.label
+        if not p.label:
+            continue
+        text = f"{p.label} (chosen)" if p.kind == "chosen" and legend is None else p.label
         left = px > LEFT + 0.55 * (W - RIGHT - LEFT)
         width = CHAR_PX * len(text)
         bx0, bx1 = (px - 10 - width, px - 10) if left else (px + 10, px + 10 + width)
@@ -207,9 +216,9 @@ def scatter_svg(points: Sequence[Point], x_label: str, y_label: str, title: str,
         weight = ' font-weight="600"' if p.kind == "chosen" else ""
         body.append(f'<text class="point-label" x="{px + (-10 if left else 10):.1f}" y="{ty:.1f}" '
                     f'text-anchor="{"end" if left else "start"}"{weight}>{_e(text)}</text>')
-    legend = [(CHOSEN, "box", "chosen"), (COLOURS[0], "box", "meets the scenario")]
-    if any(p.kind == "rejected" for p in points):
-        legend.append(("#9aa3b2", "box", "rejected / closest miss"))
+    legend = [(colour, "box", names[kind]) for kind, colour in (("chosen", CHOSEN), ("option", COLOURS[0]),
+                                                                 ("rejected", "#9aa3b2"))
+              if any(p.kind == kind for p in points) or (kind == "option" and legend is None)]
     if sla:
         legend.append((SLA_COLOUR, "dash", sla[1]))
     return _frame(title, x, y, x_label, y_label, body, legend, key, notes=notes)
