@@ -8,6 +8,17 @@
 - bitsandbytes NF4 (QLoRA): 4-bit codes in blocks of 64 with an fp32 absmax per block; with double
   quantization the absmax is stored in 8 bits with an fp32 scale per 256 blocks (Dettmers et al. 2023,
   QLoRA §3: 0.5 -> 0.127 bits per parameter).
+- Weight-only (torchao `int8_weight_only`, `int4_weight_only(group_size=64)`, `float8_weight_only`): linear
+  weights at 8 or 4 bits, activations stay bf16; int8/fp8 with one bf16 scale per output channel, int4 (tinygemm's
+  packed layout) with a bf16 scale and a bf16 zero point per group of 64 and output channel; the LM head too
+  (torchao's quantize_ converts every nn.Linear).
+- LLM.int8() (`int8-bnb`, bitsandbytes `load_in_8bit`): int8 rows with one fp32 absmax per row (SCB); bnb 4-bit
+  FP4 (`bnb-fp4`) stores as NF4 does (the codebook differs, not the layout).
+- FP4 with block scales (OCP Microscaling v1.0; NVIDIA NVFP4): `nvfp4` 4-bit E2M1 in blocks of 16 with one FP8
+  E4M3 scale per block and one fp32 scale per tensor; `mxfp4` E2M1 in blocks of 32 with one E8M0 (8-bit
+  power of two) scale per block. mxfp4 is applied to a mixture of experts' expert weights only where the model has
+  experts (gpt-oss ships so: its checkpoint's modules_to_not_convert keeps attention, router, embeddings and LM
+  head bf16; vLLM's Mxfp4Config quantizes FusedMoE layers only), to every linear weight of a dense model.
 - GGUF types from ggml's block layouts (bytes per block of 32 or 256 weights), and the K-quant mixes
   (Q4_K_M, …) that keep chosen tensors at higher precision, following llama.cpp's
   `llama_tensor_get_type` rules (src/llama-quant.cpp): output tensor Q6_K; attn_v and ffn_down of
@@ -85,7 +96,8 @@ bitsandbytes quantizes and PEFT adapts as it does the decoder's; its convolution
 class WeightFormat:
     id: str
     family: str
-    """plain | w8a8 | gptq | awq | nf4 | gguf"""
+    """plain | w8a8 | gptq | awq | nf4 | gguf | wo (weight-only, activations at compute_dtype) | fp4 (block-scaled
+    FP4: `scale_bits` per `group_size` weights and `tensor_scale_bytes` per tensor)"""
     compute_dtype: str
     """Precision the matrix products run at (activations × dequantized weights)."""
     bits: int = 16
@@ -94,6 +106,15 @@ class WeightFormat:
     gguf_base: str = ""
     gguf_mix: str = ""
     description: str = ""
+    scale_bytes: float = 0.0
+    """wo / fp4: bytes of the scales (and zero points) per group of `group_size` weights (per output channel where
+    group_size is 0)."""
+    tensor_scale_bytes: int = 0
+    """fp4: bytes of the per-tensor scale (NVFP4's fp32 second-level scale)."""
+    experts_only: bool = False
+    """Only a mixture of experts' expert weights take the format (where the model has experts)."""
+    lm_head: bool = False
+    """The LM head takes the format too (torchao's quantize_ converts every nn.Linear, the output layer included)."""
     layout: GroupLayout | None = None
     """family 'groupwise': the bits, groups and tensors of the layout (MLX, EXL2, MLC formats, below)."""
 
@@ -116,6 +137,23 @@ FORMATS: dict[str, WeightFormat] = {f.id: f for f in [
                  description="bitsandbytes NF4 with double quantization (QLoRA)"),
     WeightFormat(id="nf4-no-dq", family="nf4", compute_dtype="bf16", bits=4, group_size=64,
                  description="bitsandbytes NF4 without double quantization"),
+    WeightFormat(id="int8-bnb", family="w8a8", compute_dtype="int8", bits=8,
+                 description="bitsandbytes LLM.int8(): int8 rows with an fp32 absmax each, fp16 outlier columns"),
+    WeightFormat(id="bnb-fp4", family="nf4", compute_dtype="bf16", bits=4, group_size=64, double_quant=True,
+                 description="bitsandbytes FP4 (4-bit float codes, NF4's block layout)"),
+    WeightFormat(id="int8-wo", family="wo", lm_head=True, compute_dtype="bf16", bits=8, group_size=0, scale_bytes=2,
+                 description="int8 weight-only (torchao int8_weight_only): per-channel bf16 scale, bf16 activations"),
+    WeightFormat(id="fp8-wo", family="wo", lm_head=True, compute_dtype="bf16", bits=8, group_size=0, scale_bytes=4,
+                 description="fp8 E4M3 weight-only (torchao float8_weight_only): per-channel fp32 scale"),
+    WeightFormat(id="int4-wo-g64", family="wo", lm_head=True, compute_dtype="bf16", bits=4, group_size=64, scale_bytes=4,
+                 description="int4 weight-only, group 64 (torchao int4_weight_only, tinygemm layout): bf16 scale "
+                             "and zero per group"),
+    WeightFormat(id="int4-wo-g128", family="wo", lm_head=True, compute_dtype="bf16", bits=4, group_size=128, scale_bytes=4,
+                 description="int4 weight-only, group 128 (torchao int4_weight_only default, tinygemm layout)"),
+    WeightFormat(id="nvfp4", family="fp4", compute_dtype="fp4", bits=4, group_size=16, scale_bytes=1,
+                 tensor_scale_bytes=4, description="NVFP4: E2M1, an FP8 E4M3 scale per 16, an fp32 scale per tensor"),
+    WeightFormat(id="mxfp4", family="fp4", compute_dtype="fp4", bits=4, group_size=32, scale_bytes=1,
+                 experts_only=True, description="MXFP4 (OCP MX): E2M1, an E8M0 scale per 32; MoE experts only"),
     *[WeightFormat(id=name.lower(), family="gguf", compute_dtype="fp16", gguf_base=base, gguf_mix=mix,
                    description=f"GGUF {name}")
       for name, base, mix in [("Q2_K", "Q2_K", "Q2_K"), ("Q3_K_M", "Q3_K", "Q3_K_M"), ("Q4_0", "Q4_0", ""),
@@ -125,7 +163,8 @@ FORMATS: dict[str, WeightFormat] = {f.id: f for f in [
 ]}
 _ALIASES = {"f16": "q8_0" if False else "f16", "awq": "awq-int4", "gptq": "gptq-int4", "bnb-nf4": "nf4",
             "qlora": "nf4", "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "w8a8": "int8",
-            "fp8-e4m3": "fp8"}
+            "fp8-e4m3": "fp8", "llm.int8": "int8-bnb", "bnb-int8": "int8-bnb", "int4-wo": "int4-wo-g128",
+            "fp4-bnb": "bnb-fp4", "nf4-bnb": "nf4"}
 
 
 def get_format(name: str) -> WeightFormat:
@@ -228,7 +267,10 @@ def tensor_bytes(t: Tensor, arch: Architecture, fmt: WeightFormat, n_expert: int
         return _gguf_block_bytes(numel, t.shape[-1], gguf_type(t, arch, fmt, n_expert))[0]
     if fmt.family == "groupwise":
         return groupwise_bytes(t, fmt.layout)
-    linear = t.role in LINEAR_ROLES and len(t.shape) >= 2
+    linear = (t.role in LINEAR_ROLES or fmt.lm_head and t.role == "lm_head") and len(t.shape) >= 2
+    if linear and fmt.experts_only and t.role != "expert" and (
+            _max_experts(arch) if n_expert is None else n_expert) > 0:
+        linear = False
     if not linear:
         return numel * 2  # fp16 / bf16 for embeddings, norms, biases, router, LM head
     rows = numel // t.shape[-1]  # output channels (times experts)
@@ -242,6 +284,9 @@ def tensor_bytes(t: Tensor, arch: Architecture, fmt: WeightFormat, n_expert: int
         return numel // 2 + scales_zeros + g_idx
     if fmt.family == "nf4":
         return nf4_matrix_bytes(rows, cols, fmt)
+    if fmt.family in ("wo", "fp4"):
+        groups = rows * -(-cols // fmt.group_size) if fmt.group_size else rows
+        return int(numel * fmt.bits // 8 + groups * fmt.scale_bytes + fmt.tensor_scale_bytes)
     raise ConfigError(f"format {fmt.id!r} has no byte rule")
 
 

@@ -22,6 +22,8 @@ class ServingOptions(Options):
     """What every serving estimate prices, on one device or many: the requests and the GPUs per replica."""
 
     gpus: int = option(1, "tensor-parallel GPUs", minimum=1, maximum=MAX_GPUS)
+    split: str = option("tensor", "how the GPUs share the model: tensor (tensor parallel) or layers (consecutive "
+                                  "layers per GPU, one active at a time: accelerate device_map='auto')")
     kv_dtype: str | None = option(None, "KV cache: fp16, bf16, fp8, q8_0, q4_0 (default fp16, or the engine's own "
                                         "where it differs: an FP8 checkpoint on TensorRT-LLM)")
     batch: int = option(1, "concurrent sequences", minimum=1, maximum=MAX_BATCH)
@@ -240,7 +242,7 @@ def _estimate(model: str, device: DeviceSpec, o: EstimateOptions, catalog) -> In
         cfg = InferenceConfig(batch=o.batch, prompt=o.prompt, output=o.output, context=o.context, weights=fmt,
                               kv_dtype=o.kv_dtype or "fp16", engine=engine, gpus=o.gpus, gpu_layers=o.gpu_layers,
                               threads=o.threads, images=o.images, image_hw=o.image_size, backend=o.backend,
-                              build_date=o.build_date, engine_options=o.engine_options)
+                              build_date=o.build_date, engine_options=o.engine_options, split=o.split)
         execution = execution or execution_for(device, cfg)  # one engine on one device: resolved once
         own_kv = execution.default_kv_dtype(fmt) if o.kv_dtype is None else None
         if own_kv is not None:  # the engine's own KV format for these weights (an FP8 checkpoint's FP8 cache)

@@ -228,6 +228,15 @@ class ExecutionModel:
         """What the estimate says about the `--engine-opt` settings this execution model was built with."""
         return ()
 
+    # --- hooks appended by issue 28's engines (defaults change nothing) ------------------------------------------
+    def step_extra(self, arch: ModelArch, ledger, weights: str, decode: bool,
+                   tokens: int) -> tuple[Range, str] | None:
+        """Time a step spends beyond the ledger's ops and `step_overhead` because of how the engine runs a weight
+        format (bitsandbytes: host time per quantized linear, a dequantized 16-bit copy of each weight written and
+        read back), with the sentence that says so; None where it runs what the ledger counts. Both phases ask it,
+        `tokens` being the step's tokens."""
+        return None
+
 
 # --- the registry ---------------------------------------------------------------------------------------------
 

@@ -19,9 +19,63 @@ from sizeup.ingest.arch import ModelArch
 from sizeup.ranges import Range
 
 
+_BNB_INT8 = ("int8", "int8-bnb")
+"""Formats transformers loads through bitsandbytes' LLM.int8() (`load_in_8bit`): MatMul8bitLt per linear."""
+_BNB_4BIT = ("nf4", "nf4-no-dq", "bnb-fp4")
+"""Formats transformers loads through bitsandbytes' 4-bit Linear4bit (`load_in_4bit`, nf4 or fp4 codes)."""
+
+
+_FUSED_QKV = frozenset({"bloom", "falcon", "gpt_neox", "gpt2", "gpt_bigcode", "mpt", "phi3"})
+"""Model types whose transformers module computes q, k and v with one nn.Linear (bloom/falcon/gpt_neox
+`query_key_value`, gpt2/gpt_bigcode `c_attn`, mpt `Wqkv`, phi3 `qkv_proj`), where the ledger has three: one
+bitsandbytes call, not three (transformers models/<type>/modeling_<type>.py)."""
+
+
+def _linears(ledger, model_type: str) -> tuple[int, int]:
+    """(calls, weights) of the quantized linears a step runs: the ledger's linears but the LM head (transformers'
+    bitsandbytes integration leaves it 16-bit), a fused q/k/v projection one call, not three."""
+    ops = [o for o in ledger.ops if o.op == "linear" and "lm_head" not in o.scope]
+    fused = model_type in _FUSED_QKV
+    calls = sum(o.count for o in ops if not (fused and o.scope.endswith((".k_proj", ".v_proj"))))
+    return calls, sum(o.count * o.matmul_flops // 2 for o in ops)
+
+
 @engine("hf")
 class HFTransformers(ExecutionModel):
     FORMATS = ("bf16", "int8", "nf4")
+
+    def step_extra(self, arch: ModelArch, ledger, weights: str, decode: bool,
+                   tokens: int) -> tuple[Range, str] | None:
+        """bitsandbytes as transformers runs it. LLM.int8() (MatMul8bitLt): per linear the activation's
+        row/column statistics, outlier extraction (two host syncs: the outlier count `.item()` and torch.unique
+        of the outlier columns), the col32 transform, igemmlt, mm_dequant and the fp16 outlier matmul, each a
+        launch from Python: `bnb_int8_linear_host_s` per linear. 4-bit (nf4 / fp4): one token per step runs the
+        gemv_4bit kernel (plus the nested absmax's dequantization), more tokens dequantize each weight to a 16-bit
+        copy (written, then read by the matmul: `bnb_4bit_dequant_bytes_per_weight` beyond the ledger's packed
+        read) and run a 16-bit matmul; `bnb_4bit_linear_host_s` per linear either way."""
+        if self.device.kind != "gpu" or weights not in _BNB_INT8 + _BNB_4BIT:
+            return None
+        calls, weight_flops = _linears(ledger, arch.model_type)
+        int8 = weights in _BNB_INT8
+        host = self.profile.range("bnb_int8_linear_host_s" if int8 else "bnb_4bit_linear_host_s")
+        if host is None or not calls:
+            return None
+        total, what = host.scale(calls), (f"LLM.int8() per linear (outlier threshold 6.0: statistics, outlier "
+                                          f"extraction with 2 host syncs, col32 transform, igemmlt, dequantize, "
+                                          f"fp16 outlier matmul)" if int8 else
+                                          f"bitsandbytes 4-bit per linear ({'gemv_4bit' if tokens == 1 else 'dequantize_4bit + 16-bit matmul'})")
+        note = f"{self.NAME} {weights} (bitsandbytes): {what}: +{host.typical * 1e6:.0f} us x {calls} linears"
+        per_weight = self.profile.value("bnb_4bit_dequant_bytes_per_weight", 0.0)
+        bandwidth = self.device.memory_bandwidth_bytes_per_s
+        if not int8 and tokens > 1 and per_weight and bandwidth:
+            moved = per_weight * weight_flops / tokens
+            share = self.profile.range("bnb_dequant_memory_fraction") or Range(0.85, 0.85, 0.85)
+            dequant = Range(moved / (bandwidth * share.high), moved / (bandwidth * share.typical),
+                            moved / (bandwidth * share.low))
+            total = total + dequant
+            note += (f"; each weight dequantized to a 16-bit copy first ({per_weight:g} B per weight written and read "
+                     f"back, {moved / 1e9:,.2f} GB: +{dequant.typical * 1e3:.2f} ms)")
+        return total, note + " per step"
 
     def step_overhead(self, arch: ModelArch, decode: bool) -> Range | None:
         """generate()'s Python per step and, at decode on a GPU, each state-space layer's own host time (its Triton

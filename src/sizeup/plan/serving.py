@@ -66,8 +66,9 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
         ledger = transformer_ledger(decoder, Step(batch=b, new_tokens=1, context=context), weights=fmt,
                                     kv_dtype=cfg.kv_dtype, tp=cfg.gpus, per_layer=False)
         eager = model.extra_launches(ledger, fmt.compute_dtype == "fp32")  # hf: as estimate prices it
+        extra = model.step_extra(decoder, ledger, fmt.id, True, b)  # a format's own path (bitsandbytes), as estimate
         times.append(price(ledger, device, eff).total_s.typical + step_s + (eager[0].typical if eager else 0.0)
-                     + _tp_comm_s(ledger, device, cfg.gpus))
+                     + (extra[0].typical if extra else 0.0) + _tp_comm_s(ledger, device, cfg.gpus))
     return ReplicaModel(prefill_fixed_s=fixed, prefill_per_token_s=per_token, decode_batches=tuple(batches),
                         decode_step_s=tuple(times), max_batch=max_batch)
 

@@ -38,6 +38,10 @@ MAX_SEARCH_CONTEXT = 1 << 21
 MAX_SEARCH_BATCH = 1 << 14
 
 
+SPLITS = ("tensor", "layers")
+"""How a model is placed on several GPUs (InferenceConfig.split)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InferenceConfig:
     batch: int = 1
@@ -63,12 +67,17 @@ class InferenceConfig:
     """'YYYY-MM-DD' of an older llama.cpp build: the kernels it ran (kernels.yaml `until`); None: the current build."""
     engine_options: tuple[str, ...] = ()
     """`--engine-opt KEY[=VALUE]` settings of the engine's run (ExecutionModel.ENGINE_OPTIONS)."""
+    split: str = "tensor"
+    """How `gpus` share the model: "tensor" (tensor parallel) or "layers" (consecutive layers per GPU, one GPU at a
+    time: accelerate's device_map="auto", ExLlamaV2's gpu_split)."""
 
     def __post_init__(self) -> None:
         if self.threads is not None and self.threads < 1:
             raise ConfigError(f"--threads {self.threads}: expected a positive integer")
         if self.gpu_layers is not None and self.gpu_layers < 0:
             raise ConfigError(f"--gpu-layers {self.gpu_layers}: expected 0 or more layers")
+        if self.split not in SPLITS:
+            raise ConfigError(f"--split {self.split!r}: expected one of {', '.join(SPLITS)}")
         for name in ("batch", "prompt", "gpus"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"--{name} {getattr(self, name)}: expected a positive integer")
@@ -161,7 +170,7 @@ class InferenceEstimate:
                        "engine_version": self.execution.version if self.execution else None,
                        "quant": self.weights.id, "kv_dtype": cfg.kv_dtype, "batch": cfg.batch,
                        "prompt_tokens": cfg.prompt, "output_tokens": cfg.output, "context_tokens": cfg.cache_tokens,
-                       "decoder_cache_tokens": self.decoder_cache_tokens, "tensor_parallel": cfg.gpus, "gpu_layers": cfg.gpu_layers, "images": cfg.images,
+                       "decoder_cache_tokens": self.decoder_cache_tokens, "tensor_parallel": cfg.gpus if cfg.split == "tensor" else 1, "split": cfg.split, "gpu_layers": cfg.gpu_layers, "images": cfg.images,
                        "image_size": None if cfg.image_hw is None else list(cfg.image_hw),
                        "backend": cfg.backend, "build_date": cfg.build_date},
             "memory": {**self.memory.to_dict(), "weights_by_role_bytes": weight_bytes(self.arch, self.weights)},
@@ -294,7 +303,8 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     model = execution or execution_for(device, cfg)
     if cpu is not None and cpu.kind != "cpu":
         raise ConfigError(f"--cpu {cpu.id!r}: expected a cpu device, got a {cpu.kind}")
-    split = cfg.gpus if cfg.gpus > 1 and model.MULTI_GPU == "layers" else 1  # the engine's own placement
+    split = cfg.gpus if cfg.gpus > 1 and (model.MULTI_GPU == "layers" or cfg.split == "layers") else 1
+    # consecutive layers per GPU, one active at a time: the engine's own placement or --split layers
     tp = cfg.gpus // split
     feed = tower_input(arch, batch=cfg.batch, prompt=cfg.prompt, images=cfg.images, image_hw=cfg.image_hw)
     arch, dec_prompt = decoder_arch(arch, cfg.prompt), decoder_prompt(arch, cfg.prompt)
@@ -326,6 +336,10 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     assumptions += tower_notes(arch, feed)
     assumptions += model.notes
     assumptions += model.option_notes()
+    if cfg.split == "layers" and cfg.gpus > 1:
+        assumptions.append(f"--split layers: {cfg.gpus} GPUs each hold about 1/{cfg.gpus} of the layers (weights and "
+                           f"cache) and run them in turn, one GPU active at a time: a step takes the time of the whole "
+                           f"model on one {device.id} (the hidden state's hop between GPUs not priced)")
     n_layers = arch.num_layers
     on_gpu = 1.0
     host: DeviceSpec | None = None
@@ -357,6 +371,10 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
             if eager is not None:
                 overhead = overhead + eager[0] if overhead is not None else eager[0]
                 assumptions.append(eager[1])
+            extra = on_dev_model.step_extra(arch, ledger, fmt.id, decode, tokens)
+            if extra is not None:
+                overhead = overhead + extra[0] if overhead is not None else extra[0]
+                assumptions.append(extra[1])
             on_dev, notes = _price_phase(ledger, dev, eff, tp, overhead, tokens, on_dev_model.runtime)
             assumptions.extend(notes)
             note = phase_note(on_dev_model, eff, fmt, decode, tokens)

@@ -24,6 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "a class (consumer, workstation, apple, datacenter, edge, cpu, all) or device names separated "
                         "by commas (default without --device: a few common cards)")
     p.add_argument("--gpus", type=_GPUS, default=1, help="tensor-parallel GPUs (default 1)")
+    p.add_argument("--split", choices=("tensor", "layers"), default="tensor",
+                   help="how --gpus share the model: tensor (tensor parallel, the default) or layers (consecutive "
+                        "layers per GPU, one GPU at a time: accelerate device_map='auto')")
     p.add_argument("--offer", metavar="ID", help="the device as this cloud offer installs it: the GPU link the offer "
                                                  "states, else PCIe (see 'sizeup hw offers'; a plan's recipe names it)")
     p.add_argument("--quant", default=None, help="weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, "
@@ -123,7 +126,7 @@ def estimate_options(args: argparse.Namespace):
 
     concurrency, offline = parse_concurrency(args.concurrency)
     return EstimateOptions(
-        device=args.device, offer=args.offer, gpus=args.gpus, quant=args.quant, kv_dtype=args.kv_dtype,
+        device=args.device, offer=args.offer, gpus=args.gpus, split=args.split, quant=args.quant, kv_dtype=args.kv_dtype,
         engine=args.engine, batch=args.batch, prompt=args.prompt, output=args.output, context=args.context,
         gpu_layers=args.gpu_layers, cpu=args.cpu, threads=args.threads, images=args.images,
         image_size=parse_image_size(args.image_size), backend=args.backend, build_date=args.build_date,

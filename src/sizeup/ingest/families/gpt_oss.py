@@ -6,6 +6,8 @@ router and on every expert projection. Its clamped SwiGLU costs as a gated SiLU 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sizeup.errors import ConfigError
 from sizeup.ingest.arch import MLPSpec, ModelArch
 from sizeup.ingest.families.decoder import DecoderTraits, quantization_note, read_decoder, top_k
@@ -33,4 +35,11 @@ GPT_OSS = DecoderTraits(sinks=True, moe=gpt_oss_layer, windows=alternate_windows
 def read_gpt_oss(c: Fields, name: str) -> ModelArch:
     notes = ["gpt_oss: the clamped SwiGLU (swiglu_limit) is costed as a gated SiLU; the attention sinks are "
              "counted as weights (one logit per head), their softmax term is not costed"]
+    q = c.mapping("quantization_config")
+    if q and str(q.get("quant_method", "")).lower() == "mxfp4":
+        # the checkpoint's own format: priced as shipped unless --quant names another (api.weights_format)
+        arch = read_decoder(c, name, GPT_OSS, notes)
+        return replace(arch, stored_format="mxfp4", stored_format_from=(
+            "config.json quantization_config quant_method mxfp4: the MoE experts in MXFP4, attention, router, "
+            "embeddings and LM head bf16 (modules_to_not_convert)"))
     return read_decoder(c, name, GPT_OSS, notes + quantization_note(c))

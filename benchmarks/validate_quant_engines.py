@@ -1,0 +1,115 @@
+"""Predicted vs published decode of torch.compile (static cache, CUDA graphs; bf16 and torchao weight-only int8 / fp8 /
+int4) and of bitsandbytes under transformers (LLM.int8(), NF4): tests/validation/rows_torch_compile.yaml and
+rows_bnb.yaml, each row the `sizeup estimate ...` command of its source's setup.
+Run from the repo root: python benchmarks/validate_quant_engines.py [--rows] [--refit]
+
+--refit: leave-one-source-out for the figures these rows set (data/engines/torch-compile.yaml decode_memory_fraction.*,
+data/engines/hf.yaml bnb_*_linear_host_s): each tuned row's implied value (the figure at which its own command
+reproduces it, by bisection), the figure set again as the median of the other sources' implied values (none left:
+the entry dropped, the engine's fallback), and the left-out source's rows priced with it. Writes the data files in
+place while it runs and restores them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "src"), str(ROOT / "benchmarks")]
+
+from validation import cli, rows  # noqa: E402
+
+DATA = ROOT / "src" / "sizeup" / "data" / "engines"
+FIGURES = {  # tuned row id -> (data file, figure, whether tokens/s falls as the figure grows)
+    "tc-torchao-f8-h100-llama31-8b-bf16-tg": ("torch-compile.yaml", "decode_memory_fraction.16bit.hbm", False),
+    "tc-gptfast27-4090-llama2-7b-bf16-tg": ("torch-compile.yaml", "decode_memory_fraction.16bit.gddr", False),
+    "tc-torchao-f8-h100-llama31-8b-fp8-wo-tg": ("torch-compile.yaml", "decode_memory_fraction.weight_only.hbm", False),
+    "tc-gptfast207-a100-llama7b-int8wo-tg": ("torch-compile.yaml", "decode_memory_fraction.weight_only.hbm", False),
+    "bnb-quanto62-a10g-llama-2-7b-int8-bnb-tg": ("hf.yaml", "bnb_int8_linear_host_s", True),
+    "bnb-quanto62-a10g-mistral-7b-int8-bnb-tg": ("hf.yaml", "bnb_int8_linear_host_s", True),
+    "bnb-quanto62-a10g-llama-2-7b-nf4-tg": ("hf.yaml", "bnb_4bit_linear_host_s", True),
+    "bnb-quanto62-a10g-mistral-7b-nf4-tg": ("hf.yaml", "bnb_4bit_linear_host_s", True),
+}
+
+
+def _with(text: str, key: str, value: float | None) -> str:
+    """The data file's text with `key`'s range set to `value` (None: the entry dropped)."""
+    block = r"\n  %s:\n(    [^\n]*\n)+" % re.escape(key)
+    if value is None:
+        return re.sub(block, "\n", text)
+    return re.sub(r"(\n  %s:\n)    low: [^\n]*\n    typical: [^\n]*\n    high: [^\n]*" % re.escape(key),
+                  r"\g<1>    low: %r\n    typical: %r\n    high: %r" % (value, value, value), text)
+
+
+def _decode(row: rows.Row, changes: dict[str, dict[str, float | None]]) -> float:
+    saved = {name: (DATA / name).read_text() for name in changes}
+    try:
+        for name, figures in changes.items():
+            text = saved[name]
+            for key, value in figures.items():
+                text = _with(text, key, value)
+            (DATA / name).write_text(text)
+        command = [sys.executable, "-m", "sizeup", *shlex.split(row.command)[1:], "--json"]
+        out = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=True,
+                             env={**os.environ, "PYTHONPATH": str(ROOT / "src")}).stdout
+    finally:
+        for name, text in saved.items():
+            (DATA / name).write_text(text)
+    return json.loads(out)["decode"]["per_sequence_tokens_per_s"]["typical"]
+
+
+def _implied(row: rows.Row, name: str, key: str, falls: bool) -> float:
+    lo, hi = (1e-6, 3e-3) if falls else (0.05, 1.0)
+    for _ in range(16):
+        mid = (lo + hi) / 2
+        if (_decode(row, {name: {key: mid}}) < row.value) != falls:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def refit(selected: list[rows.Row]) -> None:
+    tuned = {r.id: r for r in selected if r.id in FIGURES}
+    implied = {rid: _implied(r, *FIGURES[rid]) for rid, r in tuned.items()}
+    print("| left out | row | figure | refit without the source | measured | predicted | error |")
+    print("|---|---|---|---:|---:|---:|---:|")
+    errors = []
+    for source in sorted({r.source for r in tuned.values()}):
+        changes: dict[str, dict[str, float | None]] = {}
+        for name, key, _ in set(FIGURES.values()):
+            others = [implied[rid] for rid, r in tuned.items() if FIGURES[rid][1] == key and r.source != source]
+            if any(FIGURES[rid][1] == key and r.source == source for rid, r in tuned.items()):
+                changes.setdefault(name, {})[key] = statistics.median(others) if others else None
+        for r in (r for r in tuned.values() if r.source == source):
+            value = changes[FIGURES[r.id][0]][FIGURES[r.id][1]]
+            p = _decode(r, changes)
+            errors.append(abs(p / r.value - 1))
+            print(f"| {source} | {r.id} | {FIGURES[r.id][1]} | {'dropped' if value is None else f'{value:.4g}'} | "
+                  f"{r.value:.4g} | {p:.4g} | {p / r.value - 1:+.1%} |")
+    errors.sort()
+    print(f"\nleave-one-source-out over {len(errors)} tuned rows: median |error| {statistics.median(errors):.1%}, "
+          f"p90 {errors[min(len(errors) - 1, round(0.9 * (len(errors) - 1)))]:.1%}")
+
+
+def main() -> None:
+    p = cli.parser(__doc__.splitlines()[0])
+    p.add_argument("--refit", action="store_true", help="leave-one-source-out for this file's own figures")
+    args = p.parse_args()
+    selected = rows.load(rows.files_named("rows_torch_compile.yaml", "rows_bnb.yaml"))
+    cli.report(selected, [("file and set", lambda r: f"{r.row.file.removesuffix('.yaml')} {r.row.role}"),
+                          ("metric and set", lambda r: f"{r.row.metric} {r.row.role}")],
+               show_rows=args.rows, with_loso=args.loso, columns=("role", "device", "engine"))
+    if args.refit:
+        refit(selected)
+
+
+if __name__ == "__main__":
+    main()

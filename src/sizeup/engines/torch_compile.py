@@ -1,0 +1,88 @@
+"""torch.compile decoding, gpt-fast style (data/engines/torch-compile.yaml): transformers'
+`generate(cache_implementation="static")` or gpt-fast / torchao's generate.py with `torch.compile(mode=
+"reduce-overhead")`.
+
+A static KV cache (allocated for the whole `prompt + output` up front) keeps every decode step's shapes fixed, so
+inductor compiles the step once, fuses its elementwise work into few Triton kernels and captures it as a CUDA graph:
+a decode step is one graph launch (`step_overhead_s`) whose kernels replay back to back (`decode_overhead_s` each).
+What decides a batch-1 step is then how much of the memory bandwidth the weight-streaming kernels reach, per weight
+format: cuBLAS GEMV or an inductor GEMV on bf16 weights, an inductor-fused dequantize-multiply for torchao's int8 /
+fp8 weight-only weights, tinygemm (`_weight_int4pack_mm`) for int4 weight-only (`decode_memory_fraction.*`, fitted
+on the tuned rows only, per memory class). Prefill runs eager unless the run compiled it (gpt-fast
+`--compile_prefill`); a prompt of a few tokens costs well under a millisecond either way. Compile and warm-up time
+(`compile_s`) is paid once per process, before the first token, and is stated apart, never folded into a phase.
+"""
+
+from __future__ import annotations
+
+from sizeup.engines.base import Batching, ExecutionModel, engine
+from sizeup.engines.kernels import Kernel, memory_class
+from sizeup.ingest.arch import ModelArch
+from sizeup.ranges import Range
+
+_WEIGHT_ONLY = {"int8-wo": "weight_only", "fp8-wo": "weight_only", "int4-wo-g64": "int4", "int4-wo-g128": "int4"}
+"""Format -> kernel class of the decode matmul: torchao's int8/fp8 weight-only (inductor fuses the dequantization
+into the GEMV it generates) and int4 (tinygemm's packed-int4 kernel); every other format: 16-bit GEMV."""
+
+
+@engine("torch-compile", "torch.compile", "gpt-fast", "torchao")
+class TorchCompile(ExecutionModel):
+    FORMATS = ("bf16", "fp8-wo", "int8-wo", "int4-wo-g64")
+
+    def matrix_kernel(self, weights: str, decode: bool, tokens: int):
+        """At decode on a GPU the weight-streaming kernel of the format, with the fraction of the bandwidth it
+        reaches on this memory class (the class the data has none for: its other class, said in the basis)."""
+        if not decode or self.device.kind != "gpu":
+            return None
+        kind = _WEIGHT_ONLY.get(weights, "16bit")
+        mem = memory_class(self.device) or "hbm"
+        key = f"decode_memory_fraction.{kind}.{mem}"
+        fraction = self.profile.range(key)
+        derived = ""
+        for other in ("hbm", "gddr"):
+            if fraction is None:
+                fraction = self.profile.range(f"decode_memory_fraction.{kind}.{other}")
+                derived = f" (derived: no tuned row on {mem or 'this memory'}, the {other} figure)"
+        if kind == "int4":
+            fraction, derived = self._tinygemm(weights, mem)
+        if fraction is None:
+            return None
+        name = {"16bit": "gemv-16bit", "weight_only": "gemv-weight-only", "int4": "tinygemm-int4"}[kind]
+        return Kernel(self.NAME, name, f"torch.compile decode GEMV ({kind})", "device-default", None,
+                      f"{key}{derived}", "data/engines/torch-compile.yaml",
+                      memory=fraction, table="data/engines/torch-compile.yaml")
+
+    def _tinygemm(self, weights: str, mem: str) -> tuple[Range | None, str]:
+        """tinygemm's batch-1 int4 kernel streams weights at a rate per SM (`tinygemm_weights_per_sm_s`, the SM
+        count times it, in bytes of the format) or at the 16-bit GEMV's fraction of the bandwidth, whichever is
+        less: as a fraction of the device's bandwidth."""
+        from sizeup.formats import get_format
+
+        rate, cap = self.profile.range("tinygemm_weights_per_sm_s"), self.profile.range(
+            f"decode_memory_fraction.16bit.{mem}") or self.profile.range("decode_memory_fraction.16bit.hbm")
+        sms, bandwidth = self.device.compute_units, self.device.memory_bandwidth_bytes_per_s
+        if rate is None or cap is None or not sms or not bandwidth:
+            return cap, " (derived: no SM count, the 16-bit GEMV's fraction)"
+        fmt = get_format(weights)
+        per_weight = fmt.bits / 8 + fmt.scale_bytes / max(fmt.group_size, 1)
+        f = rate.scale(sms * per_weight / bandwidth)
+        fraction = Range(min(f.low, cap.low), min(f.typical, cap.typical), min(f.high, cap.high))
+        return fraction, (f" ({rate.typical / 1e9:.1f} G weights/s per SM x {sms} SMs x {per_weight:.3f} B per weight "
+                          f"= {f.typical:.2f} of the bandwidth, capped at the 16-bit GEMV's {cap.typical:.2f})")
+
+    def step_overhead(self, arch: ModelArch, decode: bool) -> Range | None:
+        """One CUDA-graph launch per decode step (the loop does not sync on the token); prefill runs eager."""
+        return self.profile.range("step_overhead_s" if decode else "prefill_step_overhead_s")
+
+    def phase_notes(self, arch: ModelArch, decode: bool) -> tuple[str, ...]:
+        compile_s = self.profile.range("compile_s")
+        if not decode or compile_s is None:
+            return ()
+        return (f"{self.NAME}: the decode step is compiled (inductor, mode reduce-overhead) and captured as a CUDA "
+                f"graph once per process, before the first token: {compile_s.low:.0f}-{compile_s.high:.0f} s "
+                f"(typical {compile_s.typical:.0f} s) of compile and warm-up, not in TTFT or tokens/s",)
+
+    @property
+    def batching(self) -> Batching:
+        return Batching(scheduling="static", basis="generate() runs one batch of prompts with a static cache for "
+                                                   "prompt + output tokens")
