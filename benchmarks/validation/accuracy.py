@@ -166,8 +166,10 @@ def document(in_sample: list[Result], loso: list[Result], fitted: Fit, table: di
         "fine-tuning tokens/s, MFU, samples/s, step time; training_memory = training and fine-tuning memory "
         "(allocated, reserved, nvidia-smi); traced_model = a traced model's latency (ResNet-50 images/s); "
         "memory_component = vLLM's profiled activation peak and KV pool (parts of a total, no range of their own); "
-        "weights = file and weight sizes (counted, no range). No published row checks latency percentiles under load "
-        "or an inference engine's total memory: their ranges are the stated defaults of the range table.",
+        "weights = file and weight sizes (counted, no range); memory = an inference engine's total or peak memory "
+        "(mlx-lm, torch.compile); load_throughput = a server's output tokens/s or requests/s under load (continuous "
+        "batching at a concurrency or request rate); serving_latency = TTFT, TPOT and end-to-end latency under that "
+        "load. No published row checks latency percentiles: their ranges are the stated defaults of the range table.",
         "",
         "## Tuned, check and leave-one-source-out",
         "",
@@ -201,4 +203,11 @@ def document(in_sample: list[Result], loso: list[Result], fitted: Fit, table: di
         by_cell(in_sample, loso),
         "",
     ]
+    from .rows import PENDING, UNANSWERED
+
+    if UNANSWERED or PENDING:
+        parts += ["## Rows sizeup cannot answer", "",
+                  "Rows whose command sizeup refuses (what it does not model yet), with its own one-line error; they "
+                  "count against the share of rows answered and are in no table above.", ""]
+        parts += [f"- {line}" for line in UNANSWERED + PENDING] + [""]
     return "\n".join(parts)

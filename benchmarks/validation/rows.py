@@ -126,14 +126,30 @@ def _engine_registered(name: str) -> bool:
 
 
 def load(files: list[Path] | None = None) -> list[Row]:
-    """The rows of `files` (default: every row file), ids checked unique."""
+    """The rows of `files` (default: every row file), ids checked unique; a row whose command sizeup refuses (a
+    model, flag or context it cannot answer) is left out and listed in UNANSWERED with the command's own error."""
+    from .runner import RowError, run_json
+
     rows = [r for path in (files if files is not None else row_files()) for r in load_file(Path(path))]
     seen: dict[str, str] = {}
+    answered = []
     for r in rows:
         if r.id in seen:
             raise ValueError(f"row id {r.id!r} in both {seen[r.id]} and {r.file}")
         seen[r.id] = r.file
-    return rows
+        try:
+            run_json(r.command)  # cached: the pricing that follows reads the same run
+        except RowError as e:
+            note = f"{r.file}: {r.id}: {str(e).split(': ', 1)[-1]}"
+            if note not in UNANSWERED:
+                UNANSWERED.append(note)
+            continue
+        answered.append(r)
+    return answered
+
+
+UNANSWERED: list[str] = []
+"""Rows whose command sizeup refuses with a one-line error (beyond what it models): listed, never priced."""
 
 
 def files_named(*names: str) -> list[Path]:
