@@ -205,9 +205,9 @@ def document(in_sample: list[Result], loso: list[Result], fitted: Fit, table: di
     ]
     from .rows import PENDING, UNANSWERED
 
-    if UNANSWERED or PENDING:
-        parts += ["## Rows sizeup cannot answer", "",
-                  "Rows whose command sizeup refuses (what it does not model yet), with its own one-line error; they "
-                  "count against the share of rows answered and are in no table above.", ""]
-        parts += [f"- {line}" for line in UNANSWERED + PENDING] + [""]
+    parts += ["## Rows sizeup cannot answer", "",
+              "Rows whose command sizeup refuses (what it does not model yet), with its own one-line error; they "
+              "count against the share of rows answered and are in no table above.", ""]
+    parts += [f"- {line}" for line in UNANSWERED + PENDING] or ["None."]
+    parts += [""]
     return "\n".join(parts)
