@@ -44,7 +44,7 @@ class MemoryConfig:
     act_bytes: int = 2
     tp: int = 1
     gpu_layers: int | None = None
-    """llama.cpp: layers offloaded to the GPU (None: all)."""
+    """Layers offloaded to the GPU by an engine that splits them with the CPU (None: all)."""
     attention: str = "sdpa"
     """hf engine: the attention implementation transformers runs (sdpa, eager, flash2); on the math path the
     prefill's s² scores and softmax output are live (sizeup.price.attention_kernels)."""
@@ -113,7 +113,7 @@ def _weights_split(arch: ModelArch, weights: WeightFormat, tp: int, gpu_layers: 
         if t.layer is not None:
             on_gpu = t.layer < offload
         elif t.role in ("embedding", "position") and gpu_layers is not None:
-            on_gpu = False  # llama.cpp keeps the token embedding lookup on the CPU
+            on_gpu = False  # an offloading engine keeps the token embedding lookup on the CPU
         else:
             on_gpu = offload >= n
         if on_gpu:

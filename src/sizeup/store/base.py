@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timezone
@@ -70,7 +71,7 @@ def _check_uid(value: object) -> str:
     return value
 
 
-class RunStore:
+class RunStore(ABC):
     """Runs, points, samples and calibration profiles in one database (see the module). Subclasses:
     `sizeup.store.sqlite.SQLiteStore`, `sizeup.store.postgres.PostgresStore`."""
 
@@ -87,21 +88,25 @@ class RunStore:
 
     # -- what a backend supplies --------------------------------------------------------------------------------
 
+    @abstractmethod
     def _rows(self, sql: str, params: Sequence = ()) -> list[tuple]:
-        raise NotImplementedError
+        """Supplied by each backend (sqlite.py, postgres.py)."""
 
+    @abstractmethod
     def _insert(self, sql: str, params: Sequence = ()) -> int:
-        raise NotImplementedError
+        """Supplied by each backend (sqlite.py, postgres.py)."""
 
     def _many(self, sql: str, rows: Sequence[Sequence]) -> None:
         for params in rows:
             self._rows(sql, params)
 
+    @abstractmethod
     def _transaction(self) -> AbstractContextManager:
-        raise NotImplementedError
+        """Supplied by each backend (sqlite.py, postgres.py)."""
 
+    @abstractmethod
     def close(self) -> None:
-        raise NotImplementedError
+        """Supplied by each backend (sqlite.py, postgres.py)."""
 
     def __enter__(self) -> RunStore:
         return self
