@@ -322,6 +322,20 @@ def _step(steps: _Steps, policy, batch: float, prompt_tokens: float, corner: str
     return decode + extra, extra
 
 
+def _loaded_step(steps: _Steps, policy, batch: float, prompt_rate: float, corner: str) -> float:
+    """The step time at `batch` decodes while prompts arrive at `prompt_rate` tokens/s: each step carries the
+    prompt tokens that arrived during it (rate x the whole step, its prefill part included), so the step solves
+    t = step(batch, rate x t): a fixed point, found by iteration from the decode step alone (the map is monotone
+    and, below saturation, a contraction: a prompt token costs less time than it takes to arrive)."""
+    step = _step(steps, policy, batch, 0, corner)[0]
+    for _ in range(60):
+        new = _step(steps, policy, batch, prompt_rate * step, corner)[0]
+        if abs(new - step) <= 1e-4 * step:
+            return new
+        step = new
+    return step
+
+
 def _continuous(steps: _Steps, policy, mix: RequestMix, load: Load, capacity: int, corner: str) -> dict:
     I, O = mix.input_tokens, mix.output_tokens
 
@@ -342,15 +356,16 @@ def _continuous(steps: _Steps, policy, mix: RequestMix, load: Load, capacity: in
     else:
         rho = load.rate / x_max
         batch = max(load.rate * (full["ttft"] + O * full["tpot"]) * rho, 1.0)
-        for _ in range(40):  # Little's law: batch = rate x e2e(batch)
-            step, _ = _step(steps, policy, batch, load.rate * I * _step(steps, policy, batch, 0, corner)[0], corner)
+        for _ in range(60):  # Little's law: batch = rate x e2e(batch)
+            step = _loaded_step(steps, policy, batch, load.rate * I, corner)
             ttft = _ttft(steps, policy, batch, step, I, corner) + step * rho / (2 * (1 - rho))
             new = min(load.rate * (ttft + (O - 1) * step), capacity)
             if abs(new - batch) < 1e-3 * batch:
                 batch = new
                 break
             batch = 0.5 * (batch + new)
-        step, extra = _step(steps, policy, batch, load.rate * I * step, corner)
+        step = _loaded_step(steps, policy, batch, load.rate * I, corner)
+        extra = _step(steps, policy, batch, load.rate * I * step, corner)[1]
         ttft = _ttft(steps, policy, batch, step, I, corner) + step * rho / (2 * (1 - rho))
         row = {"running": batch, "tpot": step, "x": load.rate, "ttft": ttft, "e2e": ttft + (O - 1) * step,
                "decode_only": batch / steps.decode(batch, corner), "prefill_share": extra / step,
