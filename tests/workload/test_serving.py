@@ -127,3 +127,15 @@ def test_beam_search_decodes_every_beam_and_shares_the_prompt_cache():
     assert dataset_mix("mlperf-gptj-cnndm").beams == 4 and dataset_mix("sharegpt").beams == 1
     with pytest.raises(ConfigError, match="beam width 0"):
         RequestMix(input_tokens=10, output_tokens=10, beams=0)
+
+
+def test_one_slot_queues_as_m_m_1():
+    # with room for one request the chain is M/M/1 (processor sharing of one): wait in queue rho / (mu (1 - rho))
+    mix = RequestMix(input_tokens=500, output_tokens=200)
+    config = InferenceConfig(weights="fp8", kv_dtype="fp8", engine="tensorrt-llm", engine_options=("max-batch-size=1",))
+    mu = serving_load(LLAMA8, H100, config, mix, Load()).requests_per_s.typical
+    light = serving_load(LLAMA8, H100, config, mix, Load(rate=1e-3 * mu))
+    busy = serving_load(LLAMA8, H100, config, mix, Load(rate=0.8 * mu))
+    assert busy.capacity == 1 and busy.running.typical == pytest.approx(0.8, rel=0.02)  # P(busy) = rho
+    wait = busy.ttft_s.typical - light.ttft_s.typical
+    assert wait == pytest.approx(0.8 / (mu * 0.2), rel=0.05)

@@ -24,6 +24,7 @@ that many sequences per request, its prompt's cache shared.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -395,11 +396,11 @@ def _poisson(steps: _Steps, policy, mix: RequestMix, rate: float, capacity: int,
     grid = sorted({max(1, min(capacity, round(capacity ** (i / 40)))) for i in range(41)} | {1, capacity})
     times = [_loaded_step(steps, policy, n, rate * I, corner) for n in grid]
 
-    def step_at(n: float) -> float:
-        j = max(0, min(len(grid) - 2, next((i for i in range(len(grid) - 1) if grid[i + 1] >= n), len(grid) - 2)))
+    def step_at(n: float) -> float:  # linear between the priced batches
+        if len(grid) == 1:
+            return times[0]
+        j = min(max(bisect_left(grid, n) - 1, 0), len(grid) - 2)
         lo, hi = grid[j], grid[j + 1]
-        if hi == lo:
-            return times[j]
         return times[j] + (times[j + 1] - times[j]) * (n - lo) / (hi - lo)
 
     log_pi, total, running, z = 0.0, 0.0, 0.0, 1.0  # state 0 has weight 1
