@@ -139,3 +139,19 @@ def test_one_slot_queues_as_m_m_1():
     assert busy.capacity == 1 and busy.running.typical == pytest.approx(0.8, rel=0.02)  # P(busy) = rho
     wait = busy.ttft_s.typical - light.ttft_s.typical
     assert wait == pytest.approx(0.8 / (mu * 0.2), rel=0.05)
+
+
+def test_an_engine_that_reserves_a_whole_output_holds_fewer_requests():
+    # TensorRT-LLM's default GUARANTEED_NO_EVICT (data/engines/tensorrt-llm.yaml kv_reserve_to_completion): the
+    # pool holds I + O tokens a request; vLLM takes pages as tokens come (I + O / 2 on average)
+    from sizeup.workload import serving
+
+    config = InferenceConfig(weights="fp8", kv_dtype="fp8", engine="tensorrt-llm")
+    model = serving.execution_for(H100, config)
+    assert model.load_policy.reserve_to_completion and not model.batching.reserve_to_completion
+    mix = RequestMix(input_tokens=2000, output_tokens=2000)
+    held, _ = serving._capacity(LLAMA8, H100, config, model, model.load_policy, mix, None)
+    paged, _ = serving._capacity(LLAMA8, H100, config, model, model.batching, mix, None)
+    assert held == pytest.approx(paged * 3000 / 4000, abs=1)
+    vllm = serving.execution_for(H100, InferenceConfig(weights="bf16", kv_dtype="fp16", engine="vllm"))
+    assert not vllm.load_policy.reserve_to_completion

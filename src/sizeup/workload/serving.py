@@ -254,7 +254,7 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
     if arch.encoder:
         raise ConfigError(f"{arch.name} is an encoder: it generates no tokens to serve under load")
     model = execution or execution_for(device, cfg)
-    policy = model.batching
+    policy = model.load_policy
     steps = _Steps(arch, device, cfg, model, mix)
     first = steps.at(1)
     if first.decode is None or not first.decode.compute_priced or not first.prefill.compute_priced:
@@ -300,25 +300,27 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
 
 def _capacity(arch, device, cfg, model, policy, mix: RequestMix, kv: int | None) -> tuple[int, str]:
     """The most requests running at once: the engine's max_sequences, the KV pool at the mean context of a request
-    (paged caches hold what a request has reached: I + O / 2 tokens on average), and for mixed steps the step's
-    token budget (B decodes + B x I / O prompt tokens <= max_batched_tokens)."""
+    (paged caches hold what a request has reached: I + O / 2 tokens on average; I + O where the engine reserves a
+    request's whole output; each beam its own output), and for mixed steps the step's token budget (B decodes +
+    B x I / O prompt tokens <= max_batched_tokens). `kv`, where the caller gives it, is taken as it is."""
     I, O = mix.input_tokens, mix.output_tokens
     mean_context = I + max(O // 2, 1)
-    if kv is None:
+    w, held = mix.beams, O if policy.reserve_to_completion else max(O // 2, 1)
+    if kv is None:  # probed at the mean context; the pool holds tokens: the prompt once, each beam's output
         probe = estimate_inference(arch, device, replace(cfg, batch=1, prompt=I, output=max(O // 2, 1), context=None),
                                    limits=True, execution=model)
         kv = probe.memory.max_concurrent_sequences or probe.max_batch
-    w = mix.beams
-    if w > 1:  # the pool holds tokens: a request's prompt once, each beam's own generated tokens
-        kv = int(kv * mean_context / (I + w * max(O // 2, 1)))
+        kv = int(kv * mean_context / (I + w * held))
     parts = {"the KV cache": max(kv, 1)}
     if policy.max_sequences:
         parts["max_sequences"] = policy.max_sequences
     if policy.max_batched_tokens and policy.mixes:
         parts["max_batched_tokens"] = max(1, int(policy.max_batched_tokens * O / (I + w * O)))
     limit = min(parts, key=parts.get)
-    return parts[limit], (f"at most {parts[limit]:,} requests run at once ({limit}; KV cache at the mean context of "
-                          f"{mean_context:,} tokens: {parts['the KV cache']:,}"
+    held_as = (f"{I + w * held:,} tokens a request, its whole output reserved before it starts"
+               if policy.reserve_to_completion else f"the mean context of {mean_context:,} tokens")
+    return parts[limit], (f"at most {parts[limit]:,} requests run at once ({limit}; KV cache at {held_as}: "
+                          f"{parts['the KV cache']:,}"
                           + (f", max_sequences {policy.max_sequences:,}" if policy.max_sequences else "")
                           + (f", max_batched_tokens {policy.max_batched_tokens:,}" if policy.max_batched_tokens
                              else "") + ")")
