@@ -27,6 +27,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--split", choices=("tensor", "layers"), default="tensor",
                    help="how --gpus share the model: tensor (tensor parallel, the default) or layers (consecutive "
                         "layers per GPU, one GPU at a time: accelerate device_map='auto')")
+    p.add_argument("--pp", type=_GPUS, default=1, metavar="N",
+                   help="pipeline stages: --gpus split into N stages of consecutive layers, each tensor parallel over "
+                        "gpus/N; at batch 1 a token pays every stage in turn, under load micro-batches fill the "
+                        "stages (vLLM --pipeline-parallel-size, TensorRT-LLM pp_size; default 1)")
     p.add_argument("--offer", metavar="ID", help="the device as this cloud offer installs it: the GPU link the offer "
                                                  "states, else PCIe (see 'sizeup hw offers'; a plan's recipe names it)")
     p.add_argument("--quant", default=None, help="weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, "
@@ -58,7 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="llama.cpp: CPU threads for those layers (default all cores)")
     p.add_argument("--backend", choices=["vulkan", "cuda", "hip", "sycl", "metal", "cpu"],
                    help="llama.cpp, ollama, mlc: the backend the build uses (default the device's own: cuda on "
-                        "NVIDIA, hip on AMD, sycl on Intel (vulkan for mlc), metal on Apple)")
+                        "NVIDIA, hip on AMD, sycl on Intel (vulkan for mlc), metal on Apple); vllm: only the "
+                        "platform it runs the device on (cuda, hip, sycl = Intel XPU, cpu)")
     p.add_argument("--build-date", metavar="YYYY-MM-DD",
                    help="llama.cpp: the date of the build, for kernels that changed over time (e.g. F16 decode "
                         "ran DMMV before 2024-10-10; default: current builds)")
@@ -107,6 +112,12 @@ def run(args: argparse.Namespace) -> int:
     if args.device is None or args.devices:
         from sizeup.cli.commands.estimate_table import run_table
 
+        if args.pp > 1:
+            from sizeup.errors import ConfigError
+
+            raise ConfigError(f"--pp {args.pp}: pipeline stages need one --device (a table compares devices "
+                              f"without a pipeline)")
+
         return run_table(args)
     result = estimate(args.model, estimate_options(args))
     onnx = args.model.lower().endswith(".onnx")
@@ -127,7 +138,7 @@ def estimate_options(args: argparse.Namespace):
     concurrency, offline = parse_concurrency(args.concurrency)
     return EstimateOptions(
         device=args.device, offer=args.offer, gpus=args.gpus, split=args.split, quant=args.quant, kv_dtype=args.kv_dtype,
-        engine=args.engine, batch=args.batch, prompt=args.prompt, output=args.output, context=args.context,
+        engine=args.engine, pp=args.pp, batch=args.batch, prompt=args.prompt, output=args.output, context=args.context,
         gpu_layers=args.gpu_layers, cpu=args.cpu, threads=args.threads, images=args.images,
         image_size=parse_image_size(args.image_size), backend=args.backend, build_date=args.build_date,
         sweep=False if not args.sweep else True if args.sweep == "auto" else _batches(args.sweep),
