@@ -164,7 +164,9 @@ FORMATS: dict[str, WeightFormat] = {f.id: f for f in [
 _ALIASES = {"f16": "q8_0" if False else "f16", "awq": "awq-int4", "gptq": "gptq-int4", "bnb-nf4": "nf4",
             "qlora": "nf4", "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "w8a8": "int8",
             "fp8-e4m3": "fp8", "llm.int8": "int8-bnb", "bnb-int8": "int8-bnb", "int4-wo": "int4-wo-g128",
-            "fp4-bnb": "bnb-fp4", "nf4-bnb": "nf4"}
+            "fp4-bnb": "bnb-fp4", "nf4-bnb": "nf4", "int4-awq": "awq-int4", "int4-gptq": "gptq-int4"}
+"""Other spellings: `int4_awq` is TensorRT-LLM / ModelOpt's --qformat name of AWQ (group 128 by default:
+examples/quantization/quantize.py --awq_block_size 128, github.com/NVIDIA/TensorRT-LLM, read 2026-12-05)."""
 
 
 def get_format(name: str) -> WeightFormat:
