@@ -33,7 +33,7 @@ def main() -> None:
                              if r.row.source.startswith("mlperf") and r.context.kind == "load_throughput"
                              else None),
                             ("engine", lambda r: f"{r.row.role} {r.context.engine}"),
-                            ("file", lambda r: f"{r.row.role} {r.row.file}")],
+                            ("file and kind", lambda r: f"{r.row.role} {r.row.file} {r.context.kind}")],
                show_rows=args.rows, with_loso=args.loso, columns=("role", "engine", "device"))
 
 

@@ -48,3 +48,11 @@ def test_enforce_eager_costs_decode_time_and_frees_graph_memory():
 def test_block_size_sets_the_kv_block():
     model = resolve("vllm", CATALOG.device("h100"), settings=engine_settings("vllm", ("block-size=64",)))
     assert model.profile.value("kv_block_tokens", 16) == 64
+
+
+def test_the_cli_takes_vllms_own_platform_names(capsys):
+    from sizeup.cli.main import main
+
+    assert main(["estimate", "llama-3.2-1b", "--device", "arc-pro-b60", "--engine", "vllm", "--backend", "xpu",
+                 "--engine-opt", "no-enable-prefix-caching", "--json"]) == 0
+    assert '"backend": "sycl"' in capsys.readouterr().out

@@ -99,7 +99,8 @@ class VLLM(ExecutionModel):
                       "v1": "v1_engine", "max-num-seqs": "max_num_seqs",
                       "max-num-batched-tokens": "max_num_batched_tokens",
                       "gpu-memory-utilization": "gpu_memory_utilization", "enforce-eager": "enforce_eager",
-                      "block-size": "kv_block_tokens"}
+                      "block-size": "kv_block_tokens", "enable-prefix-caching": "prefix_caching",
+                      "no-enable-prefix-caching": "prefix_caching_off"}
 
     @classmethod
     def build(cls, device, version=None, *, backend=None, build_date=None, settings=None) -> ExecutionModel:
@@ -138,6 +139,9 @@ class VLLM(ExecutionModel):
                    f"vLLM captures no graph on {self.device.vendor} GPUs by default (engines/vllm.py PLATFORMS)")
             notes.append(f"{why}: every kernel is launched eagerly (the device kind's per-kernel host time, "
                          f"data/efficiency/gpu.yaml overhead_s), no graph memory held")
+        if "prefix_caching" in self.profile.values or "prefix_caching_off" in self.profile.values:
+            notes.append("--enable-prefix-caching / --no-enable-prefix-caching: accepted; sizeup prices every prompt "
+                         "computed in full (no prefix shared between requests), as a benchmark of distinct prompts runs")
         steps = int(self.profile.value("num_scheduler_steps", 1))
         if steps > 1:
             notes.append(f"--num-scheduler-steps {steps}: V0 multi-step scheduling, the scheduler's host time paid "

@@ -60,10 +60,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                  "run (default: the device's host_cpu, e.g. an SoC's CPU cluster)")
     p.add_argument("--threads", type=number_flag(integer=True, minimum=1, maximum=100_000),
                    help="llama.cpp: CPU threads for those layers (default all cores)")
-    p.add_argument("--backend", choices=["vulkan", "cuda", "hip", "sycl", "metal", "cpu"],
+    p.add_argument("--backend", choices=["vulkan", "cuda", "hip", "sycl", "metal", "cpu"], type=_backend,
                    help="llama.cpp, ollama, mlc: the backend the build uses (default the device's own: cuda on "
                         "NVIDIA, hip on AMD, sycl on Intel (vulkan for mlc), metal on Apple); vllm: only the "
-                        "platform it runs the device on (cuda, hip, sycl = Intel XPU, cpu)")
+                        "platform it runs the device on (cuda, hip, sycl = Intel XPU, cpu); rocm and xpu are "
+                        "taken for hip and sycl")
     p.add_argument("--build-date", metavar="YYYY-MM-DD",
                    help="llama.cpp: the date of the build, for kernels that changed over time (e.g. F16 decode "
                         "ran DMMV before 2024-10-10; default: current builds)")
@@ -103,6 +104,16 @@ def _add_load_arguments(p: argparse.ArgumentParser) -> None:
                    help="an engine option the run set, as the engine spells it (vllm: num-scheduler-steps=10, "
                         "max-num-seqs=256, v1; sglang: chunked-prefill-size=4096, disable-radix-cache; "
                         "tensorrt-llm: max-batch-size=896, max-num-tokens=8192); repeatable")
+
+
+BACKEND_SPELLINGS = {"rocm": "hip", "xpu": "sycl"}
+"""The engines' own names of two backends: vLLM's platforms `rocm` and `xpu` (vllm/platforms), llama.cpp's ROCm build
+(its HIP backend)."""
+
+
+def _backend(text: str) -> str:
+    key = str(text).strip().lower()
+    return BACKEND_SPELLINGS.get(key, key)
 
 
 def run(args: argparse.Namespace) -> int:
