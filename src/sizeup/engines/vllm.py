@@ -109,9 +109,12 @@ class VLLM(ExecutionModel):
         if backend is not None:
             native = "cpu" if device.kind == "cpu" else PLATFORMS.get(device.vendor, ("",))[0]
             if backend != native:
+                from sizeup.engines.base import option_owners
+
+                others = " or ".join(o for o in option_owners("backend") if o != cls.NAME)
                 raise ConfigError(f"--backend {backend}: vLLM runs {device.id} ({device.vendor} {device.kind}) on "
-                                  f"its {native or 'no'} platform only (expected --backend {native or 'none'} or "
-                                  f"no --backend)")
+                                  f"its {native or 'no'} platform only (--backend {native or 'none'} or none); another "
+                                  f"backend is a {others} build option: use it with --engine {others}")
         return super().build(device, version, settings=settings)
 
     @property

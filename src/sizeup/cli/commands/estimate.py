@@ -36,7 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quant", default=None, help="weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, "
                                                   "q4_k_m, q8_0, … (default: the format a .gguf file stores, else the "
                                                   "most precise of the engine's formats that fits)")
-    p.add_argument("--kv-dtype", default=None, help="KV cache: fp16, bf16, fp8, q8_0, q4_0 (default fp16, or the "
+    p.add_argument("--kv-dtype", default=None, type=_kv_dtype,
+                   help="KV cache: fp16, bf16, fp8 (vLLM's fp8_e4m3 / fp8_e5m2), q8_0, q4_0 (default fp16, or the "
                                                     "engine's own where it differs: an FP8 checkpoint on TensorRT-LLM)")
     p.add_argument("--engine", metavar="NAME[@RELEASE]",
                    help=f"serving engine: {', '.join(engine_names())}, at its current release or one named (e.g. "
@@ -54,7 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "tower in prefill; their tokens are part of --prompt (default 0)")
     p.add_argument("--image-size", metavar="HxW", help="pixels of each image, e.g. 448x448 or 448 (qwen2_vl reads "
                                                        "images at their own size; default 448x448)")
-    p.add_argument("--gpu-layers", type=number_flag(integer=True, minimum=0, maximum=MAX_LAYERS),
+    p.add_argument("--gpu-layers", "--n-gpu-layers", type=number_flag(integer=True, minimum=0, maximum=MAX_LAYERS),
                    help="llama.cpp: layers offloaded to the GPU (default all)")
     p.add_argument("--cpu", metavar="NAME", help="llama.cpp: the host CPU device where layers kept off the GPU "
                                                  "run (default: the device's host_cpu, e.g. an SoC's CPU cluster)")
@@ -109,6 +110,15 @@ def _add_load_arguments(p: argparse.ArgumentParser) -> None:
 BACKEND_SPELLINGS = {"rocm": "hip", "xpu": "sycl"}
 """The engines' own names of two backends: vLLM's platforms `rocm` and `xpu` (vllm/platforms), llama.cpp's ROCm build
 (its HIP backend)."""
+
+
+KV_SPELLINGS = {"fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "fp8-e4m3": "fp8", "fp8-e5m2": "fp8"}
+"""vLLM's --kv-cache-dtype names of its 1-byte caches (both priced as fp8: one byte per element)."""
+
+
+def _kv_dtype(text: str) -> str:
+    key = str(text).strip().lower()
+    return KV_SPELLINGS.get(key, key)
 
 
 def _backend(text: str) -> str:
