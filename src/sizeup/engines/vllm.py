@@ -128,6 +128,15 @@ class VLLM(ExecutionModel):
         """Graph replay at decode (`decode_overhead_s`); without a graph the device kind's eager launch time."""
         return super().per_op_overhead(decode) if self.graphs else None
 
+    def missing_kernel_note(self, weights: str, decode: bool) -> str | None:
+        """Off CUDA (ROCm, Intel XPU) vLLM's kernels have no fraction of their own in sizeup's data: say so."""
+        platform = PLATFORMS.get(self.device.vendor, ("",))[0] if self.device.kind != "cpu" else "cpu"
+        if platform == "cuda":
+            return None
+        kernels = {"sycl": "IPEX / oneDNN kernels on XPU", "hip": "ROCm kernels"}.get(platform, "kernels")
+        return (f"{'decode' if decode else 'prefill'}: vLLM on {self.device.id} ({kernels}): no kernel fraction read "
+                f"or fitted for them: priced at the {self.device.kind} default efficiency (derived)")
+
     def step_overhead(self, arch: ModelArch, decode: bool) -> Range | None:
         """The scheduler's host time per step; V0's multi-step scheduling (--num-scheduler-steps N) schedules once
         for N decode steps, so a decode step pays 1/N of it."""
