@@ -226,27 +226,44 @@ SCALAR_PRICING_MAX_OPS = 2000
 
 
 def _price_phase(ledger: Ledger, device: DeviceSpec, eff: Efficiency, gpus: int, step_overhead: Range | None,
-                 tokens: int, runtime=None) -> tuple[PhaseEstimate, list[str]]:
+                 tokens: int, runtime=None, model: ExecutionModel | None = None) -> tuple[PhaseEstimate, list[str]]:
     roof = _priced(ledger, device, eff, runtime)
     total = roof.total_s
     comm = Range(0.0, 0.0, 0.0)
     notes = list(roof.notes)
-    if gpus > 1:
-        from sizeup.price.comm import collective_time, device_link  # tensor parallel only
-
-        link = device_link(device)
-        if link is None:
-            notes.append(f"{device.id}: no link bandwidth in the catalog: tensor-parallel communication not priced")
-        else:
-            for o in ledger.ops:
-                if o.kind == OpKind.COMM:
-                    comm = comm + collective_time(o.op, o.bytes_written, gpus, link).scale(o.count)  # one per layer
     overhead = step_overhead or Range(0.0, 0.0, 0.0)
+    if gpus > 1:
+        comm, host, comm_notes = _tensor_parallel_comm(ledger, device, gpus, model)
+        notes += comm_notes
+        overhead = overhead + host
     latency = total + comm + overhead
     parts = dict(roof.by_bound_s)
     parts["communication"] = comm.typical
     parts["overhead"] += overhead.typical
     return _phase(latency, tokens, max(parts, key=parts.get), roof.unknown_compute), notes
+
+
+def _tensor_parallel_comm(ledger: Ledger, device: DeviceSpec, gpus: int,
+                          model: ExecutionModel | None) -> tuple[Range, Range, list[str]]:
+    """(time of the ledger's collectives over `gpus` tensor-parallel GPUs, the engine's host time per step to drive
+    them, notes): NCCL's ring on the device's link (price/comm.py) unless the engine runs its own all-reduce
+    (ExecutionModel.tensor_parallel)."""
+    from sizeup.price.comm import collective_time, device_link, with_latency  # tensor parallel only
+
+    zero = Range(0.0, 0.0, 0.0)
+    link = device_link(device)
+    if link is None:
+        return zero, zero, [f"{device.id}: no link bandwidth in the catalog: tensor-parallel communication not priced"]
+    tp = model.tensor_parallel(link.kind, gpus) if model is not None else None
+    reduce_link = link if tp is None or tp.all_reduce_latency_s is None else with_latency(link, tp.all_reduce_latency_s)
+    comm = zero
+    for o in ledger.ops:
+        if o.kind == OpKind.COMM:  # one per layer
+            comm = comm + collective_time(o.op, o.bytes_written, gpus, reduce_link if o.op == "all_reduce" else link
+                                          ).scale(o.count)
+    if tp is None:
+        return comm, zero, []
+    return comm, tp.step_host_s or zero, list(tp.notes)
 
 
 def _phase(latency: Range, tokens: int, bound: str, unknown: tuple[str, ...]) -> PhaseEstimate:
@@ -375,7 +392,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
             if extra is not None:
                 overhead = overhead + extra[0] if overhead is not None else extra[0]
                 assumptions.append(extra[1])
-            on_dev, notes = _price_phase(ledger, dev, eff, tp, overhead, tokens, on_dev_model.runtime)
+            on_dev, notes = _price_phase(ledger, dev, eff, tp, overhead, tokens, on_dev_model.runtime, on_dev_model)
             assumptions.extend(notes)
             note = phase_note(on_dev_model, eff, fmt, decode, tokens)
             if note is not None:
