@@ -80,6 +80,8 @@ class TensorParallel:
     all_reduce_latency_s: Range | None = None
     """Fixed latency of the engine's own all-reduce (one pass over peer memory, no ring steps), replacing the link's
     ring latency for the per-layer all-reduces; its bandwidth term stays the link's. None: NCCL's."""
+    all_reduce_max_bytes: float | None = None
+    """Messages of at least this many bytes go to NCCL's ring instead (vLLM: its IPC buffer's size); None: no cap."""
     all_reduce: str = "NCCL"
     """What runs the per-layer all-reduce, for the estimate's notes."""
     step_host_s: Range | None = None

@@ -112,7 +112,9 @@ class VLLM(ExecutionModel):
                              f"all-reduce is off and NCCL runs the all-reduce")
         if name != "NCCL":
             notes.append(f"per-layer all-reduce: {name}, {custom.typical * 1e6:,.1f} µs each "
-                         f"({custom.low * 1e6:,.1f}-{custom.high * 1e6:,.1f})")
+                         f"({custom.low * 1e6:,.1f}-{custom.high * 1e6:,.1f}) plus the link's transfer, for "
+                         f"messages under its {self.profile.value('custom_all_reduce_max_bytes', 8 * 1024 * 1024) / 2**20:,.0f} "
+                         f"MiB buffer; larger ones (a long prompt's) run NCCL's ring")
         rpc = self.profile.range("ray_worker_call_s")
         host = rpc.scale(gpus) if rpc is not None and rpc.high > 0 else None
         if host is not None:
@@ -120,7 +122,9 @@ class VLLM(ExecutionModel):
                          f"{rpc.typical * 1e6:,.0f} µs each: {host.typical * 1e3:,.2f} ms per step over {gpus} GPUs")
         if latency is None and host is None and not notes:
             return None
-        return TensorParallel(all_reduce_latency_s=latency, all_reduce=name, step_host_s=host, notes=tuple(notes))
+        cap = self.profile.value("custom_all_reduce_max_bytes", 8 * 1024 * 1024) if latency is not None else None
+        return TensorParallel(all_reduce_latency_s=latency, all_reduce_max_bytes=cap, all_reduce=name, step_host_s=host,
+                              notes=tuple(notes))
 
     def option_notes(self) -> tuple[str, ...]:
         notes = []

@@ -255,12 +255,13 @@ def _tensor_parallel_comm(ledger: Ledger, device: DeviceSpec, gpus: int,
     if link is None:
         return zero, zero, [f"{device.id}: no link bandwidth in the catalog: tensor-parallel communication not priced"]
     tp = model.tensor_parallel(link.kind, gpus) if model is not None else None
-    reduce_link = link if tp is None or tp.all_reduce_latency_s is None else with_latency(link, tp.all_reduce_latency_s)
+    own = None if tp is None or tp.all_reduce_latency_s is None else with_latency(link, tp.all_reduce_latency_s)
+    cap = tp.all_reduce_max_bytes if tp is not None and tp.all_reduce_max_bytes else float("inf")
     comm = zero
     for o in ledger.ops:
         if o.kind == OpKind.COMM:  # one per layer
-            comm = comm + collective_time(o.op, o.bytes_written, gpus, reduce_link if o.op == "all_reduce" else link
-                                          ).scale(o.count)
+            on = own if own is not None and o.op == "all_reduce" and o.bytes_written < cap else link
+            comm = comm + collective_time(o.op, o.bytes_written, gpus, on).scale(o.count)
     if tp is None:
         return comm, zero, []
     return comm, tp.step_host_s or zero, list(tp.notes)
