@@ -11,6 +11,9 @@ and pays the scheduler's host time per step (`step_overhead_s`).
 Releases (`vllm@0.10`): the data names what changed and when (data/engines/vllm.yaml `releases`): the V0 engine
 before 0.8 (256 sequences, so its profiling run samples 256 rows; its own host time per step), CUDA-graph memory
 outside the gpu_memory_utilization budget before 0.21, gpu_memory_utilization 0.9 on the releases read with it.
+
+Tensor parallelism (`VLLM.tensor_parallel`): the custom all-reduce over CUDA-IPC peer memory from 0.3 where vLLM
+takes it, NCCL's ring elsewhere; the 0.2 releases call each GPU's Ray worker once per step.
 """
 
 from __future__ import annotations
