@@ -32,7 +32,7 @@ from sizeup.workload.towers import (TowerEstimate, decoder_arch, decoder_cache_t
                                     tower_notes)
 
 __all__ = ["InferenceConfig", "PhaseEstimate", "InferenceEstimate", "SweepPoint", "batch_sweep", "estimate_inference",
-           "execution_for"]
+           "execution_for", "tensor_parallel_comm"]
 
 MAX_SEARCH_CONTEXT = 1 << 21
 MAX_SEARCH_BATCH = 1 << 14
@@ -233,7 +233,7 @@ def _price_phase(ledger: Ledger, device: DeviceSpec, eff: Efficiency, gpus: int,
     notes = list(roof.notes)
     overhead = step_overhead or Range(0.0, 0.0, 0.0)
     if gpus > 1:
-        comm, host, comm_notes = _tensor_parallel_comm(ledger, device, gpus, model)
+        comm, host, comm_notes = tensor_parallel_comm(ledger, device, gpus, model)
         notes += comm_notes
         overhead = overhead + host
     latency = total + comm + overhead
@@ -243,7 +243,7 @@ def _price_phase(ledger: Ledger, device: DeviceSpec, eff: Efficiency, gpus: int,
     return _phase(latency, tokens, max(parts, key=parts.get), roof.unknown_compute), notes
 
 
-def _tensor_parallel_comm(ledger: Ledger, device: DeviceSpec, gpus: int,
+def tensor_parallel_comm(ledger: Ledger, device: DeviceSpec, gpus: int,
                           model: ExecutionModel | None) -> tuple[Range, Range, list[str]]:
     """(time of the ledger's collectives over `gpus` tensor-parallel GPUs, the engine's host time per step to drive
     them, notes): NCCL's ring on the device's link (price/comm.py) unless the engine runs its own all-reduce
