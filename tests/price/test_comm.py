@@ -3,7 +3,14 @@
 import pytest
 
 from sizeup.hardware.catalog import load_catalog
-from sizeup.price.comm import Link, collective_time, device_link, group_collective_time, network_link, with_latency
+from sizeup.price.comm import (
+    Link,
+    collective_time,
+    device_link,
+    group_collective_time,
+    network_link,
+    with_latency,
+)
 from sizeup.ranges import Range
 
 EXACT = Range(1.0, 1.0, 1.0)

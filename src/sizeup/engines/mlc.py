@@ -54,9 +54,10 @@ class MLC(ExecutionModel):
                 f"runtime, priced at the {self.device.kind} default efficiency (derived)")
 
     def tensor_parallel(self, link_kind: str, gpus: int) -> TensorParallel | None:
-        return TensorParallel(notes=(f"MLC-LLM tensor parallelism over {gpus} GPUs: NCCL's ring all-reduce per layer, "
-                                     f"the compiler's default strategy (custom one-shot / two-shot kernels only with "
-                                     f"--opt allreduce-strategy or O3, not modelled)",))
+        note = (f"MLC-LLM tensor parallelism over {gpus} GPUs: NCCL's ring all-reduce per layer, the compiler's "
+                f"default strategy (custom one-shot / two-shot kernels only with --opt allreduce-strategy or O3, not "
+                f"modelled)")
+        return TensorParallel(notes=(note,))
 
     @property
     def batching(self) -> Batching:
