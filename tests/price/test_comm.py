@@ -75,3 +75,12 @@ def test_nvlink_and_the_network_keep_a_fixed_latency():
     assert collective_time("all_reduce", 8, 8, link).typical == pytest.approx(
         collective_time("all_reduce", 8, 2, link).typical, abs=1e-9)
     assert network_link(50e9).hop_latency_s is None
+
+
+def test_an_amd_gpu_on_pcie_runs_rccls_latency():
+    """ROCm's RCCL is slower per collective than NCCL (comm.yaml pcie_rccl: rccl issue #362, 25.8 us on 2 GPUs)."""
+    catalog = load_catalog(include_user=False)
+    amd, nvidia = device_link(catalog.device("rx-7900-xtx")), device_link(catalog.device("rtx-4090"))
+    assert amd.kind == nvidia.kind == "pcie"
+    assert collective_time("all_reduce", 16, 2, amd).typical == pytest.approx(25.8e-6, rel=0.02)
+    assert collective_time("all_reduce", 16, 2, amd).typical > 2 * collective_time("all_reduce", 16, 2, nvidia).typical

@@ -57,18 +57,19 @@ def _links() -> dict[str, tuple[Range, Range, Range | None]]:
 
 def device_link(device: DeviceSpec) -> Link | None:
     """The GPU-to-GPU link of a device: its NVLink (half the quoted bidirectional rate per direction),
-    else its PCIe host link; None when the catalog knows neither."""
+    else its PCIe host link (an AMD GPU's with RCCL's latency); None when the catalog knows neither."""
     links = _links()
     if device.interconnect is not None and device.interconnect.kind.startswith("nvlink"):
         latency, eff, hop = links["nvlink"]
         return Link(kind="nvlink", bytes_per_s=device.interconnect.bytes_per_s / 2, latency_s=latency, efficiency=eff,
                     hop_latency_s=hop)
+    pcie = "pcie_rccl" if device.vendor == "amd" and "pcie_rccl" in links else "pcie"  # ROCm runs RCCL
     if device.pcie_bytes_per_s:
-        latency, eff, hop = links["pcie"]
+        latency, eff, hop = links[pcie]
         return Link(kind="pcie", bytes_per_s=device.pcie_bytes_per_s, latency_s=latency, efficiency=eff,
                     hop_latency_s=hop)
     if device.interconnect is not None:
-        latency, eff, hop = links["pcie"]
+        latency, eff, hop = links[pcie]
         return Link(kind=device.interconnect.kind, bytes_per_s=device.interconnect.bytes_per_s / 2, latency_s=latency,
                     efficiency=eff, hop_latency_s=hop)
     return None
