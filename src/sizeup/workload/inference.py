@@ -33,7 +33,7 @@ from sizeup.workload.towers import (TowerEstimate, decoder_arch, decoder_cache_t
                                     tower_notes)
 
 __all__ = ["InferenceConfig", "PhaseEstimate", "InferenceEstimate", "SweepPoint", "batch_sweep", "estimate_inference",
-           "execution_for"]
+           "execution_for", "tensor_parallel_comm"]
 
 MAX_SEARCH_CONTEXT = 1 << 21
 MAX_SEARCH_BATCH = 1 << 14
@@ -229,27 +229,46 @@ SCALAR_PRICING_MAX_OPS = 2000
 
 
 def _price_phase(ledger: Ledger, device: DeviceSpec, eff: Efficiency, gpus: int, step_overhead: Range | None,
-                 tokens: int, runtime=None, hops: Range | None = None) -> tuple[PhaseEstimate, list[str]]:
+                 tokens: int, runtime=None, hops: Range | None = None,
+                 model: ExecutionModel | None = None) -> tuple[PhaseEstimate, list[str]]:
     roof = _priced(ledger, device, eff, runtime)
     total = roof.total_s
     comm = hops or Range(0.0, 0.0, 0.0)  # a pipeline's sends between stages (workload/pipeline.py)
     notes = list(roof.notes)
-    if gpus > 1:
-        from sizeup.price.comm import collective_time, device_link  # tensor parallel only
-
-        link = device_link(device)
-        if link is None:
-            notes.append(f"{device.id}: no link bandwidth in the catalog: tensor-parallel communication not priced")
-        else:
-            for o in ledger.ops:
-                if o.kind == OpKind.COMM:
-                    comm = comm + collective_time(o.op, o.bytes_written, gpus, link).scale(o.count)  # one per layer
     overhead = step_overhead or Range(0.0, 0.0, 0.0)
+    if gpus > 1:
+        tp_comm, host, comm_notes = tensor_parallel_comm(ledger, device, gpus, model)
+        comm, notes = comm + tp_comm, notes + comm_notes
+        overhead = overhead + host
     latency = total + comm + overhead
     parts = dict(roof.by_bound_s)
     parts["communication"] = comm.typical
     parts["overhead"] += overhead.typical
     return _phase(latency, tokens, max(parts, key=parts.get), roof.unknown_compute), notes
+
+
+def tensor_parallel_comm(ledger: Ledger, device: DeviceSpec, gpus: int,
+                          model: ExecutionModel | None) -> tuple[Range, Range, list[str]]:
+    """(time of the ledger's collectives over `gpus` tensor-parallel GPUs, the engine's host time per step to drive
+    them, notes): NCCL's ring on the device's link (price/comm.py) unless the engine runs its own all-reduce
+    (ExecutionModel.tensor_parallel)."""
+    from sizeup.price.comm import collective_time, device_link, with_latency  # tensor parallel only
+
+    zero = Range(0.0, 0.0, 0.0)
+    link = device_link(device)
+    if link is None:
+        return zero, zero, [f"{device.id}: no link bandwidth in the catalog: tensor-parallel communication not priced"]
+    tp = model.tensor_parallel(link.kind, gpus) if model is not None else None
+    own = None if tp is None or tp.all_reduce_latency_s is None else with_latency(link, tp.all_reduce_latency_s)
+    cap = tp.all_reduce_max_bytes if tp is not None and tp.all_reduce_max_bytes else float("inf")
+    comm = zero
+    for o in ledger.ops:
+        if o.kind == OpKind.COMM:  # one per layer
+            on = own if own is not None and o.op == "all_reduce" and o.bytes_written < cap else link
+            comm = comm + collective_time(o.op, o.bytes_written, gpus, on).scale(o.count)
+    if tp is None:
+        return comm, zero, []
+    return comm, tp.step_host_s or zero, list(tp.notes)
 
 
 def _phase(latency: Range, tokens: int, bound: str, unknown: tuple[str, ...]) -> PhaseEstimate:
@@ -382,7 +401,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
                 overhead = overhead + extra[0] if overhead is not None else extra[0]
                 assumptions.append(extra[1])
             hops, no_link = hop_time(dev, cfg.pp, hop_tokens, arch.hidden, act_bytes)
-            on_dev, notes = _price_phase(ledger, dev, eff, tp, overhead, tokens, on_dev_model.runtime, hops)
+            on_dev, notes = _price_phase(ledger, dev, eff, tp, overhead, tokens, on_dev_model.runtime, hops, on_dev_model)
             assumptions.extend(notes + ([no_link] if no_link else []))
             note = phase_note(on_dev_model, eff, fmt, decode, tokens)
             if note is not None:
