@@ -35,6 +35,7 @@ FIGURES = {  # tuned row id -> (data file, figure, whether tokens/s falls as the
     "tc-torchao-f8-h100-llama31-8b-fp8-wo-mem": ("torch-compile.yaml", "quantized_on_device_reserved", False),
     "bnb-quanto62-a10g-llama-2-7b-int8-bnb-tg": ("hf.yaml", "bnb_int8_linear_host_s", True),
     "bnb-quanto62-a10g-mistral-7b-int8-bnb-tg": ("hf.yaml", "bnb_int8_linear_host_s", True),
+    "bnb-dohu012-t4-qwen25-05b-int8-bnb-tg": ("hf.yaml", "bnb_int8_linear_host_s", True),
     "bnb-quanto62-a10g-llama-2-7b-nf4-tg": ("hf.yaml", "bnb_4bit_linear_host_s", True),
     "bnb-quanto62-a10g-mistral-7b-nf4-tg": ("hf.yaml", "bnb_4bit_linear_host_s", True),
 }
