@@ -92,10 +92,7 @@ class TorchCompile(ExecutionModel):
         `quantized_on_device_reserved` (the unused part of those segments per byte of weights) x the weights."""
         from dataclasses import replace
 
-        from sizeup.engines.reserve import allocate_on_demand
-
-        mem = allocate_on_demand(request, allocator=None, tower=(
-            True, f"{self.NAME}'s fused attention backend; at this request's inputs", 0))
+        mem = super().memory(request)
         share = self.profile.range("quantized_on_device_reserved")
         if request.weights.id not in _WEIGHT_ONLY or share is None:
             return mem
