@@ -23,31 +23,15 @@ sys.path[:0] = [str(ROOT / "src"), str(ROOT / "benchmarks")]
 import yaml  # noqa: E402
 
 from validation import runner, summary  # noqa: E402
+from validation.engine_fits import ENGINE_FITS, engine_values, key_of  # noqa: E402
 from validation.rows import ROW_DIR, Row  # noqa: E402
 
 FILES = ("rows_mlx.yaml", "rows_exllamav2.yaml", "rows_mlc_jetson.yaml", "rows_sglang_ollama_vllm_versions.yaml")
 ENGINES = {"mlx": "mlx", "mlx-benchmark": "mlx", "exllamav2": "exllamav2", "exllama": "exllama", "mlc": "mlc",
            "ollama": "ollama", "llama.cpp": "llama.cpp (Jetson rows)"}
 
-FITTED = {
-    # (data file, setting): the tuned rows its basis names (data/engines/*.yaml)
-    ("mlx", "decode_memory_lpddr"): ("mlx-1029-m4pro-llama31-8b-q4-p32k-tg", "mlx-pr1069-m2ultra-llama3-70b-bf16-tg",
-                                     "mlx-1281-m4max-qwen25-72b-q6-tg", "mlx-lms103-m1pro-llama31-8b-q4-tg",
-                                     "mlx-lms103-m1pro-qwen25-7b-q4-tg", "mlx-lms103-m1ultra128-r1-qwen32b-q8-tg",
-                                     "mlx-lms103-m1ultra128-r1-llama70b-q8-tg"),
-    ("mlx", "prefill_matmul_quantized"): ("mlx-1029-m4pro-llama31-8b-q4-p32k-pp",),
-    ("mlx", "cold_start_s"): ("mlx-pr1069-m2ultra-llama3-70b-bf16-pp", "mlx-1281-m4max-qwen25-72b-q6-pp"),
-    ("exllama", "decode_memory_gddr@ada"): ("exl1-lpbpr1-rtx-4090-llama-2-7b-gptq4-tg",
-                                           "exl1-lpbpr1-rtx-4090-llama-2-13b-gptq4-tg"),
-    ("exllama", "decode_memory_gddr"): ("exl1-lpbpr1-rtx-3090-ti-llama-2-7b-gptq4-tg",
-                                       "exl1-lpbpr1-rtx-3090-ti-llama-2-13b-gptq4-tg", "exl1-6-rtx3060-llama7b-gptq4-tg"),
-    ("exllama", "decode_memory_hbm"): ("exl1-266-a100pcie40-llama2-70b-gptq4-tg",),
-    ("exllama", "prefill_matmul_quantized"): ("exl1-6-rtx3060-llama7b-gptq4-pp",),
-    ("mlc", "decode_memory_gddr"): ("mlc-lpbpr1-rtx-4090-llama-2-7b-q4f16-tg", "mlc-lpbpr1-rtx-4090-llama-2-13b-q4f16-tg",
-                                   "mlc-lpbpr1-rtx-3090-ti-llama-2-7b-q4f16-tg",
-                                   "mlc-lpbpr1-rtx-3090-ti-llama-2-13b-q4f16-tg"),
-    ("mlc", "decode_memory_lpddr@ampere-ga10b"): ("mlc-jc532-agxorin64-llama2-13b-q4f16-tg",),
-}
+FITTED = {fig: ids for fig, ids in ENGINE_FITS.items() if fig[0] in ("mlx", "exllama", "mlc")}
+"""(data file, setting): the tuned rows its basis names (validation/engine_fits.py, shared with tables.py's LOSO)."""
 DROPPED = object()
 
 
@@ -74,24 +58,10 @@ def research_rows() -> list[Row]:
 @contextlib.contextmanager
 def settings(overrides: dict):
     """The engines' profiles with `overrides` ((file, key) -> value, or DROPPED) in place of their data."""
-    from sizeup.engines.profile import EngineProfile
-    from sizeup.ranges import Range
-
-    original = EngineProfile.range
-
-    def patched(self, key):
-        value = overrides.get((self.id, key))
-        if value is DROPPED:
-            return None
-        return original(self, key) if value is None else Range(value, value, value)
-
-    EngineProfile.range = patched
+    values = {key_of(fig): None if v is DROPPED else v for fig, v in overrides.items()}
     label = repr(sorted((k, str(v)) for k, v in overrides.items()))
-    try:
-        with runner.state(label):
-            yield
-    finally:
-        EngineProfile.range = original
+    with engine_values(values), runner.state(label):
+        yield
 
 
 def implied(row: Row, figure: tuple[str, str]) -> float:

@@ -3,8 +3,8 @@ int4) and of bitsandbytes under transformers (LLM.int8(), NF4): tests/validation
 rows_bnb.yaml, each row the `sizeup estimate ...` command of its source's setup.
 Run from the repo root: python benchmarks/validate_quant_engines.py [--rows] [--refit]
 
---refit: leave-one-source-out for the figures these rows set (data/engines/torch-compile.yaml decode_memory_fraction.*,
-data/engines/hf.yaml bnb_*_linear_host_s): each tuned row's implied value (the figure at which its own command
+--refit: leave-one-source-out for the figures these rows set (data/engines/torch-compile.yaml decode_memory_fraction.*
+and quantized_on_device_reserved, data/engines/hf.yaml bnb_*_linear_host_s): each tuned row's implied value (the figure at which its own command
 reproduces it, by bisection), the figure set again as the median of the other sources' implied values (none left:
 the entry dropped, the engine's fallback), and the left-out source's rows priced with it. Writes the data files in
 place while it runs and restores them.
@@ -25,30 +25,19 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "benchmarks")]
 
 from validation import cli, rows  # noqa: E402
+from validation.engine_fits import ENGINE_FITS  # noqa: E402
 
 DATA = ROOT / "src" / "sizeup" / "data" / "engines"
-FIGURES = {  # tuned row id -> (data file, figure, whether tokens/s falls as the figure grows)
-    "tc-torchao-f8-h100-llama31-8b-bf16-tg": ("torch-compile.yaml", "decode_memory_fraction.16bit.hbm", False),
-    "tc-gptfast27-4090-llama2-7b-bf16-tg": ("torch-compile.yaml", "decode_memory_fraction.16bit.gddr", False),
-    "tc-torchao-f8-h100-llama31-8b-fp8-wo-tg": ("torch-compile.yaml", "decode_memory_fraction.weight_only.hbm", False),
-    "tc-gptfast207-a100-llama7b-int8wo-tg": ("torch-compile.yaml", "decode_memory_fraction.weight_only.hbm", False),
-    "bnb-quanto62-a10g-llama-2-7b-int8-bnb-tg": ("hf.yaml", "bnb_int8_linear_host_s", True),
-    "bnb-quanto62-a10g-mistral-7b-int8-bnb-tg": ("hf.yaml", "bnb_int8_linear_host_s", True),
-    "bnb-quanto62-a10g-llama-2-7b-nf4-tg": ("hf.yaml", "bnb_4bit_linear_host_s", True),
-    "bnb-quanto62-a10g-mistral-7b-nf4-tg": ("hf.yaml", "bnb_4bit_linear_host_s", True),
-}
-
-
-def _with(text: str, key: str, value: float | None) -> str:
-    """The data file's text with `key`'s range set to `value` (None: the entry dropped)."""
-    block = r"\n  %s:\n(    [^\n]*\n)+" % re.escape(key)
-    if value is None:
-        return re.sub(block, "\n", text)
-    return re.sub(r"(\n  %s:\n)    low: [^\n]*\n    typical: [^\n]*\n    high: [^\n]*" % re.escape(key),
-                  r"\g<1>    low: %r\n    typical: %r\n    high: %r" % (value, value, value), text)
+FIGURES = {rid: (f"{name}.yaml", setting, setting.endswith("_s"))
+           for (name, setting), ids in ENGINE_FITS.items() if name in ("torch-compile", "hf") for rid in ids}
+"""Tuned row id -> (data file, figure, whether its figure falls as the figure grows: a host time), from
+validation/engine_fits.py (shared with tables.py's leave-one-source-out)."""
+BOUNDS = {"quantized_on_device_reserved": (0.0, 2.0)}
+"""Bisection bounds of a figure that is not a bandwidth fraction (0.05-1) or a host time (1e-6-3e-3 s)."""
 
 
 def _decode(row: rows.Row, changes: dict[str, dict[str, float | None]]) -> float:
+    """The row's figure (decode tokens/s, or the memory total of a memory row) with `changes` written in."""
     saved = {name: (DATA / name).read_text() for name in changes}
     try:
         for name, figures in changes.items():
@@ -62,11 +51,14 @@ def _decode(row: rows.Row, changes: dict[str, dict[str, float | None]]) -> float
     finally:
         for name, text in saved.items():
             (DATA / name).write_text(text)
-    return json.loads(out)["decode"]["per_sequence_tokens_per_s"]["typical"]
+    result = json.loads(out)
+    if row.metric.startswith("peak_memory"):
+        return float(result["memory"]["total_bytes"])
+    return result["decode"]["per_sequence_tokens_per_s"]["typical"]
 
 
 def _implied(row: rows.Row, name: str, key: str, falls: bool) -> float:
-    lo, hi = (1e-6, 3e-3) if falls else (0.05, 1.0)
+    lo, hi = BOUNDS.get(key) or ((1e-6, 3e-3) if falls else (0.05, 1.0))
     for _ in range(16):
         mid = (lo + hi) / 2
         if (_decode(row, {name: {key: mid}}) < row.value) != falls:

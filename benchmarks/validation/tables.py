@@ -15,7 +15,9 @@ refit as the median of its rows' implied values, which is what each file states 
   figure) -> without rows, the device kind's generic launch cost (gpu.yaml overhead_s); Volta's convolution tiles
   (one V100 TensorRT row each) -> without a row, no tile (the SMs count as filled);
 - data/training/allocator_reserve.yaml: the caching allocator's reserve, (p10, median, p90) of the observations of
-  every source but the one left out (workload/training/allocator.py `reserve_range(regime, exclude)`).
+  every source but the one left out (workload/training/allocator.py `reserve_range(regime, exclude)`);
+- data/engines/NAME.yaml settings fitted on tuned rows (engine_fits.py ENGINE_FITS: MLX, ExLlama, MLC, torch.compile,
+  bitsandbytes under hf): the median of the rows' implied values; no row left -> the setting dropped.
 
 Swapping a figure is done in place on the loaded tables (restored afterwards); the runner caches results under a label
 of what is swapped."""
@@ -28,7 +30,7 @@ import statistics
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
-from . import runner
+from . import engine_fits, runner
 from .rows import Row
 
 
@@ -234,6 +236,9 @@ def figure_key(row: Row) -> str | None:
         return None
     if row.id in VISION_FITS:
         return f"overheads.yaml {VISION_FITS[row.id]}"
+    engine = engine_fits.row_figure(row.id)
+    if engine is not None:
+        return engine
     key = kernel_key(row)
     return None if key is None else f"kernels.yaml llama.cpp/{key}"
 
@@ -244,11 +249,14 @@ def values(values: dict[str, float | None], label: str) -> Iterator[None]:
     kernels = {k.split(" ", 1)[1].removeprefix("llama.cpp/"): v for k, v in values.items()
                if k.startswith("kernels.yaml")}
     overheads = {k.split(" ", 1)[1]: v for k, v in values.items() if k.startswith("overheads.yaml")}
-    with kernel_values(kernels), overhead_values(overheads), runner.state(label):
+    engines = {k: v for k, v in values.items() if k.startswith(engine_fits.PREFIX)}
+    with kernel_values(kernels), overhead_values(overheads), engine_fits.engine_values(engines), runner.state(label):
         yield
 
 
 def committed(key: str) -> float:
+    if key.startswith(engine_fits.PREFIX):
+        return engine_fits.committed(key)
     file, path = key.split(" ", 1)
     if file == "kernels.yaml":
         holder, name = _kernel_path(path.removeprefix("llama.cpp/"))
@@ -262,6 +270,8 @@ def committed(key: str) -> float:
 
 
 def fallback_of(key: str) -> str:
+    if key.startswith(engine_fits.PREFIX):
+        return engine_fits.fallback_of(key)
     if key.startswith("kernels.yaml"):
         path = key.split(" ", 1)[1].removeprefix("llama.cpp/")
         if "/memory_by_class/" in path:

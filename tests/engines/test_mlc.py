@@ -18,3 +18,9 @@ def test_backends():
     assert resolve("mlc", cat.device("rx-7900-xtx"), backend="hip").backend is None  # ROCm is its native runtime
     with pytest.raises(ConfigError, match="metal"):
         resolve("mlc", cat.device("rtx-4090"), backend="metal")
+
+
+def test_tensor_parallel_runs_nccls_ring_and_says_so():
+    """mlc-ai/mlc-llm PR #1990: the all-reduce strategy defaults to "ring" (NCCL); no own latency, no worker time."""
+    tp = resolve("mlc", load_catalog(include_user=False).device("a10g")).tensor_parallel("pcie", 4)
+    assert tp.all_reduce_latency_s is None and tp.step_host_s is None and "NCCL's ring" in tp.notes[0]

@@ -76,3 +76,16 @@ def test_weight_only_bytes_include_scales_and_the_lm_head():
     assert sizes[q] == 4096 * 4096 // 2 + 4096 * 64 * 4
     head = next(k for k in sizes if k == "lm_head.weight")
     assert sizes[head] == 32000 * 4096 // 2 + 32000 * 64 * 4
+
+
+def test_weight_only_formats_keep_the_16bit_segments_reserved(catalog):
+    """torchao generate.py quantizes on the GPU after a bf16 load and reports torch.cuda.max_memory_reserved(): a
+    weight-only format holds `quantized_on_device_reserved` x its weights beyond them (torch-compile.yaml, fit on the
+    H100 fp8-wo row of torchao's float8_benchmark_results.txt: 11.83 GB reserved); bf16 holds nothing extra."""
+    bf16 = _decode(catalog, "a100-sxm-80gb", "bf16").memory
+    int8 = _decode(catalog, "a100-sxm-80gb", "int8-wo").memory
+    share = resolve("torch-compile", catalog.device("a100-sxm-80gb")).profile.range("quantized_on_device_reserved")
+    assert bf16.overhead_bytes == 0
+    assert int8.overhead_bytes == int(share.typical * int8.weights_bytes) > 0
+    assert 0.3 < share.typical < 0.45
+    assert int8.total_bytes == int8.weights_bytes + int8.kv_cache_bytes + int8.activations_bytes + int8.overhead_bytes

@@ -70,3 +70,43 @@ def test_concurrency_is_capped_at_the_gpus_max_num_seqs():
     h100, a100 = _memory("h100"), _memory("a100-sxm-80gb")
     assert 256 < h100.max_concurrent_sequences <= 1024  # ~50 GiB of pool / 128 MiB a 1,024-token sequence
     assert a100.max_concurrent_sequences == 256
+
+
+# --- tensor parallelism: vLLM's custom all-reduce and the Ray workers of the 0.2 releases (VLLM.tensor_parallel) ---
+
+def test_custom_all_reduce_runs_on_nvlink_and_on_two_pcie_gpus_from_0_3():
+    """vllm/distributed/device_communicators/custom_all_reduce.py: world sizes 2/4/6/8, full NVLink or at most two
+    PCIe GPUs with P2P (PR #2192, first in 0.3); GeForce boards have no P2P."""
+    custom = VLLM.range("custom_all_reduce_latency_s")
+    h100 = resolve("vllm", CATALOG.device("h100-sxm-80gb")).tensor_parallel("nvlink", 8)
+    assert h100.all_reduce_latency_s == custom and h100.step_host_s is None
+    a100 = resolve("vllm", CATALOG.device("a100-pcie-80gb"))
+    assert a100.tensor_parallel("pcie", 2).all_reduce_latency_s == custom
+    assert a100.tensor_parallel("pcie", 4) is None  # "not supported on more than two PCIe-only GPUs": NCCL
+    geforce = resolve("vllm", CATALOG.device("rtx-4090")).tensor_parallel("pcie", 2)
+    assert geforce.all_reduce_latency_s is None and "P2P" not in geforce.notes[0] and "peer" in geforce.notes[0]
+    assert resolve("vllm", CATALOG.device("h100-sxm-80gb")).tensor_parallel("nvlink", 3) is None
+
+
+def test_vllm_0_2_drives_a_ray_actor_per_gpu_each_step_and_runs_nccl():
+    """Before PR #2221 every GPU's worker was a Ray actor called each step (ray_worker_call_s per GPU)."""
+    old = resolve("vllm@0.2", CATALOG.device("a100-pcie-80gb"))
+    call = old.profile.range("ray_worker_call_s")
+    for gpus in (2, 8):
+        tp = old.tensor_parallel("pcie", gpus)
+        assert tp.all_reduce_latency_s is None and tp.all_reduce == "NCCL"
+        assert tp.step_host_s.typical == pytest.approx(gpus * call.typical)
+
+
+def test_an_estimate_prices_the_engines_all_reduce():
+    """The same 70B decode on 2 H100s costs less communication with vLLM's custom all-reduce (current release) than
+    with NCCL's ring (0.2, which also pays its Ray calls): the engine, not price/, picks the collective."""
+    from sizeup.workload.inference import InferenceConfig, estimate_inference
+
+    arch, dev = load_model("llama-2-70b"), CATALOG.device("h100-sxm-80gb")
+    notes = {}
+    for spec in ("vllm", "vllm@0.2"):
+        cfg = InferenceConfig(batch=1, prompt=8, output=16, weights="fp16", gpus=2, engine=spec)
+        notes[spec] = " ".join(estimate_inference(arch, dev, cfg).assumptions)
+    assert "custom all-reduce" in notes["vllm"] and "Ray actor" not in notes["vllm"]
+    assert "Ray actor" in notes["vllm@0.2"] and "custom all-reduce" not in notes["vllm@0.2"]

@@ -2,7 +2,15 @@
 
 import pytest
 
-from sizeup.price.comm import Link, collective_time, group_collective_time
+from sizeup.hardware.catalog import load_catalog
+from sizeup.price.comm import (
+    Link,
+    collective_time,
+    device_link,
+    group_collective_time,
+    network_link,
+    with_latency,
+)
 from sizeup.ranges import Range
 
 EXACT = Range(1.0, 1.0, 1.0)
@@ -34,3 +42,45 @@ def test_a_group_across_nodes_shares_the_nodes_nics():
 def test_all_to_all_sends_only_the_other_nodes_share_over_the_nic():
     t = group_collective_time("all_to_all", S, 64, 8, NVLINK, NIC).typical
     assert t == pytest.approx(S * 56 / 64 / 50e9 + S * 7 / 64 / 450e9)
+
+
+# --- ring latency on PCIe (data/efficiency/comm.yaml: base + hop per ring step, NCCL's tuning-model form) ----------
+
+def test_a_hop_latency_grows_with_the_ring_steps():
+    """NCCL's nsteps: 2(n-1) for an all-reduce, n-1 for an all-gather (src/graph/tuning.cc)."""
+    pcie = Link(kind="pcie", bytes_per_s=32e9, latency_s=Range(4e-6, 4e-6, 4e-6), efficiency=EXACT,
+                hop_latency_s=Range(3e-6, 3e-6, 3e-6))
+    for n in (2, 4, 8):
+        assert collective_time("all_reduce", 0.001, n, pcie).typical == pytest.approx(4e-6 + 2 * (n - 1) * 3e-6)
+        assert collective_time("all_gather", 0.001, n, pcie).typical == pytest.approx(4e-6 + (n - 1) * 3e-6)
+    assert with_latency(pcie, Range(8e-6, 8e-6, 8e-6)).hop_latency_s is None
+
+
+def test_the_pcie_fit_reproduces_the_nccl_tests_points_it_was_fitted_on():
+    """The typical base and hop of comm.yaml against the small-message all-reduces they were fitted on (sources in
+    comm.yaml): 2x RTX 2080 Ti 12.25 us, 4x V100 behind one switch 20.3 us, 8x RTX 4090 42.1 us, 8x RTX 3090 54 us;
+    every point inside the range."""
+    link = device_link(load_catalog(include_user=False).device("a100-pcie-80gb"))
+    assert link.kind == "pcie" and link.hop_latency_s is not None
+    for n, measured in ((2, 12.25e-6), (4, 20.3e-6), (8, 42.1e-6), (8, 54e-6)):
+        t = collective_time("all_reduce", 8, n, link)
+        assert t.low <= measured <= t.high
+        assert abs(t.typical - measured) / measured < 0.2
+
+
+def test_nvlink_and_the_network_keep_a_fixed_latency():
+    """Training's large NVLink / InfiniBand collectives do not change with the PCIe ring latency."""
+    link = device_link(load_catalog(include_user=False).device("h100-sxm-80gb"))
+    assert link.kind == "nvlink" and link.hop_latency_s is None
+    assert collective_time("all_reduce", 8, 8, link).typical == pytest.approx(
+        collective_time("all_reduce", 8, 2, link).typical, abs=1e-9)
+    assert network_link(50e9).hop_latency_s is None
+
+
+def test_an_amd_gpu_on_pcie_runs_rccls_latency():
+    """ROCm's RCCL is slower per collective than NCCL (comm.yaml pcie_rccl: rccl issue #362, 25.8 us on 2 GPUs)."""
+    catalog = load_catalog(include_user=False)
+    amd, nvidia = device_link(catalog.device("rx-7900-xtx")), device_link(catalog.device("rtx-4090"))
+    assert amd.kind == nvidia.kind == "pcie"
+    assert collective_time("all_reduce", 16, 2, amd).typical == pytest.approx(25.8e-6, rel=0.02)
+    assert collective_time("all_reduce", 16, 2, amd).typical > 2 * collective_time("all_reduce", 16, 2, nvidia).typical

@@ -30,7 +30,7 @@ from sizeup.ingest.arch import ModelArch
 from sizeup.engines.profile import EngineProfile, engine_profile
 from sizeup.ranges import Range
 
-__all__ = ["Batching", "EngineRef", "ExecutionModel", "engine", "engine_class", "engine_names", "parse_engine",
+__all__ = ["Batching", "EngineRef", "ExecutionModel", "TensorParallel", "engine", "engine_class", "engine_names", "parse_engine",
            "resolve", "OPTIONS"]
 
 OPTIONS = {"gpu_layers": "--gpu-layers", "threads": "--threads", "backend": "--backend", "build_date": "--build-date"}
@@ -76,6 +76,23 @@ class Batching:
                 "physical_batch_tokens": self.physical_batch_tokens, "basis": self.basis,
                 "mixed_steps": self.mixes, "steps_per_schedule": self.steps_per_schedule,
                 "reserve_to_completion": self.reserve_to_completion}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TensorParallel:
+    """How an engine runs tensor parallelism over `--gpus N` where that differs from NCCL's ring driven by one
+    process per GPU (the pricing layer's default, price/comm.py)."""
+
+    all_reduce_latency_s: Range | None = None
+    """Fixed latency of the engine's own all-reduce (one pass over peer memory, no ring steps), replacing the link's
+    ring latency for the per-layer all-reduces; its bandwidth term stays the link's. None: NCCL's."""
+    all_reduce_max_bytes: float | None = None
+    """Messages of at least this many bytes go to NCCL's ring instead (vLLM: its IPC buffer's size); None: no cap."""
+    all_reduce: str = "NCCL"
+    """What runs the per-layer all-reduce, for the estimate's notes."""
+    step_host_s: Range | None = None
+    """Host time per step to drive the workers (a remote call per GPU), not hidden behind the GPU; None: none."""
+    notes: tuple[str, ...] = ()
 
 
 class EngineRef(NamedTuple):
@@ -228,6 +245,12 @@ class ExecutionModel:
     """How the engine spreads a model over `--gpus N`: 'tensor' (every layer's matrices split, an all-reduce per
     layer) or 'layers' (consecutive layers per GPU, one GPU busy at a time: ExLlamaV2's gpu_split). Under 'layers'
     a step takes one GPU's time for the whole model and each GPU holds its share of the weights and cache."""
+
+    def tensor_parallel(self, link_kind: str, gpus: int) -> TensorParallel | None:
+        """How the engine runs tensor parallelism over `gpus` GPUs joined by a link of kind `link_kind` ('nvlink',
+        'pcie'): its own all-reduce and per-step host time for its workers where it has them; None: NCCL's ring and
+        no per-worker host time (price/comm.py)."""
+        return None
 
     # --- serving defaults (issue 28: throughput under load, engine options, default KV format) ------------------
     ENGINE_OPTIONS: ClassVar[dict[str, str]] = {}

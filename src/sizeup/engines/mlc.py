@@ -6,12 +6,14 @@ dequantize + mat-vec, one pass over the packed weights, replayed as a CUDA graph
 per memory class is the engine's setting (engines/settings_kernels.py), as is the prompt's GEMM fraction of the
 fp16 tensor peak. `--backend` names the build's runtime (cuda, hip for ROCm, vulkan, metal); a backend without a
 fitted fraction keeps the device default and says so. Tensor parallelism (`--gpus N`) is MLC's own (NCCL/RCCL
-all-reduce per layer).
+all-reduce per layer): its compiler's default all-reduce strategy is NCCL's ring (mlc-ai/mlc-llm PR #1990: the
+`allreduce-strategy` flag "defaults to ring"; the one-shot / two-shot CUDA-IPC kernels from TensorRT-LLM only when asked
+for, and by PR #2706 at `--opt O3`), which is what sizeup prices, and the estimate says so.
 """
 
 from __future__ import annotations
 
-from sizeup.engines.base import Batching, ExecutionModel, engine
+from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
 from sizeup.engines.settings_kernels import settings_kernel
 from sizeup.errors import ConfigError
 
@@ -50,6 +52,12 @@ class MLC(ExecutionModel):
             return None
         return (f"{'decode' if decode else 'prefill'}: MLC-LLM on {self.backend}: no fitted fraction for this "
                 f"runtime, priced at the {self.device.kind} default efficiency (derived)")
+
+    def tensor_parallel(self, link_kind: str, gpus: int) -> TensorParallel | None:
+        note = (f"MLC-LLM tensor parallelism over {gpus} GPUs: NCCL's ring all-reduce per layer, the compiler's "
+                f"default strategy (custom one-shot / two-shot kernels only with --opt allreduce-strategy or O3, not "
+                f"modelled)")
+        return TensorParallel(notes=(note,))
 
     @property
     def batching(self) -> Batching:

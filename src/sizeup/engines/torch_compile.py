@@ -82,6 +82,28 @@ class TorchCompile(ExecutionModel):
                 f"graph once per process, before the first token: {compile_s.low:.0f}-{compile_s.high:.0f} s "
                 f"(typical {compile_s.typical:.0f} s) of compile and warm-up, not in TTFT or tokens/s",)
 
+    def memory(self, request):
+        """What `allocate_on_demand` holds, plus, for a weight-only format, the caching allocator's segments left
+        reserved by quantizing on the device: generate.py loads the checkpoint in 16 bits onto the GPU and
+        `quantize_` replaces each linear's weight there, so the packed weights are carved out of segments cut for
+        16-bit tensors (the loaded weights, the quantization's temporaries); CUDA-graph capture then empties the
+        cache (torch.cuda.graph.__enter__), which returns only wholly free segments, so a segment holding a packed
+        weight stays reserved whole, and the reported peak is `max_memory_reserved` after it. Priced as
+        `quantized_on_device_reserved` (the unused part of those segments per byte of weights) x the weights."""
+        from dataclasses import replace
+
+        mem = super().memory(request)
+        share = self.profile.range("quantized_on_device_reserved")
+        if request.weights.id not in _WEIGHT_ONLY or share is None:
+            return mem
+        extra = int(share.typical * request.weights_bytes)
+        note = (f"{self.NAME}: {request.weights.id} weights are quantized on the GPU after a 16-bit load; the "
+                f"segments cut for 16-bit tensors that hold the packed weights stay reserved, +{share.typical:.0%} of "
+                f"the weights ({extra / 1e9:.2f} GB, torch.cuda.max_memory_reserved)")
+        total = mem.total_bytes + extra
+        return replace(mem, overhead_bytes=mem.overhead_bytes + extra, fits=total <= request.usable.typical,
+                       notes=(*mem.notes, note))
+
     @property
     def batching(self) -> Batching:
         return Batching(scheduling="static", basis="generate() runs one batch of prompts with a static cache for "

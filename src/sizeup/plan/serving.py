@@ -20,7 +20,6 @@ from sizeup.hardware.catalog import Catalog
 from sizeup.hardware.schema import DeviceSpec, Offer
 from sizeup.ingest.hf_config import ModelArch
 from sizeup.ingest.transformer_ops import Step, transformer_ledger
-from sizeup.ledger import OpKind
 from sizeup.plan.capacity import ReplicaModel, rate_at_sla, replicas_needed, simulate
 from sizeup.plan.cost import MonthlyCost, owned_monthly_cost, pricing_basis
 from sizeup.plan.fleet import fleet_for, lower_bound_usd, month_levels, owned_mix, replicas_at
@@ -31,7 +30,7 @@ from sizeup.plan.types import Candidate, PlanResult, Rejection, memory_parts, ra
 from sizeup.price.execution import phase_efficiency
 from sizeup.price.memory import MemoryConfig, inference_memory
 from sizeup.price.roofline import price
-from sizeup.workload.inference import InferenceConfig, estimate_inference, execution_for
+from sizeup.workload.inference import InferenceConfig, estimate_inference, execution_for, tensor_parallel_comm
 from sizeup.workload.quantize import get_format
 from sizeup.workload.serving import Load, RequestMix, serving_load
 from sizeup.workload.towers import decoder_arch, decoder_cache_tokens, decoder_prompt, tower_input
@@ -68,22 +67,19 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
         eager = model.extra_launches(ledger, fmt.compute_dtype == "fp32")  # hf: as estimate prices it
         extra = model.step_extra(decoder, ledger, fmt.id, True, b)  # a format's own path (bitsandbytes), as estimate
         times.append(price(ledger, device, eff).total_s.typical + step_s + (eager[0].typical if eager else 0.0)
-                     + (extra[0].typical if extra else 0.0) + _tp_comm_s(ledger, device, cfg.gpus))
+                     + (extra[0].typical if extra else 0.0) + _tp_comm_s(ledger, device, cfg.gpus, model))
     return ReplicaModel(prefill_fixed_s=fixed, prefill_per_token_s=per_token, decode_batches=tuple(batches),
                         decode_step_s=tuple(times), max_batch=max_batch)
 
 
-def _tp_comm_s(ledger, device: DeviceSpec, gpus: int) -> float:
-    """The tensor-parallel collectives of one step on the device's link (price.comm), as `estimate` adds them."""
+def _tp_comm_s(ledger, device: DeviceSpec, gpus: int, model: ExecutionModel) -> float:
+    """The tensor-parallel collectives of one step on the device's link and the engine's host time to drive its
+    workers, as `estimate` adds them (workload/inference.py tensor_parallel_comm: the engine's own all-reduce where
+    it runs one)."""
     if gpus <= 1:
         return 0.0
-    from sizeup.price.comm import collective_time, device_link
-
-    link = device_link(device)
-    if link is None:
-        return 0.0
-    return sum(collective_time(o.op, o.bytes_written, gpus, link).typical * o.count  # one collective per layer
-               for o in ledger.ops if o.kind == OpKind.COMM)
+    comm, host, _ = tensor_parallel_comm(ledger, device, gpus, model)
+    return comm.typical + host.typical
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

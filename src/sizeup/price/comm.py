@@ -1,6 +1,12 @@
 """Collectives priced on a link: ring all-reduce moves 2·(n−1)/n of the message over each link,
-all-gather and reduce-scatter (n−1)/n, plus a fixed latency per collective
-(data/efficiency/comm.yaml, measured with nccl-tests).
+all-gather and reduce-scatter (n−1)/n, plus a latency per collective (data/efficiency/comm.yaml, measured
+with nccl-tests). On a link with a per-step latency (PCIe) the latency grows with the ring: a base plus one
+hop per ring step, 2·(n−1) steps for an all-reduce and n−1 for the others, the form of NCCL's own tuning
+model (src/graph/tuning.cc: baseLat + nsteps × hwLat), its two terms fitted on nccl-tests runs of 2, 4 and
+8 PCIe GPUs. Links without one (NVLink, the network) keep a fixed latency.
+
+An engine may run its own all-reduce instead of NCCL's (vLLM's custom all-reduce over peer memory):
+`with_latency` gives the link that collective sees.
 
 A group spread over several nodes, g ranks on each, runs in two levels (hierarchical all-reduce,
 Jia et al. 2018, arXiv:1807.11205; 2D ring, Mikami et al. 2018, arXiv:1811.05233): reduce-scatter
@@ -10,7 +16,7 @@ together instead of one NIC carrying all of it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from sizeup.errors import CatalogError
@@ -18,7 +24,8 @@ from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ranges import Range
 
-__all__ = ["Link", "device_link", "network_link", "collective_time", "group_collective_time"]
+__all__ = ["Link", "device_link", "network_link", "collective_time", "group_collective_time", "ring_steps",
+           "with_latency"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -28,16 +35,21 @@ class Link:
     bytes_per_s: float
     """One direction."""
     latency_s: Range
+    """Fixed latency per collective (with a hop latency: the base of the ring's latency)."""
     efficiency: Range
+    hop_latency_s: Range | None = None
+    """Latency added per ring step (PCIe); None: the latency does not grow with the group."""
 
 
 @lru_cache(maxsize=1)
-def _links() -> dict[str, tuple[Range, Range]]:
+def _links() -> dict[str, tuple[Range, Range, Range | None]]:
     path = builtin_data_dir() / "efficiency" / "comm.yaml"
     data = read_yaml(path)
     try:
         return {name: (Range.parse(v["latency_s"], f"{path}: {name}.latency_s"),
-                       Range.parse(v["bandwidth_efficiency"], f"{path}: {name}.bandwidth_efficiency"))
+                       Range.parse(v["bandwidth_efficiency"], f"{path}: {name}.bandwidth_efficiency"),
+                       Range.parse(v["hop_latency_s"], f"{path}: {name}.hop_latency_s")
+                       if "hop_latency_s" in v else None)
                 for name, v in data["links"].items()}
     except (KeyError, TypeError, ValueError) as e:
         raise CatalogError(f"{path}: malformed link entry ({e})") from None
@@ -45,25 +57,39 @@ def _links() -> dict[str, tuple[Range, Range]]:
 
 def device_link(device: DeviceSpec) -> Link | None:
     """The GPU-to-GPU link of a device: its NVLink (half the quoted bidirectional rate per direction),
-    else its PCIe host link; None when the catalog knows neither."""
+    else its PCIe host link (an AMD GPU's with RCCL's latency); None when the catalog knows neither."""
     links = _links()
     if device.interconnect is not None and device.interconnect.kind.startswith("nvlink"):
-        latency, eff = links["nvlink"]
-        return Link(kind="nvlink", bytes_per_s=device.interconnect.bytes_per_s / 2, latency_s=latency, efficiency=eff)
+        latency, eff, hop = links["nvlink"]
+        return Link(kind="nvlink", bytes_per_s=device.interconnect.bytes_per_s / 2, latency_s=latency, efficiency=eff,
+                    hop_latency_s=hop)
+    pcie = "pcie_rccl" if device.vendor == "amd" and "pcie_rccl" in links else "pcie"  # ROCm runs RCCL
     if device.pcie_bytes_per_s:
-        latency, eff = links["pcie"]
-        return Link(kind="pcie", bytes_per_s=device.pcie_bytes_per_s, latency_s=latency, efficiency=eff)
+        latency, eff, hop = links[pcie]
+        return Link(kind="pcie", bytes_per_s=device.pcie_bytes_per_s, latency_s=latency, efficiency=eff,
+                    hop_latency_s=hop)
     if device.interconnect is not None:
-        latency, eff = links["pcie"]
+        latency, eff, hop = links[pcie]
         return Link(kind=device.interconnect.kind, bytes_per_s=device.interconnect.bytes_per_s / 2, latency_s=latency,
-                    efficiency=eff)
+                    efficiency=eff, hop_latency_s=hop)
     return None
+
+
+def with_latency(link: Link, latency_s: Range) -> Link:
+    """`link` as a collective of fixed latency `latency_s` sees it (an engine's own all-reduce: one pass, no ring
+    steps), its bandwidth unchanged."""
+    return replace(link, latency_s=latency_s, hop_latency_s=None)
 
 
 def network_link(bytes_per_s_per_gpu: float) -> Link:
     """The node-to-node network (InfiniBand / RoCE) as seen by one GPU: its share of the node's NICs."""
-    latency, eff = _links()["network"]
-    return Link(kind="network", bytes_per_s=bytes_per_s_per_gpu, latency_s=latency, efficiency=eff)
+    latency, eff, hop = _links()["network"]
+    return Link(kind="network", bytes_per_s=bytes_per_s_per_gpu, latency_s=latency, efficiency=eff, hop_latency_s=hop)
+
+
+def ring_steps(kind: str, n: int) -> int:
+    """Steps of a ring collective over `n` ranks (NCCL's nsteps): 2·(n−1) for an all-reduce, n−1 for the others."""
+    return 2 * (n - 1) if kind == "all_reduce" else n - 1
 
 
 def collective_time(kind: str, size_bytes: float, n: int, link: Link) -> Range:
@@ -72,14 +98,15 @@ def collective_time(kind: str, size_bytes: float, n: int, link: Link) -> Range:
         return Range(0.0, 0.0, 0.0)
     factor = {"all_reduce": 2 * (n - 1) / n, "all_gather": (n - 1) / n, "reduce_scatter": (n - 1) / n,
               "all_to_all": (n - 1) / n}[kind]
-    return _transfer(factor * size_bytes, link)
+    return _transfer(factor * size_bytes, link, ring_steps(kind, n))
 
 
-def _transfer(volume: float, link: Link) -> Range:
-    """`volume` bytes sent by each rank over `link`, plus the link's latency."""
-    return Range(volume / (link.bytes_per_s * link.efficiency.high) + link.latency_s.low,
-                 volume / (link.bytes_per_s * link.efficiency.typical) + link.latency_s.typical,
-                 volume / (link.bytes_per_s * link.efficiency.low) + link.latency_s.high)
+def _transfer(volume: float, link: Link, steps: int) -> Range:
+    """`volume` bytes sent by each rank over `link` in a ring of `steps` steps, plus the link's latency."""
+    lat = link.latency_s if link.hop_latency_s is None else link.latency_s + link.hop_latency_s.scale(steps)
+    return Range(volume / (link.bytes_per_s * link.efficiency.high) + lat.low,
+                 volume / (link.bytes_per_s * link.efficiency.typical) + lat.typical,
+                 volume / (link.bytes_per_s * link.efficiency.low) + lat.high)
 
 
 def group_collective_time(kind: str, size_bytes: float, n: int, per_node: int, intra: Link | None,
@@ -95,7 +122,8 @@ def group_collective_time(kind: str, size_bytes: float, n: int, per_node: int, i
         return collective_time(kind, size_bytes, n, inter)
     nodes = -(-n // per_node)
     if kind == "all_to_all":  # each rank sends 1/n of its message to every other rank
-        return _transfer(size_bytes * (n - per_node) / n, inter) + _transfer(size_bytes * (per_node - 1) / n, intra)
+        return (_transfer(size_bytes * (n - per_node) / n, inter, nodes - 1)
+                + _transfer(size_bytes * (per_node - 1) / n, intra, per_node - 1))
     inside = {"all_reduce": ("reduce_scatter", "all_gather"), "all_gather": ("all_gather",),
               "reduce_scatter": ("reduce_scatter",)}[kind]
     return sum((collective_time(k, size_bytes, per_node, intra) for k in inside),
