@@ -85,3 +85,73 @@ def test_bad_loads_are_one_line_errors(load):
     with pytest.raises(ConfigError) as e:
         Load(**load)
     assert "\n" not in str(e.value)
+
+
+def test_poisson_load_obeys_littles_law_and_grows_the_batch_and_tpot_toward_saturation():
+    # processor sharing at a state-dependent rate: mean running = rate x time running (Little), TPOT = that / (rate O)
+    x_max = _serve().requests_per_s.typical
+    rows = [_serve(load=Load(rate=f * x_max)) for f in (0.2, 0.6, 0.95)]
+    for f, s in zip((0.2, 0.6, 0.95), rows):
+        assert not s.saturated and s.requests_per_s.typical == pytest.approx(f * x_max)
+        assert s.tpot_s.typical == pytest.approx(s.running.typical / (f * x_max * 1000), rel=1e-6)
+        assert s.e2e_latency_s.typical == pytest.approx(s.ttft_s.typical + 999 * s.tpot_s.typical)
+    assert rows[0].running.typical < rows[1].running.typical < rows[2].running.typical
+    assert rows[0].tpot_s.typical < rows[1].tpot_s.typical < rows[2].tpot_s.typical
+
+
+def test_a_step_carries_the_prompts_that_arrive_during_the_whole_step():
+    # prompts in steps of their own (vLLM V0): at rate r a step of decode time d carries r x I x t prompt tokens
+    # where t is the whole step, so t = d + prefill(r I t) > d + prefill(r I d)
+    from sizeup.workload import serving
+
+    mix = RequestMix(input_tokens=2000, output_tokens=200)
+    config = InferenceConfig(weights="bf16", kv_dtype="fp16", engine="vllm@0.6")
+    model = serving.execution_for(H100, config)
+    steps = serving._Steps(LLAMA8, H100, config, model, mix)
+    d = steps.decode(32, "typical")
+    t = serving._loaded_step(steps, model.batching, 32, 10.0 * 2000, "typical")
+    assert t == pytest.approx(d + steps.prefill(10.0 * 2000 * t, "typical"), rel=1e-3)
+    assert t > d + steps.prefill(10.0 * 2000 * d, "typical")
+
+
+def test_beam_search_decodes_every_beam_and_shares_the_prompt_cache():
+    plain = RequestMix(input_tokens=1000, output_tokens=100)
+    beams = RequestMix(input_tokens=1000, output_tokens=100, beams=4)
+    one, four = _serve(load=Load(concurrency=32), mix=plain), _serve(load=Load(concurrency=32), mix=beams)
+    assert four.tpot_s.typical > one.tpot_s.typical  # 128 sequences a step instead of 32
+    assert four.output_tokens_per_s.typical < one.output_tokens_per_s.typical
+    # the KV pool holds a request's prompt once: 8000 + 4 x 50 tokens, not 4 x 8050 (vLLM V0: the pool binds)
+    long1, long4 = (RequestMix(input_tokens=8000, output_tokens=100, beams=w) for w in (1, 4))
+    off1, off4 = (_serve("vllm@0.6", mix=m, weights="bf16", kv="fp16") for m in (long1, long4))
+    assert off1.capacity < 256 and off4.capacity == pytest.approx(off1.capacity * 8050 / 8200, abs=1)
+    assert dataset_mix("mlperf-gptj-cnndm").beams == 4 and dataset_mix("sharegpt").beams == 1
+    with pytest.raises(ConfigError, match="beam width 0"):
+        RequestMix(input_tokens=10, output_tokens=10, beams=0)
+
+
+def test_one_slot_queues_as_m_m_1():
+    # with room for one request the chain is M/M/1 (processor sharing of one): wait in queue rho / (mu (1 - rho))
+    mix = RequestMix(input_tokens=500, output_tokens=200)
+    config = InferenceConfig(weights="fp8", kv_dtype="fp8", engine="tensorrt-llm", engine_options=("max-batch-size=1",))
+    mu = serving_load(LLAMA8, H100, config, mix, Load()).requests_per_s.typical
+    light = serving_load(LLAMA8, H100, config, mix, Load(rate=1e-3 * mu))
+    busy = serving_load(LLAMA8, H100, config, mix, Load(rate=0.8 * mu))
+    assert busy.capacity == 1 and busy.running.typical == pytest.approx(0.8, rel=0.02)  # P(busy) = rho
+    wait = busy.ttft_s.typical - light.ttft_s.typical
+    assert wait == pytest.approx(0.8 / (mu * 0.2), rel=0.05)
+
+
+def test_an_engine_that_reserves_a_whole_output_holds_fewer_requests():
+    # TensorRT-LLM's default GUARANTEED_NO_EVICT (data/engines/tensorrt-llm.yaml kv_reserve_to_completion): the
+    # pool holds I + O tokens a request; vLLM takes pages as tokens come (I + O / 2 on average)
+    from sizeup.workload import serving
+
+    config = InferenceConfig(weights="fp8", kv_dtype="fp8", engine="tensorrt-llm")
+    model = serving.execution_for(H100, config)
+    assert model.load_policy.reserve_to_completion and not model.batching.reserve_to_completion
+    mix = RequestMix(input_tokens=2000, output_tokens=2000)
+    held, _ = serving._capacity(LLAMA8, H100, config, model, model.load_policy, mix, None)
+    paged, _ = serving._capacity(LLAMA8, H100, config, model, model.batching, mix, None)
+    assert held == pytest.approx(paged * 3000 / 4000, abs=1)
+    vllm = serving.execution_for(H100, InferenceConfig(weights="bf16", kv_dtype="fp16", engine="vllm"))
+    assert not vllm.load_policy.reserve_to_completion

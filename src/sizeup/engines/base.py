@@ -61,6 +61,11 @@ class Batching:
     """Decode steps the scheduler runs per scheduling decision (vLLM V0 multi-step): a waiting prompt is admitted
     only between such runs."""
 
+    reserve_to_completion: bool = False
+    """Whether a request is admitted only with KV room for its whole output (TensorRT-LLM's GUARANTEED_NO_EVICT:
+    a started request is never paused), so the pool holds B x (I + O) tokens; False: pages are taken as tokens
+    are generated (B x (I + O / 2) on average), a request preempted when the pool runs out."""
+
     @property
     def mixes(self) -> bool:
         return self.chunked_prefill if self.mixed_steps is None else self.mixed_steps
@@ -69,7 +74,8 @@ class Batching:
         return {"scheduling": self.scheduling, "chunked_prefill": self.chunked_prefill,
                 "max_batched_tokens": self.max_batched_tokens, "max_sequences": self.max_sequences,
                 "physical_batch_tokens": self.physical_batch_tokens, "basis": self.basis,
-                "mixed_steps": self.mixes, "steps_per_schedule": self.steps_per_schedule}
+                "mixed_steps": self.mixes, "steps_per_schedule": self.steps_per_schedule,
+                "reserve_to_completion": self.reserve_to_completion}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -224,6 +230,15 @@ class ExecutionModel:
     @property
     def batching(self) -> Batching:
         return Batching(scheduling="static", basis="one batch of requests per run")
+
+    @property
+    def load_policy(self) -> Batching:
+        """`batching` with the KV admission the profile states: `kv_reserve_to_completion` 1 reserves a request's
+        whole output before it starts (any engine's data file may say so; absent: pages taken as generated)."""
+        policy = self.batching
+        if self.profile.value("kv_reserve_to_completion", 0):
+            policy = replace(policy, reserve_to_completion=True)
+        return policy
 
     # --- placement over several GPUs (issue 28, local engines) -------------------------------------------------
     MULTI_GPU: ClassVar[str] = "tensor"

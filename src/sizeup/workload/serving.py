@@ -15,14 +15,16 @@ the mean context, and the prefill of those prompt tokens.
 
 A step holds at most the engine's max_batched_tokens (B + B x I / O) and max_sequences; the KV pool bounds B too.
 Offline (`concurrency None` and no rate: every request queued) runs at that bound; a closed loop at its
-concurrency; Poisson arrivals at rate r at the B that Little's law gives (B = r x end-to-end latency), with a
-queueing wait of rho / (2 (1 - rho)) steps (rho: the rate over the saturated rate); a rate over the saturated one
-is reported saturated, at the saturated throughput.
+concurrency; Poisson arrivals as a processor-sharing queue whose rate depends on the running batch (a birth-death
+chain over the number in the system: the mean batch, TPOT by Little's law, the wait for a free slot); a rate over
+the saturated one is reported saturated, at the saturated throughput. A beam search (a dataset's `beams`) decodes
+that many sequences per request, its prompt's cache shared.
 """
 
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -47,10 +49,15 @@ class RequestMix:
     output_tokens: int
     input_spread: float | None = None
     output_spread: float | None = None
+    beams: int = 1
+    """Beam-search width: each request decodes this many sequences (its prompt's cache shared by them) and returns
+    the best one's `output_tokens`."""
     source: str = "--prompt / --output"
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if not 1 <= self.beams <= 64:
+            raise ConfigError(f"beam width {self.beams}: expected 1 to 64 sequences per request")
         if self.input_tokens < 1 or self.output_tokens < 1:
             raise ConfigError(f"request lengths {self.input_tokens} in / {self.output_tokens} out: a served request "
                               f"needs at least 1 input and 1 output token")
@@ -165,6 +172,9 @@ def dataset_mix(name: str, *, input_tokens: int | None = None, output_tokens: in
         raise ConfigError(f"--dataset {name!r}: expected one of {', '.join(dataset_names())}")
     notes = [f"--dataset {name}: {entry.get('description', '')}; mean {entry['input_mean']} input / "
              f"{entry['output_mean']} output tokens ({entry.get('basis', '')})"]
+    if entry.get("beams"):
+        notes.append(f"--dataset {name}: beam search of width {entry['beams']} ({entry.get('beams_basis', '')}): each "
+                     f"request decodes {entry['beams']} sequences, their prompt's KV cache shared")
     if entry.get("input_derived") and input_tokens is None:
         notes.append(f"--dataset {name}: the mean input length is not published; derived as its basis says "
                      f"(give --prompt N to set it)")
@@ -172,7 +182,7 @@ def dataset_mix(name: str, *, input_tokens: int | None = None, output_tokens: in
                       output_tokens=output_tokens or int(entry["output_mean"]),
                       input_spread=input_spread if input_spread is not None else entry.get("input_spread"),
                       output_spread=output_spread if output_spread is not None else entry.get("output_spread"),
-                      source=f"--dataset {name}", notes=tuple(notes))
+                      beams=int(entry.get("beams") or 1), source=f"--dataset {name}", notes=tuple(notes))
 
 
 # --- the steady state ----------------------------------------------------------------------------------------------
@@ -184,6 +194,7 @@ class _Steps:
     def __init__(self, arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, execution, mix: RequestMix):
         self.arch, self.device, self.execution = arch, device, execution
         self.cfg = replace(cfg, prompt=mix.input_tokens, output=mix.output_tokens, context=None)
+        self.beams = mix.beams
         self._memo: dict[int, InferenceEstimate] = {}
 
     def at(self, batch: int) -> InferenceEstimate:
@@ -194,6 +205,10 @@ class _Steps:
         return self._memo[batch]
 
     def decode(self, batch: float, corner: str) -> float:
+        """One decode step of `batch` running requests (each `beams` sequences)."""
+        return self.sequences(batch * self.beams, corner)
+
+    def sequences(self, batch: float, corner: str) -> float:
         """One decode step at `batch` running sequences, log-interpolated between priced powers of 2^(1/2)."""
         if batch <= 1:
             return self._decode_at(1, corner)
@@ -239,7 +254,7 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
     if arch.encoder:
         raise ConfigError(f"{arch.name} is an encoder: it generates no tokens to serve under load")
     model = execution or execution_for(device, cfg)
-    policy = model.batching
+    policy = model.load_policy
     steps = _Steps(arch, device, cfg, model, mix)
     first = steps.at(1)
     if first.decode is None or not first.decode.compute_priced or not first.prefill.compute_priced:
@@ -261,8 +276,9 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
         + (f"; chunked prefill, at most {policy.max_batched_tokens:,} tokens a step" if policy.chunked_prefill
            and policy.max_batched_tokens else ""))
     if load.rate is not None:
-        notes.append("Poisson arrivals: requests running from Little's law (rate x end-to-end latency); queueing wait "
-                     "rho / (2 (1 - rho)) steps before a prompt is admitted (rho: rate / saturated rate)")
+        notes.append("Poisson arrivals: a processor-sharing queue at the completion rate of each running batch "
+                     "(requests running, TPOT and the wait for a free slot from its stationary law; TPOT = mean "
+                     "running / (rate x output tokens))")
         if saturated:
             notes.append(f"--rps {load.rate:g} is over the saturated rate of {rows['typical']['x_max']:.3g} "
                          f"requests/s: throughput is the saturated one and TTFT grows while the queue does (given "
@@ -284,22 +300,27 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
 
 def _capacity(arch, device, cfg, model, policy, mix: RequestMix, kv: int | None) -> tuple[int, str]:
     """The most requests running at once: the engine's max_sequences, the KV pool at the mean context of a request
-    (paged caches hold what a request has reached: I + O / 2 tokens on average), and for mixed steps the step's
-    token budget (B decodes + B x I / O prompt tokens <= max_batched_tokens)."""
+    (paged caches hold what a request has reached: I + O / 2 tokens on average; I + O where the engine reserves a
+    request's whole output; each beam its own output), and for mixed steps the step's token budget (B decodes +
+    B x I / O prompt tokens <= max_batched_tokens). `kv`, where the caller gives it, is taken as it is."""
     I, O = mix.input_tokens, mix.output_tokens
     mean_context = I + max(O // 2, 1)
-    if kv is None:
+    w, held = mix.beams, O if policy.reserve_to_completion else max(O // 2, 1)
+    if kv is None:  # probed at the mean context; the pool holds tokens: the prompt once, each beam's output
         probe = estimate_inference(arch, device, replace(cfg, batch=1, prompt=I, output=max(O // 2, 1), context=None),
                                    limits=True, execution=model)
         kv = probe.memory.max_concurrent_sequences or probe.max_batch
+        kv = int(kv * mean_context / (I + w * held))
     parts = {"the KV cache": max(kv, 1)}
     if policy.max_sequences:
         parts["max_sequences"] = policy.max_sequences
     if policy.max_batched_tokens and policy.mixes:
-        parts["max_batched_tokens"] = max(1, int(policy.max_batched_tokens * O / (I + O)))
+        parts["max_batched_tokens"] = max(1, int(policy.max_batched_tokens * O / (I + w * O)))
     limit = min(parts, key=parts.get)
-    return parts[limit], (f"at most {parts[limit]:,} requests run at once ({limit}; KV cache at the mean context of "
-                          f"{mean_context:,} tokens: {parts['the KV cache']:,}"
+    held_as = (f"{I + w * held:,} tokens a request, its whole output reserved before it starts"
+               if policy.reserve_to_completion else f"the mean context of {mean_context:,} tokens")
+    return parts[limit], (f"at most {parts[limit]:,} requests run at once ({limit}; KV cache at {held_as}: "
+                          f"{parts['the KV cache']:,}"
                           + (f", max_sequences {policy.max_sequences:,}" if policy.max_sequences else "")
                           + (f", max_batched_tokens {policy.max_batched_tokens:,}" if policy.max_batched_tokens
                              else "") + ")")
@@ -318,8 +339,22 @@ def _step(steps: _Steps, policy, batch: float, prompt_tokens: float, corner: str
     prompt = steps.cfg.prompt
     k = max(1, round(prompt_tokens / prompt))
     whole = getattr(steps.at(k).prefill.latency_s, corner)
-    extra = prompt_tokens * max(whole - steps.decode(1, corner), 0.0) / (k * prompt)
+    extra = prompt_tokens * max(whole - steps.sequences(1, corner), 0.0) / (k * prompt)
     return decode + extra, extra
+
+
+def _loaded_step(steps: _Steps, policy, batch: float, prompt_rate: float, corner: str) -> float:
+    """The step time at `batch` decodes while prompts arrive at `prompt_rate` tokens/s: each step carries the
+    prompt tokens that arrived during it (rate x the whole step, its prefill part included), so the step solves
+    t = step(batch, rate x t): a fixed point, found by iteration from the decode step alone (the map is monotone
+    and, below saturation, a contraction: a prompt token costs less time than it takes to arrive)."""
+    step = _step(steps, policy, batch, 0, corner)[0]
+    for _ in range(60):
+        new = _step(steps, policy, batch, prompt_rate * step, corner)[0]
+        if abs(new - step) <= 1e-4 * step:
+            return new
+        step = new
+    return step
 
 
 def _continuous(steps: _Steps, policy, mix: RequestMix, load: Load, capacity: int, corner: str) -> dict:
@@ -341,24 +376,62 @@ def _continuous(steps: _Steps, policy, mix: RequestMix, load: Load, capacity: in
         row = dict(full, saturated=True, rho=1.0)
     else:
         rho = load.rate / x_max
-        batch = max(load.rate * (full["ttft"] + O * full["tpot"]) * rho, 1.0)
-        for _ in range(40):  # Little's law: batch = rate x e2e(batch)
-            step, _ = _step(steps, policy, batch, load.rate * I * _step(steps, policy, batch, 0, corner)[0], corner)
-            ttft = _ttft(steps, policy, batch, step, I, corner) + step * rho / (2 * (1 - rho))
-            new = min(load.rate * (ttft + (O - 1) * step), capacity)
-            if abs(new - batch) < 1e-3 * batch:
-                batch = new
-                break
-            batch = 0.5 * (batch + new)
-        step, extra = _step(steps, policy, batch, load.rate * I * step, corner)
-        ttft = _ttft(steps, policy, batch, step, I, corner) + step * rho / (2 * (1 - rho))
-        row = {"running": batch, "tpot": step, "x": load.rate, "ttft": ttft, "e2e": ttft + (O - 1) * step,
-               "decode_only": batch / steps.decode(batch, corner), "prefill_share": extra / step,
-               "saturated": False, "rho": rho}
+        row = _poisson(steps, policy, mix, load.rate, capacity, corner)
+        row["rho"] = rho
     row["x_max"] = x_max
     row["out"] = row["x"] * O
     row["total"] = row["x"] * (I + O)
     return row
+
+
+def _poisson(steps: _Steps, policy, mix: RequestMix, rate: float, capacity: int, corner: str) -> dict:
+    """Poisson arrivals at `rate` below saturation. Continuous batching serves every running request one token
+    per step: processor sharing at a total rate that depends on how many run. Requests complete at
+    mu(n) = n / (O x step(n)) with n running (step(n): the decode step of n sequences carrying the prompt tokens
+    that arrive meanwhile), arrivals over `capacity` wait. The number in the system is then a birth-death chain
+    (pi(n) ~ prod rate / mu(k)); its stationary law does not depend on the spread of output lengths (processor
+    sharing is a symmetric queue: Kelly, Reversibility and Stochastic Networks, 1979, ch. 3), so it holds for any
+    length distribution of mean O. From it: the mean running batch E[n]; TPOT = E[n] / (rate x O) (time spent
+    running per generated token, Little's law over the running requests); the wait for a free slot
+    E[queue] / rate; TTFT = that wait + admission at the next step + the prompt's own prefill."""
+    I, O = mix.input_tokens, mix.output_tokens
+    grid = sorted({max(1, min(capacity, round(capacity ** (i / 40)))) for i in range(41)} | {1, capacity})
+    times = [_loaded_step(steps, policy, n, rate * I, corner) for n in grid]
+
+    def step_at(n: float) -> float:  # linear between the priced batches
+        if len(grid) == 1:
+            return times[0]
+        j = min(max(bisect_left(grid, n) - 1, 0), len(grid) - 2)
+        lo, hi = grid[j], grid[j + 1]
+        return times[j] + (times[j + 1] - times[j]) * (n - lo) / (hi - lo)
+
+    log_pi, total, running, z = 0.0, 0.0, 0.0, 1.0  # state 0 has weight 1
+    weights = []
+    for n in range(1, capacity + 1):
+        log_pi += math.log(rate * O * step_at(n) / n)
+        weights.append(log_pi)
+    top = max(weights + [0.0])
+    z = math.exp(-top)
+    for n, w in enumerate(weights, start=1):
+        p = math.exp(w - top)
+        z += p
+        running += n * p
+    r = rate * O * step_at(capacity) / capacity  # beyond capacity the completion rate stays mu(capacity)
+    tail = math.exp(weights[-1] - top) if weights else 0.0
+    queue = 0.0
+    if r < 1:
+        z += tail * r / (1 - r)
+        running += capacity * tail * r / (1 - r)
+        queue = tail * r / (1 - r) ** 2
+    running, queue = running / z, queue / z
+    batch = max(running, 1e-9)
+    step = step_at(max(batch, 1.0))
+    tpot = batch / (rate * O)
+    extra = _step(steps, policy, batch, rate * I * step, corner)[1]
+    ttft = queue / rate + _ttft(steps, policy, max(batch, 1.0), step, I, corner)
+    return {"running": batch, "tpot": tpot, "x": rate, "ttft": ttft, "e2e": ttft + (O - 1) * tpot,
+            "decode_only": batch / steps.decode(max(batch, 1.0), corner), "prefill_share": extra / step,
+            "saturated": False}
 
 
 def _ttft(steps: _Steps, policy, batch: float, step: float, prompt: int, corner: str) -> float:
@@ -367,7 +440,8 @@ def _ttft(steps: _Steps, policy, batch: float, step: float, prompt: int, corner:
     step."""
     step = step * max(policy.steps_per_schedule, 1)
     if policy.mixes:
-        budget = max((policy.max_batched_tokens or prompt + batch) - batch, 1)
+        decodes = batch * steps.beams
+        budget = max((policy.max_batched_tokens or prompt + decodes) - decodes, 1)
         chunks = max(1, math.ceil(prompt / budget))
         own = _step(steps, policy, batch, min(prompt, budget), corner)[0]
         return step / 2 + chunks * own
