@@ -43,9 +43,12 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
                   execution: ExecutionModel | None = None) -> ReplicaModel:
     """Prefill as fixed + per-token time (two priced prompts), decode step time at batch sizes up to
     `max_batch` (priced ledgers at the mean context of a generation, with the tensor-parallel collectives on
-    `device`'s link, as `estimate` prices them). `execution`: the engine on `device`, resolved once by the caller
+    `device`'s link, as `estimate` prices them), scheduled by the engine's batching policy (its max_sequences
+    caps `max_batch`, the KV pool's bound). `execution`: the engine on `device`, resolved once by the caller
     (default: from `cfg`)."""
     model = execution or execution_for(device, cfg)
+    policy = model.batching
+    max_batch = max(1, min(max_batch, policy.max_sequences or max_batch))
     step = model.step_overhead(arch, decode=True)
     step_s = step.typical if step else 0.0
     p = cfg.prompt
@@ -70,7 +73,9 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
         times.append(price(ledger, device, eff).total_s.typical + step_s + (eager[0].typical if eager else 0.0)
                      + (extra[0].typical if extra else 0.0) + _tp_comm_s(ledger, device, cfg.gpus))
     return ReplicaModel(prefill_fixed_s=fixed, prefill_per_token_s=per_token, decode_batches=tuple(batches),
-                        decode_step_s=tuple(times), max_batch=max_batch)
+                        decode_step_s=tuple(times), max_batch=max_batch, scheduling=policy.scheduling,
+                        mixed_steps=policy.mixes, chunked_prefill=policy.chunked_prefill,
+                        max_step_tokens=policy.max_batched_tokens, steps_per_schedule=policy.steps_per_schedule)
 
 
 def _tp_comm_s(ledger, device: DeviceSpec, gpus: int) -> float:
