@@ -184,30 +184,35 @@ def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, 
     prices them) or run as a prefill step of their own; a prompt's first token comes out at the end of the step that
     computes its last prompt token. With steps_per_schedule > 1 a prompt is admitted only between such runs."""
     n = len(times)
-    first, done = np.zeros(n), np.zeros(n)
+    first, done = [0.0] * n, [0.0] * n
     decode_time = model.decode_table()
     single = decode_time[1]
     budget_cap = model.max_step_tokens or math.inf
     per_run = max(model.steps_per_schedule, 1)
+    max_batch, mixed, chunked = model.max_batch, model.mixed_steps, model.chunked_prefill
+    fixed, per_token = model.prefill_fixed_s, model.prefill_per_token_s
+    outputs = [s[1] for s in sizes]
+    push, pop = heapq.heappush, heapq.heappop
     now, nxt, decode_steps, batch_time, busy = 0.0, 0, 0, 0.0, 0.0
     running: list[tuple[int, int]] = []  # heap of (decode step at which it finishes, request)
     pending: list[list[int]] = []  # admitted requests still computing their prompt: [request, prompt tokens left]
     while nxt < n or running or pending:
         if not running and not pending and times[nxt] > now:
             now = times[nxt]  # idle until the next arrival
-        if decode_steps % per_run == 0 or not running:
-            while len(running) + len(pending) < model.max_batch and nxt < n and times[nxt] <= now:
-                pending.append([nxt, sizes[nxt][0]])
+        boundary = not running or decode_steps % per_run == 0
+        if boundary:
+            while len(running) + len(pending) < max_batch and nxt < n and times[nxt] <= now:
+                pending.append([nxt, max(sizes[nxt][0], 1)])
                 nxt += 1
         batch = len(running)
-        budget = budget_cap - batch if model.mixed_steps else budget_cap
         chunk, finished = 0, []
-        if pending and (model.mixed_steps or decode_steps % per_run == 0 or not running):
+        if pending and (mixed or boundary):
+            budget = budget_cap - batch if mixed else budget_cap
             for entry in pending:
                 room = budget - chunk
                 if room <= 0:
                     break
-                take = min(entry[1], room) if model.chunked_prefill else entry[1]
+                take = min(entry[1], room) if chunked else entry[1]
                 if take > room and chunk:  # a whole prompt that does not fit waits for the next step
                     break
                 chunk += take
@@ -215,42 +220,43 @@ def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, 
                 if entry[1] <= 0:
                     finished.append(entry[0])
         if chunk:
-            if model.mixed_steps:
-                whole = max(chunk, mean_prompt)
-                step = decode_time[batch] + chunk * max(model.prefill_s(whole) - single, 0.0) / whole
-                decodes = batch
+            if mixed:
+                whole = chunk if chunk > mean_prompt else mean_prompt
+                extra = fixed + per_token * whole - single
+                step = decode_time[batch] + (chunk * extra / whole if extra > 0 else 0.0)
             else:
-                step, decodes = model.prefill_s(chunk), 0
+                step = fixed + per_token * chunk
             now += step
             busy += step
-            if decodes:
+            if mixed and batch:
                 batch_time += batch * step
                 decode_steps += 1
                 while running and running[0][0] <= decode_steps:
-                    done[heapq.heappop(running)[1]] = now
-            pending = [e for e in pending if e[1] > 0]
+                    done[pop(running)[1]] = now
+            pending = pending[len(finished):]  # prompts finish in the order they were taken
             for i in finished:
                 first[i] = now
-                if sizes[i][1] <= 1:
+                if outputs[i] <= 1:
                     done[i] = now
                 else:
-                    heapq.heappush(running, (decode_steps + sizes[i][1] - 1, i))
+                    push(running, (decode_steps + outputs[i] - 1, i))
             continue
         # decode steps at a constant batch until the next finish, the next admissible arrival or schedule point
         step = decode_time[batch]
         steps = running[0][0] - decode_steps
-        if pending or (len(running) < model.max_batch and nxt < n):
+        if pending or (batch < max_batch and nxt < n):
             wait = 0 if pending else max(1, math.ceil((times[nxt] - now) / step))
             wait += (-(decode_steps + wait)) % per_run  # admitted only between scheduling runs
-            steps = min(steps, max(wait, 1))
+            if wait < steps:
+                steps = max(wait, 1)
         steps = max(steps, 1)
         batch_time += batch * step * steps
         now += step * steps
         busy += step * steps
         decode_steps += steps
         while running and running[0][0] <= decode_steps:
-            done[heapq.heappop(running)[1]] = now
-    return first, done, batch_time, busy
+            done[pop(running)[1]] = now
+    return np.asarray(first), np.asarray(done), batch_time, busy
 
 
 def rate_at_sla(model: ReplicaModel, prompt_tokens: int, output_tokens: int, targets: dict[str, float], *,

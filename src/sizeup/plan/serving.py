@@ -10,6 +10,7 @@ group is still exact. Each survivor is billed as the autoscaled fleet of plan.fl
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass, replace
 
@@ -135,25 +136,38 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
     rejected: list[Rejection] = []
     families = _families(scenario, catalog, arch, basis, rejected, engines)
     spares = (_spare(c, True), _spare(c, False))
-    # a lower bound on each family's fleet cost per region group, from its throughput bound; simulate cheapest-first
-    bounded = []
+    # a lower bound on each family's fleet cost per region group from its throughput bound; simulate cheapest-first.
+    # Two bounds, lazily: the tensor peak's (cheap, looser) orders the heap first; a family is priced under load
+    # (serving_load, the tight bound) only when it reaches the top, so a dominated family is pruned unpriced. The
+    # order of simulation and every choice are those of the tight bounds alone: a cheap key never exceeds its tight
+    # one, and a family pruned on its cheap bound would be pruned on its tight bound (best only falls).
+    peak_flops = _request_matmul_flops(arch, traffic)
+    heap: list[tuple] = []
+    batches: dict[tuple, int] = {}  # the largest batch that fits, per device x GPUs x format x engine (not the link)
     for fam in families:
-        max_batch = fam.memory.max_concurrent_sequences or _max_batch(arch, fam.device, fam.cfg, fam.execution)
-        upper = _saturated_rate(arch, fam, traffic, max_batch)
-        if upper is None:  # compute unknown: no speed to plan on
-            continue
-        bounds = {g: lower_bound_usd(levels, upper, spares[1], hourly) for g, (_, hourly) in fam.groups.items()}
-        if fam.owned_replica_usd is not None:
-            at_bound = math.ceil(traffic.peak_requests_per_s / max(upper, 1e-9))
-            bounds["owned"] = min(at_bound + spares[0], fam.held_replicas) * fam.owned_replica_usd
-        bounded.append((min(bounds.values()), fam, bounds, max_batch))
-    bounded.sort(key=lambda t: (t[0], t[1].name))
+        quick = _compute_rate(fam, peak_flops)
+        bounds = None if quick is None else _bounds(fam, quick, levels, spares, traffic)
+        heapq.heappush(heap, (min(bounds.values()) if bounds else 0.0, fam.name, 0, len(heap), fam, bounds, 0))
     candidates, best, evaluated = [], {}, 0
     closest, closest_miss, closest_gap = None, "", math.inf
-    for lower, fam, bounds, max_batch in bounded:
-        if prune and len(candidates) >= 3 and all(v > best.get(k, math.inf) for k, v in bounds.items()):
+    while heap:
+        lower, _, tight, order, fam, bounds, max_batch = heapq.heappop(heap)
+        if prune and bounds and len(candidates) >= 3 and all(v > best.get(k, math.inf) for k, v in bounds.items()):
             rejected.append(Rejection(family=fam.name, reason=f"costs at least ${lower:,.0f}/month {basis}, more than "
                                                               f"the chosen ${min(best.values()):,.0f}/month"))
+            continue
+        if not tight:
+            max_batch = fam.memory.max_concurrent_sequences
+            if not max_batch:
+                key = (fam.device.id, fam.gpus, fam.quant, fam.engine)
+                if key not in batches:  # memory does not read the link, so families of one key share it
+                    batches[key] = _max_batch(arch, fam.device, fam.cfg, fam.execution)
+                max_batch = batches[key]
+            upper = _saturated_rate(arch, fam, traffic, max_batch)
+            if upper is None:  # compute unknown: no speed to plan on
+                continue
+            bounds = _bounds(fam, upper, levels, spares, traffic)
+            heapq.heappush(heap, (min(bounds.values()), fam.name, 1, order, fam, bounds, max_batch))
             continue
         evaluated += 1
         model = replica_model(arch, fam.device, fam.cfg, max_batch, fam.execution)
@@ -300,6 +314,37 @@ def _billed(scenario, fam: _Family, model: ReplicaModel, rate: float, max_batch:
                              "memory_parts": memory_parts(fam.memory),
                              **({"multimodal_profile": fam.memory.multimodal_profile.to_dict()}
                                 if fam.memory.multimodal_profile else {})})
+
+
+def _bounds(fam: _Family, upper: float, levels, spares: tuple[int, int], traffic) -> dict[str, float]:
+    """A lower bound on the family's monthly cost per region group (and on its owned cards) at `upper` req/s."""
+    bounds = {g: lower_bound_usd(levels, upper, spares[1], hourly) for g, (_, hourly) in fam.groups.items()}
+    if fam.owned_replica_usd is not None:
+        at_bound = math.ceil(traffic.peak_requests_per_s / max(upper, 1e-9))
+        bounds["owned"] = min(at_bound + spares[0], fam.held_replicas) * fam.owned_replica_usd
+    return bounds
+
+
+def _request_matmul_flops(arch: ModelArch, traffic) -> float | None:
+    """Matrix FLOPs one request needs at the least: its prompt as one prefill and each output token as a decode
+    step at the prompt's context (attention grows past it), none of the elementwise work. None for models whose
+    decoder sees a tower or an encoder (their own work is left out here)."""
+    if arch.encoder or arch.tower is not None or arch.cross_source:
+        return None
+    prompt, output = max(traffic.prompt_tokens, 1), max(traffic.output_tokens, 1)
+    prefill = transformer_ledger(arch, Step(batch=1, new_tokens=prompt, context=prompt), per_layer=False)
+    decode = transformer_ledger(arch, Step(batch=1, new_tokens=1, context=prompt), per_layer=False)
+    return float(prefill.totals().matmul_flops + (output - 1) * decode.totals().matmul_flops)
+
+
+def _compute_rate(fam: _Family, request_flops: float | None) -> float | None:
+    """Requests/s no replica of the family exceeds: its GPUs' highest dense tensor peak over a request's matrix
+    FLOPs (the cheap bound that orders the search before a family is priced under load). None: no bound known."""
+    device = fam.device
+    peak = max([*device.peak_flops_per_s.values(), device.fp16_acc16_flops_per_s or 0.0], default=0.0)
+    if not request_flops or peak <= 0:
+        return None
+    return fam.gpus * peak / request_flops
 
 
 def _saturated_rate(arch: ModelArch, fam: _Family, traffic, max_batch: int) -> float | None:
