@@ -23,7 +23,7 @@ from sizeup.ingest.hf_config import ModelArch
 from sizeup.ingest.transformer_ops import Step, transformer_ledger
 from sizeup.ledger import OpKind
 from sizeup.plan.capacity import ReplicaModel, rate_at_sla, replicas_needed, simulate
-from sizeup.plan.cost import MonthlyCost, owned_monthly_cost, pricing_basis
+from sizeup.plan.cost import HOURS_PER_MONTH, MonthlyCost, owned_monthly_cost, pricing_basis
 from sizeup.plan.fleet import fleet_for, lower_bound_usd, month_levels, owned_mix, replicas_at
 from sizeup.plan.offers import cheapest_per_group, devices_for, hourly_price, offers_for
 from sizeup.plan.scenario import Scenario
@@ -179,11 +179,14 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
             if gap < closest_gap:
                 closest_gap, closest_miss = gap, miss
                 offer = min(fam.groups.values(), key=lambda t: t[1])[0] if fam.groups else None
+                # no fleet is sized for a miss: its price is one instance of the offer all month, said so
+                hourly, used = hourly_price(offer, basis) if offer is not None else (0.0, basis)
                 closest = Candidate(device=fam.device, gpus=fam.gpus, quant=fam.quant, engine=fam.execution.name,
                                     offer=offer, engine_version=fam.execution.version,
                                     simulation=sim, latency={k: sim.metric(k) for k in targets},
                                     memory_bytes=fam.memory.total_bytes, usable_bytes=fam.memory.usable_bytes.typical,
-                                    max_batch=max_batch, detail={"link": _link(fam, offer)})
+                                    max_batch=max_batch, cost_usd=hourly * HOURS_PER_MONTH, pricing_basis=used,
+                                    detail={"link": _link(fam, offer), "unloaded_miss": miss})
             continue
         candidate = _billed(scenario, fam, model, rate, max_batch, basis, levels, method, spares, rejected)
         if candidate is None:
@@ -216,6 +219,12 @@ def _families(scenario: Scenario, catalog: Catalog, arch: ModelArch, basis: str,
     for device in devices_for(catalog, scenario):
         owned = next((o for o in c.owned if catalog.device(o.device).id == device.id), None)
         offers = offers_for(catalog, scenario, device)
+        if not offers and owned is None:
+            rejected.append(Rejection(family=device.id, reason=(
+                "no cloud offer of it in the catalog" + (" within the scenario's providers and regions"
+                                                         if c.providers or c.regions else "")
+                + " and none owned (constraints.owned)")))
+            continue
         for gpus in (1, 2, 4, 8):
             if gpus > c.max_gpus or a0.heads % gpus or (a0.kv_heads % gpus and gpus % a0.kv_heads):
                 continue
