@@ -81,8 +81,8 @@ class Percentiles:
         arr = np.asarray(samples, dtype=float)
         if arr.size == 0:
             return cls(values={k: float("nan") for k in PERCENTILE_POINTS} | {"mean": float("nan")})
-        return cls(values={k: float(np.percentile(arr, q)) for k, q in PERCENTILE_POINTS.items()}
-                   | {"mean": float(arr.mean())})
+        points = np.percentile(arr, list(PERCENTILE_POINTS.values()))  # one sort for all of them
+        return cls(values={k: float(v) for k, v in zip(PERCENTILE_POINTS, points)} | {"mean": float(arr.mean())})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
