@@ -105,3 +105,13 @@ def test_max_sequences_caps_the_running_batch(h100, llama8b):
     cap = execution.batching.max_sequences
     assert cap is not None
     assert replica_model(llama8b, h100, cfg, cap * 4, execution).max_batch == cap
+
+
+def test_multi_step_scheduling_admits_a_prompt_only_between_runs():
+    """vLLM V0's num_scheduler_steps 4: a prompt arriving during a run of 4 decode steps waits for its end. Request
+    A's prompt (25 ms) ends at 25 ms; B arrives at 26 ms; one step at a time it is admitted after the first decode
+    step (35 ms), with runs of 4 after the fourth (65 ms), and its own 25 ms prompt step follows."""
+    one = simulate(_toy(), 1.0, 100, 50, arrivals=[0.0, 0.026])
+    four = simulate(_toy(steps_per_schedule=4), 1.0, 100, 50, arrivals=[0.0, 0.026])
+    assert one.ttft_samples[1] == pytest.approx(0.035 + 0.025 - 0.026, rel=1e-9)
+    assert four.ttft_samples[1] == pytest.approx(0.065 + 0.025 - 0.026, rel=1e-9)

@@ -192,6 +192,7 @@ def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, 
     max_batch, mixed, chunked = model.max_batch, model.mixed_steps, model.chunked_prefill
     fixed, per_token = model.prefill_fixed_s, model.prefill_per_token_s
     outputs = [s[1] for s in sizes]
+    prompts = [s[0] if s[0] > 1 else 1 for s in sizes]
     push, pop = heapq.heappush, heapq.heappop
     now, nxt, decode_steps, batch_time, busy = 0.0, 0, 0, 0.0, 0.0
     running: list[tuple[int, int]] = []  # heap of (decode step at which it finishes, request)
@@ -199,11 +200,13 @@ def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, 
     while nxt < n or running or pending:
         if not running and not pending and times[nxt] > now:
             now = times[nxt]  # idle until the next arrival
-        boundary = not running or decode_steps % per_run == 0
+        boundary = per_run == 1 or not running or decode_steps % per_run == 0
         if boundary:
-            while len(running) + len(pending) < max_batch and nxt < n and times[nxt] <= now:
-                pending.append([nxt, max(sizes[nxt][0], 1)])
+            held = len(running) + len(pending)
+            while held < max_batch and nxt < n and times[nxt] <= now:
+                pending.append([nxt, prompts[nxt]])
                 nxt += 1
+                held += 1
         batch = len(running)
         chunk, finished = 0, []
         if pending and (mixed or boundary):
@@ -245,11 +248,15 @@ def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, 
         step = decode_time[batch]
         steps = running[0][0] - decode_steps
         if pending or (batch < max_batch and nxt < n):
-            wait = 0 if pending else max(1, math.ceil((times[nxt] - now) / step))
-            wait += (-(decode_steps + wait)) % per_run  # admitted only between scheduling runs
+            wait = 0 if pending else math.ceil((times[nxt] - now) / step)
+            if wait < 1 and not pending:
+                wait = 1
+            if per_run > 1:
+                wait += (-(decode_steps + wait)) % per_run  # admitted only between scheduling runs
             if wait < steps:
-                steps = max(wait, 1)
-        steps = max(steps, 1)
+                steps = wait
+        if steps < 1:
+            steps = 1
         batch_time += batch * step * steps
         now += step * steps
         busy += step * steps
