@@ -292,6 +292,7 @@ class Context:
 
 def context(row: Row) -> Context:
     """The row's cell, read from its own command (parsed by the CLI's parser) and the catalog."""
+    from sizeup.engines.defaults import default_for_segment
     from sizeup.hardware.catalog import load_catalog
     from sizeup.hardware.segments import segment_of
 
@@ -299,7 +300,8 @@ def context(row: Row) -> Context:
     device = load_catalog(include_user=False).device(args.device.split(",")[0])
     release = ""
     if row.verb == "estimate":
-        engine = ranges_engine_key(args.engine or "hf", args.backend, device)
+        named = args.engine or default_for_segment(segment_of(device))[0]
+        engine = ranges_engine_key(named, args.backend, device)
         release = (args.engine or "").partition("@")[2]
         model_type = _model_type(args.model)
     elif row.verb == "train":

@@ -31,7 +31,7 @@ def test_estimate_table_for_moe(capsys):
     (["llama-3.1-8b", "--device", "rtx 9999"], "unknown device 'rtx 9999'"),
     (["llama-3.1-8b", "--device", "4090", "--batch", "-2"], "--batch -2: expected a positive integer"),
     (["llama-3.1-8b", "--device", "4090", "--quant", "q9"], "unknown quantization 'q9'"),
-    (["llama-3.1-8b", "--device", "4090", "--gpus", "3"], "does not divide"),
+    (["llama-3.1-8b", "--device", "4090", "--engine", "vllm", "--gpus", "3"], "does not divide"),
     (["llama-3.1-8b", "--device", "h100", "--gpu-layers", "4"], "--gpu-layers is a llama.cpp or ollama option"),
 ])
 def test_estimate_bad_input(capsys, argv, message):

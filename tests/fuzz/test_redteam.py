@@ -28,12 +28,8 @@ SCALE = float(os.environ.get("SIZEUP_REDTEAM_SCALE", "1"))
 SAMPLE = {"gguf": 30, "safetensors": 15, "onnx": 10, "config": 30, "catalog": 30, "scenario": 20, "flags": 40,
           "paths": 10, "store": 25, "sweep": 12, "load": 12, "misc": 8, "changing": 2}
 """Cases drawn per generator (about 250 of the ~1,000): under a minute in all on two busy cores."""
-KNOWN = {
-    "blank name in a scenario's constraints list": lambda case: case.cls == "unknown-names" and "constraints." in case.id
-    and ("=''x" in case.id or "=' 'x" in case.id),
-}
-"""Failures left in code other helpers own (plan/scenario_keys.py drops blank names, so `providers: ['']` plans over
-every provider): expected to fail until fixed there; a pass is reported as XPASS, not an error."""
+KNOWN: dict = {}
+"""Failures left in code other helpers own: expected to fail until fixed there; a pass is reported as XPASS."""
 SLOW = ("reverse-20000", "forward-20000", "endless", "trickle", "silent", "monthly_usd")
 """Cases that take seconds each (a 20,000-node graph, a server that never ends an answer, a plan's wide search):
 drawn only when the scale asks for every case."""

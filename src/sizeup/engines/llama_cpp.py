@@ -24,6 +24,9 @@ TOWER_ATTENTION = (False, "ggml's K·Qᵀ and softmax as tensors, as without fla
 class LlamaCpp(ExecutionModel):
     FORMATS = ("q8_0", "q6_k", "q5_k_m", "q4_k_m", "q3_k_m", "q2_k")
     OPTIONS = frozenset({"gpu_layers", "threads", "backend", "build_date"})
+    MULTI_GPU = "layers"
+    """`--split-mode layer` is llama.cpp's default over several GPUs: "layer (default): split layers and KV across
+    GPUs" (ggml-org/llama.cpp common/arg.cpp, `-sm, --split-mode`, read 2026-12-05); `row` is opt-in."""
 
     @classmethod
     def build(cls, device, version=None, *, backend=None, build_date=None, settings=None) -> ExecutionModel:

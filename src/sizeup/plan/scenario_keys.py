@@ -142,7 +142,10 @@ class Keys:
             value = [v.strip() for v in value.split(",") if v.strip()]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{self._key(key)}: expected a list of names")
-        names = tuple(dict.fromkeys(v.strip() for v in value if v.strip()))
+        if any(not v.strip() for v in value):
+            raise ConfigError(f"{self._key(key)} = {shown(value)}: a blank name; expected a list of names "
+                              f"(leave the key out to allow every one)")
+        names = tuple(dict.fromkeys(v.strip() for v in value))
         if len(names) > MAX_LIST_ITEMS:
             raise ConfigError(f"{self._key(key)}: {len(names):,} different names; expected at most {MAX_LIST_ITEMS}")
         for name in names:
