@@ -1,6 +1,7 @@
-"""Predicted vs published serving engines' figures (issue 28: throughput under load, SGLang, vLLM releases):
-tests/validation/rows_server_throughput.yaml and the SGLang / vLLM / TensorRT-LLM rows of
-rows_sglang_ollama_vllm_versions.yaml (its Ollama rows are the local engines'), each row the `sizeup estimate
+"""Predicted vs published serving engines' figures (issue 28: throughput under load, SGLang, vLLM releases, FP4, new
+devices): tests/validation/rows_server_throughput.yaml, the SGLang / vLLM / TensorRT-LLM rows of
+rows_sglang_ollama_vllm_versions.yaml (its Ollama rows are the local engines'), rows_fp4.yaml (NVFP4 / MXFP4) and
+rows_new_devices.yaml (Arc Pro B60 on vLLM XPU, H200 NVL), each row the `sizeup estimate
 ... --concurrency N|inf | --rps R` command of its source's setup; tuned and check apart, per kind, and the MLPerf
 (v4.1) Offline/Server throughput rows on their own. Nothing was fitted to a row (the engines' data is sourced
 settings), so leave-one-source-out equals the plain figures.
@@ -17,7 +18,8 @@ sys.path[:0] = [str(ROOT / "src"), str(ROOT / "benchmarks")]
 
 from validation import cli, rows  # noqa: E402
 
-FILES = ("rows_server_throughput.yaml", "rows_sglang_ollama_vllm_versions.yaml")
+FILES = ("rows_server_throughput.yaml", "rows_sglang_ollama_vllm_versions.yaml", "rows_fp4.yaml",
+         "rows_new_devices.yaml")
 
 
 def selected() -> list:
@@ -30,7 +32,8 @@ def main() -> None:
                             ("MLPerf v4.1 throughput", lambda r: f"{r.row.role} MLPerf"
                              if r.row.source.startswith("mlperf") and r.context.kind == "load_throughput"
                              else None),
-                            ("engine", lambda r: f"{r.row.role} {r.context.engine}")],
+                            ("engine", lambda r: f"{r.row.role} {r.context.engine}"),
+                            ("file and kind", lambda r: f"{r.row.role} {r.row.file} {r.context.kind}")],
                show_rows=args.rows, with_loso=args.loso, columns=("role", "engine", "device"))
 
 

@@ -164,7 +164,14 @@ FORMATS: dict[str, WeightFormat] = {f.id: f for f in [
 _ALIASES = {"f16": "q8_0" if False else "f16", "awq": "awq-int4", "gptq": "gptq-int4", "bnb-nf4": "nf4",
             "qlora": "nf4", "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "w8a8": "int8",
             "fp8-e4m3": "fp8", "llm.int8": "int8-bnb", "bnb-int8": "int8-bnb", "int4-wo": "int4-wo-g128",
-            "fp4-bnb": "bnb-fp4", "nf4-bnb": "nf4"}
+            "fp4-bnb": "bnb-fp4", "nf4-bnb": "nf4", "int4-awq": "awq-int4", "int4-gptq": "gptq-int4",
+            "w4a16": "gptq-int4", "int8wo": "int8-wo", "int4wo-64": "int4-wo-g64", "int4wo-128": "int4-wo-g128",
+            "float8wo": "fp8-wo"}
+"""Other spellings: `int4_awq` is TensorRT-LLM / ModelOpt's --qformat name of AWQ (group 128 by default:
+examples/quantization/quantize.py --awq_block_size 128, github.com/NVIDIA/TensorRT-LLM, read 2026-12-05); `w4a16` is
+compressed-tensors' int4 weight-only scheme (quantization/quant_scheme.py W4A16: int, symmetric, group 128;
+llm-compressor's preset, run by vLLM's Marlin kernel as GPTQ is); `int8wo`, `int4wo-64`,
+`int4wo-128`, `float8wo` are torchao's --quantization names (gpt-fast / torchao generate.py)."""
 
 
 def get_format(name: str) -> WeightFormat:

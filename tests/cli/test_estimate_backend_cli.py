@@ -36,7 +36,8 @@ def test_the_native_backend_named_is_the_default(capsys):
     (["estimate", "llama-3-8b", "--device", "rx-7900-xtx", "--engine", "llama.cpp", "--quant", "q4_0", "--backend",
       "cuda"], "--backend cuda: rx-7900-xtx (amd gpu) runs llama.cpp with hip or vulkan"),
     (["estimate", "llama-3-8b", "--device", "rtx-3090", "--engine", "vllm", "--backend", "vulkan"],
-     "--backend vulkan: a llama.cpp or mlc or ollama build option: use it with --engine llama.cpp or mlc or ollama"),
+     "--backend vulkan: vLLM runs rtx-3090 (nvidia gpu) on its cuda platform only (--backend cuda or none); another "
+     "backend is a llama.cpp or mlc or ollama build option: use it with --engine llama.cpp or mlc or ollama"),
     # a data-centre card's default engine is vLLM (data/engines/defaults.yaml): no llama.cpp build to choose
     (["estimate", "llama-3-8b", "--device", "a100-80gb", "--backend", "vulkan"], "use it with --engine llama.cpp"),
     (["estimate", "llama-3-8b", "--engine", "llama.cpp", "--backend", "vulkan"], "only with --device NAME"),

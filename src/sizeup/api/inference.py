@@ -41,6 +41,9 @@ class EstimateOptions(ServingOptions):
                                 minimum=1, maximum=MAX_TOKENS)
     output: int | None = option(None, "generated tokens (default 128; under load the mean, default the dataset's)",
                                 minimum=0, maximum=MAX_TOKENS)
+    pp: int = option(1, "pipeline stages: the GPUs split into this many stages of consecutive layers, each stage "
+                        "tensor parallel over gpus / pp (vLLM --pipeline-parallel-size, TensorRT-LLM pp_size)",
+                     minimum=1, maximum=MAX_GPUS)
     device: str | DeviceSpec | None = option(None, "device name (see 'sizeup hw list'), a DeviceSpec, or 'local' "
                                                    "with a calibration")
     offer: str | None = option(None, "the device as this cloud offer installs it: the GPU link the offer states, "
@@ -60,8 +63,9 @@ class EstimateOptions(ServingOptions):
                          minimum=0, maximum=10_000)
     image_size: tuple[int, int] | None = option(None, "(height, width) of each image in pixels (default 448 x 448)",
                                                 minimum=1, maximum=100_000)
-    backend: str | None = option(None, "llama.cpp: the build's backend: vulkan, cuda, hip, sycl, metal, cpu "
-                                       "(default the device's own)")
+    backend: str | None = option(None, "llama.cpp, mlc, ollama: the build's backend: vulkan, cuda, hip, sycl, metal, "
+                                       "cpu (default the device's own); vllm: the platform it runs the device on "
+                                       "(cuda, hip, sycl for Intel XPU, cpu), no other")
     build_date: str | None = option(None, "llama.cpp: the build's date YYYY-MM-DD, for kernels that changed "
                                           "(default current builds)")
     sweep: bool | tuple[int, ...] = option(False, "also sweep the batch size: true for powers of two up to the "
@@ -242,7 +246,7 @@ def _estimate(model: str, device: DeviceSpec, o: EstimateOptions, catalog) -> In
         cfg = InferenceConfig(batch=o.batch, prompt=o.prompt, output=o.output, context=o.context, weights=fmt,
                               kv_dtype=o.kv_dtype or "fp16", engine=engine, gpus=o.gpus, gpu_layers=o.gpu_layers,
                               threads=o.threads, images=o.images, image_hw=o.image_size, backend=o.backend,
-                              build_date=o.build_date, engine_options=o.engine_options, split=o.split)
+                              build_date=o.build_date, engine_options=o.engine_options, split=o.split, pp=o.pp)
         execution = execution or execution_for(device, cfg)  # one engine on one device: resolved once
         own_kv = execution.default_kv_dtype(fmt) if o.kv_dtype is None else None
         if own_kv is not None:  # the engine's own KV format for these weights (an FP8 checkpoint's FP8 cache)

@@ -28,9 +28,15 @@ _VERSION = re.compile(r"^\d+([.-]\d+)*$")
 _META = ("description", "runtime", "versions", "settings")
 
 
+_SUFFIX = re.compile(r"(?<=\d)(?:\.?(?:post|dev|rc)\d*)?(?:\+[A-Za-z0-9.]+)?$")
+"""What follows a release number in a PEP 440 version: .postN, .devN, rcN, +local."""
+
+
 def release_key(text: str) -> tuple[int, ...]:
-    """'0.10.1' -> (0, 10, 1); '2024-10-10' -> (2024, 10, 10). Raises ValueError on anything else."""
+    """'0.10.1' -> (0, 10, 1); '2024-10-10' -> (2024, 10, 10); a PEP 440 post, pre or dev release or a local build
+    of a release ('0.6.3.post1', '0.11.0rc1', '0.10.1+gptoss') is its release. Raises ValueError on anything else."""
     text = str(text).strip().lstrip("v")
+    text = _SUFFIX.sub("", text)
     if not _VERSION.match(text):
         raise ValueError(text)
     return tuple(int(p) for p in re.split(r"[.-]", text))

@@ -11,6 +11,10 @@ and pays the scheduler's host time per step (`step_overhead_s`).
 Releases (`vllm@0.10`): the data names what changed and when (data/engines/vllm.yaml `releases`): the V0 engine
 before 0.8 (256 sequences, so its profiling run samples 256 rows; its own host time per step), CUDA-graph memory
 outside the gpu_memory_utilization budget before 0.21, gpu_memory_utilization 0.9 on the releases read with it.
+
+Platforms (`PLATFORMS`): vLLM runs CUDA on NVIDIA, ROCm (HIP) on AMD and XPU (SYCL: IPEX / vllm-xpu-kernels) on Intel
+GPUs; `--backend` may name that platform, no other. Where it captures no graph (Intel XPU by default, or
+`--engine-opt enforce-eager`) every kernel pays the device kind's eager launch time and no graph memory is held.
 """
 
 from __future__ import annotations
@@ -21,10 +25,23 @@ from sizeup.engines.vllm_multimodal import vllm_multimodal_profile
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ingest.arch import ModelArch
 from sizeup.engines.profile import EngineProfile
+from sizeup.errors import ConfigError
 from sizeup.ranges import Range
 from sizeup.units import GIB
 
-__all__ = ["VLLM", "vllm_batch_defaults", "vllm_sampler_peak", "SAMPLER_BYTES_PER_LOGIT"]
+__all__ = ["VLLM", "vllm_batch_defaults", "vllm_sampler_peak", "SAMPLER_BYTES_PER_LOGIT", "PLATFORMS"]
+
+PLATFORMS = {"nvidia": ("cuda", True), "amd": ("hip", True), "intel": ("sycl", False)}
+"""The platform vLLM runs a GPU of each vendor on (as sizeup's --backend names it) and whether it replays graphs at
+decode by default. CUDA graphs on CUDA, HIP graphs on ROCm (vllm/platforms/rocm.py keeps the CUDA-graph wrapper).
+Intel XPU: no graph in vLLM 0.10 (the Intel vLLM Team's Arc Pro B-series post, vllm-project.github.io
+_posts/2025-11-11-intel-arc-pro-b.md, serves with --enforce-eager), and in later releases XPU graphs are
+experimental and off unless VLLM_XPU_ENABLE_XPU_GRAPH=1 (vllm/platforms/xpu.py XPUPlatform.check_and_update_config,
+github.com/vllm-project/vllm commit 00540f9d72cb0f601cd9124792ba6469ee39bfb4; retrieved 2026-12-05). On XPU the
+MXFP4 MoE runs IPEX's GatedMLPMOE(is_mxfp4=True): the packed weights are read and dequantized to bf16 inside the
+kernel (vllm/model_executor/layers/quantization/mxfp4.py IpexMxfp4MoEMethod, commit
+007d50058a06dec0f82472d63c819244d460c40d), which the pricing layer prices at the bf16 peak of a device that lists
+no fp4 figure."""
 
 SAMPLER_SORT_BYTES = 4 + 4 + 8 + 8 + 4 + 8
 """Per logit while vLLM's dummy sampler sorts (beside the model-dtype logits): the Sampler's fp32 copy, the sort's fp32
@@ -77,10 +94,48 @@ def vllm_sampler_peak(arch: ModelArch, rows: int, act_bytes: int) -> int:
 class VLLM(ExecutionModel):
     FORMATS = ("bf16", "fp8", "awq-int4")
     NATIVE_FP8_ONLY = True
+    OPTIONS = frozenset({"backend"})
     ENGINE_OPTIONS = {"num-scheduler-steps": "num_scheduler_steps", "max-model-len": "max_model_len",
                       "v1": "v1_engine", "max-num-seqs": "max_num_seqs",
                       "max-num-batched-tokens": "max_num_batched_tokens",
-                      "gpu-memory-utilization": "gpu_memory_utilization"}
+                      "gpu-memory-utilization": "gpu_memory_utilization", "enforce-eager": "enforce_eager",
+                      "block-size": "kv_block_tokens", "enable-prefix-caching": "prefix_caching",
+                      "no-enable-prefix-caching": "prefix_caching_off"}
+
+    @classmethod
+    def build(cls, device, version=None, *, backend=None, build_date=None, settings=None) -> ExecutionModel:
+        """`backend` may only name the platform vLLM runs `device` on (PLATFORMS): vLLM has one build per
+        platform, chosen by the device."""
+        if backend is not None:
+            native = "cpu" if device.kind == "cpu" else PLATFORMS.get(device.vendor, ("",))[0]
+            if backend != native:
+                from sizeup.engines.base import option_owners
+
+                others = " or ".join(o for o in option_owners("backend") if o != cls.NAME)
+                raise ConfigError(f"--backend {backend}: vLLM runs {device.id} ({device.vendor} {device.kind}) on "
+                                  f"its {native or 'no'} platform only (--backend {native or 'none'} or none); another "
+                                  f"backend is a {others} build option: use it with --engine {others}")
+        return super().build(device, version, settings=settings)
+
+    @property
+    def graphs(self) -> bool:
+        """Whether decode replays a captured graph: the platform's default (PLATFORMS), off under enforce-eager."""
+        if self.profile.value("enforce_eager", 0) or self.device.kind == "cpu":
+            return False
+        return PLATFORMS.get(self.device.vendor, ("", False))[1]
+
+    def per_op_overhead(self, decode: bool) -> Range | None:
+        """Graph replay at decode (`decode_overhead_s`); without a graph the device kind's eager launch time."""
+        return super().per_op_overhead(decode) if self.graphs else None
+
+    def missing_kernel_note(self, weights: str, decode: bool) -> str | None:
+        """Off CUDA (ROCm, Intel XPU) vLLM's kernels have no fraction of their own in sizeup's data: say so."""
+        platform = PLATFORMS.get(self.device.vendor, ("",))[0] if self.device.kind != "cpu" else "cpu"
+        if platform == "cuda":
+            return None
+        kernels = {"sycl": "IPEX / oneDNN kernels on XPU", "hip": "ROCm kernels"}.get(platform, "kernels")
+        return (f"{'decode' if decode else 'prefill'}: vLLM on {self.device.id} ({kernels}): no kernel fraction read "
+                f"or fitted for them: priced at the {self.device.kind} default efficiency (derived)")
 
     def step_overhead(self, arch: ModelArch, decode: bool) -> Range | None:
         """The scheduler's host time per step; V0's multi-step scheduling (--num-scheduler-steps N) schedules once
@@ -91,6 +146,14 @@ class VLLM(ExecutionModel):
 
     def option_notes(self) -> tuple[str, ...]:
         notes = []
+        if not self.graphs and self.device.kind != "cpu":
+            why = ("--enforce-eager" if self.profile.value("enforce_eager", 0) else
+                   f"vLLM captures no graph on {self.device.vendor} GPUs by default (engines/vllm.py PLATFORMS)")
+            notes.append(f"{why}: every kernel is launched eagerly (the device kind's per-kernel host time, "
+                         f"data/efficiency/gpu.yaml overhead_s), no graph memory held")
+        if "prefix_caching" in self.profile.values or "prefix_caching_off" in self.profile.values:
+            notes.append("--enable-prefix-caching / --no-enable-prefix-caching: accepted; sizeup prices every prompt "
+                         "computed in full (no prefix shared between requests), as a benchmark of distinct prompts runs")
         steps = int(self.profile.value("num_scheduler_steps", 1))
         if steps > 1:
             notes.append(f"--num-scheduler-steps {steps}: V0 multi-step scheduling, the scheduler's host time paid "
@@ -149,6 +212,7 @@ class VLLM(ExecutionModel):
                      + ("" if self.v1 else "; V0 also kept probs and logprobs, not counted") + f"): {phase} is the peak")
         non_torch = self.profile.range("non_torch_bytes") or Range(0.5 * GIB, 0.5 * GIB, 0.5 * GIB)
         graphs = self.profile.range("cuda_graph_bytes") or Range(0.5 * GIB, 0.5 * GIB, 0.5 * GIB)
+        graphs = graphs if self.graphs else Range(0.0, 0.0, 0.0)
         utilization = self.profile.value("gpu_memory_utilization", 0.92)
         # vLLM takes `utilization` of the total CUDA reports; the CUDA context stays outside that budget,
         # and since v0.21 the CUDA-graph memory is estimated inside it (data/engines/vllm.yaml sources)

@@ -53,6 +53,9 @@ class MemoryConfig:
     tower: TowerInput | None = None
     """What the model's tower (`arch.tower`) reads in this prefill; its pass joins the activation peak
     (`sizeup.price.tower_memory`). None: no tower runs."""
+    pp: int = 1
+    """Pipeline stages (workload/pipeline.py): each GPU holds its stage's ceil(layers / pp) layers of weights and
+    cache, and the larger of the embedding (first stage) and the head (last stage)."""
 
 
 def kv_bytes_per_sequence(arch: ModelArch, context: int, kv_dtype: str, tp: int = 1, block: int = 1) -> int:
@@ -98,7 +101,32 @@ def _activation_peak(arch: ModelArch, tokens: int, logit_rows: int, act_bytes: i
 
 
 def _weights_on_gpu(arch: ModelArch, cfg: MemoryConfig) -> tuple[int, int]:
+    if cfg.pp > 1:
+        return _stage_weights(arch, cfg.weights, cfg.tp, cfg.pp), 0
     return _weights_split(arch, cfg.weights, cfg.tp, cfg.gpu_layers)
+
+
+def stage_share(arch: ModelArch, pp: int) -> float:
+    """The share of the layers the largest of `pp` pipeline stages holds: ceil(layers / pp) / layers."""
+    n = arch.num_layers
+    return -(-n // pp) / n if pp > 1 and n else 1.0
+
+
+@lru_cache(maxsize=64)
+def _stage_weights(arch: ModelArch, weights: WeightFormat, tp: int, pp: int) -> int:
+    """GPU bytes of the weights on the largest pipeline stage: its share of the layers' tensors (÷ tp, norms whole)
+    and the larger of the first stage's embedding and the last stage's head and final norm."""
+    sizes = tensor_bytes_map(arch, weights)
+    layers = first = last = 0
+    for t in arch.tensors():
+        size = sizes[t.name] if t.role == "norm" else sizes[t.name] // tp
+        if t.layer is not None:
+            layers += size
+        elif t.role in ("embedding", "position"):
+            first += size
+        else:
+            last += size
+    return int(layers * stage_share(arch, pp)) + max(first, last)
 
 
 @lru_cache(maxsize=64)
@@ -146,7 +174,8 @@ def inference_memory(arch: ModelArch, execution, cfg: MemoryConfig) -> Inference
         kv_dtype=cfg.kv_dtype, act_bytes=cfg.act_bytes, tp=cfg.tp, gpu_layers=cfg.gpu_layers, attention=cfg.attention,
         compute_dtype=cfg.compute_dtype, tower=cfg.tower, usable=usable_memory(device).bytes,
         weights_bytes=weights, cpu_weights_bytes=cpu_weights,
-        kv_per_sequence=lambda block: kv_bytes_per_sequence(arch, cfg.context, cfg.kv_dtype, cfg.tp, block),
+        kv_per_sequence=lambda block: int(kv_bytes_per_sequence(arch, cfg.context, cfg.kv_dtype, cfg.tp, block)
+                                          * stage_share(arch, cfg.pp)),
         activation_peak=lambda tokens, rows: _activation_peak(arch, tokens, rows, cfg.act_bytes, cfg.tp),
         attention_path=lambda implementation: attention_path(device, cfg.compute_dtype, implementation),
         with_tower=with_tower, tower_pass=tower_activations))

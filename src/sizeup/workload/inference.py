@@ -27,6 +27,7 @@ from sizeup.price.execution import phase_efficiency, phase_note
 from sizeup.price.memory import InferenceMemory, MemoryConfig, inference_memory, max_fitting
 from sizeup.price.rates import PhaseTotals, price_totals
 from sizeup.ranges import Range
+from sizeup.workload.pipeline import check_pipeline, hop_time, micro_batch, pipeline_note
 from sizeup.workload.quantize import WeightFormat, get_format, weight_bytes
 from sizeup.workload.towers import (TowerEstimate, decoder_arch, decoder_cache_tokens, decoder_prompt, tower_input,
                                     tower_notes)
@@ -70,6 +71,8 @@ class InferenceConfig:
     split: str = "tensor"
     """How `gpus` share the model: "tensor" (tensor parallel) or "layers" (consecutive layers per GPU, one GPU at a
     time: accelerate's device_map="auto", ExLlamaV2's gpu_split)."""
+    pp: int = 1
+    """Pipeline stages (workload/pipeline.py): `gpus / pp` GPUs per stage, tensor parallel inside it."""
 
     def __post_init__(self) -> None:
         if self.threads is not None and self.threads < 1:
@@ -170,7 +173,7 @@ class InferenceEstimate:
                        "engine_version": self.execution.version if self.execution else None,
                        "quant": self.weights.id, "kv_dtype": cfg.kv_dtype, "batch": cfg.batch,
                        "prompt_tokens": cfg.prompt, "output_tokens": cfg.output, "context_tokens": cfg.cache_tokens,
-                       "decoder_cache_tokens": self.decoder_cache_tokens, "tensor_parallel": cfg.gpus if cfg.split == "tensor" else 1, "split": cfg.split, "gpu_layers": cfg.gpu_layers, "images": cfg.images,
+                       "decoder_cache_tokens": self.decoder_cache_tokens, "tensor_parallel": cfg.gpus // cfg.pp if cfg.split == "tensor" else 1, "pipeline_parallel": cfg.pp, "split": cfg.split, "gpu_layers": cfg.gpu_layers, "images": cfg.images,
                        "image_size": None if cfg.image_hw is None else list(cfg.image_hw),
                        "backend": cfg.backend, "build_date": cfg.build_date},
             "memory": {**self.memory.to_dict(), "weights_by_role_bytes": weight_bytes(self.arch, self.weights)},
@@ -226,10 +229,10 @@ SCALAR_PRICING_MAX_OPS = 2000
 
 
 def _price_phase(ledger: Ledger, device: DeviceSpec, eff: Efficiency, gpus: int, step_overhead: Range | None,
-                 tokens: int, runtime=None) -> tuple[PhaseEstimate, list[str]]:
+                 tokens: int, runtime=None, hops: Range | None = None) -> tuple[PhaseEstimate, list[str]]:
     roof = _priced(ledger, device, eff, runtime)
     total = roof.total_s
-    comm = Range(0.0, 0.0, 0.0)
+    comm = hops or Range(0.0, 0.0, 0.0)  # a pipeline's sends between stages (workload/pipeline.py)
     notes = list(roof.notes)
     if gpus > 1:
         from sizeup.price.comm import collective_time, device_link  # tensor parallel only
@@ -305,7 +308,8 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         raise ConfigError(f"--cpu {cpu.id!r}: expected a cpu device, got a {cpu.kind}")
     split = cfg.gpus if cfg.gpus > 1 and (model.MULTI_GPU == "layers" or cfg.split == "layers") else 1
     # consecutive layers per GPU, one active at a time: the engine's own placement or --split layers
-    tp = cfg.gpus // split
+    check_pipeline(cfg.pp, cfg.gpus, arch.num_layers, split > 1)
+    tp, micro = cfg.gpus // split // cfg.pp, micro_batch(cfg.batch, cfg.pp)
     feed = tower_input(arch, batch=cfg.batch, prompt=cfg.prompt, images=cfg.images, image_hw=cfg.image_hw)
     arch, dec_prompt = decoder_arch(arch, cfg.prompt), decoder_prompt(arch, cfg.prompt)
     a0 = arch.layers[0].attention
@@ -322,7 +326,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         whole = inference_memory(arch, model, MemoryConfig(
             batch=batch, context=decoder_cache_tokens(arch, cfg.prompt, context), prompt=min(dec_prompt, context),
             weights=fmt, kv_dtype=cfg.kv_dtype, act_bytes=act_bytes, tp=tp, gpu_layers=cfg.gpu_layers,
-            compute_dtype=act_dtype, tower=None if feed is None else replace(feed, batch=batch)))
+            compute_dtype=act_dtype, tower=None if feed is None else replace(feed, batch=batch), pp=cfg.pp))
         return split_by_layers(whole, split) if split > 1 else whole
 
     memory = memory_for(cfg.batch, cfg.cache_tokens)
@@ -336,6 +340,8 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     assumptions += tower_notes(arch, feed)
     assumptions += model.notes
     assumptions += model.option_notes()
+    if cfg.pp > 1:
+        assumptions.append(pipeline_note(cfg.pp, tp, cfg.batch, device))
     if cfg.split == "layers" and cfg.gpus > 1:
         assumptions.append(f"--split layers: {cfg.gpus} GPUs each hold about 1/{cfg.gpus} of the layers (weights and "
                            f"cache) and run them in turn, one GPU active at a time: a step takes the time of the whole "
@@ -362,7 +368,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         assumptions += notes
     on_host_model = model.on(host) if host is not None else None
 
-    def phase(ledger: Ledger, decode: bool, tokens: int) -> PhaseEstimate:
+    def phase(ledger: Ledger, decode: bool, tokens: int, hop_tokens: int = 0) -> PhaseEstimate:
         on_dev = on_cpu = None
         if on_gpu > 0:
             eff = phase_efficiency(on_dev_model, decode, fmt, tokens)
@@ -375,8 +381,9 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
             if extra is not None:
                 overhead = overhead + extra[0] if overhead is not None else extra[0]
                 assumptions.append(extra[1])
-            on_dev, notes = _price_phase(ledger, dev, eff, tp, overhead, tokens, on_dev_model.runtime)
-            assumptions.extend(notes)
+            hops, no_link = hop_time(dev, cfg.pp, hop_tokens, arch.hidden, act_bytes)
+            on_dev, notes = _price_phase(ledger, dev, eff, tp, overhead, tokens, on_dev_model.runtime, hops)
+            assumptions.extend(notes + ([no_link] if no_link else []))
             note = phase_note(on_dev_model, eff, fmt, decode, tokens)
             if note is not None:
                 assumptions.append(note)
@@ -394,9 +401,9 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
             return _split_phase(on_cpu, on_cpu, 0.0, tokens)
         return _split_phase(on_dev, on_cpu, on_gpu, tokens)
 
-    prefill_ledger = transformer_ledger(arch, Step(batch=cfg.batch, new_tokens=dec_prompt, context=dec_prompt),
+    prefill_ledger = transformer_ledger(arch, Step(batch=micro, new_tokens=dec_prompt, context=dec_prompt),
                                         weights=fmt, kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, tp=tp, per_layer=False)
-    prefill = phase(prefill_ledger, False, cfg.batch * dec_prompt)
+    prefill = phase(prefill_ledger, False, cfg.batch * dec_prompt, micro * dec_prompt)
     tower = None
     tower_ops = tower_ledger(arch, feed, weights=fmt, kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, tp=tp) \
         if feed is not None else None
@@ -415,9 +422,9 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     decode = None
     if not arch.encoder and cfg.output > 0:
         mean_context = dec_prompt + max(cfg.output // 2, 1)
-        decode_ledger = transformer_ledger(arch, Step(batch=cfg.batch, new_tokens=1, context=mean_context),
+        decode_ledger = transformer_ledger(arch, Step(batch=micro, new_tokens=1, context=mean_context),
                                            weights=fmt, kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, tp=tp, per_layer=False)
-        decode = phase(decode_ledger, True, cfg.batch)
+        decode = phase(decode_ledger, True, cfg.batch, micro)
         assumptions.append(f"decode priced at the mean context of the generation ({mean_context} tokens)")
         if on_gpu > 0:
             assumptions.extend(on_dev_model.phase_notes(arch, decode=True))

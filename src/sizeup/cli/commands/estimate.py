@@ -27,12 +27,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--split", choices=("tensor", "layers"), default="tensor",
                    help="how --gpus share the model: tensor (tensor parallel, the default) or layers (consecutive "
                         "layers per GPU, one GPU at a time: accelerate device_map='auto')")
+    p.add_argument("--pp", type=_GPUS, default=1, metavar="N",
+                   help="pipeline stages: --gpus split into N stages of consecutive layers, each tensor parallel over "
+                        "gpus/N; at batch 1 a token pays every stage in turn, under load micro-batches fill the "
+                        "stages (vLLM --pipeline-parallel-size, TensorRT-LLM pp_size; default 1)")
     p.add_argument("--offer", metavar="ID", help="the device as this cloud offer installs it: the GPU link the offer "
                                                  "states, else PCIe (see 'sizeup hw offers'; a plan's recipe names it)")
     p.add_argument("--quant", default=None, help="weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, "
                                                   "q4_k_m, q8_0, … (default: the format a .gguf file stores, else the "
                                                   "most precise of the engine's formats that fits)")
-    p.add_argument("--kv-dtype", default=None, help="KV cache: fp16, bf16, fp8, q8_0, q4_0 (default fp16, or the "
+    p.add_argument("--kv-dtype", default=None, type=_kv_dtype,
+                   help="KV cache: fp16, bf16, fp8 (vLLM's fp8_e4m3 / fp8_e5m2), q8_0, q4_0 (default fp16, or the "
                                                     "engine's own where it differs: an FP8 checkpoint on TensorRT-LLM)")
     p.add_argument("--engine", metavar="NAME[@RELEASE]",
                    help=f"serving engine: {', '.join(engine_names())}, at its current release or one named (e.g. "
@@ -50,15 +55,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "tower in prefill; their tokens are part of --prompt (default 0)")
     p.add_argument("--image-size", metavar="HxW", help="pixels of each image, e.g. 448x448 or 448 (qwen2_vl reads "
                                                        "images at their own size; default 448x448)")
-    p.add_argument("--gpu-layers", type=number_flag(integer=True, minimum=0, maximum=MAX_LAYERS),
+    p.add_argument("--gpu-layers", "--n-gpu-layers", type=number_flag(integer=True, minimum=0, maximum=MAX_LAYERS),
                    help="llama.cpp: layers offloaded to the GPU (default all)")
     p.add_argument("--cpu", metavar="NAME", help="llama.cpp: the host CPU device where layers kept off the GPU "
                                                  "run (default: the device's host_cpu, e.g. an SoC's CPU cluster)")
     p.add_argument("--threads", type=number_flag(integer=True, minimum=1, maximum=100_000),
                    help="llama.cpp: CPU threads for those layers (default all cores)")
-    p.add_argument("--backend", choices=["vulkan", "cuda", "hip", "sycl", "metal", "cpu"],
+    p.add_argument("--backend", choices=["vulkan", "cuda", "hip", "sycl", "metal", "cpu"], type=_backend,
                    help="llama.cpp, ollama, mlc: the backend the build uses (default the device's own: cuda on "
-                        "NVIDIA, hip on AMD, sycl on Intel (vulkan for mlc), metal on Apple)")
+                        "NVIDIA, hip on AMD, sycl on Intel (vulkan for mlc), metal on Apple); vllm: only the "
+                        "platform it runs the device on (cuda, hip, sycl = Intel XPU, cpu); rocm and xpu are "
+                        "taken for hip and sycl")
     p.add_argument("--build-date", metavar="YYYY-MM-DD",
                    help="llama.cpp: the date of the build, for kernels that changed over time (e.g. F16 decode "
                         "ran DMMV before 2024-10-10; default: current builds)")
@@ -100,12 +107,37 @@ def _add_load_arguments(p: argparse.ArgumentParser) -> None:
                         "tensorrt-llm: max-batch-size=896, max-num-tokens=8192); repeatable")
 
 
+BACKEND_SPELLINGS = {"rocm": "hip", "xpu": "sycl"}
+"""The engines' own names of two backends: vLLM's platforms `rocm` and `xpu` (vllm/platforms), llama.cpp's ROCm build
+(its HIP backend)."""
+
+
+KV_SPELLINGS = {"fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "fp8-e4m3": "fp8", "fp8-e5m2": "fp8"}
+"""vLLM's --kv-cache-dtype names of its 1-byte caches (both priced as fp8: one byte per element)."""
+
+
+def _kv_dtype(text: str) -> str:
+    key = str(text).strip().lower()
+    return KV_SPELLINGS.get(key, key)
+
+
+def _backend(text: str) -> str:
+    key = str(text).strip().lower()
+    return BACKEND_SPELLINGS.get(key, key)
+
+
 def run(args: argparse.Namespace) -> int:
     from sizeup.api import estimate
     from sizeup.cli.main import emit_json
 
     if args.device is None or args.devices:
         from sizeup.cli.commands.estimate_table import run_table
+
+        if args.pp > 1:
+            from sizeup.errors import ConfigError
+
+            raise ConfigError(f"--pp {args.pp}: pipeline stages need one --device (a table compares devices "
+                              f"without a pipeline)")
 
         return run_table(args)
     result = estimate(args.model, estimate_options(args))
@@ -127,7 +159,7 @@ def estimate_options(args: argparse.Namespace):
     concurrency, offline = parse_concurrency(args.concurrency)
     return EstimateOptions(
         device=args.device, offer=args.offer, gpus=args.gpus, split=args.split, quant=args.quant, kv_dtype=args.kv_dtype,
-        engine=args.engine, batch=args.batch, prompt=args.prompt, output=args.output, context=args.context,
+        engine=args.engine, pp=args.pp, batch=args.batch, prompt=args.prompt, output=args.output, context=args.context,
         gpu_layers=args.gpu_layers, cpu=args.cpu, threads=args.threads, images=args.images,
         image_size=parse_image_size(args.image_size), backend=args.backend, build_date=args.build_date,
         sweep=False if not args.sweep else True if args.sweep == "auto" else _batches(args.sweep),
