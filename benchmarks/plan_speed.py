@@ -1,5 +1,6 @@
 """`sizeup plan` on every example, as a process and in-process (plan + sheet, the catalog loaded; target:
 under 1.5 s each), wall-clock and CPU time (on a shared machine the CPU time is the one to read); then the
+serving examples with every registered engine allowed (target: 2 s a plan on a quiet machine); then the
 vision example twice in a fresh trace cache, first (traced) beside second (read from the cache), with
 their outputs compared.
 
@@ -44,6 +45,25 @@ def examples(env: dict[str, str]) -> None:
         print(f"| {path.stem} | {elapsed:.2f} | {cpu:.2f} | {code} | {verdict[:160]} |")
 
 
+def every_engine(env: dict[str, str]) -> None:
+    """The serving examples with `constraints.engines` set to every registered engine, as processes."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from sizeup.engines.base import engine_names
+
+    engines = ", ".join(engine_names())
+    print()
+    print("| serving example, every engine | process wall (s) | process CPU (s) | exit code | headline |")
+    print("|---|---:|---:|---:|---|")
+    with tempfile.TemporaryDirectory() as folder:
+        for name in ("team-api-200-users", "api-70b-p99-ttft"):
+            text = (ROOT / "examples" / f"{name}.yaml").read_text()
+            path = Path(folder) / f"{name}.yaml"
+            path.write_text(text.replace("engines: [vllm]", f"engines: [{engines}]"))
+            elapsed, _, code, out, cpu = run(path, env)
+            lines = out.splitlines()
+            print(f"| {name} | {elapsed:.2f} | {cpu:.2f} | {code} | {(lines[2] if len(lines) > 2 else out)[:160]} |")
+
+
 def in_process() -> None:
     """Plan and sheet of every example in this process, the catalog already loaded: wall and CPU seconds."""
     sys.path.insert(0, str(ROOT / "src"))
@@ -85,6 +105,7 @@ def vision_cache(env: dict[str, str]) -> None:
 def main() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     examples(env)
+    every_engine(env)
     in_process()
     vision_cache(env)
 

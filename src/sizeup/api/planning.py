@@ -9,11 +9,11 @@ from typing import Any, Literal
 
 from sizeup.api.options import Options, option
 from sizeup.errors import ConfigError
-from sizeup.units import MAX_REQUESTS_PER_S, MAX_SLA_S, MAX_TOKENS, MAX_USERS
+from sizeup.units import MAX_REQUESTS_PER_S, MAX_SLA_S, MAX_TOKENS, MAX_TRAINING_TOKENS, MAX_USERS
 
 __all__ = ["PlanOptions", "PlanReport", "QUICK_OPTIONS", "plan"]
 
-QUICK_OPTIONS = ("task", "users", "rps", "prompt", "output", "ttft_p95", "tpot_p95", "devices", "engine")
+QUICK_OPTIONS = ("task", "users", "rps", "prompt", "output", "ttft_p95", "tpot_p95", "devices", "engine", "tokens")
 """The options that make a quick plan's scenario; refused beside a scenario given whole."""
 
 
@@ -29,7 +29,10 @@ class PlanOptions(Options):
     output: int = option(250, "output tokens per request", minimum=1, maximum=MAX_TOKENS)
     ttft_p95: float | None = option(None, "SLA: p95 time to first token, seconds", minimum=1e-9, maximum=MAX_SLA_S)
     tpot_p95: float | None = option(None, "SLA: p95 time per output token, seconds", minimum=1e-9, maximum=MAX_SLA_S)
-    devices: tuple[str, ...] = option((), "allowed devices (default: every catalog device with an offer)")
+    devices: tuple[str, ...] = option((), "allowed devices (default: every catalog device with an offer); an edge "
+                                          "plan's one board")
+    tokens: float | None = option(None, "finetune / pretrain: tokens to train on; batch: output tokens to generate "
+                                        "(e.g. 1e9)", minimum=1, maximum=MAX_TRAINING_TOKENS)
     engine: str | None = option(None, "serving engine of a chat / api plan, NAME or NAME@RELEASE (default: the "
                                       "serving default of data/engines/defaults.yaml, vLLM)")
     electricity: float | None = option(None, "electricity price for buy vs rent, USD per kWh (overrides the "
@@ -116,7 +119,24 @@ def _scenario(scenario: str | Path | dict | Any, o: PlanOptions):
 def quick_scenario(model: str, o: PlanOptions) -> dict[str, Any]:
     """The scenario of a quick plan, as the YAML's keys."""
     data: dict[str, Any] = {"name": f"{model}-{o.task}", "model": model, "task": o.task, "constraints": {}}
-    if o.devices:
+    jobs = ("batch", "finetune", "pretrain")
+    if o.tokens is not None and o.task not in jobs:
+        raise ConfigError(f"--tokens {o.tokens:,.0f}: a job's length, read by --task {', '.join(jobs)}; "
+                          f"not by --task {o.task}")
+    if o.task in jobs:
+        if o.tokens is None:
+            raise ConfigError(f"--task {o.task} needs --tokens N: the "
+                              + ("output tokens to generate" if o.task == "batch" else "tokens to train on")
+                              + " (e.g. 1e9)")
+        data["job"] = {"tokens": o.tokens}
+    if o.task == "edge":  # one board, bought: the scenario's edge.device, not a list of allowed devices
+        if len(o.devices) != 1:
+            raise ConfigError("--task edge plans one board: give it as --device NAME (e.g. jetson-orin-nano)"
+                              + (f", not {len(o.devices)}" if o.devices else ""))
+        if o.tpot_p95 is None:
+            raise ConfigError("--task edge needs --tpot-p95 S: the per-token latency the board must keep (e.g. 100ms)")
+        data["edge"] = {"device": o.devices[0], "latency_s": o.tpot_p95}
+    elif o.devices:
         data["constraints"]["devices"] = list(o.devices)
     if o.task in ("chat", "api"):
         data["constraints"]["engines"] = [o.engine] if o.engine else []  # none: the serving default

@@ -6,7 +6,7 @@ roles), with the attention, MLP and layer specs they follow. Pure data: the read
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 
 __all__ = ["MLASpec", "AttentionSpec", "MLPSpec", "SSMSpec", "LayerSpec", "TowerSpec", "WeightTensor", "ModelArch",
@@ -243,6 +243,23 @@ class ModelArch:
     sizeup has no format for (then `stored_format_from` says which)."""
     stored_format_from: str = ""
     """Where `stored_format` was read, e.g. "GGUF general.file_type = 15 (MOSTLY_Q4_K_M)"; "" for a config."""
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+    """The hash, computed once: every cached pricing function is keyed on the architecture, and hashing its nested
+    layer specs afresh costs ~100 calls a lookup (a third of a plan over every engine went there)."""
+
+    def __hash__(self) -> int:
+        if not self._hash:
+            object.__setattr__(self, "_hash", hash(tuple(getattr(self, f.name) for f in _ARCH_FIELDS)) or 1)
+        return self._hash
+
+    def __getstate__(self) -> list:
+        """Pickled without the cached hash: string hashes differ between processes."""
+        return [getattr(self, f.name) for f in _ARCH_FIELDS]
+
+    def __setstate__(self, state: list) -> None:
+        for f, value in zip(_ARCH_FIELDS, state):
+            object.__setattr__(self, f.name, value)
+        object.__setattr__(self, "_hash", 0)
 
     @property
     def encoder_layers(self) -> tuple[LayerSpec, ...]:
@@ -337,6 +354,9 @@ class ModelArch:
         if a.mla is not None:
             return a.mla.kv_lora_rank + a.mla.qk_rope_head_dim
         return a.kv_heads * (a.head_dim + a.v_head_dim)
+
+
+_ARCH_FIELDS = tuple(f for f in fields(ModelArch) if f.name != "_hash")
 
 
 @lru_cache(maxsize=64)

@@ -1,10 +1,15 @@
-"""Serving capacity: a discrete-event simulation of continuous batching on one replica, driven by the
-priced prefill and decode step times, and the replica count for a traffic level.
+"""Serving capacity: a discrete-event simulation of one replica scheduling requests as its engine's batching
+policy does (engines/base.py `Batching`), driven by the priced prefill and decode step times, and the replica
+count for a traffic level.
 
-The replica runs one step at a time, as vLLM's scheduler does without chunked prefill: when requests
-wait and a batch slot is free it admits them and runs their prefill as one step (first tokens come
-out at its end); otherwise it runs one decode step for every running sequence. Arrivals are Poisson
-(or a given trace). Percentiles come from the simulated requests.
+The replica runs one step at a time. Continuous batching with mixed steps (vLLM V1's chunked prefill,
+TensorRT-LLM's in-flight batching): every step decodes one token of each running sequence and carries the prompt
+tokens of admitted requests up to the step's token budget. Prompt steps apart (vLLM V0, SGLang by default): when
+requests wait and a slot is free, their prompts run as a step of their own. Static batching: the waiting requests
+run prompt to last token as one batch. The KV pool and the engine's max_sequences bound the sequences held at once.
+A prompt step is priced as workload/serving.py prices it, so the simulation's steady state agrees with
+`serving_load` at the same load. Arrivals are Poisson (or a given trace); percentiles come from the simulated
+requests.
 """
 
 from __future__ import annotations
@@ -35,10 +40,23 @@ class ReplicaModel:
     decode_batches: tuple[int, ...]
     decode_step_s: tuple[float, ...]
     max_batch: int
+    """Sequences running at once: the KV pool and the engine's max_sequences."""
+    scheduling: str = "continuous"
+    """The engine's batching policy (engines/base.py `Batching`): 'continuous' or 'static'."""
+    mixed_steps: bool = False
+    """Prompt tokens ride in the decode steps (chunked prefill, in-flight batching), else prefill steps apart."""
+    chunked_prefill: bool = False
+    """A prompt longer than a step's token budget is split over several steps."""
+    max_step_tokens: int | None = None
+    """Tokens one step computes at most (decodes included in mixed steps); None: no cap."""
+    steps_per_schedule: int = 1
+    """Decode steps run per scheduling decision (a waiting prompt is admitted only between such runs)."""
 
     def __post_init__(self) -> None:
         if self.max_batch < 1 or not self.decode_batches or len(self.decode_batches) != len(self.decode_step_s):
             raise ConfigError("replica model needs max_batch >= 1 and decode step times per batch size")
+        if self.scheduling not in ("continuous", "static"):
+            raise ConfigError(f"batching {self.scheduling!r}: expected 'continuous' or 'static'")
 
     def decode_table(self) -> list[float]:
         """Decode step time for every batch size 0..max_batch (interpolated once)."""
@@ -63,8 +81,8 @@ class Percentiles:
         arr = np.asarray(samples, dtype=float)
         if arr.size == 0:
             return cls(values={k: float("nan") for k in PERCENTILE_POINTS} | {"mean": float("nan")})
-        return cls(values={k: float(np.percentile(arr, q)) for k, q in PERCENTILE_POINTS.items()}
-                   | {"mean": float(arr.mean())})
+        points = np.percentile(arr, list(PERCENTILE_POINTS.values()))  # one sort for all of them
+        return cls(values={k: float(v) for k, v in zip(PERCENTILE_POINTS, points)} | {"mean": float(arr.mean())})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,7 +117,8 @@ class SimulationResult:
 def simulate(model: ReplicaModel, rate_per_s: float, prompt_tokens: int, output_tokens: int, *,
              requests: int = 3000, seed: int = 0, arrivals: Sequence[float] | None = None,
              lengths: Callable[[random.Random], tuple[int, int]] | None = None) -> SimulationResult:
-    """Simulate `requests` requests arriving at `rate_per_s` (Poisson, or the `arrivals` times)."""
+    """Simulate `requests` requests arriving at `rate_per_s` (Poisson, or the `arrivals` times), scheduled as the
+    model's batching policy says (static batches, prompt steps of their own, or mixed steps)."""
     if rate_per_s <= 0 and arrivals is None:
         raise ConfigError(f"arrival rate {rate_per_s}: expected a positive rate")
     rng = random.Random(seed)
@@ -112,48 +131,8 @@ def simulate(model: ReplicaModel, rate_per_s: float, prompt_tokens: int, output_
         times = sorted(float(a) for a in arrivals)
         requests = len(times)
     sizes = [lengths(rng) if lengths else (prompt_tokens, output_tokens) for _ in range(requests)]
-    first = np.zeros(requests)
-    done = np.zeros(requests)
-    now, nxt = 0.0, 0  # next request not yet admitted
-    running: list[tuple[int, int]] = []  # heap of (decode step at which it finishes, request)
-    decode_steps = 0
-    decode_time = model.decode_table()
-    batch_time = 0.0
-    busy = 0.0
-    while nxt < requests or running:
-        if not running and nxt < requests and times[nxt] > now:
-            now = times[nxt]  # idle until the next arrival
-        free = model.max_batch - len(running)
-        admitted = []
-        while free > 0 and nxt < requests and times[nxt] <= now:
-            admitted.append(nxt)
-            nxt += 1
-            free -= 1
-        if admitted:
-            step = model.prefill_s(sum(sizes[i][0] for i in admitted))
-            now += step
-            busy += step
-            for i in admitted:
-                first[i] = now
-                if sizes[i][1] <= 1:
-                    done[i] = now
-                else:
-                    heapq.heappush(running, (decode_steps + sizes[i][1] - 1, i))
-            continue
-        # decode steps at a constant batch until the next finish or the next admissible arrival
-        batch = len(running)
-        step = decode_time[batch]
-        steps = running[0][0] - decode_steps
-        if free > 0 and nxt < requests:
-            steps = min(steps, max(1, math.ceil((times[nxt] - now) / step)))
-        steps = max(steps, 1)
-        batch_time += batch * step * steps
-        now += step * steps
-        busy += step * steps
-        decode_steps += steps
-        while running and running[0][0] <= decode_steps:
-            _, i = heapq.heappop(running)
-            done[i] = now
+    run = _static if model.scheduling == "static" else _continuous
+    first, done, batch_time, busy = run(model, times, sizes, max(prompt_tokens, 1))
     arrive = np.asarray(times)
     ttft = first - arrive
     outputs = np.asarray([max(s[1] - 1, 0) for s in sizes])
@@ -170,6 +149,121 @@ def simulate(model: ReplicaModel, rate_per_s: float, prompt_tokens: int, output_
                             e2e=Percentiles.of(e2e), throughput_requests_per_s=requests / span,
                             output_tokens_per_s=float(sum(s[1] for s in sizes)) / span,
                             mean_batch=batch_time / max(busy, 1e-12), stable=bool(stable), ttft_samples=ttft)
+
+
+def _static(model: ReplicaModel, times: list[float], sizes: list[tuple[int, int]], mean_prompt: int):
+    """Static batches: the waiting requests (up to max_batch) run prompt to their longest output together; the next
+    batch starts when that one ends. Each request's tokens come out as the batch generates them."""
+    n = len(times)
+    first, done = np.zeros(n), np.zeros(n)
+    decode_time = model.decode_table()
+    now, nxt, batch_time, busy = 0.0, 0, 0.0, 0.0
+    while nxt < n:
+        now = max(now, times[nxt])
+        batch = []
+        while len(batch) < model.max_batch and nxt < n and times[nxt] <= now:
+            batch.append(nxt)
+            nxt += 1
+        prefill = model.prefill_s(sum(sizes[i][0] for i in batch))
+        step = decode_time[len(batch)]
+        longest = max(sizes[i][1] for i in batch)
+        for i in batch:
+            first[i] = now + prefill
+            done[i] = first[i] + max(sizes[i][1] - 1, 0) * step
+        run = prefill + max(longest - 1, 0) * step
+        batch_time += len(batch) * max(longest - 1, 0) * step
+        busy += run
+        now += run
+    return first, done, batch_time, busy
+
+
+def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, int]], mean_prompt: int):
+    """Continuous batching, one step at a time. A step runs one decode token of every running sequence; prompt
+    tokens of admitted requests (at most max_batch sequences held, a step's token budget max_step_tokens) either ride
+    in it (mixed steps: each adds its prefill time less one single-sequence decode step, as workload/serving.py
+    prices them) or run as a prefill step of their own; a prompt's first token comes out at the end of the step that
+    computes its last prompt token. With steps_per_schedule > 1 a prompt is admitted only between such runs."""
+    n = len(times)
+    first, done = [0.0] * n, [0.0] * n
+    decode_time = model.decode_table()
+    single = decode_time[1]
+    budget_cap = model.max_step_tokens or math.inf
+    per_run = max(model.steps_per_schedule, 1)
+    max_batch, mixed, chunked = model.max_batch, model.mixed_steps, model.chunked_prefill
+    fixed, per_token = model.prefill_fixed_s, model.prefill_per_token_s
+    outputs = [s[1] for s in sizes]
+    prompts = [s[0] if s[0] > 1 else 1 for s in sizes]
+    push, pop = heapq.heappush, heapq.heappop
+    now, nxt, decode_steps, batch_time, busy = 0.0, 0, 0, 0.0, 0.0
+    running: list[tuple[int, int]] = []  # heap of (decode step at which it finishes, request)
+    pending: list[list[int]] = []  # admitted requests still computing their prompt: [request, prompt tokens left]
+    while nxt < n or running or pending:
+        if not running and not pending and times[nxt] > now:
+            now = times[nxt]  # idle until the next arrival
+        boundary = per_run == 1 or not running or decode_steps % per_run == 0
+        if boundary:
+            held = len(running) + len(pending)
+            while held < max_batch and nxt < n and times[nxt] <= now:
+                pending.append([nxt, prompts[nxt]])
+                nxt += 1
+                held += 1
+        batch = len(running)
+        chunk, finished = 0, []
+        if pending and (mixed or boundary):
+            budget = budget_cap - batch if mixed else budget_cap
+            for entry in pending:
+                room = budget - chunk
+                if room <= 0:
+                    break
+                take = min(entry[1], room) if chunked else entry[1]
+                if take > room and chunk:  # a whole prompt that does not fit waits for the next step
+                    break
+                chunk += take
+                entry[1] -= take
+                if entry[1] <= 0:
+                    finished.append(entry[0])
+        if chunk:
+            if mixed:
+                whole = chunk if chunk > mean_prompt else mean_prompt
+                extra = fixed + per_token * whole - single
+                step = decode_time[batch] + (chunk * extra / whole if extra > 0 else 0.0)
+            else:
+                step = fixed + per_token * chunk
+            now += step
+            busy += step
+            if mixed and batch:
+                batch_time += batch * step
+                decode_steps += 1
+                while running and running[0][0] <= decode_steps:
+                    done[pop(running)[1]] = now
+            pending = pending[len(finished):]  # prompts finish in the order they were taken
+            for i in finished:
+                first[i] = now
+                if outputs[i] <= 1:
+                    done[i] = now
+                else:
+                    push(running, (decode_steps + outputs[i] - 1, i))
+            continue
+        # decode steps at a constant batch until the next finish, the next admissible arrival or schedule point
+        step = decode_time[batch]
+        steps = running[0][0] - decode_steps
+        if pending or (batch < max_batch and nxt < n):
+            wait = 0 if pending else math.ceil((times[nxt] - now) / step)
+            if wait < 1 and not pending:
+                wait = 1
+            if per_run > 1:
+                wait += (-(decode_steps + wait)) % per_run  # admitted only between scheduling runs
+            if wait < steps:
+                steps = wait
+        if steps < 1:
+            steps = 1
+        batch_time += batch * step * steps
+        now += step * steps
+        busy += step * steps
+        decode_steps += steps
+        while running and running[0][0] <= decode_steps:
+            done[pop(running)[1]] = now
+    return np.asarray(first), np.asarray(done), batch_time, busy
 
 
 def rate_at_sla(model: ReplicaModel, prompt_tokens: int, output_tokens: int, targets: dict[str, float], *,

@@ -201,7 +201,7 @@ def build_headline(result, cost_cells: dict[str, float] | None = None, envelope=
         return Headline(meets=False, action="none", count=0, device="", device_id="", gpus_per_unit=0, replicas=None,
                         instances=None, provider=None, region=None, instance=None, engine="", format="",
                         period="month", cost_usd=None, pricing_basis=None, assumptions=assumptions,
-                        text="No configuration meets the scenario and none came close: see the rejected families.")
+                        text=_none_text(result.rejected))
     offer = chosen.offer
     replicas = chosen.replicas.with_redundancy if chosen.replicas is not None else None
     count = chosen.gpus * (replicas or 1)
@@ -213,8 +213,12 @@ def build_headline(result, cost_cells: dict[str, float] | None = None, envelope=
     buy = getattr(result, "buy", None)
     device_price = buy.price_usd if buy is not None and scenario.edge is not None else \
         scenario.edge.price_usd if scenario.edge is not None else None
+    unloaded_miss = chosen.detail.get("unloaded_miss")
     if scenario.task == "edge":
         period, cost, basis = "device", None, None
+    elif unloaded_miss is not None:  # a serving family that misses the SLA with no load: no fleet to price
+        period, cost, basis = "month", (chosen.cost_usd if offer is not None else None), chosen.pricing_basis
+        instances = 1 if offer is not None else None
     elif chosen.monthly is not None or chosen.owned:
         period = "month"
         if chosen.monthly is not None:
@@ -250,7 +254,13 @@ def build_headline(result, cost_cells: dict[str, float] | None = None, envelope=
         what += f" ({replicas} replica{'s' if replicas != 1 else ''} of {chosen.gpus} GPU{'s' if chosen.gpus > 1 else ''})"
     parts = [("Closest option (does NOT meet the scenario): " if not result.meets else "")
              + f"{action.capitalize()} {what}."]
-    if cost is not None:
+    fleet = _fleet_text(chosen)
+    if unloaded_miss is not None:
+        fleet = (f"none sized: it misses {unloaded_miss} with no load, so no number of replicas meets the SLA"
+                 + ("; the price is one instance all month" if offer is not None else ""))
+        parts.append("No number of replicas meets the SLA: one misses it even unloaded"
+                     + (f"; one instance costs {_dollars(cost)}/month {basis}." if cost is not None else "."))
+    elif cost is not None:
         per = "/month" if period == "month" else " per job"
         others = ", ".join(f"{b} {_dollars(v)}" for b, v in costs.items() if b != basis)
         parts.append(f"{_dollars(cost)}{per} {basis}" + (f" ({others})" if others else "")
@@ -277,9 +287,33 @@ def build_headline(result, cost_cells: dict[str, float] | None = None, envelope=
                     provider=provider, region=region, instance=offer.instance if offer is not None else None,
                     engine=chosen.engine_label, format=chosen.quant, period=period, cost_usd=cost, pricing_basis=basis,
                     costs_by_basis=costs, cost_key=cost_key, budget_usd=budget, budget_share=share, sla=sla,
-                    margin=margin, power_w=power, device_price_usd=device_price, fleet=_fleet_text(chosen),
+                    margin=margin, power_w=power, device_price_usd=device_price, fleet=fleet,
                     buy_vs_rent=buy.text if buy is not None else "",
                     envelope=beyond, by_region=by_region, assumptions=assumptions, text=" ".join(parts))
+
+
+_WHY = (("does not fit", "family", ("does not fit in memory", "do not fit in memory")),
+        ("misses the SLA", "family", ("misses the SLA even unloaded", "miss the SLA even unloaded")),
+        ("no offer holds", "family", ("needs more GPUs than one instance holds",
+                                      "need more GPUs than one instance holds")),
+        ("costs at least", "family", ("costs more than the choice", "cost more than the choice")),
+        ("no cloud offer", "device", ("has no cloud offer and none is owned", "have no cloud offer and none is owned")))
+"""Rejection reasons (plan/serving.py) by how they start: what is counted, and the verb for one and for several."""
+
+
+def _none_text(rejected) -> str:
+    """When nothing is left to show: how many families (or devices) were rejected for what, largest group first."""
+    counts: dict[tuple, int] = {}
+    for r in rejected:
+        key = next(((noun, verbs) for start, noun, verbs in _WHY if r.reason.startswith(start)),
+                   ("family", ("is refused by its engine or format", "are refused by their engine or format")))
+        counts[key] = counts.get(key, 0) + 1
+    if not counts:
+        return "No configuration meets the scenario: no device, engine and format was left to try."
+    plural = {"family": "families", "device": "devices"}
+    said = "; ".join(f"{n} {plural[noun] if n > 1 else noun} {verbs[n > 1]}"
+                     for (noun, verbs), n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    return f"No configuration meets the scenario and none came close: {said} (see the rejected families)."
 
 
 def _by_region(result) -> dict[str, dict]:

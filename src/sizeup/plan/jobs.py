@@ -97,7 +97,10 @@ def plan_job(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanResul
                     closest_miss = f"over the job budget: {over_budget(cost, budget, placement.basis)}"
                 continue
             candidates.append(candidate)
-            break  # more GPUs of this device only cost more for the same work
+            if placement.instances > 1 or gpus >= placement.offer.gpu_count:
+                break  # more GPUs of this device only cost more for the same work
+            # else the instance is billed whole for GPUs the job leaves idle: the next count uses them, at the
+            # same hourly price, and the cheaper of the two is chosen
     assumptions = [f"{job.method} on {job.tokens:,} tokens at sequence {job.seq}; ZeRO-3 across GPUs",
                    "a job spans instances only on offers that state their network, and is priced on it"]
     return ranked_result(scenario, arch, candidates, rejected, closest, closest_miss, evaluated, assumptions, "hours")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shlex
 
+from sizeup.errors import ConfigError
 from sizeup.plan.sheet_types import Section
 
 __all__ = ["recipe_section", "serving_estimate_args", "job_train_args", "job_layout"]
@@ -74,9 +75,13 @@ def _serving(result, chosen) -> list[tuple[str, str, str]]:
                      f"decode step {_ms(steps[0])} at batch 1"))
         rows.append(("one replica, full batch", _line(serving_estimate_args(scenario, chosen, batches[-1])),
                      f"decode step {_ms(steps[-1])} at batch {batches[-1]}"))
-    command, args, ckpt = engine_command(result, chosen)
-    rows.append(("serve one replica", _line(command + args),
-                 "the plan's engine flags" + (f"; FILL IN the checkpoint ({ckpt.note})" if ckpt.placeholder else "")))
+    try:
+        command, args, ckpt = engine_command(result, chosen)
+    except ConfigError as e:  # an engine whose server line sizeup does not list: the sheet says so, the plan stands
+        rows.append(("serve one replica", "(no server command listed)", str(e)))
+    else:
+        rows.append(("serve one replica", _line(command + args), "the plan's engine flags"
+                     + (f"; FILL IN the checkpoint ({ckpt.note})" if ckpt.placeholder else "")))
     plan, fleet = chosen.replicas, chosen.detail.get("fleet")
     if plan is not None:
         usable = plan.rate_per_replica * (1 - plan.headroom)

@@ -10,6 +10,7 @@ group is still exact. Each survivor is billed as the autoscaled fleet of plan.fl
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass, replace
 
@@ -21,7 +22,7 @@ from sizeup.hardware.schema import DeviceSpec, Offer
 from sizeup.ingest.hf_config import ModelArch
 from sizeup.ingest.transformer_ops import Step, transformer_ledger
 from sizeup.plan.capacity import ReplicaModel, rate_at_sla, replicas_needed, simulate
-from sizeup.plan.cost import MonthlyCost, owned_monthly_cost, pricing_basis
+from sizeup.plan.cost import HOURS_PER_MONTH, MonthlyCost, owned_monthly_cost, pricing_basis
 from sizeup.plan.fleet import fleet_for, lower_bound_usd, month_levels, owned_mix, replicas_at
 from sizeup.plan.offers import cheapest_per_group, devices_for, hourly_price, offers_for
 from sizeup.plan.scenario import Scenario
@@ -42,9 +43,12 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
                   execution: ExecutionModel | None = None) -> ReplicaModel:
     """Prefill as fixed + per-token time (two priced prompts), decode step time at batch sizes up to
     `max_batch` (priced ledgers at the mean context of a generation, with the tensor-parallel collectives on
-    `device`'s link, as `estimate` prices them). `execution`: the engine on `device`, resolved once by the caller
+    `device`'s link, as `estimate` prices them), scheduled by the engine's batching policy (its max_sequences
+    caps `max_batch`, the KV pool's bound). `execution`: the engine on `device`, resolved once by the caller
     (default: from `cfg`)."""
     model = execution or execution_for(device, cfg)
+    policy = model.batching
+    max_batch = max(1, min(max_batch, policy.max_sequences or max_batch))
     step = model.step_overhead(arch, decode=True)
     step_s = step.typical if step else 0.0
     p = cfg.prompt
@@ -69,7 +73,9 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
         times.append(price(ledger, device, eff).total_s.typical + step_s + (eager[0].typical if eager else 0.0)
                      + (extra[0].typical if extra else 0.0) + _tp_comm_s(ledger, device, cfg.gpus, model))
     return ReplicaModel(prefill_fixed_s=fixed, prefill_per_token_s=per_token, decode_batches=tuple(batches),
-                        decode_step_s=tuple(times), max_batch=max_batch)
+                        decode_step_s=tuple(times), max_batch=max_batch, scheduling=policy.scheduling,
+                        mixed_steps=policy.mixes, chunked_prefill=policy.chunked_prefill,
+                        max_step_tokens=policy.max_batched_tokens, steps_per_schedule=policy.steps_per_schedule)
 
 
 def _tp_comm_s(ledger, device: DeviceSpec, gpus: int, model: ExecutionModel) -> float:
@@ -126,25 +132,38 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
     rejected: list[Rejection] = []
     families = _families(scenario, catalog, arch, basis, rejected, engines)
     spares = (_spare(c, True), _spare(c, False))
-    # a lower bound on each family's fleet cost per region group, from its throughput bound; simulate cheapest-first
-    bounded = []
+    # a lower bound on each family's fleet cost per region group from its throughput bound; simulate cheapest-first.
+    # Two bounds, lazily: the tensor peak's (cheap, looser) orders the heap first; a family is priced under load
+    # (serving_load, the tight bound) only when it reaches the top, so a dominated family is pruned unpriced. The
+    # order of simulation and every choice are those of the tight bounds alone: a cheap key never exceeds its tight
+    # one, and a family pruned on its cheap bound would be pruned on its tight bound (best only falls).
+    peak_flops = _request_matmul_flops(arch, traffic)
+    heap: list[tuple] = []
+    batches: dict[tuple, int] = {}  # the largest batch that fits, per device x GPUs x format x engine (not the link)
     for fam in families:
-        max_batch = fam.memory.max_concurrent_sequences or _max_batch(arch, fam.device, fam.cfg, fam.execution)
-        upper = _saturated_rate(arch, fam, traffic, max_batch)
-        if upper is None:  # compute unknown: no speed to plan on
-            continue
-        bounds = {g: lower_bound_usd(levels, upper, spares[1], hourly) for g, (_, hourly) in fam.groups.items()}
-        if fam.owned_replica_usd is not None:
-            at_bound = math.ceil(traffic.peak_requests_per_s / max(upper, 1e-9))
-            bounds["owned"] = min(at_bound + spares[0], fam.held_replicas) * fam.owned_replica_usd
-        bounded.append((min(bounds.values()), fam, bounds, max_batch))
-    bounded.sort(key=lambda t: (t[0], t[1].name))
+        quick = _compute_rate(fam, peak_flops)
+        bounds = None if quick is None else _bounds(fam, quick, levels, spares, traffic)
+        heapq.heappush(heap, (min(bounds.values()) if bounds else 0.0, fam.name, 0, len(heap), fam, bounds, 0))
     candidates, best, evaluated = [], {}, 0
     closest, closest_miss, closest_gap = None, "", math.inf
-    for lower, fam, bounds, max_batch in bounded:
-        if prune and len(candidates) >= 3 and all(v > best.get(k, math.inf) for k, v in bounds.items()):
+    while heap:
+        lower, _, tight, order, fam, bounds, max_batch = heapq.heappop(heap)
+        if prune and bounds and len(candidates) >= 3 and all(v > best.get(k, math.inf) for k, v in bounds.items()):
             rejected.append(Rejection(family=fam.name, reason=f"costs at least ${lower:,.0f}/month {basis}, more than "
                                                               f"the chosen ${min(best.values()):,.0f}/month"))
+            continue
+        if not tight:
+            max_batch = fam.memory.max_concurrent_sequences
+            if not max_batch:
+                key = (fam.device.id, fam.gpus, fam.quant, fam.engine)
+                if key not in batches:  # memory does not read the link, so families of one key share it
+                    batches[key] = _max_batch(arch, fam.device, fam.cfg, fam.execution)
+                max_batch = batches[key]
+            upper = _saturated_rate(arch, fam, traffic, max_batch)
+            if upper is None:  # compute unknown: no speed to plan on
+                continue
+            bounds = _bounds(fam, upper, levels, spares, traffic)
+            heapq.heappush(heap, (min(bounds.values()), fam.name, 1, order, fam, bounds, max_batch))
             continue
         evaluated += 1
         model = replica_model(arch, fam.device, fam.cfg, max_batch, fam.execution)
@@ -156,11 +175,14 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
             if gap < closest_gap:
                 closest_gap, closest_miss = gap, miss
                 offer = min(fam.groups.values(), key=lambda t: t[1])[0] if fam.groups else None
+                # no fleet is sized for a miss: its price is one instance of the offer all month, said so
+                hourly, used = hourly_price(offer, basis) if offer is not None else (0.0, basis)
                 closest = Candidate(device=fam.device, gpus=fam.gpus, quant=fam.quant, engine=fam.execution.name,
                                     offer=offer, engine_version=fam.execution.version,
                                     simulation=sim, latency={k: sim.metric(k) for k in targets},
                                     memory_bytes=fam.memory.total_bytes, usable_bytes=fam.memory.usable_bytes.typical,
-                                    max_batch=max_batch, detail={"link": _link(fam, offer)})
+                                    max_batch=max_batch, cost_usd=hourly * HOURS_PER_MONTH, pricing_basis=used,
+                                    detail={"link": _link(fam, offer), "unloaded_miss": miss})
             continue
         candidate = _billed(scenario, fam, model, rate, max_batch, basis, levels, method, spares, rejected)
         if candidate is None:
@@ -193,6 +215,12 @@ def _families(scenario: Scenario, catalog: Catalog, arch: ModelArch, basis: str,
     for device in devices_for(catalog, scenario):
         owned = next((o for o in c.owned if catalog.device(o.device).id == device.id), None)
         offers = offers_for(catalog, scenario, device)
+        if not offers and owned is None:
+            rejected.append(Rejection(family=device.id, reason=(
+                "no cloud offer of it in the catalog" + (" within the scenario's providers and regions"
+                                                         if c.providers or c.regions else "")
+                + " and none owned (constraints.owned)")))
+            continue
         for gpus in (1, 2, 4, 8):
             if gpus > c.max_gpus or a0.heads % gpus or (a0.kv_heads % gpus and gpus % a0.kv_heads):
                 continue
@@ -291,6 +319,37 @@ def _billed(scenario, fam: _Family, model: ReplicaModel, rate: float, max_batch:
                              "memory_parts": memory_parts(fam.memory),
                              **({"multimodal_profile": fam.memory.multimodal_profile.to_dict()}
                                 if fam.memory.multimodal_profile else {})})
+
+
+def _bounds(fam: _Family, upper: float, levels, spares: tuple[int, int], traffic) -> dict[str, float]:
+    """A lower bound on the family's monthly cost per region group (and on its owned cards) at `upper` req/s."""
+    bounds = {g: lower_bound_usd(levels, upper, spares[1], hourly) for g, (_, hourly) in fam.groups.items()}
+    if fam.owned_replica_usd is not None:
+        at_bound = math.ceil(traffic.peak_requests_per_s / max(upper, 1e-9))
+        bounds["owned"] = min(at_bound + spares[0], fam.held_replicas) * fam.owned_replica_usd
+    return bounds
+
+
+def _request_matmul_flops(arch: ModelArch, traffic) -> float | None:
+    """Matrix FLOPs one request needs at the least: its prompt as one prefill and each output token as a decode
+    step at the prompt's context (attention grows past it), none of the elementwise work. None for models whose
+    decoder sees a tower or an encoder (their own work is left out here)."""
+    if arch.encoder or arch.tower is not None or arch.cross_source:
+        return None
+    prompt, output = max(traffic.prompt_tokens, 1), max(traffic.output_tokens, 1)
+    prefill = transformer_ledger(arch, Step(batch=1, new_tokens=prompt, context=prompt), per_layer=False)
+    decode = transformer_ledger(arch, Step(batch=1, new_tokens=1, context=prompt), per_layer=False)
+    return float(prefill.totals().matmul_flops + (output - 1) * decode.totals().matmul_flops)
+
+
+def _compute_rate(fam: _Family, request_flops: float | None) -> float | None:
+    """Requests/s no replica of the family exceeds: its GPUs' highest dense tensor peak over a request's matrix
+    FLOPs (the cheap bound that orders the search before a family is priced under load). None: no bound known."""
+    device = fam.device
+    peak = max([*device.peak_flops_per_s.values(), device.fp16_acc16_flops_per_s or 0.0], default=0.0)
+    if not request_flops or peak <= 0:
+        return None
+    return fam.gpus * peak / request_flops
 
 
 def _saturated_rate(arch: ModelArch, fam: _Family, traffic, max_batch: int) -> float | None:

@@ -130,7 +130,7 @@ def engine_command(result, chosen) -> tuple[list[str], list[str], Checkpoint]:
 
 def _vllm_multimodal_args(traffic, chosen) -> list[str]:
     """The images per prompt (and their size) the plan's vLLM multimodal profile assumed
-    (price/vllm_multimodal.py), so the server profiles, and keeps back, what the plan sized; without them
+    (engines/vllm_multimodal.py), so the server profiles, and keeps back, what the plan sized; without them
     vLLM profiles its default limit of images at the processor's largest size."""
     if not chosen.detail.get("multimodal_profile") or not getattr(traffic, "images", 0):
         return []

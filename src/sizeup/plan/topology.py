@@ -86,7 +86,9 @@ def place_job(device: DeviceSpec, gpus: int, offers: list[Offer], basis: str = "
         if o.gpu_count >= gpus:
             placement = JobPlacement(offer=o, instances=1, gpus_per_instance=gpus, hourly_usd=instance_hourly,
                                      basis=used, network_gbit_per_s=None,
-                                     text=f"1 × {o.id} ({gpus} of its {o.gpu_count} GPUs; {link_text(device, o)})")
+                                     text=f"1 × {o.id} ({gpus} of its {o.gpu_count} GPUs"
+                                          + (", the whole instance billed" if gpus < o.gpu_count else "")
+                                          + f"; {link_text(device, o)})")
         elif o.network_bytes_per_s and gpus % o.gpu_count == 0:
             n = gpus // o.gpu_count
             gbit = o.network_bytes_per_s * 8 / GIGA

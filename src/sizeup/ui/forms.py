@@ -37,7 +37,7 @@ ESTIMATE_FLAGS = ("device", "quant", "kv_dtype", "engine", "batch", "prompt", "o
                   "gpu_layers")
 TRAIN_FLAGS = ("device", "method", "compare", "rank", "targets", "framework", "optimizer", "precision", "recompute",
                "gpus", "nodes", "offer", "seq", "micro_batch", "global_batch", "tokens", "epochs", "zero", "tp", "pp")
-_PLAN = ("task", "users", "rps", "prompt", "output", "ttft_p95", "tpot_p95", "engine")
+_PLAN = ("task", "users", "rps", "prompt", "output", "ttft_p95", "tpot_p95", "engine", "tokens")
 _FIT = ("task", "engine", "quant", "batch", "prompt", "output", "seq", "models")
 
 

@@ -11,7 +11,7 @@ from sizeup.cli.commands.hw import add_catalog_argument
 from sizeup.cli.flags import SLA_S as _SLA_S, TOKENS as _TOKENS, exclusive, shown_flag
 from sizeup.errors import EXIT_NO_PLAN
 from sizeup.files import write_file
-from sizeup.units import MAX_REQUESTS_PER_S, MAX_USERS, number_flag
+from sizeup.units import MAX_REQUESTS_PER_S, MAX_TRAINING_TOKENS, MAX_USERS, number_flag
 
 NO_CONFIGURATION_MEETS = EXIT_NO_PLAN
 
@@ -41,8 +41,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     quick.add_argument("--prompt", type=_TOKENS, help="prompt tokens (default 800)")
     quick.add_argument("--output", type=_TOKENS, help="output tokens (default 250)")
     quick.add_argument("--ttft-p95", type=_SLA_S, help="SLA: p95 time to first token (seconds, or 500ms)")
-    quick.add_argument("--tpot-p95", type=_SLA_S, help="SLA: p95 time per output token (seconds, or 50ms)")
-    quick.add_argument("--device", action="append", help="allowed device (repeatable)")
+    quick.add_argument("--tpot-p95", type=_SLA_S, help="SLA: p95 time per output token (seconds, or 50ms); "
+                                                       "--task edge: the per-token latency the board must keep")
+    quick.add_argument("--device", action="append", help="allowed device (repeatable); --task edge: the one board")
+    quick.add_argument("--tokens", type=number_flag(above=0, maximum=MAX_TRAINING_TOKENS, unit="count"),
+                       help="finetune / pretrain: tokens to train on; batch: output tokens to generate (e.g. 1e9)")
     quick.add_argument("--engine", metavar="NAME[@RELEASE]",
                        help="serving engine of a chat/api plan (default: vllm, data/engines/defaults.yaml)")
     p.add_argument("--calibration", metavar="NAME",
@@ -60,14 +63,15 @@ def plan_options(args: argparse.Namespace):
     from sizeup.api import PlanOptions
 
     quick = {k: v for k, v in (("task", args.task), ("prompt", args.prompt), ("output", args.output),
-                                ("engine", args.engine)) if v is not None}  # else PlanOptions' defaults
+                                ("engine", args.engine), ("tokens", args.tokens))
+             if v is not None}  # else PlanOptions' defaults
     return PlanOptions(**quick, users=args.users, rps=args.rps, ttft_p95=args.ttft_p95, tpot_p95=args.tpot_p95,
                        devices=tuple(args.device or ()), electricity=args.electricity, calibration=args.calibration,
                        db=args.db,
                        catalog=tuple(args.catalog))
 
 
-QUICK_FLAGS = ("task", "users", "rps", "prompt", "output", "ttft_p95", "tpot_p95", "device", "engine")
+QUICK_FLAGS = ("task", "users", "rps", "prompt", "output", "ttft_p95", "tpot_p95", "device", "engine", "tokens")
 """The flags of a quick plan (sizeup plan MODEL …), refused beside a scenario file."""
 
 

@@ -1,0 +1,117 @@
+"""The planner's serving simulation schedules as the engine's batching policy says (mixed steps, prompt steps of
+their own, static batches), and its steady state agrees with workload/serving.py `serving_load` at the same load:
+the same engine, device, format, request lengths and KV capacity."""
+
+import pytest
+
+from sizeup.hardware.catalog import load_catalog
+from sizeup.ingest.load import load_model
+from sizeup.plan.capacity import ReplicaModel, simulate
+from sizeup.plan.serving import replica_model
+from sizeup.workload.inference import InferenceConfig, estimate_inference, execution_for
+from sizeup.workload.serving import Load, RequestMix, serving_load
+
+THROUGHPUT_TOLERANCE = 0.15
+"""Offline and Poisson throughput of the simulation within 15% of serving_load's typical figure: the simulation's
+decode table is priced at powers of two (serving_load: powers of 2^(1/2)) and its prefill is linear in the tokens
+(two priced prompts), so the two differ by interpolation, not by schedule."""
+
+TPOT_TOLERANCE = 0.15
+"""Mean TPOT at half the saturated rate: within 15% (serving_load takes the running batch from Little's law, the
+simulation from the simulated queue)."""
+
+
+@pytest.fixture(scope="module")
+def h100():
+    return load_catalog().device("h100")
+
+
+@pytest.fixture(scope="module")
+def llama8b():
+    return load_model("llama-3.1-8b")
+
+
+def _pair(arch, device, engine: str, quant: str, prompt: int, output: int):
+    cfg = InferenceConfig(prompt=prompt, output=output, weights=quant, engine=engine)
+    execution = execution_for(device, cfg)
+    kv = min(estimate_inference(arch, device, cfg, execution=execution).max_batch, 256)
+    return cfg, execution, kv, replica_model(arch, device, cfg, kv, execution)
+
+
+@pytest.mark.parametrize("engine, quant, policy", [
+    ("vllm", "bf16", "mixed"), ("tensorrt-llm", "fp8", "mixed"), ("sglang", "bf16", "apart"), ("hf", "bf16", "static"),
+])
+def test_offline_throughput_agrees_with_serving_load(h100, llama8b, engine, quant, policy):
+    """Every request queued at once: the simulation's output tokens/s is serving_load's offline figure."""
+    cfg, execution, kv, model = _pair(llama8b, h100, engine, quant, 1000, 250)
+    assert model.scheduling == ("static" if policy == "static" else "continuous")
+    assert model.mixed_steps == (policy == "mixed")
+    mix = RequestMix(input_tokens=1000, output_tokens=250)
+    steady = serving_load(llama8b, h100, cfg, mix, Load(), execution=execution, kv_capacity=kv)
+    sim = simulate(model, 1.0, 1000, 250, arrivals=[0.0] * 2000)
+    assert sim.output_tokens_per_s == pytest.approx(steady.output_tokens_per_s.typical, rel=THROUGHPUT_TOLERANCE)
+
+
+@pytest.mark.parametrize("engine, quant", [("vllm", "bf16"), ("tensorrt-llm", "fp8"), ("sglang", "bf16")])
+def test_poisson_load_agrees_with_serving_load(h100, llama8b, engine, quant):
+    """Poisson arrivals at half the saturated rate: the same throughput and, within the tolerance, the same TPOT."""
+    cfg, execution, kv, model = _pair(llama8b, h100, engine, quant, 1200, 300)
+    mix = RequestMix(input_tokens=1200, output_tokens=300)
+    rate = 0.5 * serving_load(llama8b, h100, cfg, mix, Load(), execution=execution,
+                              kv_capacity=kv).requests_per_s.typical
+    steady = serving_load(llama8b, h100, cfg, mix, Load(rate=rate), execution=execution, kv_capacity=kv)
+    sim = simulate(model, rate, 1200, 300, requests=3000, seed=2)
+    assert sim.stable and not steady.saturated
+    assert sim.output_tokens_per_s == pytest.approx(steady.output_tokens_per_s.typical, rel=THROUGHPUT_TOLERANCE)
+    assert sim.tpot["mean"] == pytest.approx(steady.tpot_s.typical, rel=TPOT_TOLERANCE)
+
+
+def _toy(**policy) -> ReplicaModel:
+    return ReplicaModel(prefill_fixed_s=0.02, prefill_per_token_s=5e-5, decode_batches=(1, 8, 32, 128),
+                        decode_step_s=(0.010, 0.011, 0.014, 0.025), max_batch=128, **policy)
+
+
+def test_mixed_steps_do_not_stall_decodes_as_prompt_steps_do():
+    """Under the same load a prompt step of its own stops every running sequence for its whole time; a mixed step
+    adds only the prompt's marginal time, so TPOT is lower."""
+    apart = simulate(_toy(), 6.0, 1000, 200, requests=1500, seed=4)
+    mixed = simulate(_toy(mixed_steps=True, chunked_prefill=True, max_step_tokens=2048), 6.0, 1000, 200,
+                     requests=1500, seed=4)
+    assert mixed.tpot["p50"] < apart.tpot["p50"]
+
+
+def test_a_step_token_budget_chunks_a_long_prompt():
+    """A 4,000-token prompt alone on the replica in 512-token mixed steps takes ceil(4000 / 512) = 8 steps, each
+    priced as its tokens' share of one prompt's prefill: TTFT = 4000 x prefill(4000) / 4000 + 8 decode steps' worth
+    less the single-sequence step each step already pays."""
+    model = _toy(mixed_steps=True, chunked_prefill=True, max_step_tokens=512)
+    sim = simulate(model, 1.0, 4000, 2, arrivals=[0.0])
+    per_token = (model.prefill_s(4000) - 0.010) / 4000
+    assert sim.ttft["p50"] == pytest.approx(8 * 0.010 + 4000 * per_token, rel=1e-9)
+
+
+def test_static_batches_wait_for_the_running_batch():
+    """Static batching: a request arriving while a batch runs starts only after that batch's last token."""
+    model = _toy(scheduling="static")
+    sim = simulate(model, 1.0, 100, 50, arrivals=[0.0, 0.001])
+    run = model.prefill_s(100) + 49 * 0.010
+    assert sim.ttft_samples[1] == pytest.approx(run + model.prefill_s(100) - 0.001, rel=1e-9)
+
+
+def test_max_sequences_caps_the_running_batch(h100, llama8b):
+    """The engine's max_sequences bounds the simulated batch as the KV pool does."""
+    cfg = InferenceConfig(prompt=200, output=100, weights="bf16", engine="vllm")
+    execution = execution_for(h100, cfg)
+    cap = execution.batching.max_sequences
+    assert cap is not None
+    assert replica_model(llama8b, h100, cfg, cap * 4, execution).max_batch == cap
+
+
+def test_multi_step_scheduling_admits_a_prompt_only_between_runs():
+    """vLLM V0's num_scheduler_steps 4: a prompt arriving during a run of 4 decode steps waits for its end. Request
+    A's prompt (25 ms) ends at 25 ms; B arrives at 26 ms; one step at a time it is admitted after the first decode
+    step (35 ms), with runs of 4 after the fourth (65 ms), and its own 25 ms prompt step follows."""
+    one = simulate(_toy(), 1.0, 100, 50, arrivals=[0.0, 0.026])
+    four = simulate(_toy(steps_per_schedule=4), 1.0, 100, 50, arrivals=[0.0, 0.026])
+    assert one.ttft_samples[1] == pytest.approx(0.035 + 0.025 - 0.026, rel=1e-9)
+    assert four.ttft_samples[1] == pytest.approx(0.065 + 0.025 - 0.026, rel=1e-9)
