@@ -34,6 +34,7 @@ from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ingest.arch import ModelArch
 from sizeup.ranges import Range
+from sizeup.workload import serving_runs as runs
 from sizeup.workload.inference import InferenceConfig, InferenceEstimate, estimate_inference, execution_for
 
 __all__ = ["RequestMix", "Load", "ServingEstimate", "serving_load", "dataset_mix", "dataset_names"]
@@ -76,6 +77,9 @@ class Load:
     replicas: int = 1
     """Independent copies of the server (data parallel: each on its own GPUs), requests spread evenly over them;
     `concurrency` and `rate` are the whole load's."""
+    num_prompts: int | None = None
+    """A finite run of N requests (--num-prompts); staggered: fixed lengths priced staggered, not as waves."""
+    staggered: bool = False
 
     def __post_init__(self) -> None:
         if not 1 <= self.replicas <= 100_000:
@@ -86,6 +90,8 @@ class Load:
             raise ConfigError(f"--concurrency {self.concurrency}: expected a positive integer or 'inf'")
         if self.rate is not None and not (0 < self.rate < 1e9):
             raise ConfigError(f"--rps {self.rate}: expected a positive request rate per second")
+        if self.num_prompts is not None and not (1 <= self.num_prompts <= 100_000 and self.rate is None):
+            raise ConfigError(f"--num-prompts {self.num_prompts}: expected 1 to 100,000 requests, with --concurrency")
 
     @property
     def label(self) -> str:
@@ -101,7 +107,8 @@ class Load:
         if self.replicas == 1:
             return self
         return Load(concurrency=None if self.concurrency is None else max(1, math.ceil(self.concurrency / self.replicas)),
-                    rate=None if self.rate is None else self.rate / self.replicas)
+                    rate=None if self.rate is None else self.rate / self.replicas, staggered=self.staggered,
+                    num_prompts=None if self.num_prompts is None else math.ceil(self.num_prompts / self.replicas))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -266,9 +273,12 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
     notes.append(why)
     if policy.scheduling == "static":
         return _static(steps, mix, load, capacity, policy, notes)
-    rows = {c: _continuous(steps, policy, mix, load, capacity, c) for c in CORNERS}
-    saturated = rows["typical"]["saturated"]
-    mixes = policy.mixes
+    kind = runs.regime(mix, load, policy.scheduling, load.staggered)  # waves or a finite run: stepped there
+    rows = {c: runs.run_row(kind, mix, load, capacity, policy, decode=lambda b, c=c: steps.decode(b, c),
+                            step=lambda b, p, c=c: _step(steps, policy, b, p, c)[0]) if kind
+            else _continuous(steps, policy, mix, load, capacity, c) for c in CORNERS}
+    notes += [runs.note(kind, mix, load, policy)] if kind else []
+    saturated, mixes = rows["typical"]["saturated"], policy.mixes
     notes.append("continuous batching: " + (
         "prompt tokens ride in the decode steps (mixed steps), each adding its prefill time less one decode step of "
         "a single sequence (weight read, host time)" if mixes else
@@ -283,7 +293,7 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
             notes.append(f"--rps {load.rate:g} is over the saturated rate of {rows['typical']['x_max']:.3g} "
                          f"requests/s: throughput is the saturated one and TTFT grows while the queue does (given "
                          f"for a request admitted at once)")
-    elif load.concurrency is None:
+    elif load.concurrency is None and not kind:
         notes.append("offline: every request queued at once, so TTFT (time in queue) is given for a request "
                      "admitted at once")
     out = _ranges(rows, ("x", "out", "total", "ttft", "tpot", "e2e", "running", "decode_only"))
