@@ -61,22 +61,30 @@ def lengths(mix, n: int) -> list[tuple[int, int]]:
     return out
 
 
-def simulate(requests: list[tuple[int, int]], *, limit: int, budget: int | None, beams: int, mixes: bool,
-             step: Callable[[float, float], float], decode: Callable[[float], float]) -> dict:
-    """Step a continuous-batching scheduler over `requests` (input, output), all queued at t=0, at most `limit`
-    running. `budget`: tokens one step computes (decodes first, then prompt chunks in arrival order; None: whole
-    prompts). `mixes`: a step carries prompt chunks beside the decodes (else a prompt step of its own, the decodes
-    waiting). `step(decodes, prompt_tokens)` prices a step, `decode(batch)` a pure decode step. Returns the mean
-    TTFT, TPOT ((e2e - TTFT) / (O - 1), over requests of O > 1), e2e, the makespan and the mean running batch."""
+def simulate(requests: list[tuple[int, int]], *, limit: int, window: int | None, budget: int | None, beams: int,
+             mixes: bool, step: Callable[[float, float], float], decode: Callable[[float], float]) -> dict:
+    """Step a continuous-batching scheduler over `requests` (input, output), sent by a client that keeps `window`
+    of them in flight (None: all sent at t=0), at most `limit` running on the server. `budget`: tokens one step
+    computes (decodes first, then prompt chunks in arrival order; None: whole prompts). `mixes`: a step carries
+    prompt chunks beside the decodes (else a prompt step of its own, the decodes waiting). `step(decodes,
+    prompt_tokens)` prices a step, `decode(batch)` a pure decode step. Returns the means, from each request's
+    sending, of TTFT, TPOT ((e2e - TTFT) / (O - 1), over requests of O > 1) and e2e, the makespan and the mean
+    running batch."""
+    window = window or len(requests)
     pending = list(range(len(requests)))[::-1]  # popped from the end: arrival order
+    waiting: list[int] = []  # sent, not admitted
+    sent: dict[int, float] = {}
     left_prompt: dict[int, int] = {}  # admitted, prompt not done
     made: dict[int, int] = {}  # decoding: tokens generated so far
     first: dict[int, float] = {}
     ttft, tpot, e2e = [], [], []
     t, busy, prefill = 0.0, 0.0, 0.0  # busy: integral of the running batch over time
-    while pending or left_prompt or made:
-        while pending and len(left_prompt) + len(made) < limit:
-            k = pending.pop()
+    while pending or waiting or left_prompt or made:
+        while pending and len(waiting) + len(left_prompt) + len(made) < window:
+            waiting.append(pending.pop())
+            sent[waiting[-1]] = t
+        while waiting and len(left_prompt) + len(made) < limit:
+            k = waiting.pop(0)
             left_prompt[k] = requests[k][0]
         decodes = len(made)
         if left_prompt:
@@ -101,13 +109,13 @@ def simulate(requests: list[tuple[int, int]], *, limit: int, budget: int | None,
             dt = n * decode(decodes)
             done = []
         t += dt
-        busy += dt * (decodes + len(left_prompt) + len(done))
+        busy += dt * (decodes + len(left_prompt))
         for k in list(made):
             made[k] += n
             if made[k] >= requests[k][1]:
                 out = requests[k][1]
-                e2e.append(t)
-                ttft.append(first[k])
+                e2e.append(t - sent[k])
+                ttft.append(first[k] - sent[k])
                 if out > 1:
                     tpot.append((t - first[k]) / (out - 1))
                 del made[k]
@@ -115,8 +123,8 @@ def simulate(requests: list[tuple[int, int]], *, limit: int, budget: int | None,
             del left_prompt[k]
             first[k] = t
             if requests[k][1] <= 1:
-                e2e.append(t)
-                ttft.append(t)
+                e2e.append(t - sent[k])
+                ttft.append(t - sent[k])
             else:
                 made[k] = 1
     count = len(requests)
@@ -130,14 +138,9 @@ def run_row(kind: str, mix, load, capacity: int, policy, *, step: Callable[[floa
             decode: Callable[[float], float]) -> dict:
     """One corner's figures of a wave (`kind` 'waves': one wave of the closed loop's C requests is the steady state)
     or of a finite run (`kind` 'finite': load.num_prompts requests, fed at load.concurrency or all at once)."""
-    if kind == "waves":
-        requests = lengths(mix, load.concurrency)
-        limit = min(load.concurrency, capacity)
-    else:
-        requests = lengths(mix, load.num_prompts)
-        limit = min(load.concurrency or capacity, capacity)
-    row = simulate(requests, limit=limit, budget=policy.max_batched_tokens, beams=mix.beams, mixes=policy.mixes,
-                   step=step, decode=decode)
+    requests = lengths(mix, load.concurrency if kind == "waves" else load.num_prompts)
+    row = simulate(requests, limit=capacity, window=load.concurrency, budget=policy.max_batched_tokens,
+                   beams=mix.beams, mixes=policy.mixes, step=step, decode=decode)
     batch = max(row["running"], 1.0)
     row.update(decode_only=batch / decode(batch), saturated=False)
     return row
