@@ -28,13 +28,14 @@ _SQRT2 = math.sqrt(2) - 1
 
 
 def regime(mix, load, scheduling: str, staggered: bool = False) -> str | None:
-    """'finite' for N requests (load.num_prompts), 'waves' for a closed loop of fixed lengths (no spread, or both
-    spreads 0), None for the staggered steady state (a spread, Poisson arrivals, offline, static batching)."""
+    """'finite' for N requests (load.num_prompts), 'waves' for a closed loop of fixed lengths (--prompt / --output
+    and no spread, or both spreads 0; a dataset's lengths vary even where its spread is not stated), None for the staggered steady state (a spread, Poisson arrivals, offline, static batching)."""
     if scheduling == "static" or load.rate is not None:
         return None
     if load.num_prompts is not None:
         return "finite"
-    fixed = not (mix.input_spread or mix.output_spread)
+    spreads = (mix.input_spread, mix.output_spread)
+    fixed = spreads == (0, 0) or (not any(spreads) and not mix.source.startswith("--dataset"))  # a dataset varies
     if load.concurrency is not None and fixed and not staggered:
         return "waves"
     return None
