@@ -7,7 +7,7 @@ from sizeup.errors import ConfigError
 from sizeup.hardware.catalog import load_catalog
 from sizeup.ingest.hf_config import load_model
 from sizeup.workload.inference import InferenceConfig
-from sizeup.workload.serving import Load, RequestMix, serving_load
+from sizeup.workload.serving import Load, RequestMix, dataset_mix, serving_load
 from sizeup.workload.serving_runs import lengths, regime
 
 H100 = load_catalog().device("h100-sxm-80gb")
@@ -85,3 +85,13 @@ def test_lengths_are_deterministic_quantiles_of_the_mix():
     assert sum(outs) / len(outs) == pytest.approx(250, rel=0.03)
     assert max(outs) > 1000 and min(outs) >= 1
     assert lengths(_fixed(100, 50), 3) == [(100, 50)] * 3
+
+
+def test_a_dataset_without_a_stated_spread_drains_with_a_derived_one_and_says_so():
+    mix = dataset_mix("sharegpt")
+    assert mix.output_spread is None
+    run = _serve(Load(num_prompts=200), mix)
+    assert any("derived as 194 tokens, a coefficient of variation of 1" in a for a in run.assumptions)
+    fixed = _serve(Load(num_prompts=200), RequestMix(input_tokens=mix.input_tokens, output_tokens=mix.output_tokens))
+    assert run.output_tokens_per_s.typical < fixed.output_tokens_per_s.typical  # the drain tail of the longest
+    assert regime(mix, Load(concurrency=32), "continuous") is None  # a dataset's lengths are never one wave

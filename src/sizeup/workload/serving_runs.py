@@ -18,6 +18,7 @@ a step that carries prompt tokens is priced one by one, a run of pure decode ste
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from statistics import NormalDist
 from typing import Callable
 
@@ -135,11 +136,20 @@ def simulate(requests: list[tuple[int, int]], *, limit: int, window: int | None,
             "total": (out_tokens + sum(i for i, _ in requests)) / t, "prefill_share": prefill / t if t else 0.0}
 
 
+def _drawn(mix, kind: str):
+    """The lengths a finite run draws: a dataset whose output spread is not stated takes a coefficient of variation
+    of 1 (the standard deviation of an exponential law, the maximum-entropy law of a positive length of known mean),
+    marked derived in the note; otherwise the mix as given."""
+    if kind == "finite" and mix.output_spread is None and mix.source.startswith("--dataset"):
+        return replace(mix, output_spread=float(mix.output_tokens)), True
+    return mix, False
+
+
 def run_row(kind: str, mix, load, capacity: int, policy, *, step: Callable[[float, float], float],
             decode: Callable[[float], float]) -> dict:
     """One corner's figures of a wave (`kind` 'waves': one wave of the closed loop's C requests is the steady state)
     or of a finite run (`kind` 'finite': load.num_prompts requests, fed at load.concurrency or all at once)."""
-    requests = lengths(mix, load.concurrency if kind == "waves" else load.num_prompts)
+    requests = lengths(_drawn(mix, kind)[0], load.concurrency if kind == "waves" else load.num_prompts)
     row = simulate(requests, limit=capacity, window=load.concurrency, budget=policy.max_batched_tokens,
                    beams=mix.beams, mixes=policy.mixes, step=step, decode=decode)
     batch = max(row["running"], 1.0)
@@ -157,9 +167,14 @@ def note(kind: str, mix, load, policy) -> str:
                 f"{mix.input_tokens:,} prompt tokens ({budget}; a request's first token when its prompt's last "
                 f"chunk is done), then decodes at batch {load.concurrency}; throughput = requests x output / wave "
                 f"time (give --input-len-spread / --output-len-spread for staggered requests)")
+    mix, derived = _drawn(mix, kind)
     fed = f"fed at a concurrency of {load.concurrency}" if load.concurrency else "all queued at t=0"
     spread = ("lengths as log-normal quantiles of the mix's mean and spread" if mix.input_spread or mix.output_spread
               else "every request at the mean lengths (no spread given)")
+    if derived:
+        spread += (f"; the dataset states no output spread: derived as {mix.output_spread:,.0f} tokens, a coefficient "
+                   f"of variation of 1 (an exponential law, the maximum-entropy law of a positive length of known "
+                   f"mean; give --output-len-spread where it is known)")
     return (f"a finite run of {load.num_prompts:,} requests, {fed} ({spread}): TTFT includes the wait for the "
             f"prompts ahead ({budget}), the run ends with its longest outputs as the batch drains; throughput = "
             f"output tokens / makespan")
