@@ -135,7 +135,7 @@ class ServingEstimate:
 
     def to_dict(self) -> dict[str, Any]:
         return {"load": {"concurrency": self.load.concurrency, "requests_per_s": self.load.rate,
-                         "replicas": self.load.replicas, "label": self.load.label},
+                         "replicas": self.load.replicas, "num_prompts": self.load.num_prompts, "label": self.load.label},
                 "requests": {"input_tokens": self.mix.input_tokens, "output_tokens": self.mix.output_tokens,
                              "input_spread": self.mix.input_spread, "output_spread": self.mix.output_spread,
                              "source": self.mix.source},
@@ -272,7 +272,7 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
     capacity, why = _capacity(arch, device, cfg, model, policy, mix, kv_capacity)
     notes.append(why)
     if policy.scheduling == "static":
-        return _static(steps, mix, load, capacity, policy, notes)
+        return _static(steps, mix, load, capacity, policy, notes + runs.static_notes(load))
     kind = runs.regime(mix, load, policy.scheduling, load.staggered)  # waves or a finite run: stepped there
     rows = {c: runs.run_row(kind, mix, load, capacity, policy, decode=lambda b, c=c: steps.decode(b, c),
                             step=lambda b, p, c=c: _step(steps, policy, b, p, c)[0]) if kind

@@ -22,7 +22,7 @@ from dataclasses import replace
 from statistics import NormalDist
 from typing import Callable
 
-__all__ = ["regime", "lengths", "simulate", "run_row", "note"]
+__all__ = ["regime", "lengths", "simulate", "run_row", "note", "static_notes"]
 
 _PHI = (math.sqrt(5) - 1) / 2
 _SQRT2 = math.sqrt(2) - 1
@@ -30,7 +30,8 @@ _SQRT2 = math.sqrt(2) - 1
 
 def regime(mix, load, scheduling: str, staggered: bool = False) -> str | None:
     """'finite' for N requests (load.num_prompts), 'waves' for a closed loop of fixed lengths (--prompt / --output
-    and no spread, or both spreads 0; a dataset's lengths vary even where its spread is not stated), None for the staggered steady state (a spread, Poisson arrivals, offline, static batching)."""
+    and no spread, or both spreads 0; a dataset's lengths vary even where its spread is not stated),
+    None for the staggered steady state (a spread, Poisson arrivals, offline, static batching)."""
     if scheduling == "static" or load.rate is not None:
         return None
     if load.num_prompts is not None:
@@ -40,6 +41,14 @@ def regime(mix, load, scheduling: str, staggered: bool = False) -> str | None:
     if load.concurrency is not None and fixed and not staggered:
         return "waves"
     return None
+
+
+def static_notes(load) -> list[str]:
+    """What a static-batching engine makes of a finite run: its batches run as before, the count not stepped."""
+    if load.num_prompts is None:
+        return []
+    return [f"--num-prompts {load.num_prompts:,}: this engine batches statically, so the run is priced as its "
+            f"batches (each to its longest output), not stepped request by request"]
 
 
 def _quantile(mean: float, spread: float | None, u: float) -> int:
