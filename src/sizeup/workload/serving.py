@@ -135,7 +135,8 @@ class ServingEstimate:
 
     def to_dict(self) -> dict[str, Any]:
         return {"load": {"concurrency": self.load.concurrency, "requests_per_s": self.load.rate,
-                         "replicas": self.load.replicas, "num_prompts": self.load.num_prompts, "label": self.load.label},
+                         "replicas": self.load.replicas, "num_prompts": self.load.num_prompts,
+                         "label": self.load.label},
                 "requests": {"input_tokens": self.mix.input_tokens, "output_tokens": self.mix.output_tokens,
                              "input_spread": self.mix.input_spread, "output_spread": self.mix.output_spread,
                              "source": self.mix.source},
@@ -389,8 +390,7 @@ def _continuous(steps: _Steps, policy, mix: RequestMix, load: Load, capacity: in
         row = _poisson(steps, policy, mix, load.rate, capacity, corner)
         row["rho"] = rho
     row["x_max"] = x_max
-    row["out"] = row["x"] * O
-    row["total"] = row["x"] * (I + O)
+    row["out"], row["total"] = row["x"] * O, row["x"] * (I + O)
     return row
 
 
