@@ -16,7 +16,8 @@ def test_vllm_and_sglang_front_ends_are_sourced_figures():
     assert (vllm.low, vllm.typical, vllm.high) == pytest.approx((0.010, 0.012, 0.0169), abs=2e-4)
     sglang, said = resolve("sglang@0.3", A100).request_overhead()
     assert sglang.typical == pytest.approx(0.00954 - 0.002632, abs=1e-4) and sglang.low < sglang.typical < sglang.high
-    assert "6.9 ms" in said and "TTFT" in said
+    assert "6.9 ms" in said and "TTFT" in said and "after its prefill" not in said  # 0.3: no overlap
+    assert "leaves 1 step after its prefill" in resolve("sglang@0.4", A100).request_overhead()[1]
 
 
 def test_an_engine_without_data_adds_nothing():
@@ -31,4 +32,3 @@ def test_first_token_lag_follows_async_output_processing_by_release(spec, lag):
     # vLLM V0's async output processing came with 0.6.0 (V1 from 0.8); SGLang's overlap scheduler with 0.4
     model = resolve(spec, A100)
     assert model.load_policy.first_token_lag_steps == lag and model.batching.first_token_lag_steps == 0
-    assert model.describe()["batching"]["first_token_lag_steps"] == 0  # batching as the engine declares it
