@@ -271,7 +271,7 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
     notes = [f"throughput under load: {load.label}; requests of {I:,} input / {O:,} output tokens ({mix.source})",
              *mix.notes]
     capacity, why = _capacity(arch, device, cfg, model, policy, mix, kv_capacity)
-    notes.append(why)
+    notes.extend([why, *(model.request_overhead() or ("",))[1:]])
     if policy.scheduling == "static":
         return _static(steps, mix, load, capacity, policy, notes + runs.static_notes(load))
     kind = runs.regime(mix, load, policy.scheduling, load.staggered)  # waves or a finite run: stepped there
@@ -445,17 +445,20 @@ def _poisson(steps: _Steps, policy, mix: RequestMix, rate: float, capacity: int,
 
 
 def _ttft(steps: _Steps, policy, batch: float, step: float, prompt: int, corner: str) -> float:
-    """A request admitted at once: half a scheduling run's wait (one step, or the engine's steps per schedule),
-    then its prompt (in chunks where a step's token budget is smaller than it) in mixed steps, or its own prefill
-    step."""
+    """A request admitted at once: the engine's host time per request and the steps its first token reaches the
+    client late (ExecutionModel.request_overhead, Batching.first_token_lag_steps), half a scheduling run's wait
+    (one step, or the engine's steps per schedule: a Poisson arrival lands mid-run), then its prompt (in chunks
+    where a step's token budget is smaller than it) in mixed steps, or its own prefill step."""
+    host = steps.execution.request_overhead() if steps.execution is not None else None
+    front = step * policy.first_token_lag_steps + (getattr(host[0], corner) if host else 0.0)
     step = step * max(policy.steps_per_schedule, 1)
     if policy.mixes:
         decodes = batch * steps.beams
         budget = max((policy.max_batched_tokens or prompt + decodes) - decodes, 1)
         chunks = max(1, math.ceil(prompt / budget))
         own = _step(steps, policy, batch, min(prompt, budget), corner)[0]
-        return step / 2 + chunks * own
-    return step / 2 + steps.prefill(max(prompt, batch * prompt / max(steps.cfg.output, 1)), corner)
+        return front + step / 2 + chunks * own
+    return front + step / 2 + steps.prefill(max(prompt, batch * prompt / max(steps.cfg.output, 1)), corner)
 
 
 def _static(steps: _Steps, mix: RequestMix, load: Load, capacity: int, policy, notes: list[str]) -> ServingEstimate:
