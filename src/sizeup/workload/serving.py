@@ -18,8 +18,7 @@ Offline (`concurrency None` and no rate: every request queued) runs at that boun
 concurrency; Poisson arrivals as a processor-sharing queue whose rate depends on the running batch (a birth-death
 chain over the number in the system: the mean batch, TPOT by Little's law, the wait for a free slot); a rate over
 the saturated one is reported saturated, at the saturated throughput. A beam search (a dataset's `beams`) decodes
-that many sequences per request, its prompt's cache shared.
-"""
+that many sequences per request, its prompt's cache shared. Waves and finite runs: workload/serving_runs.py."""
 
 from __future__ import annotations
 
@@ -275,9 +274,8 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
     if policy.scheduling == "static":
         return _static(steps, mix, load, capacity, policy, notes + runs.static_notes(load))
     kind = runs.regime(mix, load, policy.scheduling, load.staggered)  # waves or a finite run: stepped there
-    rows = {c: runs.run_row(kind, mix, load, capacity, policy, decode=lambda b, c=c: steps.decode(b, c),
-                            step=lambda b, p, c=c: _step(steps, policy, b, p, c)[0]) if kind
-            else _continuous(steps, policy, mix, load, capacity, c) for c in CORNERS}
+    rows = {c: runs.run_row(kind, mix, load, capacity, policy, steps, c, lambda *a: _step(steps, policy, *a)[0])
+            if kind else _continuous(steps, policy, mix, load, capacity, c) for c in CORNERS}
     notes += [runs.note(kind, mix, load, policy)] if kind else []
     saturated, mixes = rows["typical"]["saturated"], policy.mixes
     notes.append("continuous batching: " + (
@@ -449,8 +447,7 @@ def _ttft(steps: _Steps, policy, batch: float, step: float, prompt: int, corner:
     client late (ExecutionModel.request_overhead, Batching.first_token_lag_steps), half a scheduling run's wait
     (one step, or the engine's steps per schedule: a Poisson arrival lands mid-run), then its prompt (in chunks
     where a step's token budget is smaller than it) in mixed steps, or its own prefill step."""
-    host = steps.execution.request_overhead() if steps.execution is not None else None
-    front = step * policy.first_token_lag_steps + (getattr(host[0], corner) if host else 0.0)
+    front = runs.front(steps.execution, policy, step, corner)
     step = step * max(policy.steps_per_schedule, 1)
     if policy.mixes:
         decodes = batch * steps.beams

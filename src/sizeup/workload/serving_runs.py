@@ -22,7 +22,7 @@ from dataclasses import replace
 from statistics import NormalDist
 from typing import Callable
 
-__all__ = ["regime", "lengths", "simulate", "run_row", "note", "static_notes"]
+__all__ = ["regime", "lengths", "simulate", "run_row", "front", "note", "static_notes"]
 
 _PHI = (math.sqrt(5) - 1) / 2
 _SQRT2 = math.sqrt(2) - 1
@@ -154,15 +154,29 @@ def _drawn(mix, kind: str):
     return mix, False
 
 
-def run_row(kind: str, mix, load, capacity: int, policy, *, step: Callable[[float, float], float],
-            decode: Callable[[float], float]) -> dict:
+def front(execution, policy, step: float, corner: str) -> float:
+    """What a request's first token pays outside the GPU steps: the engine's host time per request
+    (ExecutionModel.request_overhead) and the steps its output reaches the client late (Batching
+    .first_token_lag_steps) at step time `step`."""
+    host = execution.request_overhead() if execution is not None else None
+    return step * policy.first_token_lag_steps + (getattr(host[0], corner) if host else 0.0)
+
+
+def run_row(kind: str, mix, load, capacity: int, policy, steps, corner: str,
+            step: Callable[[float, float, str], float]) -> dict:
     """One corner's figures of a wave (`kind` 'waves': one wave of the closed loop's C requests is the steady state)
-    or of a finite run (`kind` 'finite': load.num_prompts requests, fed at load.concurrency or all at once)."""
+    or of a finite run (`kind` 'finite': load.num_prompts requests, fed at load.concurrency or all at once).
+    `steps` prices decode steps (serving._Steps), `step(decodes, prompt_tokens, corner)` a step with prompt tokens;
+    TTFT and e2e add the engine's front end (`front`) at the mean decode step."""
+    def decode(batch: float) -> float:
+        return steps.decode(batch, corner)
+
     requests = lengths(_drawn(mix, kind)[0], load.concurrency if kind == "waves" else load.num_prompts)
     row = simulate(requests, limit=capacity, window=load.concurrency, budget=policy.max_batched_tokens,
-                   beams=mix.beams, mixes=policy.mixes, step=step, decode=decode)
+                   beams=mix.beams, mixes=policy.mixes, step=lambda b, p: step(b, p, corner), decode=decode)
     batch = max(row["running"], 1.0)
-    row.update(decode_only=batch / decode(batch), saturated=False)
+    lag = front(steps.execution, policy, decode(batch), corner)
+    row.update(decode_only=batch / decode(batch), saturated=False, ttft=row["ttft"] + lag, e2e=row["e2e"] + lag)
     return row
 
 
