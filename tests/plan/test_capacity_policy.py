@@ -115,3 +115,18 @@ def test_multi_step_scheduling_admits_a_prompt_only_between_runs():
     four = simulate(_toy(steps_per_schedule=4), 1.0, 100, 50, arrivals=[0.0, 0.026])
     assert one.ttft_samples[1] == pytest.approx(0.035 + 0.025 - 0.026, rel=1e-9)
     assert four.ttft_samples[1] == pytest.approx(0.065 + 0.025 - 0.026, rel=1e-9)
+
+
+@pytest.mark.parametrize("engine, lag", [("vllm", 0), ("sglang", 1), ("tensorrt-llm", 0)])
+def test_the_simulation_adds_the_engines_front_end_to_ttft(h100, llama8b, engine, lag):
+    """The first token's time outside the simulated steps (ExecutionModel.request_overhead, the lag steps of
+    output processed while the next step runs) is added as serving_load adds it."""
+    from dataclasses import replace
+
+    cfg, execution, kv, model = _pair(llama8b, h100, engine, "bf16", 500, 100)
+    host = execution.request_overhead()
+    want = (host[0].typical if host else 0.0) + lag * model.decode_step_s[0]
+    assert model.front_s == pytest.approx(want)
+    bare = simulate(replace(model, front_s=0.0), 0.5, 500, 100, requests=200, seed=1)
+    sim = simulate(model, 0.5, 500, 100, requests=200, seed=1)
+    assert sim.ttft.values["p50"] - bare.ttft.values["p50"] == pytest.approx(model.front_s, abs=1e-9)

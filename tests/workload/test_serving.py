@@ -159,3 +159,25 @@ def test_an_engine_that_reserves_a_whole_output_holds_fewer_requests():
     assert held == pytest.approx(paged * 3000 / 4000, abs=1)
     vllm = serving.execution_for(H100, InferenceConfig(weights="bf16", kv_dtype="fp16", engine="vllm"))
     assert not vllm.load_policy.reserve_to_completion
+
+
+def test_ttft_adds_the_engines_request_host_time_and_its_output_lag(monkeypatch):
+    # a request's TTFT = host time outside the GPU steps + lag steps + half a step's admission wait + its prefill
+    from dataclasses import replace
+
+    from sizeup.engines.base import ExecutionModel
+    from sizeup.workload import serving
+
+    mix, light = RequestMix(input_tokens=200, output_tokens=200), Load(rate=0.5)
+    config = InferenceConfig(weights="bf16", kv_dtype="fp16", engine="vllm")
+    model = serving.execution_for(H100, config)
+    with_host = serving_load(LLAMA8, H100, config, mix, light, execution=model)
+    assert any("adds 12 ms" in a for a in with_host.assumptions)
+    monkeypatch.setattr(ExecutionModel, "request_overhead", lambda self: None)
+    bare = serving_load(LLAMA8, H100, config, mix, light, execution=model)
+    assert with_host.ttft_s.typical - bare.ttft_s.typical == pytest.approx(0.012, abs=1e-6)
+    policy = model.load_policy
+    monkeypatch.setattr(type(model), "load_policy", property(lambda self: replace(policy, first_token_lag_steps=1)))
+    lagged = serving_load(LLAMA8, H100, config, mix, light, execution=model)
+    step = lagged.ttft_s.typical - bare.ttft_s.typical  # one step of the light running batch, ~TPOT
+    assert step == pytest.approx(bare.tpot_s.typical, rel=0.25)

@@ -17,7 +17,7 @@ def with_lengths(o):
     load options checked to go together."""
     if not o.under_load:
         for name, value in (("dataset", o.dataset), ("input_len_spread", o.input_len_spread),
-                            ("output_len_spread", o.output_len_spread)):
+                            ("output_len_spread", o.output_len_spread), ("num_prompts", o.num_prompts)):
             if value is not None:
                 flag = "--" + name.replace("_", "-")
                 raise ConfigError(f"{flag} {value}: describes requests under load: give --concurrency N|inf or "
@@ -29,6 +29,8 @@ def with_lengths(o):
         if given > 1:
             raise ConfigError("--concurrency and --rps: give one (a closed loop, every request queued, or an arrival "
                               "rate)")
+        if o.num_prompts is not None and o.rps is not None:
+            raise ConfigError(f"--num-prompts {o.num_prompts}: a finite run is fed at --concurrency N|inf, not --rps")
         if o.batch != 1:
             raise ConfigError(f"--batch {o.batch}: under load the engine forms its batches; give --concurrency N|inf "
                               f"or --rps R, not --batch")
@@ -52,7 +54,7 @@ def load_of(result, o):
     else:
         mix = RequestMix(input_tokens=o.prompt, output_tokens=o.output, input_spread=o.input_len_spread,
                          output_spread=o.output_len_spread)
-    load = Load(concurrency=o.concurrency, rate=o.rps, replicas=o.replicas)
+    load = Load(concurrency=o.concurrency, rate=o.rps, replicas=o.replicas, num_prompts=o.num_prompts)
     return serving_load(result.arch, result.device, result.config, mix, load, execution=result.execution)
 
 
@@ -72,7 +74,7 @@ def sweep_loads(result, points) -> tuple:
             out.append(None)
             continue
         try:
-            out.append(serving_load(result.arch, result.device, cfg, mix, Load(concurrency=p.batch),
+            out.append(serving_load(result.arch, result.device, cfg, mix, Load(concurrency=p.batch, staggered=True),
                                     execution=result.execution))
         except ConfigError:
             out.append(None)

@@ -66,6 +66,11 @@ class Batching:
     a started request is never paused), so the pool holds B x (I + O) tokens; False: pages are taken as tokens
     are generated (B x (I + O / 2) on average), a request preempted when the pool runs out."""
 
+    first_token_lag_steps: int = 0
+    """Steps after its own by which a step's tokens reach the client: 1 where the engine processes a step's output
+    (detokenize, stream) while the next step runs (vLLM V0's async output processing, SGLang's overlap scheduler),
+    so the first token leaves one step after the prefill that made it; 0: at the end of its own step."""
+
     @property
     def mixes(self) -> bool:
         return self.chunked_prefill if self.mixed_steps is None else self.mixed_steps
@@ -75,7 +80,8 @@ class Batching:
                 "max_batched_tokens": self.max_batched_tokens, "max_sequences": self.max_sequences,
                 "physical_batch_tokens": self.physical_batch_tokens, "basis": self.basis,
                 "mixed_steps": self.mixes, "steps_per_schedule": self.steps_per_schedule,
-                "reserve_to_completion": self.reserve_to_completion}
+                "reserve_to_completion": self.reserve_to_completion,
+                "first_token_lag_steps": self.first_token_lag_steps}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -238,6 +244,9 @@ class ExecutionModel:
         policy = self.batching
         if self.profile.value("kv_reserve_to_completion", 0):
             policy = replace(policy, reserve_to_completion=True)
+        lag = int(self.profile.value("first_token_lag_steps", 0))
+        if lag:
+            policy = replace(policy, first_token_lag_steps=lag)
         return policy
 
     # --- placement over several GPUs (issue 28, local engines) -------------------------------------------------
@@ -274,6 +283,21 @@ class ExecutionModel:
         read back), with the sentence that says so; None where it runs what the ledger counts. Both phases ask it,
         `tokens` being the step's tokens."""
         return None
+
+    def request_overhead(self) -> tuple[Range, str] | None:
+        """Host time a served request spends outside the GPU steps before its first token reaches the client (the
+        API server's HTTP/JSON handling, tokenization, the hand-off to the scheduler's process, detokenizing and
+        streaming the first token), with the sentence that says so: the profile's `request_overhead_s` (by
+        release where it changed); None where the data gives none (nothing added)."""
+        overhead = self.profile.range("request_overhead_s")
+        if overhead is None:
+            return None
+        lag = self.load_policy.first_token_lag_steps
+        return overhead, (f"{self.label}: each request's host time outside the GPU steps (API server, tokenization, "
+                          f"hand-off to the scheduler, streaming the first token) adds {overhead.typical * 1e3:.3g} ms "
+                          f"({overhead.low * 1e3:.3g}-{overhead.high * 1e3:.3g}) to TTFT"
+                          + (f"; a step's output is processed while the next step runs, so the first token leaves "
+                             f"{lag} step{'s' if lag > 1 else ''} after its prefill" if lag else ""))
 
 
 # --- the registry ---------------------------------------------------------------------------------------------

@@ -51,6 +51,9 @@ class ReplicaModel:
     """Tokens one step computes at most (decodes included in mixed steps); None: no cap."""
     steps_per_schedule: int = 1
     """Decode steps run per scheduling decision (a waiting prompt is admitted only between such runs)."""
+    front_s: float = 0.0
+    """Time a request's first token takes outside the simulated steps (the engine's API server, tokenization and
+    streaming, `ExecutionModel.request_overhead`; the steps its output reaches the client late), added to TTFT."""
 
     def __post_init__(self) -> None:
         if self.max_batch < 1 or not self.decode_batches or len(self.decode_batches) != len(self.decode_step_s):
@@ -133,6 +136,7 @@ def simulate(model: ReplicaModel, rate_per_s: float, prompt_tokens: int, output_
     sizes = [lengths(rng) if lengths else (prompt_tokens, output_tokens) for _ in range(requests)]
     run = _static if model.scheduling == "static" else _continuous
     first, done, batch_time, busy = run(model, times, sizes, max(prompt_tokens, 1))
+    first, done = first + model.front_s, done + model.front_s
     arrive = np.asarray(times)
     ttft = first - arrive
     outputs = np.asarray([max(s[1] - 1, 0) for s in sizes])

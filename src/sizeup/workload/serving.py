@@ -18,8 +18,7 @@ Offline (`concurrency None` and no rate: every request queued) runs at that boun
 concurrency; Poisson arrivals as a processor-sharing queue whose rate depends on the running batch (a birth-death
 chain over the number in the system: the mean batch, TPOT by Little's law, the wait for a free slot); a rate over
 the saturated one is reported saturated, at the saturated throughput. A beam search (a dataset's `beams`) decodes
-that many sequences per request, its prompt's cache shared.
-"""
+that many sequences per request, its prompt's cache shared. Waves and finite runs: workload/serving_runs.py."""
 
 from __future__ import annotations
 
@@ -34,6 +33,7 @@ from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ingest.arch import ModelArch
 from sizeup.ranges import Range
+from sizeup.workload import serving_runs as runs
 from sizeup.workload.inference import InferenceConfig, InferenceEstimate, estimate_inference, execution_for
 
 __all__ = ["RequestMix", "Load", "ServingEstimate", "serving_load", "dataset_mix", "dataset_names"]
@@ -76,6 +76,9 @@ class Load:
     replicas: int = 1
     """Independent copies of the server (data parallel: each on its own GPUs), requests spread evenly over them;
     `concurrency` and `rate` are the whole load's."""
+    num_prompts: int | None = None
+    """A finite run of N requests (--num-prompts); staggered: fixed lengths priced staggered, not as waves."""
+    staggered: bool = False
 
     def __post_init__(self) -> None:
         if not 1 <= self.replicas <= 100_000:
@@ -86,6 +89,8 @@ class Load:
             raise ConfigError(f"--concurrency {self.concurrency}: expected a positive integer or 'inf'")
         if self.rate is not None and not (0 < self.rate < 1e9):
             raise ConfigError(f"--rps {self.rate}: expected a positive request rate per second")
+        if self.num_prompts is not None and not (1 <= self.num_prompts <= 100_000 and self.rate is None):
+            raise ConfigError(f"--num-prompts {self.num_prompts}: expected 1 to 100,000 requests, with --concurrency")
 
     @property
     def label(self) -> str:
@@ -101,7 +106,8 @@ class Load:
         if self.replicas == 1:
             return self
         return Load(concurrency=None if self.concurrency is None else max(1, math.ceil(self.concurrency / self.replicas)),
-                    rate=None if self.rate is None else self.rate / self.replicas)
+                    rate=None if self.rate is None else self.rate / self.replicas, staggered=self.staggered,
+                    num_prompts=None if self.num_prompts is None else math.ceil(self.num_prompts / self.replicas))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,7 +134,8 @@ class ServingEstimate:
 
     def to_dict(self) -> dict[str, Any]:
         return {"load": {"concurrency": self.load.concurrency, "requests_per_s": self.load.rate,
-                         "replicas": self.load.replicas, "label": self.load.label},
+                         "replicas": self.load.replicas, "num_prompts": self.load.num_prompts,
+                         "label": self.load.label},
                 "requests": {"input_tokens": self.mix.input_tokens, "output_tokens": self.mix.output_tokens,
                              "input_spread": self.mix.input_spread, "output_spread": self.mix.output_spread,
                              "source": self.mix.source},
@@ -263,12 +270,14 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
     notes = [f"throughput under load: {load.label}; requests of {I:,} input / {O:,} output tokens ({mix.source})",
              *mix.notes]
     capacity, why = _capacity(arch, device, cfg, model, policy, mix, kv_capacity)
-    notes.append(why)
+    notes.extend([why, *(model.request_overhead() or ("",))[1:]])
     if policy.scheduling == "static":
-        return _static(steps, mix, load, capacity, policy, notes)
-    rows = {c: _continuous(steps, policy, mix, load, capacity, c) for c in CORNERS}
-    saturated = rows["typical"]["saturated"]
-    mixes = policy.mixes
+        return _static(steps, mix, load, capacity, policy, notes + runs.static_notes(load))
+    kind = runs.regime(mix, load, policy.scheduling, load.staggered)  # waves or a finite run: stepped there
+    rows = {c: runs.run_row(kind, mix, load, capacity, policy, steps, c, lambda *a: _step(steps, policy, *a)[0])
+            if kind else _continuous(steps, policy, mix, load, capacity, c) for c in CORNERS}
+    notes += [runs.note(kind, mix, load, policy)] if kind else []
+    saturated, mixes = rows["typical"]["saturated"], policy.mixes
     notes.append("continuous batching: " + (
         "prompt tokens ride in the decode steps (mixed steps), each adding its prefill time less one decode step of "
         "a single sequence (weight read, host time)" if mixes else
@@ -283,7 +292,7 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
             notes.append(f"--rps {load.rate:g} is over the saturated rate of {rows['typical']['x_max']:.3g} "
                          f"requests/s: throughput is the saturated one and TTFT grows while the queue does (given "
                          f"for a request admitted at once)")
-    elif load.concurrency is None:
+    elif load.concurrency is None and not kind:
         notes.append("offline: every request queued at once, so TTFT (time in queue) is given for a request "
                      "admitted at once")
     out = _ranges(rows, ("x", "out", "total", "ttft", "tpot", "e2e", "running", "decode_only"))
@@ -379,8 +388,7 @@ def _continuous(steps: _Steps, policy, mix: RequestMix, load: Load, capacity: in
         row = _poisson(steps, policy, mix, load.rate, capacity, corner)
         row["rho"] = rho
     row["x_max"] = x_max
-    row["out"] = row["x"] * O
-    row["total"] = row["x"] * (I + O)
+    row["out"], row["total"] = row["x"] * O, row["x"] * (I + O)
     return row
 
 
@@ -435,17 +443,19 @@ def _poisson(steps: _Steps, policy, mix: RequestMix, rate: float, capacity: int,
 
 
 def _ttft(steps: _Steps, policy, batch: float, step: float, prompt: int, corner: str) -> float:
-    """A request admitted at once: half a scheduling run's wait (one step, or the engine's steps per schedule),
-    then its prompt (in chunks where a step's token budget is smaller than it) in mixed steps, or its own prefill
-    step."""
+    """A request admitted at once: the engine's host time per request and the steps its first token reaches the
+    client late (ExecutionModel.request_overhead, Batching.first_token_lag_steps), half a scheduling run's wait
+    (one step, or the engine's steps per schedule: a Poisson arrival lands mid-run), then its prompt (in chunks
+    where a step's token budget is smaller than it) in mixed steps, or its own prefill step."""
+    front = runs.front(steps.execution, policy, step, corner)
     step = step * max(policy.steps_per_schedule, 1)
     if policy.mixes:
         decodes = batch * steps.beams
         budget = max((policy.max_batched_tokens or prompt + decodes) - decodes, 1)
         chunks = max(1, math.ceil(prompt / budget))
         own = _step(steps, policy, batch, min(prompt, budget), corner)[0]
-        return step / 2 + chunks * own
-    return step / 2 + steps.prefill(max(prompt, batch * prompt / max(steps.cfg.output, 1)), corner)
+        return front + step / 2 + chunks * own
+    return front + step / 2 + steps.prefill(max(prompt, batch * prompt / max(steps.cfg.output, 1)), corner)
 
 
 def _static(steps: _Steps, mix: RequestMix, load: Load, capacity: int, policy, notes: list[str]) -> ServingEstimate:

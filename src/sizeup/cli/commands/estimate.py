@@ -101,6 +101,9 @@ def _add_load_arguments(p: argparse.ArgumentParser) -> None:
                    help="standard deviation of the input length (with --concurrency / --rps)")
     p.add_argument("--output-len-spread", type=number_flag(minimum=0, maximum=1e7), metavar="TOKENS",
                    help="standard deviation of the output length (a static batch runs to its longest)")
+    p.add_argument("--num-prompts", type=number_flag(integer=True, minimum=1, maximum=100_000), metavar="N",
+                   help="a finite run of N requests (vllm bench / benchmark_throughput --num-prompts N), fed at "
+                        "--concurrency or all at once: TTFT waits for the prompts ahead, the run drains at its end")
     p.add_argument("--engine-opt", action="append", default=[], metavar="KEY[=VALUE]",
                    help="an engine option the run set, as the engine spells it (vllm: num-scheduler-steps=10, "
                         "max-num-seqs=256, v1; sglang: chunked-prefill-size=4096, disable-radix-cache; "
@@ -166,7 +169,8 @@ def estimate_options(args: argparse.Namespace):
         dims=parse_dims(args.dim) or None, runtime=args.runtime, calibration=args.calibration, db=args.db,
         catalog=tuple(args.catalog), engine_options=tuple(args.engine_opt), concurrency=concurrency,
         offline=offline, rps=args.rps, replicas=args.replicas, dataset=args.dataset,
-        input_len_spread=args.input_len_spread, output_len_spread=args.output_len_spread)
+        input_len_spread=args.input_len_spread, output_len_spread=args.output_len_spread,
+        num_prompts=args.num_prompts)
 
 
 def render_result(result) -> str:

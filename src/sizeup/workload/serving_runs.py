@@ -1,0 +1,203 @@
+"""Runs that are not a staggered steady state: a closed loop of fixed-length requests (waves) and a finite run of N
+requests (a benchmark's --num-prompts), priced by stepping the engine's scheduler over the requests.
+
+- waves: C requests of the same lengths start together, so they end together and the next C start together: each
+  wave prefills C x I prompt tokens (in chunks of the engine's max_batched_tokens, the decodes of prompts already
+  done riding in the same steps where steps mix), then decodes the rest of O steps at batch C. One wave is the
+  steady state (`vllm bench serve --max-concurrency C` with fixed lengths and --ignore-eos).
+- a finite run: N requests queued at t=0 (rate inf) or fed at concurrency C; the engine admits as many as it holds,
+  a finished request's slot goes to the next. TTFT includes the wait for the prompts ahead; the run ends with its
+  longest outputs (the drain tail, the batch shrinking), so throughput = output tokens / makespan.
+
+Request lengths are deterministic: with a spread, request k takes the quantile u_k of a log-normal of the mix's
+mean and standard deviation, u_k = frac(0.5 + k x phi) (a low-discrepancy sequence: the lengths of N draws in an
+order unrelated to their size); no RNG, the same estimate every time. The scheduler is stepped event by event:
+a step that carries prompt tokens is priced one by one, a run of pure decode steps at once up to the next finish.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from statistics import NormalDist
+from typing import Callable
+
+__all__ = ["regime", "lengths", "simulate", "run_row", "front", "note", "static_notes"]
+
+_PHI = (math.sqrt(5) - 1) / 2
+_SQRT2 = math.sqrt(2) - 1
+
+
+def regime(mix, load, scheduling: str, staggered: bool = False) -> str | None:
+    """'finite' for N requests (load.num_prompts), 'waves' for a closed loop of fixed lengths (--prompt / --output
+    and no spread, or both spreads 0; a dataset's lengths vary even where its spread is not stated),
+    None for the staggered steady state (a spread, Poisson arrivals, offline, static batching)."""
+    if scheduling == "static" or load.rate is not None:
+        return None
+    if load.num_prompts is not None:
+        return "finite"
+    spreads = (mix.input_spread, mix.output_spread)
+    fixed = spreads == (0, 0) or (not any(spreads) and not mix.source.startswith("--dataset"))  # a dataset varies
+    if load.concurrency is not None and fixed and not staggered:
+        return "waves"
+    return None
+
+
+def static_notes(load) -> list[str]:
+    """What a static-batching engine makes of a finite run: its batches run as before, the count not stepped."""
+    if load.num_prompts is None:
+        return []
+    return [f"--num-prompts {load.num_prompts:,}: this engine batches statically, so the run is priced as its "
+            f"batches (each to its longest output), not stepped request by request"]
+
+
+def _quantile(mean: float, spread: float | None, u: float) -> int:
+    """The u-quantile of a log-normal of `mean` and standard deviation `spread` (lengths are positive and
+    right-skewed), at least 1 token; `mean` itself without a spread."""
+    if not spread:
+        return max(1, round(mean))
+    sigma2 = math.log1p((spread / mean) ** 2)
+    mu = math.log(mean) - sigma2 / 2
+    return max(1, round(math.exp(mu + math.sqrt(sigma2) * NormalDist().inv_cdf(u))))
+
+
+def lengths(mix, n: int) -> list[tuple[int, int]]:
+    """(input, output) tokens of `n` requests: the mix's means, or log-normal quantiles at a low-discrepancy
+    sequence where it has a spread."""
+    out = []
+    for k in range(n):
+        u_in, u_out = (0.5 + k * _SQRT2) % 1.0, (0.5 + k * _PHI) % 1.0
+        out.append((_quantile(mix.input_tokens, mix.input_spread, min(max(u_in, 1e-6), 1 - 1e-6)),
+                    _quantile(mix.output_tokens, mix.output_spread, min(max(u_out, 1e-6), 1 - 1e-6))))
+    return out
+
+
+def simulate(requests: list[tuple[int, int]], *, limit: int, window: int | None, budget: int | None, beams: int,
+             mixes: bool, step: Callable[[float, float], float], decode: Callable[[float], float]) -> dict:
+    """Step a continuous-batching scheduler over `requests` (input, output), sent by a client that keeps `window`
+    of them in flight (None: all sent at t=0), at most `limit` running on the server. `budget`: tokens one step
+    computes (decodes first, then prompt chunks in arrival order; None: whole prompts). `mixes`: a step carries
+    prompt chunks beside the decodes (else a prompt step of its own, the decodes waiting). `step(decodes,
+    prompt_tokens)` prices a step, `decode(batch)` a pure decode step. Returns the means, from each request's
+    sending, of TTFT, TPOT ((e2e - TTFT) / (O - 1), over requests of O > 1) and e2e, the makespan and the mean
+    running batch."""
+    window = window or len(requests)
+    pending = list(range(len(requests)))[::-1]  # popped from the end: arrival order
+    waiting: list[int] = []  # sent, not admitted
+    sent: dict[int, float] = {}
+    left_prompt: dict[int, int] = {}  # admitted, prompt not done
+    made: dict[int, int] = {}  # decoding: tokens generated so far
+    first: dict[int, float] = {}
+    ttft, tpot, e2e = [], [], []
+    t, busy, prefill = 0.0, 0.0, 0.0  # busy: integral of the running batch over time
+    while pending or waiting or left_prompt or made:
+        while pending and len(waiting) + len(left_prompt) + len(made) < window:
+            waiting.append(pending.pop())
+            sent[waiting[-1]] = t
+        while waiting and len(left_prompt) + len(made) < limit:
+            k = waiting.pop(0)
+            left_prompt[k] = requests[k][0]
+        decodes = len(made)
+        if left_prompt:
+            room = (budget - (decodes * beams if mixes else 0)) if budget else sum(left_prompt.values())
+            room, chunk, done = max(room, 1), 0, []
+            for k in list(left_prompt):
+                take = min(left_prompt[k], room - chunk)
+                if take <= 0:
+                    break
+                chunk += take
+                left_prompt[k] -= take
+                if left_prompt[k] == 0:
+                    done.append(k)
+            if mixes:
+                dt, n = step(decodes, chunk), 1
+                prefill += max(dt - (decode(decodes) if decodes else 0.0), 0.0)
+            else:
+                dt, n = step(0, chunk), 0
+                prefill += dt
+        else:
+            n = min(requests[k][1] - made[k] for k in made)
+            dt = n * decode(decodes)
+            done = []
+        t += dt
+        busy += dt * (decodes + len(left_prompt))
+        for k in list(made):
+            made[k] += n
+            if made[k] >= requests[k][1]:
+                out = requests[k][1]
+                e2e.append(t - sent[k])
+                ttft.append(first[k] - sent[k])
+                if out > 1:
+                    tpot.append((t - first[k]) / (out - 1))
+                del made[k]
+        for k in done:
+            del left_prompt[k]
+            first[k] = t
+            if requests[k][1] <= 1:
+                e2e.append(t - sent[k])
+                ttft.append(t - sent[k])
+            else:
+                made[k] = 1
+    count = len(requests)
+    out_tokens = sum(o for _, o in requests)
+    return {"ttft": sum(ttft) / count, "tpot": sum(tpot) / len(tpot) if tpot else 0.0, "e2e": sum(e2e) / count,
+            "makespan": t, "running": busy / t if t else 0.0, "x": count / t, "out": out_tokens / t,
+            "total": (out_tokens + sum(i for i, _ in requests)) / t, "prefill_share": prefill / t if t else 0.0}
+
+
+def _drawn(mix, kind: str):
+    """The lengths a finite run draws: a dataset whose output spread is not stated takes a coefficient of variation
+    of 1 (the standard deviation of an exponential law, the maximum-entropy law of a positive length of known mean),
+    marked derived in the note; otherwise the mix as given."""
+    if kind == "finite" and mix.output_spread is None and mix.source.startswith("--dataset"):
+        return replace(mix, output_spread=float(mix.output_tokens)), True
+    return mix, False
+
+
+def front(execution, policy, step: float, corner: str) -> float:
+    """What a request's first token pays outside the GPU steps: the engine's host time per request
+    (ExecutionModel.request_overhead) and the steps its output reaches the client late (Batching
+    .first_token_lag_steps) at step time `step`."""
+    host = execution.request_overhead() if execution is not None else None
+    return step * policy.first_token_lag_steps + (getattr(host[0], corner) if host else 0.0)
+
+
+def run_row(kind: str, mix, load, capacity: int, policy, steps, corner: str,
+            step: Callable[[float, float, str], float]) -> dict:
+    """One corner's figures of a wave (`kind` 'waves': one wave of the closed loop's C requests is the steady state)
+    or of a finite run (`kind` 'finite': load.num_prompts requests, fed at load.concurrency or all at once).
+    `steps` prices decode steps (serving._Steps), `step(decodes, prompt_tokens, corner)` a step with prompt tokens;
+    TTFT and e2e add the engine's front end (`front`) at the mean decode step."""
+    def decode(batch: float) -> float:
+        return steps.decode(batch, corner)
+
+    requests = lengths(_drawn(mix, kind)[0], load.concurrency if kind == "waves" else load.num_prompts)
+    row = simulate(requests, limit=capacity, window=load.concurrency, budget=policy.max_batched_tokens,
+                   beams=mix.beams, mixes=policy.mixes, step=lambda b, p: step(b, p, corner), decode=decode)
+    batch = max(row["running"], 1.0)
+    lag = front(steps.execution, policy, decode(batch), corner)
+    row.update(decode_only=batch / decode(batch), saturated=False, ttft=row["ttft"] + lag, e2e=row["e2e"] + lag)
+    return row
+
+
+def note(kind: str, mix, load, policy) -> str:
+    """The assumption line that says which run was priced."""
+    budget = (f"chunks of at most {policy.max_batched_tokens:,} tokens a step" if policy.max_batched_tokens
+              else "whole prompts")
+    if kind == "waves":
+        return (f"fixed request lengths at a closed-loop concurrency of {load.concurrency}: the requests start and "
+                f"end together, so the steady state is waves: each wave prefills {load.concurrency} x "
+                f"{mix.input_tokens:,} prompt tokens ({budget}; a request's first token when its prompt's last "
+                f"chunk is done), then decodes at batch {load.concurrency}; throughput = requests x output / wave "
+                f"time (give --input-len-spread / --output-len-spread for staggered requests)")
+    mix, derived = _drawn(mix, kind)
+    fed = f"fed at a concurrency of {load.concurrency}" if load.concurrency else "all queued at t=0"
+    spread = ("lengths as log-normal quantiles of the mix's mean and spread" if mix.input_spread or mix.output_spread
+              else "every request at the mean lengths (no spread given)")
+    if derived:
+        spread += (f"; the dataset states no output spread: derived as {mix.output_spread:,.0f} tokens, a coefficient "
+                   f"of variation of 1 (an exponential law, the maximum-entropy law of a positive length of known "
+                   f"mean; give --output-len-spread where it is known)")
+    return (f"a finite run of {load.num_prompts:,} requests, {fed} ({spread}): TTFT includes the wait for the "
+            f"prompts ahead ({budget}), the run ends with its longest outputs as the batch drains; throughput = "
+            f"output tokens / makespan")

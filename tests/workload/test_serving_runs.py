@@ -1,0 +1,97 @@
+"""Waves and finite runs (workload/serving_runs.py): a closed loop of fixed-length requests and a run of N requests,
+stepped through the engine's scheduler (physics invariants, no published figure)."""
+
+import pytest
+
+from sizeup.errors import ConfigError
+from sizeup.hardware.catalog import load_catalog
+from sizeup.ingest.hf_config import load_model
+from sizeup.workload.inference import InferenceConfig
+from sizeup.workload.serving import Load, RequestMix, dataset_mix, serving_load
+from sizeup.workload.serving_runs import lengths, regime
+
+H100 = load_catalog().device("h100-sxm-80gb")
+LLAMA8 = load_model("llama-3.1-8b")
+SPREAD = RequestMix(input_tokens=300, output_tokens=250, input_spread=200, output_spread=300)
+
+
+def _serve(load, mix, engine="vllm"):
+    config = InferenceConfig(weights="fp8", kv_dtype="fp8", engine=engine)
+    return serving_load(LLAMA8, H100, config, mix, load)
+
+
+def _fixed(i, o=256):
+    return RequestMix(input_tokens=i, output_tokens=o)
+
+
+def test_fixed_lengths_at_a_concurrency_are_waves_and_a_spread_keeps_the_staggered_model():
+    wave = _serve(Load(concurrency=64), _fixed(1024))
+    assert any("waves" in a for a in wave.assumptions)
+    staggered = _serve(Load(concurrency=64, staggered=True), _fixed(1024))
+    assert not any("waves" in a for a in staggered.assumptions)
+    assert regime(SPREAD, Load(concurrency=64), "continuous") is None
+    zero = RequestMix(input_tokens=1024, output_tokens=256, input_spread=0, output_spread=0)
+    assert regime(zero, Load(concurrency=64), "continuous") == "waves"
+    assert regime(zero, Load(concurrency=64), "static") is None  # static batches are priced as before
+
+
+def test_wave_ttft_grows_with_the_prompt_tokens_of_a_wave():
+    ttft = {(c, i): _serve(Load(concurrency=c), _fixed(i)).ttft_s.typical
+            for c, i in ((8, 1024), (32, 1024), (128, 1024), (32, 4096))}
+    assert ttft[8, 1024] < ttft[32, 1024] < ttft[128, 1024]
+    assert ttft[32, 1024] < ttft[32, 4096]
+    # the same prompt tokens per wave: about the same TTFT (a wave's prefill, not the prompt, sets it)
+    assert ttft[32, 4096] == pytest.approx(ttft[128, 1024], rel=0.35)
+    # a request waits for the prompts ahead of it in its wave: far above the staggered model's own prefill
+    staggered = _serve(Load(concurrency=128, staggered=True), _fixed(1024)).ttft_s.typical
+    assert ttft[128, 1024] > 3 * staggered
+
+
+def test_a_wave_decodes_at_its_concurrency_and_reports_consistent_rates():
+    s = _serve(Load(concurrency=32), _fixed(512, 512))
+    assert s.e2e_latency_s.typical == pytest.approx(s.ttft_s.typical + 511 * s.tpot_s.typical, rel=0.05)
+    assert s.output_tokens_per_s.typical == pytest.approx(s.requests_per_s.typical * 512)
+    assert 16 < s.running.typical <= 32
+    assert s.output_tokens_per_s.low <= s.output_tokens_per_s.typical <= s.output_tokens_per_s.high
+
+
+def test_a_finite_run_is_no_faster_than_the_steady_state_and_tends_to_it():
+    steady = _serve(Load(), SPREAD).output_tokens_per_s.typical
+    small = _serve(Load(num_prompts=100), SPREAD)
+    large = _serve(Load(num_prompts=20_000), SPREAD)
+    assert small.output_tokens_per_s.typical < large.output_tokens_per_s.typical <= steady * 1.02
+    assert large.output_tokens_per_s.typical == pytest.approx(steady, rel=0.15)
+    assert any("finite run of 100 requests" in a for a in small.assumptions)
+
+
+def test_a_finite_run_at_rate_inf_waits_for_the_prompts_ahead():
+    few, many = _serve(Load(num_prompts=50), SPREAD), _serve(Load(num_prompts=2000), SPREAD)
+    assert many.ttft_s.typical > 5 * few.ttft_s.typical
+    fed = _serve(Load(num_prompts=2000, concurrency=32), SPREAD)  # a client holding 32 in flight: no queue
+    assert fed.ttft_s.typical < many.ttft_s.typical
+
+
+def test_finite_runs_take_a_count_and_no_rate():
+    with pytest.raises(ConfigError, match="--num-prompts 0"):
+        Load(num_prompts=0)
+    with pytest.raises(ConfigError, match="--num-prompts 10"):
+        Load(num_prompts=10, rate=2.0)
+
+
+def test_lengths_are_deterministic_quantiles_of_the_mix():
+    a, b = lengths(SPREAD, 4000), lengths(SPREAD, 4000)
+    assert a == b
+    outs = [o for _, o in a]
+    assert sum(outs) / len(outs) == pytest.approx(250, rel=0.03)
+    assert max(outs) > 1000 and min(outs) >= 1
+    assert lengths(_fixed(100, 50), 3) == [(100, 50)] * 3
+
+
+def test_a_dataset_without_a_stated_spread_drains_with_a_derived_one_and_says_so():
+    mix = dataset_mix("sharegpt")
+    assert mix.output_spread is None
+    run = _serve(Load(num_prompts=200), mix)
+    assert any("derived as 194 tokens, a coefficient of variation of 1" in a for a in run.assumptions)
+    fixed = _serve(Load(num_prompts=200), RequestMix(input_tokens=mix.input_tokens, output_tokens=mix.output_tokens))
+    assert run.output_tokens_per_s.typical < fixed.output_tokens_per_s.typical  # the drain tail of the longest
+    assert regime(mix, Load(concurrency=32), "continuous") is None  # a dataset's lengths are never one wave
