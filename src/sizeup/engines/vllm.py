@@ -139,7 +139,8 @@ class VLLM(ExecutionModel):
             return None
         kernels = {"sycl": "IPEX / oneDNN kernels on XPU", "hip": "ROCm kernels"}.get(platform, "kernels")
         return (f"{'decode' if decode else 'prefill'}: vLLM on {self.device.id} ({kernels}): no kernel fraction read "
-                f"or fitted for them: priced at the {self.device.kind} default efficiency (derived)")
+                f"or fitted for them: priced at the {self.device.kind} default efficiency, with the {self.device.architecture} "
+                f"class's library GEMM fractions where data/efficiency/{self.device.kind}.yaml lists them (derived)")
 
     def step_overhead(self, arch: ModelArch, decode: bool) -> Range | None:
         """The scheduler's host time per step; V0's multi-step scheduling (--num-scheduler-steps N) schedules once

@@ -16,7 +16,8 @@ from sizeup.errors import CatalogError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.ranges import Range, parse_entry
 
-__all__ = ["Efficiency", "TENSOR_KINDS", "calibrated", "default_efficiency", "device_efficiency", "tensor_fraction"]
+__all__ = ["Efficiency", "TENSOR_KINDS", "calibrated", "class_efficiency", "default_efficiency", "device_efficiency",
+           "table_efficiency", "tensor_fraction"]
 
 TENSOR_KINDS = ("matmul", "conv", "attention")
 
@@ -36,6 +37,9 @@ class Efficiency:
     size_curve: tuple[tuple[float, float], ...] = ()
     """Measured (FLOPs of one matrix product, fraction of the peak it reaches) points, increasing in
     FLOPs: small products run below the peak. Empty: every product reaches the kind's efficiency."""
+    by_architecture: dict[str, dict[str, Range]] = field(default_factory=dict)
+    """Tensor entries of one architecture class (data/architectures.yaml id) that replace the kind's own
+    for devices of that class: a class whose measured GEMM library reaches its own share of the peak."""
 
     def with_overrides(self, **changes) -> Efficiency:
         return replace(self, **changes)
@@ -51,7 +55,7 @@ def tensor_fraction(eff: Efficiency, kind: str, precision: str) -> Range:
 def parse_efficiency(data: object, path: Path) -> Efficiency:
     if not isinstance(data, dict):
         raise CatalogError(f"{path}: top level must be a mapping")
-    unknown = sorted(set(data) - {"kind", "tensor", "vector", "memory", "overhead_s", "notes"})
+    unknown = sorted(set(data) - {"kind", "tensor", "vector", "memory", "overhead_s", "by_architecture", "notes"})
     if unknown:
         raise CatalogError(f"{path}: unknown field '{unknown[0]}'")
     tensor_data = data.get("tensor") or {}
@@ -62,18 +66,33 @@ def parse_efficiency(data: object, path: Path) -> Efficiency:
         tensor[kind], src = parse_entry(tensor_data[kind], path, f"tensor.{kind}", True)
         sources.append(src)
     for key in sorted(set(tensor_data) - set(TENSOR_KINDS)):
-        kind, _, precision = key.partition("@")
-        if kind not in TENSOR_KINDS or not precision:
-            raise CatalogError(f"{path}: unknown field 'tensor.{key}': expected {', '.join(TENSOR_KINDS)} "
-                               f"or KIND@PRECISION")
-        tensor[key], src = parse_entry(tensor_data[key], path, f"tensor.{key}", True)
+        tensor[key], src = _tensor_entry(tensor_data, key, path, "tensor")
         sources.append(src)
+    by_architecture: dict[str, dict[str, Range]] = {}
+    classes = data.get("by_architecture") or {}
+    if not isinstance(classes, dict):
+        raise CatalogError(f"{path}: 'by_architecture' must map an architecture id to its 'tensor' entries")
+    for arch, entry in classes.items():
+        if not isinstance(entry, dict) or set(entry) - {"tensor", "notes"} or not isinstance(entry.get("tensor"), dict):
+            raise CatalogError(f"{path}: 'by_architecture.{arch}' must hold a 'tensor' mapping (and optional notes)")
+        by_architecture[arch] = {}
+        for key in entry["tensor"]:
+            by_architecture[arch][key], src = _tensor_entry(entry["tensor"], key, path, f"by_architecture.{arch}.tensor")
+            sources.append(src)
     vector, s1 = parse_entry(data.get("vector"), path, "vector", True)
     memory, s2 = parse_entry(data.get("memory"), path, "memory", True)
     overhead, s3 = parse_entry(data.get("overhead_s"), path, "overhead_s", False)
     return Efficiency(tensor=tensor, vector=vector, memory=memory, overhead_s=overhead,
                       origin=f"defaults for {data.get('kind', path.stem)} devices ({path.name})",
-                      sources=tuple(sources + [s1, s2, s3]))
+                      sources=tuple(sources + [s1, s2, s3]), by_architecture=by_architecture)
+
+
+def _tensor_entry(table: dict, key: str, path: Path, where: str) -> tuple[Range, str]:
+    kind, _, precision = key.partition("@")
+    if kind not in TENSOR_KINDS or (key != kind and not precision):
+        raise CatalogError(f"{path}: unknown field '{where}.{key}': expected {', '.join(TENSOR_KINDS)} "
+                           f"or KIND@PRECISION")
+    return parse_entry(table[key], path, f"{where}.{key}", True)
 
 
 @lru_cache(maxsize=16)
@@ -82,6 +101,24 @@ def default_efficiency(device_kind: str) -> Efficiency:
     if not path.is_file():
         raise CatalogError(f"no efficiency defaults for device kind {device_kind!r} ({path} is missing)")
     return parse_efficiency(read_yaml(path), path)
+
+
+@lru_cache(maxsize=64)
+def class_efficiency(device_kind: str, architecture: str | None) -> Efficiency:
+    """The kind's defaults with the tensor entries of `architecture`'s class in place of its own (the
+    kind's defaults themselves where the class has none)."""
+    base = default_efficiency(device_kind)
+    own = base.by_architecture.get(architecture or "")
+    if not own:
+        return base
+    return replace(base, tensor={**base.tensor, **own}, by_architecture={},
+                   origin=f"{base.origin[:-1]}, {architecture} class)")
+
+
+def table_efficiency(device) -> Efficiency:
+    """The table efficiency of `device` (its kind's defaults, with its architecture class's entries): what
+    an efficiency in force is compared with to tell whether it is still the table's."""
+    return class_efficiency(device.kind, device.architecture)
 
 
 _CALIBRATED: ContextVar[Mapping[str, Efficiency]] = ContextVar("sizeup_calibrated", default={})
@@ -99,5 +136,6 @@ def calibrated(by_device: Mapping[str, Efficiency]) -> Iterator[None]:
 
 
 def device_efficiency(device) -> Efficiency:
-    """The calibrated efficiency of `device` when one is in force, else the defaults of its kind."""
-    return _CALIBRATED.get().get(device.id) or default_efficiency(device.kind)
+    """The calibrated efficiency of `device` when one is in force, else the defaults of its kind (with its
+    architecture class's tensor entries)."""
+    return _CALIBRATED.get().get(device.id) or table_efficiency(device)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ledger import Ledger, OpKind
 from sizeup.errors import CatalogError
-from sizeup.price.efficiency import TENSOR_KINDS, Efficiency, default_efficiency, device_efficiency, tensor_fraction
+from sizeup.price.efficiency import TENSOR_KINDS, Efficiency, device_efficiency, table_efficiency, tensor_fraction
 from sizeup.ranges import Range
 
 __all__ = ["LEVELS", "SYNCHRONOUS_KINDS", "HALF_RATE", "half_rate_accumulate", "simt_class", "sustained_factor", "tensor_precision", "vector_precision", "ridge_point", "OpClasses",
@@ -122,9 +122,9 @@ def sustained_factor(device: DeviceSpec) -> float:
 
 
 def _table(device: DeviceSpec) -> Efficiency | None:
-    """The defaults of `device`'s kind, against which an efficiency is "still the table's"."""
+    """The defaults of `device`'s kind and class, against which an efficiency is "still the table's"."""
     try:
-        return default_efficiency(device.kind)
+        return table_efficiency(device)
     except CatalogError:
         return None
 

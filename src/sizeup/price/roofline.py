@@ -24,7 +24,7 @@ from sizeup.hardware.schema import DeviceSpec
 from sizeup.ledger import Ledger, OpKind, enclosing_scopes
 from sizeup.price.cache_residency import dram_equivalent_bytes
 from sizeup.price.conv_algos import layout_transform, winograd
-from sizeup.price.efficiency import Efficiency, default_efficiency, device_efficiency
+from sizeup.price.efficiency import Efficiency, device_efficiency, table_efficiency
 from sizeup.price.occupancy import OCCUPANCY_KINDS, conv_tile_outputs, matmul_busy, wave_fraction
 from sizeup.engines.runtimes import Runtime
 from sizeup.price.overhead import apply_runtime
@@ -230,7 +230,7 @@ def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficie
     fixed = Range(0.0, 0.0, 0.0)
     notes: list[str] = []
     if runtime is not None:
-        measured = efficiency is None and eff is not default_efficiency(device.kind)
+        measured = efficiency is None and eff is not table_efficiency(device)
         arrays, tabled, fixed = apply_runtime(arrays, eff, runtime, device.kind in SYNCHRONOUS_KINDS)
         eff = eff if measured else tabled
     if runtime is not None and runtime.conv_layout == "nchw":  # cuDNN transposes NCHW inputs (price.conv_algos)
