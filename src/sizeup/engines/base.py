@@ -127,6 +127,17 @@ class ExecutionModel:
     fits, and an estimate that does not fit suggests the next."""
     NATIVE_FP8_ONLY: ClassVar[bool] = False
     """Whether the engine's fp8 needs fp8 tensor units (so fp8 is not tried on a device without an fp8 peak)."""
+    LOADS: ClassVar[tuple[str, ...] | None] = None
+    """The weight formats the engine can load at all, as format families (formats.py `family`) or format ids;
+    None: any. A format outside them is refused (`check_weights`), so no plan runs an engine on weights it
+    cannot read."""
+
+    @classmethod
+    def check_weights(cls, fmt) -> None:
+        """Refuse weights of `fmt` (formats.py) the engine cannot load, in one line naming what it loads."""
+        if cls.LOADS is not None and fmt.family not in cls.LOADS and fmt.id not in cls.LOADS:
+            raise ConfigError(f"--quant {fmt.id}: {cls.NAME} cannot load {fmt.id} weights; it loads the "
+                              f"{', '.join(cls.LOADS)} formats (e.g. {', '.join(cls.FORMATS)})")
 
     device: DeviceSpec
     profile: EngineProfile

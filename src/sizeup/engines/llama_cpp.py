@@ -24,6 +24,9 @@ TOWER_ATTENTION = (False, "ggml's K·Qᵀ and softmax as tensors, as without fla
 class LlamaCpp(ExecutionModel):
     FORMATS = ("q8_0", "q6_k", "q5_k_m", "q4_k_m", "q3_k_m", "q2_k")
     OPTIONS = frozenset({"gpu_layers", "threads", "backend", "build_date"})
+    LOADS = ("gguf", "plain", "mxfp4")
+    """GGUF files only: its quantized types, F32/F16/BF16, and MXFP4 (gpt-oss's MoE format) (ggml-org/llama.cpp
+    tools/quantize `QUANT_OPTIONS`, read 2026-12-05); no AWQ / GPTQ / FP8 / NVFP4 checkpoint is read."""
     MULTI_GPU = "layers"
     """`--split-mode layer` is llama.cpp's default over several GPUs: "layer (default): split layers and KV across
     GPUs" (ggml-org/llama.cpp common/arg.cpp, `-sm, --split-mode`, read 2026-12-05); `row` is opt-in."""

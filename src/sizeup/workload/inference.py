@@ -37,8 +37,6 @@ __all__ = ["InferenceConfig", "PhaseEstimate", "InferenceEstimate", "SweepPoint"
 
 MAX_SEARCH_CONTEXT = 1 << 21
 MAX_SEARCH_BATCH = 1 << 14
-
-
 SPLITS = ("tensor", "layers")
 """How a model is placed on several GPUs (InferenceConfig.split)."""
 
@@ -304,7 +302,8 @@ def with_threads(cpu: DeviceSpec, threads: int | None) -> tuple[DeviceSpec, list
 def execution_for(device: DeviceSpec, cfg: InferenceConfig) -> ExecutionModel:
     """The execution model `cfg` names (engine, release, build backend and date) on `device`, resolved once."""
     settings = engine_settings(cfg.engine, cfg.engine_options) if cfg.engine_options else None
-    return resolve(cfg.engine, device, backend=cfg.backend, build_date=cfg.build_date, settings=settings)
+    model = resolve(cfg.engine, device, backend=cfg.backend, build_date=cfg.build_date, settings=settings)
+    return model.check_weights(get_format(cfg.weights)) or model  # weights it cannot load: refused
 
 
 def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, *,
