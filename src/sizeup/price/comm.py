@@ -5,7 +5,7 @@ hop per ring step, 2·(n−1) steps for an all-reduce and n−1 for the others, 
 model (src/graph/tuning.cc: baseLat + nsteps × hwLat), its two terms fitted on nccl-tests runs of 2, 4 and
 8 PCIe GPUs. Links without one (NVLink, the network) keep a fixed latency.
 
-An engine may run its own all-reduce instead of NCCL's (vLLM's custom all-reduce over peer memory):
+An engine may run its own all-reduce instead of NCCL's (one pass over peer memory; the engine's file decides):
 `with_latency` gives the link that collective sees.
 
 A group spread over several nodes, g ranks on each, runs in two levels (hierarchical all-reduce,
@@ -24,7 +24,7 @@ from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ranges import Range
 
-__all__ = ["Link", "device_link", "network_link", "collective_time", "group_collective_time", "ring_steps",
+__all__ = ["Link", "device_link", "network_link", "collective_time", "send_time", "group_collective_time", "ring_steps",
            "with_latency"]
 
 
@@ -99,6 +99,12 @@ def collective_time(kind: str, size_bytes: float, n: int, link: Link) -> Range:
     factor = {"all_reduce": 2 * (n - 1) / n, "all_gather": (n - 1) / n, "reduce_scatter": (n - 1) / n,
               "all_to_all": (n - 1) / n}[kind]
     return _transfer(factor * size_bytes, link, ring_steps(kind, n))
+
+
+def send_time(size_bytes: float, link: Link) -> Range:
+    """One point-to-point send of `size_bytes` over `link` (a pipeline stage's hidden states to the next): the
+    volume at the link's rate plus its base latency, no ring steps."""
+    return _transfer(size_bytes, link, 0)
 
 
 def _transfer(volume: float, link: Link, steps: int) -> Range:

@@ -56,17 +56,13 @@ def hop_time(device: DeviceSpec, pp: int, tokens: int, hidden: int, act_bytes: i
     catalog lists no link (then not priced)."""
     if pp <= 1:
         return Range(0.0, 0.0, 0.0), None
-    from sizeup.price.comm import device_link
+    from sizeup.price.comm import device_link, send_time
 
     link = device_link(device)
     if link is None:
         return Range(0.0, 0.0, 0.0), (f"{device.id}: no link bandwidth in the catalog: the pipeline's sends between "
                                       f"stages not priced")
-    size = tokens * hidden * act_bytes * STAGE_TENSORS
-    one = Range(size / (link.bytes_per_s * link.efficiency.high) + link.latency_s.low,
-                size / (link.bytes_per_s * link.efficiency.typical) + link.latency_s.typical,
-                size / (link.bytes_per_s * link.efficiency.low) + link.latency_s.high)
-    return one.scale(pp - 1), None
+    return send_time(tokens * hidden * act_bytes * STAGE_TENSORS, link).scale(pp - 1), None
 
 
 def pipeline_note(pp: int, tp: int, batch: int, device: DeviceSpec) -> str:
