@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -68,8 +68,8 @@ def read_yaml(path: Path, *, cache: bool = True) -> object:
 
 @dataclass(frozen=True, slots=True)
 class Catalog:
-    devices: dict[str, DeviceSpec]
-    offers: dict[str, Offer]
+    devices: Mapping[str, DeviceSpec]  # a dict, or from the cache a mapping that decodes each device when asked
+    offers: Mapping[str, Offer]
     folders: tuple[str, ...]
 
     def offers_for(self, device_id: str | None = None) -> list[Offer]:
@@ -144,7 +144,7 @@ def _load(folders: tuple[str, ...]) -> Catalog:
     from sizeup.hardware import catalog_cache
 
     key = catalog_cache.content_key(_source_files(folders), _code_files())
-    cached = catalog_cache.read_cached(key)
+    cached = catalog_cache.read_cached(key, lambda: _build(folders))  # each device decoded when first asked for
     if cached is not None:
         return Catalog(devices=cached[0], offers=cached[1], folders=folders)
     devices, offers = _build(folders)
