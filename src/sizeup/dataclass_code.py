@@ -53,7 +53,7 @@ def _load() -> None:
         return
     try:
         with open(path, "rb") as fh:
-            stamp, codes = marshal.load(fh)
+            stamp, codes = marshal.loads(fh.read())  # marshal.load(fh) reads in small pieces: ~4x slower
     except Exception:  # absent, damaged or foreign: compile as usual
         return
     if stamp != _STAMP or not isinstance(codes, dict):
