@@ -6,15 +6,15 @@
 classes: about a third of sizeup's own start-up.
 
 `install()` gives the `dataclasses` module an `exec` of its own that, for a text compiled for a sizeup module,
-looks the text up before compiling it: the code objects are kept, keyed by their whole source text, in one
-marshal file beside the package's bytecode (`sizeup/__pycache__/dataclass-code.TAG.bin`, or under
-`sys.pycache_prefix`), and run exactly as `exec` runs the text (same file name `<string>`, no inherited
-`__future__` flags), so every method is the one `dataclasses` would have compiled. A text seen for the first time
-is compiled as before, and the file is rewritten when the process exits. The file is trusted as a .pyc is:
-it is written where Python writes sizeup's bytecode, and not at all when bytecode writing is off
-(`PYTHONDONTWRITEBYTECODE`, `-B`) or the folder is read-only; then each process compiles, as without it. A file of
-another Python version or optimisation level, or one that cannot be read, is ignored. Classes of other packages
-are compiled by the built-in `exec`, untouched.
+looks the text up before compiling it. The code objects are kept, keyed by their whole source text, in a marshal
+file beside the module's bytecode (`hardware/__pycache__/schema.dataclass-code.cpython-311.bin` beside
+`schema.cpython-311.pyc`; under `sys.pycache_prefix` when that is set) and run as `exec` runs the text (file
+name `<string>`, no inherited `__future__` flags): every method is the one `dataclasses` would have compiled.
+A text seen for the first time is compiled as before, and the files that gained one are rewritten when the
+process exits. The files are trusted as .pyc files are: written where Python writes sizeup's bytecode, and not
+at all when bytecode writing is off (`PYTHONDONTWRITEBYTECODE`, `-B`) or the folder is read-only (then each
+process compiles, as without them). A file of another Python version or optimisation level, or one that cannot
+be read, is ignored. Classes of other packages are compiled by the built-in `exec`, untouched.
 """
 
 from __future__ import annotations
@@ -29,57 +29,58 @@ from types import CodeType
 __all__ = ["install", "uninstall", "cache_path"]
 
 _STAMP = f"sizeup-dataclass-code-1 {sys.version} optimize={sys.flags.optimize}"
-"""The first entry of the file: code objects are only valid for the Python that compiled them."""
-_MAX_ENTRIES = 8000
-"""Past this many kept texts (old edits of classes) the file keeps only those this process used."""
+"""The first entry of each file: code objects are only valid for the Python that compiled them."""
+_MAX_ENTRIES = 400
+"""Past this many kept texts in one module's file (old edits of its classes) it keeps only those this process used."""
 
-_codes: dict[str, CodeType] = {}
-_used: set[str] = set()
-_state = {"installed": False, "new": False, "loaded": False}
-
-
-def cache_path() -> str | None:
-    """Where the compiled methods are kept: the package's bytecode folder (None when Python names none)."""
-    cached = globals().get("__cached__")
-    if not cached:
-        return None
-    return os.path.join(os.path.dirname(cached), f"dataclass-code.{sys.implementation.cache_tag}.bin")
+_tables: dict[str, dict[str, CodeType]] = {}
+"""Per file: method text -> its code."""
+_used: dict[str, set[str]] = {}
+_new: set[str] = set()
+"""The files with a text compiled in this process."""
+_state = {"installed": False}
 
 
-def _load() -> None:
-    _state["loaded"] = True
-    path = cache_path()
-    if path is None:
-        return
+def cache_path(cached: str) -> str:
+    """The kept code of the module whose bytecode is `cached` (its `__cached__`): beside it, in the same
+    `__pycache__` folder (so `sys.pycache_prefix` moves both)."""
+    folder, name = os.path.split(cached)
+    return os.path.join(folder, f"{name.split('.', 1)[0]}.dataclass-code.{sys.implementation.cache_tag}.bin")
+
+
+def _load(path: str) -> dict[str, CodeType]:
+    table: dict[str, CodeType] = {}
     try:
         with open(path, "rb") as fh:
             stamp, codes = marshal.loads(fh.read())  # marshal.load(fh) reads in small pieces: ~4x slower
     except Exception:  # absent, damaged or foreign: compile as usual
-        return
-    if stamp != _STAMP or not isinstance(codes, dict):
-        return
-    for text, code in codes.items():
-        if isinstance(text, str) and isinstance(code, CodeType):
-            _codes.setdefault(text, code)
+        return table
+    if stamp == _STAMP and isinstance(codes, dict):
+        table.update((t, c) for t, c in codes.items() if isinstance(t, str) and isinstance(c, CodeType))
+    return table
 
 
 def _save() -> None:
-    """At exit: write the texts compiled in this process, with those already kept (atomically; never an error)."""
-    path = cache_path()
-    if not _state["new"] or path is None or sys.dont_write_bytecode:
+    """At exit: write each file with a text compiled in this process, with those already kept (atomically;
+    never an error)."""
+    if sys.dont_write_bytecode:
         return
-    codes = _codes if len(_codes) <= _MAX_ENTRIES else {t: c for t, c in _codes.items() if t in _used}
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "xb") as fh:
-            marshal.dump((_STAMP, codes), fh)
-        os.replace(tmp, path)
-    except Exception:  # a read-only install, a full disk: the next process compiles as this one did
+    for path in sorted(_new):
+        table = _tables[path]
+        if len(table) > _MAX_ENTRIES:
+            table = {t: c for t, c in table.items() if t in _used[path]}
+        tmp = f"{path}.{os.getpid()}.tmp"
         try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(tmp, "xb") as fh:
+                fh.write(marshal.dumps((_STAMP, table)))
+            os.replace(tmp, path)
+        except Exception:  # a read-only install, a full disk: the next process compiles as this one did
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    _new.clear()
 
 
 def _exec(source, globals=None, locals=None, /, **kwargs):
@@ -87,16 +88,20 @@ def _exec(source, globals=None, locals=None, /, **kwargs):
     if globals is None:  # exec's own default: the caller's namespace (dataclasses always passes one)
         frame = sys._getframe(1)
         globals, locals = frame.f_globals, frame.f_locals if locals is None else locals
-    if (kwargs or not isinstance(source, str) or not isinstance(globals, dict)
+    cached = globals.get("__cached__") if isinstance(globals, dict) else None
+    if (kwargs or not isinstance(source, str) or not isinstance(cached, str)
             or not str(globals.get("__name__", "")).startswith("sizeup.")):
         return builtins.exec(source, globals, locals, **kwargs)
-    if not _state["loaded"]:
-        _load()
-    code = _codes.get(source)
+    path = cache_path(cached)
+    table = _tables.get(path)
+    if table is None:
+        table = _tables[path] = _load(path)
+        _used[path] = set()
+    code = table.get(source)
     if code is None:
-        code = _codes[source] = compile(source, "<string>", "exec", dont_inherit=True)
-        _state["new"] = True
-    _used.add(source)
+        code = table[source] = compile(source, "<string>", "exec", dont_inherit=True)
+        _new.add(path)
+    _used[path].add(source)
     return builtins.exec(code, globals, locals)
 
 
