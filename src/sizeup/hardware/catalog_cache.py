@@ -267,8 +267,9 @@ MISSING = object()
 """read_data_cached's answer when there is no usable entry."""
 
 
-def _data_path(path: Path, st: os.stat_result) -> Path:
-    key = _sha256(f"sizeup-data-{FORMAT}\0{path.resolve()}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+def _data_path(path: Path, st: os.stat_result, resolved: str | None = None) -> Path:
+    resolved = str(path.resolve()) if resolved is None else resolved
+    key = _sha256(f"sizeup-data-{FORMAT}\0{resolved}\0{st.st_size}\0{st.st_mtime_ns}".encode())
     return cache_dir() / "data" / f"{key.hexdigest()[:32]}.json"
 
 
@@ -290,17 +291,15 @@ def _tag(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not cached")
 
 
-def _untag(value: Any) -> Any:
-    if isinstance(value, dict):
-        if len(value) == 1 and ("__date__" in value or "__datetime__" in value):
-            import datetime as dt
+def _untag_object(value: dict[str, Any]) -> Any:
+    """json's object hook: a tagged date back to a date (every other object as it is), decoded bottom-up as
+    `_tag` wrote it."""
+    if len(value) == 1 and ("__date__" in value or "__datetime__" in value):
+        import datetime as dt
 
-            if "__date__" in value:
-                return dt.date.fromisoformat(value["__date__"])
-            return dt.datetime.fromisoformat(value["__datetime__"])
-        return {k: _untag(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_untag(v) for v in value]
+        if "__date__" in value:
+            return dt.date.fromisoformat(value["__date__"])
+        return dt.datetime.fromisoformat(value["__datetime__"])
     return value
 
 
@@ -309,11 +308,12 @@ def read_data_cached(path: Path, st: os.stat_result) -> Any:
     if not cache_enabled():
         return MISSING
     try:
-        with open(_data_path(path, st), encoding="utf-8") as fh:
-            entry = json.load(fh)
-        if entry.get("format") != FORMAT or entry.get("path") != str(path.resolve()):
+        resolved = str(path.resolve())
+        with open(_data_path(path, st, resolved), "rb") as fh:
+            entry = json.loads(fh.read(), object_hook=_untag_object)
+        if entry.get("format") != FORMAT or entry.get("path") != resolved:
             return MISSING
-        return _untag(entry["data"])
+        return entry["data"]
     except Exception:  # absent, corrupt or foreign: parse the file again
         return MISSING
 
