@@ -148,3 +148,19 @@ def test_a_truncated_cache_file_is_ignored(cache):
     path.write_bytes(path.read_bytes()[:-10])
     catalog_module._load.cache_clear()
     assert not isinstance(load_catalog(include_user=False).devices, catalog_cache.LazyRecords)
+
+
+def test_the_key_covers_every_file_the_catalog_reads(tmp_path):
+    """The directory entries the key stats are the files `_yaml_files` lists (the ones `_build` parses)."""
+    import os
+
+    for sub in ("", "devices", "offers"):
+        folder = tmp_path / sub
+        folder.mkdir(exist_ok=True)
+        for name in ("a.yaml", "b.yml", ".yaml", ".hidden.yaml", "c.txt", "architectures.yaml", "d.yaml.bak"):
+            (folder / name).write_text("x: 1\n")
+    root = str(tmp_path)
+    listed = [str(p) for sub in ("devices", "offers", "") for p in catalog_module._yaml_files(tmp_path / sub)]
+    keyed = [os.fspath(p) for p in catalog_module._source_files((root,))]
+    assert keyed[0].endswith("data/architectures.yaml") and keyed[-1] == str(tmp_path / "architectures.yaml")
+    assert keyed[1:-1] == listed and len(listed) == 9

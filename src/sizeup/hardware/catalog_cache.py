@@ -65,16 +65,18 @@ def cache_dir() -> Path:
     return Path(base) / "sizeup"
 
 
-def content_key(files: list[Path], code: list[Path]) -> str:
-    """A digest of (path, size, mtime) for every data file and every module that parses them."""
+def content_key(files: list[Path | os.DirEntry], code: list[Path]) -> str:
+    """A digest of (path, size, mtime) for every data file and every module that parses them (paths or
+    `os.scandir` entries)."""
     h = _sha256(f"sizeup-catalog-{FORMAT}".encode())
     for path in [*files, *code]:
+        name = os.fspath(path)
         try:
             st = path.stat()
         except OSError:
-            h.update(f"{path}\0missing\n".encode())
+            h.update(f"{name}\0missing\n".encode())
             continue
-        h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        h.update(f"{name}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
     return h.hexdigest()[:32]
 
 
