@@ -61,7 +61,9 @@ def _fresh(monkeypatch):
 
 def test_the_file_sits_beside_the_module_bytecode():
     assert dataclass_code.cache_path("/p/sizeup/hardware/__pycache__/schema.cpython-311.pyc") == \
-        f"/p/sizeup/hardware/__pycache__/schema.dataclass-code.{sys.implementation.cache_tag}.bin"
+        "/p/sizeup/hardware/__pycache__/schema.cpython-311.dataclass-code.bin"
+    assert dataclass_code.cache_path("/p/__pycache__/schema.cpython-311.opt-1.pyc") == \
+        "/p/__pycache__/schema.cpython-311.opt-1.dataclass-code.bin"
 
 
 def _methods(module: types.ModuleType) -> dict[str, types.CodeType]:
@@ -155,4 +157,4 @@ def test_a_second_process_reads_the_kept_code(tmp_path):
     new, used, *paths = second.stdout.split()
     assert int(first.stdout.split()[0]) > 10 and new == "0" and int(used) > 100
     assert all(p.startswith(str(tmp_path)) and Path(p).is_file() for p in paths)
-    assert any(p.endswith(f"schema.dataclass-code.{sys.implementation.cache_tag}.bin") for p in paths)
+    assert any(p.endswith(f"schema.{sys.implementation.cache_tag}.dataclass-code.bin") for p in paths)

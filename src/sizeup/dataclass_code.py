@@ -7,7 +7,7 @@ classes: about a third of sizeup's own start-up.
 
 `install()` gives the `dataclasses` module an `exec` of its own that, for a text compiled for a sizeup module,
 looks the text up before compiling it. The code objects are kept, keyed by their whole source text, in a marshal
-file beside the module's bytecode (`hardware/__pycache__/schema.dataclass-code.cpython-311.bin` beside
+file beside the module's bytecode (`hardware/__pycache__/schema.cpython-311.dataclass-code.bin` beside
 `schema.cpython-311.pyc`; under `sys.pycache_prefix` when that is set) and run as `exec` runs the text (file
 name `<string>`, no inherited `__future__` flags): every method is the one `dataclasses` would have compiled.
 A text seen for the first time is compiled as before, and the files that gained one are rewritten when the
@@ -42,10 +42,9 @@ _state = {"installed": False}
 
 
 def cache_path(cached: str) -> str:
-    """The kept code of the module whose bytecode is `cached` (its `__cached__`): beside it, in the same
-    `__pycache__` folder (so `sys.pycache_prefix` moves both)."""
-    folder, name = os.path.split(cached)
-    return os.path.join(folder, f"{name.split('.', 1)[0]}.dataclass-code.{sys.implementation.cache_tag}.bin")
+    """The kept code of the module whose bytecode is `cached` (its `__cached__`): beside it, named as it is (so
+    `sys.pycache_prefix` moves both, and -O keeps a file of its own as it keeps an `.opt-1.pyc`)."""
+    return (cached[:-4] if cached.endswith(".pyc") else cached) + ".dataclass-code.bin"
 
 
 def _load(path: str) -> dict[str, CodeType]:

@@ -16,7 +16,6 @@ read from a file or a server reaches the terminal as an escape sequence.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
 
@@ -145,6 +144,8 @@ def emit_json(obj: object) -> None:
 
 def json_text(obj: object) -> str:
     """The text `emit_json` prints (the web UI's JSON downloads are the same)."""
+    import json  # not for `sizeup --help`
+
     return json.dumps(json_ready(obj), indent=2, default=str) + "\n"
 
 
