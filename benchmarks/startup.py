@@ -98,19 +98,25 @@ def _spread(values: list[float]) -> tuple[float, float, float]:
     return statistics.median(values), deciles[0], deciles[-1]
 
 
+def _cases() -> list[tuple[str, list[str]]]:
+    """(label, argv): Python alone, the estimate as `python -m sizeup` and through the entry point, `--help`."""
+    py = sys.executable
+    cases = [("python -c pass", [py, "-c", "pass"]),
+             ("python -m sizeup estimate … --json", [py, "-m", "sizeup", *ESTIMATE])]
+    entry = _entry_point()
+    if entry:
+        cases.append(("sizeup estimate … --json (entry point)", [entry, *ESTIMATE]))
+    cases.append(("python -m sizeup --help", [py, "-m", "sizeup", "--help"]))
+    return cases
+
+
 def _compare(base: Path, runs: int) -> None:
     """Every command from `base` and from this tree, in turn, `runs` pairs each."""
     global SRC
     py = sys.executable
-    cases = [("python -c pass", [py, "-c", "pass"]),
-             ("sizeup estimate … --json (python -m)", [py, "-m", "sizeup", *ESTIMATE])]
-    entry = _entry_point()
-    if entry:
-        cases.append(("sizeup estimate … --json (entry point)", [entry, *ESTIMATE]))
-    cases += [("sizeup --help", [py, "-m", "sizeup", "--help"]),
-              ("sizeup estimate --help", [py, "-m", "sizeup", "estimate", "--help"]),
-              ("sizeup plan examples/team-api-200-users.yaml --json",
-               [py, "-m", "sizeup", "plan", str(ROOT / "examples" / "team-api-200-users.yaml"), "--json"])]
+    cases = _cases() + [("python -m sizeup estimate --help", [py, "-m", "sizeup", "estimate", "--help"]),
+                        ("python -m sizeup plan examples/team-api-200-users.yaml --json",
+                         [py, "-m", "sizeup", "plan", str(ROOT / "examples" / "team-api-200-users.yaml"), "--json"])]
     mine = SRC
     trees = [("base", base), ("this", mine)]
     print(f"start-up, base {base} against this tree {mine}, {runs} runs each, in turn\n")
@@ -147,13 +153,7 @@ def main() -> None:
     if args.base is not None:
         _compare(args.base, args.runs)
         print()
-    py = sys.executable
-    cases = [("python -c pass", [py, "-c", "pass"]),
-             ("python -m sizeup estimate … --json", [py, "-m", "sizeup", *ESTIMATE])]
-    entry = _entry_point()
-    if entry:
-        cases.append(("sizeup estimate … --json (entry point)", [entry, *ESTIMATE]))
-    cases.append(("python -m sizeup --help", [py, "-m", "sizeup", "--help"]))
+    cases = _cases()
     for _, argv in cases:  # warm the file cache and the .pyc files
         subprocess.run(argv, capture_output=True, env=_env())
     print(f"start-up, {args.runs} runs each (target: estimate < {TARGET_S} s median)\n")
