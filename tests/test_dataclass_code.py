@@ -158,3 +158,10 @@ def test_a_second_process_reads_the_kept_code(tmp_path):
     assert int(first.stdout.split()[0]) > 10 and new == "0" and int(used) > 100
     assert all(p.startswith(str(tmp_path)) and Path(p).is_file() for p in paths)
     assert any(p.endswith(f"schema.{sys.implementation.cache_tag}.dataclass-code.bin") for p in paths)
+
+
+def test_sizeup_no_cache_leaves_dataclasses_alone():
+    env = {**os.environ, "PYTHONPATH": str(SRC), "SIZEUP_NO_CACHE": "1"}
+    code = "import dataclasses, sizeup.errors; print('exec' in vars(dataclasses))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.stdout.strip() == "False", proc.stderr

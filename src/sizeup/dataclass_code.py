@@ -14,7 +14,8 @@ A text seen for the first time is compiled as before, and the files that gained 
 process exits. The files are trusted as .pyc files are: written where Python writes sizeup's bytecode, and not
 at all when bytecode writing is off (`PYTHONDONTWRITEBYTECODE`, `-B`) or the folder is read-only (then each
 process compiles, as without them). A file of another Python version or optimisation level, or one that cannot
-be read, is ignored. Classes of other packages are compiled by the built-in `exec`, untouched.
+be read, is ignored. Classes of other packages are compiled by the built-in `exec`, untouched. SIZEUP_NO_CACHE=1
+leaves `dataclasses` as it is.
 """
 
 from __future__ import annotations
@@ -106,8 +107,9 @@ def _exec(source, globals=None, locals=None, /, **kwargs):
 
 def install() -> None:
     """Route `dataclasses`' compiles through the kept code (once per process; left alone when something else
-    already gave `dataclasses` an `exec` of its own)."""
-    if _state["installed"] or "exec" in vars(dataclasses):
+    already gave `dataclasses` an `exec` of its own, and under SIZEUP_NO_CACHE=1, which turns off every cache)."""
+    if _state["installed"] or "exec" in vars(dataclasses) or \
+            os.environ.get("SIZEUP_NO_CACHE", "").strip().lower() not in ("", "0", "false", "no"):
         return
     import atexit
 
