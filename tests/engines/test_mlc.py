@@ -37,3 +37,15 @@ def test_q4f16_ft_decode_instructions_bind_only_at_a_low_power_mode():
     maxn, mode30 = decode("jetson-agx-orin-32gb"), decode("jetson-agx-orin-32gb-30w")
     assert maxn.bound == "memory" and mode30.bound == "compute"
     assert 15 < mode30.tokens_per_s.typical < 24 < 35 < maxn.tokens_per_s.typical  # #412 / #532 measured ~19 in 30W
+
+
+def test_q4f16_1_dequantization_binds_on_a100_not_on_desktop_cards():
+    """decode_alu_ops_per_weight@mlc-q4f16_1 = 6 (MLC's _dequantize: shift, and, cast, subtract, multiply, then the
+    multiply-add). An A100 SM has 64 FP32 lanes against HBM2e; a 4090 SM 128 against GDDR6X: only the A100 runs out of
+    lanes before bytes."""
+    from sizeup import api
+
+    def decode(device):
+        return api.estimate("llama-2-13b", device=device, engine="mlc", quant="mlc-q4f16_1", prompt=8, output=256).decode
+
+    assert decode("a100-pcie-80gb").bound == "compute" and decode("rtx-4090").bound == "memory"
