@@ -91,3 +91,16 @@ def test_batch_and_edge_engine_is_the_one_named(capsys):
     """--engine names a batch job's or an edge board's engine (it used to be read for chat/api only)."""
     batch = _json(capsys, "--task", "batch", "--tokens", "1e8", "--device", "h100", "--engine", "sglang")
     assert batch["headline"]["engine"].startswith("sglang")
+
+
+@pytest.mark.parametrize("argv", [["--task", "batch", "--tokens", "1e8", "--device", "h100"],
+                                  ["--task", "finetune", "--tokens", "1e8", "--device", "h100"],
+                                  ["--task", "edge", "--device", "jetson-orin-nano-8gb", "--tpot-p95", "100ms"]],
+                         ids=["batch", "finetune", "edge"])
+def test_every_quick_task_renders_as_html_with_its_roofline(capsys, tmp_path, argv):
+    """A batch job's HTML sheet (and the UI's plan page, which draws the same charts) crashed drawing its roofline:
+    a batch plan without a traffic section recorded no context for the decode step."""
+    out = tmp_path / "sheet.html"
+    assert main(["plan", "llama-3.2-1b", *argv, "--format", "html", "--out", str(out)]) == 0
+    html = out.read_text()
+    assert "roofline: " in html and "roofline not drawn" not in html

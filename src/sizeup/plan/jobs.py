@@ -189,7 +189,7 @@ def plan_batch(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanRes
                                           latency={"hours": hours}, max_batch=first.max_batch,
                                           memory_bytes=e.memory.total_bytes, usable_bytes=e.memory.usable_bytes.typical,
                                           detail={"tokens_per_s": rate, "memory_parts": memory_parts(e.memory),
-                                                  "by_region": regions, "instances": 1,
+                                                  "context": prompt + output, "by_region": regions, "instances": 1,
                                                   "placement": f"1 × {offer.id}"})
                     if job.deadline_hours is not None and hours > job.deadline_hours:
                         rejected.append(Rejection(family=family, reason=f"{hours:,.1f} h, past the deadline"))
