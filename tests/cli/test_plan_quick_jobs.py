@@ -2,6 +2,7 @@
 per-token latency `--tpot-p95`; a flag the task does not read, or one it needs and lacks, is one line naming it."""
 
 import json
+import re
 
 import pytest
 
@@ -74,6 +75,9 @@ def test_batch_prompt_and_output_set_the_tokens_per_request(capsys):
     assert "prompt 512, output 256 per request" in " ".join(default["assumptions"])
     assert "prompt 4000, output 100 per request" in " ".join(long_prompt["assumptions"])
     assert long_prompt["headline"]["cost_usd"] > 2 * default["headline"]["cost_usd"]
+    cost = next(s for s in default["sections"] if s["title"] == "Cost budget")
+    regions = [c["note"] for c in cost["cells"] if c["key"].startswith("cheapest_")]
+    assert regions and all(re.search(r", [a-z1-]+ per job$", n) for n in regions), regions
 
 
 def test_edge_prompt_and_output_set_the_boards_context(capsys):

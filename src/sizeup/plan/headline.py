@@ -211,7 +211,7 @@ def build_headline(result, cost_cells: dict[str, float] | None = None, envelope=
                         text=_none_text(result.rejected))
     offer = chosen.offer
     replicas = chosen.replicas.with_redundancy if chosen.replicas is not None else None
-    count = chosen.gpus * (replicas or 1)
+    count = chosen.gpus * (replicas or chosen.detail.get("job_replicas") or 1)
     sla = _targets(result, chosen)
     margin = min((m["margin"] for m in sla.values()), default=None)
     power = chosen.device.tdp_w * count if chosen.device.tdp_w else None

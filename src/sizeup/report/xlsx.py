@@ -196,13 +196,12 @@ def _job(result) -> tuple[list[Row], list[Row]]:
     offer = chosen.offer
     per_instance = offer.gpu_count
     inputs = [Row("job_hours", "run time", chosen.latency["hours"], "h", "the plan's estimate at the chosen setup"),
-              Row("instances", "instances", -(-chosen.gpus // per_instance)),
-              Row("instance_share", "share of the instance used",
-                  chosen.gpus / per_instance if chosen.gpus < per_instance else 1, "%"),
+              Row("instances", "instances", chosen.detail.get("instances") or -(-chosen.gpus // per_instance)),
               Row("price_per_hour", f"{offer.instance} on-demand price", offer.on_demand_usd_per_hour, "USD/h",
                   f"{offer.provider} {offer.region}, price of {offer.price_date}"),
               Row("job_budget", "job budget (0 = none)", scenario.budget.job_usd or 0, "USD")]
-    rows = [Row("job_cost", "job cost, on-demand", "=job_hours*instances*instance_share*price_per_hour", "USD"),
+    rows = [Row("job_cost", "job cost, on-demand", "=job_hours*instances*price_per_hour", "USD",
+                "the instances are billed whole for the run (a batch job runs a replica on each group of GPUs)"),
             Row("budget_check", "budget check",
                 '=IF(job_budget>0,IF(job_cost<=job_budget,"within budget","OVER BUDGET"),"no budget set")')]
     return inputs, rows
