@@ -295,6 +295,12 @@ class ExecutionModel:
         `tokens` being the step's tokens."""
         return None
 
+    def auto_gpu_layers(self, arch: ModelArch, weights, context: int, batch: int,
+                        gpus: int) -> tuple[int, str] | None:
+        """Layers the engine itself places on the GPU when the user names none (an offloading engine that sizes the
+        split from free memory), with the sentence that says where they went; None: every layer on the device."""
+        return None
+
     def request_overhead(self) -> tuple[Range, str] | None:
         """Host time a served request spends outside the GPU steps before its first token reaches the client (the
         API server's HTTP/JSON handling, tokenization, the hand-off to the scheduler's process, detokenizing and
