@@ -53,3 +53,14 @@ def test_an_estimate_on_mi300x_prices_the_xgmi_mesh():
 
     e = estimate("llama-3.1-70b", device="mi300x", gpus=8, engine="vllm@0.6", quant="bf16", prompt=128, output=128)
     assert e.decode.latency_s.typical < 0.012
+
+
+def test_vllm_on_four_bridged_h100_nvl_runs_nccl_over_pcie():
+    """vLLM's custom all-reduce needs every pair on NVLink above 2 GPUs; 4 H100 NVL are two bridged pairs on PCIe."""
+    from sizeup.api import estimate
+
+    e = estimate("llama-3.1-70b", device="h100-nvl-94gb", gpus=4, engine="vllm", quant="bf16", prompt=128, output=16)
+    text = " ".join(e.assumptions)
+    assert "NCCL" in text and "vLLM custom all-reduce," not in text
+    two = estimate("llama-3.1-8b", device="h100-nvl-94gb", gpus=2, engine="vllm", quant="bf16", prompt=128, output=16)
+    assert "vLLM custom all-reduce," in " ".join(two.assumptions)

@@ -111,3 +111,20 @@ def test_a_mesh_all_reduce_over_two_gpus_runs_on_one_link():
 def test_an_nvidia_switch_link_is_not_a_mesh():
     link = device_link(load_catalog(include_user=False).device("h100-sxm-80gb"))
     assert link.kind == "nvlink" and link.peer_bytes_per_s is None
+
+
+# --- NVLink bridges: PCIe cards joined in pairs (or fours), not through a switch (comm.yaml bridges) ----------------
+
+def test_a_group_larger_than_the_bridge_runs_on_pcie():
+    """H100 NVL: a pair joined by NVLink bridges (product brief PB-11773); H200 NVL: 2- or 4-way bridges. A group
+    past the bridge rings over PCIe between the bridged sets."""
+    from sizeup.price.comm import for_group
+
+    catalog = load_catalog(include_user=False)
+    nvl = device_link(catalog.device("h100-nvl-94gb"))
+    assert for_group(nvl, 2).kind == "nvlink" and for_group(nvl, 4).kind == "pcie"
+    h200 = device_link(catalog.device("h200-nvl-141gb"))
+    assert for_group(h200, 4).kind == "nvlink" and for_group(h200, 8).kind == "pcie"
+    sxm = device_link(catalog.device("h100-sxm-80gb"))
+    assert for_group(sxm, 8) == sxm  # NVSwitch: every group on NVLink
+    assert collective_time("all_reduce", 64e6, 4, nvl).typical > 4 * collective_time("all_reduce", 64e6, 2, nvl).typical

@@ -13,6 +13,10 @@ no switch) gives a group of n ranks n−1 links per GPU, each at its own rate: a
 link (64 GB/s each way), over 8 on all seven (448 GB/s). RCCL spreads its channels over the direct links, so the
 ring formula holds with the per-GPU rate of the links the group uses (`Link.peer_bytes_per_s`).
 
+An NVLink bridge (PCIe cards: A40, H100 PCIe / NVL, H800 PCIe: 2 cards; H200 NVL: 2 or 4) joins a few cards, not a
+whole server: a group larger than the bridge runs its ring over PCIe between the bridged sets (`Link.span`,
+`Link.beyond`; comm.yaml `bridges`), and an engine's own all-reduce sees a PCIe group.
+
 A group spread over several nodes, g ranks on each, runs in two levels (hierarchical all-reduce,
 Jia et al. 2018, arXiv:1807.11205; 2D ring, Mikami et al. 2018, arXiv:1811.05233): reduce-scatter
 over NVLink inside the node, the collective between nodes on 1/g of the message per rank (each rank
@@ -47,10 +51,17 @@ class Link:
     peer_bytes_per_s: float | None = None
     """A fully connected mesh: the rate of the one link to each peer (one direction); a group of n ranks drives n−1
     of them at once, up to `bytes_per_s` (all the GPU's links). None: any group sees `bytes_per_s` (a switch)."""
+    span: int | None = None
+    """An NVLink bridge: the most GPUs it joins; a larger group runs on `beyond`. None: no such bound."""
+    beyond: Link | None = None
+    """The link a group larger than `span` runs its ring on (the cards' PCIe)."""
 
 
 def for_group(link: Link, n: int) -> Link:
-    """`link` as a collective over `n` ranks sees it: on a mesh, the n−1 direct links the group uses."""
+    """`link` as a collective over `n` ranks sees it: on a mesh, the n−1 direct links the group uses; past an NVLink
+    bridge's span, the PCIe link between the bridged sets."""
+    if link.span is not None and n > link.span and link.beyond is not None:
+        return link.beyond
     if link.peer_bytes_per_s is None or n < 2:
         return link
     return replace(link, bytes_per_s=min(link.bytes_per_s, link.peer_bytes_per_s * (n - 1)))
@@ -66,6 +77,16 @@ def _mesh() -> tuple[frozenset[str], frozenset[str], int]:
                 int(entry.get("links_per_gpu", 0)))
     except (TypeError, ValueError) as e:
         raise CatalogError(f"{path}: malformed xgmi entry ({e})") from None
+
+
+@lru_cache(maxsize=1)
+def _bridges() -> dict[str, int]:
+    """Device id -> the most cards its NVLink bridge joins (comm.yaml `bridges`)."""
+    path = builtin_data_dir() / "efficiency" / "comm.yaml"
+    try:
+        return {str(k): int(v) for k, v in (read_yaml(path).get("bridges", {}).get("cards", {}) or {}).items()}
+    except (AttributeError, TypeError, ValueError) as e:
+        raise CatalogError(f"{path}: malformed bridges entry ({e})") from None
 
 
 @lru_cache(maxsize=1)
@@ -93,15 +114,19 @@ def device_link(device: DeviceSpec) -> Link | None:
         latency, eff, hop = links["xgmi"]
         return Link(kind="xgmi", bytes_per_s=device.interconnect.bytes_per_s / 2, latency_s=latency, efficiency=eff,
                     hop_latency_s=hop, peer_bytes_per_s=device.interconnect.bytes_per_s / 2 / per_gpu)
-    if device.interconnect is not None and device.interconnect.kind.startswith("nvlink"):
-        latency, eff, hop = links["nvlink"]
-        return Link(kind="nvlink", bytes_per_s=device.interconnect.bytes_per_s / 2, latency_s=latency, efficiency=eff,
-                    hop_latency_s=hop)
     pcie = "pcie_rccl" if device.vendor == "amd" and "pcie_rccl" in links else "pcie"  # ROCm runs RCCL
+    host = None
     if device.pcie_bytes_per_s:
         latency, eff, hop = links[pcie]
-        return Link(kind="pcie", bytes_per_s=device.pcie_bytes_per_s, latency_s=latency, efficiency=eff,
+        host = Link(kind="pcie", bytes_per_s=device.pcie_bytes_per_s, latency_s=latency, efficiency=eff,
                     hop_latency_s=hop)
+    if device.interconnect is not None and device.interconnect.kind.startswith("nvlink"):
+        latency, eff, hop = links["nvlink"]
+        span = _bridges().get(device.id) if host is not None else None
+        return Link(kind="nvlink", bytes_per_s=device.interconnect.bytes_per_s / 2, latency_s=latency, efficiency=eff,
+                    hop_latency_s=hop, span=span, beyond=host if span else None)
+    if host is not None:
+        return host
     if device.interconnect is not None:
         latency, eff, hop = links[pcie]
         return Link(kind=device.interconnect.kind, bytes_per_s=device.interconnect.bytes_per_s / 2, latency_s=latency,
