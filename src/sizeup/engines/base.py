@@ -268,8 +268,9 @@ class ExecutionModel:
 
     def tensor_parallel(self, link_kind: str, gpus: int) -> TensorParallel | None:
         """How the engine runs tensor parallelism over `gpus` GPUs joined by a link of kind `link_kind` ('nvlink',
-        'pcie'): its own all-reduce and per-step host time for its workers where it has them; None: NCCL's ring and
-        no per-worker host time (price/comm.py)."""
+        'xgmi', 'pcie': the link the group of `gpus` sees, price/comm.py for_group: a group larger than an NVLink
+        bridge is a PCIe group): its own all-reduce and per-step host time for its workers where it has them (the
+        shared peer-memory kernels: engines/peer_all_reduce.py); None: NCCL's ring and no per-worker host time."""
         return None
 
     # --- serving defaults (issue 28: throughput under load, engine options, default KV format) ------------------

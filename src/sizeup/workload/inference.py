@@ -249,10 +249,11 @@ def tensor_parallel_comm(ledger: Ledger, device: DeviceSpec, gpus: int,
     """(time of the ledger's collectives over `gpus` tensor-parallel GPUs, the engine's host time per step to drive
     them, notes): NCCL's ring on the device's link (price/comm.py) unless the engine runs its own all-reduce
     (ExecutionModel.tensor_parallel)."""
-    from sizeup.price.comm import collective_time, device_link, with_latency  # tensor parallel only
+    from sizeup.price.comm import collective_time, device_link, for_group, with_latency  # tensor parallel only
 
     zero = Range(0.0, 0.0, 0.0)
     link = device_link(device)
+    link = for_group(link, gpus) if link is not None else None  # the group's link (a bridge's span, a mesh's links)
     if link is None:
         return zero, zero, [f"{device.id}: no link bandwidth in the catalog: tensor-parallel communication not priced"]
     tp = model.tensor_parallel(link.kind, gpus) if model is not None else None
