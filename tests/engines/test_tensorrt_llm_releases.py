@@ -44,6 +44,9 @@ def test_defaults_that_changed_by_release_follow_the_release_notes():
     assert engine_profile("tensorrt-llm", "0.8.0").value("kv_free_gpu_memory_fraction", 0) == 0.9
     assert engine_profile("tensorrt-llm", "0.12.0").value("max_batch_size", 0) == 256
     assert engine_profile("tensorrt-llm", "0.14.0").value("max_batch_size", 0) == 2048
+    # 0.5's build.py: --use_custom_all_reduce off unless asked (NCCL); chosen at run time once 0.12 dropped the flag
+    assert engine_profile("tensorrt-llm", "0.5.0").value("custom_all_reduce", 1) == 0
+    assert engine_profile("tensorrt-llm", "1.0.0").value("custom_all_reduce", 0) == 1
     # 0.5's build kept a 16-bit KV cache unless built with --fp8_kv_cache; an FP8 checkpoint's from 1.0
     assert resolve("tensorrt-llm@0.5.0", H200).default_kv_dtype("fp8") is None
     assert resolve("tensorrt-llm@1.0.0", H200).default_kv_dtype("fp8")[0] == "fp8"
