@@ -16,7 +16,6 @@ is one new file and its data file.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -360,6 +359,8 @@ def _declared() -> dict[str, tuple[str, str]]:
 def _load_all() -> None:
     global _loaded
     if not _loaded:
+        import pkgutil  # only to look past the decorator lines (a test's engine): not at start-up
+
         _loaded = True
         for module in pkgutil.iter_modules(importlib.import_module(__package__).__path__):
             importlib.import_module(f"{__package__}.{module.name}")
