@@ -67,14 +67,15 @@ def settings(overrides: dict):
 
 
 def implied(row: Row, figure: tuple[str, str]) -> float:
-    """The value of `figure` at which `row`'s own command reproduces its measurement (bisection; a time's value
-    lowers the rate)."""
-    low, high = (0.0, 3.0) if figure[1].endswith("_s") else (0.05, 1.5)
+    """The value of `figure` at which `row`'s own command reproduces its measurement (bisection; a time's value or
+    an instruction count lowers the rate)."""
+    slows = figure[1].endswith("_s") or "_ops_per_" in figure[1]  # a time or a count of instructions lowers the rate
+    low, high = (0.0, 3.0) if figure[1].endswith("_s") else (0.5, 30.0) if slows else (0.05, 1.5)
     for _ in range(25):
         mid = (low + high) / 2
         with settings({figure: mid}):
             rate = runner.predict(row).typical
-        if (rate < row.value) == figure[1].endswith("_s"):
+        if (rate < row.value) == slows:
             high = mid
         else:
             low = mid

@@ -268,8 +268,9 @@ class ExecutionModel:
 
     def tensor_parallel(self, link_kind: str, gpus: int) -> TensorParallel | None:
         """How the engine runs tensor parallelism over `gpus` GPUs joined by a link of kind `link_kind` ('nvlink',
-        'pcie'): its own all-reduce and per-step host time for its workers where it has them; None: NCCL's ring and
-        no per-worker host time (price/comm.py)."""
+        'xgmi', 'pcie': the link the group of `gpus` sees, price/comm.py for_group: a group larger than an NVLink
+        bridge is a PCIe group): its own all-reduce and per-step host time for its workers where it has them (the
+        shared peer-memory kernels: engines/peer_all_reduce.py); None: NCCL's ring and no per-worker host time."""
         return None
 
     # --- serving defaults (issue 28: throughput under load, engine options, default KV format) ------------------
@@ -293,6 +294,12 @@ class ExecutionModel:
         format (bitsandbytes: host time per quantized linear, a dequantized 16-bit copy of each weight written and
         read back), with the sentence that says so; None where it runs what the ledger counts. Both phases ask it,
         `tokens` being the step's tokens."""
+        return None
+
+    def auto_gpu_layers(self, arch: ModelArch, weights, context: int, batch: int,
+                        gpus: int) -> tuple[int, str] | None:
+        """Layers the engine itself places on the GPU when the user names none (an offloading engine that sizes the
+        split from free memory), with the sentence that says where they went; None: every layer on the device."""
         return None
 
     def request_overhead(self) -> tuple[Range, str] | None:
