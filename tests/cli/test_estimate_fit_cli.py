@@ -48,9 +48,10 @@ def test_unnamed_memory_size_is_stated_and_compared(capsys):
 
 def test_named_memory_size_is_not_compared(capsys):
     out_args = ["gpt-oss-20b", "--device", "m4 16gb", "--engine", "ollama"]
-    data = _json(capsys, out_args, code=2)  # 16 GB: above macOS's GPU wired limit
+    main(["estimate", *out_args, "--json"])  # 16 GB: above macOS's GPU wired limit, layers may go to the CPU
+    data = json.loads(capsys.readouterr().out)
     assert data["device"]["id"] == "apple-m4-16gb" and "memory_variants" not in data
-    assert data["fits"] is False and data["fit"] == "does not fit"
+    assert data["fit"] != "fits"
     assert not any("model assumed" in a for a in data["assumptions"])
 
 
