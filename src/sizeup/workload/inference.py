@@ -252,8 +252,7 @@ def tensor_parallel_comm(ledger: Ledger, device: DeviceSpec, gpus: int,
     from sizeup.price.comm import collective_time, device_link, for_group, with_latency  # tensor parallel only
 
     zero = Range(0.0, 0.0, 0.0)
-    link = device_link(device)
-    link = for_group(link, gpus) if link is not None else None  # the group's link (a bridge's span, a mesh's links)
+    link = device_link(device) and for_group(device_link(device), gpus)  # the group's link (bridge span, mesh links)
     if link is None:
         return zero, zero, [f"{device.id}: no link bandwidth in the catalog: tensor-parallel communication not priced"]
     tp = model.tensor_parallel(link.kind, gpus) if model is not None else None
