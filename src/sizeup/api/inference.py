@@ -130,6 +130,21 @@ class EstimateResult(InferenceEstimate):
     """Throughput under load (workload/serving.py ServingEstimate) when a concurrency, a rate or offline was asked."""
     sweep_under_load: tuple[Any, ...] | None = None
     """For each batch of the sweep, that many requests in flight (None where it does not fit)."""
+    memory_variants: tuple[Any, ...] = ()
+    """The verdict on each memory size of the device (api/variant_fit.py VariantFit) when the name picked none."""
+
+    @property
+    def fit(self):
+        """The three-way verdict (workload/device_fit.py fit_verdict): fits / may not fit / does not fit."""
+        from sizeup.workload.device_fit import fit_verdict
+
+        return fit_verdict(self)
+
+    @property
+    def memory_variants_line(self) -> str:
+        from sizeup.api.variant_fit import variants_line
+
+        return variants_line(self.memory_variants)
 
     @property
     def fits(self) -> bool:
@@ -137,6 +152,11 @@ class EstimateResult(InferenceEstimate):
 
     def to_dict(self) -> dict[str, Any]:
         data = InferenceEstimate.to_dict(self)
+        verdict = self.fit
+        data.update(fit=verdict.verdict, fit_note=verdict.why or None)
+        if self.memory_variants:
+            data["memory_variants"] = [v.to_dict() for v in self.memory_variants]
+            data["memory_variants_line"] = self.memory_variants_line or None
         if self.under_load is not None:
             data["throughput_under_load"] = self.under_load.to_dict()
         if self.batch_sweep is not None:
@@ -191,11 +211,33 @@ def estimate(model: str, options: EstimateOptions | None = None, /, **changes: A
             batches = None if o.sweep is True else list(o.sweep)
             sweep = tuple(batch_sweep(result.arch, result.device, result.config, batches))
             sweep_load = sweep_loads(result, sweep)
-        result = replace(result, assumptions=(*notes, *result.assumptions))
+        by_size = _by_memory_size(model, device, o, catalog, result)
+        size_note = [_assumed(device, by_size)] if by_size and not device.resolved_as else []
+        result = replace(result, assumptions=(*notes, *size_note, *result.assumptions))
         alternatives = () if result.memory.fits else tuple(what_would_fit(result))
     values = {f.name: getattr(result, f.name) for f in fields(result) if f.init}
     return EstimateResult(**values, would_fit=alternatives, batch_sweep=sweep, under_load=loaded,
-                          sweep_under_load=sweep_load)
+                          sweep_under_load=sweep_load, memory_variants=by_size)
+
+
+def _assumed(device: DeviceSpec, by_size: tuple) -> str:
+    from sizeup.api.variant_fit import assumed_note
+
+    return assumed_note(device, by_size)
+
+
+def _by_memory_size(model: str, device: DeviceSpec, o: EstimateOptions, catalog, result) -> tuple:
+    """The verdict on each memory size of `device` when the name picked none (api/variant_fit.py), the
+    engine and format held at those of `result`; () when there is no choice to make."""
+    from sizeup.api.variant_fit import memory_variants, variant_fits
+
+    if not isinstance(o.device, str) or o.offer:
+        return ()
+    variants = memory_variants(catalog, device, o.device)
+    if not variants:
+        return ()
+    held = replace(o, quant=o.quant or result.weights.id, engine=o.engine or result.config.engine)
+    return variant_fits(result, variants, lambda d: _estimate(model, d, held, catalog))
 
 
 def _engine_for_profile(o: EstimateOptions, catalog) -> str | None:

@@ -21,6 +21,7 @@ from sizeup.hardware.catalog import Catalog
 from sizeup.ingest.hf_config import ModelArch
 from sizeup.plan.scenario import EDGE_FORMATS, Scenario
 from sizeup.plan.types import Candidate, PlanResult, Rejection, memory_parts, precision_rank, ranked_result
+from sizeup.workload.device_fit import fit_verdict
 from sizeup.workload.inference import InferenceConfig, estimate_inference
 
 __all__ = ["EDGE_FORMATS", "plan_edge", "power_modes"]
@@ -99,6 +100,10 @@ def plan_edge(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanResu
                         f"does not fit: {e.memory.total_bytes / 2**30:,.2f} GiB, "
                         f"{e.memory.usable_bytes.typical / 2**30:,.2f} GiB usable after the OS share")))
                     break  # a power mode changes no memory: no other mode fits either
+                verdict = fit_verdict(e)
+                if not verdict.comfortable:  # the typical total fits, the range's high end does not
+                    rejected.append(Rejection(family=family, reason=f"may not fit: {verdict.why}"))
+                    break
                 if tpot > edge.latency_s:
                     rejected.append(Rejection(family=family, reason=f"{tpot * 1e3:,.0f} ms per token > "
                                                                     f"{edge.latency_s * 1e3:,.0f} ms"))

@@ -20,8 +20,42 @@ from sizeup.hardware.catalog import Catalog
 from sizeup.hardware.offer_price import replica_price
 from sizeup.hardware.schema import DeviceSpec, Offer
 from sizeup.hardware.segments import segment_of
+from sizeup.units import format_bytes
 
-__all__ = ["DeviceFit", "device_fit", "cheapest_offer", "engine_formats", "formats_to_try"]
+__all__ = ["DeviceFit", "device_fit", "cheapest_offer", "engine_formats", "formats_to_try", "FitVerdict", "fit_verdict",
+           "FITS", "MAY_NOT_FIT", "DOES_NOT_FIT"]
+
+FITS, MAY_NOT_FIT, DOES_NOT_FIT = "fits", "may not fit", "does not fit"
+
+
+@dataclass(frozen=True, slots=True)
+class FitVerdict:
+    """Whether an inference estimate fits, three ways: `fits` (the memory range's high end fits the usable
+    memory), `may not fit` (the typical figure fits, the high end does not) or `does not fit` (the typical
+    figure does not)."""
+
+    verdict: str
+    why: str = ""
+
+    @property
+    def comfortable(self) -> bool:
+        return self.verdict == FITS
+
+
+def fit_verdict(estimate) -> FitVerdict:
+    """The three-way verdict of `estimate` (an inference estimate): its memory total's calibrated range
+    (`ranges.memory_total_bytes`, workload/inference_ranges.py) against the device's typical usable memory, the
+    figure `memory.fits` compares the typical total with. Without a range the typical figure decides alone."""
+    m = estimate.memory
+    if not m.fits:
+        return FitVerdict(DOES_NOT_FIT)
+    ranges = getattr(estimate, "ranges", None)
+    usable = m.usable_bytes.typical
+    high = None if ranges is None else ranges.memory_total_bytes.high
+    if high is not None and high > usable:
+        return FitVerdict(MAY_NOT_FIT, f"the high end of the memory range, {format_bytes(high)}, exceeds the "
+                                       f"{format_bytes(usable)} usable per GPU")
+    return FitVerdict(FITS)
 
 
 def engine_formats(engine: str) -> tuple[str, ...]:
@@ -58,6 +92,11 @@ class DeviceFit:
         return self.estimate is not None and self.estimate.memory.fits
 
     @property
+    def fit(self) -> str:
+        """fits / may not fit / does not fit (fit_verdict) of the chosen format's estimate."""
+        return DOES_NOT_FIT if self.estimate is None else fit_verdict(self.estimate).verdict
+
+    @property
     def format(self) -> str | None:
         return self.estimate.weights.id if self.fits else None
 
@@ -87,7 +126,7 @@ class DeviceFit:
         return {
             "device": self.device.id, "name": self.device.name, "segment": self.segment, "engine": self.engine,
             "engine_version": self.engine_version, "engine_default": self.engine_default or None,
-            "fits": self.fits, "format": self.format, "formats_tried": list(self.tried), "reason": self.reason,
+            "fits": self.fits, "fit": self.fit, "format": self.format, "formats_tried": list(self.tried), "reason": self.reason,
             "memory_bytes": e.memory.total_bytes if e else None,
             "usable_bytes": e.memory.usable_bytes.typical if e else None,
             "ttft_s": e.prefill.latency_s.typical if e and e.prefill.compute_priced else None,

@@ -282,6 +282,16 @@ def _range(r, fmt) -> str:
     return f"{fmt(r.typical)} ({fmt(r.low)} - {fmt(r.high)})"
 
 
+def _verdict(e) -> str:
+    """FITS / FITS at the typical figure, MAY NOT FIT / DOES NOT FIT (workload/device_fit.py fit_verdict)."""
+    from sizeup.workload.device_fit import FITS, MAY_NOT_FIT, fit_verdict
+
+    v = fit_verdict(e)
+    if v.verdict == MAY_NOT_FIT:
+        return f"FITS at the typical figure, but MAY NOT FIT: {v.why}"
+    return "FITS" if v.verdict == FITS else "DOES NOT FIT"
+
+
 def render_estimate(e) -> str:
     from sizeup.report.terminal import render_table
 
@@ -306,9 +316,10 @@ def render_estimate(e) -> str:
     if m.cpu_bytes:
         rows.append(["in CPU RAM", format_bytes(m.cpu_bytes)])
     lines.append(render_table(["memory per GPU", ""], rows, right=[False, True]))
-    verdict = "FITS" if m.fits else "DOES NOT FIT"
-    lines.append(f"\n{verdict}; largest context at batch {cfg.batch}: {e.max_context:,} tokens; largest batch at "
+    lines.append(f"\n{_verdict(e)}; largest context at batch {cfg.batch}: {e.max_context:,} tokens; largest batch at "
                  f"{cfg.cache_tokens:,} tokens: {e.max_batch:,}")
+    if getattr(e, "memory_variants_line", ""):
+        lines.append(f"by memory size ({e.device.memory_bytes / 2**30:g} GB assumed): {e.memory_variants_line}")
     if m.max_concurrent_sequences is not None:
         lines.append(f"vLLM KV pool holds {m.max_concurrent_sequences:,} sequences of {cfg.cache_tokens:,} tokens")
     if e.prefill.compute_priced:

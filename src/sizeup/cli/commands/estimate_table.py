@@ -71,7 +71,8 @@ def render_device_table(result) -> str:
         ttft = format_seconds(e.prefill.latency_s.typical) if e.prefill.compute_priced else "unknown"
         rate = f"{r.tokens_per_s:,.1f}" if r.tokens_per_s is not None else "unknown"
         price = f"{r.usd_per_million_tokens:,.2f}" if r.usd_per_million_tokens is not None else "-"
-        table.append([r.device.id, r.segment, _engine(r), r.format, format_bytes(e.memory.total_bytes),
+        memory = format_bytes(e.memory.total_bytes) + (" (may not fit)" if r.fit == "may not fit" else "")
+        table.append([r.device.id, r.segment, _engine(r), r.format, memory,
                       rate, ttft, price, where])
     gpus = f"{o.gpus} x " if o.gpus > 1 else ""
     title = (f"{result.model} on {gpus}{result.devices} devices: batch {o.batch}, prompt {o.prompt:,}, "
@@ -82,6 +83,7 @@ def render_device_table(result) -> str:
              + ", at the release named (its current release unless NAME@RELEASE)",
              "format: the most precise of the engine's formats that fits (llama.cpp: q8_0 .. q2_k; "
              "vLLM: bf16, fp8, awq-int4)",
+             "memory: per GPU, typical; '(may not fit)': the high end of its range exceeds the usable memory",
              f"tokens/s: decode of the whole batch of {o.batch}; TTFT: one prompt of {o.prompt:,} tokens",
              "$/M tok: per million output tokens on the cheapest on-demand offer carrying the device (per GPU); "
              "'-' where the catalog holds no offer"]

@@ -1,0 +1,34 @@
+"""The three-way fit verdict (workload/device_fit.py fit_verdict): the memory range's high end against the usable
+memory the typical figure is compared with."""
+
+from types import SimpleNamespace
+
+from sizeup.units import GIB
+from sizeup.workload.device_fit import DOES_NOT_FIT, FITS, MAY_NOT_FIT, fit_verdict
+from sizeup.ranges import Range
+
+
+def _estimate(total_gib, high_gib, usable_gib, fits=None):
+    usable = Range(usable_gib * GIB * 0.95, usable_gib * GIB, usable_gib * GIB * 1.01)
+    memory = SimpleNamespace(fits=total_gib <= usable_gib if fits is None else fits, total_bytes=total_gib * GIB,
+                             usable_bytes=usable)
+    ranges = None if high_gib is None else SimpleNamespace(
+        memory_total_bytes=Range(total_gib * GIB, total_gib * GIB, high_gib * GIB))
+    return SimpleNamespace(memory=memory, ranges=ranges)
+
+
+def test_high_end_over_usable_may_not_fit():
+    # the figures of `sizeup estimate qwen3-8b --device rtx-3080-10gb --engine llama.cpp --quant q8_0`
+    v = fit_verdict(_estimate(8.16, 10.8, 9.56))
+    assert v.verdict == MAY_NOT_FIT and not v.comfortable
+    assert "10.8 GiB" in v.why and "9.56 GiB usable" in v.why
+
+
+def test_whole_range_inside_fits_and_typical_over_does_not():
+    assert fit_verdict(_estimate(13.7, 20.3, 24.0)).verdict == FITS
+    assert fit_verdict(_estimate(13.7, 20.3, 24.0)).comfortable
+    assert fit_verdict(_estimate(12.0, 14.0, 9.0)).verdict == DOES_NOT_FIT
+
+
+def test_without_a_range_the_typical_figure_decides():
+    assert fit_verdict(_estimate(8.0, None, 9.0)).verdict == FITS
