@@ -16,34 +16,46 @@ class _Engine:
     def __init__(self, per: Range | None):
         self.per = per
 
-    def host_floor(self, requests: float) -> Range | None:
+    def host_floor(self, requests: float, gpus: int = 1) -> Range | None:
         return None if self.per is None else self.per.scale(requests)
 
 
+class _Steps:
+    def __init__(self, engine, gpus: int = 1):
+        self.execution = engine
+        self.cfg = type("Cfg", (), {"gpus": gpus})()
+
+
 def test_floor_raises_a_short_step_to_the_host_time_and_leaves_a_long_one():
-    engine = _Engine(Range(1e-5, 2e-5, 4e-5))
-    assert host_floor.floored(engine, 1000, 0.005, "typical") == pytest.approx(0.02)  # 1000 x 20 us
-    assert host_floor.floored(engine, 1000, 0.05, "typical") == 0.05
-    assert host_floor.floored(engine, 1000, 0.005, "high") == pytest.approx(0.04)
+    steps = _Steps(_Engine(Range(1e-5, 2e-5, 4e-5)))
+    assert host_floor.floored(steps, 1000, 0.005, "typical") == pytest.approx(0.02)  # 1000 x 20 us
+    assert host_floor.floored(steps, 1000, 0.05, "typical") == 0.05
+    assert host_floor.floored(steps, 1000, 0.005, "high") == pytest.approx(0.04)
 
 
 def test_no_figure_or_no_engine_prices_the_step_as_before():
-    assert host_floor.floored(_Engine(None), 4096, 0.003, "typical") == 0.003
-    assert host_floor.floored(None, 4096, 0.003, "typical") == 0.003
+    assert host_floor.floored(_Steps(_Engine(None)), 4096, 0.003, "typical") == 0.003
+    assert host_floor.floored(_Steps(None), 4096, 0.003, "typical") == 0.003
     assert host_floor.notes(_Engine(None)) == ()
     assert "20 µs each" in host_floor.notes(_Engine(Range(1e-5, 2e-5, 4e-5)))[0]
 
 
-def _model(engine: str, device: str = "b200") -> ExecutionModel:
+def _model(engine: str, device: str = "b200", **settings: float) -> ExecutionModel:
     from sizeup.engines.base import resolve
 
-    return resolve(engine, load_catalog().device(device))
+    return resolve(engine, load_catalog().device(device), settings=settings or None)
 
 
 def test_tensorrt_llm_states_its_sourced_per_request_host_time():
     # TensorRT-LLM PR 10273: 45.11 ms host_step_time per iteration at max_batch_size 1536 -> ~29 us a request
     floor = _model("tensorrt-llm").host_floor(1536)
     assert floor.typical == pytest.approx(0.0445, rel=0.02)
+
+
+def test_attention_data_parallel_splits_the_requests_over_the_ranks_loops():
+    one_loop = _model("tensorrt-llm").host_floor(1536, 8)
+    per_rank = _model("tensorrt-llm", enable_attention_dp=1).host_floor(1536, 8)
+    assert per_rank.typical == pytest.approx(one_loop.typical / 8)
 
 
 def test_vllm_floor_only_for_the_v1_engine():

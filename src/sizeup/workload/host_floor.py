@@ -15,10 +15,11 @@ from __future__ import annotations
 __all__ = ["floored", "mixed", "notes"]
 
 
-def floored(model, requests: float, step: float, corner: str) -> float:
+def floored(steps, requests: float, step: float, corner: str) -> float:
     """`step` (seconds, at the `corner` 'low' / 'typical' / 'high' of the ranges) raised to the engine's host
-    time for an iteration holding `requests` requests."""
-    floor = model.host_floor(requests) if model is not None else None
+    time for an iteration holding `requests` requests (serving._Steps `steps`: the engine and the replica's GPUs)."""
+    model = steps.execution
+    floor = model.host_floor(requests, steps.cfg.gpus) if model is not None else None
     return step if floor is None else max(step, getattr(floor, corner))
 
 
@@ -26,7 +27,7 @@ def mixed(steps, requests: float, prompt_part: float, corner: str) -> float:
     """A mixed step of `requests` decodes whose prompt tokens add `prompt_part` seconds of GPU time: the GPU's
     decode and prefill work together against the host's time for the iteration (serving._Steps `steps`)."""
     gpu = steps.sequences(requests * steps.beams, corner) + prompt_part
-    return floored(steps.execution, requests, gpu, corner)
+    return floored(steps, requests, gpu, corner)
 
 
 def notes(model) -> tuple[str, ...]:

@@ -213,7 +213,7 @@ class _Steps:
 
     def decode(self, batch: float, corner: str) -> float:
         """One decode step of `batch` running requests (each `beams` sequences), at least the engine's host time."""
-        return host_floor.floored(self.execution, batch, self.sequences(batch * self.beams, corner), corner)
+        return host_floor.floored(self, batch, self.sequences(batch * self.beams, corner), corner)
 
     def sequences(self, batch: float, corner: str) -> float:
         """One decode step at `batch` running sequences, log-interpolated between priced powers of 2^(1/2)."""
