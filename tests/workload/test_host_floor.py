@@ -54,8 +54,10 @@ def test_tensorrt_llm_states_its_sourced_per_request_host_time():
 
 def test_attention_data_parallel_splits_the_requests_over_the_ranks_loops():
     one_loop = _model("tensorrt-llm").host_floor(1536, 8)
-    per_rank = _model("tensorrt-llm", enable_attention_dp=1).host_floor(1536, 8)
-    assert per_rank.typical == pytest.approx(one_loop.typical / 8)
+    split = _model("tensorrt-llm", enable_attention_dp=1)
+    assert split.host_floor(1536, 8).typical == pytest.approx(one_loop.typical / 8)
+    assert "each of the 8 GPUs' loops" in host_floor.notes(split, 8)[0]
+    assert "GPUs' loops" not in host_floor.notes(_model("tensorrt-llm"), 8)[0]
 
 
 def test_vllm_floor_only_for_the_v1_engine():

@@ -30,11 +30,13 @@ def mixed(steps, requests: float, prompt_part: float, corner: str) -> float:
     return floored(steps, requests, gpu, corner)
 
 
-def notes(model) -> tuple[str, ...]:
+def notes(model, gpus: int = 1) -> tuple[str, ...]:
     """The assumption an estimate under load states where the engine has a per-request host time."""
     floor = model.host_floor(1.0) if model is not None else None
     if floor is None:
         return ()
+    split = gpus > 1 and model.host_floor(gpus, gpus).typical < model.host_floor(gpus, 1).typical
     return (f"{model.label}: host time per iteration grows with the requests it holds ({floor.typical * 1e6:,.0f} µs "
             f"each, {floor.low * 1e6:,.0f}-{floor.high * 1e6:,.0f}: scheduler, sampler and output bookkeeping in "
-            f"Python), overlapped with the GPU step: a step lasts at least that long (workload/host_floor.py)",)
+            f"Python), overlapped with the GPU step: a step lasts at least that long (workload/host_floor.py)"
+            + (f"; each of the {gpus} GPUs' loops holds its share of the requests" if split else ""),)

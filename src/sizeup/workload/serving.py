@@ -270,7 +270,7 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
     notes = [f"throughput under load: {load.label}; requests of {I:,} input / {O:,} output tokens ({mix.source})",
              *mix.notes]
     capacity, why = _capacity(arch, device, cfg, model, policy, mix, kv_capacity)
-    notes.extend([why, *(model.request_overhead() or ("",))[1:], *host_floor.notes(model)])
+    notes.extend([why, *(model.request_overhead() or ("",))[1:], *host_floor.notes(model, cfg.gpus)])
     if policy.scheduling == "static":
         return _static(steps, mix, load, capacity, policy, notes + runs.static_notes(load))
     kind = runs.regime(mix, load, policy.scheduling, load.staggered)  # waves or a finite run: stepped there
