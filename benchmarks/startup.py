@@ -6,7 +6,12 @@ rtx-4090 --json`, the `sizeup` entry point (when installed) with the same argume
 moves much less); then the in-process time of the catalog load, and, from one `python -X importtime` run
 of the estimate, the imports that cost most. Compare the rows of one run with each other.
 
-Run from the repo root:  python benchmarks/startup.py [--runs N]
+With `--base SRC` (another checkout's src/, e.g. the main branch's), every command also runs from SRC, the
+two trees in turn (base, this, base, this, ...), with `estimate --help` and a plan of
+examples/team-api-200-users.yaml added: median, p10 and p90 of wall and CPU time for each tree and the median
+of the pairwise CPU ratios (this / base), which holds when a shared machine's speed drifts.
+
+Run from the repo root:  python benchmarks/startup.py [--runs N] [--base ../main/src]
 """
 
 from __future__ import annotations
@@ -85,13 +90,16 @@ def _catalog_load_s(runs: int) -> list[float]:
                                  check=True).stdout) for _ in range(runs)]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=10, help="runs of each command (default 10)")
-    parser.add_argument("--src", type=Path, default=ROOT / "src", help="the sizeup sources to time (default ./src)")
-    args = parser.parse_args()
-    global SRC
-    SRC = args.src
+def _spread(values: list[float]) -> tuple[float, float, float]:
+    """(median, p10, p90)."""
+    if len(values) < 2:
+        return values[0], values[0], values[0]
+    deciles = statistics.quantiles(values, n=10, method="inclusive")
+    return statistics.median(values), deciles[0], deciles[-1]
+
+
+def _cases() -> list[tuple[str, list[str]]]:
+    """(label, argv): Python alone, the estimate as `python -m sizeup` and through the entry point, `--help`."""
     py = sys.executable
     cases = [("python -c pass", [py, "-c", "pass"]),
              ("python -m sizeup estimate … --json", [py, "-m", "sizeup", *ESTIMATE])]
@@ -99,6 +107,53 @@ def main() -> None:
     if entry:
         cases.append(("sizeup estimate … --json (entry point)", [entry, *ESTIMATE]))
     cases.append(("python -m sizeup --help", [py, "-m", "sizeup", "--help"]))
+    return cases
+
+
+def _compare(base: Path, runs: int) -> None:
+    """Every command from `base` and from this tree, in turn, `runs` pairs each."""
+    global SRC
+    py = sys.executable
+    cases = _cases() + [("python -m sizeup estimate --help", [py, "-m", "sizeup", "estimate", "--help"]),
+                        ("python -m sizeup plan examples/team-api-200-users.yaml --json",
+                         [py, "-m", "sizeup", "plan", str(ROOT / "examples" / "team-api-200-users.yaml"), "--json"])]
+    mine = SRC
+    trees = [("base", base), ("this", mine)]
+    print(f"start-up, base {base} against this tree {mine}, {runs} runs each, in turn\n")
+    print("| command | tree | wall median (s) | wall p10 | wall p90 | CPU median (s) | CPU p10 | CPU p90 | CPU this/base |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for label, argv in cases:
+        for _, src in trees:  # warm the file cache, the .pyc files and sizeup's caches of each tree
+            SRC = src
+            subprocess.run(argv, capture_output=True, env=_env())
+        wall: dict[str, list[float]] = {"base": [], "this": []}
+        cpu: dict[str, list[float]] = {"base": [], "this": []}
+        for _ in range(runs):
+            for name, src in trees:
+                SRC = src
+                t, c = _time(argv, 1)
+                wall[name] += t
+                cpu[name] += c
+        ratio = statistics.median(b and a / b for a, b in zip(cpu["this"], cpu["base"]))
+        for name, _ in trees:
+            w, c = _spread(wall[name]), _spread(cpu[name])
+            print(f"| {label} | {name} | {w[0]:.3f} | {w[1]:.3f} | {w[2]:.3f} | {c[0]:.3f} | {c[1]:.3f} | {c[2]:.3f} | "
+                  + (f"{ratio:.3f} |" if name == "this" else " |"))
+    SRC = mine
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10, help="runs of each command (default 10)")
+    parser.add_argument("--src", type=Path, default=ROOT / "src", help="the sizeup sources to time (default ./src)")
+    parser.add_argument("--base", type=Path, help="another tree's src/ to time against, in turn (e.g. ../main/src)")
+    args = parser.parse_args()
+    global SRC
+    SRC = args.src
+    if args.base is not None:
+        _compare(args.base, args.runs)
+        print()
+    cases = _cases()
     for _, argv in cases:  # warm the file cache and the .pyc files
         subprocess.run(argv, capture_output=True, env=_env())
     print(f"start-up, {args.runs} runs each (target: estimate < {TARGET_S} s median)\n")

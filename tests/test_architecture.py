@@ -123,7 +123,7 @@ def test_no_import_cycles_between_sizeup_modules():
 # Layers of the core, lowest first: a module may import its own layer and those below, never above.
 LAYERS = [
     ("sizeup.errors", "sizeup.units", "sizeup.ranges", "sizeup.formats", "sizeup.yaml_depth", "sizeup.files",
-     "sizeup.yaml_strict", "sizeup.escape", "sizeup.sources"),
+     "sizeup.yaml_strict", "sizeup.escape", "sizeup.sources", "sizeup.dataclass_code"),
     ("sizeup.ledger", "sizeup.hardware", "sizeup.store"),
     ("sizeup.ops",),
     ("sizeup.ingest",),

@@ -33,6 +33,8 @@ ENGINE_FITS: dict[tuple[str, str], tuple[str, ...]] = {
                                    "mlc-lpbpr1-rtx-3090-ti-llama-2-7b-q4f16-tg",
                                    "mlc-lpbpr1-rtx-3090-ti-llama-2-13b-q4f16-tg"),
     ("mlc", "decode_memory_lpddr@ampere-ga10b"): ("mlc-jc532-agxorin64-llama2-13b-q4f16-tg",),
+    ("mlc", "decode_alu_ops_per_weight@mlc-q4f16_ft"): ("mlc-jc412-agxorin32-llama2-7b-q4f16ft-tg",
+                                                         "mlc-jc532-agxorin32-llama2-7b-q4f16-tg"),
     ("torch-compile", "decode_memory_fraction.16bit.hbm"): ("tc-torchao-f8-h100-llama31-8b-bf16-tg",),
     ("torch-compile", "decode_memory_fraction.16bit.gddr"): ("tc-gptfast27-4090-llama2-7b-bf16-tg",),
     ("torch-compile", "decode_memory_fraction.weight_only.hbm"): ("tc-torchao-f8-h100-llama31-8b-fp8-wo-tg",
@@ -76,6 +78,8 @@ def fallback_of(key: str) -> str:
     setting = figure_of(key)[1]
     if setting.endswith("_s"):
         return "the setting dropped: no such host time (LLM.int8() / 4-bit as plain int8 / 4-bit matmuls, no first-call cost)"
+    if "_ops_per_" in setting:
+        return "the setting dropped: no instruction term (decode priced on the bandwidth alone)"
     if setting.startswith("quantized_on_device"):
         return "the setting dropped: no reserve beyond the weights, cache and activations"
     return "the setting dropped: the device default (or the engine's other memory class, said in the estimate)"

@@ -135,3 +135,19 @@ def test_dequantization_makes_batch8_q4_0_decode_slower_than_its_memory_bound(ca
 
     assert per_seq(8) / 71.33 - 1 < 0.45
     assert per_seq(8) < 0.9 * per_seq(1)
+
+
+def test_jetson_orin_mmvq_streams_at_ga10bs_own_fraction_not_apples(catalog):
+    """memory_by_class `lpddr@ampere-ga10b` (derived from MLC's tuned AGX Orin row) before the class's Apple figure."""
+    orin = select_kernel("llama.cpp", "q4_0", catalog.device("jetson-agx-orin-64gb"), decode=True, batch_tokens=1)
+    mac = select_kernel("llama.cpp", "q4_0", catalog.device("apple-m2-ultra"), decode=True, batch_tokens=1)
+    assert orin.memory.typical == pytest.approx(0.74) and mac.memory.typical == pytest.approx(0.90)
+
+
+def test_orin_mmvq_dequantization_scales_with_the_power_mode(catalog):
+    """GA10B's int32 lanes are listed, so a power mode's SMs x clock (the vector peak) sets MMVQ's integer rate."""
+    maxn = select_kernel("llama.cpp", "q4_k_m", catalog.device("jetson-agx-orin-64gb"), decode=True, batch_tokens=1)
+    assert maxn.peak == "int32"
+    full = kernel_peak(catalog.device("jetson-agx-orin-64gb"), maxn)
+    low = kernel_peak(catalog.device("jetson-agx-orin-64gb-15w"), maxn)
+    assert low / full == pytest.approx(6 * 408 / (16 * 1300), rel=1e-3)  # nvpmodel 15W: 6 SMs at 408 MHz

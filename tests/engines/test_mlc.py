@@ -24,3 +24,28 @@ def test_tensor_parallel_runs_nccls_ring_and_says_so():
     """mlc-ai/mlc-llm PR #1990: the all-reduce strategy defaults to "ring" (NCCL); no own latency, no worker time."""
     tp = resolve("mlc", load_catalog(include_user=False).device("a10g")).tensor_parallel("pcie", 4)
     assert tp.all_reduce_latency_s is None and tp.step_host_s is None and "NCCL's ring" in tp.notes[0]
+
+
+def test_q4f16_ft_decode_instructions_bind_only_at_a_low_power_mode():
+    """decode_alu_ops_per_weight@mlc-q4f16_ft: ~4.8 instructions per weight over all lanes. At AGX Orin 32GB's default
+    MODE_30W (8 SMs at 612 MHz, nvpmodel_p3701_0004.conf) they outlast the weights' bytes; at MAX-N they do not."""
+    from sizeup import api
+
+    def decode(device):
+        return api.estimate("llama-2-7b", device=device, engine="mlc", quant="mlc-q4f16_ft", prompt=16, output=128).decode
+
+    maxn, mode30 = decode("jetson-agx-orin-32gb"), decode("jetson-agx-orin-32gb-30w")
+    assert maxn.bound == "memory" and mode30.bound == "compute"
+    assert 15 < mode30.tokens_per_s.typical < 24 < 35 < maxn.tokens_per_s.typical  # #412 / #532 measured ~19 in 30W
+
+
+def test_q4f16_1_dequantization_binds_on_a100_not_on_desktop_cards():
+    """decode_alu_ops_per_weight@mlc-q4f16_1 = 6 (MLC's _dequantize: shift, and, cast, subtract, multiply, then the
+    multiply-add). An A100 SM has 64 FP32 lanes against HBM2e; a 4090 SM 128 against GDDR6X: only the A100 runs out of
+    lanes before bytes."""
+    from sizeup import api
+
+    def decode(device):
+        return api.estimate("llama-2-13b", device=device, engine="mlc", quant="mlc-q4f16_1", prompt=8, output=256).decode
+
+    assert decode("a100-pcie-80gb").bound == "compute" and decode("rtx-4090").bound == "memory"

@@ -44,3 +44,18 @@ def test_first_call_only_for_a_fresh_process():
     cold = api.estimate("llama-3.1-8b", engine="mlx", **kw).prefill.latency_s.typical
     warm = api.estimate("llama-3.1-8b", engine="mlx-warm", **kw).prefill.latency_s.typical
     assert cold - warm == pytest.approx(0.40)  # data/engines/mlx.yaml cold_start_s typical
+
+
+def test_prompt_peak_holds_the_in_flight_command_buffers_inputs():
+    """mlx/backend/metal/eval.cpp keeps each op's inputs until its command buffer completes; transforms.cpp lets
+    MAX_ACTIVE_TASKS (10) + 1 run, each up to max_mb_per_buffer (40 MB on a Pro chip): the prompt step's peak holds
+    that many buffers' activations, a short prompt's far less (its buffers are mostly weights)."""
+    from sizeup import api
+
+    def held(prompt):
+        est = api.estimate("tests/validation/configs/qwen3-4b-instruct-2507.json", device="apple-m3-pro-18gb",
+                           engine="mlx-benchmark", quant="mlx-q4", prompt=prompt, output=128)
+        note = next(a for a in est.assumptions if "command buffer" in a)
+        return float(note.split(": +")[1].split(" MiB")[0].replace(",", ""))
+
+    assert 300 < held(2048) <= 11 * 40e6 / 2**20 and held(16) < held(2048) / 5

@@ -19,3 +19,36 @@ def test_default_tag_is_q4_k_m():
     est = api.estimate("llama-3.1-8b", device="rtx-4090", engine="ollama@0.6.7", prompt=100, output=100)
     assert est.weights.id == "q4_k_m"
     assert est.memory.kv_cache_bytes == 4096 * 131072  # 4096 tokens x 32 layers x 8 KV heads x 128 x 2 x fp16
+
+
+def _offload_note(est) -> str:
+    return next((a for a in est.assumptions if " offload: " in a and a.startswith("ollama")), "")
+
+
+def test_ollama_offloads_what_does_not_fit_from_free_memory():
+    """Ollama's scheduler (llm/memory.go, llm/server.go) places whole layers from the last one down while they fit
+    in free memory less its 457 MiB minimum and the graph: a 70B Q4_K_M (~39 GiB) on a 24 GiB card is split."""
+    est = api.estimate("llama-2-70b", device="rtx-4090", engine="ollama", cpu="ryzen-7-8845hs", prompt=100, output=100)
+    note = _offload_note(est)
+    placed = int(note.split(" offload: ")[1].split(" of ")[0])
+    assert 30 < placed < 60 and "of 80 layers on rtx-4090" in note and "457 MiB minimum" in note
+    assert est.memory.fits  # the GPU holds only its share
+    asked = api.estimate("llama-2-70b", device="rtx-4090", engine="ollama", cpu="ryzen-7-8845hs", prompt=100,
+                         output=100, engine_options=(f"num_gpu={placed - 20}",))
+    assert "num_gpu=" in " ".join(asked.assumptions)
+    assert asked.decode.tokens_per_s.typical < est.decode.tokens_per_s.typical  # more layers on the CPU: slower
+
+
+def test_ollama_keeps_everything_on_the_gpu_when_it_fits():
+    est = api.estimate("llama-2-7b", device="rtx-4090", engine="ollama", prompt=100, output=100)
+    assert _offload_note(est) == ""
+
+
+def test_ollama_longer_context_leaves_fewer_layers_on_the_gpu():
+    def placed(context):
+        est = api.estimate("llama-3.1-8b", device="rtx-3060-12gb", engine="ollama", cpu="ryzen-7-8845hs", prompt=100,
+                           output=100, context=context)
+        note = _offload_note(est)
+        return int(note.split(" offload: ")[1].split(" of ")[0]) if note else 32
+
+    assert placed(65536) < placed(16384) <= 32

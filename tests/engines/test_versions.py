@@ -43,7 +43,7 @@ def test_engine_at_release_is_parsed_with_aliases(text, name, version):
     ("vllm@0.1", "--engine vllm@0.1: sizeup's data describes vllm releases 0.2 .. 0.34 (default 0.34)"),
     ("vllm@", "--engine 'vllm@': expected NAME@RELEASE, e.g. vllm@0.34"),
     ("llama.cpp@b4500", "a llama.cpp release is the date of its build, YYYY-MM-DD"),
-    ("tensorrt-llm@1.1", "describes tensorrt-llm releases 1.2 (default 1.2)"),
+    ("tensorrt-llm@0.4", "describes tensorrt-llm releases 0.5 .. 1.2 (default 1.2)"),
     ("sgl", "unknown engine 'sgl': expected one of"),
 ])
 def test_an_unknown_engine_or_release_is_a_one_line_error(text, message):

@@ -82,10 +82,11 @@ def test_custom_all_reduce_runs_on_nvlink_and_on_two_pcie_gpus_from_0_3():
     assert h100.all_reduce_latency_s == custom and h100.step_host_s is None
     a100 = resolve("vllm", CATALOG.device("a100-pcie-80gb"))
     assert a100.tensor_parallel("pcie", 2).all_reduce_latency_s == custom
-    assert a100.tensor_parallel("pcie", 4) is None  # "not supported on more than two PCIe-only GPUs": NCCL
+    assert a100.tensor_parallel("pcie", 4).all_reduce_latency_s is None  # "not supported on more than two PCIe-only
+    # GPUs": NCCL
     geforce = resolve("vllm", CATALOG.device("rtx-4090")).tensor_parallel("pcie", 2)
     assert geforce.all_reduce_latency_s is None and "P2P" not in geforce.notes[0] and "peer" in geforce.notes[0]
-    assert resolve("vllm", CATALOG.device("h100-sxm-80gb")).tensor_parallel("nvlink", 3) is None
+    assert resolve("vllm", CATALOG.device("h100-sxm-80gb")).tensor_parallel("nvlink", 3).all_reduce_latency_s is None
 
 
 def test_vllm_0_2_drives_a_ray_actor_per_gpu_each_step_and_runs_nccl():

@@ -49,7 +49,7 @@ def test_corrupt_cache_is_ignored_and_rebuilt(cache):
     path.write_text("{not json")
     catalog_module._load.cache_clear()
     assert "rtx-4090" in load_catalog(include_user=False).devices
-    assert json.loads(path.read_text())["format"] == catalog_cache.FORMAT
+    assert json.loads(path.read_text().splitlines()[0])["format"] == catalog_cache.FORMAT
 
 
 def test_cache_can_be_turned_off(cache, monkeypatch):
@@ -111,3 +111,56 @@ def test_an_estimate_with_a_warm_cache_imports_no_yaml(cache):
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
         assert proc.returncode == 0, proc.stderr
     assert proc.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_a_cached_catalog_decodes_only_the_devices_asked_for(cache):
+    built = load_catalog(include_user=False)
+    catalog_module._load.cache_clear()
+    cached = load_catalog(include_user=False)
+    assert isinstance(cached.devices, catalog_cache.LazyRecords)
+    assert cached.device("rtx-4090") == built.devices["rtx-4090"]
+    assert list(cached.devices._made) == ["rtx-4090"], "one device decoded, not the catalog"
+    assert list(cached.devices) == list(built.devices) and len(cached.offers) == len(built.offers)
+    assert cached.devices.get("no-such-device") is None and "no-such-device" not in cached.devices
+    with pytest.raises(KeyError):
+        cached.devices["no-such-device"]
+    assert dict(cached.devices.items()) == dict(built.devices.items())
+
+
+def test_a_damaged_record_is_rebuilt_from_the_data_files(cache):
+    built = load_catalog(include_user=False)
+    (path,) = cache.glob("catalog-*.json")
+    head, *lines = path.read_bytes().split(b"\n")
+    spans = json.loads(head)["devices"]
+    start, end = spans["rtx-4090"]
+    body = b"\n".join(lines)
+    path.write_bytes(head + b"\n" + body[:start] + b"{" + b"x" * (end - start - 1) + body[end:])  # same length
+    catalog_module._load.cache_clear()
+    cached = load_catalog(include_user=False)
+    assert isinstance(cached.devices, catalog_cache.LazyRecords)
+    assert cached.devices["rtx-4090"] == built.devices["rtx-4090"]
+    assert cached.devices == built.devices
+
+
+def test_a_truncated_cache_file_is_ignored(cache):
+    load_catalog(include_user=False)
+    (path,) = cache.glob("catalog-*.json")
+    path.write_bytes(path.read_bytes()[:-10])
+    catalog_module._load.cache_clear()
+    assert not isinstance(load_catalog(include_user=False).devices, catalog_cache.LazyRecords)
+
+
+def test_the_key_covers_every_file_the_catalog_reads(tmp_path):
+    """The directory entries the key stats are the files `_yaml_files` lists (the ones `_build` parses)."""
+    import os
+
+    for sub in ("", "devices", "offers"):
+        folder = tmp_path / sub
+        folder.mkdir(exist_ok=True)
+        for name in ("a.yaml", "b.yml", ".yaml", ".hidden.yaml", "c.txt", "architectures.yaml", "d.yaml.bak"):
+            (folder / name).write_text("x: 1\n")
+    root = str(tmp_path)
+    listed = [str(p) for sub in ("devices", "offers", "") for p in catalog_module._yaml_files(tmp_path / sub)]
+    keyed = [os.fspath(p) for p in catalog_module._source_files((root,))]
+    assert keyed[0].endswith("data/architectures.yaml") and keyed[-1] == str(tmp_path / "architectures.yaml")
+    assert keyed[1:-1] == listed and len(listed) == 9

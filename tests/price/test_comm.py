@@ -84,3 +84,47 @@ def test_an_amd_gpu_on_pcie_runs_rccls_latency():
     assert amd.kind == nvidia.kind == "pcie"
     assert collective_time("all_reduce", 16, 2, amd).typical == pytest.approx(25.8e-6, rel=0.02)
     assert collective_time("all_reduce", 16, 2, amd).typical > 2 * collective_time("all_reduce", 16, 2, nvidia).typical
+
+
+# --- AMD Instinct xGMI: a fully connected mesh, one link per peer (comm.yaml xgmi) ---------------------------------
+
+def test_mi300x_links_are_a_mesh_of_seven_64_gb_per_s_links():
+    """AMD: each MI300X is joined to each of its 7 peers by its own xGMI link, 64 GB/s each way (rocm.blogs.amd.com
+    mi300x-rccl-xgmi); the catalog's 896 GB/s is the 7 links, both directions."""
+    from sizeup.price.comm import for_group
+
+    link = device_link(load_catalog(include_user=False).device("mi300x"))
+    assert link.kind == "xgmi" and link.peer_bytes_per_s == pytest.approx(64e9)
+    assert [for_group(link, n).bytes_per_s for n in (2, 4, 8)] == pytest.approx([64e9, 192e9, 448e9])
+
+
+def test_a_mesh_all_reduce_over_two_gpus_runs_on_one_link():
+    """A large all-reduce over 2 MI300X moves 1/2 of the message over one 64 GB/s link; over 8 GPUs 7/4 of it over
+    seven: the 8-GPU one is faster although it moves more, unlike a switch where the 2-GPU one is."""
+    link = device_link(load_catalog(include_user=False).device("mi300x"))
+    two, eight = (collective_time("all_reduce", 1 << 30, n, link).typical for n in (2, 8))
+    assert eight < two
+    bus = 2 * 7 / 8 * (1 << 30) / (eight - link.latency_s.typical)  # busbw as rccl-tests reports it
+    assert bus == pytest.approx(448e9 * link.efficiency.typical)  # ~314 GB/s: the 8x MI300X plateau read
+
+
+def test_an_nvidia_switch_link_is_not_a_mesh():
+    link = device_link(load_catalog(include_user=False).device("h100-sxm-80gb"))
+    assert link.kind == "nvlink" and link.peer_bytes_per_s is None
+
+
+# --- NVLink bridges: PCIe cards joined in pairs (or fours), not through a switch (comm.yaml bridges) ----------------
+
+def test_a_group_larger_than_the_bridge_runs_on_pcie():
+    """H100 NVL: a pair joined by NVLink bridges (product brief PB-11773); H200 NVL: 2- or 4-way bridges. A group
+    past the bridge rings over PCIe between the bridged sets."""
+    from sizeup.price.comm import for_group
+
+    catalog = load_catalog(include_user=False)
+    nvl = device_link(catalog.device("h100-nvl-94gb"))
+    assert for_group(nvl, 2).kind == "nvlink" and for_group(nvl, 4).kind == "pcie"
+    h200 = device_link(catalog.device("h200-nvl-141gb"))
+    assert for_group(h200, 4).kind == "nvlink" and for_group(h200, 8).kind == "pcie"
+    sxm = device_link(catalog.device("h100-sxm-80gb"))
+    assert for_group(sxm, 8) == sxm  # NVSwitch: every group on NVLink
+    assert collective_time("all_reduce", 64e6, 4, nvl).typical > 4 * collective_time("all_reduce", 64e6, 2, nvl).typical

@@ -181,3 +181,24 @@ def test_ttft_adds_the_engines_request_host_time_and_its_output_lag(monkeypatch)
     lagged = serving_load(LLAMA8, H100, config, mix, light, execution=model)
     step = lagged.ttft_s.typical - bare.ttft_s.typical  # one step of the light running batch, ~TPOT
     assert step == pytest.approx(bare.tpot_s.typical, rel=0.25)
+
+
+def test_prompt_tokens_in_a_compute_bound_step_pay_their_whole_compute():
+    # a mixed step hides prompt tokens' compute only in the weight read its decodes leave idle: at batch 1 most of
+    # one decode step, at a batch whose decodes are compute-bound nothing (each prompt token then costs what a
+    # token of a large prefill does)
+    from sizeup.workload import serving as srv
+    from sizeup.workload.inference import execution_for
+
+    config = InferenceConfig(weights="fp8", kv_dtype="fp8", engine="tensorrt-llm")
+    steps = srv._Steps(LLAMA8, H100, config, execution_for(H100, config), RequestMix(input_tokens=256,
+                                                                                     output_tokens=256))
+    policy = steps.execution.load_policy
+    single, per_token = steps.sequences(1, "typical"), steps.per_token("typical")
+    assert steps.idle(1, "typical") == pytest.approx(single - per_token)
+    big = int(4 * single / per_token)  # decodes' compute four times the single-sequence step
+    assert steps.idle(big, "typical") == 0.0
+    extra = srv._step(steps, policy, big, 2048, "typical")[1]
+    whole = steps.at(8).prefill.latency_s.typical  # 8 prompts of 256 tokens priced as one prefill
+    assert extra == pytest.approx(whole)
+    assert srv._step(steps, policy, 1, 2048, "typical")[1] < extra

@@ -16,7 +16,6 @@ read from a file or a server reaches the terminal as an escape sequence.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
 
@@ -70,8 +69,9 @@ def _command_of(argv: Sequence[str]) -> str | None:
     return None
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser; the full parser of `command` only (its module imported), the others listed by name.
+def build_parser(command: str | None = None, *, others: bool = True) -> argparse.ArgumentParser:
+    """The parser; the full parser of `command` only (its module imported), the others listed by name
+    (`others=False`: not at all, for an argv that starts with `command`: nothing else can be parsed or shown then).
     `command=None` lists every command; `command="*"` registers them all (tests, docs)."""
     from importlib import import_module
 
@@ -90,7 +90,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         if module in wanted:  # the module registers all of its commands (measure: measure, calibrate, compare)
             import_module(f"sizeup.cli.commands.{module}").register(sub)
             wanted.discard(module)
-        if name not in sub.choices:
+        if name not in sub.choices and (others or command not in COMMANDS):
             sub.add_parser(name, help=help_text, add_help=False)
     _name_number_flags(parser)
     return parser
@@ -129,7 +129,9 @@ def parse_command(argv: Sequence[str]) -> argparse.Namespace:
     from sizeup.cli.flags import check_exclusive
 
     _refuse_empty_values(argv)
-    args = build_parser(_command_of(argv)).parse_args(list(argv))
+    command = _command_of(argv)
+    # with the command first, the top level sees no option (its --help lists every command) and no other command
+    args = build_parser(command, others=not argv or argv[0] != command).parse_args(list(argv))
     check_exclusive(args)  # flag pairs each command declares with cli.flags.exclusive
     return args
 
@@ -142,6 +144,8 @@ def emit_json(obj: object) -> None:
 
 def json_text(obj: object) -> str:
     """The text `emit_json` prints (the web UI's JSON downloads are the same)."""
+    import json  # not for `sizeup --help`
+
     return json.dumps(json_ready(obj), indent=2, default=str) + "\n"
 
 

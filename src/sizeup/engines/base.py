@@ -16,7 +16,6 @@ is one new file and its data file.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -232,7 +231,7 @@ class ExecutionModel:
         the GPU's step (overlap / async scheduling), so a step lasts at least this long; None: no such figure.
         `gpus`: the GPUs of the replica; one executor loop handles every request unless the engine splits them."""
         per = self.profile.range("host_per_request_s")
-        return None if per is None else per.scale(max(requests, 0.0))
+        return None if per is None or per.high <= 0 else per.scale(max(requests, 0.0))
 
     def extra_launches(self, ledger, fp32: bool) -> tuple[Range, str] | None:
         """Host time of the kernels a decode step launches beyond the ledger's one per op, and the sentence that
@@ -276,8 +275,9 @@ class ExecutionModel:
 
     def tensor_parallel(self, link_kind: str, gpus: int) -> TensorParallel | None:
         """How the engine runs tensor parallelism over `gpus` GPUs joined by a link of kind `link_kind` ('nvlink',
-        'pcie'): its own all-reduce and per-step host time for its workers where it has them; None: NCCL's ring and
-        no per-worker host time (price/comm.py)."""
+        'xgmi', 'pcie': the link the group of `gpus` sees, price/comm.py for_group: a group larger than an NVLink
+        bridge is a PCIe group): its own all-reduce and per-step host time for its workers where it has them (the
+        shared peer-memory kernels: engines/peer_all_reduce.py); None: NCCL's ring and no per-worker host time."""
         return None
 
     # --- serving defaults (issue 28: throughput under load, engine options, default KV format) ------------------
@@ -301,6 +301,12 @@ class ExecutionModel:
         format (bitsandbytes: host time per quantized linear, a dequantized 16-bit copy of each weight written and
         read back), with the sentence that says so; None where it runs what the ledger counts. Both phases ask it,
         `tokens` being the step's tokens."""
+        return None
+
+    def auto_gpu_layers(self, arch: ModelArch, weights, context: int, batch: int,
+                        gpus: int) -> tuple[int, str] | None:
+        """Layers the engine itself places on the GPU when the user names none (an offloading engine that sizes the
+        split from free memory), with the sentence that says where they went; None: every layer on the device."""
         return None
 
     def request_overhead(self) -> tuple[Range, str] | None:
@@ -361,6 +367,8 @@ def _declared() -> dict[str, tuple[str, str]]:
 def _load_all() -> None:
     global _loaded
     if not _loaded:
+        import pkgutil  # only to look past the decorator lines (a test's engine): not at start-up
+
         _loaded = True
         for module in pkgutil.iter_modules(importlib.import_module(__package__).__path__):
             importlib.import_module(f"{__package__}.{module.name}")

@@ -67,7 +67,8 @@ class Kernel:
     description: str
     peak: str
     """'int8', 'fp16' (the dense 16-bit matrix peak), 'fp16_acc16', 'int32' (the integer ALU rate: MMVQ's
-    dequantization at decode) or 'device-default' (the device kind's efficiency applies unchanged)."""
+    dequantization at decode), 'alu' (instructions over every lane: an engine's counted decode instructions) or
+    'device-default' (the device kind's efficiency applies unchanged)."""
     fraction: Range | None
     basis: str
     source: str
@@ -137,7 +138,8 @@ def select_kernel(engine: str, weights: str, device, decode: bool, batch_tokens:
         by_arch = entry.get("by_architecture")
         if not by_arch:
             classes = (kernels[engine].get(entry["memory_like"], {}) if entry.get("memory_like") else entry)
-            mem = (classes.get("memory_by_class") or {}).get(memory_class(device))
+            by_class = classes.get("memory_by_class") or {}
+            mem = by_class.get(f"{memory_class(device)}@{device.architecture}") or by_class.get(memory_class(device))
             memory = Range(float(mem["low"]), float(mem["typical"]), float(mem["high"])) if mem else None
             basis = mem["basis"] if mem else ""
             cap = _issue_cap(entry, device)
@@ -221,4 +223,7 @@ def kernel_peak(device, kernel: Kernel) -> float | None:
         return device.peak_flops_per_s.get("fp16")
     if kernel.peak == "int32":
         return int32_rate(device)
+    if kernel.peak == "alu":  # instructions per second over every lane: the vector fp32 peak / 2 (an FMA is 2 FLOPs)
+        fp32 = device.vector_flops_per_s.get("fp32")
+        return fp32 / 2 if fp32 else None
     return None

@@ -82,6 +82,10 @@ class MLX(ExecutionModel):
                 notes.append(f"attention: {why}: one layer's scores of a {chunk}-token chunk against the "
                              f"{request.prompt}-token prompt are materialised")
         activations = request.with_tower(activations, fused, 0, "MLX fast SDPA", notes)
+        held = self._inflight(request, chunk)
+        if held:
+            activations += held[0]
+            notes.append(held[1])
         notes.append(f"mlx-lm: the prompt in chunks of {step} tokens (prefill_step_size), the KV cache grown in "
                      f"steps of {KV_STEP} tokens; weights wired up to Metal's recommendedMaxWorkingSetSize "
                      f"(the usable memory)")
@@ -93,6 +97,30 @@ class MLX(ExecutionModel):
         return InferenceMemory(weights_bytes=request.weights_bytes, kv_cache_bytes=kv, kv_cache_needed_bytes=kv,
                                activations_bytes=activations, overhead_bytes=0, usable_bytes=request.usable,
                                fits=total <= usable, cpu_bytes=0, notes=tuple(notes))
+
+    def _inflight(self, request, chunk: int) -> tuple[int, str] | None:
+        """Activations the prompt step's Metal command buffers keep alive: MLX hands every op's input buffers to its
+        command buffer's completion handler (mlx/backend/metal/eval.cpp), commits a buffer once its inputs pass
+        `max_mb_per_buffer` (mlx/backend/metal/device.cpp: 40 MB on base and Pro chips, 50 on Max and Ultra) and lets
+        `max_active_tasks` + 1 run at once (mlx/transforms.cpp MAX_ACTIVE_TASKS = 10): that many buffers' inputs, less
+        the share that is weights (alive anyway), are held beyond the one layer priced."""
+        arch = request.arch
+        attending = [layer.attention for layer in arch.layers if layer.attention.head_dim]
+        if not attending or not arch.num_layers:
+            return None
+        a, inter = attending[0], max(layer.mlp.intermediate for layer in arch.layers)
+        # per layer: input, norm, attention output, o-proj / residual; q, k, v; gate, up, activation, product
+        per_token = 4 * arch.hidden + a.heads * a.head_dim + 2 * a.kv_heads * a.head_dim + 4 * inter
+        act = chunk * request.batch * per_token * request.act_bytes
+        weights = request.weights_bytes / arch.num_layers
+        big = any(word in f"{self.device.id} {self.device.name}".lower() for word in ("max", "ultra"))
+        per_buffer = self.profile.value("command_buffer_mb_max_ultra" if big else "command_buffer_mb", 40) * 1e6
+        buffers = self.profile.value("max_active_tasks", 10) + 1
+        held = int(buffers * per_buffer * act / (act + weights))
+        return held, (f"MLX keeps each command buffer's inputs until the GPU completes it: {buffers:g} buffers of "
+                      f"~{per_buffer / 1e6:g} MB in flight (MAX_ACTIVE_TASKS + 1, max_mb_per_buffer), "
+                      f"{act / (act + weights):.0%} of them the prompt chunk's activations: +{held / 2**20:,.0f} MiB "
+                      f"at the prompt step's peak")
 
     @property
     def batching(self) -> Batching:

@@ -6,6 +6,13 @@ an estimate without `--quant` takes it where it fits), the context every loaded 
 The cache is allocated for num_ctx x num_parallel tokens when the request needs less (a longer `--context` is what
 a user sets num_ctx to); llama.cpp's kernels price the speed. A release is Ollama's (`ollama@0.6.7`); the llama.cpp
 build it bundles is llama.cpp's current one.
+
+Layers on the GPU: Ollama picks them itself from the GPU's free memory (`auto_gpu_layers`), as its scheduler does
+(ollama/ollama llm/memory.go EstimateGPULayers up to v0.12.10; from v0.12.11 llm/server.go buildLayout /
+assignLayers / greedyFit): the GPU keeps a minimum (457 MiB on CUDA/ROCm, 512 MiB on Metal) and the compute graph,
+then takes whole layers (weights plus their KV cache at num_ctx x num_parallel) from the last one down while they
+fit, the output layer last (dropped first when not all fit); the rest run on the CPU. `--gpu-layers N` or
+`--engine-opt num_gpu=N` (Ollama's own option) names the count instead.
 """
 
 from __future__ import annotations
@@ -18,12 +25,15 @@ from sizeup.engines.profile import release_key
 from sizeup.errors import ConfigError
 
 GIB = 1 << 30
+MIB = 1 << 20
 
 
 @engine("ollama")
 class Ollama(LlamaCpp):
     FORMATS = ("q4_k_m", "q8_0", "f16")
     OPTIONS = frozenset({"gpu_layers", "threads", "backend"})
+    ENGINE_OPTIONS = {"num-gpu": "num_gpu"}
+    """`num_gpu` (Ollama's option: layers to offload; -1 or absent: Ollama decides from free memory)."""
 
     @classmethod
     def build(cls, device, version=None, *, backend=None, build_date=None, settings=None):
@@ -72,3 +82,21 @@ class Ollama(LlamaCpp):
         return replace(mem, kv_cache_bytes=kv, kv_cache_needed_bytes=needed, fits=total <= request.usable.typical,
                        cpu_bytes=mem.cpu_bytes + needed - kv - (mem.kv_cache_needed_bytes - mem.kv_cache_bytes),
                        notes=(*mem.notes, note))
+
+    def auto_gpu_layers(self, arch, weights, context: int, batch: int, gpus: int) -> tuple[int, str] | None:
+        """Layers Ollama's scheduler offloads to the GPU for this request when none are named, and the sentence that
+        says where they went; None where every layer fits (nothing to say) or the device is a CPU."""
+        from sizeup.engines.ollama_fit import ollama_gpu_layers
+
+        asked = self.profile.value("num_gpu", -1)
+        n = arch.num_layers
+        if asked is not None and asked >= 0:
+            on_gpu = min(int(asked), n)
+            return on_gpu, (f"ollama: num_gpu={int(asked)} (--engine-opt): {on_gpu} of {n} layers on "
+                            f"{self.device.id}, {n - on_gpu} on the CPU")
+        if self.device.kind not in ("gpu", "soc"):
+            return None
+        ctx, why = self.default_context(arch)
+        slots = int(self.profile.value("num_parallel", 1))
+        fit = ollama_gpu_layers(self, arch, weights, max(ctx, context) * slots, gpus)
+        return fit if fit[0] < n else None

@@ -4,6 +4,9 @@ efficiencies are a few sourced fractions rather than a kernel table (MLX, ExLlam
 - `decode_memory_<class>@<architecture>`, else `decode_memory_<class>` (class: hbm, gddr, lpddr), else
   `decode_memory`: the fraction of the peak memory bandwidth
   the engine's batch-1 decode kernels reach (its quantized mat-vec streams the weights once);
+- `decode_alu_ops_per_weight@<format>`: instructions the decode mat-vec issues per weight of that format (its
+  dequantization and multiply-add), priced at the SMs' instruction rate (the vector fp32 peak / 2) beside the
+  bandwidth: it binds only where the lanes x clock are few (a Jetson power mode), not at a desktop GPU's clocks;
 - `prefill_matmul` (16-bit weights) and `prefill_matmul_quantized` (packed weights): the fraction of the peak the
   engine names (`peak`: 'fp16' tensor, 'fp32-vector' on Apple GPUs) its prompt's matrix products reach end to end.
 
@@ -13,6 +16,7 @@ A missing key leaves the device kind's default for that phase, and the estimate 
 from __future__ import annotations
 
 from sizeup.engines.kernels import Kernel, memory_class
+from sizeup.ranges import Range
 
 __all__ = ["settings_kernel", "FLOAT_FORMATS"]
 
@@ -33,6 +37,13 @@ def settings_kernel(model, weights: str, decode: bool, *, peak: str, name: str) 
         for key in (f"decode_memory_{cls}@{arch}", f"decode_memory_{cls}", "decode_memory"):
             memory = profile.range(key)
             if memory is not None:
+                alu_key = f"decode_alu_ops_per_weight@{weights.lower()}"
+                ops = profile.range(alu_key)
+                if ops is not None:  # the mat-vec's dequantization: ops x weights on the SMs' lanes, per token
+                    return Kernel(model.NAME, f"{name} decode", f"{model.NAME} batch-1 mat-vec", "alu",
+                                  Range(2 / ops.high, 2 / ops.typical, 2 / ops.low), f"{key}; {alu_key}",
+                                  f"{_source(profile, key)}; {_source(profile, alu_key)}", memory,
+                                  table=f"data/engines/{profile.id}.yaml")
                 return Kernel(model.NAME, f"{name} decode", f"{model.NAME} batch-1 mat-vec", "device-default", None,
                               key, _source(profile, key), memory, table=f"data/engines/{profile.id}.yaml")
         return None

@@ -7,11 +7,15 @@ context. Scheduling: a prefill batch (up to chunked_prefill_size tokens, a longe
 as its own step between decode steps unless --enable-mixed-chunk; decode batches up to cuda_graph_max_bs replay a
 CUDA graph. The radix cache reuses shared prefixes; random or ShareGPT prompts share none, so it saves nothing in
 an estimate (and `--engine-opt disable-radix-cache` changes nothing priced).
+
+Tensor parallelism (`SGLang.tensor_parallel`): its custom all-reduce, vLLM's copied (the TensorRT-LLM one-shot
+kernel for releases 0.4.2-0.4.4), under vLLM's gates; NCCL's (RCCL's) ring elsewhere (engines/peer_all_reduce.py).
 """
 
 from __future__ import annotations
 
-from sizeup.engines.base import Batching, ExecutionModel, engine
+from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
+from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
 from sizeup.engines.reserve import InferenceMemory, MemoryRequest, device_total_bytes
 from sizeup.units import GIB
 
@@ -23,6 +27,10 @@ NOT_PRICED = {"radix_cache_disabled": "disable-radix-cache: the radix cache reus
                                "its kernel fusion is not priced (decode kernels as without it)",
               "flashinfer_disabled": "disable-flashinfer: Triton attention kernels instead of FlashInfer; priced as "
                                      "the same fused attention"}
+
+
+SGLANG_ALL_REDUCE = PeerAllReduce(name="SGLang custom all-reduce")
+"""vLLM's gates (sglang custom_all_reduce.py: world sizes 2, 4, 6, 8; full NVLink, or two PCIe GPUs with P2P)."""
 
 
 @engine("sglang")
@@ -91,6 +99,9 @@ class SGLang(ExecutionModel):
                                kv_cache_needed_bytes=needed, activations_bytes=activations, overhead_bytes=0,
                                usable_bytes=req.usable, fits=fits, cpu_bytes=req.cpu_weights_bytes,
                                max_concurrent_sequences=concurrency, notes=notes)
+
+    def tensor_parallel(self, link_kind: str, gpus: int) -> TensorParallel | None:
+        return peer_all_reduce(self, link_kind, gpus, SGLANG_ALL_REDUCE)
 
     def option_notes(self) -> tuple[str, ...]:
         return tuple(note for key, note in NOT_PRICED.items() if self.profile.values.get(key))

@@ -5,13 +5,26 @@ memory free after the weights and a max_num_tokens step's activations) for how m
 its fused kernels. In-flight batching schedules context (prompt) and
 generation requests in the same iteration, up to max_num_tokens tokens and max_batch_size requests; an FP8
 checkpoint (ModelOpt) carries an FP8 KV cache, which the engine follows by default.
+
+Tensor parallelism (`TensorRTLLM.tensor_parallel`): AllReduceStrategy AUTO runs its own one-shot / two-shot kernels
+over peer memory where every GPU of the group is joined by NVLink and the message fits its workspace (16 MB at
+TP 2, 8 MB above), NCCL otherwise (a PCIe-only group: NCCL always).
 """
 
 from __future__ import annotations
 
-from sizeup.engines.base import Batching, ExecutionModel, engine
+from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
+from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
 from sizeup.engines.reserve import InferenceMemory, MemoryRequest, allocate_on_demand
 from sizeup.units import GIB
+
+
+TRTLLM_ALL_REDUCE = PeerAllReduce(name="TensorRT-LLM one-shot / two-shot all-reduce", world_sizes=(2, 4, 8),
+                                  pcie_pairs=False, max_bytes_two_gpus=16_000_000)
+"""AllReduceStrategy AUTO (cpp/tensorrt_llm/thop/allreduceOp.cpp selectImplementation: NCCL without P2P, and under
+AUTO without NVLink; else the custom kernels up to getMaxRequiredWorkspaceSize: 16,000,000 B at world size <= 2,
+8,000,000 B above; cpp/tensorrt_llm/common/customAllReduceUtils.h: its strategy tables cover TP 2, 4 and 8, NCCL
+elsewhere; github.com/NVIDIA/TensorRT-LLM at 005b299bd30992a58607c7628bb2009264970f37, read 2026-12-05)."""
 
 
 @engine("tensorrt-llm", "trtllm", "trt-llm")
@@ -36,6 +49,11 @@ class TensorRTLLM(ExecutionModel):
                         max_sequences=seqs,
                         basis=f"in-flight batching: context and generation requests in one iteration, at most "
                               f"max_num_tokens {tokens:,} tokens and max_batch_size {seqs:,} requests")
+
+    def tensor_parallel(self, link_kind: str, gpus: int) -> TensorParallel | None:
+        """AUTO: the one-shot / two-shot kernels over NVLink (TP 2, 4, 8; messages up to the workspace), NCCL
+        otherwise. The fused residual-add + RMSNorm variants save the norm kernel beside it: not priced."""
+        return peer_all_reduce(self, link_kind, gpus, TRTLLM_ALL_REDUCE)
 
     def default_kv_dtype(self, weights: str) -> tuple[str, str] | None:
         if weights.startswith("fp8") and self.profile.value("fp8_checkpoint_kv_fp8", 1):

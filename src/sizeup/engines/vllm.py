@@ -23,10 +23,10 @@ takes it, NCCL's ring elsewhere; the 0.2 releases call each GPU's Ray worker onc
 from __future__ import annotations
 
 from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
+from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
 from sizeup.engines.reserve import InferenceMemory, MemoryRequest, device_total_bytes
 from sizeup.engines.vllm_multimodal import vllm_multimodal_profile
 from sizeup.hardware.schema import DeviceSpec
-from sizeup.hardware.segments import segment_of
 from sizeup.ingest.arch import ModelArch
 from sizeup.engines.profile import EngineProfile
 from sizeup.errors import ConfigError
@@ -64,6 +64,11 @@ vllm/v1/sample/sampler.py at 3e342658b2e9c85a30a54d19e64e5ad77b8a26a6, vllm/v1/s
 420d374dfeb7a2826c9101260e74d730304d1a73); cub/cub/device/dispatch/dispatch_segmented_radix_sort.cuh
 (github.com/NVIDIA/cccl, "bytes needed for 3rd keys buffer" / "3rd values buffer", commit
 004ad1986064aaa82892ed00d0dbda88b90fa6e6)."""
+
+
+VLLM_ALL_REDUCE = PeerAllReduce(name="vLLM custom all-reduce")
+"""vLLM's custom all-reduce: world sizes 2, 4, 6, 8 (custom_all_reduce.py _SUPPORTED_WORLD_SIZES), on two PCIe
+GPUs as well as over NVLink."""
 
 
 def vllm_batch_defaults(profile: EngineProfile, device: DeviceSpec) -> tuple[int, int, str]:
@@ -153,37 +158,15 @@ class VLLM(ExecutionModel):
         """vLLM's tensor parallelism: from the release that turned it on, its custom all-reduce (one pass over
         peer memory registered by CUDA IPC) where vLLM takes it: NVIDIA GPUs, 2, 4, 6 or 8 of them, all joined by
         NVLink, or two peer-capable GPUs on PCIe (vllm/distributed/device_communicators/custom_all_reduce.py: "not
-        supported on more than two PCIe-only GPUs"); NCCL's ring otherwise. Releases before its NCCL control plane
-        ran every GPU's worker as a Ray actor called once per step (`ray_worker_call_s` per GPU)."""
-        notes, latency, name = [], None, "NCCL"
-        custom = self.profile.range("custom_all_reduce_latency_s")
-        if (self.profile.value("custom_all_reduce", 0) and custom is not None and self.device.vendor == "nvidia"
-                and gpus in (2, 4, 6, 8)):
-            if link_kind.startswith("nvlink"):
-                latency, name = custom, "vLLM custom all-reduce"
-            elif link_kind == "pcie" and gpus == 2 and segment_of(self.device) != "consumer":
-                latency, name = custom, "vLLM custom all-reduce"
-                notes.append(f"vLLM custom all-reduce over PCIe: assumes the two {self.device.id} reach each "
-                             f"other's memory (P2P), as data-centre and workstation boards do on bare metal; "
-                             f"--disable-custom-all-reduce or a VM without P2P runs NCCL")
-            elif link_kind == "pcie" and gpus == 2:
-                notes.append(f"{self.device.id}: GeForce boards have no PCIe peer access, so vLLM's custom "
-                             f"all-reduce is off and NCCL runs the all-reduce")
-        if name != "NCCL":
-            notes.append(f"per-layer all-reduce: {name}, {custom.typical * 1e6:,.1f} µs each "
-                         f"({custom.low * 1e6:,.1f}-{custom.high * 1e6:,.1f}) plus the link's transfer, for "
-                         f"messages under its {self.profile.value('custom_all_reduce_max_bytes', 8 * 1024 * 1024) / 2**20:,.0f} "
-                         f"MiB buffer; larger ones (a long prompt's) run NCCL's ring")
+        supported on more than two PCIe-only GPUs"); on ROCm, MI300-class GPUs joined by xGMI from the release that
+        brought it upstream; NCCL's (RCCL's) ring otherwise (engines/peer_all_reduce.py). Releases before its NCCL
+        control plane ran every GPU's worker as a Ray actor called once per step (`ray_worker_call_s` per GPU)."""
         rpc = self.profile.range("ray_worker_call_s")
         host = rpc.scale(gpus) if rpc is not None and rpc.high > 0 else None
-        if host is not None:
-            notes.append(f"vLLM {self.version}: every GPU's worker is a Ray actor called once per step, "
-                         f"{rpc.typical * 1e6:,.0f} µs each: {host.typical * 1e3:,.2f} ms per step over {gpus} GPUs")
-        if latency is None and host is None and not notes:
-            return None
-        cap = self.profile.value("custom_all_reduce_max_bytes", 8 * 1024 * 1024) if latency is not None else None
-        return TensorParallel(all_reduce_latency_s=latency, all_reduce_max_bytes=cap, all_reduce=name, step_host_s=host,
-                              notes=tuple(notes))
+        notes = () if host is None else (
+            f"vLLM {self.version}: every GPU's worker is a Ray actor called once per step, {rpc.typical * 1e6:,.0f} µs "
+            f"each: {host.typical * 1e3:,.2f} ms per step over {gpus} GPUs",)
+        return peer_all_reduce(self, link_kind, gpus, VLLM_ALL_REDUCE, host_s=host, notes=notes)
 
     def option_notes(self) -> tuple[str, ...]:
         notes = []

@@ -25,7 +25,6 @@ most the first `MAX_MATCH_CHARS` characters of a query: its work is bounded what
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import replace
 
@@ -78,6 +77,8 @@ def name_tokens(name: str) -> frozenset[str]:
 def closest(query: str, names: dict[str, str], n: int = 3) -> list[str]:
     """Up to `n` distinct ids whose names are closest to `query` (keys normalised names -> id); only the
     query's first characters count (MAX_MATCH_CHARS after normalising), so a huge query costs no more."""
+    import difflib  # only for a name that is not found (~1 ms of start-up otherwise)
+
     key = normalize_name(str(query)[:4 * MAX_MATCH_CHARS])[:MAX_MATCH_CHARS]
     found: list[str] = []
     for match in difflib.get_close_matches(key, list(names), n=12, cutoff=0.3):

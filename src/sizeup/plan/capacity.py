@@ -184,9 +184,10 @@ def _static(model: ReplicaModel, times: list[float], sizes: list[tuple[int, int]
 def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, int]], mean_prompt: int):
     """Continuous batching, one step at a time. A step runs one decode token of every running sequence; prompt
     tokens of admitted requests (at most max_batch sequences held, a step's token budget max_step_tokens) either ride
-    in it (mixed steps: each adds its prefill time less one single-sequence decode step, as workload/serving.py
-    prices them) or run as a prefill step of their own; a prompt's first token comes out at the end of the step that
-    computes its last prompt token. With steps_per_schedule > 1 a prompt is admitted only between such runs."""
+    in it (mixed steps: each adds its prefill time less what of one single-sequence decode step the running
+    decodes' own compute leaves idle, as workload/serving.py prices them) or run as a prefill step of their own; a
+    prompt's first token comes out at the end of the step that computes its last prompt token. With
+    steps_per_schedule > 1 a prompt is admitted only between such runs."""
     n = len(times)
     first, done = [0.0] * n, [0.0] * n
     decode_time = model.decode_table()
@@ -229,7 +230,7 @@ def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, 
         if chunk:
             if mixed:
                 whole = chunk if chunk > mean_prompt else mean_prompt
-                extra = fixed + per_token * whole - single
+                extra = fixed + per_token * whole - max(single - batch * per_token, 0.0)  # what the decodes leave idle
                 step = decode_time[batch] + (chunk * extra / whole if extra > 0 else 0.0)
             else:
                 step = fixed + per_token * chunk

@@ -8,6 +8,15 @@ model (src/graph/tuning.cc: baseLat + nsteps × hwLat), its two terms fitted on 
 An engine may run its own all-reduce instead of NCCL's (one pass over peer memory; the engine's file decides):
 `with_latency` gives the link that collective sees.
 
+A fully connected mesh (AMD Instinct MI300X / MI325X: each GPU joined to each of its 7 peers by its own xGMI link,
+no switch) gives a group of n ranks n−1 links per GPU, each at its own rate: a collective over 2 GPUs runs on one
+link (64 GB/s each way), over 8 on all seven (448 GB/s). RCCL spreads its channels over the direct links, so the
+ring formula holds with the per-GPU rate of the links the group uses (`Link.peer_bytes_per_s`).
+
+An NVLink bridge (PCIe cards: A40, H100 PCIe / NVL, H800 PCIe: 2 cards; H200 NVL: 2 or 4) joins a few cards, not a
+whole server: a group larger than the bridge runs its ring over PCIe between the bridged sets (`Link.span`,
+`Link.beyond`; comm.yaml `bridges`), and an engine's own all-reduce sees a PCIe group.
+
 A group spread over several nodes, g ranks on each, runs in two levels (hierarchical all-reduce,
 Jia et al. 2018, arXiv:1807.11205; 2D ring, Mikami et al. 2018, arXiv:1811.05233): reduce-scatter
 over NVLink inside the node, the collective between nodes on 1/g of the message per rank (each rank
@@ -25,13 +34,13 @@ from sizeup.hardware.schema import DeviceSpec
 from sizeup.ranges import Range
 
 __all__ = ["Link", "device_link", "network_link", "collective_time", "send_time", "group_collective_time", "ring_steps",
-           "with_latency"]
+           "with_latency", "for_group"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Link:
     kind: str
-    """nvlink | pcie"""
+    """nvlink | xgmi | pcie"""
     bytes_per_s: float
     """One direction."""
     latency_s: Range
@@ -39,6 +48,45 @@ class Link:
     efficiency: Range
     hop_latency_s: Range | None = None
     """Latency added per ring step (PCIe); None: the latency does not grow with the group."""
+    peer_bytes_per_s: float | None = None
+    """A fully connected mesh: the rate of the one link to each peer (one direction); a group of n ranks drives n−1
+    of them at once, up to `bytes_per_s` (all the GPU's links). None: any group sees `bytes_per_s` (a switch)."""
+    span: int | None = None
+    """An NVLink bridge: the most GPUs it joins; a larger group runs on `beyond`. None: no such bound."""
+    beyond: Link | None = None
+    """The link a group larger than `span` runs its ring on (the cards' PCIe)."""
+
+
+def for_group(link: Link, n: int) -> Link:
+    """`link` as a collective over `n` ranks sees it: on a mesh, the n−1 direct links the group uses; past an NVLink
+    bridge's span, the PCIe link between the bridged sets."""
+    if link.span is not None and n > link.span and link.beyond is not None:
+        return link.beyond
+    if link.peer_bytes_per_s is None or n < 2:
+        return link
+    return replace(link, bytes_per_s=min(link.bytes_per_s, link.peer_bytes_per_s * (n - 1)))
+
+
+@lru_cache(maxsize=1)
+def _mesh() -> tuple[frozenset[str], frozenset[str], int]:
+    """(interconnect kinds, architectures, links per GPU) of the fully connected mesh entry (comm.yaml `xgmi`)."""
+    path = builtin_data_dir() / "efficiency" / "comm.yaml"
+    entry = read_yaml(path)["links"].get("xgmi", {})
+    try:
+        return (frozenset(entry.get("interconnect_kinds", ())), frozenset(entry.get("architectures", ())),
+                int(entry.get("links_per_gpu", 0)))
+    except (TypeError, ValueError) as e:
+        raise CatalogError(f"{path}: malformed xgmi entry ({e})") from None
+
+
+@lru_cache(maxsize=1)
+def _bridges() -> dict[str, int]:
+    """Device id -> the most cards its NVLink bridge joins (comm.yaml `bridges`)."""
+    path = builtin_data_dir() / "efficiency" / "comm.yaml"
+    try:
+        return {str(k): int(v) for k, v in (read_yaml(path).get("bridges", {}).get("cards", {}) or {}).items()}
+    except (AttributeError, TypeError, ValueError) as e:
+        raise CatalogError(f"{path}: malformed bridges entry ({e})") from None
 
 
 @lru_cache(maxsize=1)
@@ -56,18 +104,29 @@ def _links() -> dict[str, tuple[Range, Range, Range | None]]:
 
 
 def device_link(device: DeviceSpec) -> Link | None:
-    """The GPU-to-GPU link of a device: its NVLink (half the quoted bidirectional rate per direction),
+    """The GPU-to-GPU link of a device: its NVLink (half the quoted bidirectional rate per direction), the xGMI
+    mesh of an 8-GPU AMD Instinct platform (the quoted rate over its links, each at half its share per direction),
     else its PCIe host link (an AMD GPU's with RCCL's latency); None when the catalog knows neither."""
     links = _links()
-    if device.interconnect is not None and device.interconnect.kind.startswith("nvlink"):
-        latency, eff, hop = links["nvlink"]
-        return Link(kind="nvlink", bytes_per_s=device.interconnect.bytes_per_s / 2, latency_s=latency, efficiency=eff,
-                    hop_latency_s=hop)
+    kinds, archs, per_gpu = _mesh()
+    if (device.interconnect is not None and device.interconnect.kind in kinds and device.architecture in archs
+            and per_gpu > 0):
+        latency, eff, hop = links["xgmi"]
+        return Link(kind="xgmi", bytes_per_s=device.interconnect.bytes_per_s / 2, latency_s=latency, efficiency=eff,
+                    hop_latency_s=hop, peer_bytes_per_s=device.interconnect.bytes_per_s / 2 / per_gpu)
     pcie = "pcie_rccl" if device.vendor == "amd" and "pcie_rccl" in links else "pcie"  # ROCm runs RCCL
+    host = None
     if device.pcie_bytes_per_s:
         latency, eff, hop = links[pcie]
-        return Link(kind="pcie", bytes_per_s=device.pcie_bytes_per_s, latency_s=latency, efficiency=eff,
+        host = Link(kind="pcie", bytes_per_s=device.pcie_bytes_per_s, latency_s=latency, efficiency=eff,
                     hop_latency_s=hop)
+    if device.interconnect is not None and device.interconnect.kind.startswith("nvlink"):
+        latency, eff, hop = links["nvlink"]
+        span = _bridges().get(device.id) if host is not None else None
+        return Link(kind="nvlink", bytes_per_s=device.interconnect.bytes_per_s / 2, latency_s=latency, efficiency=eff,
+                    hop_latency_s=hop, span=span, beyond=host if span else None)
+    if host is not None:
+        return host
     if device.interconnect is not None:
         latency, eff, hop = links[pcie]
         return Link(kind=device.interconnect.kind, bytes_per_s=device.interconnect.bytes_per_s / 2, latency_s=latency,
@@ -98,13 +157,13 @@ def collective_time(kind: str, size_bytes: float, n: int, link: Link) -> Range:
         return Range(0.0, 0.0, 0.0)
     factor = {"all_reduce": 2 * (n - 1) / n, "all_gather": (n - 1) / n, "reduce_scatter": (n - 1) / n,
               "all_to_all": (n - 1) / n}[kind]
-    return _transfer(factor * size_bytes, link, ring_steps(kind, n))
+    return _transfer(factor * size_bytes, for_group(link, n), ring_steps(kind, n))
 
 
 def send_time(size_bytes: float, link: Link) -> Range:
     """One point-to-point send of `size_bytes` over `link` (a pipeline stage's hidden states to the next): the
     volume at the link's rate plus its base latency, no ring steps."""
-    return _transfer(size_bytes, link, 0)
+    return _transfer(size_bytes, for_group(link, 2), 0)
 
 
 def _transfer(volume: float, link: Link, steps: int) -> Range:
@@ -129,7 +188,7 @@ def group_collective_time(kind: str, size_bytes: float, n: int, per_node: int, i
     nodes = -(-n // per_node)
     if kind == "all_to_all":  # each rank sends 1/n of its message to every other rank
         return (_transfer(size_bytes * (n - per_node) / n, inter, nodes - 1)
-                + _transfer(size_bytes * (per_node - 1) / n, intra, per_node - 1))
+                + _transfer(size_bytes * (per_node - 1) / n, for_group(intra, per_node), per_node - 1))
     inside = {"all_reduce": ("reduce_scatter", "all_gather"), "all_gather": ("all_gather",),
               "reduce_scatter": ("reduce_scatter",)}[kind]
     return sum((collective_time(k, size_bytes, per_node, intra) for k in inside),

@@ -1,10 +1,9 @@
-"""Inference on a device: memory, the largest context and batch that fit, prefill time (TTFT) and
-decode time per token (TPOT), each a range with its assumptions.
+"""Inference on a device: memory, the largest context and batch that fit, prefill time (TTFT) and decode time per
+token (TPOT), each a range with its assumptions.
 
-Prefill and one decode step (at the mean context of the generation) are built as analytic ledgers
-and priced by the roofline: weights in their stored format, the KV cache read once per step, the
-engine's per-kernel overhead (CUDA graphs or eager dispatch), tensor-parallel all-reduces over the
-device's link.
+Prefill and one decode step (at the mean context of the generation) are built as analytic ledgers and priced by the
+roofline: weights in their stored format, the KV cache read once per step, the engine's per-kernel overhead (CUDA
+graphs or eager dispatch), tensor-parallel all-reduces over the device's link.
 """
 
 from __future__ import annotations
@@ -250,10 +249,10 @@ def tensor_parallel_comm(ledger: Ledger, device: DeviceSpec, gpus: int,
     """(time of the ledger's collectives over `gpus` tensor-parallel GPUs, the engine's host time per step to drive
     them, notes): NCCL's ring on the device's link (price/comm.py) unless the engine runs its own all-reduce
     (ExecutionModel.tensor_parallel)."""
-    from sizeup.price.comm import collective_time, device_link, with_latency  # tensor parallel only
+    from sizeup.price.comm import collective_time, device_link, for_group, with_latency  # tensor parallel only
 
     zero = Range(0.0, 0.0, 0.0)
-    link = device_link(device)
+    link = device_link(device) and for_group(device_link(device), gpus)  # the group's link (bridge span, mesh links)
     if link is None:
         return zero, zero, [f"{device.id}: no link bandwidth in the catalog: tensor-parallel communication not priced"]
     tp = model.tensor_parallel(link.kind, gpus) if model is not None else None
@@ -309,12 +308,11 @@ def execution_for(device: DeviceSpec, cfg: InferenceConfig) -> ExecutionModel:
 def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, *,
                        limits: bool = True, cpu: DeviceSpec | None = None,
                        execution: ExecutionModel | None = None) -> InferenceEstimate:
-    """Memory, limits and speed of serving `arch` on `cfg.gpus` × `device` (tensor parallel).
-    `limits=False` skips the searches for the largest context and batch (reported as 0).
-    `cpu`: the host CPU device where llama.cpp layers kept off the GPU (`gpu_layers`) run; layers priced
-    there take the CPU's compute peak and memory bandwidth (for an SoC's CPU cluster, the share of the
-    unified memory its data file states). `execution`: the engine's execution model on `device`, where the
-    caller resolved it already (the planner, once per family); default: resolved here from `cfg`."""
+    """Memory, limits and speed of serving `arch` on `cfg.gpus` × `device` (tensor parallel). `limits=False` skips
+    the searches for the largest context and batch (reported as 0). `cpu`: the host CPU where layers kept off the GPU
+    (`gpu_layers`, or the engine's own split) run, at its compute peak and bandwidth (an SoC's CPU cluster: the share
+    of unified memory its data file states). `execution`: the engine's execution model on `device` where the caller
+    resolved it already (the planner, once per family); default: resolved here from `cfg`."""
     fmt = get_format(cfg.weights)
     taken = engine_class(parse_engine(cfg.engine).name).OPTIONS
     for option, value in (("gpu_layers", cfg.gpu_layers), ("threads", cfg.threads)):
@@ -322,6 +320,9 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
             owners = " or ".join(option_owners(option))
             raise ConfigError(f"{OPTIONS[option]} is a {owners} option: use it with --engine {owners}")
     model = execution or execution_for(device, cfg)
+    placed = None if cfg.gpu_layers is not None or device.kind == "cpu" else model.auto_gpu_layers(
+        decoder_arch(arch, cfg.prompt), fmt, cfg.cache_tokens, cfg.batch, cfg.gpus)  # the engine's own GPU/CPU split
+    cfg = replace(cfg, gpu_layers=placed[0]) if placed else cfg
     if cpu is not None and cpu.kind != "cpu":
         raise ConfigError(f"--cpu {cpu.id!r}: expected a cpu device, got a {cpu.kind}")
     split = cfg.gpus if cfg.gpus > 1 and (model.MULTI_GPU == "layers" or cfg.split == "layers") else 1
@@ -357,7 +358,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     assumptions = [n for n in (device.resolved_as,) if n] + list(arch.assumptions) + list(memory.notes)
     assumptions += tower_notes(arch, feed)
     assumptions += model.notes
-    assumptions += model.option_notes()
+    assumptions += [*model.option_notes(), *([placed[1]] if placed else [])]
     if cfg.pp > 1:
         assumptions.append(pipeline_note(cfg.pp, tp, cfg.batch, device))
     if cfg.split == "layers" and cfg.gpus > 1:

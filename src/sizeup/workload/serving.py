@@ -7,8 +7,9 @@ I and output O. Its time is priced from two estimates of workload/inference.py: 
 the mean context, and the prefill of those prompt tokens.
 
 - mixed steps (vLLM V1's chunked prefill, TensorRT-LLM's in-flight batching): the prompt tokens ride in the
-  decode step; they add their prefill time less what one decode step of a single sequence already pays (the weight
-  read, the per-step host time), never less than nothing;
+  decode step; they add their prefill time less the part of one decode step of a single sequence (the weight
+  read, the per-step host time) that the running decodes' own compute leaves idle: all of it at batch 1, none
+  once the decodes are compute-bound (the prompt tokens then pay their whole compute), never less than nothing;
 - prompt steps of their own (vLLM V0, SGLang): the prefill is a step of its own, its whole time added per decode
   step in proportion;
 - static batching (transformers generate(), a plain TensorRT engine): a batch runs prompt to its longest output.
@@ -25,45 +26,19 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from typing import Any
 
-from sizeup.errors import CatalogError, ConfigError
-from sizeup.hardware.catalog import builtin_data_dir, read_yaml
+from sizeup.errors import ConfigError
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ingest.arch import ModelArch
 from sizeup.ranges import Range
 from sizeup.workload import host_floor, serving_runs as runs
 from sizeup.workload.inference import InferenceConfig, InferenceEstimate, estimate_inference, execution_for
+from sizeup.workload.request_mix import RequestMix, dataset_mix, dataset_names  # re-exported
 
 __all__ = ["RequestMix", "Load", "ServingEstimate", "serving_load", "dataset_mix", "dataset_names"]
 
 CORNERS = ("low", "typical", "high")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RequestMix:
-    """Request lengths: mean input and output tokens, their standard deviations, and where they came from."""
-
-    input_tokens: int
-    output_tokens: int
-    input_spread: float | None = None
-    output_spread: float | None = None
-    beams: int = 1
-    """Beam-search width: each request decodes this many sequences (its prompt's cache shared by them) and returns
-    the best one's `output_tokens`."""
-    source: str = "--prompt / --output"
-    notes: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.beams <= 64:
-            raise ConfigError(f"beam width {self.beams}: expected 1 to 64 sequences per request")
-        if self.input_tokens < 1 or self.output_tokens < 1:
-            raise ConfigError(f"request lengths {self.input_tokens} in / {self.output_tokens} out: a served request "
-                              f"needs at least 1 input and 1 output token")
-        for name, value in (("--input-len-spread", self.input_spread), ("--output-len-spread", self.output_spread)):
-            if value is not None and not (0 <= value < 1e7):
-                raise ConfigError(f"{name} {value}: expected a standard deviation of 0 or more tokens")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -150,48 +125,6 @@ class ServingEstimate:
                 "utilization": self.utilization, "bound": self.bound, "assumptions": list(self.assumptions)}
 
 
-# --- named length distributions -----------------------------------------------------------------------------------
-
-@lru_cache(maxsize=1)
-def _datasets() -> dict[str, dict]:
-    path = builtin_data_dir() / "workload" / "datasets.yaml"
-    data = read_yaml(path)
-    table = data.get("datasets") if isinstance(data, dict) else None
-    if not isinstance(table, dict):
-        raise CatalogError(f"{path}: expected a mapping 'datasets'")
-    for name, entry in table.items():
-        if not isinstance(entry, dict) or not entry.get("source") or not entry.get("input_mean") \
-                or not entry.get("output_mean"):
-            raise CatalogError(f"{path}: dataset {name!r} needs input_mean, output_mean and a source")
-    return table
-
-
-def dataset_names() -> list[str]:
-    return sorted(_datasets())
-
-
-def dataset_mix(name: str, *, input_tokens: int | None = None, output_tokens: int | None = None,
-                input_spread: float | None = None, output_spread: float | None = None) -> RequestMix:
-    """The request lengths of benchmark dataset `name` (data/workload/datasets.yaml); a length given explicitly
-    replaces the dataset's."""
-    entry = _datasets().get(str(name).strip().lower())
-    if entry is None:
-        raise ConfigError(f"--dataset {name!r}: expected one of {', '.join(dataset_names())}")
-    notes = [f"--dataset {name}: {entry.get('description', '')}; mean {entry['input_mean']} input / "
-             f"{entry['output_mean']} output tokens ({entry.get('basis', '')})"]
-    if entry.get("beams"):
-        notes.append(f"--dataset {name}: beam search of width {entry['beams']} ({entry.get('beams_basis', '')}): each "
-                     f"request decodes {entry['beams']} sequences, their prompt's KV cache shared")
-    if entry.get("input_derived") and input_tokens is None:
-        notes.append(f"--dataset {name}: the mean input length is not published; derived as its basis says "
-                     f"(give --prompt N to set it)")
-    return RequestMix(input_tokens=input_tokens or int(entry["input_mean"]),
-                      output_tokens=output_tokens or int(entry["output_mean"]),
-                      input_spread=input_spread if input_spread is not None else entry.get("input_spread"),
-                      output_spread=output_spread if output_spread is not None else entry.get("output_spread"),
-                      beams=int(entry.get("beams") or 1), source=f"--dataset {name}", notes=tuple(notes))
-
-
 # --- the steady state ----------------------------------------------------------------------------------------------
 
 class _Steps:
@@ -231,6 +164,17 @@ class _Steps:
 
     def _decode_at(self, batch: int, corner: str) -> float:
         return getattr(self.at(batch).decode.latency_s, corner)
+
+    def idle(self, batch: float, corner: str) -> float:
+        """What of a single sequence's decode step (its weight read, host time) a step of `batch` decodes leaves
+        for prompt tokens to fill: that step less the decodes' own compute (each at the compute time of a prompt
+        token of a compute-bound prefill, at least 4,096 tokens); none once the decodes are compute-bound."""
+        per_token = self.per_token(corner)
+        return max(self.sequences(1, corner) - batch * self.beams * per_token, 0.0)
+
+    def per_token(self, corner: str) -> float:
+        k = max(16, math.ceil(4096 / self.cfg.prompt))
+        return getattr(self.at(k).prefill.latency_s, corner) / (k * self.cfg.prompt)
 
     def prefill(self, tokens: float, corner: str) -> float:
         """Prefill time of `tokens` prompt tokens, batched as whole prompts of I tokens (fewer: a share of one)."""
@@ -279,8 +223,8 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
     notes += [runs.note(kind, mix, load, policy)] if kind else []
     saturated, mixes = rows["typical"]["saturated"], policy.mixes
     notes.append("continuous batching: " + (
-        "prompt tokens ride in the decode steps (mixed steps), each adding its prefill time less one decode step of "
-        "a single sequence (weight read, host time)" if mixes else
+        "prompt tokens ride in the decode steps (mixed steps), each adding its prefill time less what of one decode "
+        "step of a single sequence (weight read, host time) the running decodes' compute leaves idle" if mixes else
         "prompts run in prefill steps of their own between decode steps, their whole time added in proportion")
         + (f"; chunked prefill, at most {policy.max_batched_tokens:,} tokens a step" if policy.chunked_prefill
            and policy.max_batched_tokens else ""))
@@ -344,11 +288,12 @@ def _step(steps: _Steps, policy, batch: float, prompt_tokens: float, corner: str
         extra = steps.prefill(prompt_tokens, corner)
         return decode + extra, extra
     # mixed: the prompt tokens' marginal time, from whole prompts priced as one prefill (at least one prompt)
-    # less what one decode step of a single sequence pays anyway (weight read, host time)
+    # less what of one decode step of a single sequence (weight read, host time) the step's decodes leave idle
     prompt = steps.cfg.prompt
     k = max(1, round(prompt_tokens / prompt))
     whole = getattr(steps.at(k).prefill.latency_s, corner)
-    extra = prompt_tokens * max(whole - steps.sequences(1, corner), 0.0) / (k * prompt)
+    idle = steps.idle(batch, corner)
+    extra = prompt_tokens * max(whole - idle, 0.0) / (k * prompt)
     return host_floor.mixed(steps, batch, extra, corner), extra
 
 
