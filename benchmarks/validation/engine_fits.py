@@ -43,6 +43,12 @@ ENGINE_FITS: dict[tuple[str, str], tuple[str, ...]] = {
     ("hf", "bnb_int8_linear_host_s"): ("bnb-quanto62-a10g-llama-2-7b-int8-bnb-tg",
                                        "bnb-quanto62-a10g-mistral-7b-int8-bnb-tg",
                                        "bnb-dohu012-t4-qwen25-05b-int8-bnb-tg"),
+    ("vllm", "host_per_request_s"): ("fp4-vllm23369-h100x2-gpt-oss-20b-mxfp4-sharegpt-out",
+                                     "fp4-vllm23369-h100x2-gpt-oss-20b-mxfp4-sharegpt-ttft",
+                                     "fp4-vllm23369-h100x2-gpt-oss-20b-mxfp4-sharegpt-tpot",
+                                     "fp4-vllm23696-b200x8-gpt-oss-120b-mxfp4-sharegpt-out",
+                                     "fp4-vllm23696-b200x8-gpt-oss-120b-mxfp4-sharegpt-ttft",
+                                     "fp4-vllm23696-b200x8-gpt-oss-120b-mxfp4-sharegpt-tpot"),
     ("hf", "bnb_4bit_linear_host_s"): ("bnb-quanto62-a10g-llama-2-7b-nf4-tg", "bnb-quanto62-a10g-mistral-7b-nf4-tg"),
 }
 

@@ -225,6 +225,14 @@ class ExecutionModel:
         """Host time of one step outside the ledger's ops (scheduler, sampling, Python), None where none."""
         return self.profile.range("step_overhead_s")
 
+    def host_floor(self, requests: float, gpus: int = 1) -> Range | None:
+        """Host time of one iteration that grows with the `requests` it holds (`host_per_request_s`: scheduling,
+        the sampler's and the output processor's per-request bookkeeping in Python), which the engine overlaps with
+        the GPU's step (overlap / async scheduling), so a step lasts at least this long; None: no such figure.
+        `gpus`: the GPUs of the replica; one executor loop handles every request unless the engine splits them."""
+        per = self.profile.range("host_per_request_s")
+        return None if per is None or per.high <= 0 else per.scale(max(requests, 0.0))
+
     def extra_launches(self, ledger, fp32: bool) -> tuple[Range, str] | None:
         """Host time of the kernels a decode step launches beyond the ledger's one per op, and the sentence that
         says so; None where the engine launches what the ledger counts."""

@@ -31,7 +31,15 @@ elsewhere; github.com/NVIDIA/TensorRT-LLM at 005b299bd30992a58607c7628bb20092649
 class TensorRTLLM(ExecutionModel):
     FORMATS = ("bf16", "fp8", "awq-int4")
     NATIVE_FP8_ONLY = True
-    ENGINE_OPTIONS = {"max-batch-size": "max_batch_size", "max-num-tokens": "max_num_tokens"}
+    ENGINE_OPTIONS = {"max-batch-size": "max_batch_size", "max-num-tokens": "max_num_tokens",
+                      "enable-attention-dp": "enable_attention_dp"}
+
+    def host_floor(self, requests: float, gpus: int = 1):
+        """With attention data parallelism (`enable_attention_dp`, the perf-overview's setting for MoE models) every
+        GPU's executor schedules, samples and returns its own share of the requests: the host time per iteration is
+        one rank's share; otherwise every rank's loop walks the whole batch."""
+        ranks = gpus if self.profile.value("enable_attention_dp", 0) else 1
+        return super().host_floor(requests / max(ranks, 1), gpus)
 
     @property
     def batching(self) -> Batching:

@@ -193,6 +193,11 @@ class VLLM(ExecutionModel):
         sampler part of its profiling run."""
         return bool(self.profile.value("v1_engine", 1))
 
+    def host_floor(self, requests: float, gpus: int = 1):
+        """The V1 engine core and API server overlap their per-request host time with the GPU step (a floor under it,
+        workload/host_floor.py); V0 ran it between steps, priced whole in step_overhead_s: no floor."""
+        return super().host_floor(requests, gpus) if self.v1 else None
+
     @property
     def batching(self) -> Batching:
         step, seqs, why = vllm_batch_defaults(self.profile, self.device)

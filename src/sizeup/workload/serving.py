@@ -32,7 +32,7 @@ from sizeup.errors import ConfigError
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ingest.arch import ModelArch
 from sizeup.ranges import Range
-from sizeup.workload import serving_runs as runs
+from sizeup.workload import host_floor, serving_runs as runs
 from sizeup.workload.inference import InferenceConfig, InferenceEstimate, estimate_inference, execution_for
 from sizeup.workload.request_mix import RequestMix, dataset_mix, dataset_names  # re-exported
 
@@ -145,8 +145,8 @@ class _Steps:
         return self._memo[batch]
 
     def decode(self, batch: float, corner: str) -> float:
-        """One decode step of `batch` running requests (each `beams` sequences)."""
-        return self.sequences(batch * self.beams, corner)
+        """One decode step of `batch` running requests (each `beams` sequences), at least the engine's host time."""
+        return host_floor.floored(self, batch, self.sequences(batch * self.beams, corner), corner)
 
     def sequences(self, batch: float, corner: str) -> float:
         """One decode step at `batch` running sequences, log-interpolated between priced powers of 2^(1/2)."""
@@ -214,7 +214,7 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
     notes = [f"throughput under load: {load.label}; requests of {I:,} input / {O:,} output tokens ({mix.source})",
              *mix.notes]
     capacity, why = _capacity(arch, device, cfg, model, policy, mix, kv_capacity)
-    notes.extend([why, *(model.request_overhead() or ("",))[1:]])
+    notes.extend([why, *(model.request_overhead() or ("",))[1:], *host_floor.notes(model, cfg.gpus)])
     if policy.scheduling == "static":
         return _static(steps, mix, load, capacity, policy, notes + runs.static_notes(load))
     kind = runs.regime(mix, load, policy.scheduling, load.staggered)  # waves or a finite run: stepped there
@@ -294,7 +294,7 @@ def _step(steps: _Steps, policy, batch: float, prompt_tokens: float, corner: str
     whole = getattr(steps.at(k).prefill.latency_s, corner)
     idle = steps.idle(batch, corner)
     extra = prompt_tokens * max(whole - idle, 0.0) / (k * prompt)
-    return decode + extra, extra
+    return host_floor.mixed(steps, batch, extra, corner), extra
 
 
 def _loaded_step(steps: _Steps, policy, batch: float, prompt_rate: float, corner: str) -> float:
