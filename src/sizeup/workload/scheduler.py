@@ -55,29 +55,34 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
     n = len(requests)
     times = list(arrivals) if arrivals is not None else [0.0] * n
     window = window or n
+    bounded = window < n  # a closed loop: a request is sent when one in flight finishes
     outputs = [o for _, o in requests]
-    sent, first, done, order = [0.0] * n, [0.0] * n, [0.0] * n, []
+    sent, first, done, order = list(times), [0.0] * n, [0.0] * n, []
     per_run = max(per_schedule, 1)
     push, pop = heapq.heappush, heapq.heappop
     running: list[tuple[int, int]] = []  # heap of (decode step at which it finishes, request)
     pending: list[list[int]] = []  # admitted, prompt not done: [request, prompt tokens left]
-    waiting: list[int] = []  # sent, not admitted
-    now, nxt, steps_done, held, decoding, busy, prefill = 0.0, 0, 0, 0.0, 0.0, 0.0, 0.0
-    while nxt < n or waiting or running or pending:
-        if not running and not pending and not waiting and times[nxt] > now:
-            now = times[nxt]  # idle until the next arrival
-        while nxt < n and times[nxt] <= now and len(waiting) + len(pending) + len(running) < window:
-            sent[nxt] = now if arrivals is None else times[nxt]
-            waiting.append(nxt)
-            nxt += 1
+    # requests are sent and admitted in order: [adm, sent_to) are sent and waiting (open loop: every request is sent
+    # at its arrival time, so those of [adm, n) that have arrived)
+    adm, sent_to = 0, 0 if bounded else n
+    now, steps_done, held, decoding, busy, prefill = 0.0, 0, 0.0, 0.0, 0.0, 0.0
+    while adm < n or running or pending:
+        if not running and not pending and (not bounded or adm == sent_to) and times[adm] > now:
+            now = times[adm]  # idle until the next arrival (closed loop: only with arrival times)
+        while bounded and sent_to < n and times[sent_to] <= now and \
+                sent_to - adm + len(pending) + len(running) < window:
+            sent[sent_to] = now if arrivals is None else times[sent_to]
+            sent_to += 1
         if per_run == 1 or not running or steps_done % per_run == 0:
-            while waiting and len(pending) + len(running) < limit:
-                k = waiting.pop(0)
-                pending.append([k, max(requests[k][0], 1)])
+            while adm < sent_to and times[adm] <= now and len(pending) + len(running) < limit:
+                pending.append([adm, requests[adm][0] if requests[adm][0] > 1 else 1])
+                adm += 1
         batch = len(running)
         if pending and (mixes or per_run == 1 or not running or steps_done % per_run == 0):
             room = (budget - (batch * beams if mixes else 0)) if budget else math.inf
-            room, chunk, finished = max(room, 1), 0, 0
+            if room < 1:
+                room = 1
+            chunk = finished = 0
             for entry in pending:
                 space = room - chunk
                 if space <= 0:
@@ -91,7 +96,9 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
                     finished += 1
             if mixes:
                 dt = step(batch, chunk)
-                prefill += max(dt - (decode(batch) if batch else 0.0), 0.0)
+                extra = dt - decode(batch) if batch else dt
+                if extra > 0:
+                    prefill += extra
             else:
                 dt = step(0, chunk)
                 prefill += dt
@@ -99,7 +106,7 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
             busy += dt
             held += dt * (batch + len(pending))
             if mixes and batch:
-                decoding += dt * batch
+                decoding += batch * dt
                 steps_done += 1
                 while running and running[0][0] <= steps_done:
                     k = pop(running)[1]
@@ -117,20 +124,28 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
         # decode steps at a constant batch until the next finish, the next admissible arrival or scheduling point
         dt = decode(batch)
         count = running[0][0] - steps_done
-        joins = waiting or (nxt < n and len(waiting) + len(pending) + batch < window)
-        if pending or (joins and batch + len(pending) < limit):
+        if bounded:
+            waiting = adm < sent_to
+            arrives = sent_to < n and sent_to - adm + len(pending) + batch < window
+            nxt = sent_to
+        else:
+            waiting = adm < n and times[adm] <= now
+            arrives, nxt = adm < n, adm
+        if pending or ((waiting or arrives) and batch + len(pending) < limit):
             wait = 0 if pending or waiting else math.ceil((times[nxt] - now) / dt)
             if wait < 1 and not pending:
                 wait = 1
             if per_run > 1:
                 wait += (-(steps_done + wait)) % per_run  # admitted only between scheduling runs
-            count = min(count, wait)
-        count = max(count, 1)
+            if wait < count:
+                count = wait
+        if count < 1:
+            count = 1
         span = count * dt
         now += span
         busy += span
         held += span * batch
-        decoding += span * batch
+        decoding += batch * dt * count
         steps_done += count
         while running and running[0][0] <= steps_done:
             k = pop(running)[1]
