@@ -19,6 +19,8 @@ import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -127,14 +129,13 @@ def simulate(model: ReplicaModel, rate_per_s: float, prompt_tokens: int, output_
         raise ConfigError(f"arrival rate {rate_per_s}: expected a positive rate")
     rng = random.Random(seed)
     if arrivals is None:
-        t, times = 0.0, []
-        for _ in range(requests):
-            t += rng.expovariate(rate_per_s)
-            times.append(t)
+        draws, state = _exponentials(seed, requests)  # what rng.expovariate(rate) draws, divided by the rate
+        times = list(accumulate(e / rate_per_s for e in draws))
+        rng.setstate(state)
     else:
         times = sorted(float(a) for a in arrivals)
         requests = len(times)
-    sizes = [lengths(rng) if lengths else (prompt_tokens, output_tokens) for _ in range(requests)]
+    sizes = [lengths(rng) for _ in range(requests)] if lengths else [(prompt_tokens, output_tokens)] * requests
     run = _static if model.scheduling == "static" else _continuous
     first, done, batch_time, busy = run(model, times, sizes, max(prompt_tokens, 1))
     first, done = first + model.front_s, done + model.front_s
@@ -154,6 +155,15 @@ def simulate(model: ReplicaModel, rate_per_s: float, prompt_tokens: int, output_
                             e2e=Percentiles.of(e2e), throughput_requests_per_s=requests / span,
                             output_tokens_per_s=float(sum(s[1] for s in sizes)) / span,
                             mean_batch=batch_time / max(busy, 1e-12), stable=bool(stable), ttft_samples=ttft)
+
+
+@lru_cache(maxsize=16)
+def _exponentials(seed: int, requests: int) -> tuple[tuple[float, ...], tuple]:
+    """`requests` unit exponential draws of random.Random(seed), as its expovariate takes them (-ln(1 - u)), and the
+    generator's state after them: a plan simulates the same seed at many rates."""
+    rng = random.Random(seed)
+    draws = tuple(-math.log(1.0 - rng.random()) for _ in range(requests))
+    return draws, rng.getstate()
 
 
 def _static(model: ReplicaModel, times: list[float], sizes: list[tuple[int, int]], mean_prompt: int):
