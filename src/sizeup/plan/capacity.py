@@ -141,7 +141,7 @@ def simulate(model: ReplicaModel, rate_per_s: float, prompt_tokens: int, output_
     first, done = first + model.front_s, done + model.front_s
     arrive = np.asarray(times)
     ttft = first - arrive
-    outputs = np.asarray([max(s[1] - 1, 0) for s in sizes])
+    outputs = np.asarray([max(s[1] - 1, 0) for s in sizes]) if lengths else np.full(requests, max(output_tokens - 1, 0))
     with np.errstate(invalid="ignore", divide="ignore"):
         tpot = np.where(outputs > 0, (done - first) / np.maximum(outputs, 1), np.nan)
     e2e = done - arrive

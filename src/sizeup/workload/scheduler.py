@@ -57,6 +57,7 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
     window = window or n
     bounded = window < n  # a closed loop: a request is sent when one in flight finishes
     outputs = [o for _, o in requests]
+    prompts = [i if i > 1 else 1 for i, _ in requests]
     sent, first, done, order = list(times), [0.0] * n, [0.0] * n, []
     per_run = max(per_schedule, 1)
     push, pop = heapq.heappush, heapq.heappop
@@ -66,17 +67,18 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
     # at its arrival time, so those of [adm, n) that have arrived)
     adm, sent_to = 0, 0 if bounded else n
     now, steps_done, held, decoding, busy, prefill = 0.0, 0, 0.0, 0.0, 0.0, 0.0
-    while adm < n or running or pending:
-        if not running and not pending and (not bounded or adm == sent_to) and times[adm] > now:
+    holding = 0  # sequences held: len(pending) + len(running)
+    while adm < n or holding:
+        if not holding and (not bounded or adm == sent_to) and times[adm] > now:
             now = times[adm]  # idle until the next arrival (closed loop: only with arrival times)
-        while bounded and sent_to < n and times[sent_to] <= now and \
-                sent_to - adm + len(pending) + len(running) < window:
+        while bounded and sent_to < n and times[sent_to] <= now and sent_to - adm + holding < window:
             sent[sent_to] = now if arrivals is None else times[sent_to]
             sent_to += 1
         if per_run == 1 or not running or steps_done % per_run == 0:
-            while adm < sent_to and times[adm] <= now and len(pending) + len(running) < limit:
-                pending.append([adm, requests[adm][0] if requests[adm][0] > 1 else 1])
+            while holding < limit and adm < sent_to and times[adm] <= now:
+                pending.append([adm, prompts[adm]])
                 adm += 1
+                holding += 1
         batch = len(running)
         if pending and (mixes or per_run == 1 or not running or steps_done % per_run == 0):
             room = (budget - (batch * beams if mixes else 0)) if budget else math.inf
@@ -112,11 +114,13 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
                     k = pop(running)[1]
                     done[k] = now
                     order.append(k)
+                    holding -= 1
             for k, _ in pending[:finished]:  # prompts finish in the order they were taken
                 first[k] = now
                 if outputs[k] <= 1:
                     done[k] = now
                     order.append(k)
+                    holding -= 1
                 else:
                     push(running, (steps_done + outputs[k] - 1, k))
             del pending[:finished]
@@ -126,12 +130,12 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
         count = running[0][0] - steps_done
         if bounded:
             waiting = adm < sent_to
-            arrives = sent_to < n and sent_to - adm + len(pending) + batch < window
+            arrives = sent_to < n and sent_to - adm + holding < window
             nxt = sent_to
         else:
             waiting = adm < n and times[adm] <= now
             arrives, nxt = adm < n, adm
-        if pending or ((waiting or arrives) and batch + len(pending) < limit):
+        if pending or ((waiting or arrives) and holding < limit):
             wait = 0 if pending or waiting else math.ceil((times[nxt] - now) / dt)
             if wait < 1 and not pending:
                 wait = 1
@@ -151,5 +155,6 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
             k = pop(running)[1]
             done[k] = now
             order.append(k)
+            holding -= 1
     return Trace(sent=sent, first=first, done=done, order=order, makespan=now, held=held, decoding=decoding,
                  busy=busy, prefill=prefill)
