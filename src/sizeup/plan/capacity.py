@@ -20,7 +20,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import accumulate
+from itertools import accumulate, repeat
 from typing import Any
 
 import numpy as np
@@ -130,7 +130,7 @@ def simulate(model: ReplicaModel, rate_per_s: float, prompt_tokens: int, output_
     rng = random.Random(seed)
     if arrivals is None:
         draws, state = _exponentials(seed, requests)  # what rng.expovariate(rate) draws, divided by the rate
-        times = list(accumulate(e / rate_per_s for e in draws))
+        times = list(accumulate(map(float.__truediv__, draws, repeat(rate_per_s))))
         rng.setstate(state)
     else:
         times = sorted(float(a) for a in arrivals)
@@ -153,7 +153,8 @@ def simulate(model: ReplicaModel, rate_per_s: float, prompt_tokens: int, output_
     return SimulationResult(rate_per_s=rate_per_s if arrivals is None else requests / max(arrive[-1], 1e-12),
                             requests=requests, ttft=Percentiles.of(ttft), tpot=Percentiles.of(tpot[~np.isnan(tpot)]),
                             e2e=Percentiles.of(e2e), throughput_requests_per_s=requests / span,
-                            output_tokens_per_s=float(sum(s[1] for s in sizes)) / span,
+                            output_tokens_per_s=float(sum(s[1] for s in sizes) if lengths
+                                                      else output_tokens * requests) / span,
                             mean_batch=batch_time / max(busy, 1e-12), stable=bool(stable), ttft_samples=ttft)
 
 
