@@ -74,13 +74,14 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
         while bounded and sent_to < n and times[sent_to] <= now and sent_to - adm + holding < window:
             sent[sent_to] = now if arrivals is None else times[sent_to]
             sent_to += 1
-        if per_run == 1 or not running or steps_done % per_run == 0:
+        boundary = per_run == 1 or not running or steps_done % per_run == 0
+        if boundary:
             while holding < limit and adm < sent_to and times[adm] <= now:
                 pending.append([adm, prompts[adm]])
                 adm += 1
                 holding += 1
         batch = len(running)
-        if pending and (mixes or per_run == 1 or not running or steps_done % per_run == 0):
+        if pending and (mixes or boundary):
             room = (budget - (batch * beams if mixes else 0)) if budget else math.inf
             if room < 1:
                 room = 1
