@@ -1,5 +1,6 @@
 """Predicted vs published figures of the local engines (issue 28): MLX, ExLlamaV2 / ExLlama, MLC-LLM (and the Jetson
-rows beside them), Ollama, from the research rows of tests/validation/rows_*.yaml (ROWS_README.md), each row the
+rows beside them), Ollama, and the local engines' rows of the held-out rows_check_1205.yaml (llama.cpp among them), from
+the research rows of tests/validation/rows_*.yaml (ROWS_README.md), each row the
 command line its `argv` states, priced through the validation runner (benchmarks/validation/runner.py).
 
 Prints, per engine: the rows answerable (the command runs and prices) and unanswerable (with the one-line reason),
@@ -26,9 +27,10 @@ from validation import runner, summary  # noqa: E402
 from validation.engine_fits import ENGINE_FITS, engine_values, key_of  # noqa: E402
 from validation.rows import ROW_DIR, Row  # noqa: E402
 
-FILES = ("rows_mlx.yaml", "rows_exllamav2.yaml", "rows_mlc_jetson.yaml", "rows_sglang_ollama_vllm_versions.yaml")
+FILES = ("rows_mlx.yaml", "rows_exllamav2.yaml", "rows_mlc_jetson.yaml", "rows_sglang_ollama_vllm_versions.yaml",
+         "rows_check_1205.yaml")
 ENGINES = {"mlx": "mlx", "mlx-benchmark": "mlx", "exllamav2": "exllamav2", "exllama": "exllama", "mlc": "mlc",
-           "ollama": "ollama", "llama.cpp": "llama.cpp (Jetson rows)"}
+           "ollama": "ollama", "llama.cpp": "llama.cpp (Jetson and held-out rows)"}
 
 FITTED = {fig: ids for fig, ids in ENGINE_FITS.items() if fig[0] in ("mlx", "exllama", "mlc")}
 """(data file, setting): the tuned rows its basis names (validation/engine_fits.py, shared with tables.py's LOSO)."""

@@ -91,7 +91,7 @@ def load_file(path: Path) -> tuple[Row, ...]:
         if "--json" in argv:
             raise ValueError(f"{path.name}: row {raw['id']}: the runner adds --json itself")
         extra = {k: v for k, v in raw.items() if k not in REQUIRED}
-        engine = _engine_named(argv)
+        engine = engine_of(argv)
         if engine is not None and not _engine_registered(engine):
             PENDING.append(f"{path.name}: {raw['id']} (engine {engine!r} not in sizeup yet)")
             continue  # a converted file's row for an engine another helper adds: left out until it exists
@@ -105,7 +105,8 @@ PENDING: list[str] = []
 engine's helper while another adds the rest): listed, never priced."""
 
 
-def _engine_named(argv: list[str]) -> str | None:
+def engine_of(argv: list[str]) -> str | None:
+    """The engine a command names (`--engine NAME[@RELEASE]`), without its release; None when it names none."""
     for i, arg in enumerate(argv):
         if arg == "--engine" and i + 1 < len(argv):
             return argv[i + 1].partition("@")[0]

@@ -70,5 +70,5 @@ def test_flags_one_at_a_time_still_work(capsys):
     assert main(["plan", "llama-3.2-1b", "--rps", "2", "--device", "l4", "--json"]) in (0, 2)
     assert main(["plan", "llama-3.2-1b", "--users", "20", "--device", "l4", "--format", "json"]) in (0, 2)
     capsys.readouterr()
-    assert main(["plan", "llama-3.1-8b", "--task", "finetune", "--engine", "vllm", "--json"]) == 1  # no job: its own line
-    assert "--task finetune needs --tokens N" in capsys.readouterr().err
+    assert main(["plan", "llama-3.1-8b", "--task", "batch", "--engine", "vllm", "--json"]) == 1  # no job: its own line
+    assert "--task batch needs --tokens N" in capsys.readouterr().err

@@ -81,9 +81,11 @@ def test_recomputed_workbook_reproduces_the_plan(name, tmp_path):
         assert check == ("no budget set" if not budget else
                          "within budget" if chosen.cost_usd <= budget else "OVER BUDGET")
     elif "hours" in chosen.latency:
+        # the workbook's job cost is the sheet's (instances billed whole for the run), not a share of an instance
+        sheet_cost = build_sheet(result).cells()["job_on_demand"].value
+        assert value(names["job_cost"]) == pytest.approx(sheet_cost, rel=1e-9)
         assert value(names["job_cost"]) == pytest.approx(
-            chosen.latency["hours"] * value(names["instances"]) * value(names["instance_share"])
-            * chosen.offer.on_demand_usd_per_hour, rel=1e-9)
+            chosen.latency["hours"] * value(names["instances"]) * chosen.offer.on_demand_usd_per_hour, rel=1e-9)
     if chosen.memory_bytes:
         assert value(names["memory_needed_gib"]) == pytest.approx(chosen.memory_bytes / 2**30, rel=1e-12)
     # every formula cell evaluated to a number or text, not an Excel error
@@ -151,3 +153,21 @@ def test_the_sheet_worksheet_opens_with_the_headline_and_its_live_cost(name, tmp
     assert ws["B3"].value == "=" + load_workbook(path).defined_names[key].attr_text
     cost = _calc(path)(f"'[{path.name}]SHEET'!B3")
     assert cost == pytest.approx(headline.cost_usd, rel=1e-9)
+
+
+def test_a_batch_job_costs_the_same_in_the_headline_the_sheet_and_the_workbook(tmp_path):
+    """A batch job on 1 GPU of a 2-GPU instance was quoted $0.47 in the headline, $0.94 in the sheet's cost section
+    and $0.47 × ½ in the workbook: now the instance runs a replica on each GPU, billed whole, and all three agree."""
+    from sizeup.api import plan
+
+    report = plan("llama-3.2-1b", task="batch", tokens=1e8, devices=("rtx-5090",))
+    chosen = report.result.chosen
+    assert chosen.offer.gpu_count // chosen.gpus == chosen.detail["job_replicas"] > 1
+    path = tmp_path / "batch.xlsx"
+    write_xlsx(report.sheet, str(path), result=report.result)
+    value, names = _calc(path), _names(path)
+    sheet_cost = report.sheet.cells()["job_on_demand"].value
+    assert report.sheet.headline.pricing_basis == "on-demand"
+    assert report.sheet.headline.cost_usd == pytest.approx(sheet_cost, rel=1e-9)
+    assert value(names["job_cost"]) == pytest.approx(sheet_cost, rel=1e-9)
+    assert report.sheet.headline.count == chosen.gpus * chosen.detail["job_replicas"]

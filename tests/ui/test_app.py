@@ -73,6 +73,31 @@ def test_api_plan_equals_the_cli_json(client):
                            "--format", "json")
 
 
+@pytest.mark.parametrize("fields, field, task", [
+    ({"task": "batch", "tokens": "1e8", "users": "20"}, "users", "batch"),
+    ({"task": "batch", "tokens": "1e8", "ttft_p95": "500ms"}, "ttft_p95", "batch"),
+    ({"task": "finetune", "tokens": "1e8", "engine": "vllm"}, "engine", "finetune"),
+    ({"task": "pretrain", "tokens": "1e8", "prompt": "800"}, "prompt", "pretrain"),
+    ({"task": "edge", "devices": "jetson-orin-nano-8gb", "tpot_p95": "100ms", "rps": "2"}, "rps", "edge"),
+])
+def test_a_plan_field_the_task_does_not_read_is_a_400_naming_it(client, fields, field, task):
+    """The plan form used to send users and engine with a job, and the server ignored them: now a field the task
+    does not read is refused before any plan runs, from the form and from the JSON API alike."""
+    for r in (client.post("/api/plan", json={"model": "llama-3.2-1b", **fields}),
+              client.post("/plan/result", data={"model": "llama-3.2-1b", **fields})):
+        assert r.status_code == 400, r.text
+        text = r.json()["error"] if r.headers["content-type"].startswith("application/json") else r.text
+        assert f"field '{field}' does not apply to task '{task}'" in text
+
+
+def test_a_plan_field_left_empty_is_not_sent(client):
+    """An empty field is no value: a batch job with an empty users box plans."""
+    r = client.post("/api/plan", json={"model": "llama-3.2-1b", "task": "batch", "tokens": "1e8", "users": "",
+                                       "devices": "h100"})
+    assert r.status_code == 200, r.text
+    assert r.json()["headline"]["period"] == "job"
+
+
 def test_api_fit_equals_the_cli_json(client):
     r = client.get("/api/fit", params={"device": "rtx-4060-ti-16gb", "task": "chat"})
     assert r.status_code == 200, r.text

@@ -64,6 +64,36 @@ def test_a_bad_batch_shows_the_message_and_the_page_recovers(server, page):
     expect(page.locator("#figures .sub")).to_contain_text("batch 4")
 
 
+def test_the_plan_form_shows_and_sends_only_the_tasks_fields(server, page):
+    """A batch job: no users, rate, latency targets shown or sent (the form used to send users=20 and engine=vllm
+    with every job); an edge board: the per-token target, no TTFT; a fine-tune: no engine or lengths."""
+    page.goto(f"{server}/plan")
+    expect(page.locator("#plan-users")).to_be_visible()
+    page.select_option("#plan-task", "batch")
+    for hidden in ("#plan-users", "#plan-ttft", "#plan-tpot"):
+        expect(page.locator(hidden)).to_be_hidden()
+        expect(page.locator(hidden)).to_be_disabled()
+    for shown in ("#plan-tokens", "#plan-prompt", "#plan-output", "#plan-engine", "#plan-devices"):
+        expect(page.locator(shown)).to_be_visible()
+    page.fill("#plan-tokens", "1e8")
+    page.fill("#plan-devices", "h100")
+    with page.expect_request("**/plan/result") as sent:
+        page.click("#plan-submit")
+    body = sent.value.post_data or ""
+    assert 'name="tokens"' in body and 'name="users"' not in body and 'name="ttft_p95"' not in body
+    assert 'name="engine"' in body  # a batch job's engine (empty: the task's default)
+    expect(page.locator("#verdict")).to_contain_text("scenario", timeout=60_000)
+    expect(page.locator("#error")).to_have_count(0)
+    page.select_option("#plan-task", "edge")
+    expect(page.locator("#plan-tpot")).to_be_visible()
+    expect(page.locator("#plan-ttft")).to_be_hidden()
+    page.select_option("#plan-task", "finetune")
+    for hidden in ("#plan-engine", "#plan-prompt", "#plan-output", "#plan-users"):
+        expect(page.locator(hidden)).to_be_hidden()
+    page.select_option("#plan-task", "chat")
+    expect(page.locator("#plan-users")).to_be_enabled()
+
+
 def test_the_plan_form_produces_a_sheet_and_an_xlsx_download(server, page):
     openpyxl = pytest.importorskip("openpyxl")
     page.goto(f"{server}/plan")

@@ -17,6 +17,8 @@ METRICS = {"decode_tokens_per_s", "total_decode_tokens_per_s", "prefill_tokens_p
            "tpot_s", "e2e_latency_s", "output_tokens_per_s_at_load", "input_tokens_per_s_at_load", "requests_per_s"}
 # The one file whose tuned and check rows share a source (a single source exists for the Arc Pro B60).
 SHARED_SOURCE_FILES = {"rows_new_devices.yaml"}
+# Held-out sets: every row is check (nothing was fitted to them), so they have no tuned rows by design.
+CHECK_ONLY_FILES = {"rows_check_1205.yaml"}
 
 
 def _rows():
@@ -94,7 +96,7 @@ def test_tuned_and_check_rows_come_from_different_sources():
     roles = defaultdict(set)
     for name, rows in _rows().items():
         kinds = {r["role"] for r in rows}
-        assert kinds == {"tuned", "check"}, name
+        assert kinds == ({"check"} if name in CHECK_ONLY_FILES else {"tuned", "check"}), name
         assert sum(r["role"] == "tuned" for r in rows) <= 0.5 * len(rows), name
         for r in rows:
             if name not in SHARED_SOURCE_FILES:

@@ -11,10 +11,29 @@ from sizeup.api.options import Options, option
 from sizeup.errors import ConfigError
 from sizeup.units import MAX_REQUESTS_PER_S, MAX_SLA_S, MAX_TOKENS, MAX_TRAINING_TOKENS, MAX_USERS
 
-__all__ = ["PlanOptions", "PlanReport", "QUICK_OPTIONS", "plan"]
+__all__ = ["PlanOptions", "PlanReport", "QUICK_OPTIONS", "QUICK_TASK_OPTIONS", "plan"]
 
 QUICK_OPTIONS = ("task", "users", "rps", "prompt", "output", "ttft_p95", "tpot_p95", "devices", "engine", "tokens")
 """The options that make a quick plan's scenario; refused beside a scenario given whole."""
+
+_SERVED = ("users", "rps", "prompt", "output", "ttft_p95", "tpot_p95", "devices", "engine")
+QUICK_TASK_OPTIONS: dict[str, tuple[str, ...]] = {
+    "chat": _SERVED, "api": _SERVED,
+    "batch": ("prompt", "output", "devices", "engine", "tokens"),
+    "finetune": ("devices", "tokens"), "pretrain": ("devices", "tokens"),
+    "edge": ("prompt", "output", "tpot_p95", "devices", "engine"),
+}
+"""The quick options each task reads (besides `task`); any other is refused in one line, never ignored: a job has
+no users, request rate or latency targets (batch reads the tokens per request, its engine and its length), a
+training run no per-request lengths or serving engine, an edge board one stream (no users, rate or TTFT target;
+its per-token latency is --tpot-p95)."""
+
+_OPTION_TEXT = {"users": ("--users", "users sending requests"), "rps": ("--rps", "a request rate"),
+                "prompt": ("--prompt", "prompt tokens per request"), "output": ("--output", "output tokens per request"),
+                "ttft_p95": ("--ttft-p95", "a time-to-first-token target"),
+                "tpot_p95": ("--tpot-p95", "a per-token latency target"), "devices": ("--device", "devices"),
+                "engine": ("--engine", "a serving engine"), "tokens": ("--tokens", "a job's length")}
+"""Option -> (its flag on the command line, what it sets): the words of a refusal."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -25,16 +44,18 @@ class PlanOptions(Options):
     users: float | None = option(None, "chat/api: users, each sending 20 requests per hour, all in the busiest hour",
                                  minimum=1, maximum=MAX_USERS)
     rps: float | None = option(None, "chat/api: peak requests per second", minimum=1e-9, maximum=MAX_REQUESTS_PER_S)
-    prompt: int = option(800, "prompt tokens per request", minimum=1, maximum=MAX_TOKENS)
-    output: int = option(250, "output tokens per request", minimum=1, maximum=MAX_TOKENS)
+    prompt: int | None = option(None, "chat/api/batch/edge: prompt tokens per request (default: chat/api 800, "
+                                      "batch 512, edge 256)", minimum=1, maximum=MAX_TOKENS)
+    output: int | None = option(None, "chat/api/batch/edge: output tokens per request (default: chat/api 250, "
+                                      "batch 256, edge 128)", minimum=1, maximum=MAX_TOKENS)
     ttft_p95: float | None = option(None, "SLA: p95 time to first token, seconds", minimum=1e-9, maximum=MAX_SLA_S)
     tpot_p95: float | None = option(None, "SLA: p95 time per output token, seconds", minimum=1e-9, maximum=MAX_SLA_S)
     devices: tuple[str, ...] = option((), "allowed devices (default: every catalog device with an offer); an edge "
                                           "plan's one board")
     tokens: float | None = option(None, "finetune / pretrain: tokens to train on; batch: output tokens to generate "
                                         "(e.g. 1e9)", minimum=1, maximum=MAX_TRAINING_TOKENS)
-    engine: str | None = option(None, "serving engine of a chat / api plan, NAME or NAME@RELEASE (default: the "
-                                      "serving default of data/engines/defaults.yaml, vLLM)")
+    engine: str | None = option(None, "chat/api/batch/edge: the engine, NAME or NAME@RELEASE (default: the task's "
+                                      "of data/engines/defaults.yaml: vLLM; llama.cpp on an edge board)")
     electricity: float | None = option(None, "electricity price for buy vs rent, USD per kWh (overrides the "
                                              "scenario's budget.electricity_usd_per_kwh; default 0.15, assumed)",
                                        minimum=0, maximum=100)
@@ -117,12 +138,11 @@ def _scenario(scenario: str | Path | dict | Any, o: PlanOptions):
 
 
 def quick_scenario(model: str, o: PlanOptions) -> dict[str, Any]:
-    """The scenario of a quick plan, as the YAML's keys."""
+    """The scenario of a quick plan, as the YAML's keys. An option the task does not read is refused
+    (QUICK_TASK_OPTIONS), never ignored."""
+    _refuse_unread(o)
     data: dict[str, Any] = {"name": f"{model}-{o.task}", "model": model, "task": o.task, "constraints": {}}
     jobs = ("batch", "finetune", "pretrain")
-    if o.tokens is not None and o.task not in jobs:
-        raise ConfigError(f"--tokens {o.tokens:,.0f}: a job's length, read by --task {', '.join(jobs)}; "
-                          f"not by --task {o.task}")
     if o.task in jobs:
         if o.tokens is None:
             raise ConfigError(f"--task {o.task} needs --tokens N: the "
@@ -138,9 +158,15 @@ def quick_scenario(model: str, o: PlanOptions) -> dict[str, Any]:
         data["edge"] = {"device": o.devices[0], "latency_s": o.tpot_p95}
     elif o.devices:
         data["constraints"]["devices"] = list(o.devices)
+    if o.engine:
+        data["constraints"]["engines"] = [o.engine]  # none: the task's default (data/engines/defaults.yaml)
+    if o.task in ("batch", "edge"):  # one request's lengths; the task's defaults (plan.scenario) where not given
+        lengths = {k: v for k, v in (("prompt_tokens", o.prompt), ("output_tokens", o.output)) if v is not None}
+        if lengths:
+            data["traffic"] = lengths
     if o.task in ("chat", "api"):
-        data["constraints"]["engines"] = [o.engine] if o.engine else []  # none: the serving default
-        traffic: dict[str, Any] = {"prompt_tokens": o.prompt, "output_tokens": o.output}
+        traffic: dict[str, Any] = {"prompt_tokens": 800 if o.prompt is None else o.prompt,
+                                   "output_tokens": 250 if o.output is None else o.output}
         if o.rps is not None:
             traffic["peak_requests_per_s"] = o.rps
         else:
@@ -153,3 +179,24 @@ def quick_scenario(model: str, o: PlanOptions) -> dict[str, Any]:
             sla["tpot_p95_s"] = o.tpot_p95
         data["sla"] = sla
     return data
+
+
+def _refuse_unread(o: PlanOptions) -> None:
+    """Refuse, in one line naming it, a quick option that `o.task` does not read."""
+    reads = QUICK_TASK_OPTIONS[o.task]
+    for name, value in o.changed().items():
+        if name not in _OPTION_TEXT or name in reads:
+            continue
+        flag, what = _OPTION_TEXT[name]
+        shown = (f"{value:,.0f}" if name in ("tokens", "users") else f"{value:g} s" if name.endswith("_p95")
+                 else f"{value:g}") if isinstance(value, (int, float)) else value
+        readers = [t for t, names in QUICK_TASK_OPTIONS.items() if name in names]
+        raise ConfigError(f"{flag} {shown}: {what}, read by --task {', '.join(readers)}; --task {o.task} does not "
+                          f"read it" + _UNREAD_HINTS.get((o.task, name), ""))
+
+
+_UNREAD_HINTS = {("batch", "users"): " (a batch job's size is --tokens)", ("batch", "rps"): " (a batch job's size is "
+                 "--tokens)", ("edge", "ttft_p95"): " (an edge board keeps --tpot-p95)",
+                 ("edge", "users"): " (an edge board serves one stream)", ("edge", "rps"): " (an edge board serves "
+                 "one stream)", ("finetune", "engine"): " (a training run's framework is a train flag)",
+                 ("pretrain", "engine"): " (a training run's framework is a train flag)"}

@@ -112,6 +112,8 @@ def plan_edge(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanResu
             if found:
                 break  # formats run from high to low precision: the first that meets the latency is kept
     assumptions = [*([note] if note else []),
+                   f"one request at a time: prompt {prompt:,} and output {output:,} tokens (context {prompt + output:,}"
+                   + ("" if scenario.traffic else "; traffic.prompt_tokens / output_tokens not given") + ")",
                    f"thermal derate ×{edge.thermal_derate:g} on sustained speed (assumption, not measured)",
                    "shared memory: the OS and runtime share is kept free (usable-memory class)", *thermal_notes]
     if len(modes) > 1:

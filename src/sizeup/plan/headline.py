@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sizeup.plan.sheet_load import sla_load
+
 __all__ = ["Headline", "build_headline", "COST_KEYS", "headline_rows"]
 
 COST_KEYS = {"month": {"on-demand": "monthly_on_demand", "spot": "monthly_spot", "reserved-1y": "monthly_reserved",
@@ -44,6 +46,10 @@ class Headline:
     budget_share: float | None = None
     sla: dict[str, dict[str, float]] = field(default_factory=dict)
     """metric -> {"value": achieved, "target": target, "margin": 1 - value/target} (seconds or hours)."""
+    sla_load: str = ""
+    """The load the SLA figures hold at (plan.sheet_load): "peak", "unloaded", or "" (a job's run time)."""
+    sla_at: str = ""
+    """The same in words: "at the peak", "unloaded", "even unloaded" (a miss), "unloaded (one request at a time)"."""
     margin: float | None = None
     """The smallest margin over the SLA targets (or the deadline), as a fraction of the target."""
     power_w: float | None = None
@@ -76,7 +82,7 @@ class Headline:
                 "cost_usd": self.cost_usd, "pricing_basis": self.pricing_basis,
                 "costs_by_basis": dict(self.costs_by_basis), "cost_key": self.cost_key,
                 "budget_usd": self.budget_usd, "budget_share": self.budget_share, "sla": dict(self.sla),
-                "margin": self.margin, "power_w": self.power_w,
+                "sla_load": self.sla_load, "margin": self.margin, "power_w": self.power_w,
                 "device_price_usd": self.device_price_usd, "fleet": self.fleet, "envelope": list(self.envelope),
                 "buy_vs_rent": self.buy_vs_rent,
                 "by_region": {k: dict(v) for k, v in self.by_region.items()}, "assumptions": list(self.assumptions),
@@ -164,7 +170,8 @@ def headline_rows(h: Headline) -> list[tuple[str, str]]:
     if h.buy_vs_rent:
         rows.append(("buy vs rent", h.buy_vs_rent))
     if h.sla:
-        rows.append(("SLA" if "hours" not in h.sla else "deadline", _sla_text(h.sla)))
+        rows.append(("SLA" if "hours" not in h.sla else "deadline",
+                     (f"{h.sla_at}: " if h.sla_at else "") + _sla_text(h.sla)))
     rows += [("NOT PROMISED", text) for text in h.envelope]
     rows += [("assumption", a) for a in h.assumptions]
     return [(k, v) for k, v in rows if v]
@@ -204,7 +211,7 @@ def build_headline(result, cost_cells: dict[str, float] | None = None, envelope=
                         text=_none_text(result.rejected))
     offer = chosen.offer
     replicas = chosen.replicas.with_redundancy if chosen.replicas is not None else None
-    count = chosen.gpus * (replicas or 1)
+    count = chosen.gpus * (replicas or chosen.detail.get("job_replicas") or 1)
     sla = _targets(result, chosen)
     margin = min((m["margin"] for m in sla.values()), default=None)
     power = chosen.device.tdp_w * count if chosen.device.tdp_w else None
@@ -269,8 +276,12 @@ def build_headline(result, cost_cells: dict[str, float] | None = None, envelope=
         price = f"device price {_dollars(device_price)}" if device_price is not None else \
             "device price unknown (not in the catalog; give edge.price_usd)"
         parts.append(f"Power {power:,.0f} W at TDP; {price}." if power else f"Power not in the catalog; {price}.")
+    load = sla_load(scenario, chosen)
+    missed = any(m["margin"] < 0 for m in sla.values())
+    at = "" if load is None or not sla else ("even " if missed and load.kind == "unloaded" else "") + load.brief
     if sla:
-        parts.append(("Meets " if result.meets else "Reaches ") + _sla_text(sla) + ".")
+        verb = "Meets" if result.meets else "Misses" if missed else "Reaches"
+        parts.append(f"{verb}{' ' + at + ':' if at else ''} {_sla_text(sla)}.")
     if buy is not None:
         parts.append(buy.text[0].upper() + buy.text[1:] + ".")
     beyond = tuple(f"{c.name} {c.predicted:.3g} is beyond its bound {c.bound:.3g}"
@@ -287,6 +298,7 @@ def build_headline(result, cost_cells: dict[str, float] | None = None, envelope=
                     provider=provider, region=region, instance=offer.instance if offer is not None else None,
                     engine=chosen.engine_label, format=chosen.quant, period=period, cost_usd=cost, pricing_basis=basis,
                     costs_by_basis=costs, cost_key=cost_key, budget_usd=budget, budget_share=share, sla=sla,
+                    sla_load=load.kind if at else "", sla_at=at,
                     margin=margin, power_w=power, device_price_usd=device_price, fleet=fleet,
                     buy_vs_rent=buy.text if buy is not None else "",
                     envelope=beyond, by_region=by_region, assumptions=assumptions, text=" ".join(parts))

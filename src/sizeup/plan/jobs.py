@@ -179,18 +179,24 @@ def plan_batch(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanRes
                         continue
                     rate = e.decode.tokens_per_s.typical * output / (output + e.prefill.latency_s.typical
                                                                      / e.decode.latency_s.typical)
-                    hours = job.tokens / rate / 3600
-                    cost = hours * hourly
+                    # the instance is billed whole: each of its ⌊GPUs / gpus⌋ replicas takes a share of the job, so
+                    # the run is that many times shorter and costs one replica's share of the price per replica-hour
+                    replicas = offer.gpu_count // gpus
+                    hours = job.tokens / (rate * replicas) / 3600
+                    cost = hours * hourly * replicas
                     regions = {g: {"offer": o.id, "region": o.region, "pricing_basis": hourly_price(o, basis)[1],
-                                   "cost_usd": hours * h} for g, (o, h) in groups.items()}
+                                   "cost_usd": job.tokens / rate / 3600 * h} for g, (o, h) in groups.items()}
                     candidate = Candidate(device=dev, gpus=gpus, quant=quant, engine=e.execution.name, offer=offer,
                                           engine_version=e.execution.version,
                                           cost_usd=cost, pricing_basis=hourly_price(offer, basis)[1],
                                           latency={"hours": hours}, max_batch=first.max_batch,
                                           memory_bytes=e.memory.total_bytes, usable_bytes=e.memory.usable_bytes.typical,
                                           detail={"tokens_per_s": rate, "memory_parts": memory_parts(e.memory),
-                                                  "by_region": regions, "instances": 1,
-                                                  "placement": f"1 × {offer.id}"})
+                                                  "context": prompt + output, "by_region": regions, "instances": 1,
+                                                  "job_replicas": replicas,
+                                                  "placement": f"1 × {offer.id}" + (
+                                                      f", {replicas} replicas of {gpus} GPU{'s' if gpus > 1 else ''} "
+                                                      "sharing the job" if replicas > 1 else "")})
                     if job.deadline_hours is not None and hours > job.deadline_hours:
                         rejected.append(Rejection(family=family, reason=f"{hours:,.1f} h, past the deadline"))
                         if hours / job.deadline_hours < closest_gap:
@@ -207,5 +213,7 @@ def plan_batch(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanRes
                         continue
                     candidates.append(candidate)
     assumptions = [f"offline generation of {job.tokens:,} output tokens, prompt {prompt}, output {output} per request",
+                   "the instance is billed whole: one replica per group of the plan's GPUs on it, each generating its "
+                   "share of the tokens",
                    *([note] if note else [])]
     return ranked_result(scenario, arch, candidates, rejected, closest, closest_miss, evaluated, assumptions, "hours")

@@ -10,6 +10,7 @@ value of a formula cell is the same arithmetic, so both agree.
 from __future__ import annotations
 
 from sizeup.plan.headline import build_headline
+from sizeup.plan.sheet_load import sla_load, target_note
 from sizeup.plan.sheet_types import Cell, Section, Sheet
 from sizeup.units import spoken_metric
 
@@ -61,7 +62,8 @@ def build_sheet(result) -> Sheet:
     rejected = tuple((r.family, r.reason) for r in result.rejected[:12])
     sections.append(Section(title="Hardware selection", cells=tuple(hw),
                             table_headers=("runner-up", f"cost ({basis} unless marked)",
-                                           "run time" if job else "latency at the peak") if runners else (),
+                                           "run time" if job else f"latency {sla_load(scenario, chosen).phrase}")
+                            if runners else (),
                             table_rows=runners,
                             notes=tuple(f"rejected {f}: {why}" for f, why in rejected)))
     # cost budget, with live formulas over the inputs
@@ -97,8 +99,10 @@ def build_sheet(result) -> Sheet:
                                        "month",)))
     if scenario.task == "edge" and chosen is not None:
         sections.append(_edge_section(scenario, chosen))
-    # SLA commitment
+    # SLA commitment: each latency row says at which load it holds (plan.sheet_load) and, against its target,
+    # whether it meets it or by how much it misses
     sla_cells: list[Cell] = []
+    load = sla_load(scenario, chosen)
     if chosen is not None and chosen.simulation is not None:
         sim = chosen.simulation
         for metric in ("e2e",) if scenario.task == "vision" else ("ttft", "tpot", "e2e"):
@@ -108,9 +112,9 @@ def build_sheet(result) -> Sheet:
                     target = scenario.sla.targets.get(f"{metric}_{point}")
                     name = ("per-request latency " + point.replace("p999", "p99.9") if scenario.task == "vision"
                             else spoken_metric(f"{metric}_{point}"))
-                    sla_cells.append(Cell(key=f"{metric}_{point}", label=f"{name} at the peak",
-                                          value=round(value, 6), unit="s",
-                                          note=f"target {target:g} s" if target else ""))
+                    sla_cells.append(Cell(key=f"{metric}_{point}", label=f"{name} {load.phrase}",
+                                          value=round(value, 6), unit="s", load=load.kind,
+                                          note=target_note(value, target, load) if target else ""))
     elif chosen is not None and job:
         deadline = scenario.job.deadline_hours if scenario.job else None
         sla_cells.append(Cell(key="commit_hours", label="run time", value=round(chosen.latency["hours"], 3), unit="h",
@@ -118,12 +122,14 @@ def build_sheet(result) -> Sheet:
     elif chosen is not None:
         for k, v in chosen.latency.items():
             target = scenario.edge.latency_s if scenario.edge is not None and k == "tpot" else None
-            sla_cells.append(Cell(key=f"commit_{k}", label=_METRIC_LABELS.get(k, k), value=round(v, 6), unit="s",
-                                  note=f"target {target:g} s" if target else ""))
+            label = _METRIC_LABELS.get(k, k) + (f", {load.phrase}" if load else "")
+            sla_cells.append(Cell(key=f"commit_{k}", label=label, value=round(v, 6), unit="s",
+                                  load=load.kind if load else "",
+                                  note=target_note(v, target, load) if target else ""))
     if chosen is not None and "overhead_bound_s" in chosen.detail:  # vision: one image per forward
         d = chosen.detail
         sla_cells += [Cell(key="latency_per_image", label="latency per image, unloaded (batch 1)",
-                           value=round(d["latency_per_image_s"], 6), unit="s",
+                           value=round(d["latency_per_image_s"], 6), unit="s", load="unloaded",
                            note=f"runtime {d['runtime']}, including the per-op overhead below"),
                       Cell(key="overhead_per_image", label="of which per-op overhead (host-bound ops)",
                            value=round(d["overhead_bound_s"], 6), unit="s",
@@ -136,13 +142,13 @@ def build_sheet(result) -> Sheet:
         sla_cells.append(Cell(key="images_per_s", label="images per second, fleet at the SLA",
                               value=plan.rate_per_replica * plan.for_load, unit="img/s",
                               formula="={rate_per_replica}*{replicas_for_load}"))
-        sla_notes = ("percentiles from a simulation of a queue of single-image requests at the peak rate per replica; "
-                     "the priced latency of one image carries the assumptions below",)
-    elif serving:
-        sla_notes = ("percentiles from a discrete-event simulation of continuous batching at the peak rate per "
-                     "replica; the priced step times carry the assumptions below",)
-    else:
-        sla_notes = ()
+    sla_notes = (f"latency {load.phrase}: {load.detail}",) if load else ()
+    if scenario.task == "vision" and chosen is not None and chosen.simulation is not None:
+        sla_notes += ("percentiles from a simulation of a queue of single-image requests; the priced latency of one "
+                      "image carries the assumptions below",)
+    elif chosen is not None and chosen.simulation is not None:
+        sla_notes += ("percentiles from a discrete-event simulation of continuous batching; the priced step times "
+                      "carry the assumptions below",)
     sections.append(Section(title="SLA commitment", cells=tuple(sla_cells), notes=sla_notes))
     # fault plan
     fault: list[Cell] = []
@@ -218,6 +224,7 @@ def _envelope_section(checks) -> Section:
 
 
 _METRIC_LABELS = {"tpot": "time per output token (thermally derated)", "ttft": "time to first token (derated)"}
+"""An edge board's figures (plan.edge: one request at a time, after the thermal derate)."""
 
 
 def _latencies(latency: dict[str, float]) -> str:

@@ -113,7 +113,7 @@ def region_rows(cheapest: dict[str, dict], period: str) -> list[Cell]:
     """One cell per region group: the cheapest option there (the headline puts them beside the choice)."""
     return [Cell(key=f"cheapest_{''.join(ch if ch.isalnum() else '_' for ch in group)}",
                  label=f"cheapest in {group}", value=entry["cost_usd"], unit="USD",
-                 note=f"{entry['label']}, {entry['pricing_basis']}{period}")
+                 note=f"{entry['label']}, {entry['pricing_basis']}{period if period.startswith('/') else ' ' + period}")
             for group, entry in cheapest.items()]
 
 

@@ -23,10 +23,12 @@ class Cell:
     formula: str | None = None
     """Excel formula with {key} placeholders; None for plain values."""
     note: str = ""
+    load: str = ""
+    """A latency figure's load (plan.sheet_load): "peak" or "unloaded"; "" for any other cell."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "label": self.label, "value": self.value, "unit": self.unit,
-                "formula": self.formula, "note": self.note}
+                "formula": self.formula, "note": self.note, **({"load": self.load} if self.load else {})}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

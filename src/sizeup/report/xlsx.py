@@ -27,6 +27,7 @@ from typing import Any
 from sizeup.errors import ConfigError
 from sizeup.escape import spreadsheet_text, terminal
 from sizeup.plan.sheet import Sheet
+from sizeup.plan.sheet_load import sla_load
 
 __all__ = ["write_xlsx", "workbook_rows"]
 
@@ -195,13 +196,12 @@ def _job(result) -> tuple[list[Row], list[Row]]:
     offer = chosen.offer
     per_instance = offer.gpu_count
     inputs = [Row("job_hours", "run time", chosen.latency["hours"], "h", "the plan's estimate at the chosen setup"),
-              Row("instances", "instances", -(-chosen.gpus // per_instance)),
-              Row("instance_share", "share of the instance used",
-                  chosen.gpus / per_instance if chosen.gpus < per_instance else 1, "%"),
+              Row("instances", "instances", chosen.detail.get("instances") or -(-chosen.gpus // per_instance)),
               Row("price_per_hour", f"{offer.instance} on-demand price", offer.on_demand_usd_per_hour, "USD/h",
                   f"{offer.provider} {offer.region}, price of {offer.price_date}"),
               Row("job_budget", "job budget (0 = none)", scenario.budget.job_usd or 0, "USD")]
-    rows = [Row("job_cost", "job cost, on-demand", "=job_hours*instances*instance_share*price_per_hour", "USD"),
+    rows = [Row("job_cost", "job cost, on-demand", "=job_hours*instances*price_per_hour", "USD",
+                "the instances are billed whole for the run (a batch job runs a replica on each group of GPUs)"),
             Row("budget_check", "budget check",
                 '=IF(job_budget>0,IF(job_cost<=job_budget,"within budget","OVER BUDGET"),"no budget set")')]
     return inputs, rows
@@ -219,19 +219,22 @@ def _results(result) -> list[Row]:
                  Row("memory_usable_bytes", "memory usable per GPU", int(chosen.usable_bytes), "bytes"),
                  Row("memory_usable_gib", "memory usable per GPU", f"=memory_usable_bytes/{_GIB}", "GiB"),
                  Row("oom_margin_gib", "OOM margin per GPU", "=memory_usable_gib-memory_needed_gib", "GiB")]
-    sim = chosen.simulation
+    sim, load = chosen.simulation, sla_load(result.scenario, chosen)
     if sim is not None:
         for metric in ("ttft", "tpot", "e2e"):
             for point in ("p50", "p95", "p99", "p999"):
                 value = sim.metric(f"{metric}_{point}")
                 if value == value and not (result.scenario.task == "vision" and metric != "e2e"):
-                    rows.append(Row(f"{metric}_{point}_ms", f"{metric.upper()} {point} at the planned peak",
-                                    value * 1e3, "ms", "simulated; not recomputed when inputs change"))
+                    first = not any(r.name.endswith("_ms") and r.name[:4] in ("ttft", "tpot", "e2e_") for r in rows)
+                    rows.append(Row(f"{metric}_{point}_ms", f"{metric.upper()} {point} {load.phrase}",
+                                    value * 1e3, "ms", (f"simulated {load.phrase}: {load.detail}; " if first else
+                                                        "simulated; ") + "not recomputed when inputs change"))
     else:
         for k, v in chosen.latency.items():
             if k == "hours":
                 continue
-            rows.append(Row(f"{k}_ms", k.upper(), v * 1e3, "ms", "the plan's estimate"))
+            rows.append(Row(f"{k}_ms", k.upper() + (f", {load.phrase}" if load else ""), v * 1e3, "ms",
+                            "the plan's estimate" + (f": {load.detail}" if load else "")))
     for k, v in result.scenario.sla.targets.items():
         rows.append(Row(f"target_{k}_ms", f"SLA target {k}", v * 1e3, "ms"))
     return rows

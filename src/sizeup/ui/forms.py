@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 from sizeup.ui.bridge import MAX_UPLOAD_BYTES, UiError
 
 __all__ = ["DEFAULTS", "FIELD_CHARS", "TRAIN_DEFAULTS", "estimate_argv", "fields_of", "fit_argv", "flops_argv",
-           "head_of", "number_arg", "plan_file_argv", "plan_quick_argv", "train_argv", "with_change", "changes_of"]
+           "head_of", "number_arg", "plan_fields", "plan_file_argv", "plan_quick_argv", "train_argv", "with_change", "changes_of"]
 
 NAME_CHARS = 256
 """A model, device, format or engine name (units.MAX_NAME_CHARS)."""
@@ -85,7 +85,31 @@ def train_argv(model: str, fields: Mapping) -> list[str]:
     return ["train", *_flags(fields, TRAIN_FLAGS), "--json", "--", _model(model)]
 
 
+def plan_fields() -> dict[str, str]:
+    """Quick-plan field -> the tasks that read it, space-separated (the plan form shows a field for those only)."""
+    from sizeup.api.planning import QUICK_TASK_OPTIONS
+
+    names = dict.fromkeys(n for reads in QUICK_TASK_OPTIONS.values() for n in reads)
+    return {n: " ".join(t for t, reads in QUICK_TASK_OPTIONS.items() if n in reads) for n in names}
+
+
+def check_plan_fields(fields: Mapping) -> str:
+    """The quick plan's task; a field the task does not read, sent with a value, is a one-line 400 naming it
+    (never ignored: `users` on a batch job, `engine` on a fine-tune)."""
+    from sizeup.api.planning import QUICK_TASK_OPTIONS
+
+    task = str(fields.get("task", "")).strip() or "chat"
+    if task not in QUICK_TASK_OPTIONS:
+        raise UiError(f"task {task[:40]!r}: expected one of {', '.join(QUICK_TASK_OPTIONS)}")
+    for name, tasks in plan_fields().items():
+        if str(fields.get(name, "")).strip() and name not in QUICK_TASK_OPTIONS[task]:
+            raise UiError(f"field {name!r} does not apply to task {task!r}: it is read by task "
+                          f"{', '.join(tasks.split())}; leave it out")
+    return task
+
+
 def plan_quick_argv(model: str, fields: Mapping) -> list[str]:
+    check_plan_fields(fields)
     devices = [d.strip() for d in str(fields.get("devices", "")).split(",") if d.strip()]
     return ["plan", *_flags(fields, _PLAN), *(f"--device={d}" for d in devices), "--json", "--", _model(model)]
 

@@ -38,8 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                             "for another rate give --rps or a scenario file with requests_per_user_per_hour")
     quick.add_argument("--rps", type=number_flag(above=0, maximum=MAX_REQUESTS_PER_S),
                        help="peak requests per second (chat/api)")
-    quick.add_argument("--prompt", type=_TOKENS, help="prompt tokens (default 800)")
-    quick.add_argument("--output", type=_TOKENS, help="output tokens (default 250)")
+    quick.add_argument("--prompt", type=_TOKENS, help="prompt tokens per request (chat/api default 800; batch 512; "
+                                                      "edge 256: the board's context is prompt + output)")
+    quick.add_argument("--output", type=_TOKENS, help="output tokens per request (chat/api default 250; batch 256; "
+                                                      "edge 128)")
     quick.add_argument("--ttft-p95", type=_SLA_S, help="SLA: p95 time to first token (seconds, or 500ms)")
     quick.add_argument("--tpot-p95", type=_SLA_S, help="SLA: p95 time per output token (seconds, or 50ms); "
                                                        "--task edge: the per-token latency the board must keep")
@@ -47,7 +49,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     quick.add_argument("--tokens", type=number_flag(above=0, maximum=MAX_TRAINING_TOKENS, unit="count"),
                        help="finetune / pretrain: tokens to train on; batch: output tokens to generate (e.g. 1e9)")
     quick.add_argument("--engine", metavar="NAME[@RELEASE]",
-                       help="serving engine of a chat/api plan (default: vllm, data/engines/defaults.yaml)")
+                       help="engine of a chat/api/batch/edge plan (default: vllm; llama.cpp on an edge board; "
+                            "data/engines/defaults.yaml)")
     p.add_argument("--calibration", metavar="NAME",
                    help="price the device this profile from 'sizeup calibrate' was measured on with its measured "
                         "efficiencies (the device must be in the catalog)")

@@ -12,7 +12,7 @@ from starlette.routing import Route
 
 from sizeup.ui.bridge import UiError
 from sizeup.ui.downloads import DOWNLOADS
-from sizeup.ui.forms import fields_of, plan_file_argv, plan_quick_argv
+from sizeup.ui.forms import fields_of, plan_fields, plan_file_argv, plan_quick_argv
 from sizeup.ui.site import SCENARIO_SUFFIXES, Site, attempt
 
 MAX_SHEETS = 256
@@ -53,7 +53,7 @@ def routes(site: Site) -> list[Route]:
         return plan_quick_argv(fields.get("model", ""), fields)
 
     async def page(request: Request):
-        return site.page(request, "plan.html", tasks=TASKS, **await site.menus())
+        return site.page(request, "plan.html", tasks=TASKS, reads=plan_fields(), **await site.menus())
 
     async def result(request: Request):
         argv = await form_argv(request)

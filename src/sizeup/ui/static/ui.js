@@ -74,6 +74,25 @@
     target.replaceChildren(p);
   });
 
-  document.addEventListener("DOMContentLoaded", function () { syncSliders(document); });
+  // A form whose fields depend on a task (the plan form's <label data-tasks="chat api">): only the chosen task's
+  // fields show, and the others are disabled, so they are not sent (the server refuses a field a task does not read).
+  function showTaskFields(select) {
+    const form = select.form;
+    if (!form) return;
+    form.querySelectorAll("label[data-tasks]").forEach(function (label) {
+      const on = label.dataset.tasks.split(" ").indexOf(select.value) >= 0;
+      label.hidden = !on;
+      label.querySelectorAll("input, select, textarea").forEach(function (field) { field.disabled = !on; });
+    });
+  }
+  document.addEventListener("change", function (e) {
+    if (e.target.id === "plan-task") showTaskFields(e.target);
+  });
+
+  document.addEventListener("DOMContentLoaded", function () {
+    syncSliders(document);
+    const task = document.getElementById("plan-task");
+    if (task) showTaskFields(task);
+  });
   document.addEventListener("htmx:afterSettle", function (e) { syncSliders(e.detail.elt || document); });
 })();
