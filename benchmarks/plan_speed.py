@@ -4,12 +4,15 @@ serving examples with every registered engine allowed (target: 2 s a plan on a q
 vision example twice in a fresh trace cache, first (traced) beside second (read from the cache), with
 their outputs compared.
 
-Run from the repo root: python benchmarks/plan_speed.py
+Run from the repo root: python benchmarks/plan_speed.py [--engines-only] [--base OTHER_CHECKOUT [--runs N]]
+(--base: the every-engine plans of another checkout and this one in turn, e.g. --base /path/to/main)
 """
 
 from __future__ import annotations
 
+import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -45,23 +48,35 @@ def examples(env: dict[str, str]) -> None:
         print(f"| {path.stem} | {elapsed:.2f} | {cpu:.2f} | {code} | {verdict[:160]} |")
 
 
-def every_engine(env: dict[str, str]) -> None:
-    """The serving examples with `constraints.engines` set to every registered engine, as processes."""
+def every_engine(env: dict[str, str], base: Path | None = None, runs: int = 3) -> None:
+    """The serving examples with `constraints.engines` set to every registered engine, as processes; with `base`
+    (another checkout, e.g. the landed tree) each is run there and here in turn, `runs` pairs, medians quoted and
+    the two outputs compared."""
     sys.path.insert(0, str(ROOT / "src"))
     from sizeup.engines.base import engine_names
 
     engines = ", ".join(engine_names())
+    trees = ([("base", {**env, "PYTHONPATH": str(base / "src")})] if base else []) + [("this tree", env)]
     print()
-    print("| serving example, every engine | process wall (s) | process CPU (s) | exit code | headline |")
-    print("|---|---:|---:|---:|---|")
+    print("| serving example, every engine | tree | process wall (s) | process CPU (s) | exit code | headline |")
+    print("|---|---|---:|---:|---:|---|")
     with tempfile.TemporaryDirectory() as folder:
         for name in ("team-api-200-users", "api-70b-p99-ttft"):
             text = (ROOT / "examples" / f"{name}.yaml").read_text()
             path = Path(folder) / f"{name}.yaml"
             path.write_text(text.replace("engines: [vllm]", f"engines: [{engines}]"))
-            elapsed, _, code, out, cpu = run(path, env)
-            lines = out.splitlines()
-            print(f"| {name} | {elapsed:.2f} | {cpu:.2f} | {code} | {(lines[2] if len(lines) > 2 else out)[:160]} |")
+            times: dict[str, list] = {label: [] for label, _ in trees}
+            for _ in range(runs if base else 1):  # in turn, so a drift in the machine's speed hits both
+                for label, tree_env in trees:
+                    times[label].append(run(path, tree_env))
+            outputs = {label: got[0][3] for label, got in times.items()}
+            for label, got in times.items():
+                wall, cpu = statistics.median(g[0] for g in got), statistics.median(g[4] for g in got)
+                lines = got[0][3].splitlines()
+                same = "" if not base or label == "base" else (
+                    " (output identical to base)" if outputs[label] == outputs["base"] else " (output DIFFERS)")
+                print(f"| {name} | {label}{same} | {wall:.2f} | {cpu:.2f} | {got[0][2]} | "
+                      f"{(lines[2] if len(lines) > 2 else got[0][3])[:120]} |")
 
 
 def in_process() -> None:
@@ -103,11 +118,18 @@ def vision_cache(env: dict[str, str]) -> None:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description="sizeup plan speed")
+    parser.add_argument("--base", type=Path, help="another checkout to time the every-engine plans against, in turn")
+    parser.add_argument("--engines-only", action="store_true", help="only the every-engine plans")
+    parser.add_argument("--runs", type=int, default=3, help="pairs of runs with --base (medians quoted)")
+    args = parser.parse_args()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    examples(env)
-    every_engine(env)
-    in_process()
-    vision_cache(env)
+    if not args.engines_only:
+        examples(env)
+    every_engine(env, args.base, args.runs)
+    if not args.engines_only:
+        in_process()
+        vision_cache(env)
 
 
 if __name__ == "__main__":

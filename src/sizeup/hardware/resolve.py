@@ -26,6 +26,7 @@ most the first `MAX_MATCH_CHARS` characters of a query: its work is bounded what
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import replace
 
 from sizeup.errors import ResolveError
@@ -53,6 +54,7 @@ _NOTE_LIST = 6
 """Variants a note or an error names before it says 'and N more'."""
 
 
+@lru_cache(maxsize=4096)  # every resolve indexes the whole catalog's names: normalised once each
 def normalize_name(name: str) -> str:
     """Lower case, vendor words dropped, '80gb' -> '80g', punctuation and spaces removed. Every pattern here and in
     `name_tokens` starts a match only at the start of a run of digits or letters (a look-behind), so the time is
@@ -62,6 +64,7 @@ def normalize_name(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "", text)
 
 
+@lru_cache(maxsize=4096)
 def name_tokens(name: str) -> frozenset[str]:
     """The words of a device name as a set: vendor words and vendor-tool noise dropped, '80 GB' -> '80g',
     letter runs of two or more split from digits ('rtx4090' -> rtx, 4090; '4060ti' -> 4060, ti)."""

@@ -20,7 +20,7 @@ from sizeup.ledger import Ledger, OpKind, OpRecord, Phase
 from sizeup.ops.attention import SOFTMAX_FLOPS_PER_ELEMENT
 from sizeup.ops.elementwise import FLOPS_PER_ELEMENT
 
-__all__ = ["Step", "KV_BYTES_PER_ELEMENT", "transformer_ledger", "attention_pairs"]
+__all__ = ["Step", "KV_BYTES_PER_ELEMENT", "transformer_ledger", "step_ledger", "attention_pairs"]
 
 # Cache storage per element: fp16/bf16 2 bytes; fp8 1; llama.cpp q8_0 / q4_0 blocks of 32 (34 / 18 bytes).
 KV_BYTES_PER_ELEMENT = {"fp16": 2.0, "bf16": 2.0, "f16": 2.0, "fp32": 4.0, "fp8": 1.0, "int8": 1.0,
@@ -389,3 +389,12 @@ def transformer_ledger(arch: ModelArch, step: Step, *, weights: WeightFormat | s
     ledger.assumptions.extend(arch.assumptions)
     return ledger
 
+
+
+@lru_cache(maxsize=512)
+def step_ledger(arch: ModelArch, step: Step, weights: WeightFormat, kv_dtype: str, act_dtype: str, tp: int) -> Ledger:
+    """`transformer_ledger(..., per_layer=False)`, built once per arguments: a ledger depends on the model, the step
+    and the formats, not on the device or the engine that prices it, so a plan over many of them (or an estimate's
+    batches) shares it. Shared: read it, never change it."""
+    return transformer_ledger(arch, step, weights=weights, kv_dtype=kv_dtype, act_dtype=act_dtype, tp=tp,
+                              per_layer=False)

@@ -1,6 +1,7 @@
 """Serving capacity: a discrete-event simulation of one replica scheduling requests as its engine's batching
-policy does (engines/base.py `Batching`), driven by the priced prefill and decode step times, and the replica
-count for a traffic level.
+policy does (engines/base.py `Batching`; continuous batching stepped by workload/scheduler.py, the simulator the
+estimate's finite runs step too), driven by the priced prefill and decode step times, and the replica count for
+a traffic level.
 
 The replica runs one step at a time. Continuous batching with mixed steps (vLLM V1's chunked prefill,
 TensorRT-LLM's in-flight batching): every step decodes one token of each running sequence and carries the prompt
@@ -14,16 +15,18 @@ requests.
 
 from __future__ import annotations
 
-import heapq
 import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import accumulate, repeat
 from typing import Any
 
 import numpy as np
 
 from sizeup.errors import ConfigError
+from sizeup.workload import scheduler
 
 __all__ = ["ReplicaModel", "SimulationResult", "simulate", "rate_at_sla", "replicas_needed", "Percentiles"]
 
@@ -126,20 +129,19 @@ def simulate(model: ReplicaModel, rate_per_s: float, prompt_tokens: int, output_
         raise ConfigError(f"arrival rate {rate_per_s}: expected a positive rate")
     rng = random.Random(seed)
     if arrivals is None:
-        t, times = 0.0, []
-        for _ in range(requests):
-            t += rng.expovariate(rate_per_s)
-            times.append(t)
+        draws, state = _exponentials(seed, requests)  # what rng.expovariate(rate) draws, divided by the rate
+        times = list(accumulate(map(float.__truediv__, draws, repeat(rate_per_s))))
+        rng.setstate(state)
     else:
         times = sorted(float(a) for a in arrivals)
         requests = len(times)
-    sizes = [lengths(rng) if lengths else (prompt_tokens, output_tokens) for _ in range(requests)]
+    sizes = [lengths(rng) for _ in range(requests)] if lengths else [(prompt_tokens, output_tokens)] * requests
     run = _static if model.scheduling == "static" else _continuous
     first, done, batch_time, busy = run(model, times, sizes, max(prompt_tokens, 1))
     first, done = first + model.front_s, done + model.front_s
     arrive = np.asarray(times)
     ttft = first - arrive
-    outputs = np.asarray([max(s[1] - 1, 0) for s in sizes])
+    outputs = np.asarray([max(s[1] - 1, 0) for s in sizes]) if lengths else np.full(requests, max(output_tokens - 1, 0))
     with np.errstate(invalid="ignore", divide="ignore"):
         tpot = np.where(outputs > 0, (done - first) / np.maximum(outputs, 1), np.nan)
     e2e = done - arrive
@@ -151,8 +153,18 @@ def simulate(model: ReplicaModel, rate_per_s: float, prompt_tokens: int, output_
     return SimulationResult(rate_per_s=rate_per_s if arrivals is None else requests / max(arrive[-1], 1e-12),
                             requests=requests, ttft=Percentiles.of(ttft), tpot=Percentiles.of(tpot[~np.isnan(tpot)]),
                             e2e=Percentiles.of(e2e), throughput_requests_per_s=requests / span,
-                            output_tokens_per_s=float(sum(s[1] for s in sizes)) / span,
+                            output_tokens_per_s=float(sum(s[1] for s in sizes) if lengths
+                                                      else output_tokens * requests) / span,
                             mean_batch=batch_time / max(busy, 1e-12), stable=bool(stable), ttft_samples=ttft)
+
+
+@lru_cache(maxsize=16)
+def _exponentials(seed: int, requests: int) -> tuple[tuple[float, ...], tuple]:
+    """`requests` unit exponential draws of random.Random(seed), as its expovariate takes them (-ln(1 - u)), and the
+    generator's state after them: a plan simulates the same seed at many rates."""
+    rng = random.Random(seed)
+    draws = tuple(-math.log(1.0 - rng.random()) for _ in range(requests))
+    return draws, rng.getstate()
 
 
 def _static(model: ReplicaModel, times: list[float], sizes: list[tuple[int, int]], mean_prompt: int):
@@ -182,93 +194,25 @@ def _static(model: ReplicaModel, times: list[float], sizes: list[tuple[int, int]
 
 
 def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, int]], mean_prompt: int):
-    """Continuous batching, one step at a time. A step runs one decode token of every running sequence; prompt
-    tokens of admitted requests (at most max_batch sequences held, a step's token budget max_step_tokens) either ride
-    in it (mixed steps: each adds its prefill time less what of one single-sequence decode step the running
-    decodes' own compute leaves idle, as workload/serving.py prices them) or run as a prefill step of their own; a
-    prompt's first token comes out at the end of the step that computes its last prompt token. With
-    steps_per_schedule > 1 a prompt is admitted only between such runs."""
-    n = len(times)
-    first, done = [0.0] * n, [0.0] * n
+    """Continuous batching, stepped by the engine's scheduler (workload/scheduler.py) at the arrival times. A step
+    with prompt tokens is priced as workload/serving.py prices it: mixed steps add the prompt tokens' prefill time
+    less what of one single-sequence decode step the running decodes' own compute leaves idle (at least one mean
+    prompt's worth, in proportion), a prompt step of its own its prefill."""
     decode_time = model.decode_table()
     single = decode_time[1]
-    budget_cap = model.max_step_tokens or math.inf
-    per_run = max(model.steps_per_schedule, 1)
-    max_batch, mixed, chunked = model.max_batch, model.mixed_steps, model.chunked_prefill
     fixed, per_token = model.prefill_fixed_s, model.prefill_per_token_s
-    outputs = [s[1] for s in sizes]
-    prompts = [s[0] if s[0] > 1 else 1 for s in sizes]
-    push, pop = heapq.heappush, heapq.heappop
-    now, nxt, decode_steps, batch_time, busy = 0.0, 0, 0, 0.0, 0.0
-    running: list[tuple[int, int]] = []  # heap of (decode step at which it finishes, request)
-    pending: list[list[int]] = []  # admitted requests still computing their prompt: [request, prompt tokens left]
-    while nxt < n or running or pending:
-        if not running and not pending and times[nxt] > now:
-            now = times[nxt]  # idle until the next arrival
-        boundary = per_run == 1 or not running or decode_steps % per_run == 0
-        if boundary:
-            held = len(running) + len(pending)
-            while held < max_batch and nxt < n and times[nxt] <= now:
-                pending.append([nxt, prompts[nxt]])
-                nxt += 1
-                held += 1
-        batch = len(running)
-        chunk, finished = 0, []
-        if pending and (mixed or boundary):
-            budget = budget_cap - batch if mixed else budget_cap
-            for entry in pending:
-                room = budget - chunk
-                if room <= 0:
-                    break
-                take = min(entry[1], room) if chunked else entry[1]
-                if take > room and chunk:  # a whole prompt that does not fit waits for the next step
-                    break
-                chunk += take
-                entry[1] -= take
-                if entry[1] <= 0:
-                    finished.append(entry[0])
-        if chunk:
-            if mixed:
-                whole = chunk if chunk > mean_prompt else mean_prompt
-                extra = fixed + per_token * whole - max(single - batch * per_token, 0.0)  # what the decodes leave idle
-                step = decode_time[batch] + (chunk * extra / whole if extra > 0 else 0.0)
-            else:
-                step = fixed + per_token * chunk
-            now += step
-            busy += step
-            if mixed and batch:
-                batch_time += batch * step
-                decode_steps += 1
-                while running and running[0][0] <= decode_steps:
-                    done[pop(running)[1]] = now
-            pending = pending[len(finished):]  # prompts finish in the order they were taken
-            for i in finished:
-                first[i] = now
-                if outputs[i] <= 1:
-                    done[i] = now
-                else:
-                    push(running, (decode_steps + outputs[i] - 1, i))
-            continue
-        # decode steps at a constant batch until the next finish, the next admissible arrival or schedule point
-        step = decode_time[batch]
-        steps = running[0][0] - decode_steps
-        if pending or (batch < max_batch and nxt < n):
-            wait = 0 if pending else math.ceil((times[nxt] - now) / step)
-            if wait < 1 and not pending:
-                wait = 1
-            if per_run > 1:
-                wait += (-(decode_steps + wait)) % per_run  # admitted only between scheduling runs
-            if wait < steps:
-                steps = wait
-        if steps < 1:
-            steps = 1
-        batch_time += batch * step * steps
-        now += step * steps
-        busy += step * steps
-        decode_steps += steps
-        while running and running[0][0] <= decode_steps:
-            done[pop(running)[1]] = now
-    return np.asarray(first), np.asarray(done), batch_time, busy
+
+    def step(batch: int, chunk: int) -> float:
+        if not model.mixed_steps:
+            return fixed + per_token * chunk
+        whole = chunk if chunk > mean_prompt else mean_prompt
+        extra = fixed + per_token * whole - max(single - batch * per_token, 0.0)  # what the decodes leave idle
+        return decode_time[batch] + (chunk * extra / whole if extra > 0 else 0.0)
+
+    trace = scheduler.run(sizes, arrivals=times, limit=model.max_batch, budget=model.max_step_tokens,
+                          mixes=model.mixed_steps, chunked=model.chunked_prefill,
+                          per_schedule=model.steps_per_schedule, step=step, decode=decode_time.__getitem__)
+    return np.asarray(trace.first), np.asarray(trace.done), trace.decoding, trace.busy
 
 
 def rate_at_sla(model: ReplicaModel, prompt_tokens: int, output_tokens: int, targets: dict[str, float], *,

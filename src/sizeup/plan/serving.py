@@ -20,7 +20,7 @@ from sizeup.errors import ConfigError, SizeupError
 from sizeup.hardware.catalog import Catalog
 from sizeup.hardware.schema import DeviceSpec, Offer
 from sizeup.ingest.hf_config import ModelArch
-from sizeup.ingest.transformer_ops import Step, transformer_ledger
+from sizeup.ingest.transformer_ops import Step, step_ledger, transformer_ledger
 from sizeup.plan.capacity import ReplicaModel, rate_at_sla, replicas_needed, simulate
 from sizeup.plan.cost import HOURS_PER_MONTH, MonthlyCost, owned_monthly_cost, pricing_basis
 from sizeup.plan.fleet import fleet_for, lower_bound_usd, month_levels, owned_mix, replicas_at
@@ -66,8 +66,8 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
     context = decoder_prompt(arch, cfg.prompt) + max(cfg.output // 2, 1)
     for b in batches:
         eff = phase_efficiency(model, True, fmt, b)  # the engine's decode efficiencies, as estimate prices batch b
-        ledger = transformer_ledger(decoder, Step(batch=b, new_tokens=1, context=context), weights=fmt,
-                                    kv_dtype=cfg.kv_dtype, tp=cfg.gpus, per_layer=False)
+        ledger = step_ledger(decoder, Step(batch=b, new_tokens=1, context=context), fmt, cfg.kv_dtype, "bf16",
+                             cfg.gpus)
         eager = model.extra_launches(ledger, fmt.compute_dtype == "fp32")  # hf: as estimate prices it
         extra = model.step_extra(decoder, ledger, fmt.id, True, b)  # a format's own path (bitsandbytes), as estimate
         times.append(price(ledger, device, eff).total_s.typical + step_s + (eager[0].typical if eager else 0.0)

@@ -58,6 +58,7 @@ class MemoryConfig:
     cache, and the larger of the embedding (first stage) and the head (last stage)."""
 
 
+@lru_cache(maxsize=4096)  # a pure function of hashable arguments, asked for at every batch and context searched
 def kv_bytes_per_sequence(arch: ModelArch, context: int, kv_dtype: str, tp: int = 1, block: int = 1) -> int:
     """Cache bytes one sequence of `context` tokens holds on one GPU (sliding-window layers keep at most
     the window; a paged cache rounds up to whole blocks; a state-space layer holds its fixed recurrent
@@ -81,6 +82,7 @@ def kv_bytes_per_sequence(arch: ModelArch, context: int, kv_dtype: str, tp: int 
     return int(total)
 
 
+@lru_cache(maxsize=4096)
 def _activation_peak(arch: ModelArch, tokens: int, logit_rows: int, act_bytes: int, tp: int) -> int:
     """Largest set of live temporaries in one forward step of `tokens` tokens: the residual stream and
     normed input (2·T·h), plus the widest stage — the MLP (gate and up outputs and the activation,

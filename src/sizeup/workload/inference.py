@@ -15,7 +15,7 @@ from sizeup.errors import ConfigError
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ingest.hf_config import ModelArch
 from sizeup.ingest.tower_ops import tower_ledger, tower_positions
-from sizeup.ingest.transformer_ops import KV_BYTES_PER_ELEMENT, Step, transformer_ledger
+from sizeup.ingest.transformer_ops import KV_BYTES_PER_ELEMENT, Step, step_ledger
 from sizeup.engines.base import (OPTIONS, ExecutionModel, engine_class, engine_settings, option_owners, parse_engine,
                                  resolve)
 from sizeup.engines.defaults import default_engine
@@ -420,8 +420,8 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
             return _split_phase(on_cpu, on_cpu, 0.0, tokens)
         return _split_phase(on_dev, on_cpu, on_gpu, tokens)
 
-    prefill_ledger = transformer_ledger(arch, Step(batch=micro, new_tokens=dec_prompt, context=dec_prompt),
-                                        weights=fmt, kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, tp=tp, per_layer=False)
+    prefill_ledger = step_ledger(arch, Step(batch=micro, new_tokens=dec_prompt, context=dec_prompt), fmt,
+                                 cfg.kv_dtype, act_dtype, tp)
     prefill = phase(prefill_ledger, False, cfg.batch * dec_prompt, micro * dec_prompt)
     tower = None
     tower_ops = tower_ledger(arch, feed, weights=fmt, kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, tp=tp) \
@@ -441,8 +441,8 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     decode = None
     if not arch.encoder and cfg.output > 0:
         mean_context = dec_prompt + max(cfg.output // 2, 1)
-        decode_ledger = transformer_ledger(arch, Step(batch=micro, new_tokens=1, context=mean_context),
-                                           weights=fmt, kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, tp=tp, per_layer=False)
+        decode_ledger = step_ledger(arch, Step(batch=micro, new_tokens=1, context=mean_context), fmt, cfg.kv_dtype,
+                                    act_dtype, tp)
         decode = phase(decode_ledger, True, cfg.batch, micro)
         assumptions.append(f"decode priced at the mean context of the generation ({mean_context} tokens)")
         if on_gpu > 0:
@@ -455,8 +455,8 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
                            f"work), matrix products at {fmt.compute_dtype}")
     if not memory.fits:
         assumptions.append("does not fit: speed is what the configuration would do with enough memory")
-    flops_per_token = transformer_ledger(arch, Step(batch=1, new_tokens=1, context=cfg.prompt), weights=fmt,
-                                         kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, per_layer=False).totals().flops
+    flops_per_token = step_ledger(arch, Step(batch=1, new_tokens=1, context=cfg.prompt), fmt, cfg.kv_dtype,
+                                  act_dtype, 1).totals().flops
     from sizeup.workload.inference_ranges import calibrate_inference
 
     return calibrate_inference(InferenceEstimate(

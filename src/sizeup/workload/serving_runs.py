@@ -11,8 +11,8 @@ requests (a benchmark's --num-prompts), priced by stepping the engine's schedule
 
 Request lengths are deterministic: with a spread, request k takes the quantile u_k of a log-normal of the mix's
 mean and standard deviation, u_k = frac(0.5 + k x phi) (a low-discrepancy sequence: the lengths of N draws in an
-order unrelated to their size); no RNG, the same estimate every time. The scheduler is stepped event by event:
-a step that carries prompt tokens is priced one by one, a run of pure decode steps at once up to the next finish.
+order unrelated to their size); no RNG, the same estimate every time. The scheduler is stepped by
+workload/scheduler.py, the planner's simulator too.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ import math
 from dataclasses import replace
 from statistics import NormalDist
 from typing import Callable
+
+from sizeup.workload import scheduler
 
 __all__ = ["regime", "lengths", "simulate", "run_row", "front", "note", "static_notes"]
 
@@ -74,75 +76,28 @@ def lengths(mix, n: int) -> list[tuple[int, int]]:
 
 def simulate(requests: list[tuple[int, int]], *, limit: int, window: int | None, budget: int | None, beams: int,
              mixes: bool, step: Callable[[float, float], float], decode: Callable[[float], float]) -> dict:
-    """Step a continuous-batching scheduler over `requests` (input, output), sent by a client that keeps `window`
-    of them in flight (None: all sent at t=0), at most `limit` running on the server. `budget`: tokens one step
-    computes (decodes first, then prompt chunks in arrival order; None: whole prompts). `mixes`: a step carries
-    prompt chunks beside the decodes (else a prompt step of its own, the decodes waiting). `step(decodes,
+    """Step the engine's scheduler (workload/scheduler.py) over `requests` (input, output), sent by a client that
+    keeps `window` of them in flight (None: all sent at t=0), at most `limit` running on the server. `budget`: tokens
+    one step computes (decodes first, then prompt chunks in arrival order; None: whole prompts). `mixes`: a step
+    carries prompt chunks beside the decodes (else a prompt step of its own, the decodes waiting). `step(decodes,
     prompt_tokens)` prices a step, `decode(batch)` a pure decode step. Returns the means, from each request's
     sending, of TTFT, TPOT ((e2e - TTFT) / (O - 1), over requests of O > 1) and e2e, the makespan and the mean
     running batch."""
-    window = window or len(requests)
-    pending = list(range(len(requests)))[::-1]  # popped from the end: arrival order
-    waiting: list[int] = []  # sent, not admitted
-    sent: dict[int, float] = {}
-    left_prompt: dict[int, int] = {}  # admitted, prompt not done
-    made: dict[int, int] = {}  # decoding: tokens generated so far
-    first: dict[int, float] = {}
+    trace = scheduler.run(requests, limit=limit, window=window, budget=budget, beams=beams, mixes=mixes, step=step,
+                          decode=decode)
     ttft, tpot, e2e = [], [], []
-    t, busy, prefill = 0.0, 0.0, 0.0  # busy: integral of the running batch over time
-    while pending or waiting or left_prompt or made:
-        while pending and len(waiting) + len(left_prompt) + len(made) < window:
-            waiting.append(pending.pop())
-            sent[waiting[-1]] = t
-        while waiting and len(left_prompt) + len(made) < limit:
-            k = waiting.pop(0)
-            left_prompt[k] = requests[k][0]
-        decodes = len(made)
-        if left_prompt:
-            room = (budget - (decodes * beams if mixes else 0)) if budget else sum(left_prompt.values())
-            room, chunk, done = max(room, 1), 0, []
-            for k in list(left_prompt):
-                take = min(left_prompt[k], room - chunk)
-                if take <= 0:
-                    break
-                chunk += take
-                left_prompt[k] -= take
-                if left_prompt[k] == 0:
-                    done.append(k)
-            if mixes:
-                dt, n = step(decodes, chunk), 1
-                prefill += max(dt - (decode(decodes) if decodes else 0.0), 0.0)
-            else:
-                dt, n = step(0, chunk), 0
-                prefill += dt
-        else:
-            n = min(requests[k][1] - made[k] for k in made)
-            dt = n * decode(decodes)
-            done = []
-        t += dt
-        busy += dt * (decodes + len(left_prompt))
-        for k in list(made):
-            made[k] += n
-            if made[k] >= requests[k][1]:
-                out = requests[k][1]
-                e2e.append(t - sent[k])
-                ttft.append(first[k] - sent[k])
-                if out > 1:
-                    tpot.append((t - first[k]) / (out - 1))
-                del made[k]
-        for k in done:
-            del left_prompt[k]
-            first[k] = t
-            if requests[k][1] <= 1:
-                e2e.append(t - sent[k])
-                ttft.append(t - sent[k])
-            else:
-                made[k] = 1
-    count = len(requests)
+    for k in trace.order:  # summed in the order requests finish
+        out = requests[k][1]
+        e2e.append(trace.done[k] - trace.sent[k])
+        ttft.append(trace.first[k] - trace.sent[k])
+        if out > 1:
+            tpot.append((trace.done[k] - trace.first[k]) / (out - 1))
+    t, count = trace.makespan, len(requests)
     out_tokens = sum(o for _, o in requests)
     return {"ttft": sum(ttft) / count, "tpot": sum(tpot) / len(tpot) if tpot else 0.0, "e2e": sum(e2e) / count,
-            "makespan": t, "running": busy / t if t else 0.0, "x": count / t, "out": out_tokens / t,
-            "total": (out_tokens + sum(i for i, _ in requests)) / t, "prefill_share": prefill / t if t else 0.0}
+            "makespan": t, "running": trace.held / t if t else 0.0, "x": count / t, "out": out_tokens / t,
+            "total": (out_tokens + sum(i for i, _ in requests)) / t,
+            "prefill_share": trace.prefill / t if t else 0.0}
 
 
 def _drawn(mix, kind: str):

@@ -258,15 +258,17 @@ def render_sweep(points, loads=None) -> str:
     loads = loads or (None,) * len(points)
     for p, s in zip(points, loads):
         rows.append([p.batch, "yes" if p.fits else "no", format_seconds(p.ttft_s.typical),
+                     "" if s is None else format_seconds(s.ttft_s.typical),
                      "" if p.tpot_s is None else format_seconds(p.tpot_s.typical),
                      "" if p.tokens_per_s is None else f"{p.tokens_per_s.typical:,.0f}",
                      "" if s is None else f"{s.output_tokens_per_s.typical:,.0f}",
                      "" if s is None else format_seconds(s.e2e_latency_s.typical),
                      "" if p.tokens_per_s is None else f"{p.tokens_per_s.typical / p.batch:,.1f}"])
-    return render_table(["batch", "fits", "TTFT", "TPOT", "tokens/s (decode)", "tokens/s under load", "end-to-end",
-                         "per sequence"], rows,
-                        title="batch sweep (typical; under load: that many requests in flight, prompts interleaved "
-                              "as the engine schedules them)")
+    return render_table(["batch", "fits", "prefill of the batch", "TTFT under load", "TPOT", "tokens/s (decode)",
+                         "tokens/s under load", "end-to-end", "per sequence"], rows,
+                        title="batch sweep (typical; prefill of the batch: its B prompts as one prefill; under load: "
+                              "that many requests in flight, prompts interleaved as the engine schedules them, TTFT "
+                              "a request's wait for its step plus its prompt's steps beside the running decodes)")
 
 
 def engine_label(e) -> str:

@@ -1,0 +1,161 @@
+"""The one step simulator of an engine's scheduler: requests are sent (a closed loop of `window` in flight, or at
+given arrival times), admitted while the engine holds fewer than `limit` sequences, and run one step at a time as
+its batching policy (engines/base.py `Batching`) says. Both the estimate (workload/serving_runs.py: waves and finite
+`--num-prompts` runs) and the planner (plan/capacity.py: Poisson arrivals against an SLA) step it; they differ only
+in how they price a step.
+
+A step decodes one token of every running sequence. Prompt tokens of admitted requests, decodes first and then
+prompts in arrival order up to the step's token budget, either ride in it (`mixes`: vLLM V1's chunked prefill,
+TensorRT-LLM's in-flight batching) or run as a step of their own, the decodes waiting (vLLM V0, SGLang). A prompt
+longer than what is left of the budget is split over steps where the engine chunks prefill, else waits for a step
+it fits (the first prompt of a step is always taken). A request's first token comes out at the end of the step
+that computes its last prompt token. Runs of pure decode steps are priced at once up to the next finish, the next
+admissible arrival or the next scheduling point (`per_schedule` decode steps between scheduling decisions).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+__all__ = ["Trace", "run"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Trace:
+    """What a simulated run did: per request (in the order given) when it was sent, its first token and its last
+    token; the order requests finished in; and totals over the run."""
+
+    sent: list[float]
+    first: list[float]
+    done: list[float]
+    order: list[int]
+    """Requests in the order they finished (ties: decodes before prompts finishing in the same step)."""
+    makespan: float
+    held: float
+    """Integral over time of the sequences held (decoding and prefilling): / makespan = the mean running batch."""
+    decoding: float
+    """Integral over time of the decoding batch, over the steps that decode."""
+    busy: float
+    """Time the engine ran steps (the makespan less idle waits for arrivals)."""
+    prefill: float
+    """Time spent on prompt tokens: prompt steps whole, mixed steps less their decodes alone."""
+
+
+def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, mixes: bool,
+        step: Callable[[int, int], float], decode: Callable[[int], float], arrivals: Sequence[float] | None = None,
+        window: int | None = None, beams: int = 1, chunked: bool = True, per_schedule: int = 1) -> Trace:
+    """Step the scheduler over `requests` (input, output tokens). `arrivals`: sorted send times (None: all at t=0,
+    sent as `window` allows: a closed loop that keeps that many in flight; None: no bound). `limit`: sequences held
+    at once. `budget`: tokens one step computes (in mixed steps the decodes, `beams` each, count against it; None:
+    whole prompts). `step(decodes, prompt_tokens)` prices a step with prompt tokens, `decode(batch)` a pure decode
+    step."""
+    n = len(requests)
+    times = list(arrivals) if arrivals is not None else [0.0] * n
+    window = window or n
+    bounded = window < n  # a closed loop: a request is sent when one in flight finishes
+    outputs = [o for _, o in requests]
+    prompts = [i if i > 1 else 1 for i, _ in requests]
+    sent, first, done, order = list(times), [0.0] * n, [0.0] * n, []
+    per_run = max(per_schedule, 1)
+    push, pop = heapq.heappush, heapq.heappop
+    running: list[tuple[int, int]] = []  # heap of (decode step at which it finishes, request)
+    pending: list[list[int]] = []  # admitted, prompt not done: [request, prompt tokens left]
+    # requests are sent and admitted in order: [adm, sent_to) are sent and waiting (open loop: every request is sent
+    # at its arrival time, so those of [adm, n) that have arrived)
+    adm, sent_to = 0, 0 if bounded else n
+    now, steps_done, held, decoding, busy, prefill = 0.0, 0, 0.0, 0.0, 0.0, 0.0
+    holding = 0  # sequences held: len(pending) + len(running)
+    while adm < n or holding:
+        if not holding and (not bounded or adm == sent_to) and times[adm] > now:
+            now = times[adm]  # idle until the next arrival (closed loop: only with arrival times)
+        while bounded and sent_to < n and times[sent_to] <= now and sent_to - adm + holding < window:
+            sent[sent_to] = now if arrivals is None else times[sent_to]
+            sent_to += 1
+        boundary = per_run == 1 or not running or steps_done % per_run == 0
+        if boundary:
+            while holding < limit and adm < sent_to and times[adm] <= now:
+                pending.append([adm, prompts[adm]])
+                adm += 1
+                holding += 1
+        batch = len(running)
+        if pending and (mixes or boundary):
+            room = (budget - (batch * beams if mixes else 0)) if budget else math.inf
+            if room < 1:
+                room = 1
+            chunk = finished = 0
+            for entry in pending:
+                space = room - chunk
+                if space <= 0:
+                    break
+                take = min(entry[1], space) if chunked else entry[1]
+                if take > space and chunk:  # a whole prompt that does not fit waits for the next step
+                    break
+                chunk += take
+                entry[1] -= take
+                if entry[1] <= 0:
+                    finished += 1
+            if mixes:
+                dt = step(batch, chunk)
+                extra = dt - decode(batch) if batch else dt
+                if extra > 0:
+                    prefill += extra
+            else:
+                dt = step(0, chunk)
+                prefill += dt
+            now += dt
+            busy += dt
+            held += dt * (batch + len(pending))
+            if mixes and batch:
+                decoding += batch * dt
+                steps_done += 1
+                while running and running[0][0] <= steps_done:
+                    k = pop(running)[1]
+                    done[k] = now
+                    order.append(k)
+                    holding -= 1
+            for k, _ in pending[:finished]:  # prompts finish in the order they were taken
+                first[k] = now
+                if outputs[k] <= 1:
+                    done[k] = now
+                    order.append(k)
+                    holding -= 1
+                else:
+                    push(running, (steps_done + outputs[k] - 1, k))
+            del pending[:finished]
+            continue
+        # decode steps at a constant batch until the next finish, the next admissible arrival or scheduling point
+        dt = decode(batch)
+        count = running[0][0] - steps_done
+        if bounded:
+            waiting = adm < sent_to
+            arrives = sent_to < n and sent_to - adm + holding < window
+            nxt = sent_to
+        else:
+            waiting = adm < n and times[adm] <= now
+            arrives, nxt = adm < n, adm
+        if pending or ((waiting or arrives) and holding < limit):
+            wait = 0 if pending or waiting else math.ceil((times[nxt] - now) / dt)
+            if wait < 1 and not pending:
+                wait = 1
+            if per_run > 1:
+                wait += (-(steps_done + wait)) % per_run  # admitted only between scheduling runs
+            if wait < count:
+                count = wait
+        if count < 1:
+            count = 1
+        span = count * dt
+        now += span
+        busy += span
+        held += span * batch
+        decoding += batch * dt * count
+        steps_done += count
+        while running and running[0][0] <= steps_done:
+            k = pop(running)[1]
+            done[k] = now
+            order.append(k)
+            holding -= 1
+    return Trace(sent=sent, first=first, done=done, order=order, makespan=now, held=held, decoding=decoding,
+                 busy=busy, prefill=prefill)

@@ -1,0 +1,76 @@
+"""The one step simulator of an engine's scheduler (workload/scheduler.py), on step prices simple enough to follow
+by hand: a pure decode step of b sequences takes 0.1 + 0.001 b s, a step with p prompt tokens beside b decodes
+0.1 + 0.001 b + 0.01 p s."""
+
+from __future__ import annotations
+
+import pytest
+
+from sizeup.workload.scheduler import run
+
+
+def decode(b: int) -> float:
+    return 0.1 + 0.001 * b
+
+
+def step(b: int, p: int) -> float:
+    return 0.1 + 0.001 * b + 0.01 * p
+
+
+def test_a_closed_loop_wave_prefills_together_then_decodes_together():
+    trace = run([(100, 5)] * 4, limit=8, window=4, budget=None, mixes=True, step=step, decode=decode)
+    prompt = step(0, 400)  # the four prompts in one step, no decode yet
+    assert trace.first == pytest.approx([prompt] * 4)
+    assert trace.done == pytest.approx([prompt + 4 * decode(4)] * 4)  # 4 more tokens each, at batch 4
+    assert trace.makespan == pytest.approx(prompt + 4 * decode(4))
+    assert trace.prefill == pytest.approx(prompt)
+
+
+def test_requests_far_apart_run_alone():
+    trace = run([(50, 3), (50, 3)], arrivals=[0.0, 100.0], limit=8, budget=None, mixes=True, step=step,
+                decode=decode)
+    assert trace.first[0] == pytest.approx(step(0, 50))
+    assert trace.done[0] == pytest.approx(step(0, 50) + 2 * decode(1))
+    assert trace.first[1] - 100.0 == pytest.approx(step(0, 50))  # idle until it arrives
+    assert trace.busy == pytest.approx(2 * (step(0, 50) + 2 * decode(1)))
+
+
+def test_a_prompt_longer_than_the_budget_is_chunked():
+    trace = run([(10, 2)], limit=1, budget=4, mixes=True, step=step, decode=decode)
+    assert trace.first[0] == pytest.approx(step(0, 4) + step(0, 4) + step(0, 2))
+
+
+def test_whole_prompts_wait_for_a_step_they_fit():
+    trace = run([(6, 2), (6, 2)], limit=2, budget=8, mixes=False, chunked=False, step=step, decode=decode)
+    assert trace.first[0] == pytest.approx(step(0, 6))
+    assert trace.first[1] == pytest.approx(2 * step(0, 6))  # 6 + 6 > 8: the second prompt takes the next step
+    # prompt steps apart: the first request's decode waited for the second prompt's step
+    assert trace.done[0] == pytest.approx(2 * step(0, 6) + decode(2))
+
+
+def test_mixed_steps_decode_beside_prompts():
+    trace = run([(6, 3), (6, 3)], limit=2, budget=8, mixes=True, chunked=False, step=step, decode=decode)
+    assert trace.first[1] == pytest.approx(step(0, 6) + step(1, 6))  # its prompt rode with the first's decode
+    assert trace.done[0] == pytest.approx(step(0, 6) + step(1, 6) + decode(2))
+
+
+def test_the_limit_holds_requests_back():
+    trace = run([(10, 2)] * 3, limit=1, budget=None, mixes=True, step=step, decode=decode)
+    one = step(0, 10) + decode(1)
+    assert trace.done == pytest.approx([one, 2 * one, 3 * one])
+    assert trace.order == [0, 1, 2]
+
+
+def test_a_prompt_is_admitted_only_at_a_scheduling_point():
+    # the first request decodes 9 tokens; the second arrives after its first decode step, but with 4 decode steps
+    # per scheduling decision it is admitted only after the 4th
+    first_prompt = step(0, 10)
+    trace = run([(10, 10), (10, 2)], arrivals=[0.0, first_prompt + 0.05], limit=4, budget=None, mixes=True,
+                step=step, decode=decode, per_schedule=4)
+    assert trace.first[1] == pytest.approx(first_prompt + 4 * decode(1) + step(1, 10))
+
+
+def test_the_window_sends_a_request_when_one_finishes():
+    trace = run([(10, 2), (10, 4), (10, 2)], limit=8, window=2, budget=None, mixes=True, step=step, decode=decode)
+    assert trace.sent[2] == pytest.approx(trace.done[0])  # sent when the first finished
+    assert trace.order[0] == 0
