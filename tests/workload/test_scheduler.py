@@ -74,3 +74,44 @@ def test_the_window_sends_a_request_when_one_finishes():
     trace = run([(10, 2), (10, 4), (10, 2)], limit=8, window=2, budget=None, mixes=True, step=step, decode=decode)
     assert trace.sent[2] == pytest.approx(trace.done[0])  # sent when the first finished
     assert trace.order[0] == 0
+
+
+def test_a_burst_queues_at_the_front_end_one_request_after_another():
+    """N requests sent at once pass the engine's front end (service time f) one after another: the k-th (from 1)
+    enters the scheduler at k x f. With a scheduler that admits at most one request, each prompt step starts as
+    soon as both the engine is free and the request is through."""
+    f = 0.25
+    trace = run([(10, 1)] * 4, limit=1, budget=None, mixes=True, step=step, decode=decode, front=f)
+    one = step(0, 10)  # 0.2 s: shorter than f, so the engine waits for the front end
+    assert trace.sent == [0.0] * 4
+    assert trace.first == pytest.approx([(k + 1) * f + one for k in range(4)])
+    assert trace.makespan == pytest.approx(4 * f + one)
+
+
+def test_a_burst_through_a_fast_front_end_waits_for_the_engine_instead():
+    """A front end faster than the engine adds its time once to the first request only: later ones are through
+    before the engine is free."""
+    f = 0.01
+    trace = run([(10, 1)] * 3, limit=1, budget=None, mixes=True, step=step, decode=decode, front=f)
+    one = step(0, 10)
+    assert trace.first == pytest.approx([f + one, f + 2 * one, f + 3 * one])
+
+
+def test_a_sparse_stream_pays_the_front_end_once_without_a_wait():
+    """Requests further apart than the front end's time: each enters `front` after its sending, no queue."""
+    arrivals = [0.0, 5.0, 11.0]
+    f = 0.05
+    bare = run([(50, 3)] * 3, arrivals=arrivals, limit=8, budget=None, mixes=True, step=step, decode=decode)
+    fronted = run([(50, 3)] * 3, arrivals=arrivals, limit=8, budget=None, mixes=True, step=step, decode=decode,
+                  front=f)
+    assert [b - a for a, b in zip(bare.first, fronted.first)] == pytest.approx([f] * 3)
+    assert fronted.sent == arrivals
+
+
+def test_a_closed_loop_sends_the_next_request_through_the_front_end_when_one_finishes():
+    """Window 1: request 2 is sent when request 1 finishes and enters f later."""
+    f = 0.3
+    trace = run([(10, 1)] * 2, window=1, limit=8, budget=None, mixes=True, step=step, decode=decode, front=f)
+    one = step(0, 10)
+    assert trace.sent == pytest.approx([0.0, f + one])
+    assert trace.first == pytest.approx([f + one, 2 * (f + one)])

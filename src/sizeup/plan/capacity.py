@@ -55,12 +55,18 @@ class ReplicaModel:
     steps_per_schedule: int = 1
     """Decode steps run per scheduling decision (a waiting prompt is admitted only between such runs)."""
     front_s: float = 0.0
-    """Time a request's first token takes outside the simulated steps (the engine's API server, tokenization and
-    streaming, `ExecutionModel.request_overhead`; the steps its output reaches the client late), added to TTFT."""
+    """Time a request's first token takes outside the simulated steps and the front end (the steps its output
+    reaches the client late), added to TTFT."""
+    request_s: float = 0.0
+    """The engine's front end's time per request (API server, tokenization, hand-off: `ExecutionModel
+    .request_overhead`), served one request after another before the scheduler (workload/scheduler.py): it adds
+    to TTFT, with a wait where requests come faster than it serves them (no more than 1 / request_s a second)."""
 
     def __post_init__(self) -> None:
         if self.max_batch < 1 or not self.decode_batches or len(self.decode_batches) != len(self.decode_step_s):
             raise ConfigError("replica model needs max_batch >= 1 and decode step times per batch size")
+        if self.request_s < 0 or self.front_s < 0:
+            raise ConfigError("replica model needs front-end times >= 0")
         if self.scheduling not in ("continuous", "static"):
             raise ConfigError(f"batching {self.scheduling!r}: expected 'continuous' or 'static'")
 
@@ -168,16 +174,17 @@ def _exponentials(seed: int, requests: int) -> tuple[tuple[float, ...], tuple]:
 
 
 def _static(model: ReplicaModel, times: list[float], sizes: list[tuple[int, int]], mean_prompt: int):
-    """Static batches: the waiting requests (up to max_batch) run prompt to their longest output together; the next
+    """Static batches: the waiting requests (up to max_batch, through the front end as workload/scheduler.py has it) run prompt to their longest output together; the next
     batch starts when that one ends. Each request's tokens come out as the batch generates them."""
     n = len(times)
     first, done = np.zeros(n), np.zeros(n)
     decode_time = model.decode_table()
+    entry = list(accumulate(times, lambda last, t: max(t, last) + model.request_s, initial=0.0))[1:]
     now, nxt, batch_time, busy = 0.0, 0, 0.0, 0.0
     while nxt < n:
-        now = max(now, times[nxt])
+        now = max(now, entry[nxt])
         batch = []
-        while len(batch) < model.max_batch and nxt < n and times[nxt] <= now:
+        while len(batch) < model.max_batch and nxt < n and entry[nxt] <= now:
             batch.append(nxt)
             nxt += 1
         prefill = model.prefill_s(sum(sizes[i][0] for i in batch))
@@ -211,7 +218,8 @@ def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, 
 
     trace = scheduler.run(sizes, arrivals=times, limit=model.max_batch, budget=model.max_step_tokens,
                           mixes=model.mixed_steps, chunked=model.chunked_prefill,
-                          per_schedule=model.steps_per_schedule, step=step, decode=decode_time.__getitem__)
+                          per_schedule=model.steps_per_schedule, step=step, decode=decode_time.__getitem__,
+                          front=model.request_s)
     return np.asarray(trace.first), np.asarray(trace.done), trace.decoding, trace.busy
 
 

@@ -76,8 +76,8 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
                         decode_step_s=tuple(times), max_batch=max_batch, scheduling=policy.scheduling,
                         mixed_steps=policy.mixes, chunked_prefill=policy.chunked_prefill,
                         max_step_tokens=policy.max_batched_tokens, steps_per_schedule=policy.steps_per_schedule,
-                        front_s=(host[0].typical if (host := model.request_overhead()) else 0.0)
-                        + model.load_policy.first_token_lag_steps * times[0])
+                        request_s=host[0].typical if (host := model.request_overhead()) else 0.0,
+                        front_s=model.load_policy.first_token_lag_steps * times[0])
 
 
 def _tp_comm_s(ledger, device: DeviceSpec, gpus: int, model: ExecutionModel) -> float:

@@ -11,6 +11,12 @@ longer than what is left of the budget is split over steps where the engine chun
 it fits (the first prompt of a step is always taken). A request's first token comes out at the end of the step
 that computes its last prompt token. Runs of pure decode steps are priced at once up to the next finish, the next
 admissible arrival or the next scheduling point (`per_schedule` decode steps between scheduling decisions).
+
+Requests reach the scheduler through the engine's front end (its API server: HTTP/JSON, chat template,
+tokenization, the hand-off to the engine), one process that handles them one after another: a single server of
+service time `front` (ExecutionModel.request_overhead). A request enters the scheduler at max(its sending, the
+previous request's entry) + `front`, so of N requests sent at once the k-th enters after k x `front`; a sparse
+stream passes with `front` each and no wait. No more than 1 / `front` requests a second get through.
 """
 
 from __future__ import annotations
@@ -46,12 +52,13 @@ class Trace:
 
 def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, mixes: bool,
         step: Callable[[int, int], float], decode: Callable[[int], float], arrivals: Sequence[float] | None = None,
-        window: int | None = None, beams: int = 1, chunked: bool = True, per_schedule: int = 1) -> Trace:
+        window: int | None = None, beams: int = 1, chunked: bool = True, per_schedule: int = 1,
+        front: float = 0.0) -> Trace:
     """Step the scheduler over `requests` (input, output tokens). `arrivals`: sorted send times (None: all at t=0,
     sent as `window` allows: a closed loop that keeps that many in flight; None: no bound). `limit`: sequences held
     at once. `budget`: tokens one step computes (in mixed steps the decodes, `beams` each, count against it; None:
     whole prompts). `step(decodes, prompt_tokens)` prices a step with prompt tokens, `decode(batch)` a pure decode
-    step."""
+    step. `front`: the front end's service time per request (seconds; TTFT is timed from the sending)."""
     n = len(requests)
     times = list(arrivals) if arrivals is not None else [0.0] * n
     window = window or n
@@ -59,6 +66,11 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
     outputs = [o for _, o in requests]
     prompts = [i if i > 1 else 1 for i, _ in requests]
     sent, first, done, order = list(times), [0.0] * n, [0.0] * n, []
+    enters = [0.0] * n  # when a request has passed the front end and may be admitted
+    last = 0.0  # the front end's previous entry
+    if not bounded:  # open loop: every request sent at its time, through the front end in order
+        for k in range(n):
+            last = enters[k] = max(times[k], last) + front
     per_run = max(per_schedule, 1)
     push, pop = heapq.heappush, heapq.heappop
     running: list[tuple[int, int]] = []  # heap of (decode step at which it finishes, request)
@@ -69,14 +81,17 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
     now, steps_done, held, decoding, busy, prefill = 0.0, 0, 0.0, 0.0, 0.0, 0.0
     holding = 0  # sequences held: len(pending) + len(running)
     while adm < n or holding:
-        if not holding and (not bounded or adm == sent_to) and times[adm] > now:
-            now = times[adm]  # idle until the next arrival (closed loop: only with arrival times)
+        if not holding and bounded and adm == sent_to and times[adm] > now:
+            now = times[adm]  # idle until the next sending (closed loop: only with arrival times)
         while bounded and sent_to < n and times[sent_to] <= now and sent_to - adm + holding < window:
             sent[sent_to] = now if arrivals is None else times[sent_to]
+            last = enters[sent_to] = max(now, last) + front
             sent_to += 1
+        if not holding and enters[adm] > now:
+            now = enters[adm]  # idle until the next request is through the front end
         boundary = per_run == 1 or not running or steps_done % per_run == 0
         if boundary:
-            while holding < limit and adm < sent_to and times[adm] <= now:
+            while holding < limit and adm < sent_to and enters[adm] <= now:
                 pending.append([adm, prompts[adm]])
                 adm += 1
                 holding += 1
@@ -129,15 +144,14 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
         # decode steps at a constant batch until the next finish, the next admissible arrival or scheduling point
         dt = decode(batch)
         count = running[0][0] - steps_done
-        if bounded:
-            waiting = adm < sent_to
-            arrives = sent_to < n and sent_to - adm + holding < window
-            nxt = sent_to
+        if adm < sent_to:  # sent (open loop: due): it may enter at its entry
+            nxt: float | None = enters[adm]
+        elif bounded and sent_to < n and sent_to - adm + holding < window:  # a slot to send the next one
+            nxt = max(times[sent_to], now) + front
         else:
-            waiting = adm < n and times[adm] <= now
-            arrives, nxt = adm < n, adm
-        if pending or ((waiting or arrives) and holding < limit):
-            wait = 0 if pending or waiting else math.ceil((times[nxt] - now) / dt)
+            nxt = None
+        if pending or (nxt is not None and holding < limit):
+            wait = 0 if pending or nxt <= now else math.ceil((nxt - now) / dt)
             if wait < 1 and not pending:
                 wait = 1
             if per_run > 1:

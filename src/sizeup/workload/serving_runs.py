@@ -24,7 +24,7 @@ from typing import Callable
 
 from sizeup.workload import scheduler
 
-__all__ = ["regime", "lengths", "simulate", "run_row", "front", "note", "static_notes"]
+__all__ = ["regime", "lengths", "simulate", "run_row", "front", "service", "note", "static_notes"]
 
 _PHI = (math.sqrt(5) - 1) / 2
 _SQRT2 = math.sqrt(2) - 1
@@ -75,16 +75,18 @@ def lengths(mix, n: int) -> list[tuple[int, int]]:
 
 
 def simulate(requests: list[tuple[int, int]], *, limit: int, window: int | None, budget: int | None, beams: int,
-             mixes: bool, step: Callable[[float, float], float], decode: Callable[[float], float]) -> dict:
+             mixes: bool, step: Callable[[float, float], float], decode: Callable[[float], float],
+             front: float = 0.0) -> dict:
     """Step the engine's scheduler (workload/scheduler.py) over `requests` (input, output), sent by a client that
     keeps `window` of them in flight (None: all sent at t=0), at most `limit` running on the server. `budget`: tokens
     one step computes (decodes first, then prompt chunks in arrival order; None: whole prompts). `mixes`: a step
     carries prompt chunks beside the decodes (else a prompt step of its own, the decodes waiting). `step(decodes,
-    prompt_tokens)` prices a step, `decode(batch)` a pure decode step. Returns the means, from each request's
+    prompt_tokens)` prices a step, `decode(batch)` a pure decode step; `front` the engine's front end's time per
+    request (served one after another: workload/scheduler.py). Returns the means, from each request's
     sending, of TTFT, TPOT ((e2e - TTFT) / (O - 1), over requests of O > 1) and e2e, the makespan and the mean
     running batch."""
     trace = scheduler.run(requests, limit=limit, window=window, budget=budget, beams=beams, mixes=mixes, step=step,
-                          decode=decode)
+                          decode=decode, front=front)
     ttft, tpot, e2e = [], [], []
     for k in trace.order:  # summed in the order requests finish
         out = requests[k][1]
@@ -109,12 +111,17 @@ def _drawn(mix, kind: str):
     return mix, False
 
 
-def front(execution, policy, step: float, corner: str) -> float:
-    """What a request's first token pays outside the GPU steps: the engine's host time per request
-    (ExecutionModel.request_overhead) and the steps its output reaches the client late (Batching
-    .first_token_lag_steps) at step time `step`."""
+def service(execution, corner: str) -> float:
+    """The engine's host time per request at `corner` (ExecutionModel.request_overhead: its API server's
+    handling, one request after another), 0 where the data gives none."""
     host = execution.request_overhead() if execution is not None else None
-    return step * policy.first_token_lag_steps + (getattr(host[0], corner) if host else 0.0)
+    return getattr(host[0], corner) if host else 0.0
+
+
+def front(execution, policy, step: float, corner: str) -> float:
+    """What a request's first token pays outside the GPU steps: the engine's host time per request (`service`)
+    and the steps its output reaches the client late (Batching.first_token_lag_steps) at step time `step`."""
+    return step * policy.first_token_lag_steps + service(execution, corner)
 
 
 def run_row(kind: str, mix, load, capacity: int, policy, steps, corner: str,
@@ -122,15 +129,17 @@ def run_row(kind: str, mix, load, capacity: int, policy, steps, corner: str,
     """One corner's figures of a wave (`kind` 'waves': one wave of the closed loop's C requests is the steady state)
     or of a finite run (`kind` 'finite': load.num_prompts requests, fed at load.concurrency or all at once).
     `steps` prices decode steps (serving._Steps), `step(decodes, prompt_tokens, corner)` a step with prompt tokens;
-    TTFT and e2e add the engine's front end (`front`) at the mean decode step."""
+    the requests pass the engine's front end one after another (`service`, stepped by the scheduler: of N sent at
+    once the k-th waits k of them); TTFT and e2e add the steps the first token reaches the client late."""
     def decode(batch: float) -> float:
         return steps.decode(batch, corner)
 
     requests = lengths(_drawn(mix, kind)[0], load.concurrency if kind == "waves" else load.num_prompts)
     row = simulate(requests, limit=capacity, window=load.concurrency, budget=policy.max_batched_tokens,
-                   beams=mix.beams, mixes=policy.mixes, step=lambda b, p: step(b, p, corner), decode=decode)
+                   beams=mix.beams, mixes=policy.mixes, step=lambda b, p: step(b, p, corner), decode=decode,
+                   front=service(steps.execution, corner))
     batch = max(row["running"], 1.0)
-    lag = front(steps.execution, policy, decode(batch), corner)
+    lag = decode(batch) * policy.first_token_lag_steps
     row.update(decode_only=batch / decode(batch), saturated=False, ttft=row["ttft"] + lag, e2e=row["e2e"] + lag)
     return row
 

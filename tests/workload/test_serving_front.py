@@ -1,0 +1,77 @@
+"""The engine's front end (one API-server process, ExecutionModel.request_overhead per request, served one after
+another) in the steady state of workload/serving.py: a throughput cap at 1 / its time, an M/D/1 wait under Poisson
+arrivals. vLLM's request_overhead_s typical for the current release is 12 ms (data/engines/vllm.yaml): at most
+83.3 requests/s."""
+
+from __future__ import annotations
+
+import pytest
+
+from sizeup.hardware.catalog import load_catalog
+from sizeup.ingest.hf_config import load_model
+from sizeup.workload.inference import InferenceConfig, execution_for
+from sizeup.workload.serving import Load, RequestMix, serving_load
+
+H100 = load_catalog().device("h100-sxm-80gb")
+LLAMA8 = load_model("llama-3.1-8b")
+VLLM = InferenceConfig(weights="bf16", kv_dtype="fp16", engine="vllm")
+SHORT = RequestMix(input_tokens=64, output_tokens=4)  # requests an 8B model on an H100 finishes by the thousand
+
+
+def _service() -> float:
+    return execution_for(H100, VLLM).request_overhead()[0].typical
+
+
+def test_short_requests_offline_are_capped_by_the_front_end():
+    est = serving_load(LLAMA8, H100, VLLM, SHORT, Load())
+    assert est.requests_per_s.typical == pytest.approx(1 / _service(), rel=1e-6)
+    assert any("one API-server process" in a and "capped" in a for a in est.assumptions)
+
+
+def test_a_rate_over_the_front_end_is_saturated_at_it():
+    est = serving_load(LLAMA8, H100, VLLM, SHORT, Load(rate=2 / _service()))
+    assert est.saturated
+    assert est.requests_per_s.typical == pytest.approx(1 / _service(), rel=1e-6)
+
+
+def test_a_closed_loop_over_the_front_end_waits_there():
+    """A closed loop of C = 256: the engine runs the batch b that finishes 1 / service requests a second, the
+    other C - b wait at the front end: TTFT at least (C - b) x service."""
+    staggered = RequestMix(input_tokens=64, output_tokens=4, input_spread=16, output_spread=2)
+    est = serving_load(LLAMA8, H100, VLLM, staggered, Load(concurrency=256))
+    assert est.requests_per_s.typical == pytest.approx(1 / _service(), rel=1e-6)
+    assert est.running.typical < 256
+    assert est.ttft_s.typical >= (256 - est.running.typical) * _service()
+
+
+def test_waves_over_the_front_end_are_stepped_through_it():
+    """Fixed lengths at a concurrency are waves, stepped by the scheduler with the front end in it: no more than
+    1 / service requests a second get through."""
+    est = serving_load(LLAMA8, H100, VLLM, SHORT, Load(concurrency=256))
+    assert 0.9 / _service() < est.requests_per_s.typical <= 1 / _service()
+
+
+def test_a_modest_rate_waits_as_an_md1_queue():
+    """Poisson at 40 requests/s: the front end is 48 % busy, its mean wait rho s / (2 (1 - rho)) on top of the
+    service itself."""
+    s = _service()
+    rate = 40.0
+    mix = RequestMix(input_tokens=200, output_tokens=50)
+    est = serving_load(LLAMA8, H100, VLLM, mix, Load(rate=rate))
+    rho = rate * s
+    assert any(f"{rho:.0%} busy" in a for a in est.assumptions)
+    assert not est.saturated
+
+
+def test_the_md1_wait_is_added_once_beside_the_service(monkeypatch):
+    """TTFT with the front end less TTFT without it = its service + the M/D/1 wait, no more (not counted twice)."""
+    from sizeup.engines.base import ExecutionModel
+
+    s, rate = _service(), 40.0
+    mix = RequestMix(input_tokens=200, output_tokens=50)
+    model = execution_for(H100, VLLM)
+    with_front = serving_load(LLAMA8, H100, VLLM, mix, Load(rate=rate), execution=model)
+    monkeypatch.setattr(ExecutionModel, "request_overhead", lambda self: None)
+    bare = serving_load(LLAMA8, H100, VLLM, mix, Load(rate=rate), execution=model)
+    rho = rate * s
+    assert with_front.ttft_s.typical - bare.ttft_s.typical == pytest.approx(s + rho * s / (2 * (1 - rho)), rel=1e-6)
