@@ -6,8 +6,8 @@ import json
 
 from sizeup.cli.main import main
 
-QWEN_3080 = ["qwen3-8b", "--engine", "llama.cpp", "--quant", "q8_0", "--batch", "1", "--prompt", "64",
-             "--output", "300"]
+QWEN_3080 = ["qwen3-8b", "--engine", "llama.cpp", "--quant", "q8_0", "--batch", "1", "--prompt", "5000",
+             "--output", "300"]  # typical 8.9 GiB of 9.56 usable, the high end above it
 
 
 def _json(capsys, argv, code=0):
@@ -32,7 +32,7 @@ def test_whole_range_fits(capsys):
 
 
 def test_unnamed_memory_size_is_stated_and_compared(capsys):
-    argv = ["gpt-oss-20b", "--device", "apple-m4", "--engine", "ollama"]
+    argv = ["gpt-oss-20b", "--device", "apple-m4", "--engine", "llama.cpp"]  # all layers on the GPU
     assert main(["estimate", *argv]) == 0
     out = capsys.readouterr().out
     assert "assumption: apple-m4: the 32 GB model assumed (no memory size named)" in out
@@ -47,8 +47,8 @@ def test_unnamed_memory_size_is_stated_and_compared(capsys):
 
 
 def test_named_memory_size_is_not_compared(capsys):
-    out_args = ["gpt-oss-20b", "--device", "m4 16gb", "--engine", "ollama"]
-    main(["estimate", *out_args, "--json"])  # 16 GB: above macOS's GPU wired limit, layers may go to the CPU
+    out_args = ["gpt-oss-20b", "--device", "m4 16gb", "--engine", "llama.cpp"]
+    main(["estimate", *out_args, "--json"])  # 16 GB: above macOS's GPU wired limit
     data = json.loads(capsys.readouterr().out)
     assert data["device"]["id"] == "apple-m4-16gb" and "memory_variants" not in data
     assert data["fit"] != "fits"

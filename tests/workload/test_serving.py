@@ -172,7 +172,7 @@ def test_ttft_adds_the_engines_request_host_time_and_its_output_lag(monkeypatch)
     config = InferenceConfig(weights="bf16", kv_dtype="fp16", engine="vllm")
     model = serving.execution_for(H100, config)
     with_host = serving_load(LLAMA8, H100, config, mix, light, execution=model)
-    assert any("adds 12 ms" in a for a in with_host.assumptions)
+    assert any("takes 12 ms" in a and "one request after another" in a for a in with_host.assumptions)
     monkeypatch.setattr(ExecutionModel, "request_overhead", lambda self: None)
     bare = serving_load(LLAMA8, H100, config, mix, light, execution=model)
     queue = 0.5 * 0.012 * 0.012 / (2 * (1 - 0.5 * 0.012))  # M/D/1 wait at the front end, 0.6 % busy

@@ -319,8 +319,8 @@ class ExecutionModel:
             return None
         lag = self.load_policy.first_token_lag_steps
         return overhead, (f"{self.label}: each request's host time outside the GPU steps (API server, tokenization, "
-                          f"hand-off to the scheduler, streaming the first token) adds {overhead.typical * 1e3:.3g} ms "
-                          f"({overhead.low * 1e3:.3g}-{overhead.high * 1e3:.3g}) to TTFT"
+                          f"hand-off to the scheduler, streaming the first token) takes {overhead.typical * 1e3:.3g} ms "
+                          f"({overhead.low * 1e3:.3g}-{overhead.high * 1e3:.3g}) of TTFT, one request after another"
                           + (f"; a step's output is processed while the next step runs, so the first token leaves "
                              f"{lag} step{'s' if lag > 1 else ''} after its prefill" if lag else ""))
 
