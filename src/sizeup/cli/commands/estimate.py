@@ -323,7 +323,8 @@ def render_estimate(e) -> str:
     if getattr(e, "memory_variants_line", ""):
         lines.append(f"by memory size ({e.device.memory_bytes / 2**30:g} GB assumed): {e.memory_variants_line}")
     if m.max_concurrent_sequences is not None:
-        lines.append(f"vLLM KV pool holds {m.max_concurrent_sequences:,} sequences of {cfg.cache_tokens:,} tokens")
+        pool = e.execution.label if e.execution is not None else cfg.engine
+        lines.append(f"{pool} KV pool holds {m.max_concurrent_sequences:,} sequences of {cfg.cache_tokens:,} tokens")
     if e.prefill.compute_priced:
         lines.append(f"\nprefill (TTFT): {_range(e.prefill.latency_s, format_seconds)}, "
                      f"{e.prefill.tokens_per_s.typical:,.0f} tokens/s, {e.prefill.bound}-bound")
