@@ -114,7 +114,7 @@ def device_link(device: DeviceSpec) -> Link | None:
         latency, eff, hop = links["xgmi"]
         return Link(kind="xgmi", bytes_per_s=device.interconnect.bytes_per_s / 2, latency_s=latency, efficiency=eff,
                     hop_latency_s=hop, peer_bytes_per_s=device.interconnect.bytes_per_s / 2 / per_gpu)
-    pcie = "pcie_rccl" if device.vendor == "amd" and "pcie_rccl" in links else "pcie"  # ROCm runs RCCL
+    pcie = "pcie_rccl" if device.vendor == "amd" and "pcie_rccl" in links else "pcie"  # AMD GPUs run RCCL
     host = None
     if device.pcie_bytes_per_s:
         latency, eff, hop = links[pcie]

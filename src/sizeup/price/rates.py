@@ -40,7 +40,7 @@ for _kind in TENSOR_KINDS:
         (_kind, "fp8"): (("tensor", "fp8"), ("tensor", "fp16"), ("tensor", "bf16"), ("vector", "fp32")),
         (_kind, "int8"): (("tensor", "int8"), ("tensor", "fp16"), ("tensor", "bf16")),
         # FP4 (NVFP4, MXFP4) on FP4 tensor units (Blackwell); elsewhere a weight-only kernel dequantizes the FP4
-        # weights in registers and multiplies at 16 bits (a Marlin-style FP4 kernel on Hopper and Ampere)
+        # weights in registers and multiplies at 16 bits (a weight-only FP4 kernel on Hopper and Ampere)
         (_kind, "fp4"): (("tensor", "fp4"), ("tensor", "bf16"), ("tensor", "fp16"), ("vector", "fp32")),
         (_kind, "int4"): (("tensor", "int4"), ("tensor", "int8"), ("tensor", "fp16"), ("tensor", "bf16")),
         (_kind, "fp64"): (("tensor", "fp64"), ("vector", "fp64")),
