@@ -138,6 +138,11 @@ class ExecutionModel:
             raise ConfigError(f"--quant {fmt.id}: {cls.NAME} cannot load {fmt.id} weights; it loads the "
                               f"{', '.join(cls.LOADS)} formats (e.g. {', '.join(cls.FORMATS)})")
 
+    def check_device_weights(self, fmt) -> None:
+        """Refuse, in one line, weights of `fmt` the engine loads but cannot run on this device (a format it runs
+        only on the device's own tensor units of that precision); None: it runs them here."""
+        return None
+
     device: DeviceSpec
     profile: EngineProfile
     backend: str | None = None

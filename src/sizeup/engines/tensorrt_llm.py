@@ -6,6 +6,12 @@ its fused kernels. In-flight batching schedules context (prompt) and
 generation requests in the same iteration, up to max_num_tokens tokens and max_batch_size requests; an FP8
 checkpoint (ModelOpt) carries an FP8 KV cache, which the engine follows by default.
 
+NVFP4 (`TensorRTLLM.matrix_kernel`): ModelOpt NVFP4 checkpoints run FP4 x FP4 GEMMs on Blackwell's FP4 tensor cores, the
+activations quantized to NVFP4 inside the kernel before each GEMM (fused into the RMSNorm / SwiGLU), at the fraction
+of the FP4 peak its data file states per architecture (`fp4_gemm@ARCH`) for steps of at least `fp4_gemm_min_tokens`
+tokens; smaller steps, and architectures the file states none for, keep the device default. A device without FP4
+tensor cores cannot run an NVFP4 checkpoint under TensorRT-LLM (`check_device_weights`).
+
 Tensor parallelism (`TensorRTLLM.tensor_parallel`): AllReduceStrategy AUTO runs its own one-shot / two-shot kernels
 over peer memory where every GPU of the group is joined by NVLink and the message fits its workspace (16 MB at
 TP 2, 8 MB above), NCCL otherwise (a PCIe-only group: NCCL always).
@@ -14,8 +20,10 @@ TP 2, 8 MB above), NCCL otherwise (a PCIe-only group: NCCL always).
 from __future__ import annotations
 
 from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
+from sizeup.engines.kernels import Kernel
 from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
 from sizeup.engines.reserve import InferenceMemory, MemoryRequest, allocate_on_demand
+from sizeup.errors import ConfigError
 from sizeup.units import GIB
 
 
@@ -49,6 +57,26 @@ class TensorRTLLM(ExecutionModel):
                         max_sequences=seqs,
                         basis=f"in-flight batching: context and generation requests in one iteration, at most "
                               f"max_num_tokens {tokens:,} tokens and max_batch_size {seqs:,} requests")
+
+    def matrix_kernel(self, weights: str, decode: bool, tokens: int):
+        """NVFP4 weights on FP4 tensor cores: the FP4 x FP4 GEMM at `fp4_gemm@ARCH` of the FP4 peak, for a step of at
+        least `fp4_gemm_min_tokens` tokens (prompt tokens, or the running batch at decode); None otherwise (the
+        device default)."""
+        if weights.lower() != "nvfp4" or "fp4" not in self.device.peak_flops_per_s:
+            return None
+        key = f"fp4_gemm@{self.device.architecture or ''}"
+        fraction = self.profile.range(key)
+        if fraction is None or tokens < self.profile.value("fp4_gemm_min_tokens", 0):
+            return None
+        source = next((s for s in self.profile.sources if s.startswith(f"{key}: ")), key)
+        return Kernel(self.NAME, "NVFP4 GEMM", "FP4 x FP4 block-scaled GEMM, activations quantized in the kernel",
+                      "fp4", fraction, key, source, table=f"data/engines/{self.profile.id}.yaml")
+
+    def check_device_weights(self, fmt) -> None:
+        """NVFP4 needs FP4 tensor cores: TensorRT-LLM runs it on Blackwell only (no weight-only NVFP4 path)."""
+        if fmt.id == "nvfp4" and "fp4" not in self.device.peak_flops_per_s:
+            raise ConfigError(f"--quant nvfp4: tensorrt-llm runs NVFP4 only on FP4 tensor cores (Blackwell); "
+                              f"{self.device.id} has none (vllm runs NVFP4 weight-only there: --engine vllm)")
 
     def tensor_parallel(self, link_kind: str, gpus: int) -> TensorParallel | None:
         """AUTO: the one-shot / two-shot kernels over NVLink (TP 2, 4, 8; messages up to the workspace), NCCL

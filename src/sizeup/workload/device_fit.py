@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sizeup.engines.base import engine_class, parse_engine
-from sizeup.engines.defaults import default_for_segment
+from sizeup.engines.defaults import default_for_segment, default_for_weights
 from sizeup.errors import SizeupError
 from sizeup.hardware.catalog import Catalog
 from sizeup.hardware.offer_price import replica_price
@@ -151,8 +151,9 @@ def device_fit(arch, device: DeviceSpec, catalog: Catalog, *, engine: str | None
     returns the inference estimate (sizeup.api.estimate with the user's batch and lengths)."""
     segment = segment_of(device)
     why = ""
-    if engine is None:
-        engine, why = default_for_segment(segment)
+    if engine is None:  # as the one-device estimate: the class's other engine where its own cannot load the format
+        named = tuple(formats) if formats else ()
+        engine, why = default_for_weights(segment, named[0]) if len(named) == 1 else default_for_segment(segment)
     ladder = formats_to_try(engine, device, formats)
     tried, last, reason = [], None, ""
     for fmt in ladder:
