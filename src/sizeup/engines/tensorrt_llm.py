@@ -10,7 +10,7 @@ NVFP4 (`TensorRTLLM.matrix_kernel`): ModelOpt NVFP4 checkpoints run FP4 x FP4 GE
 activations quantized to NVFP4 inside the kernel before each GEMM (fused into the RMSNorm / SwiGLU), at the fraction
 of the FP4 peak its data file states per architecture (`fp4_gemm@ARCH`) for steps of at least `fp4_gemm_min_tokens`
 tokens; smaller steps, and architectures the file states none for, keep the device default. A device without FP4
-tensor cores cannot run an NVFP4 checkpoint under TensorRT-LLM (`check_device_weights`).
+tensor cores cannot run an NVFP4 checkpoint under TensorRT-LLM (`NATIVE_ONLY`: refused, and left out of its ladder).
 
 Tensor parallelism (`TensorRTLLM.tensor_parallel`): AllReduceStrategy AUTO runs its own one-shot / two-shot kernels
 over peer memory where every GPU of the group is joined by NVLink and the message fits its workspace (16 MB at
@@ -23,7 +23,6 @@ from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
 from sizeup.engines.kernels import Kernel
 from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
 from sizeup.engines.reserve import InferenceMemory, MemoryRequest, allocate_on_demand
-from sizeup.errors import ConfigError
 from sizeup.units import GIB
 
 
@@ -37,8 +36,12 @@ elsewhere; github.com/NVIDIA/TensorRT-LLM at 005b299bd30992a58607c7628bb20092649
 
 @engine("tensorrt-llm", "trtllm", "trt-llm")
 class TensorRTLLM(ExecutionModel):
-    FORMATS = ("bf16", "fp8", "awq-int4")
+    FORMATS = ("bf16", "fp8", "nvfp4", "awq-int4")
     NATIVE_FP8_ONLY = True
+    NATIVE_ONLY = ("nvfp4",)
+    """"Note that NVFP4 is only supported on NVIDIA Blackwell" (docs/source/deployment-guide/quick-start-recipe-for-
+    llama3.3-70b-on-trtllm.md); ModelOpt's support matrix: FP4 "GPUs: Blackwell and Later"."""
+    NATIVE_ONLY_HINT = "FP4 tensor cores are Blackwell's; vllm runs NVFP4 weight-only there: --engine vllm"
     ENGINE_OPTIONS = {"max-batch-size": "max_batch_size", "max-num-tokens": "max_num_tokens",
                       "enable-attention-dp": "enable_attention_dp"}
 
@@ -71,12 +74,6 @@ class TensorRTLLM(ExecutionModel):
         source = next((s for s in self.profile.sources if s.startswith(f"{key}: ")), key)
         return Kernel(self.NAME, "NVFP4 GEMM", "FP4 x FP4 block-scaled GEMM, activations quantized in the kernel",
                       "fp4", fraction, key, source, table=f"data/engines/{self.profile.id}.yaml")
-
-    def check_device_weights(self, fmt) -> None:
-        """NVFP4 needs FP4 tensor cores: TensorRT-LLM runs it on Blackwell only (no weight-only NVFP4 path)."""
-        if fmt.id == "nvfp4" and "fp4" not in self.device.peak_flops_per_s:
-            raise ConfigError(f"--quant nvfp4: tensorrt-llm runs NVFP4 only on FP4 tensor cores (Blackwell); "
-                              f"{self.device.id} has none (vllm runs NVFP4 weight-only there: --engine vllm)")
 
     def tensor_parallel(self, link_kind: str, gpus: int) -> TensorParallel | None:
         """AUTO: the one-shot / two-shot kernels over NVLink (TP 2, 4, 8; messages up to the workspace), NCCL

@@ -65,11 +65,17 @@ def engine_formats(engine: str) -> tuple[str, ...]:
 
 def formats_to_try(engine: str, device: DeviceSpec, formats: Iterable[str] | None = None) -> tuple[str, ...]:
     """`formats` (default: the engine's), most precise first, without fp8 where the engine's fp8 needs fp8 tensor
-    units `device` lacks: what a device table tries in order, and a one-device estimate with no format named."""
+    units `device` lacks (the engine's own ladder also without a NATIVE_ONLY format whose units it lacks): what a
+    device table tries in order, and a one-device estimate with no format named."""
     cls = engine_class(parse_engine(engine).name)
     ladder = tuple(formats) if formats else cls.FORMATS
     if cls.NATIVE_FP8_ONLY and "fp8" not in device.peak_flops_per_s:
         ladder = tuple(f for f in ladder if f != "fp8")
+    if cls.NATIVE_ONLY and not formats:  # runs only on their own tensor units (TensorRT-LLM's NVFP4 off Blackwell)
+        from sizeup.formats import get_format
+
+        ladder = tuple(f for f in ladder if f not in cls.NATIVE_ONLY
+                       or get_format(f).compute_dtype in device.peak_flops_per_s)
     return ladder
 
 
