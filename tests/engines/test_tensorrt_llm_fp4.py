@@ -61,3 +61,14 @@ def test_an_nvfp4_prefill_is_faster_than_at_the_device_default():
     vllm = estimate("llama-3.1-70b", device="b200", engine="vllm", quant="nvfp4", prompt=4096, output=16)
     assert est.prefill.tokens_per_s.typical > 1.2 * vllm.prefill.tokens_per_s.typical
     assert any("NVFP4 GEMM kernel" in a and "of the fp4 peak" in a for a in est.assumptions)
+
+
+def test_an_nvfp4_checkpoint_runs_an_fp8_kv_cache_by_default_from_1_0():
+    """ModelOpt's hf_ptq exports --kv_cache_qformat fp8 unless told otherwise, and TensorRT-LLM 1.x follows the
+    checkpoint (KvCacheConfig dtype 'auto'); a TensorRT engine of 0.5-0.21 chose its KV format at build time."""
+    current = estimate("llama-3.1-8b", device="b200", engine="tensorrt-llm", quant="nvfp4")
+    assert current.config.kv_dtype == "fp8" and "kv_cache_qformat" in current.defaults["kv_dtype"]
+    older = estimate("llama-3.1-8b", device="b200", engine="tensorrt-llm@0.21.0", quant="nvfp4")
+    assert older.config.kv_dtype == "fp16" and "kv_dtype" not in older.defaults
+    named = estimate("llama-3.1-8b", device="b200", engine="tensorrt-llm", quant="nvfp4", kv_dtype="fp16")
+    assert named.config.kv_dtype == "fp16"

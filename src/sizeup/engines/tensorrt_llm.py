@@ -84,6 +84,10 @@ class TensorRTLLM(ExecutionModel):
         if weights.startswith("fp8") and self.profile.value("fp8_checkpoint_kv_fp8", 1):
             return "fp8", ("TensorRT-LLM follows the checkpoint's KV format (KvCacheConfig dtype 'auto'): an FP8 "
                            "(ModelOpt) checkpoint states kv_cache_quant_algo FP8, so the KV cache is FP8")
+        if weights == "nvfp4" and self.profile.value("nvfp4_checkpoint_kv_fp8", 0):
+            return "fp8", ("TensorRT-LLM follows the checkpoint's KV format (KvCacheConfig dtype 'auto'): a ModelOpt "
+                           "NVFP4 checkpoint is exported with an FP8 KV cache unless asked otherwise "
+                           "(hf_ptq --kv_cache_qformat defaults to fp8), so the KV cache is FP8")
         return None
 
     def memory(self, req: MemoryRequest) -> InferenceMemory:
