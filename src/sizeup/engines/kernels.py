@@ -21,8 +21,8 @@ from sizeup.errors import CatalogError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.ranges import Range
 
-__all__ = ["Kernel", "NATIVE_PEAKS", "select_kernel", "kernel_peak", "memory_class", "int32_rate", "BACKENDS", "default_backend",
-           "check_backend"]
+__all__ = ["Kernel", "NATIVE_PEAKS", "select_kernel", "kernel_peak", "memory_class", "int32_rate",
+           "BACKENDS", "default_backend", "check_backend"]
 
 _FLOAT_FORMATS = {"f16", "fp16", "bf16", "fp32", "f32"}
 

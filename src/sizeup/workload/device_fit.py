@@ -71,7 +71,7 @@ def formats_to_try(engine: str, device: DeviceSpec, formats: Iterable[str] | Non
     ladder = tuple(formats) if formats else cls.FORMATS
     if cls.NATIVE_FP8_ONLY and "fp8" not in device.peak_flops_per_s:
         ladder = tuple(f for f in ladder if f != "fp8")
-    if cls.NATIVE_ONLY and not formats:  # runs only on their own tensor units (TensorRT-LLM's NVFP4 off Blackwell)
+    if cls.NATIVE_ONLY and not formats:  # formats run only on their own tensor units, off a device without them
         from sizeup.formats import get_format
 
         ladder = tuple(f for f in ladder if f not in cls.NATIVE_ONLY
