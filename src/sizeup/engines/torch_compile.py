@@ -20,12 +20,13 @@ from sizeup.engines.kernels import Kernel, memory_class
 from sizeup.ingest.arch import ModelArch
 from sizeup.ranges import Range
 
-_WEIGHT_ONLY = {"int8-wo": "weight_only", "fp8-wo": "weight_only", "int4-wo-g64": "int4", "int4-wo-g128": "int4"}
+_WEIGHT_ONLY = {"int8-wo": "weight_only", "fp8-wo": "weight_only",
+                **{f"int4-wo-g{g}": "int4" for g in (32, 64, 128, 256)}}
 """Format -> kernel class of the decode matmul: torchao's int8/fp8 weight-only (inductor fuses the dequantization
 into the GEMV it generates) and int4 (tinygemm's packed-int4 kernel); every other format: 16-bit GEMV."""
 
 
-@engine("torch-compile", "torch.compile", "gpt-fast", "torchao")
+@engine("torch-compile", "torch.compile", "gpt-fast", "torchao", "torchcompile", "torch_compile")
 class TorchCompile(ExecutionModel):
     FORMATS = ("bf16", "fp8-wo", "int8-wo", "int4-wo-g64")
 
