@@ -31,6 +31,7 @@ def test_exl2_without_bits_is_one_clear_line():
 @pytest.mark.parametrize("engine, name, expected", [
     ("mlx", "4bit", "mlx-q4"), ("mlx@0.24.0", "8-bit", "mlx-q8"), ("mlx", "MLX 6bit", "mlx-q6"), ("mlx", "q3", "mlx-q3"),
     ("hf", "4bit", "bnb-fp4"), ("hf", "8bit", "int8-bnb"), ("transformers", "fp4", "bnb-fp4"),
+    ("gpt-fast", "int4", "int4-wo-g32"), ("torch-compile", "int4.g64", "int4-wo-g64"), ("gpt-fast", "int8", "int8-wo"),
 ])
 def test_engine_spellings(engine, name, expected):
     fmt, note = engine_format_name(engine, name)

@@ -403,7 +403,7 @@ def engine_format_name(engine_text: str | None, quant: str) -> tuple[str, str]:
     if not engine_text:
         return quant, ""
     cls = engine_class(str(engine_text).partition("@")[0])
-    key = re.sub(r"[\s_-]+", "", str(quant).strip().lower())
+    key = re.sub(r"[\s_.-]+", "", str(quant).strip().lower())
     if key.startswith(cls.NAME) and key != cls.NAME:
         key = key[len(cls.NAME):]
     if key not in cls.FORMAT_NAMES:
