@@ -49,3 +49,10 @@ def test_estimate_reads_the_engine_spelling_and_says_so():
     result = estimate("llama-3.1-8b", device="MacBook Pro M3 Max", engine="mlx", quant="4bit")
     assert result.weights.id == "mlx-q4"
     assert any("--quant 4bit: mlx-q4 under mlx" in a for a in result.assumptions)
+
+
+def test_a_device_table_reads_the_engine_spelling():
+    from sizeup.api.devices import compare_devices
+
+    rows = compare_devices("llama-3.1-8b", devices=["apple-m3-max"], engine="mlx", formats=["4bit"])
+    assert rows[0].estimate.weights.id == "mlx-q4"
