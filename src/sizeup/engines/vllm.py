@@ -23,6 +23,7 @@ takes it, NCCL's ring elsewhere; the 0.2 releases call each GPU's Ray worker onc
 from __future__ import annotations
 
 from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
+from sizeup.engines.kernels import Kernel
 from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
 from sizeup.engines.reserve import InferenceMemory, MemoryRequest, device_total_bytes
 from sizeup.engines.vllm_multimodal import vllm_multimodal_profile
@@ -133,13 +134,34 @@ class VLLM(ExecutionModel):
             return False
         return PLATFORMS.get(self.device.vendor, ("", False))[1]
 
+    @property
+    def platform(self) -> str:
+        """The platform vLLM runs this device on (PLATFORMS): cuda, hip, sycl, or cpu."""
+        return "cpu" if self.device.kind == "cpu" else PLATFORMS.get(self.device.vendor, ("",))[0]
+
     def per_op_overhead(self, decode: bool) -> Range | None:
-        """Graph replay at decode (`decode_overhead_s`); without a graph the device kind's eager launch time."""
-        return super().per_op_overhead(decode) if self.graphs else None
+        """Graph replay at decode (`decode_overhead_s`, a HIP graph's node on ROCm: `decode_overhead_s.hip`);
+        without a graph the device kind's eager launch time."""
+        if not self.graphs:
+            return None
+        hip = self.profile.range("decode_overhead_s.hip") if decode and self.platform == "hip" else None
+        return hip or super().per_op_overhead(decode)
+
+    def matrix_kernel(self, weights: str, decode: bool, tokens: int):
+        """On ROCm, the decode GEMMs' share of the HBM bandwidth (`rocm_decode_memory`: hipBLASLt's skinny-M
+        GEMMs before vLLM had its own skinny kernels, wvSplitK after); elsewhere the device defaults."""
+        if not decode or self.platform != "hip":
+            return None
+        memory = self.profile.range("rocm_decode_memory")
+        if memory is None:
+            return None
+        source = next((s for s in self.profile.sources if s.startswith("rocm_decode_memory: ")), "")
+        return Kernel(self.NAME, "ROCm decode GEMM", "vLLM's decode GEMMs on ROCm", "device-default", None,
+                      "rocm_decode_memory", source, memory, table="data/engines/vllm.yaml")
 
     def missing_kernel_note(self, weights: str, decode: bool) -> str | None:
         """Off CUDA (ROCm, Intel XPU) vLLM's kernels have no fraction of their own in sizeup's data: say so."""
-        platform = PLATFORMS.get(self.device.vendor, ("",))[0] if self.device.kind != "cpu" else "cpu"
+        platform = self.platform
         if platform == "cuda":
             return None
         kernels = {"sycl": "IPEX / oneDNN kernels on XPU", "hip": "ROCm kernels"}.get(platform, "kernels")
