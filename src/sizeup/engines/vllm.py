@@ -148,16 +148,22 @@ class VLLM(ExecutionModel):
         return hip or super().per_op_overhead(decode)
 
     def matrix_kernel(self, weights: str, decode: bool, tokens: int):
-        """On ROCm, the decode GEMMs' share of the HBM bandwidth (`rocm_decode_memory`: hipBLASLt's skinny-M
-        GEMMs before vLLM had its own skinny kernels, wvSplitK after); elsewhere the device defaults."""
-        if not decode or self.platform != "hip":
+        """On ROCm: fp8 weights' GEMMs at `rocm_matmul@fp8` of the dense fp8 peak (hipBLASLt through
+        torch._scaled_mm, or AMD's tuned kernels), and at decode the GEMMs' share of the HBM bandwidth
+        (`rocm_decode_memory`: hipBLASLt's skinny-M GEMMs before vLLM had its own skinny kernels, wvSplitK after);
+        elsewhere, or where the data states neither, the device defaults."""
+        if self.platform != "hip":
             return None
-        memory = self.profile.range("rocm_decode_memory")
-        if memory is None:
+        memory = self.profile.range("rocm_decode_memory") if decode else None
+        fraction = self.profile.range("rocm_matmul@fp8") if weights.lower() == "fp8" else None
+        if memory is None and fraction is None:
             return None
-        source = next((s for s in self.profile.sources if s.startswith("rocm_decode_memory: ")), "")
-        return Kernel(self.NAME, "ROCm decode GEMM", "vLLM's decode GEMMs on ROCm", "device-default", None,
-                      "rocm_decode_memory", source, memory, table="data/engines/vllm.yaml")
+        keys = [k for k, v in (("rocm_matmul@fp8", fraction), ("rocm_decode_memory", memory)) if v is not None]
+        source = "; ".join(s for s in self.profile.sources if s.split(": ", 1)[0] in keys)
+        phase = "decode" if decode else "prefill"
+        return Kernel(self.NAME, f"ROCm {phase} GEMM", f"vLLM's {phase} GEMMs on ROCm",
+                      "fp8" if fraction is not None else "device-default", fraction, ", ".join(keys), source, memory,
+                      table="data/engines/vllm.yaml")
 
     def missing_kernel_note(self, weights: str, decode: bool) -> str | None:
         """Off CUDA (ROCm, Intel XPU) vLLM's kernels have no fraction of their own in sizeup's data: say so."""
