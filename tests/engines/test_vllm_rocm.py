@@ -46,3 +46,7 @@ def test_the_estimate_names_the_rocm_kernel_and_is_slower_on_the_old_release():
     new = api.estimate("llama-3.1-405b", api.EstimateOptions(**opts, engine="vllm@0.34"))
     assert any("ROCm decode GEMM" in a and "73% of peak bandwidth" in a for a in old.assumptions)
     assert old.decode.latency_s.typical > new.decode.latency_s.typical
+
+
+def test_awq_weights_keep_the_device_defaults_on_rocm():
+    assert resolve("vllm", MI300X).matrix_kernel("awq-int4", True, 1) is None

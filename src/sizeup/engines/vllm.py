@@ -151,9 +151,10 @@ class VLLM(ExecutionModel):
         """On ROCm: fp8 weights' GEMMs at `rocm_matmul@fp8` of the dense fp8 peak (hipBLASLt through
         torch._scaled_mm, or AMD's tuned kernels), and at decode the GEMMs' share of the HBM bandwidth
         (`rocm_decode_memory`: hipBLASLt's skinny-M GEMMs before vLLM had its own skinny kernels, wvSplitK after);
-        elsewhere, or where the data states neither, the device defaults."""
-        if self.platform != "hip":
-            return None
+        16-bit and fp8 weights only (the formats these GEMMs run); elsewhere, or where the data states neither, the
+        device defaults."""
+        if self.platform != "hip" or weights.lower() not in ("bf16", "fp16", "fp8"):
+            return None  # other formats (AWQ) run their own kernels: the device defaults
         memory = self.profile.range("rocm_decode_memory") if decode else None
         fraction = self.profile.range("rocm_matmul@fp8") if weights.lower() == "fp8" else None
         if memory is None and fraction is None:
