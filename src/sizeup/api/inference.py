@@ -261,6 +261,7 @@ def _estimate(model: str, device: DeviceSpec, o: EstimateOptions, catalog) -> In
     """The estimate at the engine and format named; with none named, the device class's engine (data/engines/
     defaults.yaml) and the most precise of its formats that fits, as the device table chooses. The estimate's
     `defaults` say what was taken and why."""
+    from sizeup.engines.base import engine_format_name
     from sizeup.engines.defaults import default_for_segment, default_for_weights
     from sizeup.errors import SizeupError
     from sizeup.hardware.segments import segment_of
@@ -272,16 +273,22 @@ def _estimate(model: str, device: DeviceSpec, o: EstimateOptions, catalog) -> In
     check_context(arch, prompt=o.prompt, total=o.context if o.context is not None else o.prompt + o.output,
                   what=tokens_text(o.prompt, o.output, o.context))
     defaults: dict[str, str] = {}
+    engine = o.engine
+    if engine is None:
+        engine, why = default_for_segment(segment_of(device))
+        defaults["engine"] = f"{engine}: none named; {why} (data/engines/defaults.yaml)"
     quant, weights_note = o.quant, ""
+    if quant is not None:  # the engine's own spelling of a format (mlx: '4bit' -> mlx-q4)
+        quant, weights_note = engine_format_name(engine, quant)
     if quant is not None or getattr(arch, "stored_format_from", ""):  # named, or the format a .gguf file stores
-        quant, weights_note = weights_format(arch, o.quant, model)
+        quant, stored_note = weights_format(arch, quant, model)
+        weights_note = "; ".join(n for n in (weights_note, stored_note) if n)
         if o.quant is None:
             defaults["quant"] = weights_note
-    engine = o.engine
-    if engine is None:  # the device class's engine, or the class's other one where that cannot load the weights
-        engine, why = (default_for_segment(segment_of(device)) if o.quant is None
-                       else default_for_weights(segment_of(device), quant))
-        defaults["engine"] = f"{engine}: none named; {why} (data/engines/defaults.yaml)"
+    if o.engine is None and o.quant is not None:  # a format the class's engine cannot load: its other one, if named
+        other, why = default_for_weights(segment_of(device), quant)
+        if other != engine:
+            engine, defaults["engine"] = other, f"{other}: none named; {why} (data/engines/defaults.yaml)"
     formats = [quant] if quant is not None else list(formats_to_try(engine, device))
     # llama.cpp layers kept off the GPU run on the host CPU: the one named, else the device's own host_cpu
     host = o.cpu if isinstance(o.cpu, DeviceSpec) or o.cpu is None else catalog.device(o.cpu)
