@@ -23,6 +23,7 @@ takes it, NCCL's ring elsewhere; the 0.2 releases call each GPU's Ray worker onc
 from __future__ import annotations
 
 from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
+from sizeup.engines.kernels import Kernel
 from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
 from sizeup.engines.reserve import InferenceMemory, MemoryRequest, device_total_bytes
 from sizeup.engines.vllm_multimodal import vllm_multimodal_profile
@@ -136,6 +137,20 @@ class VLLM(ExecutionModel):
     def per_op_overhead(self, decode: bool) -> Range | None:
         """Graph replay at decode (`decode_overhead_s`); without a graph the device kind's eager launch time."""
         return super().per_op_overhead(decode) if self.graphs else None
+
+    def matrix_kernel(self, weights: str, decode: bool, tokens: int):
+        """A release's own decode kernel for a packed format where its data counts one
+        (`decode_alu_ops_per_weight@<format>`, > 0): the instructions it issues per weight, priced at the SMs'
+        instruction rate beside the device's default bandwidth (vLLM before 0.5.3 ran AWQ through llm-awq's GEMM
+        kernel, which dequantizes every weight into shared memory on each call); None: the device defaults."""
+        key = f"decode_alu_ops_per_weight@{weights.lower()}"
+        ops = self.profile.range(key) if decode and self.device.vendor == "nvidia" else None
+        if ops is None or ops.low <= 0:
+            return None
+        source = next((s for s in self.profile.sources if s.startswith(f"{key}: ")), f"{key}: data/engines/vllm.yaml")
+        return Kernel(self.NAME, f"{weights.lower()} decode", f"vLLM {self.version} {weights.lower()} GEMM at batch "
+                      f"{tokens}", "alu", Range(2 / ops.high, 2 / ops.typical, 2 / ops.low), key, source, None,
+                      table="data/engines/vllm.yaml")
 
     def missing_kernel_note(self, weights: str, decode: bool) -> str | None:
         """Off CUDA (ROCm, Intel XPU) vLLM's kernels have no fraction of their own in sizeup's data: say so."""
