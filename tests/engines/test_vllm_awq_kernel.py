@@ -39,3 +39,10 @@ def test_the_counted_kernel_slows_an_a100_awq_decode(a100):
                        prompt=8, output=256)
     assert old.decode.bound == "compute"  # the instruction term binds on the A100 (64 FP32 lanes per SM)
     assert any("awq-int4 decode" in a for a in old.assumptions)
+
+
+def test_a_batch_up_to_a_tile_shares_one_unpacking(a100):
+    old = resolve("vllm@0.2", a100)
+    one, sixteen, seventeen = (old.matrix_kernel("awq-int4", True, b).fraction.typical for b in (1, 16, 17))
+    assert sixteen == pytest.approx(16 * one)  # 16 rows, one tile: the unpacking is paid once per weight
+    assert seventeen == pytest.approx(17 / 2 * one)  # a second tile unpacks every weight again

@@ -100,6 +100,11 @@ def vllm_sampler_peak(arch: ModelArch, rows: int, act_bytes: int) -> int:
     return rows * arch.vocab * (act_bytes + SAMPLER_BYTES_PER_LOGIT)
 
 
+AWQ_GEMM_TILE_ROWS = 16
+"""Rows of the batch llm-awq's GEMM kernel takes per block (gemm_forward_4bit_cuda_m16nXk32: M tiles of 16); each
+tile unpacks the weights again (csrc/quantization/awq/gemm_kernels.cu, blockIdx_y over (M + 15) / 16 tiles)."""
+
+
 @engine("vllm")
 class VLLM(ExecutionModel):
     FORMATS = ("bf16", "fp8", "awq-int4")
@@ -142,15 +147,19 @@ class VLLM(ExecutionModel):
         """A release's own decode kernel for a packed format where its data counts one
         (`decode_alu_ops_per_weight@<format>`, > 0): the instructions it issues per weight, priced at the SMs'
         instruction rate beside the device's default bandwidth (vLLM before 0.5.3 ran AWQ through llm-awq's GEMM
-        kernel, which dequantizes every weight into shared memory on each call); None: the device defaults."""
+        kernel, which dequantizes every weight into shared memory on each call); None: the device defaults.
+        The kernel unpacks a weight once per 16-row tile of the batch (M padded to 16), so a step of `tokens`
+        sequences issues ops x ceil(tokens / 16) per weight: per multiply-add, ops x ceil(tokens / 16) / tokens."""
         key = f"decode_alu_ops_per_weight@{weights.lower()}"
         ops = self.profile.range(key) if decode and self.device.vendor == "nvidia" else None
         if ops is None or ops.low <= 0:
             return None
+        rows = max(int(tokens), 1)
+        per_token = rows / -(-rows // AWQ_GEMM_TILE_ROWS)  # multiply-adds per unpacked weight
         source = next((s for s in self.profile.sources if s.startswith(f"{key}: ")), f"{key}: data/engines/vllm.yaml")
         return Kernel(self.NAME, f"{weights.lower()} decode", f"vLLM {self.version} {weights.lower()} GEMM at batch "
-                      f"{tokens}", "alu", Range(2 / ops.high, 2 / ops.typical, 2 / ops.low), key, source, None,
-                      table="data/engines/vllm.yaml")
+                      f"{rows}", "alu", Range(2 / ops.high, 2 / ops.typical, 2 / ops.low).scale(per_token), key,
+                      source, None, table="data/engines/vllm.yaml")
 
     def missing_kernel_note(self, weights: str, decode: bool) -> str | None:
         """Off CUDA (ROCm, Intel XPU) vLLM's kernels have no fraction of their own in sizeup's data: say so."""
