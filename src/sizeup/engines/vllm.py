@@ -22,6 +22,8 @@ takes it, NCCL's ring elsewhere; the 0.2 releases call each GPU's Ray worker onc
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
 from sizeup.engines.kernels import Kernel
 from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
@@ -134,8 +136,11 @@ class VLLM(ExecutionModel):
 
     @property
     def graphs(self) -> bool:
-        """Whether decode replays a captured graph: the platform's default (PLATFORMS), off under enforce-eager."""
+        """Whether decode replays a captured graph: the platform's default (PLATFORMS), off under enforce-eager and
+        in the releases before CUDA graphs (`cuda_graphs` 0: before 0.2.6)."""
         if self.profile.value("enforce_eager", 0) or self.device.kind == "cpu":
+            return False
+        if not self.profile.value("cuda_graphs", 1):
             return False
         return PLATFORMS.get(self.device.vendor, ("", False))[1]
 
@@ -190,12 +195,17 @@ class VLLM(ExecutionModel):
         notes = () if host is None else (
             f"vLLM {self.version}: every GPU's worker is a Ray actor called once per step, {rpc.typical * 1e6:,.0f} µs "
             f"each: {host.typical * 1e3:,.2f} ms per step over {gpus} GPUs",)
-        return peer_all_reduce(self, link_kind, gpus, VLLM_ALL_REDUCE, host_s=host, notes=notes)
+        tp = peer_all_reduce(self, link_kind, gpus, VLLM_ALL_REDUCE, host_s=host, notes=notes)
+        if self.graphs or gpus < 2:
+            return tp
+        return replace(tp, eager_launches=True) if tp is not None else TensorParallel(eager_launches=True)
 
     def option_notes(self) -> tuple[str, ...]:
         notes = []
         if not self.graphs and self.device.kind != "cpu":
             why = ("--enforce-eager" if self.profile.value("enforce_eager", 0) else
+                   f"vLLM {self.version} captures no graph (CUDA graphs came with 0.2.6)"
+                   if not self.profile.value("cuda_graphs", 1) else
                    f"vLLM captures no graph on {self.device.vendor} GPUs by default (engines/vllm.py PLATFORMS)")
             notes.append(f"{why}: every kernel is launched eagerly (the device kind's per-kernel host time, "
                          f"data/efficiency/gpu.yaml overhead_s), no graph memory held")

@@ -32,7 +32,7 @@ from sizeup.workload.towers import (TowerEstimate, decoder_arch, decoder_cache_t
                                     tower_notes)
 
 __all__ = ["InferenceConfig", "PhaseEstimate", "InferenceEstimate", "SweepPoint", "batch_sweep", "estimate_inference",
-           "execution_for", "tensor_parallel_comm"]
+           "execution_for", "tensor_parallel_comm", "eager_rank_drift"]
 
 MAX_SEARCH_CONTEXT = 1 << 21
 MAX_SEARCH_BATCH = 1 << 14
@@ -235,7 +235,8 @@ def _price_phase(ledger: Ledger, device: DeviceSpec, eff: Efficiency, gpus: int,
     overhead = step_overhead or Range(0.0, 0.0, 0.0)
     if gpus > 1:
         tp_comm, host, comm_notes = tensor_parallel_comm(ledger, device, gpus, model)
-        comm, notes = comm + tp_comm, notes + comm_notes
+        drift, drift_notes = eager_rank_drift(ledger, device, gpus, model, roof.by_bound_s)
+        comm, notes = comm + tp_comm + drift, notes + comm_notes + drift_notes
         overhead = overhead + host
     latency = total + comm + overhead
     parts = dict(roof.by_bound_s)
@@ -266,6 +267,35 @@ def tensor_parallel_comm(ledger: Ledger, device: DeviceSpec, gpus: int,
     if tp is None:
         return comm, zero, []
     return comm, tp.step_host_s or zero, list(tp.notes)
+
+
+def eager_rank_drift(ledger: Ledger, device: DeviceSpec, gpus: int, model: ExecutionModel | None,
+                     by_bound_s: dict[str, float]) -> tuple[Range, list[str]]:
+    """(time the phase's collectives wait for the latest rank, notes) where the engine launches every kernel and
+    collective eagerly from one process per GPU (TensorParallel.eager_launches): each collective waits
+    price/comm.py eager_rank_wait(gpus), times the share of the step in which the GPUs wait for their hosts (the
+    roofline's host-bound time over its GPU-bound time, capped at 1); zero with a captured graph or long kernels."""
+    from sizeup.price.comm import device_link, eager_rank_wait, for_group  # tensor parallel only
+
+    zero = Range(0.0, 0.0, 0.0)
+    link = device_link(device) and for_group(device_link(device), gpus)
+    tp = model.tensor_parallel(link.kind, gpus) if model is not None and link is not None else None
+    if tp is None or not tp.eager_launches:
+        return zero, []
+    collectives = sum(o.count for o in ledger.ops if o.kind == OpKind.COMM)
+    gpu_s = by_bound_s.get("memory", 0.0) + by_bound_s.get("compute", 0.0)
+    host_s = by_bound_s.get("overhead", 0.0)
+    exposed = 1.0 if gpu_s <= 0 else min(1.0, host_s / gpu_s)
+    if collectives <= 0 or exposed <= 0:
+        return zero, []
+    wait = eager_rank_wait(gpus, device.vendor)
+    if wait is None:
+        return zero, [f"eager launches on {gpus} {device.id}: the wait of each collective for the latest rank is not "
+                      f"priced (comm.yaml eager_rank_wait was measured with NCCL; none read for {device.vendor})"]
+    drift = wait.scale(collectives * exposed)
+    return drift, [f"eager launches on {gpus} GPUs: each of the step's {collectives:,.0f} collectives waits "
+                   f"{wait.typical * 1e6:,.0f} µs for the latest rank's host (rank drift, comm.yaml eager_rank_wait), "
+                   f"times {exposed:.0%} (the step's host-bound share): {drift.typical * 1e3:,.2f} ms"]
 
 
 def _phase(latency: Range, tokens: int, bound: str, unknown: tuple[str, ...]) -> PhaseEstimate:
