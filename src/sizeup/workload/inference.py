@@ -20,7 +20,7 @@ from sizeup.engines.base import (OPTIONS, ExecutionModel, engine_class, engine_s
                                  resolve)
 from sizeup.engines.defaults import default_engine
 from sizeup.engines.reserve import split_by_layers
-from sizeup.ledger import Ledger, OpKind
+from sizeup.ledger import Ledger
 from sizeup.price.efficiency import Efficiency
 from sizeup.price.execution import phase_efficiency, phase_note
 from sizeup.price.memory import InferenceMemory, MemoryConfig, inference_memory, max_fitting
@@ -28,11 +28,12 @@ from sizeup.price.rates import PhaseTotals, price_totals
 from sizeup.ranges import Range
 from sizeup.workload.pipeline import check_pipeline, hop_time, micro_batch, pipeline_note
 from sizeup.workload.quantize import WeightFormat, get_format, weight_bytes
+from sizeup.workload.tensor_parallel import tensor_parallel_comm
 from sizeup.workload.towers import (TowerEstimate, decoder_arch, decoder_cache_tokens, decoder_prompt, tower_input,
                                     tower_notes)
 
 __all__ = ["InferenceConfig", "PhaseEstimate", "InferenceEstimate", "SweepPoint", "batch_sweep", "estimate_inference",
-           "execution_for", "tensor_parallel_comm", "eager_rank_drift"]
+           "execution_for", "tensor_parallel_comm"]
 
 MAX_SEARCH_CONTEXT = 1 << 21
 MAX_SEARCH_BATCH = 1 << 14
@@ -234,68 +235,14 @@ def _price_phase(ledger: Ledger, device: DeviceSpec, eff: Efficiency, gpus: int,
     notes = list(roof.notes)
     overhead = step_overhead or Range(0.0, 0.0, 0.0)
     if gpus > 1:
-        tp_comm, host, comm_notes = tensor_parallel_comm(ledger, device, gpus, model)
-        drift, drift_notes = eager_rank_drift(ledger, device, gpus, model, roof.by_bound_s)
-        comm, notes = comm + tp_comm + drift, notes + comm_notes + drift_notes
+        tp_comm, host, comm_notes = tensor_parallel_comm(ledger, device, gpus, model, roof.by_bound_s)
+        comm, notes = comm + tp_comm, notes + comm_notes
         overhead = overhead + host
     latency = total + comm + overhead
     parts = dict(roof.by_bound_s)
     parts["communication"] = comm.typical
     parts["overhead"] += overhead.typical
     return _phase(latency, tokens, max(parts, key=parts.get), roof.unknown_compute), notes
-
-
-def tensor_parallel_comm(ledger: Ledger, device: DeviceSpec, gpus: int,
-                          model: ExecutionModel | None) -> tuple[Range, Range, list[str]]:
-    """(time of the ledger's collectives over `gpus` tensor-parallel GPUs, the engine's host time per step to drive
-    them, notes): NCCL's ring on the device's link (price/comm.py) unless the engine runs its own all-reduce
-    (ExecutionModel.tensor_parallel)."""
-    from sizeup.price.comm import collective_time, device_link, for_group, with_latency  # tensor parallel only
-
-    zero = Range(0.0, 0.0, 0.0)
-    link = device_link(device) and for_group(device_link(device), gpus)  # the group's link (bridge span, mesh links)
-    if link is None:
-        return zero, zero, [f"{device.id}: no link bandwidth in the catalog: tensor-parallel communication not priced"]
-    tp = model.tensor_parallel(link.kind, gpus) if model is not None else None
-    own = None if tp is None or tp.all_reduce_latency_s is None else with_latency(link, tp.all_reduce_latency_s)
-    cap = tp.all_reduce_max_bytes if tp is not None and tp.all_reduce_max_bytes else float("inf")
-    comm = zero
-    for o in ledger.ops:
-        if o.kind == OpKind.COMM:  # one per layer
-            on = own if own is not None and o.op == "all_reduce" and o.bytes_written < cap else link
-            comm = comm + collective_time(o.op, o.bytes_written, gpus, on).scale(o.count)
-    if tp is None:
-        return comm, zero, []
-    return comm, tp.step_host_s or zero, list(tp.notes)
-
-
-def eager_rank_drift(ledger: Ledger, device: DeviceSpec, gpus: int, model: ExecutionModel | None,
-                     by_bound_s: dict[str, float]) -> tuple[Range, list[str]]:
-    """(time the phase's collectives wait for the latest rank, notes) where the engine launches every kernel and
-    collective eagerly from one process per GPU (TensorParallel.eager_launches): each collective waits
-    price/comm.py eager_rank_wait(gpus), times the share of the step in which the GPUs wait for their hosts (the
-    roofline's host-bound time over its GPU-bound time, capped at 1); zero with a captured graph or long kernels."""
-    from sizeup.price.comm import device_link, eager_rank_wait, for_group  # tensor parallel only
-
-    zero = Range(0.0, 0.0, 0.0)
-    link = device_link(device) and for_group(device_link(device), gpus)
-    tp = model.tensor_parallel(link.kind, gpus) if model is not None and link is not None else None
-    if tp is None or not tp.eager_launches:
-        return zero, []
-    collectives = sum(o.count for o in ledger.ops if o.kind == OpKind.COMM)
-    gpu_s = by_bound_s.get("memory", 0.0) + by_bound_s.get("compute", 0.0)
-    host_s = by_bound_s.get("overhead", 0.0)
-    exposed = 1.0 if gpu_s <= 0 else min(1.0, host_s / gpu_s)
-    if collectives <= 0 or exposed <= 0:
-        return zero, []
-    wait = eager_rank_wait(gpus, device.vendor)
-    if wait is None:
-        return zero, [f"eager launches on {gpus} {device.id}: the wait of each collective for the latest rank is not "
-                      f"priced (comm.yaml eager_rank_wait was measured with NCCL; none read for {device.vendor})"]
-    drift = wait.scale(collectives * exposed)
-    return drift, [f"eager launches on {gpus} GPUs: each of the step's {collectives:,.0f} collectives waits "
-                   f"{wait.typical * 1e6:,.0f} µs for the latest rank's host (rank drift, comm.yaml eager_rank_wait), "
-                   f"times {exposed:.0%} (the step's host-bound share): {drift.typical * 1e3:,.2f} ms"]
 
 
 def _phase(latency: Range, tokens: int, bound: str, unknown: tuple[str, ...]) -> PhaseEstimate:
