@@ -4,6 +4,8 @@ kernels eagerly, the wait of each collective for the latest rank (rank drift).""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sizeup.engines.base import ExecutionModel, TensorParallel
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ledger import Ledger, OpKind
@@ -15,11 +17,13 @@ ZERO = Range(0.0, 0.0, 0.0)
 
 
 def tensor_parallel_comm(ledger: Ledger, device: DeviceSpec, gpus: int, model: ExecutionModel | None,
-                         by_bound_s: dict[str, float] | None = None) -> tuple[Range, Range, list[str]]:
+                         by_bound_s: dict[str, float] | Callable[[], dict[str, float]] | None = None
+                         ) -> tuple[Range, Range, list[str]]:
     """(time of the ledger's collectives over `gpus` tensor-parallel GPUs, the engine's host time per step to drive
     them, notes): NCCL's ring on the device's link (price/comm.py) unless the engine runs its own all-reduce
-    (ExecutionModel.tensor_parallel). `by_bound_s`: the phase's roofline time by bound, given where the phase is
-    priced, so that an engine launching eagerly pays its rank drift (`eager_rank_drift`); None: not priced."""
+    (ExecutionModel.tensor_parallel). `by_bound_s`: the phase's roofline time by bound (or a function giving it,
+    called only for an engine that launches eagerly), so that such an engine pays its rank drift
+    (`eager_rank_drift`); None: not priced."""
     from sizeup.price.comm import collective_time, device_link, for_group, with_latency  # tensor parallel only
 
     link = device_link(device) and for_group(device_link(device), gpus)  # the group's link (bridge span, mesh links)
@@ -35,7 +39,10 @@ def tensor_parallel_comm(ledger: Ledger, device: DeviceSpec, gpus: int, model: E
             comm = comm + collective_time(o.op, o.bytes_written, gpus, on).scale(o.count)
     if tp is None:
         return comm, ZERO, []
-    drift, drift_notes = eager_rank_drift(ledger, device, gpus, tp, by_bound_s) if by_bound_s else (ZERO, [])
+    drift, drift_notes = ZERO, []
+    if tp.eager_launches and by_bound_s is not None:
+        split = by_bound_s() if callable(by_bound_s) else by_bound_s
+        drift, drift_notes = eager_rank_drift(ledger, device, gpus, tp, split)
     return comm + drift, tp.step_host_s or ZERO, [*tp.notes, *drift_notes]
 
 
