@@ -145,8 +145,9 @@ class VLLM(ExecutionModel):
         return PLATFORMS.get(self.device.vendor, ("", False))[1]
 
     def per_op_overhead(self, decode: bool) -> Range | None:
-        """Graph replay at decode (`decode_overhead_s`); without a graph the device kind's eager launch time."""
-        return super().per_op_overhead(decode) if self.graphs else None
+        """Graph replay at decode (`decode_overhead_s`); a release before CUDA graphs states its eager launch cost in
+        the same key; otherwise without a graph (enforce-eager, Intel XPU) the device kind's eager launch time."""
+        return super().per_op_overhead(decode) if self.graphs or not self.profile.value("cuda_graphs", 1) else None
 
     def matrix_kernel(self, weights: str, decode: bool, tokens: int):
         """A release's own decode kernel for a packed format where its data counts one
@@ -207,8 +208,10 @@ class VLLM(ExecutionModel):
                    f"vLLM {self.version} captures no graph (CUDA graphs came with 0.2.6)"
                    if not self.profile.value("cuda_graphs", 1) else
                    f"vLLM captures no graph on {self.device.vendor} GPUs by default (engines/vllm.py PLATFORMS)")
-            notes.append(f"{why}: every kernel is launched eagerly (the device kind's per-kernel host time, "
-                         f"data/efficiency/gpu.yaml overhead_s), no graph memory held")
+            cost = ("its release's eager per-kernel host time, data/engines/vllm.yaml decode_overhead_s"
+                    if not self.profile.value("cuda_graphs", 1) else
+                    "the device kind's per-kernel host time, data/efficiency/gpu.yaml overhead_s")
+            notes.append(f"{why}: every kernel is launched eagerly ({cost}), no graph memory held")
         if "prefix_caching" in self.profile.values or "prefix_caching_off" in self.profile.values:
             notes.append("--enable-prefix-caching / --no-enable-prefix-caching: accepted; sizeup prices every prompt "
                          "computed in full (no prefix shared between requests), as a benchmark of distinct prompts runs")
