@@ -144,20 +144,50 @@ class VLLM(ExecutionModel):
             return False
         return PLATFORMS.get(self.device.vendor, ("", False))[1]
 
+    @property
+    def platform(self) -> str:
+        """The platform vLLM runs this device on (PLATFORMS): cuda, hip, sycl, or cpu."""
+        return "cpu" if self.device.kind == "cpu" else PLATFORMS.get(self.device.vendor, ("",))[0]
+
     def per_op_overhead(self, decode: bool) -> Range | None:
-        """Graph replay at decode (`decode_overhead_s`); a release before CUDA graphs states its eager launch cost in
-        the same key; otherwise without a graph (enforce-eager, Intel XPU) the device kind's eager launch time."""
-        return super().per_op_overhead(decode) if self.graphs or not self.profile.value("cuda_graphs", 1) else None
+        """Graph replay at decode (`decode_overhead_s`, a HIP graph's node on ROCm: `decode_overhead_s.hip`); a release
+        before CUDA graphs states its eager launch cost in `decode_overhead_s`; otherwise without a graph
+        (enforce-eager, Intel XPU) the device kind's eager launch time."""
+        if not self.graphs:
+            return None if self.profile.value("cuda_graphs", 1) else super().per_op_overhead(decode)
+        hip = self.profile.range("decode_overhead_s.hip") if decode and self.platform == "hip" else None
+        return hip or super().per_op_overhead(decode)
 
     def matrix_kernel(self, weights: str, decode: bool, tokens: int):
-        """A release's own decode kernel for a packed format where its data counts one
-        (`decode_alu_ops_per_weight@<format>`, > 0): the instructions it issues per weight, priced at the SMs'
-        instruction rate beside the device's default bandwidth (vLLM before 0.5.3 ran AWQ through llm-awq's GEMM
-        kernel, which dequantizes every weight into shared memory on each call); None: the device defaults.
+        """On ROCm: fp8 weights' GEMMs at `rocm_matmul@fp8` of the dense fp8 peak (hipBLASLt through
+        torch._scaled_mm, or AMD's tuned kernels), and at decode the GEMMs' share of the HBM bandwidth
+        (`rocm_decode_memory`: hipBLASLt's skinny-M GEMMs before vLLM had its own skinny kernels, wvSplitK after);
+        16-bit and fp8 weights only (the formats these GEMMs run). On CUDA: a release's own decode kernel for a
+        packed format where its data counts one (`_counted_kernel`: AWQ before 0.5.3). Elsewhere, or where the data
+        states neither, the device defaults."""
+        if self.platform == "cuda":
+            return self._counted_kernel(weights, decode, tokens)
+        if self.platform != "hip" or weights.lower() not in ("bf16", "fp16", "fp8"):
+            return None  # other formats (AWQ) run their own kernels: the device defaults
+        memory = self.profile.range("rocm_decode_memory") if decode else None
+        fraction = self.profile.range("rocm_matmul@fp8") if weights.lower() == "fp8" else None
+        if memory is None and fraction is None:
+            return None
+        keys = [k for k, v in (("rocm_matmul@fp8", fraction), ("rocm_decode_memory", memory)) if v is not None]
+        source = "; ".join(s for s in self.profile.sources if s.split(": ", 1)[0] in keys)
+        phase = "decode" if decode else "prefill"
+        return Kernel(self.NAME, f"ROCm {phase} GEMM", f"vLLM's {phase} GEMMs on ROCm",
+                      "fp8" if fraction is not None else "device-default", fraction, ", ".join(keys), source, memory,
+                      table="data/engines/vllm.yaml")
+
+    def _counted_kernel(self, weights: str, decode: bool, tokens: int):
+        """`decode_alu_ops_per_weight@<format>` (> 0) of this release: the instructions its decode kernel issues per
+        weight, priced at the SMs' instruction rate beside the device's default bandwidth (vLLM before 0.5.3 ran AWQ
+        through llm-awq's GEMM kernel, which dequantizes every weight into shared memory on each call); None: none.
         The kernel unpacks a weight once per 16-row tile of the batch (M padded to 16), so a step of `tokens`
         sequences issues ops x ceil(tokens / 16) per weight: per multiply-add, ops x ceil(tokens / 16) / tokens."""
         key = f"decode_alu_ops_per_weight@{weights.lower()}"
-        ops = self.profile.range(key) if decode and self.device.vendor == "nvidia" else None
+        ops = self.profile.range(key) if decode else None
         if ops is None or ops.low <= 0:
             return None
         rows = max(int(tokens), 1)
@@ -169,7 +199,7 @@ class VLLM(ExecutionModel):
 
     def missing_kernel_note(self, weights: str, decode: bool) -> str | None:
         """Off CUDA (ROCm, Intel XPU) vLLM's kernels have no fraction of their own in sizeup's data: say so."""
-        platform = PLATFORMS.get(self.device.vendor, ("",))[0] if self.device.kind != "cpu" else "cpu"
+        platform = self.platform
         if platform == "cuda":
             return None
         kernels = {"sycl": "IPEX / oneDNN kernels on XPU", "hip": "ROCm kernels"}.get(platform, "kernels")
