@@ -11,6 +11,8 @@ Sources (each device file carries the full citation):
 - Jetson AGX Thor: developer.ridgerun.com T5000 SoM overview (2,070 FP4 / 1,035 FP8 sparse, 1.575 GHz, 273 GB/s).
 - Apple M5: Apple's announcement as reported by fonearena.com (10-core GPU, 153 GB/s).
 - Ryzen AI Max+ 395: svethardware.cz (40 CUs at 2,900 MHz, 256-bit LPDDR5X-8000 = 256 GB/s, 16 Zen 5 cores).
+- TPU v6e: docs.cloud.google.com/tpu/docs/v6e. Tesla P40: sysrqmts.com / omegaco.ae (30 SMs, 1,531 MHz, 47 INT8
+  TOPS); Tesla P100: hothardware.com (21.2 / 10.6 / 5.3 TF); GTX 1080 Ti: ua.gecid.com (28 SMs, 1,582 MHz).
 """
 
 from __future__ import annotations
@@ -41,6 +43,10 @@ def catalog():
     ("gh200-144gb", 144, 4900, {"fp8": 1979, "bf16": 990}),
     # Jetson T5000: 2,070 FP4 / 1,035 FP8 TFLOPS are sparse; 128 GB LPDDR5X at 273 GB/s
     ("jetson-agx-thor", 128, 273, {"fp4": 1035, "fp8": 517.5}),
+    # Google's v6e docs: 918 TFLOPs bf16, 1,836 TOPs int8, 32 GB at 1,638 GBps
+    ("tpu-v6e", 32, 1638, {"bf16": 918, "int8": 1836}),
+    # Tesla P40: 47 INT8 TOPS (DP4A), 24 GB GDDR5 at 347.1 GB/s
+    ("tesla-p40", 24, 347.1, {"int8": 47}),
 ])
 def test_datasheet_figures(catalog, device_id, memory_gib, bandwidth_gb_s, peaks_tflops):
     d = catalog.device(device_id)
@@ -90,6 +96,17 @@ def test_strix_halo_gpu_and_cpu(catalog):
     assert gpu.host_cpu == cpu.id and cpu.kind == "cpu" and cpu.compute_units == 16
 
 
+def test_pascal_rates_reproduce_nvidia_figures(catalog):
+    """No tensor cores: P100 FP16 21.2 TF on the CUDA cores (2x FP32); GP102 FP16 at 1/64 and DP4A int8 at 4x FP32
+    (P40: 30 SM x 1,531 MHz x 1,024 = 47.0 TOPS, NVIDIA 47); GTX 1080 Ti derived: 28 SM x 1,582 MHz x 256 FP32."""
+    p100, p40, ti = catalog.device("p100"), catalog.device("p40"), catalog.device("1080 ti")
+    assert p100.vector_flops_per_s["fp16"] == pytest.approx(21.2e12) and "fp16" not in p100.peak_flops_per_s
+    assert 30 * 1531e6 * 1024 == pytest.approx(p40.peak_flops_per_s["int8"], rel=0.01)
+    assert p40.vector_flops_per_s["fp16"] < p40.vector_flops_per_s["fp32"] / 60
+    assert ti.vector_flops_per_s["fp32"] == pytest.approx(28 * 1582e6 * 256)
+    assert "derived" in ti.derived_peaks["vector.fp32"]
+
+
 @pytest.mark.parametrize("name, expected", [
     ("MI355X", "mi355x"), ("AMD Instinct MI355X", "mi355x"), ("mi350x", "mi350x"),
     ("B300", "b300"), ("HGX B300", "b300"), ("GB200", "gb200"), ("GB200 NVL72", "gb200"), ("gb300", "gb300"),
@@ -99,6 +116,8 @@ def test_strix_halo_gpu_and_cpu(catalog):
     ("ryzen ai max+ 395", "ryzen-ai-max-395"), ("Strix Halo", "ryzen-ai-max-395"),
     ("AMD Ryzen AI Max+ 395 w/ Radeon 8060S", "ryzen-ai-max-395"), ("Radeon 8060S", "ryzen-ai-max-395"),
     ("ryzen ai max+ 395 cpu", "ryzen-ai-max-395-cpu"),
+    ("TPU v6e", "tpu-v6e"), ("Trillium", "tpu-v6e"), ("Tesla P40", "tesla-p40"), ("P100", "tesla-p100-sxm2-16gb"),
+    ("GTX 1080 Ti", "gtx-1080-ti"), ("1080ti", "gtx-1080-ti"),
 ])
 def test_names_users_type_resolve(catalog, name, expected):
     assert resolve_device(catalog, name).id == expected
@@ -106,5 +125,5 @@ def test_names_users_type_resolve(catalog, name, expected):
 
 def test_new_devices_carry_no_unsourced_offer(catalog):
     new = {"mi355x", "mi350x", "b300", "gb200", "gb300", "gh200", "gh200-144gb", "jetson-agx-thor", "apple-m5",
-           "ryzen-ai-max-395", "ryzen-ai-max-395-cpu"}
+           "ryzen-ai-max-395", "ryzen-ai-max-395-cpu", "tpu-v6e", "tesla-p40", "tesla-p100-sxm2-16gb", "gtx-1080-ti"}
     assert not [o.id for o in catalog.offers.values() if o.gpu in new]
