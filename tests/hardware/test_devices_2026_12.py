@@ -88,6 +88,16 @@ def test_apple_m5_peak_is_derived_and_marked(catalog):
     assert d.peak_flops_per_s["fp16"] == pytest.approx(10 * 1470e6 * 1024)
 
 
+@pytest.mark.parametrize("device_id, cores, memory_gib, bandwidth_gb_s", [
+    ("apple-m5-pro", 20, 64, 307), ("apple-m5-max", 40, 128, 614),  # Apple, 4 Mar 2026 (lowyat.net report)
+])
+def test_apple_m5_pro_and_max(catalog, device_id, cores, memory_gib, bandwidth_gb_s):
+    d = catalog.device(device_id)
+    assert (d.compute_units, d.memory_bytes, d.memory_bandwidth_bytes_per_s) == (
+        cores, memory_gib * 2**30, pytest.approx(bandwidth_gb_s * 1e9))
+    assert d.architecture == "apple-m5" and "derived" in d.derived_peaks["tensor.fp16"]
+
+
 def test_strix_halo_gpu_and_cpu(catalog):
     gpu, cpu = catalog.device("ryzen-ai-max-395"), catalog.device("ryzen-ai-max-395-cpu")
     assert gpu.memory_bandwidth_bytes_per_s == pytest.approx(256e9)  # 256-bit x 8,000 MT/s / 8
@@ -112,7 +122,7 @@ def test_pascal_rates_reproduce_nvidia_figures(catalog):
     ("B300", "b300"), ("HGX B300", "b300"), ("GB200", "gb200"), ("GB200 NVL72", "gb200"), ("gb300", "gb300"),
     ("GH200", "gh200"), ("GH200 144GB HBM3e", "gh200-144gb"),
     ("Jetson AGX Thor", "jetson-agx-thor"), ("jetson thor", "jetson-agx-thor"), ("T5000", "jetson-agx-thor"),
-    ("M5", "apple-m5"), ("Apple M5", "apple-m5"),
+    ("M5", "apple-m5"), ("Apple M5", "apple-m5"), ("M5 Pro", "apple-m5-pro"), ("M5 Max", "apple-m5-max"),
     ("ryzen ai max+ 395", "ryzen-ai-max-395"), ("Strix Halo", "ryzen-ai-max-395"),
     ("AMD Ryzen AI Max+ 395 w/ Radeon 8060S", "ryzen-ai-max-395"), ("Radeon 8060S", "ryzen-ai-max-395"),
     ("ryzen ai max+ 395 cpu", "ryzen-ai-max-395-cpu"),
@@ -125,5 +135,6 @@ def test_names_users_type_resolve(catalog, name, expected):
 
 def test_new_devices_carry_no_unsourced_offer(catalog):
     new = {"mi355x", "mi350x", "b300", "gb200", "gb300", "gh200", "gh200-144gb", "jetson-agx-thor", "apple-m5",
-           "ryzen-ai-max-395", "ryzen-ai-max-395-cpu", "tpu-v6e", "tesla-p40", "tesla-p100-sxm2-16gb", "gtx-1080-ti"}
+           "ryzen-ai-max-395", "ryzen-ai-max-395-cpu", "tpu-v6e", "tesla-p40", "tesla-p100-sxm2-16gb", "gtx-1080-ti",
+           "apple-m5-pro", "apple-m5-max"}
     assert not [o.id for o in catalog.offers.values() if o.gpu in new]
