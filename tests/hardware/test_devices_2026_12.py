@@ -109,7 +109,7 @@ def test_strix_halo_gpu_and_cpu(catalog):
 def test_pascal_rates_reproduce_nvidia_figures(catalog):
     """No tensor cores: P100 FP16 21.2 TF on the CUDA cores (2x FP32); GP102 FP16 at 1/64 and DP4A int8 at 4x FP32
     (P40: 30 SM x 1,531 MHz x 1,024 = 47.0 TOPS, NVIDIA 47); GTX 1080 Ti derived: 28 SM x 1,582 MHz x 256 FP32."""
-    p100, p40, ti = catalog.device("p100"), catalog.device("p40"), catalog.device("1080 ti")
+    p100, p40, ti = catalog.device("p100 sxm2"), catalog.device("p40"), catalog.device("1080 ti")
     assert p100.vector_flops_per_s["fp16"] == pytest.approx(21.2e12) and "fp16" not in p100.peak_flops_per_s
     assert 30 * 1531e6 * 1024 == pytest.approx(p40.peak_flops_per_s["int8"], rel=0.01)
     assert p40.vector_flops_per_s["fp16"] < p40.vector_flops_per_s["fp32"] / 60
@@ -126,8 +126,9 @@ def test_pascal_rates_reproduce_nvidia_figures(catalog):
     ("ryzen ai max+ 395", "ryzen-ai-max-395"), ("Strix Halo", "ryzen-ai-max-395"),
     ("AMD Ryzen AI Max+ 395 w/ Radeon 8060S", "ryzen-ai-max-395"), ("Radeon 8060S", "ryzen-ai-max-395"),
     ("ryzen ai max+ 395 cpu", "ryzen-ai-max-395-cpu"),
-    ("TPU v6e", "tpu-v6e"), ("Trillium", "tpu-v6e"), ("Tesla P40", "tesla-p40"), ("P100", "tesla-p100-sxm2-16gb"),
-    ("GTX 1080 Ti", "gtx-1080-ti"), ("1080ti", "gtx-1080-ti"),
+    ("TPU v6e", "tpu-v6e"), ("Trillium", "tpu-v6e"), ("Tesla P40", "tesla-p40"), ("P100", "tesla-p100-pcie-16gb"),
+    ("GTX 1080 Ti", "gtx-1080-ti"), ("1080ti", "gtx-1080-ti"), ("Tesla P100-PCIE-16GB", "tesla-p100-pcie-16gb"),
+    ("P100 SXM2", "tesla-p100-sxm2-16gb"), ("B300-SXM-270GB", "b300"), ("GH200-144GB_aarch64", "gh200-144gb"),
 ])
 def test_names_users_type_resolve(catalog, name, expected):
     assert resolve_device(catalog, name).id == expected
@@ -135,6 +136,7 @@ def test_names_users_type_resolve(catalog, name, expected):
 
 def test_new_devices_carry_no_unsourced_offer(catalog):
     new = {"mi355x", "mi350x", "b300", "gb200", "gb300", "gh200", "gh200-144gb", "jetson-agx-thor", "apple-m5",
-           "ryzen-ai-max-395", "ryzen-ai-max-395-cpu", "tpu-v6e", "tesla-p40", "tesla-p100-sxm2-16gb", "gtx-1080-ti",
+           "ryzen-ai-max-395", "ryzen-ai-max-395-cpu", "tpu-v6e", "tesla-p40", "tesla-p100-sxm2-16gb",
+           "tesla-p100-pcie-16gb", "gtx-1080-ti",
            "apple-m5-pro", "apple-m5-max"}
     assert not [o.id for o in catalog.offers.values() if o.gpu in new]
