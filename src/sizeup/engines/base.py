@@ -146,6 +146,20 @@ class ExecutionModel:
             raise ConfigError(f"--quant {fmt.id}: {cls.NAME} cannot load {fmt.id} weights; it loads the "
                               f"{', '.join(cls.LOADS)} formats (e.g. {', '.join(cls.FORMATS)})")
 
+    NATIVE_ONLY: ClassVar[tuple[str, ...]] = ()
+    """Formats the engine runs only on the device's own tensor units of the format's compute precision (no
+    weight-only path): refused on a device without that peak, and left out of its format ladder there."""
+    NATIVE_ONLY_HINT: ClassVar[str] = ""
+    """What the refusal suggests instead (another engine that runs the format there)."""
+
+    def check_device_weights(self, fmt) -> None:
+        """Refuse, in one line, weights of a NATIVE_ONLY format on a device without tensor units of its precision."""
+        if fmt.id in self.NATIVE_ONLY and fmt.compute_dtype not in self.device.peak_flops_per_s:
+            unit = fmt.compute_dtype.upper()
+            raise ConfigError(f"--quant {fmt.id}: {self.NAME} runs {fmt.id} only on {unit} tensor cores; "
+                              f"{self.device.id} has none" + (f" ({self.NATIVE_ONLY_HINT})" if self.NATIVE_ONLY_HINT
+                                                             else ""))
+
     device: DeviceSpec
     profile: EngineProfile
     backend: str | None = None
