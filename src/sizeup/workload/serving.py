@@ -254,11 +254,14 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
 
 def _front_notes(model, rows: dict, load: Load, kind: str | None) -> list[str]:
     """What the engine's front end (one API-server process serving requests one after another) does to the run."""
-    host = model.request_overhead()
-    if host is None or host[0].typical <= 0:
+    busy = model.request_intake()
+    if busy is None or busy.typical <= 0:
         return []
-    s = host[0].typical
-    cap = f"at most {1 / s:,.0f} requests/s ({s * 1e3:.3g} ms each)"
+    s = runs.intake(model, "typical")
+    latency = runs.service(model, "typical")
+    cap = (f"at most {1 / s:,.0f} requests/s ({s * 1e3:.3g} ms of its time each"
+           + (f"; a lone request's {latency * 1e3:.3g} ms outside the steps is in TTFT once" if latency > s else "")
+           + ")")
     if kind == "finite" and load.concurrency is None:
         return [f"{model.label}'s front end (one API-server process) takes the {load.num_prompts:,} requests sent at "
                 f"once one after another, {cap}: the k-th reaches the scheduler after k x {s * 1e3:.3g} ms, in TTFT"]
@@ -347,7 +350,7 @@ def _continuous(steps: _Steps, policy, mix: RequestMix, load: Load, capacity: in
                 "decode_only": batch / decode, "prefill_share": extra / step}
 
     full = at(capacity)
-    service = runs.service(steps.execution, corner)  # the front end: one request after another
+    service = runs.intake(steps.execution, corner)  # the front end's process: one request after another
     cap = 1.0 / service if service > 0 else math.inf
     x_max = min(full["x"], cap)
     if load.rate is None:

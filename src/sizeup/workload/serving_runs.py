@@ -24,7 +24,7 @@ from typing import Callable
 
 from sizeup.workload import scheduler
 
-__all__ = ["regime", "lengths", "simulate", "run_row", "front", "service", "note", "static_notes"]
+__all__ = ["regime", "lengths", "simulate", "run_row", "front", "service", "intake", "note", "static_notes"]
 
 _PHI = (math.sqrt(5) - 1) / 2
 _SQRT2 = math.sqrt(2) - 1
@@ -118,6 +118,13 @@ def service(execution, corner: str) -> float:
     return getattr(host[0], corner) if host else 0.0
 
 
+def intake(execution, corner: str) -> float:
+    """The front end's busy time per request it takes in at `corner` (ExecutionModel.request_intake): the service
+    time of its queue, no more than the request's host time outside the steps (`service`); 0 where none."""
+    busy = execution.request_intake() if execution is not None else None
+    return min(getattr(busy, corner), service(execution, corner)) if busy is not None else 0.0
+
+
 def front(execution, policy, step: float, corner: str) -> float:
     """What a request's first token pays outside the GPU steps: the engine's host time per request (`service`)
     and the steps its output reaches the client late (Batching.first_token_lag_steps) at step time `step`."""
@@ -129,17 +136,20 @@ def run_row(kind: str, mix, load, capacity: int, policy, steps, corner: str,
     """One corner's figures of a wave (`kind` 'waves': one wave of the closed loop's C requests is the steady state)
     or of a finite run (`kind` 'finite': load.num_prompts requests, fed at load.concurrency or all at once).
     `steps` prices decode steps (serving._Steps), `step(decodes, prompt_tokens, corner)` a step with prompt tokens;
-    the requests pass the engine's front end one after another (`service`, stepped by the scheduler: of N sent at
-    once the k-th waits k of them); TTFT and e2e add the steps the first token reaches the client late."""
+    the requests pass the engine's front end one after another (`intake`, its busy time a request, stepped by the
+    scheduler: of N sent at once the k-th waits k of them); TTFT and e2e add the rest of the request's host time
+    outside the steps (`service` less `intake`: what a lone request waits beyond the process's own work) and the
+    steps the first token reaches the client late."""
     def decode(batch: float) -> float:
         return steps.decode(batch, corner)
 
     requests = lengths(_drawn(mix, kind)[0], load.concurrency if kind == "waves" else load.num_prompts)
     row = simulate(requests, limit=capacity, window=load.concurrency, budget=policy.max_batched_tokens,
                    beams=mix.beams, mixes=policy.mixes, step=lambda b, p: step(b, p, corner), decode=decode,
-                   front=service(steps.execution, corner))
+                   front=intake(steps.execution, corner))
     batch = max(row["running"], 1.0)
-    lag = decode(batch) * policy.first_token_lag_steps
+    lag = (decode(batch) * policy.first_token_lag_steps + service(steps.execution, corner)
+           - intake(steps.execution, corner))
     row.update(decode_only=batch / decode(batch), saturated=False, ttft=row["ttft"] + lag, e2e=row["e2e"] + lag)
     return row
 
