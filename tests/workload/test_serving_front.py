@@ -1,8 +1,8 @@
 """The engine's front end (one API-server process, busy ExecutionModel.request_intake per request, served one after
 another) in the steady state of workload/serving.py: a throughput cap at 1 / its busy time, an M/D/1 wait under
 Poisson arrivals, and a lone request's whole time outside the steps (request_overhead) in TTFT once. vLLM's
-request_intake_s typical is 5.7 ms (data/engines/vllm.yaml, fitted on the burst rows of PRs 23369 / 23696): at most
-175 requests/s; its request_overhead_s 12 ms."""
+request_intake_s typical is 4.5 ms (data/engines/vllm.yaml, fitted on the burst rows of PRs 23369 / 23696): at most
+222 requests/s; its request_overhead_s 12 ms."""
 
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ def _latency() -> float:
 
 
 def test_the_busy_time_is_below_the_latency():
-    """vLLM's intake (5.7 ms) is part of the 12 ms a lone request spends outside the steps."""
-    assert _service() == pytest.approx(5.7e-3)
+    """vLLM's intake (4.5 ms) is part of the 12 ms a lone request spends outside the steps."""
+    assert _service() == pytest.approx(4.5e-3)
     assert _latency() == pytest.approx(12e-3)
 
 
@@ -64,7 +64,7 @@ def test_waves_over_the_front_end_are_stepped_through_it():
 
 
 def test_a_modest_rate_waits_as_an_md1_queue():
-    """Poisson at 80 requests/s: the front end is 46 % busy (80 x 5.7 ms), its mean wait rho s / (2 (1 - rho)) on
+    """Poisson at 80 requests/s: the front end is 36 % busy (80 x 4.5 ms), its mean wait rho s / (2 (1 - rho)) on
     top of the request's own time outside the steps."""
     s = _service()
     rate = 80.0
