@@ -90,3 +90,22 @@ def test_the_md1_wait_is_added_once_beside_the_service(monkeypatch):
     rho = rate * s
     assert with_front.ttft_s.typical - bare.ttft_s.typical == pytest.approx(latency + rho * s / (2 * (1 - rho)),
                                                                             rel=1e-6)
+
+
+def test_a_burst_is_taken_in_at_the_busy_time_and_pays_the_rest_of_the_latency_once(monkeypatch):
+    """--num-prompts N sent at once: the k-th request enters after k x the busy time (4.5 ms, not the 12 ms
+    latency), and each TTFT carries the latency less the busy time once: with the busy time set to the whole
+    latency, TTFT grows by about (N / 2) x the difference less that difference."""
+    from sizeup.engines.base import ExecutionModel
+
+    n = 200
+    mix = RequestMix(input_tokens=64, output_tokens=16)
+    model = execution_for(H100, VLLM)
+    burst = serving_load(LLAMA8, H100, VLLM, mix, Load(num_prompts=n), execution=model)
+    assert any(f"after k x {_service() * 1e3:.3g} ms" in a and "12 ms outside the steps" in a
+               for a in burst.assumptions)
+    gap = _latency() - _service()
+    monkeypatch.setattr(ExecutionModel, "request_intake", lambda self: self.request_overhead()[0])
+    whole = serving_load(LLAMA8, H100, VLLM, mix, Load(num_prompts=n), execution=model)
+    expected = (n + 1) / 2 * gap - gap  # the mean wait in the queue grows, the once-paid remainder goes
+    assert whole.ttft_s.typical - burst.ttft_s.typical == pytest.approx(expected, rel=0.15)
