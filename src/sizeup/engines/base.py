@@ -346,6 +346,17 @@ class ExecutionModel:
                           + (f"; a step's output is processed while the next step runs, so the first token leaves "
                              f"{lag} step{'s' if lag > 1 else ''} after its prefill" if lag else ""))
 
+    def request_intake(self) -> Range | None:
+        """Time the front end's process is busy with one request it takes in (HTTP/JSON, chat template,
+        tokenization, the hand-off), the service time of its queue when requests come faster than it takes them:
+        the profile's `request_intake_s` where the data separates it from the request's latency, else the whole
+        `request_overhead` (None where neither is given)."""
+        intake = self.profile.range("request_intake_s")
+        if intake is not None and intake.high > 0:
+            return intake
+        latency = self.request_overhead()
+        return latency[0] if latency else None
+
 
 # --- the registry ---------------------------------------------------------------------------------------------
 
