@@ -119,15 +119,19 @@ def test_multi_step_scheduling_admits_a_prompt_only_between_runs():
 
 @pytest.mark.parametrize("engine, lag", [("vllm", 0), ("sglang", 1), ("tensorrt-llm", 0)])
 def test_the_simulation_adds_the_engines_front_end_to_ttft(h100, llama8b, engine, lag):
-    """The first token's time outside the simulated steps (ExecutionModel.request_overhead, served by the front end
-    before the scheduler; the lag steps of output processed while the next step runs) is added as serving_load adds
-    it: at a low rate the front end has no queue, so TTFT grows by about its time and no more."""
+    """The first token's time outside the simulated steps (ExecutionModel.request_overhead: the front end's busy
+    time `request_intake` served before the scheduler, the rest added to TTFT; the lag steps of output processed
+    while the next step runs) is added as serving_load adds it: at a low rate the front end has no queue, so TTFT
+    grows by about the whole request overhead and no more."""
     from dataclasses import replace
 
     cfg, execution, kv, model = _pair(llama8b, h100, engine, "bf16", 500, 100)
     host = execution.request_overhead()
-    assert model.request_s == pytest.approx(host[0].typical if host else 0.0)
-    assert model.front_s == pytest.approx(lag * model.decode_step_s[0])
+    whole = host[0].typical if host else 0.0
+    busy = execution.request_intake()
+    assert model.request_s == pytest.approx(min(busy.typical, whole) if busy is not None else 0.0)
+    assert model.request_s <= whole
+    assert model.front_s == pytest.approx(lag * model.decode_step_s[0] + whole - model.request_s)
     bare = simulate(replace(model, front_s=0.0, request_s=0.0), 0.5, 500, 100, requests=200, seed=1)
     sim = simulate(model, 0.5, 500, 100, requests=200, seed=1)
     assert sim.ttft.values["p50"] - bare.ttft.values["p50"] == pytest.approx(model.front_s + model.request_s,

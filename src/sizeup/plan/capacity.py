@@ -55,11 +55,12 @@ class ReplicaModel:
     steps_per_schedule: int = 1
     """Decode steps run per scheduling decision (a waiting prompt is admitted only between such runs)."""
     front_s: float = 0.0
-    """Time a request's first token takes outside the simulated steps and the front end (the steps its output
-    reaches the client late), added to TTFT."""
+    """Time a request's first token takes outside the simulated steps and the front end's queue (the steps its
+    output reaches the client late, and the rest of a lone request's host time beyond the front end's busy time:
+    workload/serving_runs.py `service` less `intake`), added to TTFT."""
     request_s: float = 0.0
-    """The engine's front end's time per request (API server, tokenization, hand-off: `ExecutionModel
-    .request_overhead`), served one request after another before the scheduler (workload/scheduler.py): it adds
+    """The engine's front end's busy time per request (API server, tokenization, hand-off: `ExecutionModel
+    .request_intake`), served one request after another before the scheduler (workload/scheduler.py): it adds
     to TTFT, with a wait where requests come faster than it serves them (no more than 1 / request_s a second)."""
 
     def __post_init__(self) -> None:

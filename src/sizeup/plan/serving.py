@@ -34,7 +34,7 @@ from sizeup.price.roofline import price
 from sizeup.workload.inference import InferenceConfig, estimate_inference, execution_for, tensor_parallel_comm
 from sizeup.workload.quantize import get_format
 from sizeup.workload.serving import Load, RequestMix, serving_load
-from sizeup.workload.serving_runs import service
+from sizeup.workload.serving_runs import intake, service
 from sizeup.workload.towers import decoder_arch, decoder_cache_tokens, decoder_prompt, tower_input
 
 __all__ = ["plan_serving", "replica_model"]
@@ -78,8 +78,9 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
                         decode_step_s=tuple(times), max_batch=max_batch, scheduling=policy.scheduling,
                         mixed_steps=policy.mixes, chunked_prefill=policy.chunked_prefill,
                         max_step_tokens=policy.max_batched_tokens, steps_per_schedule=policy.steps_per_schedule,
-                        request_s=service(model, "typical"),
-                        front_s=model.load_policy.first_token_lag_steps * times[0])
+                        request_s=intake(model, "typical"),  # the front end's queue, as the estimate steps it
+                        front_s=model.load_policy.first_token_lag_steps * times[0]
+                        + service(model, "typical") - intake(model, "typical"))
 
 
 def _tp_comm_s(ledger, device: DeviceSpec, gpus: int, model: ExecutionModel, roof) -> float:
