@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from sizeup.errors import ConfigError
+from sizeup.price import streaming
 from sizeup.workload import scheduler
 
 __all__ = ["ReplicaModel", "SimulationResult", "simulate", "rate_at_sla", "replicas_needed", "Percentiles"]
@@ -204,17 +205,23 @@ def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, 
     """Continuous batching, stepped by the engine's scheduler (workload/scheduler.py) at the arrival times. A step
     with prompt tokens is priced as workload/serving.py prices it: mixed steps add the prompt tokens' prefill time
     less what of one single-sequence decode step the running decodes' own compute leaves idle (at least one mean
-    prompt's worth, in proportion), a prompt step of its own its prefill."""
-    decode_time = model.decode_table()
-    single = decode_time[1]
+    prompt's worth, in proportion), a prompt step of its own its prefill. A step of many tokens pays what
+    price/streaming.py adds beyond max(weight read, compute), as serving.py's steps do."""
+    single = model.decode_table()[1]
     fixed, per_token = model.prefill_fixed_s, model.prefill_per_token_s
+
+    def streamed(tokens: int) -> float:
+        return streaming.excess(single, tokens * per_token, "typical")
+
+    decode_time = [t + streamed(b) for b, t in enumerate(model.decode_table())]
 
     def step(batch: int, chunk: int) -> float:
         if not model.mixed_steps:
             return fixed + per_token * chunk
         whole = chunk if chunk > mean_prompt else mean_prompt
         extra = fixed + per_token * whole - max(single - batch * per_token, 0.0)  # what the decodes leave idle
-        return decode_time[batch] + (chunk * extra / whole if extra > 0 else 0.0)
+        return (decode_time[batch] + (chunk * extra / whole if extra > 0 else 0.0)
+                + streamed(batch + chunk) - streamed(batch))
 
     trace = scheduler.run(sizes, arrivals=times, limit=model.max_batch, budget=model.max_step_tokens,
                           mixes=model.mixed_steps, chunked=model.chunked_prefill,
