@@ -18,7 +18,7 @@ from sizeup.errors import CatalogError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.ranges import Range, parse_entry
 
-__all__ = ["overlap_exponent", "excess", "note"]
+__all__ = ["overlap_exponent", "excess", "step_excess", "note"]
 
 _CORNER = {"low": "high", "typical": "typical", "high": "low"}
 """A step's fast corner ('low' time) takes the largest exponent (the most overlap), the slow corner the least."""
@@ -49,6 +49,21 @@ def excess(read_s: float, compute_s: float, corner: str) -> float:
     p = getattr(_exponent()[0], _CORNER[corner])
     big, small = max(read_s, compute_s), min(read_s, compute_s)
     return big * ((1.0 + (small / big) ** p) ** (1.0 / p) - 1.0)
+
+
+def step_excess(read_s: float, per_token_s: float, decodes: float, prompt_tokens: float, lump: float,
+                corner: str) -> float:
+    """The mean `excess` of a server's step of `decodes` sequences that carries `prompt_tokens` prompt tokens a step
+    on average, in lumps of `lump` tokens (a whole prompt, or its chunk where a step's token budget is smaller):
+    fewer than a lump a step means that share of the steps carries one lump and the others none, so a light load's
+    rare prompts are priced in the step that runs them (past the ridge) rather than spread thinly over every step
+    (near it). `read_s`: the weight read; `per_token_s`: one token's compute."""
+    share = min(prompt_tokens / lump, 1.0) if prompt_tokens > 0 and lump > 0 else 0.0
+    plain = excess(read_s, decodes * per_token_s, corner)
+    if share == 0.0:
+        return plain
+    loaded = excess(read_s, (decodes + max(prompt_tokens, lump)) * per_token_s, corner)
+    return (1 - share) * plain + share * loaded
 
 
 def note() -> str:

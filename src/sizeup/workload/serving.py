@@ -147,9 +147,9 @@ class _Steps:
         gpu = self.sequences(batch * self.beams, corner) + self.streaming(batch * self.beams, corner)
         return host_floor.floored(self, batch, gpu, corner)
 
-    def streaming(self, tokens: float, corner: str) -> float:
-        """price/streaming.py's excess of `tokens` tokens (read: one sequence's step; compute: at prefill's rate)."""
-        return streaming.excess(self.sequences(1, corner), tokens * self.per_token(corner), corner)
+    def streaming(self, decodes: float, corner: str, prompt: float = 0.0, lump: float = 1.0) -> float:
+        """price/streaming.py's step_excess (read: one sequence's step; a token's compute: at a prefill's rate)."""
+        return streaming.step_excess(self.sequences(1, corner), self.per_token(corner), decodes, prompt, lump, corner)
 
     def sequences(self, batch: float, corner: str) -> float:
         """One decode step at `batch` running sequences, log-interpolated between priced powers of 2^(1/2)."""
@@ -167,8 +167,7 @@ class _Steps:
         return getattr(self.at(batch).decode.latency_s, corner)
 
     def idle(self, batch: float, corner: str) -> float:
-        """What of a single sequence's decode step (weight read, host time) `batch` decodes leave for prompt tokens:
-        that step less the decodes' compute (each at a token's time in a prefill of 4,096+ tokens), at least 0."""
+        """A single sequence's decode step (weight read, host time) less `batch` decodes' compute, at least 0."""
         per_token = self.per_token(corner)
         return max(self.sequences(1, corner) - batch * self.beams * per_token, 0.0)
 
@@ -213,7 +212,7 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
     notes = [f"throughput under load: {load.label}; requests of {I:,} input / {O:,} output tokens ({mix.source})",
              *mix.notes]
     capacity, why = _capacity(arch, device, cfg, model, policy, mix, kv_capacity)
-    notes.extend([why, *(model.request_overhead() or ("",))[1:], *host_floor.notes(model, cfg.gpus)])
+    notes.extend([why, *(model.request_overhead() or ("",))[1:], *host_floor.notes(model, cfg.gpus), streaming.note()])
     if policy.scheduling == "static":
         return _static(steps, mix, load, capacity, policy, notes + runs.static_notes(load))
     kind = runs.regime(mix, load, policy.scheduling, load.staggered)  # waves or a finite run: stepped there
@@ -227,7 +226,6 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
         "prompts run in prefill steps of their own between decode steps, their whole time added in proportion")
         + (f"; chunked prefill, at most {policy.max_batched_tokens:,} tokens a step" if policy.chunked_prefill
            and policy.max_batched_tokens else ""))
-    notes.append(streaming.note())
     if load.rate is not None:
         notes.append("Poisson arrivals: a processor-sharing queue at the completion rate of each running batch "
                      "(requests running, TPOT and the wait for a free slot from its stationary law; TPOT = mean "
@@ -319,7 +317,9 @@ def _step(steps: _Steps, policy, batch: float, prompt_tokens: float, corner: str
     whole = getattr(steps.at(k).prefill.latency_s, corner)
     idle = steps.idle(batch, corner)
     extra = prompt_tokens * max(whole - idle, 0.0) / (k * prompt)
-    extra += steps.streaming(batch * steps.beams + prompt_tokens, corner)  # M tokens near the ridge point
+    decodes = batch * steps.beams  # and its matrix products near their ridge point, a prompt (or chunk) at a time:
+    lump = min(prompt, max((policy.max_batched_tokens or prompt + decodes) - decodes, 1))
+    extra += steps.streaming(decodes, corner, prompt_tokens, lump)
     return host_floor.mixed(steps, batch, extra, corner), extra
 
 
