@@ -5,23 +5,30 @@ import pytest
 from sizeup.price import streaming
 
 
-def test_the_excess_is_the_p_norm_less_the_max():
-    p = streaming.overlap_exponent()[0].typical
-    assert streaming.excess(1.0, 1.0, "typical") == pytest.approx(2 ** (1 / p) - 1)
-    assert streaming.excess(2.0, 1.0, "typical") == pytest.approx((2 ** p + 1) ** (1 / p) - 2)
-    assert streaming.excess(1.0, 2.0, "typical") == streaming.excess(2.0, 1.0, "typical")  # symmetric
+def test_the_excess_follows_the_measured_curve():
+    ratios, values, source = streaming._curve()
+    assert "vidur" in source
+    j = ratios.index(1.189)  # a measured point: C = 1.189 R takes R x (1.189 + its excess)
+    assert streaming.excess(2.0, 2.0 * 1.189, "typical") == pytest.approx(2.0 * values["typical"][j])
+    mid = (ratios[j] * ratios[j + 1]) ** 0.5  # half-way in log r between two points
+    assert streaming.excess(1.0, mid, "typical") == pytest.approx((values["typical"][j] + values["typical"][j + 1]) / 2)
 
 
 def test_far_from_the_ridge_the_excess_vanishes():
-    for r in (1e-3, 1e3):
-        assert streaming.excess(1.0, r, "typical") < 0.003 * max(1.0, r)
+    assert streaming.excess(1.0, 1e-3, "typical") < 1e-3
+    assert streaming.excess(1.0, 30.0, "high") == 0.0
     assert streaming.excess(0.0, 5.0, "typical") == 0.0
     assert streaming.excess(5.0, 0.0, "high") == 0.0
 
 
-def test_the_exponent_is_sourced_and_the_fast_corner_overlaps_most():
-    p, source = streaming.overlap_exponent()
-    assert 1 <= p.low <= p.typical <= p.high
-    assert "vidur" in source
+def test_the_slow_corner_pays_most():
     assert streaming.excess(1.0, 1.0, "low") < streaming.excess(1.0, 1.0, "typical") < streaming.excess(1.0, 1.0, "high")
     assert "price/streaming.py" in streaming.note()
+
+
+def test_a_light_loads_prompts_pay_in_the_steps_that_run_them():
+    # 10 decodes (r 0.1) carrying 100 prompt tokens a step on average in prompts of 1,000: a tenth of the steps runs
+    # 1,010 tokens (r 10.1), the others 10
+    plain, loaded = streaming.excess(1.0, 0.1, "typical"), streaming.excess(1.0, 10.1, "typical")
+    assert streaming.step_excess(1.0, 0.01, 10, 100, 1000, "typical") == pytest.approx(0.9 * plain + 0.1 * loaded)
+    assert streaming.step_excess(1.0, 0.01, 10, 0, 1000, "typical") == pytest.approx(plain)
