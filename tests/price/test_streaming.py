@@ -32,3 +32,19 @@ def test_a_light_loads_prompts_pay_in_the_steps_that_run_them():
     plain, loaded = streaming.excess(1.0, 0.1, "typical"), streaming.excess(1.0, 10.1, "typical")
     assert streaming.step_excess(1.0, 0.01, 10, 100, 1000, "typical") == pytest.approx(0.9 * plain + 0.1 * loaded)
     assert streaming.step_excess(1.0, 0.01, 10, 0, 1000, "typical") == pytest.approx(plain)
+
+
+def test_a_mixture_of_experts_reads_more_experts_the_more_tokens_a_step_routes():
+    from sizeup.ingest.load import load_model
+
+    dense = streaming.read_terms(load_model("llama-3.1-8b"))
+    assert dense == (1.0, 0.0, 0.0) and streaming.read_growth(dense, 500) == 1.0
+    mixtral = load_model("mixtral-8x7b")  # 8 experts, 2 a token
+    terms = streaming.read_terms(mixtral)
+    assert terms[2] == pytest.approx(2 / 8)
+    assert streaming.read_growth(terms, 1) == 1.0
+    # a step of many tokens reads every expert: all the parameters over those one token reads
+    assert streaming.read_growth(terms, 200) == pytest.approx(mixtral.params / mixtral.active_params, rel=1e-6)
+    # two tokens: 1 - (3/4)^2 = 7/16 of the experts, against 2/8 for one
+    dense_part, experts, _ = terms
+    assert streaming.read_growth(terms, 2) == pytest.approx(dense_part + experts * 7 / 16)

@@ -62,6 +62,9 @@ class ReplicaModel:
     """The engine's front end's time per request (API server, tokenization, hand-off: `ExecutionModel
     .request_overhead`), served one request after another before the scheduler (workload/scheduler.py): it adds
     to TTFT, with a wait where requests come faster than it serves them (no more than 1 / request_s a second)."""
+    read_terms: tuple[float, float, float] = (1.0, 0.0, 0.0)
+    """How the weights a step reads grow with its tokens (price/streaming.py `read_terms`: a mixture of experts reads
+    more of its experts the more tokens a step routes), for the step's excess near the ridge point."""
 
     def __post_init__(self) -> None:
         if self.max_batch < 1 or not self.decode_batches or len(self.decode_batches) != len(self.decode_step_s):
@@ -211,7 +214,7 @@ def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, 
     fixed, per_token = model.prefill_fixed_s, model.prefill_per_token_s
 
     def streamed(tokens: int) -> float:
-        return streaming.excess(single, tokens * per_token, "typical")
+        return streaming.excess(single * streaming.read_growth(model.read_terms, tokens), tokens * per_token, "typical")
 
     decode_time = [t + streamed(b) for b, t in enumerate(model.decode_table())]
 

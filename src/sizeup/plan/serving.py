@@ -30,6 +30,7 @@ from sizeup.plan.topology import installed, link_class, link_text, replica_offer
 from sizeup.plan.types import Candidate, PlanResult, Rejection, memory_parts, ranked_result
 from sizeup.price.execution import phase_efficiency
 from sizeup.price.memory import MemoryConfig, inference_memory
+from sizeup.price import streaming
 from sizeup.price.roofline import price
 from sizeup.workload.inference import InferenceConfig, estimate_inference, execution_for, tensor_parallel_comm
 from sizeup.workload.quantize import get_format
@@ -77,7 +78,7 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
                         decode_step_s=tuple(times), max_batch=max_batch, scheduling=policy.scheduling,
                         mixed_steps=policy.mixes, chunked_prefill=policy.chunked_prefill,
                         max_step_tokens=policy.max_batched_tokens, steps_per_schedule=policy.steps_per_schedule,
-                        request_s=service(model, "typical"),
+                        request_s=service(model, "typical"), read_terms=streaming.read_terms(arch),
                         front_s=model.load_policy.first_token_lag_steps * times[0])
 
 

@@ -18,7 +18,7 @@ from functools import lru_cache
 from sizeup.errors import CatalogError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 
-__all__ = ["excess", "step_excess", "note"]
+__all__ = ["excess", "read_terms", "read_growth", "step_excess", "note"]
 
 CORNERS = ("low", "typical", "high")
 
@@ -65,19 +65,44 @@ def excess(read_s: float, compute_s: float, corner: str) -> float:
     return read_s * (ys[j] + (ys[j + 1] - ys[j]) * t)
 
 
+def read_terms(arch) -> tuple[float, float, float]:
+    """(the parameters outside the routed experts, every routed expert's, both over those one token reads; the
+    share k / E of the experts a token is routed to) of an ingest.arch.ModelArch: (1, 0, 0) for a dense model."""
+    return _terms(arch) if arch is not None and arch.is_moe else (1.0, 0.0, 0.0)
+
+
+@lru_cache(maxsize=32)
+def _terms(arch) -> tuple[float, float, float]:
+    mlp = next(layer.mlp for layer in arch.layers if layer.mlp.is_moe)
+    total, active, share = arch.params, max(arch.active_params, 1), mlp.top_k / mlp.experts
+    experts = (total - active) / (1 - share) if share < 1 else 0.0
+    return (total - experts) / active, experts / active, share
+
+
+def read_growth(terms: tuple[float, float, float], tokens: float) -> float:
+    """The weights a step of `tokens` tokens reads over those one token reads (`terms`: `read_terms`): a mixture of
+    experts reads each routed expert some token chose, the expected distinct ones under uniform routing
+    (E (1 - (1 - k / E)^tokens) of E, as ingest/transformer_ops.py prices an MoE layer's weight read)."""
+    dense, experts, share = terms
+    if experts <= 0 or tokens <= 1:
+        return 1.0
+    return dense + experts * (1 - (1 - share) ** tokens)
+
+
 def step_excess(read_s: float, per_token_s: float, decodes: float, prompt_tokens: float, lump: float,
-                corner: str) -> float:
+                corner: str, terms: tuple[float, float, float] = (1.0, 0.0, 0.0)) -> float:
     """The mean `excess` of a server's step of `decodes` sequences that carries `prompt_tokens` prompt tokens a step
     on average, in lumps of `lump` tokens (a whole prompt, or its chunk where a step's token budget is smaller):
     fewer than a lump a step means that share of the steps carries one lump and the others none, so a light load's
-    rare prompts are priced in the step that runs them rather than spread thinly over every step. `read_s`: the
-    weight read; `per_token_s`: one token's compute."""
+    rare prompts are priced in the step that runs them rather than spread thinly over every step. `read_s`: one
+    token's weight read, grown to the step's tokens by `read_growth(terms, ...)`; `per_token_s`: one token's
+    compute."""
+    def at(tokens: float) -> float:
+        return excess(read_s * read_growth(terms, tokens), tokens * per_token_s, corner)
+
     share = min(prompt_tokens / lump, 1.0) if prompt_tokens > 0 and lump > 0 else 0.0
-    plain = excess(read_s, decodes * per_token_s, corner)
-    if share == 0.0:
-        return plain
-    loaded = excess(read_s, (decodes + max(prompt_tokens, lump)) * per_token_s, corner)
-    return (1 - share) * plain + share * loaded
+    plain = at(decodes)
+    return plain if share == 0.0 else (1 - share) * plain + share * at(decodes + max(prompt_tokens, lump))
 
 
 def note() -> str:

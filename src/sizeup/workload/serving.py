@@ -149,7 +149,8 @@ class _Steps:
 
     def streaming(self, decodes: float, corner: str, prompt: float = 0.0, lump: float = 1.0) -> float:
         """price/streaming.py's step_excess (read: one sequence's step; a token's compute: at a prefill's rate)."""
-        return streaming.step_excess(self.sequences(1, corner), self.per_token(corner), decodes, prompt, lump, corner)
+        return streaming.step_excess(self.sequences(1, corner), self.per_token(corner), decodes, prompt, lump, corner,
+                                     streaming.read_terms(self.arch))
 
     def sequences(self, batch: float, corner: str) -> float:
         """One decode step at `batch` running sequences, log-interpolated between priced powers of 2^(1/2)."""
@@ -317,9 +318,8 @@ def _step(steps: _Steps, policy, batch: float, prompt_tokens: float, corner: str
     whole = getattr(steps.at(k).prefill.latency_s, corner)
     idle = steps.idle(batch, corner)
     extra = prompt_tokens * max(whole - idle, 0.0) / (k * prompt)
-    decodes = batch * steps.beams  # and its matrix products near their ridge point, a prompt (or chunk) at a time:
-    lump = min(prompt, max((policy.max_batched_tokens or prompt + decodes) - decodes, 1))
-    extra += steps.streaming(decodes, corner, prompt_tokens, lump)
+    lump = min(prompt, max((policy.max_batched_tokens or prompt + batch * steps.beams) - batch * steps.beams, 1))
+    extra += steps.streaming(batch * steps.beams, corner, prompt_tokens, lump)  # near the ridge, a prompt at a time
     return host_floor.mixed(steps, batch, extra, corner), extra
 
 
