@@ -62,6 +62,9 @@ class ReplicaModel:
     """The engine's front end's time per request (API server, tokenization, hand-off: `ExecutionModel
     .request_overhead`), served one request after another before the scheduler (workload/scheduler.py): it adds
     to TTFT, with a wait where requests come faster than it serves them (no more than 1 / request_s a second)."""
+    token_compute_s: float | None = None
+    """A step's compute per token, from a compute-bound prefill (price/streaming.py `compute_batch`), for the step's
+    excess near the ridge point; None: `prefill_per_token_s`."""
     read_terms: tuple[float, float, float] = (1.0, 0.0, 0.0)
     """How the weights a step reads grow with its tokens (price/streaming.py `read_terms`: a mixture of experts reads
     more of its experts the more tokens a step routes), for the step's excess near the ridge point."""
@@ -213,8 +216,10 @@ def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, 
     single = model.decode_table()[1]
     fixed, per_token = model.prefill_fixed_s, model.prefill_per_token_s
 
+    compute = model.token_compute_s or per_token
+
     def streamed(tokens: int) -> float:
-        return streaming.excess(single * streaming.read_growth(model.read_terms, tokens), tokens * per_token, "typical")
+        return streaming.excess(single * streaming.read_growth(model.read_terms, tokens), tokens * compute, "typical")
 
     decode_time = [t + streamed(b) for b, t in enumerate(model.decode_table())]
 

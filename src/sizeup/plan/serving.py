@@ -59,6 +59,9 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
     t2 = estimate_inference(arch, device, replace(cfg, prompt=2 * p, output=1),
                             limits=False, execution=model).prefill
     per_token = max((t2.latency_s.typical - t1.latency_s.typical) / p, 1e-9)
+    k = streaming.compute_batch(p)  # a step's compute per token, as workload/serving.py's steps read it
+    compute = estimate_inference(arch, device, replace(cfg, batch=k, prompt=p, output=1), limits=False,
+                                 execution=model).prefill.latency_s.typical / (k * p)
     fixed = max(t1.latency_s.typical - per_token * p, 0.0)
     batches = sorted({1, *[2 ** k for k in range(1, 12) if 2 ** k < max_batch], max_batch})
     times = []
@@ -79,6 +82,7 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
                         mixed_steps=policy.mixes, chunked_prefill=policy.chunked_prefill,
                         max_step_tokens=policy.max_batched_tokens, steps_per_schedule=policy.steps_per_schedule,
                         request_s=service(model, "typical"), read_terms=streaming.read_terms(arch),
+                        token_compute_s=compute,
                         front_s=model.load_policy.first_token_lag_steps * times[0])
 
 

@@ -18,7 +18,7 @@ from functools import lru_cache
 from sizeup.errors import CatalogError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 
-__all__ = ["excess", "read_terms", "read_growth", "step_excess", "note"]
+__all__ = ["compute_batch", "excess", "read_terms", "read_growth", "step_excess", "note"]
 
 CORNERS = ("low", "typical", "high")
 
@@ -47,6 +47,12 @@ def _curve() -> tuple[list[float], dict[str, list[float]], str]:
         raise CatalogError(f"{path}: excess_over_max: compute_to_read must rise from above 0, each corner one "
                            f"value per ratio with 0 <= low <= typical <= high")
     return ratios, values, f"{entry['source']} (read {entry['retrieved']})"
+
+
+def compute_batch(prompt: int) -> int:
+    """How many prompts of `prompt` tokens one prefill takes to be compute-bound (at least 16 and 4,096 tokens):
+    its time per token is a step's compute per token (C = tokens x that)."""
+    return max(16, math.ceil(4096 / max(prompt, 1)))
 
 
 def excess(read_s: float, compute_s: float, corner: str) -> float:

@@ -173,7 +173,7 @@ class _Steps:
         return max(self.sequences(1, corner) - batch * self.beams * per_token, 0.0)
 
     def per_token(self, corner: str) -> float:
-        k = max(16, math.ceil(4096 / self.cfg.prompt))
+        k = streaming.compute_batch(self.cfg.prompt)
         return getattr(self.at(k).prefill.latency_s, corner) / (k * self.cfg.prompt)
 
     def prefill(self, tokens: float, corner: str) -> float:
