@@ -17,6 +17,7 @@ from functools import lru_cache
 
 from sizeup.errors import CatalogError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
+from sizeup.ranges import check_sourced
 
 __all__ = ["compute_batch", "excess", "read_terms", "read_growth", "step_excess", "note"]
 
@@ -30,12 +31,7 @@ def _curve() -> tuple[list[float], dict[str, list[float]], str]:
     entry = data.get("excess_over_max") if isinstance(data, dict) else None
     if not isinstance(entry, dict) or set(data) != {"excess_over_max"}:
         raise CatalogError(f"{path}: expected exactly one field 'excess_over_max'")
-    unknown = sorted(set(entry) - {"compute_to_read", *CORNERS, "basis", "source", "retrieved"})
-    if unknown:
-        raise CatalogError(f"{path}: unknown field 'excess_over_max.{unknown[0]}'")
-    for name in ("basis", "source", "retrieved"):
-        if not entry.get(name):
-            raise CatalogError(f"{path}: missing field 'excess_over_max.{name}'")
+    check_sourced(entry, path, "excess_over_max", {"compute_to_read", *CORNERS, "basis", "source", "retrieved"})
     try:
         ratios = [float(r) for r in entry["compute_to_read"]]
         values = {c: [float(v) for v in entry[c]] for c in CORNERS}
