@@ -48,3 +48,19 @@ def test_a_mixture_of_experts_reads_more_experts_the_more_tokens_a_step_routes()
     # two tokens: 1 - (3/4)^2 = 7/16 of the experts, against 2/8 for one
     dense_part, experts, _ = terms
     assert streaming.read_growth(terms, 2) == pytest.approx(dense_part + experts * 7 / 16)
+
+
+def test_the_read_is_the_weights_at_the_bandwidth_at_most_the_single_step():
+    # a launch-bound or M = 1 kernel-bound single-sequence step is no weight read: R is the weights at the device's
+    # bandwidth and its kind's typical memory efficiency, unless the step itself is shorter
+    from sizeup.hardware.catalog import load_catalog
+    from sizeup.ingest.load import load_model
+    from sizeup.price.efficiency import device_efficiency
+
+    h100, llama = load_catalog().device("h100"), load_model("llama-3.1-8b")
+    read = 16e9 / (h100.memory_bandwidth_bytes_per_s * device_efficiency(h100).memory.typical)
+    assert streaming.weight_read(h100, 16e9, llama, 1.0) == pytest.approx(read)
+    assert streaming.weight_read(h100, 16e9, llama, read / 2) == read / 2
+    mixtral = load_model("mixtral-8x7b")  # one token reads its active share of the weights
+    assert streaming.weight_read(h100, 16e9, mixtral, 1.0) == pytest.approx(
+        read * mixtral.active_params / mixtral.params)

@@ -65,6 +65,9 @@ class ReplicaModel:
     token_compute_s: float | None = None
     """A step's compute per token, from a compute-bound prefill (price/streaming.py `compute_batch`), for the step's
     excess near the ridge point; None: `prefill_per_token_s`."""
+    read_s: float | None = None
+    """R of one token for the step's excess near the ridge point (price/streaming.py `weight_read`); None: the
+    single-sequence decode step."""
     read_terms: tuple[float, float, float] = (1.0, 0.0, 0.0)
     """How the weights a step reads grow with its tokens (price/streaming.py `read_terms`: a mixture of experts reads
     more of its experts the more tokens a step routes), for the step's excess near the ridge point."""
@@ -216,10 +219,10 @@ def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, 
     single = model.decode_table()[1]
     fixed, per_token = model.prefill_fixed_s, model.prefill_per_token_s
 
-    compute = model.token_compute_s or per_token
+    compute, read = model.token_compute_s or per_token, model.read_s or single
 
     def streamed(tokens: int) -> float:
-        return streaming.excess(single * streaming.read_growth(model.read_terms, tokens), tokens * compute, "typical")
+        return streaming.excess(read * streaming.read_growth(model.read_terms, tokens), tokens * compute, "typical")
 
     decode_time = [t + streamed(b) for b, t in enumerate(model.decode_table())]
 

@@ -54,8 +54,8 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
     step = model.step_overhead(arch, decode=True)
     step_s = step.typical if step else 0.0
     p = cfg.prompt
-    t1 = estimate_inference(arch, device, replace(cfg, prompt=p, output=1),
-                            limits=False, execution=model).prefill
+    first = estimate_inference(arch, device, replace(cfg, prompt=p, output=1), limits=False, execution=model)
+    t1 = first.prefill
     t2 = estimate_inference(arch, device, replace(cfg, prompt=2 * p, output=1),
                             limits=False, execution=model).prefill
     per_token = max((t2.latency_s.typical - t1.latency_s.typical) / p, 1e-9)
@@ -82,7 +82,8 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
                         mixed_steps=policy.mixes, chunked_prefill=policy.chunked_prefill,
                         max_step_tokens=policy.max_batched_tokens, steps_per_schedule=policy.steps_per_schedule,
                         request_s=service(model, "typical"), read_terms=streaming.read_terms(arch),
-                        token_compute_s=compute,
+                        token_compute_s=compute, read_s=streaming.weight_read(device, first.memory.weights_bytes, arch,
+                                                                              times[0]),
                         front_s=model.load_policy.first_token_lag_steps * times[0])
 
 

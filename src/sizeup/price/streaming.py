@@ -19,7 +19,7 @@ from sizeup.errors import CatalogError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.ranges import check_sourced
 
-__all__ = ["compute_batch", "excess", "read_terms", "read_growth", "step_excess", "note"]
+__all__ = ["compute_batch", "weight_read", "excess", "read_terms", "read_growth", "step_excess", "note"]
 
 CORNERS = ("low", "typical", "high")
 
@@ -49,6 +49,20 @@ def compute_batch(prompt: int) -> int:
     """How many prompts of `prompt` tokens one prefill takes to be compute-bound (at least 16 and 4,096 tokens):
     its time per token is a step's compute per token (C = tokens x that)."""
     return max(16, math.ceil(4096 / max(prompt, 1)))
+
+
+def weight_read(device, weights_bytes: float, arch, step_s: float) -> float:
+    """R of one token: the weights one token reads (all of a dense model's per GPU; of a mixture of experts its
+    active share) at `device`'s bandwidth and its kind's typical memory efficiency (price/efficiency.py), at most
+    `step_s`, the single-sequence decode step, which also holds what is no weight read at M in the hundreds: an
+    engine's M = 1 kernels' shortfall in bandwidth, host and launch time."""
+    from sizeup.price.efficiency import device_efficiency
+
+    bandwidth = device.memory_bandwidth_bytes_per_s * device_efficiency(device).memory.typical
+    if bandwidth <= 0 or weights_bytes <= 0:
+        return step_s
+    share = arch.active_params / max(arch.params, 1) if arch.is_moe else 1.0
+    return min(step_s, weights_bytes * share / bandwidth)
 
 
 def excess(read_s: float, compute_s: float, corner: str) -> float:

@@ -130,9 +130,8 @@ class _Steps:
     prefill(k prompts)."""
 
     def __init__(self, arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, execution, mix: RequestMix):
-        self.arch, self.device, self.execution = arch, device, execution
+        self.arch, self.device, self.execution, self.beams = arch, device, execution, mix.beams
         self.cfg = replace(cfg, prompt=mix.input_tokens, output=mix.output_tokens, context=None)
-        self.beams = mix.beams
         self._memo: dict[int, InferenceEstimate] = {}
 
     def at(self, batch: int) -> InferenceEstimate:
@@ -148,9 +147,10 @@ class _Steps:
         return host_floor.floored(self, batch, gpu, corner)
 
     def streaming(self, decodes: float, corner: str, prompt: float = 0.0, lump: float = 1.0) -> float:
-        """price/streaming.py's step_excess (read: one sequence's step; a token's compute: at a prefill's rate)."""
-        return streaming.step_excess(self.sequences(1, corner), self.per_token(corner), decodes, prompt, lump, corner,
-                                     streaming.read_terms(self.arch))
+        """price/streaming.py's step_excess (R: streaming.weight_read; a token's compute: at a prefill's rate)."""
+        read = streaming.weight_read(self.device, self.at(1).memory.weights_bytes, self.arch, self.sequences(1, corner))
+        terms, per_token = streaming.read_terms(self.arch), self.per_token(corner)
+        return streaming.step_excess(read, per_token, decodes, prompt, lump, corner, terms)
 
     def sequences(self, batch: float, corner: str) -> float:
         """One decode step at `batch` running sequences, log-interpolated between priced powers of 2^(1/2)."""
