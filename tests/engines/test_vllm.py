@@ -5,6 +5,7 @@ _dummy_sampler_run; vllm/v1/sample/sampler.py and ops/topk_topp_sampler.py: comm
 import pytest
 
 from sizeup.engines import resolve
+from sizeup.errors import ConfigError
 from sizeup.engines.profile import engine_profile
 from sizeup.engines.vllm import (SAMPLER_BYTES_PER_LOGIT, SAMPLER_MASK_BYTES, SAMPLER_SORT_BYTES, vllm_batch_defaults,
                                  vllm_sampler_peak)
@@ -123,3 +124,21 @@ def test_v0_prompt_steps_take_max_model_len_or_2048_tokens(settings, step):
     batching = resolve("vllm@0.5.4", CATALOG.device("h100"), settings=settings).batching
     assert batching.max_batched_tokens == step and batching.max_sequences == 256
     assert not batching.chunked_prefill and not batching.mixes
+
+
+@pytest.mark.parametrize("device", ["tesla-p40", "apple-m2"])
+def test_vllm_refuses_a_gpu_it_has_no_build_for(device):
+    """vLLM's CUDA build needs compute capability 7.0 (docs.vllm.ai GPU installation), and it runs no Apple GPU:
+    the estimate refuses in one line naming the device and what vLLM runs on, instead of pricing a run that cannot
+    happen."""
+    from sizeup.api import estimate
+
+    with pytest.raises(ConfigError, match=rf"--engine vllm on {device}: vLLM runs NVIDIA GPUs of compute capability 7.0"):
+        estimate("llama-3.1-8b", device=device, engine="vllm")
+
+
+@pytest.mark.parametrize("device", ["jetson-agx-orin-64gb", "arc-pro-b60", "apple-m2-cpu", "mi300x"])
+def test_vllm_still_prices_the_platforms_it_runs(device):
+    from sizeup.api import estimate
+
+    assert estimate("llama-3.1-8b", device=device, engine="vllm").to_dict()["decode"]["tokens_per_s"]["typical"] > 0

@@ -50,6 +50,12 @@ kernel (vllm/model_executor/layers/quantization/mxfp4.py IpexMxfp4MoEMethod, com
 007d50058a06dec0f82472d63c819244d460c40d), which the pricing layer prices at the bf16 peak of a device that lists
 no fp4 figure."""
 
+PRE_VOLTA = ("pascal-gp100", "pascal-gp10x")
+"""NVIDIA architectures below compute capability 7.0, which vLLM's CUDA build does not run ("GPU: compute capability
+7.0 or higher", docs.vllm.ai/en/v0.14.0/getting_started/installation/gpu/, read 2026-12-05); a GPU of a vendor
+without a vLLM platform (PLATFORMS: Apple's, whose Macs vLLM runs on the CPU only) is refused the same way."""
+
+
 SAMPLER_SORT_BYTES = 4 + 4 + 8 + 8 + 4 + 8
 """Per logit while vLLM's dummy sampler sorts (beside the model-dtype logits): the Sampler's fp32 copy, the sort's fp32
 values and int64 indices, PyTorch's int64 reverse-index input (SortStable.cu segmented_sort_pairs, taken for 128 or
@@ -123,6 +129,12 @@ class VLLM(ExecutionModel):
     def build(cls, device, version=None, *, backend=None, build_date=None, settings=None) -> ExecutionModel:
         """`backend` may only name the platform vLLM runs `device` on (PLATFORMS): vLLM has one build per
         platform, chosen by the device."""
+        if device.kind in ("gpu", "soc") and (device.vendor not in PLATFORMS
+                                              or device.architecture in PRE_VOLTA):
+            raise ConfigError(f"--engine vllm on {device.id}: vLLM runs NVIDIA GPUs of compute capability 7.0 and up "
+                              "(CUDA), AMD GPUs (ROCm), Intel GPUs (XPU) and CPUs; this is a "
+                              f"{device.vendor} {device.kind} of architecture {device.architecture} (expected one of "
+                              "those: try --engine llama.cpp" + (" or mlx)" if device.vendor == "apple" else ")"))
         if backend is not None:
             native = "cpu" if device.kind == "cpu" else PLATFORMS.get(device.vendor, ("",))[0]
             if backend != native:
