@@ -97,6 +97,10 @@ class TensorParallel:
     """What runs the per-layer all-reduce, for the estimate's notes."""
     step_host_s: Range | None = None
     """Host time per step to drive the workers (a remote call per GPU), not hidden behind the GPU; None: none."""
+    eager_launches: bool = False
+    """Each GPU's process launches its kernels and collectives one by one from the host (no captured graph): where
+    kernels are shorter than the host's launches, each collective waits for the slowest rank's host
+    (workload/inference.py eager_rank_drift, data/efficiency/comm.yaml eager_rank_wait)."""
     notes: tuple[str, ...] = ()
 
 

@@ -22,6 +22,8 @@ takes it, NCCL's ring elsewhere; the 0.2 releases call each GPU's Ray worker onc
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
 from sizeup.engines.kernels import Kernel
 from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
@@ -100,6 +102,11 @@ def vllm_sampler_peak(arch: ModelArch, rows: int, act_bytes: int) -> int:
     return rows * arch.vocab * (act_bytes + SAMPLER_BYTES_PER_LOGIT)
 
 
+AWQ_GEMM_TILE_ROWS = 16
+"""Rows of the batch llm-awq's GEMM kernel takes per block (gemm_forward_4bit_cuda_m16nXk32: M tiles of 16); each
+tile unpacks the weights again (csrc/quantization/awq/gemm_kernels.cu, blockIdx_y over (M + 15) / 16 tiles)."""
+
+
 @engine("vllm")
 class VLLM(ExecutionModel):
     FORMATS = ("bf16", "fp8", "awq-int4")
@@ -129,8 +136,11 @@ class VLLM(ExecutionModel):
 
     @property
     def graphs(self) -> bool:
-        """Whether decode replays a captured graph: the platform's default (PLATFORMS), off under enforce-eager."""
+        """Whether decode replays a captured graph: the platform's default (PLATFORMS), off under enforce-eager and
+        in the releases before CUDA graphs (`cuda_graphs` 0: before 0.2.6)."""
         if self.profile.value("enforce_eager", 0) or self.device.kind == "cpu":
+            return False
+        if not self.profile.value("cuda_graphs", 1):
             return False
         return PLATFORMS.get(self.device.vendor, ("", False))[1]
 
@@ -140,10 +150,11 @@ class VLLM(ExecutionModel):
         return "cpu" if self.device.kind == "cpu" else PLATFORMS.get(self.device.vendor, ("",))[0]
 
     def per_op_overhead(self, decode: bool) -> Range | None:
-        """Graph replay at decode (`decode_overhead_s`, a HIP graph's node on ROCm: `decode_overhead_s.hip`);
-        without a graph the device kind's eager launch time."""
+        """Graph replay at decode (`decode_overhead_s`, a HIP graph's node on ROCm: `decode_overhead_s.hip`); a release
+        before CUDA graphs states its eager launch cost in `decode_overhead_s`; otherwise without a graph
+        (enforce-eager, Intel XPU) the device kind's eager launch time."""
         if not self.graphs:
-            return None
+            return None if self.profile.value("cuda_graphs", 1) else super().per_op_overhead(decode)
         hip = self.profile.range("decode_overhead_s.hip") if decode and self.platform == "hip" else None
         return hip or super().per_op_overhead(decode)
 
@@ -151,8 +162,11 @@ class VLLM(ExecutionModel):
         """On ROCm: fp8 weights' GEMMs at `rocm_matmul@fp8` of the dense fp8 peak (hipBLASLt through
         torch._scaled_mm, or AMD's tuned kernels), and at decode the GEMMs' share of the HBM bandwidth
         (`rocm_decode_memory`: hipBLASLt's skinny-M GEMMs before vLLM had its own skinny kernels, wvSplitK after);
-        16-bit and fp8 weights only (the formats these GEMMs run); elsewhere, or where the data states neither, the
-        device defaults."""
+        16-bit and fp8 weights only (the formats these GEMMs run). On CUDA: a release's own decode kernel for a
+        packed format where its data counts one (`_counted_kernel`: AWQ before 0.5.3). Elsewhere, or where the data
+        states neither, the device defaults."""
+        if self.platform == "cuda":
+            return self._counted_kernel(weights, decode, tokens)
         if self.platform != "hip" or weights.lower() not in ("bf16", "fp16", "fp8"):
             return None  # other formats (AWQ) run their own kernels: the device defaults
         memory = self.profile.range("rocm_decode_memory") if decode else None
@@ -165,6 +179,23 @@ class VLLM(ExecutionModel):
         return Kernel(self.NAME, f"ROCm {phase} GEMM", f"vLLM's {phase} GEMMs on ROCm",
                       "fp8" if fraction is not None else "device-default", fraction, ", ".join(keys), source, memory,
                       table="data/engines/vllm.yaml")
+
+    def _counted_kernel(self, weights: str, decode: bool, tokens: int):
+        """`decode_alu_ops_per_weight@<format>` (> 0) of this release: the instructions its decode kernel issues per
+        weight, priced at the SMs' instruction rate beside the device's default bandwidth (vLLM before 0.5.3 ran AWQ
+        through llm-awq's GEMM kernel, which dequantizes every weight into shared memory on each call); None: none.
+        The kernel unpacks a weight once per 16-row tile of the batch (M padded to 16), so a step of `tokens`
+        sequences issues ops x ceil(tokens / 16) per weight: per multiply-add, ops x ceil(tokens / 16) / tokens."""
+        key = f"decode_alu_ops_per_weight@{weights.lower()}"
+        ops = self.profile.range(key) if decode else None
+        if ops is None or ops.low <= 0:
+            return None
+        rows = max(int(tokens), 1)
+        per_token = rows / -(-rows // AWQ_GEMM_TILE_ROWS)  # multiply-adds per unpacked weight
+        source = next((s for s in self.profile.sources if s.startswith(f"{key}: ")), f"{key}: data/engines/vllm.yaml")
+        return Kernel(self.NAME, f"{weights.lower()} decode", f"vLLM {self.version} {weights.lower()} GEMM at batch "
+                      f"{rows}", "alu", Range(2 / ops.high, 2 / ops.typical, 2 / ops.low).scale(per_token), key,
+                      source, None, table="data/engines/vllm.yaml")
 
     def missing_kernel_note(self, weights: str, decode: bool) -> str | None:
         """Off CUDA (ROCm, Intel XPU) vLLM's kernels have no fraction of their own in sizeup's data: say so."""
@@ -195,15 +226,22 @@ class VLLM(ExecutionModel):
         notes = () if host is None else (
             f"vLLM {self.version}: every GPU's worker is a Ray actor called once per step, {rpc.typical * 1e6:,.0f} µs "
             f"each: {host.typical * 1e3:,.2f} ms per step over {gpus} GPUs",)
-        return peer_all_reduce(self, link_kind, gpus, VLLM_ALL_REDUCE, host_s=host, notes=notes)
+        tp = peer_all_reduce(self, link_kind, gpus, VLLM_ALL_REDUCE, host_s=host, notes=notes)
+        if self.graphs or gpus < 2:
+            return tp
+        return replace(tp, eager_launches=True) if tp is not None else TensorParallel(eager_launches=True)
 
     def option_notes(self) -> tuple[str, ...]:
         notes = []
         if not self.graphs and self.device.kind != "cpu":
             why = ("--enforce-eager" if self.profile.value("enforce_eager", 0) else
+                   f"vLLM {self.version} captures no graph (CUDA graphs came with 0.2.6)"
+                   if not self.profile.value("cuda_graphs", 1) else
                    f"vLLM captures no graph on {self.device.vendor} GPUs by default (engines/vllm.py PLATFORMS)")
-            notes.append(f"{why}: every kernel is launched eagerly (the device kind's per-kernel host time, "
-                         f"data/efficiency/gpu.yaml overhead_s), no graph memory held")
+            cost = ("its release's eager per-kernel host time, data/engines/vllm.yaml decode_overhead_s"
+                    if not self.profile.value("cuda_graphs", 1) else
+                    "the device kind's per-kernel host time, data/efficiency/gpu.yaml overhead_s")
+            notes.append(f"{why}: every kernel is launched eagerly ({cost}), no graph memory held")
         if "prefix_caching" in self.profile.values or "prefix_caching_off" in self.profile.values:
             notes.append("--enable-prefix-caching / --no-enable-prefix-caching: accepted; sizeup prices every prompt "
                          "computed in full (no prefix shared between requests), as a benchmark of distinct prompts runs")

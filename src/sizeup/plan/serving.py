@@ -71,8 +71,9 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
                              cfg.gpus)
         eager = model.extra_launches(ledger, fmt.compute_dtype == "fp32")  # hf: as estimate prices it
         extra = model.step_extra(decoder, ledger, fmt.id, True, b)  # a format's own path (bitsandbytes), as estimate
-        times.append(price(ledger, device, eff).total_s.typical + step_s + (eager[0].typical if eager else 0.0)
-                     + (extra[0].typical if extra else 0.0) + _tp_comm_s(ledger, device, cfg.gpus, model))
+        roof = price(ledger, device, eff)
+        times.append(roof.total_s.typical + step_s + (eager[0].typical if eager else 0.0)
+                     + (extra[0].typical if extra else 0.0) + _tp_comm_s(ledger, device, cfg.gpus, model, roof))
     return ReplicaModel(prefill_fixed_s=fixed, prefill_per_token_s=per_token, decode_batches=tuple(batches),
                         decode_step_s=tuple(times), max_batch=max_batch, scheduling=policy.scheduling,
                         mixed_steps=policy.mixes, chunked_prefill=policy.chunked_prefill,
@@ -81,13 +82,17 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
                         front_s=model.load_policy.first_token_lag_steps * times[0])
 
 
-def _tp_comm_s(ledger, device: DeviceSpec, gpus: int, model: ExecutionModel) -> float:
+def _tp_comm_s(ledger, device: DeviceSpec, gpus: int, model: ExecutionModel, roof) -> float:
     """The tensor-parallel collectives of one step on the device's link and the engine's host time to drive its
-    workers, as `estimate` adds them (workload/inference.py tensor_parallel_comm: the engine's own all-reduce where
-    it runs one)."""
+    workers, as `estimate` adds them (workload/tensor_parallel.py tensor_parallel_comm: the engine's own all-reduce
+    where it runs one, the rank drift of eager launches from the step's roofline split `roof`)."""
     if gpus <= 1:
         return 0.0
-    comm, host, _ = tensor_parallel_comm(ledger, device, gpus, model)
+    def by_bound() -> dict[str, float]:  # only for an engine that launches eagerly
+        return {k: sum(v["time_by_bound_s"].get(k, 0.0) for v in roof.by("phase").values())
+                for k in ("compute", "memory", "overhead")}
+
+    comm, host, _ = tensor_parallel_comm(ledger, device, gpus, model, by_bound)
     return comm.typical + host.typical
 
 

@@ -34,7 +34,7 @@ from sizeup.hardware.schema import DeviceSpec
 from sizeup.ranges import Range
 
 __all__ = ["Link", "device_link", "network_link", "collective_time", "send_time", "group_collective_time", "ring_steps",
-           "with_latency", "for_group"]
+           "with_latency", "for_group", "eager_rank_wait", "expected_max_normal"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -193,3 +193,48 @@ def group_collective_time(kind: str, size_bytes: float, n: int, per_node: int, i
               "reduce_scatter": ("reduce_scatter",)}[kind]
     return sum((collective_time(k, size_bytes, per_node, intra) for k in inside),
                collective_time(kind, size_bytes / per_node, nodes, inter))
+
+
+def expected_max_normal(n: int) -> float:
+    """E[max of n independent standard normal draws] (0 for one; 0.564 for 2, 1.029 for 4, 1.424 for 8): the
+    integral of x · n φ(x) Φ(x)^(n−1), by the midpoint rule on [−8, 8]."""
+    if n <= 1:
+        return 0.0
+    return _expected_max(n)
+
+
+@lru_cache(maxsize=64)
+def _expected_max(n: int) -> float:
+    from math import erf, exp, pi, sqrt
+
+    steps, lo, hi = 4000, -8.0, 8.0
+    h = (hi - lo) / steps
+    total = 0.0
+    for i in range(steps):
+        x = lo + (i + 0.5) * h
+        total += x * n * exp(-x * x / 2) / sqrt(2 * pi) * (0.5 * (1 + erf(x / sqrt(2)))) ** (n - 1)
+    return total * h
+
+
+def eager_rank_wait(n: int, vendor: str) -> Range | None:
+    """Time one collective over `n` ranks waits for the latest rank where each rank's host launches its kernels
+    eagerly and the GPUs run at their hosts' pace (comm.yaml eager_rank_wait: measured at 8 ranks, scaled by the
+    expected maximum of n independent normal drifts); None for a vendor whose collective library no figure was
+    read for."""
+    wait, ranks, vendors = _eager_wait()
+    if vendor not in vendors:
+        return None
+    if n <= 1:
+        return Range(0.0, 0.0, 0.0)
+    return wait.scale(expected_max_normal(n) / expected_max_normal(ranks))
+
+
+@lru_cache(maxsize=1)
+def _eager_wait() -> tuple[Range, int, frozenset[str]]:
+    path = builtin_data_dir() / "efficiency" / "comm.yaml"
+    entry = read_yaml(path).get("eager_rank_wait") or {}
+    try:
+        return (Range.parse(entry["wait_s"], f"{path}: eager_rank_wait.wait_s"), int(entry["ranks"]),
+                frozenset(entry["vendors"]))
+    except (KeyError, TypeError, ValueError) as e:
+        raise CatalogError(f"{path}: malformed eager_rank_wait entry ({e})") from None

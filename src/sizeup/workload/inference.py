@@ -20,7 +20,7 @@ from sizeup.engines.base import (OPTIONS, ExecutionModel, engine_class, engine_s
                                  resolve)
 from sizeup.engines.defaults import default_engine
 from sizeup.engines.reserve import split_by_layers
-from sizeup.ledger import Ledger, OpKind
+from sizeup.ledger import Ledger
 from sizeup.price.efficiency import Efficiency
 from sizeup.price.execution import phase_efficiency, phase_note
 from sizeup.price.memory import InferenceMemory, MemoryConfig, inference_memory, max_fitting
@@ -28,6 +28,7 @@ from sizeup.price.rates import PhaseTotals, price_totals
 from sizeup.ranges import Range
 from sizeup.workload.pipeline import check_pipeline, hop_time, micro_batch, pipeline_note
 from sizeup.workload.quantize import WeightFormat, get_format, weight_bytes
+from sizeup.workload.tensor_parallel import tensor_parallel_comm
 from sizeup.workload.towers import (TowerEstimate, decoder_arch, decoder_cache_tokens, decoder_prompt, tower_input,
                                     tower_notes)
 
@@ -234,7 +235,7 @@ def _price_phase(ledger: Ledger, device: DeviceSpec, eff: Efficiency, gpus: int,
     notes = list(roof.notes)
     overhead = step_overhead or Range(0.0, 0.0, 0.0)
     if gpus > 1:
-        tp_comm, host, comm_notes = tensor_parallel_comm(ledger, device, gpus, model)
+        tp_comm, host, comm_notes = tensor_parallel_comm(ledger, device, gpus, model, roof.by_bound_s)
         comm, notes = comm + tp_comm, notes + comm_notes
         overhead = overhead + host
     latency = total + comm + overhead
@@ -242,30 +243,6 @@ def _price_phase(ledger: Ledger, device: DeviceSpec, eff: Efficiency, gpus: int,
     parts["communication"] = comm.typical
     parts["overhead"] += overhead.typical
     return _phase(latency, tokens, max(parts, key=parts.get), roof.unknown_compute), notes
-
-
-def tensor_parallel_comm(ledger: Ledger, device: DeviceSpec, gpus: int,
-                          model: ExecutionModel | None) -> tuple[Range, Range, list[str]]:
-    """(time of the ledger's collectives over `gpus` tensor-parallel GPUs, the engine's host time per step to drive
-    them, notes): NCCL's ring on the device's link (price/comm.py) unless the engine runs its own all-reduce
-    (ExecutionModel.tensor_parallel)."""
-    from sizeup.price.comm import collective_time, device_link, for_group, with_latency  # tensor parallel only
-
-    zero = Range(0.0, 0.0, 0.0)
-    link = device_link(device) and for_group(device_link(device), gpus)  # the group's link (bridge span, mesh links)
-    if link is None:
-        return zero, zero, [f"{device.id}: no link bandwidth in the catalog: tensor-parallel communication not priced"]
-    tp = model.tensor_parallel(link.kind, gpus) if model is not None else None
-    own = None if tp is None or tp.all_reduce_latency_s is None else with_latency(link, tp.all_reduce_latency_s)
-    cap = tp.all_reduce_max_bytes if tp is not None and tp.all_reduce_max_bytes else float("inf")
-    comm = zero
-    for o in ledger.ops:
-        if o.kind == OpKind.COMM:  # one per layer
-            on = own if own is not None and o.op == "all_reduce" and o.bytes_written < cap else link
-            comm = comm + collective_time(o.op, o.bytes_written, gpus, on).scale(o.count)
-    if tp is None:
-        return comm, zero, []
-    return comm, tp.step_host_s or zero, list(tp.notes)
 
 
 def _phase(latency: Range, tokens: int, bound: str, unknown: tuple[str, ...]) -> PhaseEstimate:
