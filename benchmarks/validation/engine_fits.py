@@ -44,11 +44,11 @@ ENGINE_FITS: dict[tuple[str, str], tuple[str, ...]] = {
                                        "bnb-quanto62-a10g-mistral-7b-int8-bnb-tg",
                                        "bnb-dohu012-t4-qwen25-05b-int8-bnb-tg"),
     ("vllm", "host_per_request_s"): ("fp4-vllm23369-h100x2-gpt-oss-20b-mxfp4-sharegpt-out",
-                                     "fp4-vllm23369-h100x2-gpt-oss-20b-mxfp4-sharegpt-ttft",
-                                     "fp4-vllm23369-h100x2-gpt-oss-20b-mxfp4-sharegpt-tpot",
-                                     "fp4-vllm23696-b200x8-gpt-oss-120b-mxfp4-sharegpt-out",
-                                     "fp4-vllm23696-b200x8-gpt-oss-120b-mxfp4-sharegpt-ttft",
-                                     "fp4-vllm23696-b200x8-gpt-oss-120b-mxfp4-sharegpt-tpot"),
+                                     "fp4-vllm23696-b200x8-gpt-oss-120b-mxfp4-sharegpt-out"),
+    ("vllm", "request_intake_s"): ("fp4-vllm23369-h100x2-gpt-oss-20b-mxfp4-sharegpt-ttft",
+                                   "fp4-vllm23369-h100x2-gpt-oss-20b-mxfp4-sharegpt-tpot",
+                                   "fp4-vllm23696-b200x8-gpt-oss-120b-mxfp4-sharegpt-ttft",
+                                   "fp4-vllm23696-b200x8-gpt-oss-120b-mxfp4-sharegpt-tpot"),
     ("sglang", "moe_gemm_memory@mxfp4@hopper"): ("fp4-achatbot183-h100-gpt-oss-20b-mxfp4-c32-out",),
     ("vllm", "rocm_matmul@fp8"): ("srv-mlperf41-mi300xx8-llama2-70b-offline-tps",
                                   "srv-mlperf41-mi300xx1-llama2-70b-999-offline-tps"),
@@ -79,6 +79,8 @@ def committed(key: str) -> float:
 
 def fallback_of(key: str) -> str:
     setting = figure_of(key)[1]
+    if setting == "request_intake_s":
+        return "the setting dropped: the front end busy for the request's whole latency (request_overhead_s)"
     if setting.endswith("_s"):
         return "the setting dropped: no such host time (LLM.int8() / 4-bit as plain int8 / 4-bit matmuls, no first-call cost)"
     if "_ops_per_" in setting:

@@ -70,3 +70,23 @@ def test_a_plan_says_which_engine_it_took():
     assert scenario.constraints.engines == ()
     assert any(a.startswith("engine vllm: the scenario names none") for a in result.assumptions)
     assert result.chosen.engine == "vllm" and result.chosen.engine_version == "0.34"
+
+
+@pytest.mark.parametrize("device, quant, engine", [("rtx-5090", "nvfp4", "vllm"), ("rtx-4090", "fp8", "vllm"),
+                                                   ("rtx-5090", "q4_k_m", "llama.cpp"),
+                                                   ("rtx-5090", "mxfp4", "llama.cpp")])
+def test_a_named_format_the_consumer_default_cannot_load_takes_vllm(device, quant, engine):
+    """defaults.yaml consumer `otherwise: vllm`: llama.cpp reads GGUF types and MXFP4 only (llama_cpp.py LOADS), so an
+    NVFP4 or FP8 checkpoint on a GeForce card is served by vLLM, and the estimate says why; the device table agrees."""
+    one = estimate("llama-3.1-8b", device=device, quant=quant)
+    row = compare_devices("llama-3.1-8b", devices=[device], formats=[quant])[0]
+    assert one.execution.name == row.engine == engine
+    if engine == "vllm":
+        assert "llama.cpp cannot load" in one.defaults["engine"]
+
+
+def test_a_class_without_another_engine_keeps_its_default_and_its_one_line_refusal(capsys):
+    assert default_for_segment("apple")[0] == "llama.cpp"
+    assert main(["estimate", "llama-3.1-8b", "--device", "apple-m4-pro", "--quant", "nvfp4"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "llama.cpp cannot load nvfp4" in err[0]

@@ -111,3 +111,15 @@ def test_an_estimate_prices_the_engines_all_reduce():
         notes[spec] = " ".join(estimate_inference(arch, dev, cfg).assumptions)
     assert "custom all-reduce" in notes["vllm"] and "Ray actor" not in notes["vllm"]
     assert "Ray actor" in notes["vllm@0.2"] and "custom all-reduce" not in notes["vllm@0.2"]
+
+
+@pytest.mark.parametrize("settings, step", [
+    ({"max_model_len": 2048}, 2048), ({"max_model_len": 4096}, 4096), ({"max_model_len": 1024}, 2048), ({}, None),
+    ({"max_model_len": 4096, "max_num_batched_tokens": 8192}, 8192),
+])
+def test_v0_prompt_steps_take_max_model_len_or_2048_tokens(settings, step):
+    """vllm/config.py SchedulerConfig (V0, chunked prefill off): max_num_batched_tokens = max(max_model_len, 2048);
+    without --max-model-len the model's own context, which any prompt fits (whole prompts)."""
+    batching = resolve("vllm@0.5.4", CATALOG.device("h100"), settings=settings).batching
+    assert batching.max_batched_tokens == step and batching.max_sequences == 256
+    assert not batching.chunked_prefill and not batching.mixes

@@ -147,3 +147,14 @@ def test_a_sustained_clock_above_the_boost_clock_is_refused():
     data = read_yaml(path) | {"sustained_clock_mhz": 1700}
     with pytest.raises((CatalogError, ValueError), match="sustained_clock_mhz"):
         parse_device(data, path)
+
+
+def test_fp4_without_fp4_tensor_units_is_said_to_run_weight_only():
+    """Before Blackwell no GPU has FP4 tensor units: an FP4 format's matmuls run weight-only (unpacked to 16 bits in
+    the kernel) at the bf16 peak, and the estimate says so; on Blackwell they run at the FP4 peak with no such note."""
+    from sizeup.api import estimate
+
+    hopper = estimate("llama-3.1-8b", device="h100-sxm-80gb", engine="vllm", quant="nvfp4")
+    assert any("fp4 matmul run weight-only" in a and "tensor bf16 peak" in a for a in hopper.assumptions)
+    blackwell = estimate("llama-3.1-8b", device="b200", engine="vllm", quant="nvfp4")
+    assert not any("weight-only" in a for a in blackwell.assumptions)

@@ -1,7 +1,8 @@
-"""The engine's front end (one API-server process, ExecutionModel.request_overhead per request, served one after
-another) in the steady state of workload/serving.py: a throughput cap at 1 / its time, an M/D/1 wait under Poisson
-arrivals. vLLM's request_overhead_s typical for the current release is 12 ms (data/engines/vllm.yaml): at most
-83.3 requests/s."""
+"""The engine's front end (one API-server process, busy ExecutionModel.request_intake per request, served one after
+another) in the steady state of workload/serving.py: a throughput cap at 1 / its busy time, an M/D/1 wait under
+Poisson arrivals, and a lone request's whole time outside the steps (request_overhead) in TTFT once. vLLM's
+request_intake_s typical is 4.5 ms (data/engines/vllm.yaml, fitted on the burst rows of PRs 23369 / 23696): at most
+222 requests/s; its request_overhead_s 12 ms."""
 
 from __future__ import annotations
 
@@ -19,7 +20,18 @@ SHORT = RequestMix(input_tokens=64, output_tokens=4)  # requests an 8B model on 
 
 
 def _service() -> float:
+    """The front end's busy time per request (its queue's service time)."""
+    return execution_for(H100, VLLM).request_intake().typical
+
+
+def _latency() -> float:
     return execution_for(H100, VLLM).request_overhead()[0].typical
+
+
+def test_the_busy_time_is_below_the_latency():
+    """vLLM's intake (4.5 ms) is part of the 12 ms a lone request spends outside the steps."""
+    assert _service() == pytest.approx(4.5e-3)
+    assert _latency() == pytest.approx(12e-3)
 
 
 def test_short_requests_offline_are_capped_by_the_front_end():
@@ -52,10 +64,10 @@ def test_waves_over_the_front_end_are_stepped_through_it():
 
 
 def test_a_modest_rate_waits_as_an_md1_queue():
-    """Poisson at 40 requests/s: the front end is 48 % busy, its mean wait rho s / (2 (1 - rho)) on top of the
-    service itself."""
+    """Poisson at 80 requests/s: the front end is 36 % busy (80 x 4.5 ms), its mean wait rho s / (2 (1 - rho)) on
+    top of the request's own time outside the steps."""
     s = _service()
-    rate = 40.0
+    rate = 80.0
     mix = RequestMix(input_tokens=200, output_tokens=50)
     est = serving_load(LLAMA8, H100, VLLM, mix, Load(rate=rate))
     rho = rate * s
@@ -64,14 +76,36 @@ def test_a_modest_rate_waits_as_an_md1_queue():
 
 
 def test_the_md1_wait_is_added_once_beside_the_service(monkeypatch):
-    """TTFT with the front end less TTFT without it = its service + the M/D/1 wait, no more (not counted twice)."""
+    """TTFT with the front end less TTFT without it = the request's latency outside the steps + the M/D/1 wait of
+    the process's busy time, no more (not counted twice)."""
     from sizeup.engines.base import ExecutionModel
 
-    s, rate = _service(), 40.0
+    s, latency, rate = _service(), _latency(), 40.0
     mix = RequestMix(input_tokens=200, output_tokens=50)
     model = execution_for(H100, VLLM)
     with_front = serving_load(LLAMA8, H100, VLLM, mix, Load(rate=rate), execution=model)
     monkeypatch.setattr(ExecutionModel, "request_overhead", lambda self: None)
+    monkeypatch.setattr(ExecutionModel, "request_intake", lambda self: None)
     bare = serving_load(LLAMA8, H100, VLLM, mix, Load(rate=rate), execution=model)
     rho = rate * s
-    assert with_front.ttft_s.typical - bare.ttft_s.typical == pytest.approx(s + rho * s / (2 * (1 - rho)), rel=1e-6)
+    assert with_front.ttft_s.typical - bare.ttft_s.typical == pytest.approx(latency + rho * s / (2 * (1 - rho)),
+                                                                            rel=1e-6)
+
+
+def test_a_burst_is_taken_in_at_the_busy_time_and_pays_the_rest_of_the_latency_once(monkeypatch):
+    """--num-prompts N sent at once: the k-th request enters after k x the busy time (4.5 ms, not the 12 ms
+    latency), and each TTFT carries the latency less the busy time once: with the busy time set to the whole
+    latency, TTFT grows by about (N / 2) x the difference less that difference."""
+    from sizeup.engines.base import ExecutionModel
+
+    n = 200
+    mix = RequestMix(input_tokens=64, output_tokens=16)
+    model = execution_for(H100, VLLM)
+    burst = serving_load(LLAMA8, H100, VLLM, mix, Load(num_prompts=n), execution=model)
+    assert any(f"after k x {_service() * 1e3:.3g} ms" in a and "12 ms outside the steps" in a
+               for a in burst.assumptions)
+    gap = _latency() - _service()
+    monkeypatch.setattr(ExecutionModel, "request_intake", lambda self: self.request_overhead()[0])
+    whole = serving_load(LLAMA8, H100, VLLM, mix, Load(num_prompts=n), execution=model)
+    expected = (n + 1) / 2 * gap - gap  # the mean wait in the queue grows, the once-paid remainder goes
+    assert whole.ttft_s.typical - burst.ttft_s.typical == pytest.approx(expected, rel=0.15)

@@ -262,7 +262,7 @@ def _estimate(model: str, device: DeviceSpec, o: EstimateOptions, catalog) -> In
     defaults.yaml) and the most precise of its formats that fits, as the device table chooses. The estimate's
     `defaults` say what was taken and why."""
     from sizeup.engines.base import engine_format_name
-    from sizeup.engines.defaults import default_for_segment
+    from sizeup.engines.defaults import default_for_segment, default_for_weights
     from sizeup.errors import SizeupError
     from sizeup.hardware.segments import segment_of
     from sizeup.ingest.hf_config import load_model
@@ -285,6 +285,10 @@ def _estimate(model: str, device: DeviceSpec, o: EstimateOptions, catalog) -> In
         weights_note = "; ".join(n for n in (weights_note, stored_note) if n)
         if o.quant is None:
             defaults["quant"] = weights_note
+    if o.engine is None and o.quant is not None:  # a format the class's engine cannot load: its other one, if named
+        other, why = default_for_weights(segment_of(device), quant)
+        if other != engine:
+            engine, defaults["engine"] = other, f"{other}: none named; {why} (data/engines/defaults.yaml)"
     formats = [quant] if quant is not None else list(formats_to_try(engine, device))
     # llama.cpp layers kept off the GPU run on the host CPU: the one named, else the device's own host_cpu
     host = o.cpu if isinstance(o.cpu, DeviceSpec) or o.cpu is None else catalog.device(o.cpu)

@@ -146,6 +146,20 @@ class ExecutionModel:
             raise ConfigError(f"--quant {fmt.id}: {cls.NAME} cannot load {fmt.id} weights; it loads the "
                               f"{', '.join(cls.LOADS)} formats (e.g. {', '.join(cls.FORMATS)})")
 
+    NATIVE_ONLY: ClassVar[tuple[str, ...]] = ()
+    """Formats the engine runs only on the device's own tensor units of the format's compute precision (no
+    weight-only path): refused on a device without that peak, and left out of its format ladder there."""
+    NATIVE_ONLY_HINT: ClassVar[str] = ""
+    """What the refusal suggests instead (another engine that runs the format there)."""
+
+    def check_device_weights(self, fmt) -> None:
+        """Refuse, in one line, weights of a NATIVE_ONLY format on a device without tensor units of its precision."""
+        if fmt.id in self.NATIVE_ONLY and fmt.compute_dtype not in self.device.peak_flops_per_s:
+            unit = fmt.compute_dtype.upper()
+            raise ConfigError(f"--quant {fmt.id}: {self.NAME} runs {fmt.id} only on {unit} tensor cores; "
+                              f"{self.device.id} has none" + (f" ({self.NATIVE_ONLY_HINT})" if self.NATIVE_ONLY_HINT
+                                                             else ""))
+
     device: DeviceSpec
     profile: EngineProfile
     backend: str | None = None
@@ -341,6 +355,17 @@ class ExecutionModel:
                           f"({overhead.low * 1e3:.3g}-{overhead.high * 1e3:.3g}) of TTFT, one request after another"
                           + (f"; a step's output is processed while the next step runs, so the first token leaves "
                              f"{lag} step{'s' if lag > 1 else ''} after its prefill" if lag else ""))
+
+    def request_intake(self) -> Range | None:
+        """Time the front end's process is busy with one request it takes in (HTTP/JSON, chat template,
+        tokenization, the hand-off), the service time of its queue when requests come faster than it takes them:
+        the profile's `request_intake_s` where the data separates it from the request's latency, else the whole
+        `request_overhead` (None where neither is given)."""
+        intake = self.profile.range("request_intake_s")
+        if intake is not None and intake.high > 0:
+            return intake
+        latency = self.request_overhead()
+        return latency[0] if latency else None
 
 
 # --- the registry ---------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from functools import lru_cache
 from sizeup.errors import CatalogError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 
-__all__ = ["default_engine", "default_for_segment", "default_runtime", "planned_engines"]
+__all__ = ["default_engine", "default_for_segment", "default_for_weights", "default_runtime", "planned_engines"]
 
 USES = ("serving", "batch", "edge")
 
@@ -28,6 +28,31 @@ def default_for_segment(segment: str) -> tuple[str, str]:
     if not isinstance(entry, dict) or not entry.get("engine"):
         raise CatalogError(f"data/engines/defaults.yaml: estimate names no engine for {segment!r} devices")
     return entry["engine"], f"the default on {segment} devices: {entry.get('why', '')}"
+
+
+def default_for_weights(segment: str, weights: str) -> tuple[str, str]:
+    """(engine, why) of an estimate on a device of `segment` with `weights` named and no engine: the segment's
+    engine, or, where that engine cannot load those weights (llama.cpp and an NVFP4, FP8 or AWQ checkpoint), the
+    segment's `otherwise` engine in defaults.yaml when it names one."""
+    engine, why = default_for_segment(segment)
+    entry = _defaults()["estimate"].get(segment) or {}
+    other = entry.get("otherwise")
+    if not other:
+        return engine, why
+    from sizeup.engines.base import engine_class
+    from sizeup.errors import SizeupError
+    from sizeup.formats import get_format
+
+    try:
+        fmt = get_format(weights)
+    except SizeupError:
+        return engine, why  # an unknown format: the estimate refuses it in its own words
+    try:
+        engine_class(engine).check_weights(fmt)
+    except SizeupError:
+        return other, (f"the default on {segment} devices for weights {engine} cannot load ({fmt.id}): "
+                       f"{entry.get('otherwise_why', '')}")
+    return engine, why
 
 
 def default_engine(use: str) -> tuple[str, str]:

@@ -21,8 +21,8 @@ from sizeup.errors import CatalogError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.ranges import Range
 
-__all__ = ["Kernel", "select_kernel", "kernel_peak", "memory_class", "int32_rate", "BACKENDS", "default_backend",
-           "check_backend"]
+__all__ = ["Kernel", "NATIVE_PEAKS", "select_kernel", "kernel_peak", "memory_class", "int32_rate",
+           "BACKENDS", "default_backend", "check_backend"]
 
 _FLOAT_FORMATS = {"f16", "fp16", "bf16", "fp32", "f32"}
 
@@ -66,9 +66,11 @@ class Kernel:
     name: str
     description: str
     peak: str
-    """'int8', 'fp16' (the dense 16-bit matrix peak), 'fp8' (the dense fp8 peak: prices fp8 matmuls only), 'fp16_acc16', 'int32' (the integer ALU rate: MMVQ's
-    dequantization at decode), 'alu' (instructions over every lane: an engine's counted decode instructions) or
-    'device-default' (the device kind's efficiency applies unchanged)."""
+    """'int8', 'fp16' (the dense 16-bit matrix peak), 'fp16_acc16', 'int32' (the integer ALU rate: MMVQ's
+    dequantization at decode), 'alu' (instructions over every lane: an engine's counted decode instructions),
+    'fp8' / 'fp4' (NATIVE_PEAKS: the matmuls of that precision on its own tensor units, e.g. an NVFP4 GEMM with FP4
+    activations on Blackwell; the fraction prices those matmuls only) or 'device-default' (the device kind's
+    efficiency applies unchanged)."""
     fraction: Range | None
     basis: str
     source: str
@@ -81,6 +83,10 @@ class Kernel:
     matrix peak in the catalog, so matmuls are priced at the vector fp32 peak with the vector fraction); None: the
     device default."""
 
+
+NATIVE_PEAKS = frozenset({"fp8", "fp4"})
+"""Kernel peaks that are a tensor precision the ledger prices its matmuls at directly: a kernel on one of them sets
+the fraction of that precision's matmuls (matmul@fp4) and leaves every other precision at the device default."""
 
 DEFAULT_TABLE = "efficiency/kernels.yaml"
 """The kernel table of data/ an engine reads unless it names its own (same schema, one file per engine)."""
@@ -219,7 +225,7 @@ def kernel_peak(device, kernel: Kernel) -> float | None:
         return device.peak_flops_per_s.get("int8")
     if kernel.peak == "fp16_acc16":
         return device.fp16_acc16_flops_per_s or device.peak_flops_per_s.get("fp16")
-    if kernel.peak in ("fp16", "fp8"):
+    if kernel.peak == "fp16" or kernel.peak in NATIVE_PEAKS:
         return device.peak_flops_per_s.get(kernel.peak)
     if kernel.peak == "int32":
         return int32_rate(device)

@@ -6,6 +6,12 @@ its fused kernels. In-flight batching schedules context (prompt) and
 generation requests in the same iteration, up to max_num_tokens tokens and max_batch_size requests; an FP8
 checkpoint (ModelOpt) carries an FP8 KV cache, which the engine follows by default.
 
+NVFP4 (`TensorRTLLM.matrix_kernel`): ModelOpt NVFP4 checkpoints run FP4 x FP4 GEMMs on Blackwell's FP4 tensor cores, the
+activations quantized to NVFP4 inside the kernel before each GEMM (fused into the RMSNorm / SwiGLU), at the fraction
+of the FP4 peak its data file states per architecture (`fp4_gemm@ARCH`) for steps of at least `fp4_gemm_min_tokens`
+tokens; smaller steps, and architectures the file states none for, keep the device default. A device without FP4
+tensor cores cannot run an NVFP4 checkpoint under TensorRT-LLM (`NATIVE_ONLY`: refused, and left out of its ladder).
+
 Tensor parallelism (`TensorRTLLM.tensor_parallel`): AllReduceStrategy AUTO runs its own one-shot / two-shot kernels
 over peer memory where every GPU of the group is joined by NVLink and the message fits its workspace (16 MB at
 TP 2, 8 MB above), NCCL otherwise (a PCIe-only group: NCCL always).
@@ -14,6 +20,7 @@ TP 2, 8 MB above), NCCL otherwise (a PCIe-only group: NCCL always).
 from __future__ import annotations
 
 from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
+from sizeup.engines.kernels import Kernel
 from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
 from sizeup.engines.reserve import InferenceMemory, MemoryRequest, allocate_on_demand
 from sizeup.units import GIB
@@ -29,8 +36,12 @@ elsewhere; github.com/NVIDIA/TensorRT-LLM at 005b299bd30992a58607c7628bb20092649
 
 @engine("tensorrt-llm", "trtllm", "trt-llm")
 class TensorRTLLM(ExecutionModel):
-    FORMATS = ("bf16", "fp8", "awq-int4")
+    FORMATS = ("bf16", "fp8", "nvfp4", "awq-int4")
     NATIVE_FP8_ONLY = True
+    NATIVE_ONLY = ("nvfp4",)
+    """"Note that NVFP4 is only supported on NVIDIA Blackwell" (docs/source/deployment-guide/quick-start-recipe-for-
+    llama3.3-70b-on-trtllm.md); ModelOpt's support matrix: FP4 "GPUs: Blackwell and Later"."""
+    NATIVE_ONLY_HINT = "FP4 tensor cores are Blackwell's; vllm runs NVFP4 weight-only there: --engine vllm"
     ENGINE_OPTIONS = {"max-batch-size": "max_batch_size", "max-num-tokens": "max_num_tokens",
                       "enable-attention-dp": "enable_attention_dp"}
 
@@ -50,6 +61,20 @@ class TensorRTLLM(ExecutionModel):
                         basis=f"in-flight batching: context and generation requests in one iteration, at most "
                               f"max_num_tokens {tokens:,} tokens and max_batch_size {seqs:,} requests")
 
+    def matrix_kernel(self, weights: str, decode: bool, tokens: int):
+        """NVFP4 weights on FP4 tensor cores: the FP4 x FP4 GEMM at `fp4_gemm@ARCH` of the FP4 peak, for a step of at
+        least `fp4_gemm_min_tokens` tokens (prompt tokens, or the running batch at decode); None otherwise (the
+        device default)."""
+        if weights.lower() != "nvfp4" or "fp4" not in self.device.peak_flops_per_s:
+            return None
+        key = f"fp4_gemm@{self.device.architecture or ''}"
+        fraction = self.profile.range(key)
+        if fraction is None or tokens < self.profile.value("fp4_gemm_min_tokens", 0):
+            return None
+        source = next((s for s in self.profile.sources if s.startswith(f"{key}: ")), key)
+        return Kernel(self.NAME, "NVFP4 GEMM", "FP4 x FP4 block-scaled GEMM, activations quantized in the kernel",
+                      "fp4", fraction, key, source, table=f"data/engines/{self.profile.id}.yaml")
+
     def tensor_parallel(self, link_kind: str, gpus: int) -> TensorParallel | None:
         """AUTO: the one-shot / two-shot kernels over NVLink (TP 2, 4, 8; messages up to the workspace), NCCL
         otherwise. The fused residual-add + RMSNorm variants save the norm kernel beside it: not priced."""
@@ -59,6 +84,10 @@ class TensorRTLLM(ExecutionModel):
         if weights.startswith("fp8") and self.profile.value("fp8_checkpoint_kv_fp8", 1):
             return "fp8", ("TensorRT-LLM follows the checkpoint's KV format (KvCacheConfig dtype 'auto'): an FP8 "
                            "(ModelOpt) checkpoint states kv_cache_quant_algo FP8, so the KV cache is FP8")
+        if weights == "nvfp4" and self.profile.value("nvfp4_checkpoint_kv_fp8", 0):
+            return "fp8", ("TensorRT-LLM follows the checkpoint's KV format (KvCacheConfig dtype 'auto'): a ModelOpt "
+                           "NVFP4 checkpoint is exported with an FP8 KV cache unless asked otherwise "
+                           "(hf_ptq --kv_cache_qformat defaults to fp8), so the KV cache is FP8")
         return None
 
     def memory(self, req: MemoryRequest) -> InferenceMemory:

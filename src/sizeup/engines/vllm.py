@@ -268,10 +268,25 @@ class VLLM(ExecutionModel):
     @property
     def batching(self) -> Batching:
         step, seqs, why = vllm_batch_defaults(self.profile, self.device)
+        if not self.v1 and self.profile.values.get("max_num_batched_tokens") is None:
+            step, why = self._v0_step_tokens(seqs)
         return Batching(scheduling="continuous", chunked_prefill=self.v1, max_batched_tokens=step, max_sequences=seqs,
                         mixed_steps=self.v1, steps_per_schedule=max(int(self.profile.value("num_scheduler_steps", 1)), 1),
                         basis=why + ("" if self.v1 else "; V0 engine: chunked prefill off by default, prompts run "
                                                         "in prefill steps of their own"))
+
+    def _v0_step_tokens(self, seqs: int) -> tuple[int | None, str]:
+        """The V0 engine's prompt tokens a step (chunked prefill off): vllm/config.py SchedulerConfig sets
+        max_num_batched_tokens = max(max_model_len, 2048), so a prefill step takes whole prompts up to the context
+        the server was started with (`--max-model-len`; without it the model's own context, which any prompt
+        fits: None, whole prompts)."""
+        length = self.profile.values.get("max_model_len")
+        if not length:
+            return None, (f"vLLM V0 defaults: max_num_seqs {seqs:,}, max_num_batched_tokens max(max_model_len, 2048) "
+                          f"(the model's context: whole prompts a step)")
+        step = max(int(length), 2048)
+        return step, (f"vLLM V0 defaults: max_num_seqs {seqs:,}, max_num_batched_tokens max(max_model_len "
+                      f"{int(length):,}, 2048) = {step:,}")
 
     def memory(self, req: MemoryRequest) -> InferenceMemory:
         """vLLM's KV pool: `gpu_memory_utilization` of the CUDA total less the weights, the profiling run's torch

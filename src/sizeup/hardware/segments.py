@@ -21,14 +21,15 @@ COMMON_DEVICES = ("rtx-3060-12gb", "rtx-4060-ti-16gb", "rtx-4090", "rtx-5090", "
 at 12, 16, 24 and 32 GB, one Mac, and the three data-centre GPUs most rented for inference."""
 
 _EDGE = ("jetson-", "raspberry-pi-")
-_CONSUMER = ("rtx-20", "rtx-30", "rtx-40", "rtx-50", "titan-", "rx-", "arc-")
-_WORKSTATION = ("rtx-a", "rtx-pro-", "radeon-pro-", "dgx-spark", "arc-pro-")
+_CONSUMER = ("gtx-", "rtx-20", "rtx-30", "rtx-40", "rtx-50", "titan-", "rx-", "arc-")
+_WORKSTATION = ("rtx-a", "rtx-pro-", "radeon-pro-", "dgx-spark", "arc-pro-", "ryzen-ai-max-")
 
 
 def segment_of(device: DeviceSpec) -> str:
     """The class of `device`: edge (Jetson, Raspberry Pi), cpu (every CPU, a Mac's CPU cluster included), apple
-    (M-series SoCs: their GPU), consumer (GeForce RTX 20-50
-    and TITAN, Radeon RX, Arc), workstation (RTX A/Ada/PRO, Radeon PRO, Arc Pro, DGX Spark),
+    (M-series SoCs: their GPU), consumer (GeForce GTX 10 and RTX 20-50
+    and TITAN, Radeon RX, Arc), workstation (RTX A/Ada/PRO, Radeon PRO, Arc Pro, DGX Spark, Ryzen AI Max
+    unified-memory desktops),
     else datacenter."""
     did = device.id
     if did.startswith(_EDGE):

@@ -72,13 +72,13 @@ def kernel_matmul(device: DeviceSpec, kernel) -> dict[str, Range] | None:
     or peak for it on this device)."""
     if kernel is None or kernel.fraction is None:
         return None
-    from sizeup.engines.kernels import kernel_peak  # only where the engine runs a kernel of its table
+    from sizeup.engines.kernels import NATIVE_PEAKS, kernel_peak  # only where the engine runs a kernel of its table
 
     peak = kernel_peak(device, kernel)
     if not peak:
         return None
-    if kernel.peak == "fp8":  # an fp8 GEMM: the ledger's fp8 matmuls only, the others keep the device's fractions
-        return {"matmul@fp8": kernel.fraction}
+    if kernel.peak in NATIVE_PEAKS:  # a GEMM on that precision's own units: its matmuls only, the rest unchanged
+        return {f"matmul@{kernel.peak}": kernel.fraction}
     out = {f"matmul@{p}": kernel.fraction.scale(peak / v) for p, v in device.peak_flops_per_s.items() if v}
     out["matmul"] = kernel.fraction.scale(peak / (device.peak_flops_per_s.get("fp16") or peak))
     return out
@@ -93,9 +93,11 @@ def phase_note(model, eff: Efficiency, weights: WeightFormat, decode: bool, toke
     tokens = tokens or (1 if decode else 512)
     kernel = model.memo.get(("kernel", decode, weights.id, tokens))
     if kernel is not None:
-        peak = "fp8" if kernel.peak == "fp8" else "fp16"
-        matmul = eff.tensor["matmul@fp8" if peak == "fp8" else "matmul"]
-        note = (f"{phase} priced with {eff.origin.rsplit(', ', 1)[-1]}: matmul at {matmul.typical:.0%} "
+        from sizeup.engines.kernels import NATIVE_PEAKS
+
+        native = kernel.peak in NATIVE_PEAKS and f"matmul@{kernel.peak}" in eff.tensor
+        key, peak = (f"matmul@{kernel.peak}", kernel.peak) if native else ("matmul", "fp16")
+        note = (f"{phase} priced with {eff.origin.rsplit(', ', 1)[-1]}: matmul at {eff.tensor[key].typical:.0%} "
                 f"of the {peak} peak, memory at {eff.memory.typical:.0%} of peak bandwidth")
     else:
         note = model.missing_kernel_note(weights.id, decode)

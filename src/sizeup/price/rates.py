@@ -224,6 +224,10 @@ def inverse_rates(device: DeviceSpec, eff: Efficiency, classes: OpClasses) -> In
             notes.append(f"fp32 {kind} priced at the vector fp32 peak: {reason}")
         elif dtype == "fp32" and precision == "tf32":
             notes.append(f"fp32 {kind} priced at the TF32 tensor peak: cuDNN allows TF32 for convolutions by default")
+        elif dtype == "fp4" and precision != dtype:
+            notes.append(f"fp4 {kind} run weight-only: {device.id} has no FP4 tensor units (FP4 math is Blackwell's), "
+                         f"so the FP4 weights are unpacked to 16 bits in the kernel and multiplied at the {unit} "
+                         f"{precision} peak; the memory read stays 4-bit")
         elif precision != dtype:
             notes.append(f"{dtype} {kind} priced at the {unit} {precision} peak: {device.id} lists no {dtype} figure")
         fraction = eff.vector

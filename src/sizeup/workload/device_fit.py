@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sizeup.engines.base import engine_class, parse_engine
-from sizeup.engines.defaults import default_for_segment
+from sizeup.engines.defaults import default_for_segment, default_for_weights
 from sizeup.errors import SizeupError
 from sizeup.hardware.catalog import Catalog
 from sizeup.hardware.offer_price import replica_price
@@ -65,11 +65,17 @@ def engine_formats(engine: str) -> tuple[str, ...]:
 
 def formats_to_try(engine: str, device: DeviceSpec, formats: Iterable[str] | None = None) -> tuple[str, ...]:
     """`formats` (default: the engine's), most precise first, without fp8 where the engine's fp8 needs fp8 tensor
-    units `device` lacks: what a device table tries in order, and a one-device estimate with no format named."""
+    units `device` lacks (the engine's own ladder also without a NATIVE_ONLY format whose units it lacks): what a
+    device table tries in order, and a one-device estimate with no format named."""
     cls = engine_class(parse_engine(engine).name)
     ladder = tuple(formats) if formats else cls.FORMATS
     if cls.NATIVE_FP8_ONLY and "fp8" not in device.peak_flops_per_s:
         ladder = tuple(f for f in ladder if f != "fp8")
+    if cls.NATIVE_ONLY and not formats:  # formats run only on their own tensor units, off a device without them
+        from sizeup.formats import get_format
+
+        ladder = tuple(f for f in ladder if f not in cls.NATIVE_ONLY
+                       or get_format(f).compute_dtype in device.peak_flops_per_s)
     return ladder
 
 
@@ -151,8 +157,9 @@ def device_fit(arch, device: DeviceSpec, catalog: Catalog, *, engine: str | None
     returns the inference estimate (sizeup.api.estimate with the user's batch and lengths)."""
     segment = segment_of(device)
     why = ""
-    if engine is None:
-        engine, why = default_for_segment(segment)
+    if engine is None:  # as the one-device estimate: the class's other engine where its own cannot load the format
+        named = tuple(formats) if formats else ()
+        engine, why = default_for_weights(segment, named[0]) if len(named) == 1 else default_for_segment(segment)
     ladder = formats_to_try(engine, device, formats)
     tried, last, reason = [], None, ""
     for fmt in ladder:

@@ -279,7 +279,7 @@ def execution_for(device: DeviceSpec, cfg: InferenceConfig) -> ExecutionModel:
     """The execution model `cfg` names (engine, release, build backend and date) on `device`, resolved once."""
     settings = engine_settings(cfg.engine, cfg.engine_options) if cfg.engine_options else None
     model = resolve(cfg.engine, device, backend=cfg.backend, build_date=cfg.build_date, settings=settings)
-    return model.check_weights(get_format(cfg.weights)) or model  # weights it cannot load: refused
+    return model.check_weights(fmt := get_format(cfg.weights)) or model.check_device_weights(fmt) or model  # refused
 
 
 def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, *,

@@ -14,9 +14,11 @@ admissible arrival or the next scheduling point (`per_schedule` decode steps bet
 
 Requests reach the scheduler through the engine's front end (its API server: HTTP/JSON, chat template,
 tokenization, the hand-off to the engine), one process that handles them one after another: a single server of
-service time `front` (ExecutionModel.request_overhead). A request enters the scheduler at max(its sending, the
-previous request's entry) + `front`, so of N requests sent at once the k-th enters after k x `front`; a sparse
-stream passes with `front` each and no wait. No more than 1 / `front` requests a second get through.
+service time `front` (ExecutionModel.request_intake: the process's busy time per request; the rest of a lone
+request's time outside the steps, request_overhead, its caller adds to TTFT). A request enters the scheduler at
+max(its sending, the previous request's entry) + `front`, so of N requests sent at once the k-th enters after
+k x `front`; a sparse stream passes with `front` each and no wait. No more than 1 / `front` requests a second get
+through.
 """
 
 from __future__ import annotations

@@ -239,7 +239,7 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
     elif load.concurrency is None and not kind:
         notes.append("offline: every request queued at once, so TTFT (time in queue) is given for a request "
                      "admitted at once")
-    notes += _front_notes(model, rows, load, kind)
+    notes += runs.front_notes(model, rows, load, kind)
     out = _ranges(rows, ("x", "out", "total", "ttft", "tpot", "e2e", "running", "decode_only"))
     bound = first.decode.bound if rows["typical"]["prefill_share"] < 0.5 else first.prefill.bound
     util = rows["typical"].get("rho")
@@ -250,30 +250,6 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
                            policy=policy.scheduling + (" + chunked prefill" if policy.chunked_prefill else "")
                            + (", mixed steps" if mixes else ", prefill steps apart"),
                            assumptions=tuple(dict.fromkeys(notes)))
-
-
-def _front_notes(model, rows: dict, load: Load, kind: str | None) -> list[str]:
-    """What the engine's front end (one API-server process serving requests one after another) does to the run."""
-    host = model.request_overhead()
-    if host is None or host[0].typical <= 0:
-        return []
-    s = host[0].typical
-    cap = f"at most {1 / s:,.0f} requests/s ({s * 1e3:.3g} ms each)"
-    if kind == "finite" and load.concurrency is None:
-        return [f"{model.label}'s front end (one API-server process) takes the {load.num_prompts:,} requests sent at "
-                f"once one after another, {cap}: the k-th reaches the scheduler after k x {s * 1e3:.3g} ms, in TTFT"]
-    if load.rate is not None:
-        rho = load.rate * s
-        return [] if rho < 0.3 else [
-            f"{model.label}'s front end (one API-server process) passes {cap}: at --rps {load.rate:g} it is "
-            f"{rho:.0%} busy, its queue (M/D/1) adds {_md1_wait(load.rate, s) * 1e3:.3g} ms to TTFT" if rho < 1 else
-            f"{model.label}'s front end (one API-server process) passes {cap}: --rps {load.rate:g} is over it, "
-            f"throughput is capped there"]
-    if kind is None and rows["typical"].get("front_bound"):
-        return [f"{model.label}'s front end (one API-server process) passes {cap}, fewer than the engine would "
-                f"finish: throughput is capped there, the engine running the batch that finishes that many"
-                + (", the rest of the concurrency waiting at the front end (in TTFT)" if load.concurrency else "")]
-    return []
 
 
 def _capacity(arch, device, cfg, model, policy, mix: RequestMix, kv: int | None) -> tuple[int, str]:
@@ -347,7 +323,7 @@ def _continuous(steps: _Steps, policy, mix: RequestMix, load: Load, capacity: in
                 "decode_only": batch / decode, "prefill_share": extra / step}
 
     full = at(capacity)
-    service = runs.service(steps.execution, corner)  # the front end: one request after another
+    service = runs.intake(steps.execution, corner)  # the front end's process: one request after another
     cap = 1.0 / service if service > 0 else math.inf
     x_max = min(full["x"], cap)
     if load.rate is None:
@@ -361,7 +337,7 @@ def _continuous(steps: _Steps, policy, mix: RequestMix, load: Load, capacity: in
     else:
         rho = load.rate / x_max
         row = _poisson(steps, policy, mix, load.rate, capacity, corner)
-        wait = _md1_wait(load.rate, service)
+        wait = runs.md1_wait(load.rate, service)
         row.update(rho=rho, ttft=row["ttft"] + wait, e2e=row["e2e"] + wait)
     row["x_max"], row["front_bound"] = x_max, full["x"] > cap
     row["out"], row["total"] = row["x"] * O, row["x"] * (I + O)
@@ -381,14 +357,6 @@ def _front_bound(at, n: float, cap: float, service: float) -> dict:
     wait = max(n - low, 0.0) * service
     row.update(x=cap, ttft=row["ttft"] + wait, e2e=row["e2e"] + wait)
     return row
-
-
-def _md1_wait(rate: float, service: float) -> float:
-    """The mean wait at the front end for Poisson arrivals at `rate` served one at a time in `service` seconds each
-    (M/D/1, Pollaczek-Khinchine: rho x service / (2 (1 - rho)), rho = rate x service); the service itself is in
-    TTFT already (`runs.front`)."""
-    rho = rate * service
-    return rho * service / (2 * (1 - rho)) if 0 < rho < 1 else 0.0
 
 
 def _poisson(steps: _Steps, policy, mix: RequestMix, rate: float, capacity: int, corner: str) -> dict:

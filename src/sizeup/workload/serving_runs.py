@@ -24,7 +24,8 @@ from typing import Callable
 
 from sizeup.workload import scheduler
 
-__all__ = ["regime", "lengths", "simulate", "run_row", "front", "service", "note", "static_notes"]
+__all__ = ["regime", "lengths", "simulate", "run_row", "front", "service", "intake", "note", "static_notes",
+           "md1_wait", "front_notes"]
 
 _PHI = (math.sqrt(5) - 1) / 2
 _SQRT2 = math.sqrt(2) - 1
@@ -118,6 +119,13 @@ def service(execution, corner: str) -> float:
     return getattr(host[0], corner) if host else 0.0
 
 
+def intake(execution, corner: str) -> float:
+    """The front end's busy time per request it takes in at `corner` (ExecutionModel.request_intake): the service
+    time of its queue, no more than the request's host time outside the steps (`service`); 0 where none."""
+    busy = execution.request_intake() if execution is not None else None
+    return min(getattr(busy, corner), service(execution, corner)) if busy is not None else 0.0
+
+
 def front(execution, policy, step: float, corner: str) -> float:
     """What a request's first token pays outside the GPU steps: the engine's host time per request (`service`)
     and the steps its output reaches the client late (Batching.first_token_lag_steps) at step time `step`."""
@@ -129,17 +137,20 @@ def run_row(kind: str, mix, load, capacity: int, policy, steps, corner: str,
     """One corner's figures of a wave (`kind` 'waves': one wave of the closed loop's C requests is the steady state)
     or of a finite run (`kind` 'finite': load.num_prompts requests, fed at load.concurrency or all at once).
     `steps` prices decode steps (serving._Steps), `step(decodes, prompt_tokens, corner)` a step with prompt tokens;
-    the requests pass the engine's front end one after another (`service`, stepped by the scheduler: of N sent at
-    once the k-th waits k of them); TTFT and e2e add the steps the first token reaches the client late."""
+    the requests pass the engine's front end one after another (`intake`, its busy time a request, stepped by the
+    scheduler: of N sent at once the k-th waits k of them); TTFT and e2e add the rest of the request's host time
+    outside the steps (`service` less `intake`: what a lone request waits beyond the process's own work) and the
+    steps the first token reaches the client late."""
     def decode(batch: float) -> float:
         return steps.decode(batch, corner)
 
     requests = lengths(_drawn(mix, kind)[0], load.concurrency if kind == "waves" else load.num_prompts)
     row = simulate(requests, limit=capacity, window=load.concurrency, budget=policy.max_batched_tokens,
                    beams=mix.beams, mixes=policy.mixes, step=lambda b, p: step(b, p, corner), decode=decode,
-                   front=service(steps.execution, corner))
+                   front=intake(steps.execution, corner))
     batch = max(row["running"], 1.0)
-    lag = decode(batch) * policy.first_token_lag_steps
+    lag = (decode(batch) * policy.first_token_lag_steps + service(steps.execution, corner)
+           - intake(steps.execution, corner))
     row.update(decode_only=batch / decode(batch), saturated=False, ttft=row["ttft"] + lag, e2e=row["e2e"] + lag)
     return row
 
@@ -165,3 +176,37 @@ def note(kind: str, mix, load, policy) -> str:
     return (f"a finite run of {load.num_prompts:,} requests, {fed} ({spread}): TTFT includes the wait for the "
             f"prompts ahead ({budget}), the run ends with its longest outputs as the batch drains; throughput = "
             f"output tokens / makespan")
+
+
+def md1_wait(rate: float, service: float) -> float:
+    """The mean wait at the front end for Poisson arrivals at `rate` served one at a time in `service` seconds each
+    (M/D/1, Pollaczek-Khinchine: rho x service / (2 (1 - rho)), rho = rate x service); the service itself is in
+    TTFT already (`front`)."""
+    rho = rate * service
+    return rho * service / (2 * (1 - rho)) if 0 < rho < 1 else 0.0
+
+
+def front_notes(model, rows: dict, load, kind: str | None) -> list[str]:
+    """What the engine's front end (one API-server process serving requests one after another) does to the run."""
+    s = intake(model, "typical")
+    if s <= 0:
+        return []
+    latency = service(model, "typical")
+    cap = (f"at most {1 / s:,.0f} requests/s ({s * 1e3:.3g} ms of its time each"
+           + (f"; a lone request's {latency * 1e3:.3g} ms outside the steps is in TTFT once" if latency > s else "")
+           + ")")
+    if kind == "finite" and load.concurrency is None:
+        return [f"{model.label}'s front end (one API-server process) takes the {load.num_prompts:,} requests sent at "
+                f"once one after another, {cap}: the k-th reaches the scheduler after k x {s * 1e3:.3g} ms, in TTFT"]
+    if load.rate is not None:
+        rho = load.rate * s
+        return [] if rho < 0.3 else [
+            f"{model.label}'s front end (one API-server process) passes {cap}: at --rps {load.rate:g} it is "
+            f"{rho:.0%} busy, its queue (M/D/1) adds {md1_wait(load.rate, s) * 1e3:.3g} ms to TTFT" if rho < 1 else
+            f"{model.label}'s front end (one API-server process) passes {cap}: --rps {load.rate:g} is over it, "
+            f"throughput is capped there"]
+    if kind is None and rows["typical"].get("front_bound"):
+        return [f"{model.label}'s front end (one API-server process) passes {cap}, fewer than the engine would "
+                f"finish: throughput is capped there, the engine running the batch that finishes that many"
+                + (", the rest of the concurrency waiting at the front end (in TTFT)" if load.concurrency else "")]
+    return []

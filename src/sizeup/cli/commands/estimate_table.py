@@ -79,7 +79,8 @@ def render_device_table(result) -> str:
              f"output {o.output:,}" + (f", context {o.context:,}" if o.context else ""))
     notes = ["engine: " + ("as named" if o.engine else "the default of the device's class (llama.cpp on consumer "
                                                        "cards, Macs, edge boards and CPUs, vLLM on workstation and "
-                                                       "data-centre GPUs: data/engines/defaults.yaml)")
+                                                       "data-centre GPUs, vLLM on consumer cards for a --quant "
+                                                       "llama.cpp cannot load: data/engines/defaults.yaml)")
              + ", at the release named (its current release unless NAME@RELEASE)",
              "format: the most precise of the engine's formats that fits (llama.cpp: q8_0 .. q2_k; "
              "vLLM: bf16, fp8, awq-int4)",
