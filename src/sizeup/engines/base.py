@@ -231,13 +231,9 @@ class ExecutionModel:
         return None
 
     def moe_kernel(self, weights: str, decode: bool, tokens: int):
-        """The grouped GEMM the engine runs for a mixture-of-experts layer's experts with weights of format
-        `weights` on this device (engines/kernels.py Kernel: `fraction` of the peak the op's precision is priced at,
-        `memory` the share of the bandwidth it streams the expert weights at), or None: priced as the engine's other
-        matmuls. By default from the profile's `moe_gemm@FORMAT@ARCH` / `moe_gemm_memory@FORMAT@ARCH` settings
-        (engines/settings_kernels.py `moe_kernel`), by release where the kernel changed."""
+        """A MoE layer's grouped GEMM on `weights` (Kernel: `fraction` of the peak, `memory` share; None: priced as
+        matmuls), by default from `moe_gemm[_memory]@FORMAT@ARCH` settings (engines/settings_kernels.py)."""
         from sizeup.engines.settings_kernels import moe_kernel
-
         return moe_kernel(self, weights)
 
     def missing_kernel_note(self, weights: str, decode: bool) -> str | None:
