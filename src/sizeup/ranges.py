@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Range", "parse_entry"]
+__all__ = ["Range", "check_sourced", "parse_entry"]
 
 _ENTRY_KEYS = {"low", "typical", "high", "basis", "source", "retrieved"}
 
@@ -51,6 +51,19 @@ class Range:
         return {"low": self.low, "typical": self.typical, "high": self.high}
 
 
+def check_sourced(data: dict, path: Any, key: str, allowed) -> None:
+    """A data file's entry `key` at `path` names only `allowed` fields and states its basis, source and retrieved
+    date. Raises CatalogError naming the field."""
+    from sizeup.errors import CatalogError
+
+    unknown = sorted(set(data) - set(allowed))
+    if unknown:
+        raise CatalogError(f"{path}: unknown field '{key}.{unknown[0]}'")
+    for name in ("basis", "source", "retrieved"):
+        if not data.get(name):
+            raise CatalogError(f"{path}: missing field '{key}.{name}'")
+
+
 def parse_entry(data: object, path: Any, key: str, fraction: bool) -> tuple[Range, str]:
     """One sourced {low, typical, high, basis, source, retrieved} entry of a data file at `path`, and its source line;
     `fraction`: a fraction of a peak, in (0, 1]. Raises CatalogError naming the field."""
@@ -58,12 +71,7 @@ def parse_entry(data: object, path: Any, key: str, fraction: bool) -> tuple[Rang
 
     if not isinstance(data, dict):
         raise CatalogError(f"{path}: field '{key}' must be a mapping with low, typical, high, basis, source, retrieved")
-    unknown = sorted(set(data) - _ENTRY_KEYS)
-    if unknown:
-        raise CatalogError(f"{path}: unknown field '{key}.{unknown[0]}'")
-    for name in ("basis", "source", "retrieved"):
-        if not data.get(name):
-            raise CatalogError(f"{path}: missing field '{key}.{name}'")
+    check_sourced(data, path, key, _ENTRY_KEYS)
     try:
         value = Range.parse(data, f"{path}: field '{key}'")
     except ValueError as e:

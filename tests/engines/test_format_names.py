@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sizeup.api import estimate
-from sizeup.engines.base import engine_format_name
+from sizeup.engines.format_names import engine_format_name
 from sizeup.errors import ConfigError
 from sizeup.formats import get_format
 

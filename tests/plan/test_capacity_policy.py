@@ -83,11 +83,16 @@ def test_mixed_steps_do_not_stall_decodes_as_prompt_steps_do():
 def test_a_step_token_budget_chunks_a_long_prompt():
     """A 4,000-token prompt alone on the replica in 512-token mixed steps takes ceil(4000 / 512) = 8 steps, each
     priced as its tokens' share of one prompt's prefill: TTFT = 4000 x prefill(4000) / 4000 + 8 decode steps' worth
-    less the single-sequence step each step already pays."""
+    less the single-sequence step each step already pays, and each chunk's matrix products near their ridge point
+    what price/streaming.py adds beyond max(weight read, compute) (7 chunks of 512 tokens, one of 416)."""
+    from sizeup.price import streaming
+
     model = _toy(mixed_steps=True, chunked_prefill=True, max_step_tokens=512)
     sim = simulate(model, 1.0, 4000, 2, arrivals=[0.0])
     per_token = (model.prefill_s(4000) - 0.010) / 4000
-    assert sim.ttft["p50"] == pytest.approx(8 * 0.010 + 4000 * per_token, rel=1e-9)
+    ridge = 7 * streaming.excess(0.010, 512 * 5e-5, "typical") + streaming.excess(0.010, 416 * 5e-5, "typical")
+    assert ridge > 0.02
+    assert sim.ttft["p50"] == pytest.approx(8 * 0.010 + 4000 * per_token + ridge, rel=1e-9)
 
 
 def test_static_batches_wait_for_the_running_batch():
@@ -110,24 +115,32 @@ def test_max_sequences_caps_the_running_batch(h100, llama8b):
 def test_multi_step_scheduling_admits_a_prompt_only_between_runs():
     """vLLM V0's num_scheduler_steps 4: a prompt arriving during a run of 4 decode steps waits for its end. Request
     A's prompt (25 ms) ends at 25 ms; B arrives at 26 ms; one step at a time it is admitted after the first decode
-    step (35 ms), with runs of 4 after the fourth (65 ms), and its own 25 ms prompt step follows."""
+    step (35 ms), with runs of 4 after the fourth (65 ms), and its own 25 ms prompt step follows. (A decode step of
+    one sequence pays what price/streaming.py adds beyond its weight read: 7 us here.)"""
+    from sizeup.price import streaming
+
+    step = 0.010 + streaming.excess(0.010, 5e-5, "typical")
     one = simulate(_toy(), 1.0, 100, 50, arrivals=[0.0, 0.026])
     four = simulate(_toy(steps_per_schedule=4), 1.0, 100, 50, arrivals=[0.0, 0.026])
-    assert one.ttft_samples[1] == pytest.approx(0.035 + 0.025 - 0.026, rel=1e-9)
-    assert four.ttft_samples[1] == pytest.approx(0.065 + 0.025 - 0.026, rel=1e-9)
+    assert one.ttft_samples[1] == pytest.approx(0.025 + step + 0.025 - 0.026, rel=1e-9)
+    assert four.ttft_samples[1] == pytest.approx(0.025 + 4 * step + 0.025 - 0.026, rel=1e-9)
 
 
 @pytest.mark.parametrize("engine, lag", [("vllm", 0), ("sglang", 1), ("tensorrt-llm", 0)])
 def test_the_simulation_adds_the_engines_front_end_to_ttft(h100, llama8b, engine, lag):
-    """The first token's time outside the simulated steps (ExecutionModel.request_overhead, served by the front end
-    before the scheduler; the lag steps of output processed while the next step runs) is added as serving_load adds
-    it: at a low rate the front end has no queue, so TTFT grows by about its time and no more."""
+    """The first token's time outside the simulated steps (ExecutionModel.request_overhead: the front end's busy
+    time `request_intake` served before the scheduler, the rest added to TTFT; the lag steps of output processed
+    while the next step runs) is added as serving_load adds it: at a low rate the front end has no queue, so TTFT
+    grows by about the whole request overhead and no more."""
     from dataclasses import replace
 
     cfg, execution, kv, model = _pair(llama8b, h100, engine, "bf16", 500, 100)
     host = execution.request_overhead()
-    assert model.request_s == pytest.approx(host[0].typical if host else 0.0)
-    assert model.front_s == pytest.approx(lag * model.decode_step_s[0])
+    whole = host[0].typical if host else 0.0
+    busy = execution.request_intake()
+    assert model.request_s == pytest.approx(min(busy.typical, whole) if busy is not None else 0.0)
+    assert model.request_s <= whole
+    assert model.front_s == pytest.approx(lag * model.decode_step_s[0] + whole - model.request_s)
     bare = simulate(replace(model, front_s=0.0, request_s=0.0), 0.5, 500, 100, requests=200, seed=1)
     sim = simulate(model, 0.5, 500, 100, requests=200, seed=1)
     assert sim.ttft.values["p50"] - bare.ttft.values["p50"] == pytest.approx(model.front_s + model.request_s,

@@ -202,5 +202,31 @@ def test_prompt_tokens_in_a_compute_bound_step_pay_their_whole_compute():
     assert steps.idle(big, "typical") == 0.0
     extra = srv._step(steps, policy, big, 2048, "typical")[1]
     whole = steps.at(8).prefill.latency_s.typical  # 8 prompts of 256 tokens priced as one prefill
-    assert extra == pytest.approx(whole)
+    # and the step's matrix products of big + 2048 tokens, past the ridge, pay a little beyond max(read, compute)
+    assert extra == pytest.approx(whole + steps.streaming(big + 2048, "typical"))
+    assert 0 < steps.streaming(big + 2048, "typical") < 0.35 * single
     assert srv._step(steps, policy, 1, 2048, "typical")[1] < extra
+
+
+def test_a_step_near_the_ridge_point_pays_its_partial_overlap():
+    # a decode step of B sequences costs max(weight read, compute) per op in the roofline; where the compute is about
+    # the read it pays more (price/streaming.py's measured curve), at batch 1 next to nothing
+    from sizeup.price import streaming
+    from sizeup.workload import serving as srv
+    from sizeup.workload.inference import execution_for
+
+    config = InferenceConfig(weights="fp8", kv_dtype="fp8", engine="tensorrt-llm")
+    steps = srv._Steps(LLAMA8, H100, config, execution_for(H100, config), RequestMix(input_tokens=256,
+                                                                                     output_tokens=256))
+    single, per_token = steps.sequences(1, "typical"), steps.per_token("typical")
+    # R: the weights at H100's bandwidth x the GPU kind's typical memory efficiency, at most the single step
+    read = streaming.weight_read(H100, steps.at(1).memory.weights_bytes, LLAMA8, single)
+    assert read == pytest.approx(min(single, steps.at(1).memory.weights_bytes / (H100.memory_bandwidth_bytes_per_s
+                                                                               * 0.85)))
+    ridge = round(2 * read / per_token)  # the batch whose compute is two weight reads
+    assert steps.streaming(ridge, "typical") == pytest.approx(streaming.excess(read, ridge * per_token, "typical"))
+    assert steps.streaming(ridge, "typical") > 0.3 * read
+    assert steps.decode(ridge, "typical") - steps.sequences(ridge, "typical") == pytest.approx(
+        steps.streaming(ridge, "typical"))
+    assert steps.streaming(1, "typical") < 2e-3 * single
+    assert steps.streaming(ridge, "low") < steps.streaming(ridge, "typical") < steps.streaming(ridge, "high")

@@ -261,7 +261,7 @@ def _estimate(model: str, device: DeviceSpec, o: EstimateOptions, catalog) -> In
     """The estimate at the engine and format named; with none named, the device class's engine (data/engines/
     defaults.yaml) and the most precise of its formats that fits, as the device table chooses. The estimate's
     `defaults` say what was taken and why."""
-    from sizeup.engines.base import engine_format_name
+    from sizeup.engines.format_names import engine_format_name
     from sizeup.engines.defaults import default_for_segment, default_for_weights
     from sizeup.errors import SizeupError
     from sizeup.hardware.segments import segment_of

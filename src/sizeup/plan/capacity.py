@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from sizeup.errors import ConfigError
+from sizeup.price import streaming
 from sizeup.workload import scheduler
 
 __all__ = ["ReplicaModel", "SimulationResult", "simulate", "rate_at_sla", "replicas_needed", "Percentiles"]
@@ -55,12 +56,22 @@ class ReplicaModel:
     steps_per_schedule: int = 1
     """Decode steps run per scheduling decision (a waiting prompt is admitted only between such runs)."""
     front_s: float = 0.0
-    """Time a request's first token takes outside the simulated steps and the front end (the steps its output
-    reaches the client late), added to TTFT."""
+    """Time a request's first token takes outside the simulated steps and the front end's queue (the steps its
+    output reaches the client late, and the rest of a lone request's host time beyond the front end's busy time:
+    workload/serving_runs.py `service` less `intake`), added to TTFT."""
     request_s: float = 0.0
-    """The engine's front end's time per request (API server, tokenization, hand-off: `ExecutionModel
-    .request_overhead`), served one request after another before the scheduler (workload/scheduler.py): it adds
+    """The engine's front end's busy time per request (API server, tokenization, hand-off: `ExecutionModel
+    .request_intake`), served one request after another before the scheduler (workload/scheduler.py): it adds
     to TTFT, with a wait where requests come faster than it serves them (no more than 1 / request_s a second)."""
+    token_compute_s: float | None = None
+    """A step's compute per token, from a compute-bound prefill (price/streaming.py `compute_batch`), for the step's
+    excess near the ridge point; None: `prefill_per_token_s`."""
+    read_s: float | None = None
+    """R of one token for the step's excess near the ridge point (price/streaming.py `weight_read`); None: the
+    single-sequence decode step."""
+    read_terms: tuple[float, float, float] = (1.0, 0.0, 0.0)
+    """How the weights a step reads grow with its tokens (price/streaming.py `read_terms`: a mixture of experts reads
+    more of its experts the more tokens a step routes), for the step's excess near the ridge point."""
 
     def __post_init__(self) -> None:
         if self.max_batch < 1 or not self.decode_batches or len(self.decode_batches) != len(self.decode_step_s):
@@ -204,17 +215,25 @@ def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, 
     """Continuous batching, stepped by the engine's scheduler (workload/scheduler.py) at the arrival times. A step
     with prompt tokens is priced as workload/serving.py prices it: mixed steps add the prompt tokens' prefill time
     less what of one single-sequence decode step the running decodes' own compute leaves idle (at least one mean
-    prompt's worth, in proportion), a prompt step of its own its prefill."""
-    decode_time = model.decode_table()
-    single = decode_time[1]
+    prompt's worth, in proportion), a prompt step of its own its prefill. A step of many tokens pays what
+    price/streaming.py adds beyond max(weight read, compute), as serving.py's steps do."""
+    single = model.decode_table()[1]
     fixed, per_token = model.prefill_fixed_s, model.prefill_per_token_s
+
+    compute, read = model.token_compute_s or per_token, model.read_s or single
+
+    def streamed(tokens: int) -> float:
+        return streaming.excess(read * streaming.read_growth(model.read_terms, tokens), tokens * compute, "typical")
+
+    decode_time = [t + streamed(b) for b, t in enumerate(model.decode_table())]
 
     def step(batch: int, chunk: int) -> float:
         if not model.mixed_steps:
             return fixed + per_token * chunk
         whole = chunk if chunk > mean_prompt else mean_prompt
         extra = fixed + per_token * whole - max(single - batch * per_token, 0.0)  # what the decodes leave idle
-        return decode_time[batch] + (chunk * extra / whole if extra > 0 else 0.0)
+        return (decode_time[batch] + (chunk * extra / whole if extra > 0 else 0.0)
+                + streamed(batch + chunk) - streamed(batch))
 
     trace = scheduler.run(sizes, arrivals=times, limit=model.max_batch, budget=model.max_step_tokens,
                           mixes=model.mixed_steps, chunked=model.chunked_prefill,

@@ -30,11 +30,12 @@ from sizeup.plan.topology import installed, link_class, link_text, replica_offer
 from sizeup.plan.types import Candidate, PlanResult, Rejection, memory_parts, ranked_result
 from sizeup.price.execution import phase_efficiency
 from sizeup.price.memory import MemoryConfig, inference_memory
+from sizeup.price import streaming
 from sizeup.price.roofline import price
 from sizeup.workload.inference import InferenceConfig, estimate_inference, execution_for, tensor_parallel_comm
 from sizeup.workload.quantize import get_format
 from sizeup.workload.serving import Load, RequestMix, serving_load
-from sizeup.workload.serving_runs import service
+from sizeup.workload.serving_runs import intake, service
 from sizeup.workload.towers import decoder_arch, decoder_cache_tokens, decoder_prompt, tower_input
 
 __all__ = ["plan_serving", "replica_model"]
@@ -53,11 +54,14 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
     step = model.step_overhead(arch, decode=True)
     step_s = step.typical if step else 0.0
     p = cfg.prompt
-    t1 = estimate_inference(arch, device, replace(cfg, prompt=p, output=1),
-                            limits=False, execution=model).prefill
+    first = estimate_inference(arch, device, replace(cfg, prompt=p, output=1), limits=False, execution=model)
+    t1 = first.prefill
     t2 = estimate_inference(arch, device, replace(cfg, prompt=2 * p, output=1),
                             limits=False, execution=model).prefill
     per_token = max((t2.latency_s.typical - t1.latency_s.typical) / p, 1e-9)
+    k = streaming.compute_batch(p)  # a step's compute per token, as workload/serving.py's steps read it
+    compute = estimate_inference(arch, device, replace(cfg, batch=k, prompt=p, output=1), limits=False,
+                                 execution=model).prefill.latency_s.typical / (k * p)
     fixed = max(t1.latency_s.typical - per_token * p, 0.0)
     batches = sorted({1, *[2 ** k for k in range(1, 12) if 2 ** k < max_batch], max_batch})
     times = []
@@ -78,8 +82,11 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
                         decode_step_s=tuple(times), max_batch=max_batch, scheduling=policy.scheduling,
                         mixed_steps=policy.mixes, chunked_prefill=policy.chunked_prefill,
                         max_step_tokens=policy.max_batched_tokens, steps_per_schedule=policy.steps_per_schedule,
-                        request_s=service(model, "typical"),
-                        front_s=model.load_policy.first_token_lag_steps * times[0])
+                        request_s=intake(model, "typical"),  # the front end's queue, as the estimate steps it
+                        read_terms=streaming.read_terms(arch), token_compute_s=compute,
+                        read_s=streaming.weight_read(device, first.memory.weights_bytes, arch, times[0]),
+                        front_s=model.load_policy.first_token_lag_steps * times[0]
+                        + service(model, "typical") - intake(model, "typical"))
 
 
 def _tp_comm_s(ledger, device: DeviceSpec, gpus: int, model: ExecutionModel, roof) -> float:

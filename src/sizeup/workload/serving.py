@@ -3,23 +3,20 @@ interleaved as the engine's batching policy (engines/base.py `Batching`) schedul
 
 Each step of a continuous-batching engine carries one decode token for each of the B running requests and, in
 steady state, the prompt tokens of the requests that replace those finishing: B x I / O per step for mean input
-I and output O. Its time is priced from two estimates of workload/inference.py: the decode step of B sequences at
-the mean context, and the prefill of those prompt tokens.
-
-- mixed steps (vLLM V1's chunked prefill, TensorRT-LLM's in-flight batching): the prompt tokens ride in the
-  decode step; they add their prefill time less the part of one decode step of a single sequence (the weight
-  read, the per-step host time) that the running decodes' own compute leaves idle: all of it at batch 1, none
-  once the decodes are compute-bound (the prompt tokens then pay their whole compute), never less than nothing;
-- prompt steps of their own (vLLM V0, SGLang): the prefill is a step of its own, its whole time added per decode
-  step in proportion;
-- static batching (transformers generate(), a plain TensorRT engine): a batch runs prompt to its longest output.
-
+I and output O. Its time is priced from two estimates of workload/inference.py (the decode step of B sequences at
+the mean context, the prefill of those prompt tokens) and, for a decode or mixed step of M tokens, what its matrix
+products pay beyond max(weight read, compute) near their ridge point (price/streaming.py, `_Steps.streaming`).
+- mixed steps (vLLM V1's chunked prefill, TensorRT-LLM's in-flight batching): the prompt tokens ride in the decode
+  step, adding their prefill time less what of one single-sequence decode step (weight read, host time) the
+  decodes' own compute leaves idle (all of it at batch 1, none once the decodes are compute-bound);
+- prompt steps of their own (vLLM V0, SGLang): their whole prefill time added per decode step in proportion;
+  static batching (transformers generate(), a plain TensorRT engine): a batch runs prompt to its longest output.
 A step holds at most the engine's max_batched_tokens (B + B x I / O) and max_sequences; the KV pool bounds B too.
 Offline (`concurrency None` and no rate: every request queued) runs at that bound; a closed loop at its
 concurrency; Poisson arrivals as a processor-sharing queue whose rate depends on the running batch (a birth-death
 chain over the number in the system: the mean batch, TPOT by Little's law, the wait for a free slot); a rate over
 the saturated one is reported saturated, at the saturated throughput. A beam search (a dataset's `beams`) decodes
-that many sequences per request, its prompt's cache shared. Waves and finite runs: workload/serving_runs.py."""
+that many sequences per request, its prompt's cache shared. Waves, finite runs: workload/serving_runs.py."""
 
 from __future__ import annotations
 
@@ -31,6 +28,7 @@ from typing import Any
 from sizeup.errors import ConfigError
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ingest.arch import ModelArch
+from sizeup.price import streaming
 from sizeup.ranges import Range
 from sizeup.workload import host_floor, serving_runs as runs
 from sizeup.workload.inference import InferenceConfig, InferenceEstimate, estimate_inference, execution_for
@@ -132,9 +130,8 @@ class _Steps:
     prefill(k prompts)."""
 
     def __init__(self, arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, execution, mix: RequestMix):
-        self.arch, self.device, self.execution = arch, device, execution
+        self.arch, self.device, self.execution, self.beams = arch, device, execution, mix.beams
         self.cfg = replace(cfg, prompt=mix.input_tokens, output=mix.output_tokens, context=None)
-        self.beams = mix.beams
         self._memo: dict[int, InferenceEstimate] = {}
 
     def at(self, batch: int) -> InferenceEstimate:
@@ -146,7 +143,14 @@ class _Steps:
 
     def decode(self, batch: float, corner: str) -> float:
         """One decode step of `batch` running requests (each `beams` sequences), at least the engine's host time."""
-        return host_floor.floored(self, batch, self.sequences(batch * self.beams, corner), corner)
+        gpu = self.sequences(batch * self.beams, corner) + self.streaming(batch * self.beams, corner)
+        return host_floor.floored(self, batch, gpu, corner)
+
+    def streaming(self, decodes: float, corner: str, prompt: float = 0.0, lump: float = 1.0) -> float:
+        """price/streaming.py's step_excess (R: streaming.weight_read; a token's compute: at a prefill's rate)."""
+        read = streaming.weight_read(self.device, self.at(1).memory.weights_bytes, self.arch, self.sequences(1, corner))
+        terms, per_token = streaming.read_terms(self.arch), self.per_token(corner)
+        return streaming.step_excess(read, per_token, decodes, prompt, lump, corner, terms)
 
     def sequences(self, batch: float, corner: str) -> float:
         """One decode step at `batch` running sequences, log-interpolated between priced powers of 2^(1/2)."""
@@ -158,29 +162,24 @@ class _Steps:
         lo, hi = math.floor(k), math.ceil(k)
         b_lo, b_hi = round(2 ** (lo / 2)), round(2 ** (hi / 2))
         t_lo, t_hi = self._decode_at(b_lo, corner), self._decode_at(b_hi, corner)
-        if b_hi == b_lo:
-            return t_lo
-        return t_lo + (t_hi - t_lo) * (batch - b_lo) / (b_hi - b_lo)
+        return t_lo if b_hi == b_lo else t_lo + (t_hi - t_lo) * (batch - b_lo) / (b_hi - b_lo)
 
     def _decode_at(self, batch: int, corner: str) -> float:
         return getattr(self.at(batch).decode.latency_s, corner)
 
     def idle(self, batch: float, corner: str) -> float:
-        """What of a single sequence's decode step (its weight read, host time) a step of `batch` decodes leaves
-        for prompt tokens to fill: that step less the decodes' own compute (each at the compute time of a prompt
-        token of a compute-bound prefill, at least 4,096 tokens); none once the decodes are compute-bound."""
+        """A single sequence's decode step (weight read, host time) less `batch` decodes' compute, at least 0."""
         per_token = self.per_token(corner)
         return max(self.sequences(1, corner) - batch * self.beams * per_token, 0.0)
 
     def per_token(self, corner: str) -> float:
-        k = max(16, math.ceil(4096 / self.cfg.prompt))
+        k = streaming.compute_batch(self.cfg.prompt)
         return getattr(self.at(k).prefill.latency_s, corner) / (k * self.cfg.prompt)
 
     def prefill(self, tokens: float, corner: str) -> float:
         """Prefill time of `tokens` prompt tokens, batched as whole prompts of I tokens (fewer: a share of one)."""
-        prompt = self.cfg.prompt
-        k = max(1, round(tokens / prompt))
-        return getattr(self.at(k).prefill.latency_s, corner) * tokens / (k * prompt)
+        k = max(1, round(tokens / self.cfg.prompt))
+        return getattr(self.at(k).prefill.latency_s, corner) * tokens / (k * self.cfg.prompt)
 
 
 def serving_load(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix: RequestMix, load: Load, *,
@@ -214,7 +213,7 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
     notes = [f"throughput under load: {load.label}; requests of {I:,} input / {O:,} output tokens ({mix.source})",
              *mix.notes]
     capacity, why = _capacity(arch, device, cfg, model, policy, mix, kv_capacity)
-    notes.extend([why, *(model.request_overhead() or ("",))[1:], *host_floor.notes(model, cfg.gpus)])
+    notes.extend([why, *(model.request_overhead() or ("",))[1:], *host_floor.notes(model, cfg.gpus), streaming.note()])
     if policy.scheduling == "static":
         return _static(steps, mix, load, capacity, policy, notes + runs.static_notes(load))
     kind = runs.regime(mix, load, policy.scheduling, load.staggered)  # waves or a finite run: stepped there
@@ -295,6 +294,8 @@ def _step(steps: _Steps, policy, batch: float, prompt_tokens: float, corner: str
     whole = getattr(steps.at(k).prefill.latency_s, corner)
     idle = steps.idle(batch, corner)
     extra = prompt_tokens * max(whole - idle, 0.0) / (k * prompt)
+    lump = min(prompt, max((policy.max_batched_tokens or prompt + batch * steps.beams) - batch * steps.beams, 1))
+    extra += steps.streaming(batch * steps.beams, corner, prompt_tokens, lump)  # near the ridge, a prompt at a time
     return host_floor.mixed(steps, batch, extra, corner), extra
 
 
