@@ -4,8 +4,9 @@ rows_sglang_ollama_vllm_versions.yaml (its Ollama rows are the local engines'), 
 rows_new_devices.yaml (Arc Pro B60 on vLLM XPU, H200 NVL) and the vLLM / SGLang / TensorRT-LLM rows of the held-out
 rows_check_1205.yaml, each row the `sizeup estimate
 ... --concurrency N|inf | --rps R` command of its source's setup; tuned and check apart, per kind, and the MLPerf
-(v4.1) Offline/Server throughput rows on their own. Nothing was fitted to a row (the engines' data is sourced
-settings), so leave-one-source-out equals the plain figures.
+(v4.1) Offline/Server throughput rows on their own. The engines' data is sourced settings except the figures
+benchmarks/validation/engine_fits.py names with their tuned rows (vLLM's host time per request, SGLang's MXFP4 MoE
+bandwidth share on Hopper): --loso sets those again without each row's own source.
 Run from the repo root: python benchmarks/validate_serving.py [--rows]
 """
 

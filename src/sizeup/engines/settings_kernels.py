@@ -11,6 +11,13 @@ efficiencies are a few sourced fractions rather than a kernel table (MLX, ExLlam
   engine names (`peak`: 'fp16' tensor, 'fp32-vector' on Apple GPUs) its prompt's matrix products reach end to end.
 
 A missing key leaves the device kind's default for that phase, and the estimate says which kernel priced it.
+
+A mixture-of-experts layer's grouped GEMM (`moe_kernel`, any engine through ExecutionModel.moe_kernel):
+`moe_gemm@<format>@<architecture>`, the fraction of the peak its products are priced at (the format's own tensor
+peak, or the 16-bit one where the device has none: FP4 on Hopper) when the experts' work is compute-bound, and
+`moe_gemm_memory@<format>@<architecture>`, the fraction of the bandwidth it streams the expert weights at when
+weight-bound (each entry's source names the kernel, by release where it changed). A format or architecture
+without keys is priced as the engine's other matmuls.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from __future__ import annotations
 from sizeup.engines.kernels import Kernel, memory_class
 from sizeup.ranges import Range
 
-__all__ = ["settings_kernel", "FLOAT_FORMATS"]
+__all__ = ["settings_kernel", "moe_kernel", "FLOAT_FORMATS"]
 
 FLOAT_FORMATS = frozenset({"fp16", "bf16", "fp32", "f16", "f32"})
 """Formats a 16/32-bit GEMM runs on directly (no packed weights to unpack)."""
@@ -55,3 +62,17 @@ def settings_kernel(model, weights: str, decode: bool, *, peak: str, name: str) 
     return Kernel(model.NAME, f"{name} prefill", f"{model.NAME} prompt GEMM", "device-default" if vector else peak,
                   None if vector else fraction, key, _source(profile, key), None,
                   table=f"data/engines/{profile.id}.yaml", vector=fraction if vector else None)
+
+
+def moe_kernel(model, weights: str) -> Kernel | None:
+    """The grouped GEMM `model` (an ExecutionModel) runs for a MoE layer's experts of format `weights` on its device,
+    from its profile's `moe_gemm@FORMAT@ARCH` and `moe_gemm_memory@FORMAT@ARCH`; None where neither is stated."""
+    profile, arch = model.profile, model.device.architecture or ""
+    suffix = f"@{weights.lower()}@{arch}"
+    fraction, memory = profile.range(f"moe_gemm{suffix}"), profile.range(f"moe_gemm_memory{suffix}")
+    if fraction is None and memory is None:
+        return None
+    keys = [k for k, v in ((f"moe_gemm{suffix}", fraction), (f"moe_gemm_memory{suffix}", memory)) if v is not None]
+    return Kernel(model.NAME, "MoE grouped GEMM", f"MoE grouped GEMM on {weights} weights", "priced", fraction,
+                  "; ".join(keys), "; ".join(_source(profile, k) for k in keys), memory,
+                  table=f"data/engines/{profile.id}.yaml")

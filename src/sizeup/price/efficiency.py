@@ -16,10 +16,16 @@ from sizeup.errors import CatalogError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.ranges import Range, parse_entry
 
-__all__ = ["Efficiency", "TENSOR_KINDS", "calibrated", "class_efficiency", "default_efficiency", "device_efficiency",
-           "table_efficiency", "tensor_fraction"]
+__all__ = ["Efficiency", "GROUPED", "TENSOR_KINDS", "calibrated", "class_efficiency", "default_efficiency", "device_efficiency",
+           "has_grouped", "table_efficiency", "tensor_fraction"]
 
 TENSOR_KINDS = ("matmul", "conv", "attention")
+
+GROUPED = "grouped"
+"""Tensor kind of a mixture-of-experts layer's expert products (the ledger's `grouped_linear` ops: one grouped GEMM
+over the experts the step's tokens were routed to). An engine whose MoE kernel reaches its own share of the peak
+and of the bandwidth sets `grouped` (a fraction of the peak the op's precision is priced at) and `grouped_memory`
+(price/execution.py, from the execution model's `moe_kernel`); without them the op is priced as a matmul."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,14 +46,26 @@ class Efficiency:
     by_architecture: dict[str, dict[str, Range]] = field(default_factory=dict)
     """Tensor entries of one architecture class (data/architectures.yaml id) that replace the kind's own
     for devices of that class: a class whose measured GEMM library reaches its own share of the peak."""
+    grouped_memory: Range | None = None
+    """Fraction of the peak bandwidth a mixture-of-experts grouped GEMM streams its expert weights at (an engine's
+    MoE kernel); None: the phase's `memory` fraction, as every other op."""
 
     def with_overrides(self, **changes) -> Efficiency:
         return replace(self, **changes)
 
 
 def tensor_fraction(eff: Efficiency, kind: str, precision: str) -> Range:
-    """Achieved fraction of the `precision` tensor peak for ops of `kind`."""
+    """Achieved fraction of the `precision` tensor peak for ops of `kind` (GROUPED: the engine's MoE kernel's
+    own entry where it sets one, else the matmul's)."""
+    if kind == GROUPED:
+        own = eff.tensor.get(f"{kind}@{precision}") or eff.tensor.get(kind)
+        return own or tensor_fraction(eff, "matmul", precision)
     return eff.tensor.get(f"{kind}@{precision}") or eff.tensor[kind]
+
+
+def has_grouped(eff: Efficiency) -> bool:
+    """Whether an engine's MoE kernel set the grouped GEMM's own compute fraction."""
+    return any(key == GROUPED or key.startswith(f"{GROUPED}@") for key in eff.tensor)
 
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.formats import WeightFormat
-from sizeup.price.efficiency import Efficiency, device_efficiency
+from sizeup.price.efficiency import GROUPED, Efficiency, device_efficiency
 from sizeup.ranges import Range
 
 __all__ = ["phase_efficiency", "kernel_matmul", "phase_note"]
@@ -55,6 +55,14 @@ def _phase_efficiency(model, eff: Efficiency, decode: bool, weights: WeightForma
         if kernel is not None and (tensor is not None or kernel.memory is not None or kernel.vector is not None):
             changes["origin"] = f"{eff.origin}, {model.name} {kernel.name} kernel ({kernel.table})"
             model.memo[("kernel", decode, weights.id, tokens)] = kernel
+        moe = model.moe_kernel(weights.id, decode, tokens)
+        if moe is not None:  # the experts' grouped GEMM: its own share of the peak its precision runs at, and of BW
+            if moe.fraction is not None:
+                changes["tensor"] = {**changes.get("tensor", eff.tensor), GROUPED: moe.fraction}
+            if moe.memory is not None:
+                changes["grouped_memory"] = moe.memory
+            changes["origin"] = f"{changes.get('origin', eff.origin)}, {model.name} {moe.name} ({moe.table})"
+            model.memo[("moe", decode, weights.id)] = moe
     changes.setdefault("origin", f"{eff.origin}, {model.name} {'decode' if decode else 'prefill'}")
     return replace(eff, **changes) if len(changes) > 1 else eff
 
@@ -76,9 +84,11 @@ def kernel_matmul(device: DeviceSpec, kernel) -> dict[str, Range] | None:
     return out
 
 
-def phase_note(model, eff: Efficiency, weights: WeightFormat, decode: bool, tokens: int | None = None) -> str | None:
+def phase_note(model, eff: Efficiency, weights: WeightFormat, decode: bool, tokens: int | None = None,
+               moe: bool = False) -> str | None:
     """The assumption that says which kernel priced the phase (phase_efficiency at the same `tokens` chose it), or
-    why none did (the engine's own note)."""
+    why none did (the engine's own note), and, for a mixture-of-experts model (`moe`), which grouped GEMM priced its
+    experts."""
     phase = "decode" if decode else "prefill"
     tokens = tokens or (1 if decode else 512)
     kernel = model.memo.get(("kernel", decode, weights.id, tokens))
@@ -87,6 +97,15 @@ def phase_note(model, eff: Efficiency, weights: WeightFormat, decode: bool, toke
 
         native = kernel.peak in NATIVE_PEAKS and f"matmul@{kernel.peak}" in eff.tensor
         key, peak = (f"matmul@{kernel.peak}", kernel.peak) if native else ("matmul", "fp16")
-        return (f"{phase} priced with {eff.origin.rsplit(', ', 1)[-1]}: matmul at {eff.tensor[key].typical:.0%} "
+        note = (f"{phase} priced with {eff.origin.rsplit(', ', 1)[-1]}: matmul at {eff.tensor[key].typical:.0%} "
                 f"of the {peak} peak, memory at {eff.memory.typical:.0%} of peak bandwidth")
-    return model.missing_kernel_note(weights.id, decode)
+    else:
+        note = model.missing_kernel_note(weights.id, decode)
+    moe = model.memo.get(("moe", decode, weights.id)) if moe else None
+    if moe is None:
+        return note
+    parts = ([f"{moe.fraction.typical:.0%} of the peak its {weights.id} products run at"] if moe.fraction else []) \
+        + ([f"expert weights streamed at {moe.memory.typical:.0%} of peak bandwidth"] if moe.memory else [])
+    said = (f"{phase}: the MoE experts run {model.label}'s {moe.description}: {', '.join(parts)} "
+            f"({moe.basis})")
+    return said if note is None else f"{note}; {said}"

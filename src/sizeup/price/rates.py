@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ledger import Ledger, OpKind
 from sizeup.errors import CatalogError
-from sizeup.price.efficiency import TENSOR_KINDS, Efficiency, device_efficiency, table_efficiency, tensor_fraction
+from sizeup.price.efficiency import (GROUPED, TENSOR_KINDS, Efficiency, device_efficiency, has_grouped, table_efficiency,
+                                     tensor_fraction)
 from sizeup.ranges import Range
 
 __all__ = ["LEVELS", "SYNCHRONOUS_KINDS", "HALF_RATE", "half_rate_accumulate", "simt_class", "sustained_factor", "tensor_precision", "vector_precision", "ridge_point", "OpClasses",
@@ -28,7 +29,7 @@ SYNCHRONOUS_KINDS = frozenset({"cpu"})
 # frameworks use by default: fp32 matmuls run without TF32 in PyTorch (allow_tf32 is False for
 # matmul), while cuDNN convolutions use TF32 by default (torch.backends.cudnn.allow_tf32 = True).
 _TENSOR_CHAIN: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
-for _kind in TENSOR_KINDS:
+for _kind in (*TENSOR_KINDS, GROUPED):
     # a device whose matrix unit lists fp32 (a CPU's measured GEMM rate, an accelerator's MME) uses it
     _fp32 = (("tensor", "tf32"), ("tensor", "fp32"), ("vector", "fp32")) if _kind == "conv" else \
         (("tensor", "fp32"), ("vector", "fp32"))
@@ -140,6 +141,10 @@ def widened(device: DeviceSpec, key: str, fraction: Range, notes: list[str]) -> 
     return Range(fraction.low * low, fraction.typical, fraction.high * high)
 
 
+GROUPED_OP = "grouped_linear"
+"""The ledger's op name of a mixture-of-experts layer's expert products (ingest/transformer_ops.py)."""
+
+
 @dataclass(frozen=True, slots=True)
 class OpClasses:
     """Per op of a ledger: matrix and vector FLOPs, bytes through memory, launches, and the index of
@@ -153,10 +158,12 @@ class OpClasses:
     tensor_classes: list[tuple[str, str]]
     vector_class: list[int]
     vector_classes: list[str]
+    grouped: list[bool]
+    """Per op, whether it is a mixture-of-experts grouped GEMM (priced at the GROUPED kind's fractions)."""
 
     @classmethod
     def of(cls, ledger: Ledger) -> OpClasses:
-        tensor_flops, vector_flops, nbytes, launches, t_cls, v_cls = [], [], [], [], [], []
+        tensor_flops, vector_flops, nbytes, launches, t_cls, v_cls, grouped = [], [], [], [], [], [], []
         t_index: dict[tuple[str, str], int] = {}
         v_index: dict[str, int] = {}
         for o in ledger.ops:
@@ -166,13 +173,14 @@ class OpClasses:
             nbytes.append(0.0 if o.kind == OpKind.COMM else float((o.bytes_read + o.bytes_written) * o.count))
             moves = o.flops or o.bytes_read or o.bytes_written
             launches.append(float(o.count) if (o.kind != OpKind.VIEW and moves) else 0.0)
+            grouped.append(o.op == GROUPED_OP)
             if o.matmul_flops:
-                kind = o.kind.value if o.kind.value in TENSOR_KINDS else "matmul"
+                kind = GROUPED if grouped[-1] else o.kind.value if o.kind.value in TENSOR_KINDS else "matmul"
                 t_cls.append(t_index.setdefault((kind, o.dtype), len(t_index)))
             else:
                 t_cls.append(-1)
             v_cls.append(v_index.setdefault(o.dtype, len(v_index)))
-        return cls(tensor_flops, vector_flops, nbytes, launches, t_cls, list(t_index), v_cls, list(v_index))
+        return cls(tensor_flops, vector_flops, nbytes, launches, t_cls, list(t_index), v_cls, list(v_index), grouped)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +196,9 @@ class InverseRates:
     per_launch: list[float]
     notes: list[str]
     unknown: list[str]
+    grouped_bandwidth: list[float] | None = None
+    """Seconds per byte of a grouped GEMM's traffic where the engine's MoE kernel streams its expert weights at its
+    own share of the bandwidth (Efficiency.grouped_memory); None: `bandwidth`."""
 
 
 def inverse_rates(device: DeviceSpec, eff: Efficiency, classes: OpClasses) -> InverseRates:
@@ -226,6 +237,8 @@ def inverse_rates(device: DeviceSpec, eff: Efficiency, classes: OpClasses) -> In
                 fraction = simt
                 notes.append(f"fp32 {kind} on {device.id}'s FP32 cores at the {kind}@{simt_class(device)} efficiency "
                              f"({device.architecture}: FP32 lanes {'shared with INT32' if simt_class(device) == 'simt-shared' else 'dedicated'})")
+        if kind == GROUPED and not has_grouped(eff):
+            kind = "matmul"  # no MoE kernel of the engine's own: the experts' products are priced as matmuls
         if unit == "tensor":
             # only where the kind's fraction is still the table's (an engine kernel or a calibration sets its own)
             half = (half_rate_accumulate(device, precision) and eff.tensor.get(kind) == getattr(_table(device), "tensor", {}).get(kind)
@@ -250,8 +263,12 @@ def inverse_rates(device: DeviceSpec, eff: Efficiency, classes: OpClasses) -> In
         for row, level in enumerate(reversed(LEVELS)):
             inv_vector[row][c] = 1.0 / (found[1] * sustained * getattr(fraction, level))
     bandwidth = [1.0 / (device.memory_bandwidth_bytes_per_s * getattr(eff.memory, level)) for level in reversed(LEVELS)]
+    grouped = None
+    if eff.grouped_memory is not None and any(classes.grouped):
+        grouped = [1.0 / (device.memory_bandwidth_bytes_per_s * getattr(eff.grouped_memory, level))
+                   for level in reversed(LEVELS)]
     per_launch = [getattr(eff.overhead_s, level) for level in LEVELS]
-    return InverseRates(inv_tensor, inv_vector, bandwidth, per_launch, notes, unknown)
+    return InverseRates(inv_tensor, inv_vector, bandwidth, per_launch, notes, unknown, grouped)
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,7 +298,8 @@ def price_totals(ledger: Ledger, device: DeviceSpec, efficiency: Efficiency | No
         launches = classes.launches[i]
         for row in range(3):
             compute = rates.tensor[row][tc] * classes.tensor_flops[i] + rates.vector[row][vc] * classes.vector_flops[i]
-            memory = classes.bytes[i] * rates.bandwidth[row]
+            per_byte = rates.grouped_bandwidth if rates.grouped_bandwidth and classes.grouped[i] else rates.bandwidth
+            memory = classes.bytes[i] * per_byte[row]
             time = max(compute, memory)
             launch = launches * rates.per_launch[row]
             time = time + launch if synchronous else max(time, launch)

@@ -49,6 +49,8 @@ class LedgerArrays:
     tensor_classes: list[tuple[str, str]]
     vector_class: np.ndarray
     vector_classes: list[str]
+    grouped: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    """Per op, whether it is a mixture-of-experts grouped GEMM (rates.OpClasses.grouped)."""
     conv_outputs: np.ndarray = field(default_factory=lambda: np.zeros(0))
     """Output elements of one execution of each convolution (0 for other ops): its GEMM's M·N."""
     groups: dict[str, tuple[list[str], np.ndarray, np.ndarray]] = field(default_factory=dict)
@@ -65,7 +67,7 @@ class LedgerArrays:
                    launches=np.asarray(c.launches, dtype=float),
                    tensor_class=np.asarray(c.tensor_class, dtype=np.int64), tensor_classes=c.tensor_classes,
                    vector_class=np.asarray(c.vector_class, dtype=np.int64), vector_classes=c.vector_classes,
-                   conv_outputs=np.asarray([o.bytes_written * 8 / DTYPE_BITS.get(o.dtype, 32)
+                   grouped=np.asarray(c.grouped, dtype=bool), conv_outputs=np.asarray([o.bytes_written * 8 / DTYPE_BITS.get(o.dtype, 32)
                                             if o.kind == OpKind.CONV and o.matmul_flops else 0.0
                                             for o in ledger.ops], dtype=float))
 
@@ -261,7 +263,11 @@ def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficie
     vector *= arrays.vector_flops
     compute += vector
     moved, l2_note = dram_equivalent_bytes(arrays, device, runtime)  # reads served from L2 (price.cache_residency)
-    memory = np.multiply(moved, inv_bandwidth, out=vector)
+    if rates.grouped_bandwidth is not None:  # an engine's MoE kernel streams expert weights at its own share
+        inv_bandwidth = np.where(arrays.grouped, np.array([[r] for r in rates.grouped_bandwidth]), inv_bandwidth)
+        memory = np.multiply(moved, inv_bandwidth)
+    else:
+        memory = np.multiply(moved, inv_bandwidth, out=vector)
     notes += [l2_note] if l2_note else []
     if device.kind in OCCUPANCY_KINDS and device.compute_units and arrays.conv_outputs.any():
         busy, lowest = _occupancy(arrays, device)  # too few output tiles leave SMs idle (price.occupancy)

@@ -380,7 +380,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
             hops, no_link = hop_time(dev, cfg.pp, hop_tokens, arch.hidden, act_bytes)
             on_dev, notes = _price_phase(ledger, dev, eff, tp, overhead, tokens, on_dev_model.runtime, hops, on_dev_model)
             assumptions.extend(notes + ([no_link] if no_link else []))
-            note = phase_note(on_dev_model, eff, fmt, decode, tokens)
+            note = phase_note(on_dev_model, eff, fmt, decode, tokens, moe=arch.is_moe)
             if note is not None:
                 assumptions.append(note)
         if on_gpu < 1:
