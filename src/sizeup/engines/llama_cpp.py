@@ -11,9 +11,11 @@ the host's work per token (graph build, sampling) is `step_overhead_s`.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from sizeup.engines.base import Batching, ExecutionModel, engine
 from sizeup.engines.kernels import check_backend, default_backend, select_kernel
+from sizeup.engines.llama_cpp_memory import compute_buffer, flash_attention_default, input_layer_bytes
 from sizeup.engines.reserve import whole_context_cache
 from sizeup.errors import ConfigError
 
@@ -62,8 +64,32 @@ class LlamaCpp(ExecutionModel):
                 f"{self.device.id} in kernels.yaml: priced at the {self.device.kind} default efficiency (derived, not "
                 f"fit on {self.backend} measurements)")
 
+    def flash_attention(self) -> bool:
+        """Whether this build runs flash attention by default (engines/llama_cpp_memory.py)."""
+        return flash_attention_default(self.build_date)
+
+    def cache_cells(self, request) -> tuple[int, str | None]:
+        """KV cells allocated for the request (n_ctx: --context, default prompt + output as llama-bench sizes it),
+        and the sentence saying why where the engine allocates more than the request needs (None)."""
+        return request.context * request.batch, None
+
     def memory(self, request):
-        return whole_context_cache(request, ubatch=int(self.profile.value("n_ubatch", 512)), tower=TOWER_ATTENTION)
+        ubatch = int(self.profile.value("n_ubatch", 512))
+        cells, why = self.cache_cells(request)
+        compute = compute_buffer(request.arch, ubatch, cells, self.flash_attention())
+        embedding = input_layer_bytes(request.arch, request.weights)
+        host = (embedding, f"{self.NAME} keeps the token embedding ({embedding / 2**20:,.0f} MiB) in CPU RAM, off the "
+                           f"device (src/llama-model.cpp: the input layer always stays on the CPU)")
+        mem = whole_context_cache(request, ubatch=ubatch, tower=TOWER_ATTENTION, compute=compute, host_input=host)
+        asked = request.context * request.batch
+        if cells <= asked:
+            return mem
+        scale = cells / asked
+        kv, needed = int(mem.kv_cache_bytes * scale), int(mem.kv_cache_needed_bytes * scale)
+        total = mem.weights_bytes + kv + mem.activations_bytes + mem.overhead_bytes
+        return replace(mem, kv_cache_bytes=kv, kv_cache_needed_bytes=needed, fits=total <= request.usable.typical,
+                       cpu_bytes=mem.cpu_bytes + (needed - kv) - (mem.kv_cache_needed_bytes - mem.kv_cache_bytes),
+                       notes=(*mem.notes, why))
 
     @property
     def batching(self) -> Batching:
