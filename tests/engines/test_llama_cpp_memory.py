@@ -57,3 +57,22 @@ def test_the_token_embedding_stays_in_cpu_ram_unless_tied():
     est = api.estimate("llama-3.1-8b", device="rtx-4090", engine="llama.cpp", quant="q4_k_m", prompt=512, output=128)
     assert est.memory.weights_bytes / MIB == pytest.approx(4403.49, abs=0.05)
     assert est.memory.cpu_bytes / MIB == pytest.approx(281.81, abs=0.05)
+
+
+def test_fit_cuts_the_context_then_moves_layers_to_the_cpu():
+    """--engine-opt fit (llama-server's --fit on, common/fit.cpp): the training context cut toward 4096 (rounded to
+    256) to leave 1 GiB free; where 4096 does not leave it, layers from the first one go to the CPU."""
+    est = api.estimate("qwen3-8b", device="rtx-3080-10gb", engine="llama.cpp", quant="q8_0", prompt=64, output=300,
+                       engine_options=("fit",))
+    note = next(a for a in est.assumptions if a.startswith("llama.cpp --fit: the context cut from 40,960 to "))
+    ctx = int(note.split(" to ")[1].split(" tokens")[0].replace(",", ""))
+    assert 4096 <= ctx < 40960 and ctx % 256 == 0
+    assert est.memory.kv_cache_bytes == ctx * 36 * 8 * 128 * 2 * 2  # qwen3-8b: 36 layers x 8 KV heads x 128 x K,V
+    big = api.estimate("llama-3.1-70b", device="rtx-4090", engine="llama.cpp", quant="q4_k_m", cpu="ryzen-7-7800x3d",
+                       prompt=64, output=64, engine_options=("fit", "fit-target=2048"))
+    split = next(a for a in big.assumptions if a.startswith("llama.cpp --fit: 4,096-token context"))
+    layers = int(split.split("context (its minimum 4,096), ")[1].split(" of 80")[0])
+    assert 0 < layers < 80 and "leave 2,048 MiB" in split
+    assert big.memory.total_bytes <= big.memory.usable_bytes.typical - 2048 * MIB
+    plain = api.estimate("qwen3-8b", device="rtx-3080-10gb", engine="llama.cpp", quant="q8_0", prompt=64, output=300)
+    assert not any("--fit" in a for a in plain.assumptions)  # llama-bench's default: off

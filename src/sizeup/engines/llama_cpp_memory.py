@@ -69,3 +69,63 @@ def input_layer_bytes(arch, weights) -> int:
         return 0
     sizes = tensor_bytes_map(arch, weights)
     return sum(sizes[t.name] for t in arch.tensors() if t.role == "embedding" and t.layer is None)
+
+
+GIB_MIB = 1 << 20
+FIT_FROM = "2025-12-15"
+"""`--fit on` is llama-server's and llama-cli's default from ggml-org/llama.cpp PR 16653 ("automatically set
+parameters not set by the user in such a way that maximizes GPU utilization", merged by 2025-12-15: PR 18070 of that
+day fixes its early stop); llama-bench keeps it off (`-fitt`, default off)."""
+
+
+def _layer_bytes(arch, weights) -> tuple[list[int], int]:
+    """(bytes of each repeating layer, bytes of the output layer and final norm) in `weights`' format."""
+    sizes = tensor_bytes_map(arch, weights)
+    per_layer, output = [0] * arch.num_layers, 0
+    for t in arch.tensors():
+        if t.layer is not None and t.layer < arch.num_layers:
+            per_layer[t.layer] += sizes[t.name]
+        elif t.role in ("lm_head", "norm") or (t.role == "embedding" and arch.tie_embeddings):
+            output += sizes[t.name]
+    return per_layer, output
+
+
+def _kv_per_token(arch, kv_bytes: float) -> list[float]:
+    return [arch.kv_elements_per_token(layer) * kv_bytes if layer.attention.head_dim else 0.0 for layer in arch.layers]
+
+
+def fit_params(arch, weights, *, free: float, margin: float, min_ctx: int, asked_ctx: int, ubatch: int,
+               flash: bool, kv_bytes: float = 2.0) -> tuple[int, int, str]:
+    """llama.cpp's `--fit on` (common/fit.cpp common_params_fit_impl, read at the profile's build) for one device of
+    `free` bytes: (n_ctx, repeating layers on the device, the sentence). With n_ctx left to it, the model's training
+    context if the whole model, its cache and compute buffer leave `margin` free; else the context interpolated down
+    to no less than `min_ctx` (rounded down to 256); if even that does not leave the margin, the context stays at
+    the minimum and layers are filled from the last one down until the device's use meets free - margin, the rest
+    on the CPU. `asked_ctx` (the request's own context) is never cut."""
+    per_layer, output = _layer_bytes(arch, weights)
+    kv_tok = _kv_per_token(arch, kv_bytes)
+    n = arch.num_layers
+    target = free - margin
+
+    def used(ctx: int, layers: int) -> float:
+        held = sum(per_layer[n - layers:]) + (output if layers == n else 0)
+        kv = sum(kv_tok[n - layers:]) * ctx
+        return held + kv + compute_buffer(arch, ubatch, ctx, flash)[0]
+
+    ctx_max = max(arch.max_context or asked_ctx, asked_ctx)
+    ctx_min = max(min(min_ctx, ctx_max), asked_ctx)
+    if used(ctx_max, n) <= target:
+        ctx, why = ctx_max, f"the model's {ctx_max:,}-token context leaves the {margin / GIB_MIB:,.0f} MiB margin"
+    elif used(ctx_min, n) <= target:
+        hi, lo = used(ctx_max, n), used(ctx_min, n)
+        ctx = ctx_min + int((ctx_max - ctx_min) * (target - lo) / (hi - lo))
+        ctx = max(ctx - ctx % 256, ctx_min)
+        why = f"the context cut from {ctx_max:,} to {ctx:,} tokens to leave the {margin / GIB_MIB:,.0f} MiB margin"
+    else:
+        ctx = ctx_min
+        layers = next((k for k in range(n, -1, -1) if used(ctx, k) <= target), 0)
+        return ctx, layers, (
+            f"llama.cpp --fit: {ctx:,}-token context (its minimum {min_ctx:,}), {layers} of {n} layers on the GPU and "
+            f"{n - layers} on the CPU, filled from the last layer down to leave {margin / GIB_MIB:,.0f} MiB of the "
+            f"{free / 2**30:.2f} GiB free (common/fit.cpp); --engine-opt fit=0 for llama-bench's all-on-GPU")
+    return ctx, n, f"llama.cpp --fit: {why}; every layer on the GPU (common/fit.cpp)"
