@@ -20,3 +20,10 @@ def test_ollama_names_the_layers_each_size_leaves_to_the_cpu_and_the_decode_rate
 def test_without_a_cpu_the_split_sizes_decode_is_said_unknown():
     est = api.estimate("qwen2.5-14b", device="rtx-4060-ti", engine="ollama")
     assert "decode unknown (their CPU share is unpriced: name the host with --cpu NAME)" in est.memory_variants_line
+
+
+def test_a_prefill_only_estimate_has_no_decode_rate_on_any_size():
+    """--output 0 (a llama-bench pp row): no decode phase, so no rate to compare; the verdicts still hold."""
+    est = api.estimate("llama-3-8b", device="apple-m2-ultra", engine="llama.cpp", quant="q4_k_m", prompt=512,
+                       output=0)
+    assert est.memory_variants and all(v.decode_tokens_per_s is None for v in est.memory_variants)

@@ -38,7 +38,7 @@ def _of(device, estimate, verdict: str) -> VariantFit:
     """`estimate`'s verdict on `device`, with the layers it left off the GPU and its decode rate."""
     layers = estimate.arch.num_layers
     placed = estimate.config.gpu_layers
-    rate = estimate.decode.tokens_per_s
+    rate = None if estimate.decode is None else estimate.decode.tokens_per_s  # --output 0: no decode
     return VariantFit(device.id, device.memory_bytes, verdict,
                       gpu_layers=placed if placed is not None and placed < layers else None, layers=layers,
                       decode_tokens_per_s=None if rate is None else rate.typical)
