@@ -49,6 +49,8 @@ ENGINE_FITS: dict[tuple[str, str], tuple[str, ...]] = {
                                      "fp4-vllm23696-b200x8-gpt-oss-120b-mxfp4-sharegpt-out",
                                      "fp4-vllm23696-b200x8-gpt-oss-120b-mxfp4-sharegpt-ttft",
                                      "fp4-vllm23696-b200x8-gpt-oss-120b-mxfp4-sharegpt-tpot"),
+    ("vllm", "rocm_matmul@fp8"): ("srv-mlperf41-mi300xx8-llama2-70b-offline-tps",
+                                  "srv-mlperf41-mi300xx1-llama2-70b-999-offline-tps"),
     ("hf", "bnb_4bit_linear_host_s"): ("bnb-quanto62-a10g-llama-2-7b-nf4-tg", "bnb-quanto62-a10g-mistral-7b-nf4-tg"),
 }
 

@@ -150,6 +150,10 @@ FORMATS: dict[str, WeightFormat] = {f.id: f for f in [
                              "and zero per group"),
     WeightFormat(id="int4-wo-g128", family="wo", lm_head=True, compute_dtype="bf16", bits=4, group_size=128, scale_bytes=4,
                  description="int4 weight-only, group 128 (torchao int4_weight_only default, tinygemm layout)"),
+    *[WeightFormat(id=f"int4-wo-g{g}", family="wo", lm_head=True, compute_dtype="bf16", bits=4, group_size=g,
+                   scale_bytes=4, description=f"int4 weight-only, group {g} (torchao int4_weight_only(group_size={g}), "
+                                              f"gpt-fast --mode int4 --groupsize {g}; tinygemm layout)")
+      for g in (32, 256)],
     WeightFormat(id="nvfp4", family="fp4", compute_dtype="fp4", bits=4, group_size=16, scale_bytes=1,
                  tensor_scale_bytes=4, description="NVFP4: E2M1, an FP8 E4M3 scale per 16, an fp32 scale per tensor"),
     WeightFormat(id="mxfp4", family="fp4", compute_dtype="fp4", bits=4, group_size=32, scale_bytes=1,
@@ -176,6 +180,7 @@ llm-compressor's preset, run by vLLM's Marlin kernel as GPTQ is); `int8wo`, `int
 
 def get_format(name: str) -> WeightFormat:
     key = str(name).strip().lower().replace("_", "-") if "_" not in str(name)[:2] else str(name).lower()
+    key = re.sub(r"\s+", "-", key)  # 'exl2 4.65bpw', 'bnb nf4'
     key = _ALIASES.get(key, key)
     if key not in FORMATS:
         key = key.replace("-", "_")
@@ -382,13 +387,29 @@ FORMATS.update({f.id: f for f in [
 ]})
 _ALIASES.update({"mlc-q4f16-1": "mlc-q4f16_1", "q4f16-1": "mlc-q4f16_1", "mlc-q4f32-1": "mlc-q4f32_1",
                  "q4f32-1": "mlc-q4f32_1", "mlc-q4f16-ft": "mlc-q4f16_ft", "q4f16-ft": "mlc-q4f16_ft",
-                 "mlx-4bit": "mlx-q4", "mlx-8bit": "mlx-q8", "mlx-6bit": "mlx-q6"})
+                 "mlx-4bit": "mlx-q4", "mlx-8bit": "mlx-q8", "mlx-6bit": "mlx-q6",
+                 "q0f16": "fp16", "q0f32": "fp32", "mlc-q0f16": "fp16",
+                 "int4wo": "int4-wo-g128", "int4-weight-only": "int4-wo-g128", "int8-weight-only": "int8-wo",
+                 "float8-weight-only": "fp8-wo", "fp8wo": "fp8-wo", "int4wo-64-hqq": "int4-wo-g64",
+                 "int4wo-128-hqq": "int4-wo-g128", "int4-wo-64": "int4-wo-g64", "int4-wo-128": "int4-wo-g128",
+                 **{f"{p}{g}": f"int4-wo-g{g}" for g in (32, 256) for p in ("int4wo-", "int4-wo-")},
+                 "gptq-4bit": "gptq-int4", "gptq-int4-g128": "gptq-int4", "gptq-4bit-128g": "gptq-int4",
+                 "4bit-128g": "gptq-int4", "gptq-4bit-g0": "gptq-int4-g0",
+                 "load-in-8bit": "int8-bnb", "load-in-4bit": "bnb-fp4", "bnb-8bit": "int8-bnb", "bnb-4bit": "nf4",
+                 "nf4-dq": "nf4", "bnb-fp4-no-dq": "bnb-fp4"})
+"""More spellings: MLC's q0f16 / q0f32 (no quantization); torchao's config names (int4_weight_only(group_size=128) by
+default, the HQQ variants store the same int4 tinygemm layout); GPTQ repositories' '4bit-128g'; transformers'
+load_in_8bit / load_in_4bit (BitsAndBytesConfig's default 4-bit type is 'fp4'); the Hub's '-bnb-4bit' checkpoints (NF4
+with double quantization in their quantization_config)."""
 
-_EXL2 = re.compile(r"exl2[-_](\d+(?:\.\d+)?)bpw")
+_EXL2 = re.compile(r"(?:exl2[-_])?(\d+(?:\.\d+)?)-?bpw")
+"""'exl2-4.65bpw', and '4.65bpw' alone: bits per weight is EXL2's naming (turboderp's and the Hub's '-4.65bpw' repos)."""
 
 
 def exl2_format(key: str) -> WeightFormat | None:
     """'exl2-4.65bpw' -> the EXL2 format at 4.65 bits per weight (2 to 8), or None when `key` is not one."""
+    if key == "exl2":
+        raise ConfigError("--quant exl2: EXL2 needs its bits per weight, e.g. exl2-4.65bpw (2 to 8)")
     m = _EXL2.fullmatch(key)
     if m is None:
         return None

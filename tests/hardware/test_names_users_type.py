@@ -38,3 +38,14 @@ def test_name_resolves_with_memory_bandwidth_and_a_16_bit_peak(catalog, name):
 
 def test_catalog_is_three_times_wider(catalog):
     assert len(catalog.devices) >= 140
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("MacBook Pro M3 Max", "apple-m3-max"), ('MacBook Pro 16" M3 Max', "apple-m3-max"),
+    ("Mac Studio M2 Ultra", "apple-m2-ultra"), ("Mac mini M4 Pro", "apple-m4-pro"), ("MacBook Air M2", "apple-m2"),
+    ("MacBook Pro 14-inch M3 Pro", "apple-m3-pro"), ("Mac Pro M2 Ultra", "apple-m2-ultra"),
+    ("RX 6700 XT", "rx-6700-xt"), ("Radeon RX 6800 XT", "rx-6800-xt"),
+])
+def test_product_names_around_a_chip_resolve_to_the_chip(catalog, name, expected):
+    """An Apple machine's name around its chip names the chip (the machine's 'Pro' is dropped, the chip's kept)."""
+    assert resolve_device(catalog, name).id == expected

@@ -118,6 +118,10 @@ def compare_devices(
                   what=tokens_text(prompt, output, context))
     if formats is None and arch.stored_format_from:  # a GGUF file: the format it stores, not an engine's ladder
         formats = [weights_format(arch, None, model)[0]]
+    elif formats is not None and engine is not None:  # the engine's own spellings (mlx: '4bit' -> mlx-q4)
+        from sizeup.engines.base import engine_format_name
+
+        formats = [engine_format_name(engine, f)[0] for f in formats]
 
     resolved: dict[tuple[str, str], object] = {}
 

@@ -261,6 +261,7 @@ def _estimate(model: str, device: DeviceSpec, o: EstimateOptions, catalog) -> In
     """The estimate at the engine and format named; with none named, the device class's engine (data/engines/
     defaults.yaml) and the most precise of its formats that fits, as the device table chooses. The estimate's
     `defaults` say what was taken and why."""
+    from sizeup.engines.base import engine_format_name
     from sizeup.engines.defaults import default_for_segment
     from sizeup.errors import SizeupError
     from sizeup.hardware.segments import segment_of
@@ -277,8 +278,11 @@ def _estimate(model: str, device: DeviceSpec, o: EstimateOptions, catalog) -> In
         engine, why = default_for_segment(segment_of(device))
         defaults["engine"] = f"{engine}: none named; {why} (data/engines/defaults.yaml)"
     quant, weights_note = o.quant, ""
+    if quant is not None:  # the engine's own spelling of a format (mlx: '4bit' -> mlx-q4)
+        quant, weights_note = engine_format_name(engine, quant)
     if quant is not None or getattr(arch, "stored_format_from", ""):  # named, or the format a .gguf file stores
-        quant, weights_note = weights_format(arch, o.quant, model)
+        quant, stored_note = weights_format(arch, quant, model)
+        weights_note = "; ".join(n for n in (weights_note, stored_note) if n)
         if o.quant is None:
             defaults["quant"] = weights_note
     formats = [quant] if quant is not None else list(formats_to_try(engine, device))

@@ -124,6 +124,10 @@ class ExecutionModel:
     FORMATS: ClassVar[tuple[str, ...]] = ("bf16",)
     """The weight formats people run with this engine, most precise first: a device table takes the first that
     fits, and an estimate that does not fit suggests the next."""
+    FORMAT_NAMES: ClassVar[dict[str, tuple[str, str]]] = {}
+    """The engine's own spellings of its formats (lower case, no spaces, '-' or '_') -> (format id, why): read before
+    the shared names of formats.py, so `--engine mlx --quant 4bit` is mlx-community's 4-bit build
+    (`engine_format_name`)."""
     NATIVE_FP8_ONLY: ClassVar[bool] = False
     """Whether the engine's fp8 needs fp8 tensor units (so fp8 is not tried on a device without an fp8 peak)."""
     LOADS: ClassVar[tuple[str, ...] | None] = None
@@ -391,6 +395,21 @@ def engine_class(name: str) -> type[ExecutionModel]:
         known = sorted(set(engine_names()) | set(_REGISTRY))
         raise ConfigError(f"unknown engine {name!r}: expected one of {', '.join(known)}")
     return _REGISTRY[key]
+
+
+def engine_format_name(engine_text: str | None, quant: str) -> tuple[str, str]:
+    """`quant` as the format id an engine's own spelling names (`FORMAT_NAMES`) and the note that says so; a name
+    the engine does not spell is returned as given (formats.py reads it, or refuses it in one line)."""
+    if not engine_text:
+        return quant, ""
+    cls = engine_class(str(engine_text).partition("@")[0])
+    key = re.sub(r"[\s_.-]+", "", str(quant).strip().lower())
+    if key.startswith(cls.NAME) and key != cls.NAME:
+        key = key[len(cls.NAME):]
+    if key not in cls.FORMAT_NAMES:
+        return quant, ""
+    fmt, why = cls.FORMAT_NAMES[key]
+    return fmt, f"--quant {quant}: {fmt} under {cls.NAME} ({why})"
 
 
 @lru_cache(maxsize=256)

@@ -40,9 +40,17 @@ def _linears(ledger, model_type: str) -> tuple[int, int]:
     return calls, sum(o.count * o.matmul_flops // 2 for o in ops)
 
 
-@engine("hf")
+@engine("hf", "transformers", "huggingface")
 class HFTransformers(ExecutionModel):
     FORMATS = ("bf16", "int8", "nf4")
+    FORMAT_NAMES = {
+        "4bit": ("bnb-fp4", "transformers' load_in_4bit: bitsandbytes 4-bit, BitsAndBytesConfig's default "
+                            "bnb_4bit_quant_type 'fp4'; --quant nf4 for NF4"),
+        "loadin4bit": ("bnb-fp4", "transformers' load_in_4bit: BitsAndBytesConfig's default bnb_4bit_quant_type 'fp4'"),
+        "8bit": ("int8-bnb", "transformers' load_in_8bit: bitsandbytes LLM.int8()"),
+        "loadin8bit": ("int8-bnb", "transformers' load_in_8bit: bitsandbytes LLM.int8()"),
+        "fp4": ("bnb-fp4", "bitsandbytes FP4 (bnb_4bit_quant_type 'fp4')"),
+    }
 
     def step_extra(self, arch: ModelArch, ledger, weights: str, decode: bool,
                    tokens: int) -> tuple[Range, str] | None:

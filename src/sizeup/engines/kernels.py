@@ -66,7 +66,7 @@ class Kernel:
     name: str
     description: str
     peak: str
-    """'int8', 'fp16' (the dense 16-bit matrix peak), 'fp16_acc16', 'int32' (the integer ALU rate: MMVQ's
+    """'int8', 'fp16' (the dense 16-bit matrix peak), 'fp8' (the dense fp8 peak: prices fp8 matmuls only), 'fp16_acc16', 'int32' (the integer ALU rate: MMVQ's
     dequantization at decode), 'alu' (instructions over every lane: an engine's counted decode instructions) or
     'device-default' (the device kind's efficiency applies unchanged)."""
     fraction: Range | None
@@ -219,8 +219,8 @@ def kernel_peak(device, kernel: Kernel) -> float | None:
         return device.peak_flops_per_s.get("int8")
     if kernel.peak == "fp16_acc16":
         return device.fp16_acc16_flops_per_s or device.peak_flops_per_s.get("fp16")
-    if kernel.peak == "fp16":
-        return device.peak_flops_per_s.get("fp16")
+    if kernel.peak in ("fp16", "fp8"):
+        return device.peak_flops_per_s.get(kernel.peak)
     if kernel.peak == "int32":
         return int32_rate(device)
     if kernel.peak == "alu":  # instructions per second over every lane: the vector fp32 peak / 2 (an FMA is 2 FLOPs)

@@ -33,6 +33,9 @@ FUSED_HEAD_DIMS = (64, 80, 128)
 @engine("mlx", "mlx-lm", "mlx_lm")
 class MLX(ExecutionModel):
     FORMATS = ("bf16", "mlx-q8", "mlx-q6", "mlx-q4")
+    FORMAT_NAMES = {f"{spell}": (f"mlx-q{bits}", f"mlx-community's '-{bits}bit' checkpoints: mlx_lm.convert -q "
+                                                 f"--q-bits {bits}, group 64, affine")
+                    for bits in (2, 3, 4, 6, 8) for spell in (f"{bits}bit", f"q{bits}", f"int{bits}")}
 
     @classmethod
     def build(cls, device, version=None, *, backend=None, build_date=None, settings=None) -> ExecutionModel:

@@ -20,14 +20,24 @@ from sizeup.engines.kernels import Kernel, memory_class
 from sizeup.ingest.arch import ModelArch
 from sizeup.ranges import Range
 
-_WEIGHT_ONLY = {"int8-wo": "weight_only", "fp8-wo": "weight_only", "int4-wo-g64": "int4", "int4-wo-g128": "int4"}
+_WEIGHT_ONLY = {"int8-wo": "weight_only", "fp8-wo": "weight_only",
+                **{f"int4-wo-g{g}": "int4" for g in (32, 64, 128, 256)}}
 """Format -> kernel class of the decode matmul: torchao's int8/fp8 weight-only (inductor fuses the dequantization
 into the GEMV it generates) and int4 (tinygemm's packed-int4 kernel); every other format: 16-bit GEMV."""
 
 
-@engine("torch-compile", "torch.compile", "gpt-fast", "torchao")
+@engine("torch-compile", "torch.compile", "gpt-fast", "torchao", "torchcompile", "torch_compile")
 class TorchCompile(ExecutionModel):
     FORMATS = ("bf16", "fp8-wo", "int8-wo", "int4-wo-g64")
+    FORMAT_NAMES = {
+        "int4": ("int4-wo-g32", "gpt-fast quantize.py --mode int4: int4 weight-only, tinygemm layout, --groupsize "
+                                "default 32"),
+        "int4gptq": ("int4-wo-g32", "gpt-fast --mode int4-gptq: the int4 weight-only layout, GPTQ-chosen values"),
+        **{f"int4g{g}": (f"int4-wo-g{g}", f"gpt-fast's model_int4.g{g}.pth") for g in (32, 64, 128, 256)},
+        "int8": ("int8-wo", "gpt-fast --mode int8: int8 weights with a per-channel scale, dequantized into the "
+                            "compiled GEMV (the weights' bytes are int8)"),
+        "fp8": ("fp8-wo", "torchao float8 weight-only (generate.py --quantization float8wo)"),
+    }
 
     def matrix_kernel(self, weights: str, decode: bool, tokens: int):
         """At decode on a GPU the weight-streaming kernel of the format, with the fraction of the bandwidth it

@@ -23,6 +23,7 @@ takes it, NCCL's ring elsewhere; the 0.2 releases call each GPU's Ray worker onc
 from __future__ import annotations
 
 from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
+from sizeup.engines.kernels import Kernel
 from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
 from sizeup.engines.reserve import InferenceMemory, MemoryRequest, device_total_bytes
 from sizeup.engines.vllm_multimodal import vllm_multimodal_profile
@@ -133,13 +134,41 @@ class VLLM(ExecutionModel):
             return False
         return PLATFORMS.get(self.device.vendor, ("", False))[1]
 
+    @property
+    def platform(self) -> str:
+        """The platform vLLM runs this device on (PLATFORMS): cuda, hip, sycl, or cpu."""
+        return "cpu" if self.device.kind == "cpu" else PLATFORMS.get(self.device.vendor, ("",))[0]
+
     def per_op_overhead(self, decode: bool) -> Range | None:
-        """Graph replay at decode (`decode_overhead_s`); without a graph the device kind's eager launch time."""
-        return super().per_op_overhead(decode) if self.graphs else None
+        """Graph replay at decode (`decode_overhead_s`, a HIP graph's node on ROCm: `decode_overhead_s.hip`);
+        without a graph the device kind's eager launch time."""
+        if not self.graphs:
+            return None
+        hip = self.profile.range("decode_overhead_s.hip") if decode and self.platform == "hip" else None
+        return hip or super().per_op_overhead(decode)
+
+    def matrix_kernel(self, weights: str, decode: bool, tokens: int):
+        """On ROCm: fp8 weights' GEMMs at `rocm_matmul@fp8` of the dense fp8 peak (hipBLASLt through
+        torch._scaled_mm, or AMD's tuned kernels), and at decode the GEMMs' share of the HBM bandwidth
+        (`rocm_decode_memory`: hipBLASLt's skinny-M GEMMs before vLLM had its own skinny kernels, wvSplitK after);
+        16-bit and fp8 weights only (the formats these GEMMs run); elsewhere, or where the data states neither, the
+        device defaults."""
+        if self.platform != "hip" or weights.lower() not in ("bf16", "fp16", "fp8"):
+            return None  # other formats (AWQ) run their own kernels: the device defaults
+        memory = self.profile.range("rocm_decode_memory") if decode else None
+        fraction = self.profile.range("rocm_matmul@fp8") if weights.lower() == "fp8" else None
+        if memory is None and fraction is None:
+            return None
+        keys = [k for k, v in (("rocm_matmul@fp8", fraction), ("rocm_decode_memory", memory)) if v is not None]
+        source = "; ".join(s for s in self.profile.sources if s.split(": ", 1)[0] in keys)
+        phase = "decode" if decode else "prefill"
+        return Kernel(self.NAME, f"ROCm {phase} GEMM", f"vLLM's {phase} GEMMs on ROCm",
+                      "fp8" if fraction is not None else "device-default", fraction, ", ".join(keys), source, memory,
+                      table="data/engines/vllm.yaml")
 
     def missing_kernel_note(self, weights: str, decode: bool) -> str | None:
         """Off CUDA (ROCm, Intel XPU) vLLM's kernels have no fraction of their own in sizeup's data: say so."""
-        platform = PLATFORMS.get(self.device.vendor, ("",))[0] if self.device.kind != "cpu" else "cpu"
+        platform = self.platform
         if platform == "cuda":
             return None
         kernels = {"sycl": "IPEX / oneDNN kernels on XPU", "hip": "ROCm kernels"}.get(platform, "kernels")

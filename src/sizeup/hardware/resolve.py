@@ -41,7 +41,10 @@ product of the two lengths, and no device or model name is longer."""
 _NOISE = re.compile(r"\b(nvidia|geforce|tesla|amd|instinct|intel|google|cloud|apple)\b")
 _VENDOR_NOISE = re.compile(
     r"\((?:r|tm)\)|\b\d+(?:st|nd|rd|th)\s+gen(?:eration)?\b|\b\d+-core\s+processor\b|\bprocessor\b"
-    r"|\bwith\s+radeon\s+graphics\b|\bw/\s*radeon\b.*$|\bgraphics\b|\bgpu\b|@.*$")
+    r"|\bwith\s+radeon\s+graphics\b|\bw/\s*radeon\b.*$|\bgraphics\b|\bgpu\b|@.*$"
+    r"|\bmacbook(?:\s+(?:pro|air))?(?:\s+1[3-6](?:\s*-?\s*inch\b|\")?)?(?!\d)|\bmac\s+(?:studio|mini|pro)\b|\bimac\b")
+"""Also Apple's product names around a chip ('MacBook Pro M3 Max', 'Mac Studio M2 Ultra', 'Mac mini M4 Pro'): the chip
+names the device; the machine's own 'Pro' goes with it, the chip's ('M3 Pro') stays."""
 _WORDS = {"nvidia", "geforce", "tesla", "amd", "instinct", "intel", "google", "cloud", "apple", "r", "tm"}
 _WEAK_WORDS = {"rtx", "gtx", "quadro", "radeon", "rx", "arc", "xeon", "epyc", "ryzen", "core", "platinum", "gold",
                "silver", "pcie", "sxm", "sxm2", "sxm4", "sxm5", "hbm2", "hbm2e", "hbm3", "hbm3e", "gddr6", "gddr6x",

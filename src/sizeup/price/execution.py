@@ -69,6 +69,8 @@ def kernel_matmul(device: DeviceSpec, kernel) -> dict[str, Range] | None:
     peak = kernel_peak(device, kernel)
     if not peak:
         return None
+    if kernel.peak == "fp8":  # an fp8 GEMM: the ledger's fp8 matmuls only, the others keep the device's fractions
+        return {"matmul@fp8": kernel.fraction}
     out = {f"matmul@{p}": kernel.fraction.scale(peak / v) for p, v in device.peak_flops_per_s.items() if v}
     out["matmul"] = kernel.fraction.scale(peak / (device.peak_flops_per_s.get("fp16") or peak))
     return out
@@ -79,7 +81,10 @@ def phase_note(model, eff: Efficiency, weights: WeightFormat, decode: bool, toke
     why none did (the engine's own note)."""
     phase = "decode" if decode else "prefill"
     tokens = tokens or (1 if decode else 512)
-    if model.memo.get(("kernel", decode, weights.id, tokens)) is not None:
-        return (f"{phase} priced with {eff.origin.rsplit(', ', 1)[-1]}: matmul at {eff.tensor['matmul'].typical:.0%} "
-                f"of the fp16 peak, memory at {eff.memory.typical:.0%} of peak bandwidth")
+    kernel = model.memo.get(("kernel", decode, weights.id, tokens))
+    if kernel is not None:
+        peak = "fp8" if kernel.peak == "fp8" else "fp16"
+        matmul = eff.tensor["matmul@fp8" if peak == "fp8" else "matmul"]
+        return (f"{phase} priced with {eff.origin.rsplit(', ', 1)[-1]}: matmul at {matmul.typical:.0%} "
+                f"of the {peak} peak, memory at {eff.memory.typical:.0%} of peak bandwidth")
     return model.missing_kernel_note(weights.id, decode)
