@@ -7,7 +7,9 @@ ceil((n+1) q)-th of n), so a small cell takes its extremes; low is at most 1 and
 typical value). The widening factors are calibrated the same way: the smallest factor (on the log-ratios) at which
 the pool left without a whole device class (engine, architecture, devices with derived peaks) covers that group's
 rows at TARGET (80%, issue 29's target on hidden rows); an engine no row backs is widened at least ENGINE_FLOOR.
-Kinds no row backs take a stated default (DEFAULT_RULES)."""
+Kinds no row backs take a stated default (DEFAULT_RULES); an engine with too few rows of a kind that has such a
+default gets the pool of every engine widened, and never less than that default (price/ranges_table.py lookup), so
+one engine's rows cannot narrow another's unbacked case."""
 
 from __future__ import annotations
 
@@ -44,9 +46,10 @@ DEFAULT_RULES = {
     "latency_percentile": (("prefill", "decode"), 1.5, "no published row checks latency percentiles under load: the "
                            "out-of-sample ratios of the prefill and decode rows together, widened by 1.5 for the "
                            "queueing model (not validated; a stated judgment)"),
-    "memory": (("training_memory",), 1.0, "no published row measures an inference engine's total memory: the "
+    "memory": (("training_memory",), 1.0, "an inference engine's total memory with no row of its own: the "
                "out-of-sample ratios of the training and fine-tuning memory rows (the measured totals: allocator "
-               "reserve, fragmentation, CUDA context)"),
+               "reserve, fragmentation, CUDA context); an engine without rows is never given less than this "
+               "(price/ranges_table.py lookup)"),
     ANY: (("decode", "prefill", "serving_throughput", "training_step", "traced_model"), None,
           "a kind no row backs: the out-of-sample ratios of every speed row, widened by the engine factor"),
 }

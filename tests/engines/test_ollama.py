@@ -16,9 +16,26 @@ def test_num_ctx_by_release_and_memory():
 
 
 def test_default_tag_is_q4_k_m():
-    est = api.estimate("llama-3.1-8b", device="rtx-4090", engine="ollama@0.6.7", prompt=100, output=100)
+    est = api.estimate("llama-3.1-8b", device="rtx-4090", engine="ollama", prompt=100, output=100)
     assert est.weights.id == "q4_k_m"
-    assert est.memory.kv_cache_bytes == 4096 * 131072  # 4096 tokens x 32 layers x 8 KV heads x 128 x 2 x fp16
+    # 0.15.5 on 24 GiB: num_ctx 32768, one slot (PR 11330); 32 layers x 8 KV heads x 128 x 2 x fp16 = 131072 B a token
+    assert est.memory.kv_cache_bytes == 32768 * 131072
+
+
+def test_num_parallel_by_release_falls_back_to_one_slot_when_the_model_would_not_fit_whole():
+    """server/sched.go: 4 slots from v0.2.0 (PR 4218), 2 from v0.6.7 (PR 10468), each falling back to 1 where the
+    default's cache keeps the model off the GPU in part; 1 from PR 11330 (v0.9.6 here)."""
+    def cache_tokens(version):
+        est = api.estimate("llama-3.1-8b", device="rtx-4090", engine=f"ollama@{version}", prompt=100, output=100)
+        return est.memory.kv_cache_needed_bytes // 131072  # llama-3.1-8b's f16 KV bytes a token
+
+    assert cache_tokens("0.1.30") == 2048  # one slot x 2048
+    assert cache_tokens("0.3.0") == 4 * 2048
+    assert cache_tokens("0.6.7") == 2 * 4096
+    assert cache_tokens("0.9.6") == 4096
+    est = api.estimate("llama-2-70b", device="rtx-4090", engine="ollama@0.3.0", cpu="ryzen-7-8845hs", prompt=100,
+                       output=100)
+    assert "falls back to 1" in " ".join(est.assumptions)  # 39 GiB of weights never fit whole on 24 GiB
 
 
 def _offload_note(est) -> str:

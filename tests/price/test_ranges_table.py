@@ -84,3 +84,19 @@ def test_the_shipped_table_names_its_command_and_covers_every_kind_it_is_asked_f
     for kind in rt.KINDS:
         b = rt.backing(kind, engine="an-engine-never-measured", device_class="consumer")
         assert b.low_ratio <= 1 <= b.high_ratio and b.scope in ("kind", "default"), kind
+
+
+def test_an_engine_without_rows_is_never_narrower_than_the_kinds_default():
+    """Another engine's memory rows (an MLX fix made them tight) must not narrow a case nothing backs: an engine with
+    too few rows takes the kind's pool widened, and at least the kind's stated default."""
+    table = {**TABLE, "cells": {"memory": {"*": {"*": {"rows": 11, "low": 0.95, "high": 1.05,
+                                                         "model_types": {"llama": 11}}},
+                                           "mlx": {"apple": {"rows": 11, "low": 0.95, "high": 1.05}}}}}
+    b = rt.lookup(table, "memory", engine="llama.cpp", device_class="consumer", model_type="llama")
+    assert b.scope == "kind" and (b.low_ratio, b.high_ratio) == (0.8, 1.4)
+    assert "no narrower than the table's default for the kind" in b.text and "borrowed" in b.text
+    wide = {**table, "cells": {"memory": {"*": {"*": {"rows": 11, "low": 0.6, "high": 1.9,
+                                                        "model_types": {"llama": 11}}}}}}
+    b = rt.lookup(wide, "memory", engine="llama.cpp", device_class="consumer", model_type="llama")
+    assert b.high_ratio == pytest.approx(1.9 ** 1.5)  # a wider pool keeps its own widened range
+    assert not any("no narrower" in w for w in b.widened)

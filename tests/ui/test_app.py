@@ -296,3 +296,23 @@ def test_a_head_that_does_not_add_up_is_refused_in_one_line(client, name, sent, 
     r = client.post("/estimate/result", files={"file": (name, b"\0" * sent)},
                     data={"device": "rtx-4090", "file_bytes": file_bytes})
     assert says in r.text, r.text[:500]
+
+
+@pytest.mark.parametrize("query, verdict, words", [
+    # typical 7.75 GiB of 9.56 usable, the range's high end over it (tests/cli/test_estimate_fit_cli.py)
+    ({"model": "qwen3-8b", "device": "rtx-3080-10gb", "engine": "llama.cpp", "quant": "q8_0", "prompt": "64",
+      "output": "300"}, "may not fit", "May not fit: "),
+    ({"model": "qwen3-8b", "device": "rtx-3080-12gb", "engine": "llama.cpp", "quant": "q6_k", "prompt": "5000",
+      "output": "300"}, "fits", "Fits: "),
+    ({"model": "llama-3.1-70b", "device": "rtx-4090", "engine": "llama.cpp", "quant": "q8_0"}, "does not fit",
+     "Does not fit: "),
+])
+def test_the_estimate_view_shows_the_three_way_verdict_as_the_json_does(client, query, verdict, words):
+    data = client.get("/api/estimate", params=query).json()
+    assert data["fit"] == verdict
+    r = client.post("/estimate/result", data=query)
+    assert r.status_code == 200, r.text[:300]
+    shown = r.text.split('id="fits"')[1].split("</p>")[0]
+    assert f'data-fit="{verdict}"' in shown and words in shown
+    if verdict == "may not fit":
+        assert data["fit_note"] in shown and 'class="verdict warn"' in r.text

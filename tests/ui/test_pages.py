@@ -106,6 +106,16 @@ def test_estimate_page(server, page):
     check(page, "estimate")
 
 
+def test_a_typical_fit_whose_range_does_not_says_may_not_fit(server, page):
+    """The three-way verdict the text and JSON carry (workload/device_fit.py fit_verdict), with its note."""
+    page.goto(f"{server}/estimate?model=qwen3-8b&device=rtx-3080-10gb&engine=llama.cpp&quant=q8_0&prompt=64&output=300")
+    verdict = page.locator("#fits")
+    expect(verdict).to_contain_text("May not fit", timeout=30_000)
+    expect(verdict).to_contain_text("the high end of the memory range")
+    assert verdict.get_attribute("data-fit") == "may not fit"
+    assert "warn" in verdict.get_attribute("class")
+
+
 def test_a_model_that_does_not_fit_shows_what_would_and_one_click_applies_it(server, page):
     page.goto(f"{server}/estimate?model=llama-3.1-70b&device=rtx-4090&engine=llama.cpp&quant=q8_0")
     expect(page.locator("#fits")).to_contain_text("Does not fit")

@@ -32,3 +32,19 @@ def test_whole_range_inside_fits_and_typical_over_does_not():
 
 def test_without_a_range_the_typical_figure_decides():
     assert fit_verdict(_estimate(8.0, None, 9.0)).verdict == FITS
+
+
+def test_training_takes_the_same_rule_from_its_memory_range():
+    """workload/device_fit.py training_fit_verdict: micro-batch 1 at the typical total, then total_range's high end."""
+    from sizeup.workload.device_fit import training_fit_verdict
+
+    def training(total_gib, high_gib, usable_gib, max_mb=1):
+        usable = Range(usable_gib * GIB, usable_gib * GIB, usable_gib * GIB)
+        memory = SimpleNamespace(fits=total_gib <= usable_gib, usable_bytes=usable,
+                                 total_range=Range(total_gib * GIB, total_gib * GIB, high_gib * GIB))
+        return SimpleNamespace(memory=memory, max_micro_batch=max_mb)
+
+    assert training_fit_verdict(training(20.0, 29.6, 23.5)).verdict == MAY_NOT_FIT
+    assert "29.6 GiB" in training_fit_verdict(training(20.0, 29.6, 23.5)).why
+    assert training_fit_verdict(training(12.0, 17.8, 23.5)).verdict == FITS
+    assert training_fit_verdict(training(12.0, 17.8, 23.5, max_mb=0)).verdict == DOES_NOT_FIT

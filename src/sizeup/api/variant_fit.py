@@ -21,9 +21,27 @@ class VariantFit:
     device: str
     memory_bytes: int
     fit: str
+    gpu_layers: int | None = None
+    """Layers on the GPU where fewer than all run there (an engine's own split, Ollama's scheduler, or --gpu-layers);
+    None: every layer on the GPU (or no estimate)."""
+    layers: int = 0
+    decode_tokens_per_s: float | None = None
+    """The estimate's typical decode rate per sequence on this size (None: unknown or no estimate)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"device": self.device, "memory_bytes": self.memory_bytes, "fit": self.fit}
+        return {"device": self.device, "memory_bytes": self.memory_bytes, "fit": self.fit,
+                "gpu_layers": self.gpu_layers, "layers": self.layers,
+                "decode_tokens_per_s": self.decode_tokens_per_s}
+
+
+def _of(device, estimate, verdict: str) -> VariantFit:
+    """`estimate`'s verdict on `device`, with the layers it left off the GPU and its decode rate."""
+    layers = estimate.arch.num_layers
+    placed = estimate.config.gpu_layers
+    rate = None if estimate.decode is None else estimate.decode.tokens_per_s  # --output 0: no decode
+    return VariantFit(device.id, device.memory_bytes, verdict,
+                      gpu_layers=placed if placed is not None and placed < layers else None, layers=layers,
+                      decode_tokens_per_s=None if rate is None else rate.typical)
 
 
 def _size(memory_bytes: int) -> str:
@@ -58,13 +76,14 @@ def variant_fits(result, variants: list, estimate_on) -> tuple[VariantFit, ...]:
     out = []
     for d in variants:
         if d.id == result.device.id:
-            verdict = fit_verdict(result).verdict
-        else:
-            try:
-                verdict = fit_verdict(estimate_on(d)).verdict
-            except SizeupError as exc:
-                verdict = f"unknown ({exc})"
-        out.append(VariantFit(d.id, d.memory_bytes, verdict))
+            out.append(_of(d, result, fit_verdict(result).verdict))
+            continue
+        try:
+            estimate = estimate_on(d)
+        except SizeupError as exc:
+            out.append(VariantFit(d.id, d.memory_bytes, f"unknown ({exc})"))
+            continue
+        out.append(_of(d, estimate, fit_verdict(estimate).verdict))
     return tuple(out)
 
 
@@ -76,14 +95,32 @@ def assumed_note(device, fits: tuple[VariantFit, ...]) -> str:
             f"pick it")
 
 
+def _rate(x: float | None) -> str:
+    return "unknown" if x is None else f"{x:,.1f}"
+
+
 def variants_line(fits: tuple[VariantFit, ...]) -> str:
     """One line when the verdict differs across the sizes ('fits on the 24/32 GB models; may not fit on the
-    16 GB model'), else empty."""
-    if len({f.fit for f in fits}) < 2:
-        return ""
-    by: dict[str, list[str]] = {}
-    for f in sorted(fits, key=lambda f: -f.memory_bytes):
-        by.setdefault(f.fit, []).append(_size(f.memory_bytes))
-    parts = [f"{verdict} on the {'/'.join(reversed(sizes))} GB model{'s' if len(sizes) > 1 else ''}"
-             for verdict, sizes in by.items()]
+    16 GB model') or some size runs layers on the CPU (an engine that splits the model itself, Ollama, fits nearly
+    everywhere: the line says how many layers each size leaves to the CPU and the decode rate that gives, beside a
+    size that holds every layer), else empty."""
+    parts: list[str] = []
+    if len({f.fit for f in fits}) > 1:
+        by: dict[str, list[str]] = {}
+        for f in sorted(fits, key=lambda f: -f.memory_bytes):
+            by.setdefault(f.fit, []).append(_size(f.memory_bytes))
+        parts = [f"{verdict} on the {'/'.join(reversed(sizes))} GB model{'s' if len(sizes) > 1 else ''}"
+                 for verdict, sizes in by.items()]
+    split = [f for f in fits if f.gpu_layers is not None]
+    if not split:
+        return "; ".join(parts)
+    whole = max((f for f in fits if f.gpu_layers is None and f.decode_tokens_per_s is not None),
+                key=lambda f: f.memory_bytes, default=None)
+    for f in sorted(split, key=lambda f: f.memory_bytes):
+        rate = ("decode unknown (their CPU share is unpriced: name the host with --cpu NAME)"
+                if f.decode_tokens_per_s is None else f"decode {_rate(f.decode_tokens_per_s)} tokens/s")
+        parts.append(f"on the {_size(f.memory_bytes)} GB model {f.layers - f.gpu_layers} of {f.layers} layers run "
+                     f"on the CPU: {rate}"
+                     + ("" if whole is None else f" against {_rate(whole.decode_tokens_per_s)} with every layer on "
+                                                 f"the GPU of the {_size(whole.memory_bytes)} GB model"))
     return "; ".join(parts)

@@ -11,11 +11,14 @@ the host's work per token (graph build, sampling) is `step_overhead_s`.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from sizeup.engines.base import Batching, ExecutionModel, engine
 from sizeup.engines.kernels import check_backend, default_backend, select_kernel
+from sizeup.engines.llama_cpp_memory import compute_buffer, fit_params, flash_attention_default, input_layer_bytes
 from sizeup.engines.reserve import whole_context_cache
 from sizeup.errors import ConfigError
+from sizeup.ingest.transformer_ops import KV_BYTES_PER_ELEMENT
 
 TOWER_ATTENTION = (False, "ggml's K·Qᵀ and softmax as tensors, as without flash attention: an upper bound", 0)
 
@@ -27,6 +30,10 @@ class LlamaCpp(ExecutionModel):
     LOADS = ("gguf", "plain", "mxfp4")
     """GGUF files only: its quantized types, F32/F16/BF16, and MXFP4 (gpt-oss's MoE format) (ggml-org/llama.cpp
     tools/quantize `QUANT_OPTIONS`, read 2026-12-05); no AWQ / GPTQ / FP8 / NVFP4 checkpoint is read."""
+    ENGINE_OPTIONS = {"fit": "fit", "fit-target": "fit_target_mib", "fit-ctx": "fit_ctx"}
+    """llama-server / llama-cli's `--fit on` (their default from PR 16653; llama-bench's is off, and so is sizeup's,
+    its rows being llama-bench runs), `--fit-target MiB` (the margin left free per device), `--fit-ctx N` (the least
+    context it cuts to): engines/llama_cpp_memory.py fit_params."""
     MULTI_GPU = "layers"
     """`--split-mode layer` is llama.cpp's default over several GPUs: "layer (default): split layers and KV across
     GPUs" (ggml-org/llama.cpp common/arg.cpp, `-sm, --split-mode`, read 2026-12-05); `row` is opt-in."""
@@ -62,8 +69,64 @@ class LlamaCpp(ExecutionModel):
                 f"{self.device.id} in kernels.yaml: priced at the {self.device.kind} default efficiency (derived, not "
                 f"fit on {self.backend} measurements)")
 
+    def flash_attention(self) -> bool:
+        """Whether this build runs flash attention by default (engines/llama_cpp_memory.py)."""
+        return flash_attention_default(self.build_date)
+
+    def fitted(self, arch, weights, context: int, gpus: int = 1, kv_bytes: float = 2.0):
+        """(n_ctx, layers on the GPU, sentence) of `--fit on` (`--engine-opt fit`), None when it is off: the model's
+        context fitted, then layers, to leave the margin free on the GPUs' usable memory."""
+        if not self.profile.value("fit", 0) or self.device.kind not in ("gpu", "soc"):
+            return None
+        from sizeup.hardware.usable import usable_memory
+
+        usable = usable_memory(self.device).bytes
+
+        def fit(free: float):
+            return fit_params(arch, weights, free=free * gpus,
+                              margin=self.profile.value("fit_target_mib", 1024) * 2**20 * gpus,
+                              min_ctx=int(self.profile.value("fit_ctx", 4096)), asked_ctx=context,
+                              ubatch=int(self.profile.value("n_ubatch", 512)), flash=self.flash_attention(),
+                              kv_bytes=kv_bytes)
+
+        ctx, layers, note = fit(usable.typical)
+        low = fit(usable.low)  # free memory as low as the usable range goes (a desktop's display, other processes)
+        if low[1] != layers:
+            note += (f"; with {usable.low / 2**30:.2f} GiB free (the low end of the usable memory) it would keep "
+                     f"{low[1]} of {arch.num_layers} layers on the GPU at a {low[0]:,}-token context")
+        return ctx, layers, note
+
+    def auto_gpu_layers(self, arch, weights, context: int, batch: int, gpus: int):
+        fit = self.fitted(arch, weights, context * batch, gpus)
+        return None if fit is None or fit[1] >= arch.num_layers else (fit[1], fit[2])
+
+    def cache_cells(self, request) -> tuple[int, str | None]:
+        """KV cells allocated for the request (n_ctx: --context, default prompt + output as llama-bench sizes it;
+        under `--fit` the context it fits), and the sentence saying why where the engine allocates more than the
+        request needs (None)."""
+        asked = request.context * request.batch
+        fit = self.fitted(request.arch, request.weights, asked, kv_bytes=KV_BYTES_PER_ELEMENT[request.kv_dtype])
+        if fit is None or fit[0] <= asked:
+            return asked, None
+        return fit[0], f"{fit[2]}: the KV cache holds {fit[0]:,} tokens (llama-server without -c), whatever the request uses"
+
     def memory(self, request):
-        return whole_context_cache(request, ubatch=int(self.profile.value("n_ubatch", 512)), tower=TOWER_ATTENTION)
+        ubatch = int(self.profile.value("n_ubatch", 512))
+        cells, why = self.cache_cells(request)
+        compute = compute_buffer(request.arch, ubatch, cells, self.flash_attention())
+        embedding = input_layer_bytes(request.arch, request.weights)
+        host = (embedding, f"{self.NAME} keeps the token embedding ({embedding / 2**20:,.0f} MiB) in CPU RAM, off the "
+                           f"device (src/llama-model.cpp: the input layer always stays on the CPU)")
+        mem = whole_context_cache(request, ubatch=ubatch, tower=TOWER_ATTENTION, compute=compute, host_input=host)
+        asked = request.context * request.batch
+        if cells <= asked:
+            return mem
+        scale = cells / asked
+        kv, needed = int(mem.kv_cache_bytes * scale), int(mem.kv_cache_needed_bytes * scale)
+        total = mem.weights_bytes + kv + mem.activations_bytes + mem.overhead_bytes
+        return replace(mem, kv_cache_bytes=kv, kv_cache_needed_bytes=needed, fits=total <= request.usable.typical,
+                       cpu_bytes=mem.cpu_bytes + (needed - kv) - (mem.kv_cache_needed_bytes - mem.kv_cache_bytes),
+                       notes=(*mem.notes, why))
 
     @property
     def batching(self) -> Batching:

@@ -17,8 +17,6 @@ fit, the output layer last (dropped first when not all fit); the rest run on the
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from sizeup.engines.base import engine
 from sizeup.engines.llama_cpp import LlamaCpp
 from sizeup.engines.profile import release_key
@@ -66,22 +64,34 @@ class Ollama(LlamaCpp):
         limit = arch.max_context or ctx
         return min(ctx, limit), why
 
-    def memory(self, request):
-        mem = super().memory(request)
+    def flash_attention(self) -> bool:
+        """Ollama runs without flash attention unless OLLAMA_FLASH_ATTENTION is set (ollama.yaml)."""
+        return bool(self.profile.value("flash_attention", 0))
+
+    def slots(self, arch, weights, context: int, gpus: int) -> tuple[int, str]:
+        """num_parallel for this release and the sentence saying why: the release's default, or 1 where that
+        release falls back to one slot when the default's cache keeps the model from fitting whole on the GPU."""
         slots = int(self.profile.value("num_parallel", 1))
+        ctx, _ = self.default_context(arch)
+        cache = max(ctx, context)
+        if slots > 1 and self.profile.value("num_parallel_fallback", 0) and self.device.kind in ("gpu", "soc"):
+            from sizeup.engines.ollama_fit import whole_on_gpu
+
+            if not whole_on_gpu(self, arch, weights, cache * slots, gpus):
+                return 1, (f"{slots} parallel slots would keep the model from fitting whole on {self.device.id}: "
+                           f"Ollama {self.version} falls back to 1 (server/sched.go pickBestFitGPUs)")
+            return slots, f"Ollama {self.version}'s default parallelism, the model fitting whole with it"
+        return slots, f"Ollama {self.version}'s default OLLAMA_NUM_PARALLEL"
+
+    def cache_cells(self, request) -> tuple[int, str | None]:
+        """num_ctx x num_parallel cells whatever the request uses (a longer --context is the num_ctx a user sets)."""
+        slots, slots_why = self.slots(request.arch, request.weights, request.context, 1)
         ctx, why = self.default_context(request.arch)
-        per_token = request.kv_per_sequence(1) / max(request.context, 1)
         held = max(ctx, request.context) * slots
         if held <= request.context * request.batch:
-            return mem
-        scale = held * per_token / max(mem.kv_cache_needed_bytes, 1)
-        kv, needed = int(mem.kv_cache_bytes * scale), int(mem.kv_cache_needed_bytes * scale)
-        total = mem.weights_bytes + kv + mem.activations_bytes + mem.overhead_bytes
-        note = (f"ollama {self.version}: the KV cache is allocated for {ctx} tokens ({why}) x {slots} parallel "
-                f"slot(s) = {held} tokens, f16, whatever the request uses")
-        return replace(mem, kv_cache_bytes=kv, kv_cache_needed_bytes=needed, fits=total <= request.usable.typical,
-                       cpu_bytes=mem.cpu_bytes + needed - kv - (mem.kv_cache_needed_bytes - mem.kv_cache_bytes),
-                       notes=(*mem.notes, note))
+            return request.context * request.batch, None
+        return held, (f"ollama {self.version}: the KV cache is allocated for {ctx} tokens ({why}) x {slots} parallel "
+                      f"slot(s) ({slots_why}) = {held} tokens, f16, whatever the request uses")
 
     def auto_gpu_layers(self, arch, weights, context: int, batch: int, gpus: int) -> tuple[int, str] | None:
         """Layers Ollama's scheduler offloads to the GPU for this request when none are named, and the sentence that
@@ -97,6 +107,6 @@ class Ollama(LlamaCpp):
         if self.device.kind not in ("gpu", "soc"):
             return None
         ctx, why = self.default_context(arch)
-        slots = int(self.profile.value("num_parallel", 1))
+        slots, _ = self.slots(arch, weights, context, gpus)
         fit = ollama_gpu_layers(self, arch, weights, max(ctx, context) * slots, gpus)
         return fit if fit[0] < n else None

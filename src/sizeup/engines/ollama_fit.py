@@ -46,6 +46,13 @@ def _graph_formula(arch, ctx: int, batch: int, kv_total: int) -> tuple[int, str]
     return max(full, partial), "GraphSize's llama formula, the larger of its partial- and full-offload graphs"
 
 
+def whole_on_gpu(model, arch, weights, cache_tokens: int, gpus: int) -> bool:
+    """Whether every layer and the output layer go to the GPU(s) with a cache of `cache_tokens`: the test Ollama's
+    scheduler makes before it keeps its default parallelism (server/sched.go pickBestFitGPUs)."""
+    placed, note = ollama_gpu_layers(model, arch, weights, cache_tokens, gpus)
+    return note.startswith(f"ollama {model.version} offload: all ")
+
+
 def ollama_gpu_layers(model, arch, weights, cache_tokens: int, gpus: int) -> tuple[int, str]:
     """(repeating layers on the GPU, the sentence saying where they went) for `arch` at `weights` with the cache
     Ollama allocates (`cache_tokens` = num_ctx x num_parallel), over `gpus` GPUs of `model.device`."""

@@ -136,25 +136,37 @@ def allocate_on_demand(req: MemoryRequest, *, tower: tuple[bool, str, int], allo
                            fits=total <= req.usable.typical, cpu_bytes=req.cpu_weights_bytes, notes=tuple(notes))
 
 
-def whole_context_cache(req: MemoryRequest, *, ubatch: int, tower: tuple[bool, str, int]) -> InferenceMemory:
+def whole_context_cache(req: MemoryRequest, *, ubatch: int, tower: tuple[bool, str, int],
+                        compute: tuple[int, str] | None = None, host_input: tuple[int, str] | None = None
+                        ) -> InferenceMemory:
     """The KV cache allocated for the whole context (its offloaded layers' share on the device), a compute buffer
-    sized for one physical batch of `ubatch` tokens, and the layers kept off the GPU in CPU RAM."""
+    sized for one physical batch of `ubatch` tokens, and the layers kept off the GPU in CPU RAM. `compute`: the
+    engine's own compute buffer (bytes, the sentence saying how it is sized) in place of the request's activation
+    peak; `host_input`: (bytes, sentence) of weights the engine keeps in CPU RAM even with every layer on the device
+    (llama.cpp's input layer)."""
     notes: list[str] = []
     n = req.arch.num_layers
     on_gpu = n if req.gpu_layers is None else min(req.gpu_layers, n)
     kv_total = req.kv_per_sequence(1) * req.batch
     kv_gpu = kv_total * on_gpu // n
-    activations = req.activation_peak(min(ubatch, req.batch * req.prompt), req.batch)
+    if compute is None:
+        activations = req.activation_peak(min(ubatch, req.batch * req.prompt), req.batch)
+    else:
+        activations = compute[0]
+        notes.append(compute[1])
     fused, kernel, kept = tower
     activations = req.with_tower(activations, fused, kept, kernel, notes)
     overhead = 0
+    weights, cpu = req.weights_bytes, req.cpu_weights_bytes
+    if host_input is not None and host_input[0] and req.gpu_layers is None:  # partial offload keeps it there already
+        weights, cpu = weights - host_input[0], cpu + host_input[0]
+        notes.append(host_input[1])
     if req.gpu_layers is not None and on_gpu < n:
         notes.append(f"{n - on_gpu} of {n} layers and their KV cache stay in CPU RAM")
-    total = req.weights_bytes + kv_gpu + activations + overhead
-    return InferenceMemory(weights_bytes=req.weights_bytes, kv_cache_bytes=kv_gpu, kv_cache_needed_bytes=kv_total,
+    total = weights + kv_gpu + activations + overhead
+    return InferenceMemory(weights_bytes=weights, kv_cache_bytes=kv_gpu, kv_cache_needed_bytes=kv_total,
                            activations_bytes=activations, overhead_bytes=overhead, usable_bytes=req.usable,
-                           fits=total <= req.usable.typical, cpu_bytes=req.cpu_weights_bytes + kv_total - kv_gpu,
-                           notes=tuple(notes))
+                           fits=total <= req.usable.typical, cpu_bytes=cpu + kv_total - kv_gpu, notes=tuple(notes))
 
 
 def device_total_bytes(device: DeviceSpec) -> float:

@@ -19,6 +19,7 @@ from sizeup.plan.types import Candidate, PlanResult, Rejection, memory_parts, ra
 from sizeup.workload.finetune import FinetuneSpec
 from sizeup.workload.inference import InferenceConfig, estimate_inference
 from sizeup.workload.parallel import ParallelConfig
+from sizeup.workload.device_fit import training_fit_verdict
 from sizeup.workload.training import TrainingConfig, estimate_training
 
 __all__ = ["plan_job", "plan_batch"]
@@ -58,6 +59,16 @@ def plan_job(scenario: Scenario, catalog: Catalog, arch: ModelArch) -> PlanResul
                 rejected.append(Rejection(family=family, reason=(
                     f"does not fit: {e.memory.total_bytes / 2**30:,.1f} GiB needed per GPU, "
                     f"{e.memory.usable_bytes.typical / 2**30:,.1f} GiB usable")))
+                continue
+            verdict = training_fit_verdict(e)
+            if not verdict.comfortable and e.max_micro_batch_in_range >= 1:
+                # the largest micro-batch fits at the typical figure only: the one whose range fits instead
+                by_region = {g: (p, _estimate(arch, device, job, gpus, p, e.max_micro_batch_in_range))
+                             for g, p in placed.items()}
+                placement, e = by_region[group]
+                verdict = training_fit_verdict(e)
+            if not verdict.comfortable:  # the typical total fits, the range's high end does not (as plan/edge.py)
+                rejected.append(Rejection(family=family, reason=f"may not fit: {verdict.why}"))
                 continue
             hours = e.time_to_train_s.typical / 3600
             cost = hours * placement.hourly_usd
@@ -127,10 +138,10 @@ def _placements(device, gpus: int, offers, basis: str) -> dict:
     return out
 
 
-def _estimate(arch: ModelArch, device, job, gpus: int, placement):
+def _estimate(arch: ModelArch, device, job, gpus: int, placement, micro_batch: int | None = None):
     """The training estimate of the job on its placement: the offer's link inside an instance, its stated
-    network between instances."""
-    cfg = TrainingConfig(finetune=FinetuneSpec(method=job.method, rank=job.rank), seq=job.seq,
+    network between instances; `micro_batch` None: the largest that fits."""
+    cfg = TrainingConfig(finetune=FinetuneSpec(method=job.method, rank=job.rank), seq=job.seq, micro_batch=micro_batch,
                          parallel=ParallelConfig(gpus=gpus, nodes=placement.nodes, zero=3 if gpus > 1 else 0),
                          global_batch=job.global_batch, tokens=job.tokens,
                          recompute="full" if job.method in ("lora", "qlora") else "selective",

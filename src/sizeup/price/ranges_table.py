@@ -204,6 +204,13 @@ def lookup(t: dict, kind: str, *, engine: str, device_class: str, model_type: st
         factor *= _factor(widening, "derived_peak", "the device's 16-bit compute peak is derived, not published",
                           notes)
     low, high = _widen(float(pool["low"]), float(pool["high"]), factor)
+    floor = t["defaults"].get(kind) if scope == "kind" else None
+    if floor is not None and (float(floor["low"]) < low or float(floor["high"]) > high):
+        # no row of this engine: never narrower than what the kind's stated default gives with no row at all, so
+        # that another engine's rows (and their fixes) cannot narrow a case nothing backs
+        low, high = min(low, float(floor["low"])), max(high, float(floor["high"]))
+        notes.append(f"no narrower than the table's default for the kind, x{low:.2f} - x{high:.2f} "
+                     f"({floor.get('basis', '')})")
     return Backing(kind=kind, engine=engine, device_class=device_class, rows=rows, arch_rows=arch_rows,
                    pooled_rows=int(pool.get("rows", 0)), scope=scope, low_ratio=low, high_ratio=high,
                    widened=tuple(notes))

@@ -23,7 +23,7 @@ from sizeup.hardware.segments import segment_of
 from sizeup.units import format_bytes
 
 __all__ = ["DeviceFit", "device_fit", "cheapest_offer", "engine_formats", "formats_to_try", "FitVerdict", "fit_verdict",
-           "FITS", "MAY_NOT_FIT", "DOES_NOT_FIT"]
+           "memory_verdict", "training_fit_verdict", "FITS", "MAY_NOT_FIT", "DOES_NOT_FIT"]
 
 FITS, MAY_NOT_FIT, DOES_NOT_FIT = "fits", "may not fit", "does not fit"
 
@@ -42,20 +42,32 @@ class FitVerdict:
         return self.verdict == FITS
 
 
+def memory_verdict(fits: bool, high: float | None, usable: float) -> FitVerdict:
+    """The three-way rule every estimate shares: `does not fit` where the typical total does not (`fits` False),
+    `may not fit` where it does but the memory range's `high` end exceeds the `usable` memory, else `fits`."""
+    if not fits:
+        return FitVerdict(DOES_NOT_FIT)
+    if high is not None and high > usable:
+        return FitVerdict(MAY_NOT_FIT, f"the high end of the memory range, {format_bytes(high)}, exceeds the "
+                                       f"{format_bytes(usable)} usable per GPU")
+    return FitVerdict(FITS)
+
+
 def fit_verdict(estimate) -> FitVerdict:
     """The three-way verdict of `estimate` (an inference estimate): its memory total's calibrated range
     (`ranges.memory_total_bytes`, workload/inference_ranges.py) against the device's typical usable memory, the
     figure `memory.fits` compares the typical total with. Without a range the typical figure decides alone."""
     m = estimate.memory
-    if not m.fits:
-        return FitVerdict(DOES_NOT_FIT)
     ranges = getattr(estimate, "ranges", None)
-    usable = m.usable_bytes.typical
     high = None if ranges is None else ranges.memory_total_bytes.high
-    if high is not None and high > usable:
-        return FitVerdict(MAY_NOT_FIT, f"the high end of the memory range, {format_bytes(high)}, exceeds the "
-                                       f"{format_bytes(usable)} usable per GPU")
-    return FitVerdict(FITS)
+    return memory_verdict(m.fits, high, m.usable_bytes.typical)
+
+
+def training_fit_verdict(estimate) -> FitVerdict:
+    """The same rule for a training estimate (workload/training/estimate.py): micro-batch 1 must fit at the typical
+    total, and the calibrated range of the total per GPU (`memory.total_range`) decides between fits and may not fit."""
+    m = estimate.memory
+    return memory_verdict(m.fits and estimate.max_micro_batch >= 1, m.total_range.high, m.usable_bytes.typical)
 
 
 def engine_formats(engine: str) -> tuple[str, ...]:

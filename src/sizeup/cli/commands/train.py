@@ -213,6 +213,16 @@ def render_compare(result) -> str:
                         ) + "".join(f"\nassumption: {note}" for note in result.assumptions)
 
 
+def _training_verdict(e) -> str:
+    """FITS / FITS at the typical figure, MAY NOT FIT / DOES NOT FIT (workload/device_fit.py training_fit_verdict)."""
+    from sizeup.workload.device_fit import FITS, MAY_NOT_FIT
+
+    v = e.fit
+    if v.verdict == MAY_NOT_FIT:
+        return f"FITS at the typical figure, but MAY NOT FIT: {v.why}"
+    return "FITS" if v.verdict == FITS else "DOES NOT FIT"
+
+
 def render_training(e) -> str:
     cfg, par, m = e.config, e.config.parallel, e.memory
     lines = [f"{e.arch.name}: {cfg.finetune.method.value} ({e.trainable_params:,} trainable of {e.arch.params:,}), "
@@ -227,7 +237,9 @@ def render_training(e) -> str:
                       f"{format_bytes(int(m.total_range.high))})"],
             ["usable", format_bytes(m.usable_bytes.typical)]]
     lines.append(render_table(["memory per GPU", ""], rows, right=[False, True]))
-    lines.append(f"\n{'FITS' if m.fits else 'DOES NOT FIT'}; largest micro-batch that fits: {e.max_micro_batch}")
+    within = (f" ({e.max_micro_batch_in_range} with the memory range's high end)"
+              if e.max_micro_batch_in_range != e.max_micro_batch else "")
+    lines.append(f"\n{_training_verdict(e)}; largest micro-batch that fits: {e.max_micro_batch}{within}")
     s = e.step_s
     lines.append(f"step: {format_seconds(s.typical)} ({format_seconds(s.low)} - {format_seconds(s.high)}); "
                  f"{e.tokens_per_s.typical:,.0f} tokens/s ({e.tokens_per_s.typical / par.gpus:,.0f} per GPU); "

@@ -38,6 +38,9 @@ class TrainingEstimate:
     global_batch: int
     memory: TrainingMemory
     max_micro_batch: int
+    max_micro_batch_in_range: int = 0
+    """The largest micro-batch whose memory range's high end fits the usable memory (0: none): the one that
+    fits in the three-way sense, where `max_micro_batch` fits at the typical figure."""
     trainable_params: int
     step_s: Range
     tokens_per_s: Range
@@ -53,6 +56,18 @@ class TrainingEstimate:
     assumptions: tuple[str, ...]
     backing: dict[str, Any] = field(default_factory=dict)
     """What backs each figure's range (price/ranges_table.Backing): 'step' (time, tokens/s, MFU), 'memory'."""
+
+    @property
+    def fit(self):
+        """fits / may not fit / does not fit (workload/device_fit.py training_fit_verdict): the memory range's high
+        end against the usable memory, as an inference estimate's verdict."""
+        from sizeup.workload.device_fit import training_fit_verdict
+
+        return training_fit_verdict(self)
+
+    def _verdict(self) -> dict[str, Any]:
+        v = self.fit
+        return {"fit": v.verdict, "fit_note": v.why or None}
 
     def to_dict(self) -> dict[str, Any]:
         cfg, par = self.config, self.config.parallel
@@ -72,7 +87,9 @@ class TrainingEstimate:
                        "grad_accumulation": self.grad_accumulation, "global_batch": self.global_batch},
             "memory": {"per_gpu": self.memory.to_dict()},
             "fits": self.memory.fits,
+            **self._verdict(),
             "max_micro_batch": self.max_micro_batch,
+            "max_micro_batch_in_range": self.max_micro_batch_in_range,
             "step": {"latency_s": self.step_s.to_dict(), "breakdown_s": dict(self.breakdown_s)},
             "throughput": {"tokens_per_s": self.tokens_per_s.to_dict(),
                            "tokens_per_s_per_gpu": self.tokens_per_s.scale(1 / par.gpus).to_dict(),
@@ -122,6 +139,14 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
         return training_memory(arch, device, cfg, mb, accumulation_for(mb)).fits
 
     max_mb = max_fitting(fits, 1, 4096)
+    backing = training_backing(arch, device, cfg)
+    high_ratio = backing["memory"].high_ratio
+
+    def fits_whole_range(mb: int) -> bool:  # the memory range's high end within the usable memory (device_fit.py)
+        m = training_memory(arch, device, cfg, mb, accumulation_for(mb))
+        return m.total_bytes * high_ratio <= m.usable_bytes.typical
+
+    max_in_range = max_fitting(fits_whole_range, 1, max_mb) if max_mb >= 1 else 0
     micro = cfg.micro_batch or max(max_mb, 1)
     if cfg.micro_batch is None and max_mb < 1:
         assumptions.append("not even micro-batch 1 fits: figures are for micro-batch 1")
@@ -136,7 +161,6 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
     lengths = sequence_lengths(cfg.seq, micro, mean_seq=cfg.mean_seq, packing=cfg.packing, padded_seq=cfg.padded_seq)
     timed = replace(cfg, seq=max(1, round(lengths.processed)))  # time at the length the step computes
     time = step_time(arch, device, timed, micro, accumulation, memory, trainable, offer)
-    backing = training_backing(arch, device, cfg)
     step = calibrated_time(time.step_s.typical, backing["step"])  # no faster than the tables' best case
     time = replace(time, step_s=Range(max(step.low, time.step_s.low), step.typical, step.high))
     memory = replace(memory, range_ratios=(backing["memory"].low_ratio, backing["memory"].high_ratio))
@@ -152,6 +176,7 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
     return TrainingEstimate(arch=arch, device=device, config=cfg, micro_batch=micro, grad_accumulation=accumulation,
                             processed_tokens_per_s=processed_per_s,
                             global_batch=global_batch, memory=memory, max_micro_batch=max_mb,
+                            max_micro_batch_in_range=max(max_in_range, 0),
                             trainable_params=trainable.trainable_params, step_s=time.step_s, tokens_per_s=tokens_per_s,
                             mfu=mfu, hfu=hfu, time_to_train_s=time_to_train, cost_usd=cost, offer=offer,
                             breakdown_s=dict(time.breakdown_s), assumptions=tuple(dict.fromkeys(assumptions)),
