@@ -68,3 +68,11 @@ def test_tensorrt_llm_graph_limit_only_where_stated():
     assert resolve("tensorrt-llm@1.2", h100).graph_max_batch is None
     serve = resolve("tensorrt-llm@1.2", h100, settings={"cuda_graph_max_bs": 128})
     assert serve.per_op_overhead(True, 128) is not None and serve.per_op_overhead(True, 129) is None
+
+
+def test_sglang_05_chunks_prompts_by_gpu_memory_tier():
+    """sglang server_args.py (0.5 series): chunked_prefill_size 2048 under 35 GiB, 4096 under 60 GiB (A100 40GB, L40),
+    8192 under 160 GiB; 0.3/0.4: 8192 for every GPU of 25,000 MB or more."""
+    assert resolve("sglang@0.5.4", CATALOG.device("a100-sxm-40gb")).batching.max_batched_tokens == 4096
+    assert resolve("sglang@0.4", CATALOG.device("a100-sxm-40gb")).batching.max_batched_tokens == 8192
+    assert resolve("sglang@0.5.4", CATALOG.device("h100-sxm-80gb")).batching.max_batched_tokens == 8192

@@ -53,6 +53,8 @@ class SGLang(ExecutionModel):
         large = self.profile.value("chunked_prefill_large_gpu_mib", 0)
         if mib < small:
             return int(self.profile.value("chunked_prefill_size.small_gpu", 2048))
+        if mib < self.profile.value("chunked_prefill_mid_gpu_mib", 0):
+            return int(self.profile.value("chunked_prefill_size.mid_gpu", 4096))
         if large and mib >= large:
             return int(self.profile.value("chunked_prefill_size.large_gpu", 16384))
         return int(self.profile.value("chunked_prefill_size.default", 8192))
