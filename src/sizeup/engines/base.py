@@ -57,8 +57,7 @@ class Batching:
     in-flight batching); False: prompts run in steps of their own (vLLM V0, SGLang); None: as `chunked_prefill`."""
 
     steps_per_schedule: int = 1
-    """Decode steps the scheduler runs per scheduling decision (vLLM V0 multi-step): a waiting prompt is admitted
-    only between such runs."""
+    """Decode steps the scheduler runs per scheduling decision (vLLM V0 multi-step): prompts admitted between runs."""
 
     reserve_to_completion: bool = False
     """Whether a request is admitted only with KV room for its whole output (TensorRT-LLM's GUARANTEED_NO_EVICT:
@@ -130,8 +129,7 @@ class ExecutionModel:
     fits, and an estimate that does not fit suggests the next."""
     FORMAT_NAMES: ClassVar[dict[str, tuple[str, str]]] = {}
     """The engine's own spellings of its formats (lower case, no spaces, '-' or '_') -> (format id, why): read before
-    the shared names of formats.py, so `--engine mlx --quant 4bit` is mlx-community's 4-bit build
-    (`engine_format_name`)."""
+    formats.py's shared names, so `--engine mlx --quant 4bit` is mlx-community's 4-bit build (engine_format_name)."""
     NATIVE_FP8_ONLY: ClassVar[bool] = False
     """Whether the engine's fp8 needs fp8 tensor units (so fp8 is not tried on a device without an fp8 peak)."""
     LOADS: ClassVar[tuple[str, ...] | None] = None
@@ -240,14 +238,20 @@ class ExecutionModel:
         """What to say when the engine would run a kernel the table has no entry for (None: nothing)."""
         return None
 
-    def per_op_overhead(self, decode: bool) -> Range | None:
+    def per_op_overhead(self, decode: bool, tokens: int | None = None) -> Range | None:
         """Host time per kernel on an asynchronous device (None: the device kind's default): at decode the engine's
-        `decode_overhead_s`, else its runtime's per-op time."""
+        `decode_overhead_s` (a decode of more than `graph_max_batch` sequences has no captured graph: None, eager
+        launches), else its runtime's per-op time."""
+        if decode and tokens and (self.graph_max_batch or tokens) < tokens:
+            return None
         overhead = self.profile.range("decode_overhead_s") if decode else None
         runtime = self.runtime
         if runtime is not None and overhead is None:
             overhead = runtime.per_op_s
         return overhead
+
+    graph_max_batch = property(lambda self: int(self.profile.value("cuda_graph_max_bs", 0)) or None)
+    """Largest decode batch replayed from a captured graph (`cuda_graph_max_bs` in the data); None: no limit."""
 
     def step_overhead(self, arch: ModelArch, decode: bool) -> Range | None:
         """Host time of one step outside the ledger's ops (scheduler, sampling, Python), None where none."""

@@ -40,7 +40,8 @@ class SGLang(ExecutionModel):
     ENGINE_OPTIONS = {"disable-radix-cache": "radix_cache_disabled", "enable-torch-compile": "torch_compile",
                       "disable-flashinfer": "flashinfer_disabled", "chunked-prefill-size": "chunked_prefill_size",
                       "mem-fraction-static": "mem_fraction_static", "max-running-requests": "max_running_requests",
-                      "enable-mixed-chunk": "mixed_chunk"}
+                      "enable-mixed-chunk": "mixed_chunk",
+                      "cuda-graph-max-bs": "cuda_graph_max_bs"}
 
     def _chunk(self) -> int:
         """chunked_prefill_size: the run's own, else the release's default for the GPU's memory."""
@@ -52,9 +53,24 @@ class SGLang(ExecutionModel):
         large = self.profile.value("chunked_prefill_large_gpu_mib", 0)
         if mib < small:
             return int(self.profile.value("chunked_prefill_size.small_gpu", 2048))
+        if mib < self.profile.value("chunked_prefill_mid_gpu_mib", 0):
+            return int(self.profile.value("chunked_prefill_size.mid_gpu", 4096))
         if large and mib >= large:
             return int(self.profile.value("chunked_prefill_size.large_gpu", 16384))
         return int(self.profile.value("chunked_prefill_size.default", 8192))
+
+    @property
+    def graph_max_batch(self) -> int | None:
+        """cuda_graph_max_bs: the run's own, else the release's default for the GPU's memory (tensor parallel below 4
+        GPUs: the execution model is resolved before the GPU count). Larger decode batches run eagerly."""
+        own = self.profile.values.get("cuda_graph_max_bs")
+        if own is not None:
+            return int(own) or None
+        mib = device_total_bytes(self.device) / 2**20
+        for tier in ("20480", "25000", "35840", "61440"):
+            if mib < float(tier) and f"cuda_graph_max_bs.below_{tier}" in self.profile.values:
+                return int(self.profile.values[f"cuda_graph_max_bs.below_{tier}"])
+        return int(self.profile.value("cuda_graph_max_bs.large_gpu", 160))
 
     @property
     def batching(self) -> Batching:
@@ -66,8 +82,10 @@ class SGLang(ExecutionModel):
                         max_sequences=int(running) if running else None,
                         basis=f"SGLang scheduler: prefill batches of at most chunked_prefill_size {chunk:,} tokens "
                               + ("mixed into decode batches (--enable-mixed-chunk)" if mixed else
-                                 "run apart from decode batches (enable_mixed_chunk off by default)")
-                              + "; running requests bounded by the token pool")
+                                 "run apart from decode batches (enable_mixed_chunk off by default), before decode "
+                                 "while prompts wait")
+                              + f"; running requests bounded by the token pool; decode batches above "
+                                f"cuda_graph_max_bs {self.graph_max_batch or 0:,} launched eagerly")
 
     def mem_fraction(self, tp: int) -> float:
         own = self.profile.values.get("mem_fraction_static")

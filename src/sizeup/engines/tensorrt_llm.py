@@ -43,7 +43,7 @@ class TensorRTLLM(ExecutionModel):
     llama3.3-70b-on-trtllm.md); ModelOpt's support matrix: FP4 "GPUs: Blackwell and Later"."""
     NATIVE_ONLY_HINT = "FP4 tensor cores are Blackwell's; vllm runs NVFP4 weight-only there: --engine vllm"
     ENGINE_OPTIONS = {"max-batch-size": "max_batch_size", "max-num-tokens": "max_num_tokens",
-                      "enable-attention-dp": "enable_attention_dp"}
+                      "enable-attention-dp": "enable_attention_dp", "cuda-graph-max-batch-size": "cuda_graph_max_bs"}
 
     def host_floor(self, requests: float, gpus: int = 1):
         """With attention data parallelism (`enable_attention_dp`, the perf-overview's setting for MoE models) every
@@ -59,7 +59,9 @@ class TensorRTLLM(ExecutionModel):
         return Batching(scheduling="continuous", chunked_prefill=False, mixed_steps=True, max_batched_tokens=tokens,
                         max_sequences=seqs,
                         basis=f"in-flight batching: context and generation requests in one iteration, at most "
-                              f"max_num_tokens {tokens:,} tokens and max_batch_size {seqs:,} requests")
+                              f"max_num_tokens {tokens:,} tokens and max_batch_size {seqs:,} requests; generation-only "
+                              f"batches above cuda_graph_config.max_batch_size {self.graph_max_batch or 0:,} "
+                              f"launched eagerly")
 
     def matrix_kernel(self, weights: str, decode: bool, tokens: int):
         """NVFP4 weights on FP4 tensor cores: the FP4 x FP4 GEMM at `fp4_gemm@ARCH` of the FP4 peak, for a step of at

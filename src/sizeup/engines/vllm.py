@@ -161,14 +161,14 @@ class VLLM(ExecutionModel):
         """The platform vLLM runs this device on (PLATFORMS): cuda, hip, sycl, or cpu."""
         return "cpu" if self.device.kind == "cpu" else PLATFORMS.get(self.device.vendor, ("",))[0]
 
-    def per_op_overhead(self, decode: bool) -> Range | None:
+    def per_op_overhead(self, decode: bool, tokens: int | None = None) -> Range | None:
         """Graph replay at decode (`decode_overhead_s`, a HIP graph's node on ROCm: `decode_overhead_s.hip`); a release
         before CUDA graphs states its eager launch cost in `decode_overhead_s`; otherwise without a graph
         (enforce-eager, Intel XPU) the device kind's eager launch time."""
         if not self.graphs:
-            return None if self.profile.value("cuda_graphs", 1) else super().per_op_overhead(decode)
+            return None if self.profile.value("cuda_graphs", 1) else super().per_op_overhead(decode, tokens)
         hip = self.profile.range("decode_overhead_s.hip") if decode and self.platform == "hip" else None
-        return hip or super().per_op_overhead(decode)
+        return hip or super().per_op_overhead(decode, tokens)
 
     def matrix_kernel(self, weights: str, decode: bool, tokens: int):
         """On ROCm: fp8 weights' GEMMs at `rocm_matmul@fp8` of the dense fp8 peak (hipBLASLt through

@@ -39,7 +39,7 @@ def _phase_efficiency(model, eff: Efficiency, decode: bool, weights: WeightForma
     if device.kind == "cpu":
         return eff
     changes: dict[str, Any] = {}
-    overhead = model.per_op_overhead(decode)
+    overhead = model.per_op_overhead(decode, tokens)
     if overhead is not None:
         changes["overhead_s"] = overhead
     if eff.origin.startswith("defaults"):  # a calibrated profile measured the device's own kernels: keep it
