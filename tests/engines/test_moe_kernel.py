@@ -13,12 +13,43 @@ def catalog():
 
 
 def test_vllm_block_fp8_on_hopper_is_the_triton_fused_moe(catalog):
-    # github.com/vllm-project/vllm/pull/13932 (H100, DeepSeek-V3 TP1 / TP8) and pull/24700 (Qwen3-30B-A3B): the
-    # median of three shapes, 0.040 of the FP8 peak at large batches and 0.265 of the bandwidth at 128 tokens
-    kernel = resolve("vllm@0.11.0", catalog.device("h200-sxm-141gb")).moe_kernel("fp8", False, 512)
-    assert kernel.fraction.typical == pytest.approx(0.040)
+    # github.com/vllm-project/vllm/pull/13932 (H100, DeepSeek-V3 TP1-TP8) and pull/24700 (Qwen3-30B-A3B): the
+    # median of five shapes at 64 rows per expert, 0.036 of the FP8 peak, and 0.265 of the bandwidth at 128 tokens
+    kernel = resolve("vllm@0.11.0", catalog.device("h200-sxm-141gb")).moe_kernel("fp8", False, 2048, 64.0)
+    assert kernel.fraction.typical == pytest.approx(0.036)
     assert kernel.memory.typical == pytest.approx(0.265)
-    assert "13932" in kernel.source
+    assert "13932" in kernel.source and "rows64" in kernel.basis
+
+
+def test_block_fp8_fraction_rises_with_the_rows_per_expert(catalog):
+    # the same kernel tables: weight-bound below 64 rows per expert (held there), 0.060 at 96, 0.095 at 256 (Qwen3)
+    for engine in ("vllm@0.11.0", "sglang@0.5.4"):
+        model = resolve(engine, catalog.device("h100-sxm-80gb"))
+        rows = (1, 16, 64, 80, 96, 125, 128, 200, 256, 4096)
+        typical = [model.moe_kernel("fp8", False, 512, r).fraction.typical for r in rows]
+        assert typical == sorted(typical)
+        assert typical[0] == pytest.approx(0.036) and typical[-1] == pytest.approx(0.095)
+        assert typical[4] == pytest.approx(0.060) and 0.060 < typical[5] < 0.086
+
+
+def test_a_deepseek_shape_point_is_its_source_value(catalog):
+    # github.com/vllm-project/vllm/pull/13932, H100, Triton TP=2 column at batch 2048: 10111.40 us for DeepSeek-V3
+    # (E 256, top-8, K 7168, expert intermediate 2048 / TP 2): 2048 x 8 / 256 = 64 rows per expert
+    flops = 2 * 2048 * 8 * 3 * 7168 * 1024
+    source = flops / 10111.40e-6 / 1978.9e12  # H100 SXM dense FP8 peak
+    kernel = resolve("vllm@0.11.0", catalog.device("h100-sxm-80gb")).moe_kernel("fp8", False, 2048, 2048 * 8 / 256)
+    assert kernel.fraction.typical == pytest.approx(source, rel=0.03)
+    tp8 = 2 * 2048 * 8 * 3 * 7168 * 256 / 2818.65e-6 / 1978.9e12  # the TP=8 column: the lowest shape there
+    assert kernel.fraction.low == pytest.approx(tp8, rel=0.03)
+
+
+def test_rows_per_expert_come_from_the_models_routing():
+    from sizeup.ingest.hf_config import load_model
+    from sizeup.price.execution import expert_rows
+
+    assert expert_rows(load_model("deepseek-r1"), 4000) == pytest.approx(4000 * 8 / 256)
+    assert expert_rows(load_model("qwen3-30b-a3b"), 2048) == pytest.approx(2048 * 8 / 128)
+    assert expert_rows(load_model("qwen3-32b"), 2048) is None
 
 
 def test_sglang_mxfp4_on_hopper_names_its_fitted_row(catalog):
@@ -42,5 +73,7 @@ def test_estimate_says_which_moe_kernel_priced_the_experts():
     said = [a for a in result.to_dict()["assumptions"] if "MoE experts run" in a]
     assert said
     assert any("expert weights streamed at 32% of peak bandwidth" in a for a in said)
+    moe = estimate("qwen3-30b-a3b", device="h100-sxm-80gb", engine="vllm@0.11.0", quant="fp8", prompt=2048)
+    assert any("at 128 rows per expert" in a and "prefill" in a for a in moe.to_dict()["assumptions"])
     dense = estimate("qwen3-32b", device="h100-sxm-80gb", engine="vllm@0.11.0", quant="fp8")
     assert not any("MoE experts run" in a for a in dense.to_dict()["assumptions"])

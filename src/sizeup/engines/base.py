@@ -228,11 +228,11 @@ class ExecutionModel:
         fraction of its peak it reaches (engines/kernels.py Kernel), or None: the device defaults apply."""
         return None
 
-    def moe_kernel(self, weights: str, decode: bool, tokens: int):
-        """A MoE layer's grouped GEMM on `weights` (Kernel: `fraction` of the peak, `memory` share; None: priced as
-        matmuls), by default from `moe_gemm[_memory]@FORMAT@ARCH` settings (engines/settings_kernels.py)."""
+    def moe_kernel(self, weights: str, decode: bool, tokens: int, rows: float | None = None):
+        """A MoE layer's grouped GEMM on `weights` at `rows` per expert (tokens x top-k / experts): a Kernel, or None
+        (priced as matmuls); by default the `moe_gemm[_memory]@FORMAT@ARCH` settings (engines/settings_kernels.py)."""
         from sizeup.engines.settings_kernels import moe_kernel
-        return moe_kernel(self, weights)
+        return moe_kernel(self, weights, rows)
 
     def missing_kernel_note(self, weights: str, decode: bool) -> str | None:
         """What to say when the engine would run a kernel the table has no entry for (None: nothing)."""

@@ -16,11 +16,16 @@ A mixture-of-experts layer's grouped GEMM (`moe_kernel`, any engine through Exec
 `moe_gemm@<format>@<architecture>`, the fraction of the peak its products are priced at (the format's own tensor
 peak, or the 16-bit one where the device has none: FP4 on Hopper) when the experts' work is compute-bound, and
 `moe_gemm_memory@<format>@<architecture>`, the fraction of the bandwidth it streams the expert weights at when
-weight-bound (each entry's source names the kernel, by release where it changed). A format or architecture
-without keys is priced as the engine's other matmuls.
+weight-bound (each entry's source names the kernel, by release where it changed). Where the fraction was measured
+against the rows each expert gets per step (tokens x top-k / experts: the M of each expert's GEMM), it is a table of
+`moe_gemm@<format>@<architecture>@rows<R>` points instead: the fraction at a step's rows per expert is interpolated
+in log R between them and held at the end points beyond (below the first point the kernel streams its weights and
+the memory share prices it). A format or architecture without keys is priced as the engine's other matmuls.
 """
 
 from __future__ import annotations
+
+import math
 
 from sizeup.engines.kernels import Kernel, memory_class
 from sizeup.ranges import Range
@@ -64,15 +69,50 @@ def settings_kernel(model, weights: str, decode: bool, *, peak: str, name: str) 
                   table=f"data/engines/{profile.id}.yaml", vector=fraction if vector else None)
 
 
-def moe_kernel(model, weights: str) -> Kernel | None:
+def moe_kernel(model, weights: str, rows: float | None = None) -> Kernel | None:
     """The grouped GEMM `model` (an ExecutionModel) runs for a MoE layer's experts of format `weights` on its device,
-    from its profile's `moe_gemm@FORMAT@ARCH` and `moe_gemm_memory@FORMAT@ARCH`; None where neither is stated."""
+    from its profile's `moe_gemm@FORMAT@ARCH` (or its `@rows<R>` table, read at `rows` per expert; None: the table's
+    first point) and `moe_gemm_memory@FORMAT@ARCH`; None where neither is stated."""
     profile, arch = model.profile, model.device.architecture or ""
     suffix = f"@{weights.lower()}@{arch}"
     fraction, memory = profile.range(f"moe_gemm{suffix}"), profile.range(f"moe_gemm_memory{suffix}")
+    keys = [k for k, v in ((f"moe_gemm{suffix}", fraction), (f"moe_gemm_memory{suffix}", memory)) if v is not None]
+    table = rows_table(profile, f"moe_gemm{suffix}@rows")
+    if table:
+        fraction, used = at_rows(table, rows)
+        keys = [*used, *keys]
     if fraction is None and memory is None:
         return None
-    keys = [k for k, v in ((f"moe_gemm{suffix}", fraction), (f"moe_gemm_memory{suffix}", memory)) if v is not None]
-    return Kernel(model.NAME, "MoE grouped GEMM", f"MoE grouped GEMM on {weights} weights", "priced", fraction,
+    description = f"MoE grouped GEMM on {weights} weights"
+    if table and rows is not None:
+        description += f" at {rows:,.3g} rows per expert"
+    return Kernel(model.NAME, "MoE grouped GEMM", description, "priced", fraction,
                   "; ".join(keys), "; ".join(_source(profile, k) for k in keys), memory,
                   table=f"data/engines/{profile.id}.yaml")
+
+
+def rows_table(profile, prefix: str) -> list[tuple[float, str, Range]]:
+    """The profile's `PREFIX<R>` ranges as (R, key, range), by R."""
+    points = []
+    for key, value in profile.ranges.items():
+        if key.startswith(prefix):
+            try:
+                points.append((float(key[len(prefix):]), key, value))
+            except ValueError:
+                continue
+    return sorted(points, key=lambda p: p[0])
+
+
+def at_rows(table: list[tuple[float, str, Range]], rows: float | None) -> tuple[Range, list[str]]:
+    """The range at `rows` (None: the first point) interpolated in log rows between the table's points, held at its
+    ends, and the keys it was read from."""
+    if rows is None or rows <= table[0][0]:
+        return table[0][2], [table[0][1]]
+    if rows >= table[-1][0]:
+        return table[-1][2], [table[-1][1]]
+    for (r0, k0, v0), (r1, k1, v1) in zip(table, table[1:]):
+        if r0 <= rows <= r1:
+            w = (math.log(rows) - math.log(r0)) / (math.log(r1) - math.log(r0))
+            mix = [a + w * (b - a) for a, b in ((v0.low, v1.low), (v0.typical, v1.typical), (v0.high, v1.high))]
+            return Range(min(mix), mix[1], max(mix)), [k0, k1]
+    return table[-1][2], [table[-1][1]]

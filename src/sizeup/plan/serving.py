@@ -28,7 +28,7 @@ from sizeup.plan.offers import cheapest_per_group, devices_for, hourly_price, of
 from sizeup.plan.scenario import Scenario
 from sizeup.plan.topology import installed, link_class, link_text, replica_offers
 from sizeup.plan.types import Candidate, PlanResult, Rejection, memory_parts, ranked_result
-from sizeup.price.execution import phase_efficiency
+from sizeup.price.execution import expert_rows, phase_efficiency
 from sizeup.price.memory import MemoryConfig, inference_memory
 from sizeup.price import streaming
 from sizeup.price.roofline import price
@@ -70,7 +70,7 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
     decoder = decoder_arch(arch, cfg.prompt)
     context = decoder_prompt(arch, cfg.prompt) + max(cfg.output // 2, 1)
     for b in batches:
-        eff = phase_efficiency(model, True, fmt, b)  # the engine's decode efficiencies, as estimate prices batch b
+        eff = phase_efficiency(model, True, fmt, b, expert_rows(decoder, b))  # as estimate prices batch b
         ledger = step_ledger(decoder, Step(batch=b, new_tokens=1, context=context), fmt, cfg.kv_dtype, "bf16",
                              cfg.gpus)
         eager = model.extra_launches(ledger, fmt.compute_dtype == "fp32")  # hf: as estimate prices it

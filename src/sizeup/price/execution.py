@@ -17,24 +17,34 @@ from sizeup.formats import WeightFormat
 from sizeup.price.efficiency import GROUPED, Efficiency, device_efficiency
 from sizeup.ranges import Range
 
-__all__ = ["phase_efficiency", "kernel_matmul", "phase_note"]
+__all__ = ["phase_efficiency", "kernel_matmul", "phase_note", "expert_rows"]
 
 
-def phase_efficiency(model, decode: bool, weights: WeightFormat, tokens: int | None = None) -> Efficiency:
+def phase_efficiency(model, decode: bool, weights: WeightFormat, tokens: int | None = None,
+                     expert_rows: float | None = None) -> Efficiency:
     """The efficiency of one phase of `model` (an ExecutionModel) on its device: its host time per kernel, and at
     an uncalibrated device the matmul fraction of the kernel it runs (`tokens` in the step, default 1 at decode and
-    512 at prefill)."""
+    512 at prefill) and of a MoE layer's grouped GEMM (`expert_rows`: the rows each routed expert gets in the step,
+    tokens x top-k / experts; None: a dense model)."""
     eff = device_efficiency(model.device)
-    key = (decode, weights.id, tokens, id(eff))
+    key = (decode, weights.id, tokens, expert_rows, id(eff))
     cached = model.memo.get(key)
     if cached is not None and cached[0] is eff:
         return cached[1]
-    result = _phase_efficiency(model, eff, decode, weights, tokens)
+    result = _phase_efficiency(model, eff, decode, weights, tokens, expert_rows)
     model.memo[key] = (eff, result)
     return result
 
 
-def _phase_efficiency(model, eff: Efficiency, decode: bool, weights: WeightFormat, tokens: int | None) -> Efficiency:
+def expert_rows(arch, tokens: int) -> float | None:
+    """The rows each routed expert of `arch`'s MoE layers gets in a step of `tokens` tokens (tokens x top-k /
+    experts, the M of each expert's GEMM when the routing spreads evenly; the first MoE layer's), None: no MoE."""
+    mlp = next((layer.mlp for layer in arch.layers if layer.mlp.is_moe), None)
+    return None if mlp is None else tokens * mlp.top_k / mlp.experts
+
+
+def _phase_efficiency(model, eff: Efficiency, decode: bool, weights: WeightFormat, tokens: int | None,
+                      rows: float | None) -> Efficiency:
     device = model.device
     if device.kind == "cpu":
         return eff
@@ -55,14 +65,14 @@ def _phase_efficiency(model, eff: Efficiency, decode: bool, weights: WeightForma
         if kernel is not None and (tensor is not None or kernel.memory is not None or kernel.vector is not None):
             changes["origin"] = f"{eff.origin}, {model.name} {kernel.name} kernel ({kernel.table})"
             model.memo[("kernel", decode, weights.id, tokens)] = kernel
-        moe = model.moe_kernel(weights.id, decode, tokens)
+        moe = model.moe_kernel(weights.id, decode, tokens, rows)
         if moe is not None:  # the experts' grouped GEMM: its own share of the peak its precision runs at, and of BW
             if moe.fraction is not None:
                 changes["tensor"] = {**changes.get("tensor", eff.tensor), GROUPED: moe.fraction}
             if moe.memory is not None:
                 changes["grouped_memory"] = moe.memory
             changes["origin"] = f"{changes.get('origin', eff.origin)}, {model.name} {moe.name} ({moe.table})"
-            model.memo[("moe", decode, weights.id)] = moe
+            model.memo[("moe", decode, weights.id, tokens)] = moe
     changes.setdefault("origin", f"{eff.origin}, {model.name} {'decode' if decode else 'prefill'}")
     return replace(eff, **changes) if len(changes) > 1 else eff
 
@@ -101,7 +111,7 @@ def phase_note(model, eff: Efficiency, weights: WeightFormat, decode: bool, toke
                 f"of the {peak} peak, memory at {eff.memory.typical:.0%} of peak bandwidth")
     else:
         note = model.missing_kernel_note(weights.id, decode)
-    moe = model.memo.get(("moe", decode, weights.id)) if moe else None
+    moe = model.memo.get(("moe", decode, weights.id, tokens)) if moe else None
     if moe is None:
         return note
     parts = ([f"{moe.fraction.typical:.0%} of the peak its {weights.id} products run at"] if moe.fraction else []) \

@@ -22,7 +22,7 @@ from sizeup.engines.defaults import default_engine
 from sizeup.engines.reserve import split_by_layers
 from sizeup.ledger import Ledger
 from sizeup.price.efficiency import Efficiency
-from sizeup.price.execution import phase_efficiency, phase_note
+from sizeup.price.execution import expert_rows, phase_efficiency, phase_note
 from sizeup.price.memory import InferenceMemory, MemoryConfig, inference_memory, max_fitting
 from sizeup.price.rates import PhaseTotals, price_totals
 from sizeup.ranges import Range
@@ -367,7 +367,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     def phase(ledger: Ledger, decode: bool, tokens: int, hop_tokens: int = 0) -> PhaseEstimate:
         on_dev = on_cpu = None
         if on_gpu > 0:
-            eff = phase_efficiency(on_dev_model, decode, fmt, tokens)
+            eff = phase_efficiency(on_dev_model, decode, fmt, tokens, expert_rows(arch, tokens))
             overhead = on_dev_model.step_overhead(arch, decode)
             eager = on_dev_model.extra_launches(ledger, fmt.compute_dtype == "fp32") if decode else None
             if eager is not None:
