@@ -347,9 +347,10 @@ def tokens_text(prompt: int, output: int, context: int | None) -> str:
 
 
 def what_would_fit(result: InferenceEstimate) -> list[Alternative]:
-    """For an estimate that does not fit: the most precise smaller format, the fewest GPUs, and the largest
-    context and batch that fit, each checked by a full estimate on the same device."""
-    from sizeup.workload.device_fit import engine_formats
+    """For an estimate that does not fit: the most precise smaller format and the fewest GPUs whose whole memory
+    range fits (where none does, the first that fits at the typical figure), and the largest context and batch
+    that fit, each checked by a full estimate on the same device."""
+    from sizeup.workload.device_fit import engine_formats, fit_verdict
     from sizeup.workload.inference import estimate_inference
 
     cfg, arch, device = result.config, result.arch, result.device
@@ -360,21 +361,26 @@ def what_would_fit(result: InferenceEstimate) -> list[Alternative]:
         except ConfigError:
             return None
 
+    def first(estimates):
+        """Of `estimates` (in order), the first whose whole memory range fits (fit_verdict 'fits'), else the first
+        that fits at the typical figure ('may not fit'), else None."""
+        fallback = None
+        for e in estimates:
+            if e is not None and e.memory.fits:
+                if fit_verdict(e).comfortable:
+                    return e
+                fallback = fallback or e
+        return fallback
+
     out: list[Alternative] = []
-    for fmt in engine_formats(cfg.engine):
-        if fmt == result.weights.id:
-            continue
-        e = check(weights=fmt)
-        if e is not None and e.memory.fits and e.memory.weights_bytes < result.memory.weights_bytes:
-            out.append(Alternative(change=f"--quant {fmt}", flag="quant", value=fmt, total_bytes=e.memory.total_bytes))
-            break
-    for gpus in (2, 4, 8, 16):
-        if gpus <= cfg.gpus:
-            continue
-        e = check(gpus=gpus)
-        if e is not None and e.memory.fits:
-            out.append(Alternative(change=f"--gpus {gpus}", flag="gpus", value=gpus, total_bytes=e.memory.total_bytes))
-            break
+    smaller = (e for e in (check(weights=f) for f in engine_formats(cfg.engine) if f != result.weights.id)
+               if e is not None and e.memory.weights_bytes < result.memory.weights_bytes)
+    if (e := first(smaller)) is not None:
+        out.append(Alternative(change=f"--quant {e.weights.id}", flag="quant", value=e.weights.id,
+                               total_bytes=e.memory.total_bytes))
+    if (e := first(check(gpus=g) for g in (2, 4, 8, 16) if g > cfg.gpus)) is not None:
+        out.append(Alternative(change=f"--gpus {e.config.gpus}", flag="gpus", value=e.config.gpus,
+                               total_bytes=e.memory.total_bytes))
     if result.max_context > 0:
         out.append(Alternative(change=f"--context {result.max_context:,}", flag="context", value=result.max_context,
                                total_bytes=None))
