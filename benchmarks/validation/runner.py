@@ -159,7 +159,16 @@ def _latency(key: str) -> Callable[[dict, Row], Prediction | None]:
 
 
 def _weights(j: dict, row: Row) -> Prediction:
+    """The weights one device holds (`weights_bytes`: a tensor-parallel rank's share)."""
     return Prediction.exact(j["memory"]["weights_bytes"])
+
+
+def _model_file(j: dict, row: Row) -> Prediction:
+    """The model's weights wherever they are held (a file's size): every role's bytes, the token embedding an engine
+    keeps in CPU RAM included (llama.cpp), not only the device's share (`weights_bytes`)."""
+    memory = j["memory"]
+    roles = memory.get("weights_by_role_bytes")
+    return Prediction.exact(sum(roles.values()) if roles else memory["weights_bytes"])
 
 
 def _inference_total(j: dict, row: Row) -> Prediction:
@@ -230,7 +239,7 @@ METRICS: dict[str, Metric] = {
                                                "TPOT)", _latency("e2e_latency_s"), time=True),
     "vision_tower_latency_s": Metric("prefill", "tower.latency_s", _tower, time=True),
     "encoder_latency_s": Metric("prefill", "tower.latency_s", _tower, time=True),
-    "model_file_bytes": Metric("weights", "memory.weights_bytes (counted)", _weights),
+    "model_file_bytes": Metric("weights", "memory.weights_by_role_bytes summed (counted)", _model_file),
     "weights_bytes": Metric("weights", "memory.weights_bytes (counted)", _weights),
     "peak_memory_bytes@estimate": Metric("memory", "memory.total_range_bytes", _inference_total),
     "vllm_peak_activation_bytes": Metric("memory_component", "memory.activations_bytes + "

@@ -22,10 +22,15 @@ def test_a_configuration_that_does_not_fit_is_a_result_with_what_would(cli_json)
     # transformers in bf16 (named: a consumer card's default is llama.cpp at the most precise format that fits)
     result = api.estimate("llama-3.1-70b", device="rtx-4090", engine="hf", quant="bf16")
     assert not result.fits and [a.flag for a in result.would_fit] == ["gpus"]  # no context fits: weights alone
-    assert result.would_fit[0].value == 8 and result.would_fit[0].total_bytes < result.memory.usable_bytes.typical
+    gpus = result.would_fit[0].value
+    assert result.would_fit[0].total_bytes < result.memory.usable_bytes.typical
+    # the fewest GPUs whose whole memory range fits (three-way verdict 'fits'); half as many would not
+    assert api.estimate("llama-3.1-70b", device="rtx-4090", engine="hf", quant="bf16", gpus=gpus).fit.verdict == "fits"
+    assert api.estimate("llama-3.1-70b", device="rtx-4090", engine="hf", quant="bf16",
+                        gpus=gpus // 2).fit.verdict != "fits"
     printed = cli_json(["estimate", "llama-3.1-70b", "--device", "rtx-4090", "--engine", "hf", "--quant", "bf16",
                         "--json"], codes=(2,))
-    assert printed == as_json(result.to_dict()) and printed["would_fit"][0]["change"] == "--gpus 8"
+    assert printed == as_json(result.to_dict()) and printed["would_fit"][0]["change"] == f"--gpus {gpus}"
 
 
 def test_estimate_needs_a_device():
