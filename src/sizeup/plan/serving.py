@@ -265,9 +265,8 @@ def _families(scenario: Scenario, catalog: Catalog, arch: ModelArch, basis: str,
                         rejected.append(Rejection(family=f"{gpus}x {device.id} {quant} {engine}", reason=str(e)))
                         continue
                     if not memory.fits:
-                        rejected.append(Rejection(family=f"{gpus}x {device.id} {quant} {engine}", reason=(
-                            f"does not fit: {memory.total_bytes / 2**30:,.1f} GiB needed per GPU, "
-                            f"{memory.usable_bytes.typical / 2**30:,.1f} GiB usable")))
+                        rejected.append(Rejection(family=f"{gpus}x {device.id} {quant} {engine}",
+                                                  reason=_does_not_fit(memory)))
                         continue
                     owned_usd = owned_monthly_cost(owned, device, gpus) if held else None
                     for members in classes.values():
@@ -413,6 +412,18 @@ def _spare(c, owned: bool) -> int:
     if c.redundancy is not None:
         return int(c.redundancy)
     return 0 if owned else 1
+
+
+def _does_not_fit(memory) -> str:
+    """Why a replica's memory does not fit: its total over the usable memory, or, where the total is under it, the
+    engine's KV-cache pool (what its memory budget leaves after weights and its profiling run) short of one p95
+    request's cache."""
+    total, usable = memory.total_bytes / 2**30, memory.usable_bytes.typical / 2**30
+    if total > usable or memory.kv_cache_bytes >= memory.kv_cache_needed_bytes:
+        return f"does not fit: {total:,.1f} GiB needed per GPU, {usable:,.1f} GiB usable"
+    return (f"does not fit: the engine's KV-cache pool holds {memory.kv_cache_bytes / 2**30:,.2f} GiB of the "
+            f"{memory.kv_cache_needed_bytes / 2**30:,.2f} GiB one p95 request needs (its memory budget, not the "
+            f"{usable:,.1f} GiB usable, bounds it)")
 
 
 def _p95_memory(arch: ModelArch, execution: ExecutionModel, quant: str, gpus: int, traffic):
