@@ -4,9 +4,9 @@ A server's step multiplies every weight matrix by the step's M tokens (its decod
 carries). Per op the roofline (price/roofline.py) takes max(read, compute): the weights stream in while the
 tensor cores work on what arrived. Measured linear layers overlap the two only in part where they are of a size:
 with r = compute / read, they take about max + 0.3 x read at r 0.6-0.8, + 0.5-0.7 x read at r 1.2-5, the excess
-fading to none by r 27 and under 0.1 x read below r 0.45 (data/efficiency/streaming.yaml, with its source: measured H100 / A100
-profiles of Llama-2-70B's linear layers). A loaded server's steps (hundreds to low thousands of tokens) sit
-there; single-sequence decode and long prefills keep their price.
+fading to none by r 27 and under 0.1 x read below r 0.45 (data/efficiency/streaming.yaml, with its source:
+measured H100 / A100 profiles of Llama-2-70B's linear layers). A loaded server's steps (hundreds to low thousands
+of tokens) sit there; single-sequence decode and long prefills keep their price.
 """
 
 from __future__ import annotations
