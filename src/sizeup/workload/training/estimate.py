@@ -193,7 +193,9 @@ def training_backing(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig) -
     out = {}
     for figure, kind in (("step", "training_step"), ("memory", "training_memory")):
         own = backing(kind, engine=key, device_class=cls, model_type=arch.model_type, derived_peak=peak_derived(device))
-        if own.scope in ("kind", "default"):  # no row of this framework, method and regime: a measured neighbour's
+        if kind == "training_memory" and own.scope in ("kind", "default"):
+            # no row of this framework, method and regime: a measured neighbour's memory errors, widened (the profile
+            # prices what this framework keeps); not for the step time, which the frameworks' kernels set apart
             own = next((b for b in (borrowed(kind, engine=key, source=src, why=why, device_class=cls,
                                              model_type=arch.model_type, derived_peak=peak_derived(device))
                                     for src, why in _neighbours(cfg.framework, method, gpus)) if b is not None), own)
