@@ -55,15 +55,12 @@ class Batching:
     mixed_steps: bool | None = None
     """Whether one step carries prompt tokens beside the decodes of running requests (vLLM V1, TensorRT-LLM's
     in-flight batching); False: prompts run in steps of their own (vLLM V0, SGLang); None: as `chunked_prefill`."""
-
     steps_per_schedule: int = 1
     """Decode steps the scheduler runs per scheduling decision (vLLM V0 multi-step): prompts admitted between runs."""
-
     reserve_to_completion: bool = False
     """Whether a request is admitted only with KV room for its whole output (TensorRT-LLM's GUARANTEED_NO_EVICT:
     a started request is never paused), so the pool holds B x (I + O) tokens; False: pages are taken as tokens
     are generated (B x (I + O / 2) on average), a request preempted when the pool runs out."""
-
     first_token_lag_steps: int = 0
     """Steps after its own by which a step's tokens reach the client: 1 where the engine processes a step's output
     (detokenize, stream) while the next step runs (vLLM V0's async output processing, SGLang's overlap scheduler),
@@ -97,9 +94,8 @@ class TensorParallel:
     step_host_s: Range | None = None
     """Host time per step to drive the workers (a remote call per GPU), not hidden behind the GPU; None: none."""
     eager_launches: bool = False
-    """Each GPU's process launches its kernels and collectives one by one from the host (no captured graph): where
-    kernels are shorter than the host's launches, each collective waits for the slowest rank's host
-    (workload/inference.py eager_rank_drift, data/efficiency/comm.yaml eager_rank_wait)."""
+    """Each GPU's process launches its kernels and collectives from the host (no captured graph): where kernels are
+    shorter than the launches, each collective waits for the slowest rank (comm.yaml eager_rank_wait)."""
     notes: tuple[str, ...] = ()
 
 
@@ -258,11 +254,16 @@ class ExecutionModel:
         return self.profile.range("step_overhead_s")
 
     def host_floor(self, requests: float, gpus: int = 1) -> Range | None:
-        """Host time of one iteration that grows with the `requests` it holds (`host_per_request_s`: scheduling,
-        the sampler's and the output processor's per-request bookkeeping in Python), which the engine overlaps with
-        the GPU's step (overlap / async scheduling), so a step lasts at least this long; None: no such figure.
-        `gpus`: the GPUs of the replica; one executor loop handles every request unless the engine splits them."""
+        """Host time of an iteration that grows with its `requests` (`host_per_request_s`: scheduling, sampler and
+        output bookkeeping in Python), overlapped with the GPU step (async scheduling), so a step lasts at least this
+        long; None: none. `gpus`: the replica's; one executor loop handles every request unless the engine splits."""
         per = self.profile.range("host_per_request_s")
+        return None if per is None or per.high <= 0 else per.scale(max(requests, 0.0))
+
+    def host_serial(self, requests: float, gpus: int = 1) -> Range | None:
+        """Host time of an iteration that grows with its `requests` and is NOT overlapped with the GPU step (outputs
+        processed before the next step is scheduled): added to it (`host_serial_per_request_s`); None: none."""
+        per = self.profile.range("host_serial_per_request_s")
         return None if per is None or per.high <= 0 else per.scale(max(requests, 0.0))
 
     def extra_launches(self, ledger, fp32: bool) -> tuple[Range, str] | None:
@@ -344,8 +345,7 @@ class ExecutionModel:
     def request_overhead(self) -> tuple[Range, str] | None:
         """Host time a served request spends outside the GPU steps before its first token reaches the client (the
         API server's HTTP/JSON handling, tokenization, the hand-off to the scheduler's process, detokenizing and
-        streaming the first token), with the sentence that says so: the profile's `request_overhead_s` (by
-        release where it changed); None where the data gives none (nothing added)."""
+        streaming the first token) and its sentence: the profile's `request_overhead_s`; None: nothing added."""
         overhead = self.profile.range("request_overhead_s")
         if overhead is None:
             return None
