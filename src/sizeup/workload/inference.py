@@ -296,7 +296,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         if value is not None and option not in taken:
             owners = " or ".join(option_owners(option))
             raise ConfigError(f"{OPTIONS[option]} is a {owners} option: use it with --engine {owners}")
-    model = execution or execution_for(device, cfg)
+    model = (execution or execution_for(device, cfg)).at_gpus(cfg.gpus)  # settings by GPU count (graph sizes)
     placed = None if cfg.gpu_layers is not None or device.kind == "cpu" else model.auto_gpu_layers(
         decoder_arch(arch, cfg.prompt), fmt, cfg.cache_tokens, cfg.batch, cfg.gpus)  # the engine's own GPU/CPU split
     cfg = replace(cfg, gpu_layers=placed[0]) if placed else cfg
