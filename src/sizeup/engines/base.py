@@ -39,7 +39,6 @@ OPTIONS = {"gpu_layers": "--gpu-layers", "threads": "--threads", "backend": "--b
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Batching:
     """How the engine groups requests into steps: the policy a throughput-under-load model schedules by."""
-
     scheduling: str
     """'static': one batch of requests runs prompt to last token before the next (transformers generate(), a
     plain TensorRT engine); 'continuous': requests join and leave the running batch at every step."""
@@ -55,7 +54,6 @@ class Batching:
     mixed_steps: bool | None = None
     """Whether one step carries prompt tokens beside the decodes of running requests (vLLM V1, TensorRT-LLM's
     in-flight batching); False: prompts run in steps of their own (vLLM V0, SGLang); None: as `chunked_prefill`."""
-
     steps_per_schedule: int = 1
     """Decode steps the scheduler runs per scheduling decision (vLLM V0 multi-step): prompts admitted between runs."""
 
@@ -63,12 +61,10 @@ class Batching:
     """Whether a request is admitted only with KV room for its whole output (TensorRT-LLM's GUARANTEED_NO_EVICT:
     a started request is never paused), so the pool holds B x (I + O) tokens; False: pages are taken as tokens
     are generated (B x (I + O / 2) on average), a request preempted when the pool runs out."""
-
     first_token_lag_steps: int = 0
     """Steps after its own by which a step's tokens reach the client: 1 where the engine processes a step's output
     (detokenize, stream) while the next step runs (vLLM V0's async output processing, SGLang's overlap scheduler),
     so the first token leaves one step after the prefill that made it; 0: at the end of its own step."""
-
     @property
     def mixes(self) -> bool:
         return self.chunked_prefill if self.mixed_steps is None else self.mixed_steps
@@ -86,7 +82,6 @@ class Batching:
 class TensorParallel:
     """How an engine runs tensor parallelism over `--gpus N` where that differs from NCCL's ring driven by one
     process per GPU (the pricing layer's default, price/comm.py)."""
-
     all_reduce_latency_s: Range | None = None
     """Fixed latency of the engine's own all-reduce (one pass over peer memory, no ring steps), replacing the link's
     ring latency for the per-layer all-reduces; its bandwidth term stays the link's. None: NCCL's."""
@@ -105,7 +100,6 @@ class TensorParallel:
 
 class EngineRef(NamedTuple):
     """An engine as a user names it: `vllm`, `vllm@0.10`, `llama.cpp@2024-06-01`."""
-
     name: str
     """The registered name (an alias resolved)."""
     version: str | None = None
@@ -233,6 +227,12 @@ class ExecutionModel:
         (priced as matmuls); by default the `moe_gemm[_memory]@FORMAT@ARCH` settings (engines/settings_kernels.py)."""
         from sizeup.engines.settings_kernels import moe_kernel
         return moe_kernel(self, weights, rows)
+
+    def attention_layout(self, arch: ModelArch) -> tuple[ModelArch, str | None]:
+        """`arch` as this release lays out its attention cache, and the sentence saying so where it differs from the
+        checkpoint's (engines/attention_layout.py: MLA run as heads' K/V before an engine's latent kernels)."""
+        from sizeup.engines.attention_layout import attention_layout
+        return attention_layout(self, arch)
 
     def missing_kernel_note(self, weights: str, decode: bool) -> str | None:
         """What to say when the engine would run a kernel the table has no entry for (None: nothing)."""
