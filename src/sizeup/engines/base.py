@@ -39,7 +39,6 @@ OPTIONS = {"gpu_layers": "--gpu-layers", "threads": "--threads", "backend": "--b
 
 class EngineRef(NamedTuple):
     """An engine as a user names it: `vllm`, `vllm@0.10`, `llama.cpp@2024-06-01`."""
-
     name: str
     """The registered name (an alias resolved)."""
     version: str | None = None
@@ -167,6 +166,12 @@ class ExecutionModel:
         (priced as matmuls); by default the `moe_gemm[_memory]@FORMAT@ARCH` settings (engines/settings_kernels.py)."""
         from sizeup.engines.settings_kernels import moe_kernel
         return moe_kernel(self, weights, rows)
+
+    def attention_layout(self, arch: ModelArch) -> tuple[ModelArch, str | None]:
+        """`arch` as this release lays out its attention cache, and the sentence saying so where it differs from the
+        checkpoint's (engines/attention_layout.py: MLA run as heads' K/V before an engine's latent kernels)."""
+        from sizeup.engines.attention_layout import attention_layout
+        return attention_layout(self, arch)
 
     def missing_kernel_note(self, weights: str, decode: bool) -> str | None:
         """What to say when the engine would run a kernel the table has no entry for (None: nothing)."""
