@@ -12,15 +12,13 @@ from sizeup.workload import host_floor
 
 class _Engine:
     label = "stub 1.0"
+    host_overlapped = True
 
-    def __init__(self, per: Range | None, serial: Range | None = None):
-        self.per, self.serial = per, serial
+    def __init__(self, per: Range | None):
+        self.per = per
 
     def host_floor(self, requests: float, gpus: int = 1) -> Range | None:
         return None if self.per is None else self.per.scale(requests)
-
-    def host_serial(self, requests: float, gpus: int = 1) -> Range | None:
-        return None if self.serial is None else self.serial.scale(requests)
 
 
 class _Steps:
@@ -41,16 +39,6 @@ def test_no_figure_or_no_engine_prices_the_step_as_before():
     assert host_floor.floored(_Steps(None), 4096, 0.003, "typical") == 0.003
     assert host_floor.notes(_Engine(None)) == ()
     assert "20 µs each" in host_floor.notes(_Engine(Range(1e-5, 2e-5, 4e-5)))[0]
-
-
-def test_serial_host_time_is_added_to_the_step_then_the_floor_applies():
-    serial = _Steps(_Engine(None, Range(5e-5, 1e-4, 2e-4)))
-    assert host_floor.floored(serial, 200, 0.008, "typical") == pytest.approx(0.028)  # 8 ms + 200 x 100 us
-    assert host_floor.floored(serial, 0, 0.008, "typical") == pytest.approx(0.008)
-    both = _Steps(_Engine(Range(1e-4, 2e-4, 3e-4), Range(1e-5, 1e-5, 1e-5)))
-    assert host_floor.floored(both, 100, 0.005, "typical") == pytest.approx(0.02)  # max(5 + 1 ms, 100 x 200 us)
-    said = host_floor.notes(_Engine(None, Range(5e-5, 1e-4, 2e-4)))
-    assert len(said) == 1 and "100 µs each" in said[0] and "not overlapped" in said[0]
 
 
 def _model(engine: str, device: str = "b200", **settings: float) -> ExecutionModel:

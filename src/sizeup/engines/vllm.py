@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from sizeup.engines.attention_layout import attention_layout
 from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
 from sizeup.engines.kernels import Kernel
 from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
@@ -281,6 +282,10 @@ class VLLM(ExecutionModel):
         sampler part of its profiling run."""
         return bool(self.profile.value("v1_engine", 1))
 
+    def attention_layout(self, arch: ModelArch):
+        """MLA's latent cache came to V0 in 0.7.1 and to V1 in 0.8 (`mla_latent_cache`, `mla_latent_cache.v1`)."""
+        return attention_layout(self, arch, "mla_latent_cache.v1" if self.v1 else "mla_latent_cache")
+
     @property
     def offline(self) -> bool:
         """Whether the run is the offline LLM class (`LLM.generate`, `vllm bench throughput`, benchmark_throughput.py:
@@ -288,19 +293,11 @@ class VLLM(ExecutionModel):
         return bool(self.profile.value("offline_frontend", 0))
 
     def host_floor(self, requests: float, gpus: int = 1):
-        """The V1 engine core and its front end overlap their per-request host time with the GPU step (a floor under
-        it, workload/host_floor.py): `host_per_request_s` for `vllm serve` (its API server streams every token),
-        `host_per_request_s.offline` for the LLM class. V0 ran its host time between steps (host_serial): no floor."""
-        if not self.v1:
-            return None
-        per = self.profile.range("host_per_request_s.offline") if self.offline else None
+        """Host time per running request and step (workload/host_floor.py): V1 overlaps it with the GPU step (a floor
+        under it), `host_per_request_s` for `vllm serve` (its API server streams every token), `host_per_request_s
+        .offline` for the LLM class; V0 before 0.6 ran it between steps (`host_overlap` 0: added to each step)."""
+        per = self.profile.range("host_per_request_s.offline") if self.offline and self.v1 else None
         return per.scale(max(requests, 0.0)) if per is not None else super().host_floor(requests, gpus)
-
-    def host_serial(self, requests: float, gpus: int = 1):
-        """V0 before 0.6 processed a step's outputs (detokenize, build each request's output), scheduled and
-        prepared the next step in one loop between GPU steps: `host_serial_per_request_s` per running request,
-        added to the step; V1 and V0 from 0.6 (asynchronous output processing): none."""
-        return None if self.v1 else super().host_serial(requests, gpus)
 
     def request_overhead(self):
         """`vllm serve`'s API server per request (base.py); the offline LLM class has no server: None."""
