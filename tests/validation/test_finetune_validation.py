@@ -52,13 +52,13 @@ def test_no_source_is_off_by_more_than_a_fifth_on_memory(results):
         assert statistics.median(errors) <= 0.2, source
 
 
-def test_single_gpu_lora_and_qlora_rows_come_from_two_sources_one_tuned_one_check():
+def test_single_gpu_lora_and_qlora_rows_are_check_rows_of_two_sources():
     single = [r for r in ROWS if r.source in ("llama-factory-wiki", "unsloth-docs-context")]
-    assert {r.get("role") for r in single if r.source == "llama-factory-wiki"} == {"tuned"}
-    assert {r.get("role") for r in single if r.source == "unsloth-docs-context"} == {"check"}
+    assert {r.role for r in single} == {"check"}  # no figure was fitted or hand-set from them
     assert len(single) >= 24 and all("--gpus" not in r.argv for r in single)  # one GPU each
 
 
 def test_the_single_gpu_check_rows_are_within_12_percent(results):
-    errors = [abs(r.error) for r in results["in sample"] if r.row.source == "unsloth-docs-context"]
-    assert len(errors) >= 12 and statistics.median(errors) <= 0.12
+    for source in ("llama-factory-wiki", "unsloth-docs-context"):
+        errors = [abs(r.error) for r in results["in sample"] if r.row.source == source]
+        assert len(errors) >= 12 and statistics.median(errors) <= 0.12
