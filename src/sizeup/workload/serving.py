@@ -7,8 +7,8 @@ I and output O. Its time is priced from two estimates of workload/inference.py (
 the mean context, the prefill of those prompt tokens) and, for a decode or mixed step of M tokens, what its matrix
 products pay beyond max(weight read, compute) near their ridge point (price/streaming.py, `_Steps.streaming`).
 - mixed steps (vLLM V1's chunked prefill, TensorRT-LLM's in-flight batching): the prompt tokens ride in the decode
-  step, adding their prefill time less what of one single-sequence decode step (weight read, host time) the
-  decodes' own compute leaves idle (all of it at batch 1, none once the decodes are compute-bound);
+  step, one GEMM per weight matrix over its M rows (decodes and prompt tokens): the weights read once a step, the
+  prompt tokens adding max(R(M), M x c) - max(R(B), B x c), and the engine's kernel chosen at M (`_Steps.joined`);
 - prompt steps of their own (vLLM V0, SGLang): their whole prefill time added per decode step in proportion;
   static batching (transformers generate(), a plain TensorRT engine): a batch runs prompt to its longest output.
 A step holds at most the engine's max_batched_tokens (B + B x I / O) and max_sequences; the KV pool bounds B too.
@@ -146,17 +146,16 @@ class _Steps:
         return self._memo[key]
 
     def gemm_rows(self, decode: bool, batch: int, rows: float | None) -> int | None:
-        """The rows a phase at `batch` sequences prices its GEMMs at inside a step of `rows` tokens (a mixed step: its
-        decodes and prompt tokens run one GEMM per weight matrix, so the engine's kernel and a MoE layer's rows per
-        expert are those of the sum), down to a power of 2^(1/2) (the kernels' row thresholds are powers of 2);
-        None where the kernel chosen there is the one at the phase's own tokens (no estimate of its own needed)."""
-        if not rows or self.execution is None:
+        """The rows a phase at `batch` sequences prices its GEMMs at in a step of `rows` tokens (a mixed step runs one
+        GEMM per weight matrix over decodes and prompt tokens: the engine's kernel and a MoE layer's rows per expert
+        are the sum's), down to a power of 2^(1/2) (the kernels' row thresholds are powers of 2); None where the
+        kernel there is the one at the phase's own tokens (no estimate of its own needed)."""
+        if not rows:
             return None
         grid = int(2 ** (math.floor(2 * math.log2(max(rows, 1.0))) / 2))
-        own = batch if decode else batch * self.cfg.prompt
-        key = (decode, own, grid)
+        key = (decode, batch if decode else batch * self.cfg.prompt, grid)
         if key not in self._kernels:
-            fmt = self.at(1).weights
+            own, fmt = key[1], self.at(1).weights
             kernel = [phase_efficiency(self.execution, decode, fmt, own, expert_rows(self.arch, n), n)
                       for n in (own, grid)]
             self._kernels[key] = None if grid == own or kernel[0] == kernel[1] else grid
@@ -194,18 +193,13 @@ class _Steps:
         products' max(R(M), M x c) in place of max(R(decodes), decodes x c), R(n) the weights n tokens read (a
         mixture of experts: the experts they route to, price/streaming.py `read_growth`), c a token's compute at
         M's kernel. The weights are read once a step, however its rows divide between decodes and prompts."""
-        rows = decodes + prompt
+        rows, read, terms = decodes + prompt, self.read(corner), streaming.read_terms(self.arch)
         c = self.per_token(corner, rows)
-        read = self.read(corner)
-        terms = streaming.read_terms(self.arch)
-        alone = max(read * streaming.read_growth(terms, decodes), decodes * c)
-        together = max(read * streaming.read_growth(terms, rows), rows * c)
-        return self.sequences(decodes, corner, rows) - self.sequences(decodes, corner) + together - alone
+        gemms = [max(read * streaming.read_growth(terms, n), n * c) for n in (decodes, rows)]
+        return self.sequences(decodes, corner, rows) - self.sequences(decodes, corner) + gemms[1] - gemms[0]
 
-    def read(self, corner: str) -> float:
-        """R of one token (price/streaming.py `weight_read`), at most the single-sequence decode step."""
-        return streaming.weight_read(self.device, self.at(1).memory.weights_bytes, self.arch,
-                                     self.sequences(1, corner))
+    def read(self, corner: str) -> float:  # R of one token (price/streaming.py), at most the single-sequence step
+        return streaming.weight_read(self.device, self.at(1).memory.weights_bytes, self.arch, self.sequences(1, corner))
 
     def per_token(self, corner: str, rows: float | None = None) -> float:
         """A token's compute: a compute-bound prefill's time per token (price/streaming.py `compute_batch`), its
@@ -259,8 +253,9 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
     notes += [runs.note(kind, mix, load, policy)] if kind else []
     saturated, mixes = rows["typical"]["saturated"], policy.mixes
     notes.append("continuous batching: " + (
-        "prompt tokens ride in the decode steps (mixed steps), each adding its prefill time less what of one decode "
-        "step of a single sequence (weight read, host time) the running decodes' compute leaves idle" if mixes else
+        "prompt tokens ride in the decode steps (mixed steps): one GEMM per weight matrix over the decodes and prompt "
+        "tokens, the weights read once a step and the engine's kernel chosen at the step's rows; the prompt tokens "
+        "add only the compute the weight read does not hide" if mixes else
         "prompts run in prefill steps of their own between decode steps, their whole time added in proportion")
         + (f"; chunked prefill, at most {policy.max_batched_tokens:,} tokens a step" if policy.chunked_prefill
            and policy.max_batched_tokens else ""))
@@ -324,14 +319,13 @@ def _step(steps: _Steps, policy, batch: float, prompt_tokens: float, corner: str
     if not policy.mixes:
         extra = steps.prefill(prompt_tokens, corner)
         return decode + extra, extra
-    # mixed: one GEMM per weight matrix over the decodes and the prompt tokens a step carries (a whole prompt, or
-    # its chunk where the token budget is smaller: `lump`; fewer a step on average: that share of the steps carries
-    # one). The decodes run at the GEMMs of the step's M rows, and the step's matrix products take
-    # max(weights M tokens read, M tokens' compute) once instead of the decodes' max(read, compute) (`joined`).
+    # mixed: one GEMM per weight matrix over the decodes and the prompt tokens a step carries (`joined`): a whole
+    # prompt, or its chunk where the token budget is smaller (`lump`); fewer a step on average: that share of steps
     decodes = batch * steps.beams
     lump = min(steps.cfg.prompt, max((policy.max_batched_tokens or steps.cfg.prompt + decodes) - decodes, 1))
-    share, carried = min(prompt_tokens / lump, 1.0), max(prompt_tokens, lump)
-    extra = share * steps.joined(decodes, carried, corner) + steps.streaming(decodes, corner, prompt_tokens, lump)
+    share = min(prompt_tokens / lump, 1.0)
+    extra = (share * steps.joined(decodes, max(prompt_tokens, lump), corner)
+             + steps.streaming(decodes, corner, prompt_tokens, lump))
     return host_floor.mixed(steps, batch, extra, corner), extra
 
 
