@@ -30,7 +30,7 @@ from sizeup.hardware.schema import DeviceSpec
 from sizeup.ingest.arch import ModelArch
 from sizeup.price import streaming
 from sizeup.ranges import Range
-from sizeup.workload import host_floor, serving_runs as runs
+from sizeup.workload import front_batcher, host_floor, serving_runs as runs
 from sizeup.workload.inference import InferenceConfig, InferenceEstimate, estimate_inference, execution_for
 from sizeup.workload.request_mix import RequestMix, dataset_mix, dataset_names  # re-exported
 
@@ -52,6 +52,10 @@ class Load:
     num_prompts: int | None = None
     """A finite run of N requests (--num-prompts); staggered: fixed lengths priced staggered, not as waves."""
     staggered: bool = False
+    batcher_s: float | None = None
+    """A front end holding arrivals up to this many seconds (or `batcher_max` requests) before it sends them on
+    (--batcher-window; workload/front_batcher.py): its wait adds to TTFT and end-to-end latency."""
+    batcher_max: int | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.replicas <= 100_000:
@@ -64,6 +68,9 @@ class Load:
             raise ConfigError(f"--rps {self.rate}: expected a positive request rate per second")
         if self.num_prompts is not None and not (1 <= self.num_prompts <= 100_000 and self.rate is None):
             raise ConfigError(f"--num-prompts {self.num_prompts}: expected 1 to 100,000 requests, with --concurrency")
+        if (self.batcher_s is not None or self.batcher_max is not None) and (self.rate is None or not self.batcher_s):
+            raise ConfigError("--batcher-window: a front end gathering arrivals; give it seconds > 0, with --rps R "
+                              "(--batcher-max N only with --batcher-window)")
 
     @property
     def label(self) -> str:
@@ -188,6 +195,8 @@ def serving_load(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
     (`cfg.gpus` per replica, tensor parallel); `load.replicas` copies share the load evenly. `kv_capacity`: the
     sequences the KV cache holds where the caller knows it (a planner's family), else searched here."""
     one = _one_replica(arch, device, cfg, mix, load.per_replica(), execution, kv_capacity)
+    if load.batcher_s:
+        one = front_batcher.held(one, load)
     if load.replicas == 1:
         return one
     n = load.replicas
@@ -404,24 +413,26 @@ def _poisson(steps: _Steps, policy, mix: RequestMix, rate: float, capacity: int,
     step = step_at(max(batch, 1.0))
     tpot = batch / (rate * O)
     extra = _step(steps, policy, batch, rate * I * step, corner)[1]
-    ttft = queue / rate + _ttft(steps, policy, max(batch, 1.0), step, I, corner)
+    ttft = queue / rate + _ttft(steps, policy, max(batch, 1.0), step, I, corner, others=rate * I * step)
     return {"running": batch, "tpot": tpot, "x": rate, "ttft": ttft, "e2e": ttft + (O - 1) * tpot,
             "decode_only": batch / steps.decode(max(batch, 1.0), corner), "prefill_share": extra / step,
             "saturated": False}
 
 
-def _ttft(steps: _Steps, policy, batch: float, step: float, prompt: int, corner: str) -> float:
+def _ttft(steps: _Steps, policy, batch: float, step: float, prompt: int, corner: str, others: float = 0.0) -> float:
     """A request admitted at once: the engine's host time per request and the steps its first token reaches the
     client late (ExecutionModel.request_overhead, Batching.first_token_lag_steps), half a scheduling run's wait
     (one step, or the engine's steps per schedule: a Poisson arrival lands mid-run), then its prompt (in chunks
-    where a step's token budget is smaller than it) in mixed steps, or its own prefill step."""
+    where a step's token budget is smaller than it) in mixed steps, or its own prefill step. `others`: the prompt
+    tokens of the requests admitted with it (Poisson arrivals: those that came during the same step, rate x input
+    x step on average whatever the tagged arrival, Palm's theorem), which its first mixed step carries too."""
     front = runs.front(steps.execution, policy, step, corner)
     step = step * max(policy.steps_per_schedule, 1)
     if policy.mixes:
         decodes = batch * steps.beams
         budget = max((policy.max_batched_tokens or prompt + decodes) - decodes, 1)
         chunks = max(1, math.ceil(prompt / budget))
-        own = _step(steps, policy, batch, min(prompt, budget), corner)[0]
+        own = _step(steps, policy, batch, min(prompt + others, budget), corner)[0]
         return front + step / 2 + chunks * own
     return front + step / 2 + steps.prefill(max(prompt, batch * prompt / max(steps.cfg.output, 1)), corner)
 
