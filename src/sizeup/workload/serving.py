@@ -76,7 +76,9 @@ class Load:
     def label(self) -> str:
         copies = f" over {self.replicas} replicas" if self.replicas > 1 else ""
         if self.rate is not None:
-            return f"Poisson arrivals at {self.rate:g} requests/s{copies}"
+            held = (f", through a batcher holding them up to {self.batcher_s:g} s"
+                    + (f" or {self.batcher_max:,} requests" if self.batcher_max else "")) if self.batcher_s else ""
+            return f"Poisson arrivals at {self.rate:g} requests/s{copies}{held}"
         if self.concurrency is not None:
             return f"{self.concurrency} concurrent requests (closed loop){copies}"
         return f"every request queued at once (offline){copies}"
@@ -115,6 +117,7 @@ class ServingEstimate:
     def to_dict(self) -> dict[str, Any]:
         return {"load": {"concurrency": self.load.concurrency, "requests_per_s": self.load.rate,
                          "replicas": self.load.replicas, "num_prompts": self.load.num_prompts,
+                         "batcher_window_s": self.load.batcher_s, "batcher_max": self.load.batcher_max,
                          "label": self.load.label},
                 "requests": {"input_tokens": self.mix.input_tokens, "output_tokens": self.mix.output_tokens,
                              "input_spread": self.mix.input_spread, "output_spread": self.mix.output_spread,
