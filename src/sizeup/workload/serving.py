@@ -5,10 +5,10 @@ Each step of a continuous-batching engine carries one decode token for each of t
 steady state, the prompt tokens of the requests that replace those finishing: B x I / O per step for mean input
 I and output O. Its time is priced from two estimates of workload/inference.py (the decode step of B sequences at
 the mean context, the prefill of those prompt tokens) and, for a decode or mixed step of M tokens, what its matrix
-products pay beyond max(weight read, compute) near their ridge point (price/streaming.py, `_Steps.streaming`).
+products pay beyond max(weight read, compute) near their ridge point (price/streaming.py, `serving_steps.Steps.streaming`).
 - mixed steps (vLLM V1's chunked prefill, TensorRT-LLM's in-flight batching): the prompt tokens ride in the decode
-  step, adding their prefill time less what of one single-sequence decode step (weight read, host time) the
-  decodes' own compute leaves idle (all of it at batch 1, none once the decodes are compute-bound);
+  step, one GEMM per weight matrix over its M rows (decodes and prompt tokens): the weights read once a step, the
+  prompt tokens adding max(R(M), M x c) - max(R(B), B x c), and the engine's kernel chosen at M (`serving_steps.Steps.joined`);
 - prompt steps of their own (vLLM V0, SGLang): their whole prefill time added per decode step in proportion;
   static batching (transformers generate(), a plain TensorRT engine): a batch runs prompt to its longest output.
 A step holds at most the engine's max_batched_tokens (B + B x I / O) and max_sequences; the KV pool bounds B too.
@@ -30,11 +30,12 @@ from sizeup.hardware.schema import DeviceSpec
 from sizeup.ingest.arch import ModelArch
 from sizeup.price import streaming
 from sizeup.ranges import Range
-from sizeup.workload import host_floor, serving_runs as runs
-from sizeup.workload.inference import InferenceConfig, InferenceEstimate, estimate_inference, execution_for
+from sizeup.workload import front_batcher, host_floor, serving_runs as runs
+from sizeup.workload.inference import InferenceConfig, estimate_inference, execution_for
 from sizeup.workload.request_mix import RequestMix, dataset_mix, dataset_names  # re-exported
+from sizeup.workload.serving_steps import Steps as _Steps
 
-__all__ = ["RequestMix", "Load", "ServingEstimate", "serving_load", "dataset_mix", "dataset_names"]
+__all__ = ["Load", "RequestMix", "ServingEstimate", "dataset_mix", "dataset_names", "serving_load"]
 
 CORNERS = ("low", "typical", "high")
 
@@ -52,6 +53,10 @@ class Load:
     num_prompts: int | None = None
     """A finite run of N requests (--num-prompts); staggered: fixed lengths priced staggered, not as waves."""
     staggered: bool = False
+    batcher_s: float | None = None
+    """A front end holding arrivals up to this many seconds (or `batcher_max` requests) before it sends them on
+    (--batcher-window; workload/front_batcher.py): its wait adds to TTFT and end-to-end latency."""
+    batcher_max: int | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.replicas <= 100_000:
@@ -64,12 +69,17 @@ class Load:
             raise ConfigError(f"--rps {self.rate}: expected a positive request rate per second")
         if self.num_prompts is not None and not (1 <= self.num_prompts <= 100_000 and self.rate is None):
             raise ConfigError(f"--num-prompts {self.num_prompts}: expected 1 to 100,000 requests, with --concurrency")
+        if (self.batcher_s is not None or self.batcher_max is not None) and (self.rate is None or not self.batcher_s):
+            raise ConfigError("--batcher-window: a front end gathering arrivals; give it seconds > 0, with --rps R "
+                              "(--batcher-max N only with --batcher-window)")
 
     @property
     def label(self) -> str:
         copies = f" over {self.replicas} replicas" if self.replicas > 1 else ""
         if self.rate is not None:
-            return f"Poisson arrivals at {self.rate:g} requests/s{copies}"
+            held = (f", through a batcher holding them up to {self.batcher_s:g} s"
+                    + (f" or {self.batcher_max:,} requests" if self.batcher_max else "")) if self.batcher_s else ""
+            return f"Poisson arrivals at {self.rate:g} requests/s{copies}{held}"
         if self.concurrency is not None:
             return f"{self.concurrency} concurrent requests (closed loop){copies}"
         return f"every request queued at once (offline){copies}"
@@ -108,6 +118,7 @@ class ServingEstimate:
     def to_dict(self) -> dict[str, Any]:
         return {"load": {"concurrency": self.load.concurrency, "requests_per_s": self.load.rate,
                          "replicas": self.load.replicas, "num_prompts": self.load.num_prompts,
+                         "batcher_window_s": self.load.batcher_s, "batcher_max": self.load.batcher_max,
                          "label": self.load.label},
                 "requests": {"input_tokens": self.mix.input_tokens, "output_tokens": self.mix.output_tokens,
                              "input_spread": self.mix.input_spread, "output_spread": self.mix.output_spread,
@@ -125,69 +136,14 @@ class ServingEstimate:
 
 # --- the steady state ----------------------------------------------------------------------------------------------
 
-class _Steps:
-    """Priced steps of one configuration at request lengths I / O, cached by batch: decode(B) at the mean context,
-    prefill(k prompts)."""
-
-    def __init__(self, arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, execution, mix: RequestMix):
-        self.arch, self.device, self.execution, self.beams = arch, device, execution, mix.beams
-        self.cfg = replace(cfg, prompt=mix.input_tokens, output=mix.output_tokens, context=None)
-        self._memo: dict[int, InferenceEstimate] = {}
-
-    def at(self, batch: int) -> InferenceEstimate:
-        batch = max(int(batch), 1)
-        if batch not in self._memo:
-            self._memo[batch] = estimate_inference(self.arch, self.device, replace(self.cfg, batch=batch),
-                                                   limits=False, execution=self.execution)
-        return self._memo[batch]
-
-    def decode(self, batch: float, corner: str) -> float:
-        """One decode step of `batch` running requests (each `beams` sequences), at least the engine's host time."""
-        gpu = self.sequences(batch * self.beams, corner) + self.streaming(batch * self.beams, corner)
-        return host_floor.floored(self, batch, gpu, corner)
-
-    def streaming(self, decodes: float, corner: str, prompt: float = 0.0, lump: float = 1.0) -> float:
-        """price/streaming.py's step_excess (R: streaming.weight_read; a token's compute: at a prefill's rate)."""
-        read = streaming.weight_read(self.device, self.at(1).memory.weights_bytes, self.arch, self.sequences(1, corner))
-        terms, per_token = streaming.read_terms(self.arch), self.per_token(corner)
-        return streaming.step_excess(read, per_token, decodes, prompt, lump, corner, terms)
-
-    def sequences(self, batch: float, corner: str) -> float:
-        """One decode step at `batch` running sequences, log-interpolated between priced powers of 2^(1/2)."""
-        if batch <= 1:
-            return self._decode_at(1, corner)
-        if float(batch).is_integer() and (int(batch) in self._memo or batch > 64):
-            return self._decode_at(int(batch), corner)  # priced at that batch, not interpolated
-        k = 2 * math.log2(batch)
-        lo, hi = math.floor(k), math.ceil(k)
-        b_lo, b_hi = round(2 ** (lo / 2)), round(2 ** (hi / 2))
-        t_lo, t_hi = self._decode_at(b_lo, corner), self._decode_at(b_hi, corner)
-        return t_lo if b_hi == b_lo else t_lo + (t_hi - t_lo) * (batch - b_lo) / (b_hi - b_lo)
-
-    def _decode_at(self, batch: int, corner: str) -> float:
-        return getattr(self.at(batch).decode.latency_s, corner)
-
-    def idle(self, batch: float, corner: str) -> float:
-        """A single sequence's decode step (weight read, host time) less `batch` decodes' compute, at least 0."""
-        per_token = self.per_token(corner)
-        return max(self.sequences(1, corner) - batch * self.beams * per_token, 0.0)
-
-    def per_token(self, corner: str) -> float:
-        k = streaming.compute_batch(self.cfg.prompt)
-        return getattr(self.at(k).prefill.latency_s, corner) / (k * self.cfg.prompt)
-
-    def prefill(self, tokens: float, corner: str) -> float:
-        """Prefill time of `tokens` prompt tokens, batched as whole prompts of I tokens (fewer: a share of one)."""
-        k = max(1, round(tokens / self.cfg.prompt))
-        return getattr(self.at(k).prefill.latency_s, corner) * tokens / (k * self.cfg.prompt)
-
-
 def serving_load(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix: RequestMix, load: Load, *,
                  execution=None, kv_capacity: int | None = None) -> ServingEstimate:
     """The steady state of serving requests of lengths `mix` under `load` with `cfg`'s engine, format and GPUs
     (`cfg.gpus` per replica, tensor parallel); `load.replicas` copies share the load evenly. `kv_capacity`: the
     sequences the KV cache holds where the caller knows it (a planner's family), else searched here."""
     one = _one_replica(arch, device, cfg, mix, load.per_replica(), execution, kv_capacity)
+    if load.batcher_s:
+        one = front_batcher.held(one, load)
     if load.replicas == 1:
         return one
     n = load.replicas
@@ -222,8 +178,9 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
     notes += [runs.note(kind, mix, load, policy)] if kind else []
     saturated, mixes = rows["typical"]["saturated"], policy.mixes
     notes.append("continuous batching: " + (
-        "prompt tokens ride in the decode steps (mixed steps), each adding its prefill time less what of one decode "
-        "step of a single sequence (weight read, host time) the running decodes' compute leaves idle" if mixes else
+        "prompt tokens ride in the decode steps (mixed steps): one GEMM per weight matrix over the decodes and prompt "
+        "tokens, the weights read once a step and the engine's kernel chosen at the step's rows; the prompt tokens "
+        "add only the compute the weight read does not hide" if mixes else
         "prompts run in prefill steps of their own between decode steps, their whole time added in proportion")
         + (f"; chunked prefill, at most {policy.max_batched_tokens:,} tokens a step" if policy.chunked_prefill
            and policy.max_batched_tokens else ""))
@@ -287,15 +244,13 @@ def _step(steps: _Steps, policy, batch: float, prompt_tokens: float, corner: str
     if not policy.mixes:
         extra = steps.prefill(prompt_tokens, corner)
         return decode + extra, extra
-    # mixed: the prompt tokens' marginal time, from whole prompts priced as one prefill (at least one prompt)
-    # less what of one decode step of a single sequence (weight read, host time) the step's decodes leave idle
-    prompt = steps.cfg.prompt
-    k = max(1, round(prompt_tokens / prompt))
-    whole = getattr(steps.at(k).prefill.latency_s, corner)
-    idle = steps.idle(batch, corner)
-    extra = prompt_tokens * max(whole - idle, 0.0) / (k * prompt)
-    lump = min(prompt, max((policy.max_batched_tokens or prompt + batch * steps.beams) - batch * steps.beams, 1))
-    extra += steps.streaming(batch * steps.beams, corner, prompt_tokens, lump)  # near the ridge, a prompt at a time
+    # mixed: one GEMM per weight matrix over the decodes and the prompt tokens a step carries (`joined`): a whole
+    # prompt, or its chunk where the token budget is smaller (`lump`); fewer a step on average: that share of steps
+    decodes = batch * steps.beams
+    lump = min(steps.cfg.prompt, max((policy.max_batched_tokens or steps.cfg.prompt + decodes) - decodes, 1))
+    share = min(prompt_tokens / lump, 1.0)
+    extra = (share * steps.joined(decodes, max(prompt_tokens, lump), corner)
+             + steps.streaming(decodes, corner, prompt_tokens, lump))
     return host_floor.mixed(steps, batch, extra, corner), extra
 
 
@@ -404,24 +359,26 @@ def _poisson(steps: _Steps, policy, mix: RequestMix, rate: float, capacity: int,
     step = step_at(max(batch, 1.0))
     tpot = batch / (rate * O)
     extra = _step(steps, policy, batch, rate * I * step, corner)[1]
-    ttft = queue / rate + _ttft(steps, policy, max(batch, 1.0), step, I, corner)
+    ttft = queue / rate + _ttft(steps, policy, max(batch, 1.0), step, I, corner, others=rate * I * step)
     return {"running": batch, "tpot": tpot, "x": rate, "ttft": ttft, "e2e": ttft + (O - 1) * tpot,
             "decode_only": batch / steps.decode(max(batch, 1.0), corner), "prefill_share": extra / step,
             "saturated": False}
 
 
-def _ttft(steps: _Steps, policy, batch: float, step: float, prompt: int, corner: str) -> float:
+def _ttft(steps: _Steps, policy, batch: float, step: float, prompt: int, corner: str, others: float = 0.0) -> float:
     """A request admitted at once: the engine's host time per request and the steps its first token reaches the
     client late (ExecutionModel.request_overhead, Batching.first_token_lag_steps), half a scheduling run's wait
     (one step, or the engine's steps per schedule: a Poisson arrival lands mid-run), then its prompt (in chunks
-    where a step's token budget is smaller than it) in mixed steps, or its own prefill step."""
+    where a step's token budget is smaller than it) in mixed steps, or its own prefill step. `others`: the prompt
+    tokens of the requests admitted with it (Poisson arrivals: those that came during the same step, rate x input
+    x step on average whatever the tagged arrival, Palm's theorem), which its first mixed step carries too."""
     front = runs.front(steps.execution, policy, step, corner)
     step = step * max(policy.steps_per_schedule, 1)
     if policy.mixes:
         decodes = batch * steps.beams
         budget = max((policy.max_batched_tokens or prompt + decodes) - decodes, 1)
         chunks = max(1, math.ceil(prompt / budget))
-        own = _step(steps, policy, batch, min(prompt, budget), corner)[0]
+        own = _step(steps, policy, batch, min(prompt + others, budget), corner)[0]
         return front + step / 2 + chunks * own
     return front + step / 2 + steps.prefill(max(prompt, batch * prompt / max(steps.cfg.output, 1)), corner)
 
