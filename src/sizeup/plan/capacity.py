@@ -212,22 +212,39 @@ def _static(model: ReplicaModel, times: list[float], sizes: list[tuple[int, int]
 
 
 def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, int]], mean_prompt: int):
-    """Continuous batching, stepped by the engine's scheduler (workload/scheduler.py) at the arrival times. A step
-    with prompt tokens is priced as workload/serving.py prices it: mixed steps add the prompt tokens' prefill time
-    less what of one single-sequence decode step the running decodes' own compute leaves idle (at least one mean
-    prompt's worth, in proportion), a prompt step of its own its prefill. A step of many tokens pays what
-    price/streaming.py adds beyond max(weight read, compute), as serving.py's steps do."""
-    single = model.decode_table()[1]
-    fixed, per_token = model.prefill_fixed_s, model.prefill_per_token_s
+    """Continuous batching, stepped by the engine's scheduler (workload/scheduler.py) at the arrival times, its steps
+    priced by `_step_pricing`."""
+    decode_time, step = _step_pricing(model, mean_prompt)
+    trace = scheduler.run(sizes, arrivals=times, limit=model.max_batch, budget=model.max_step_tokens,
+                          mixes=model.mixed_steps, chunked=model.chunked_prefill,
+                          per_schedule=model.steps_per_schedule, step=step, decode=decode_time.__getitem__,
+                          front=model.request_s)
+    return np.asarray(trace.first), np.asarray(trace.done), trace.decoding, trace.busy
 
+
+@lru_cache(maxsize=64)
+def _step_pricing(model: ReplicaModel, mean_prompt: int) -> tuple[list[float], Callable[[int, int], float]]:
+    """(decode step time per batch 0..max_batch, the time of a step of `batch` decodes carrying `chunk` prompt
+    tokens) of `model`. A step with prompt tokens is priced as workload/serving.py prices it: mixed steps add the
+    prompt tokens' prefill time less what of one single-sequence decode step the running decodes' own compute leaves
+    idle (at least one mean prompt's worth, in proportion), a prompt step of its own its prefill. A step of many
+    tokens pays what price/streaming.py adds beyond max(weight read, compute), as serving.py's steps do.
+
+    Both are pure functions of the (frozen, hashable) model and `mean_prompt`: kept per model, and each step's time
+    kept by (batch, chunk), since a plan simulates one replica model at many rates (rate_at_sla's bisection) and a
+    simulation prices the same few steps thousands of times."""
+    table = model.decode_table()
+    single = table[1]
+    fixed, per_token = model.prefill_fixed_s, model.prefill_per_token_s
     compute, read = model.token_compute_s or per_token, model.read_s or single
 
     def streamed(tokens: int) -> float:
         return streaming.excess(read * streaming.read_growth(model.read_terms, tokens), tokens * compute, "typical")
 
-    decode_time = [t + streamed(b) for b, t in enumerate(model.decode_table())]
+    decode_time = [t + streamed(b) for b, t in enumerate(table)]
+    memo: dict[tuple[int, int], float] = {}
 
-    def step(batch: int, chunk: int) -> float:
+    def priced(batch: int, chunk: int) -> float:
         if not model.mixed_steps:
             return fixed + per_token * chunk
         whole = chunk if chunk > mean_prompt else mean_prompt
@@ -235,11 +252,16 @@ def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, 
         return (decode_time[batch] + (chunk * extra / whole if extra > 0 else 0.0)
                 + streamed(batch + chunk) - streamed(batch))
 
-    trace = scheduler.run(sizes, arrivals=times, limit=model.max_batch, budget=model.max_step_tokens,
-                          mixes=model.mixed_steps, chunked=model.chunked_prefill,
-                          per_schedule=model.steps_per_schedule, step=step, decode=decode_time.__getitem__,
-                          front=model.request_s)
-    return np.asarray(trace.first), np.asarray(trace.done), trace.decoding, trace.busy
+    def step(batch: int, chunk: int) -> float:
+        key = (batch, chunk)
+        got = memo.get(key)
+        if got is None:
+            got = priced(batch, chunk)
+            if len(memo) < 100_000:  # bounded: a step outside the kept ones is priced again
+                memo[key] = got
+        return got
+
+    return decode_time, step
 
 
 def rate_at_sla(model: ReplicaModel, prompt_tokens: int, output_tokens: int, targets: dict[str, float], *,
