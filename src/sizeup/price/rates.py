@@ -183,6 +183,30 @@ class OpClasses:
         return cls(tensor_flops, vector_flops, nbytes, launches, t_cls, list(t_index), v_cls, list(v_index), grouped)
 
 
+
+def op_classes(ledger: Ledger) -> OpClasses:
+    """`OpClasses.of(ledger)`, kept for the ledgers priced most recently: a plan prices each cached step ledger
+    (ingest/transformer_ops.py step_ledger) on many devices and engines. Keyed by the ledger object and checked
+    against its ops list (the same list, the same length), so a ledger built further after pricing is read again;
+    the entries hold their ledgers, so an id is never reused while it is kept. Ledgers of more than
+    `_CLASSES_MAX_OPS` ops (a traced model) are not kept."""
+    ops = ledger.ops
+    key = id(ledger)
+    hit = _CLASSES.get(key)
+    if hit is not None and hit[0] is ledger and hit[1] is ops and hit[2] == len(ops):
+        return hit[3]
+    classes = OpClasses.of(ledger)
+    if len(ops) <= _CLASSES_MAX_OPS:
+        if len(_CLASSES) >= _CLASSES_KEPT:
+            _CLASSES.pop(next(iter(_CLASSES), None), None)  # the oldest entry
+        _CLASSES[key] = (ledger, ops, len(ops), classes)
+    return classes
+
+
+_CLASSES: dict[int, tuple] = {}
+_CLASSES_KEPT = 512
+_CLASSES_MAX_OPS = 4096
+
 @dataclass(frozen=True, slots=True)
 class InverseRates:
     """Seconds per FLOP (per byte, per launch) at each efficiency level. Rows of `tensor`, `vector` and
@@ -288,7 +312,7 @@ def price_totals(ledger: Ledger, device: DeviceSpec, efficiency: Efficiency | No
     eff = efficiency or device_efficiency(device)
     if eff.size_curve:
         raise ValueError("price_totals does not apply a size curve: use price.roofline.price")
-    classes = OpClasses.of(ledger)
+    classes = op_classes(ledger)
     rates = inverse_rates(device, eff, classes)
     synchronous = device.kind in SYNCHRONOUS_KINDS
     totals = [0.0, 0.0, 0.0]
