@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ledger import Ledger, OpKind
 from sizeup.errors import CatalogError
+from sizeup.memo import IdentityMemo
 from sizeup.price.efficiency import (GROUPED, TENSOR_KINDS, Efficiency, device_efficiency, has_grouped, table_efficiency,
                                      tensor_fraction)
 from sizeup.ranges import Range
@@ -185,27 +186,17 @@ class OpClasses:
 
 
 def op_classes(ledger: Ledger) -> OpClasses:
-    """`OpClasses.of(ledger)`, kept for the ledgers priced most recently: a plan prices each cached step ledger
-    (ingest/transformer_ops.py step_ledger) on many devices and engines. Keyed by the ledger object and checked
-    against its ops list (the same list, the same length), so a ledger built further after pricing is read again;
-    the entries hold their ledgers, so an id is never reused while it is kept. Ledgers of more than
-    `_CLASSES_MAX_OPS` ops (a traced model) are not kept."""
-    ops = ledger.ops
-    key = id(ledger)
-    hit = _CLASSES.get(key)
-    if hit is not None and hit[0] is ledger and hit[1] is ops and hit[2] == len(ops):
-        return hit[3]
-    classes = OpClasses.of(ledger)
-    if len(ops) <= _CLASSES_MAX_OPS:
-        if len(_CLASSES) >= _CLASSES_KEPT:
-            _CLASSES.pop(next(iter(_CLASSES), None), None)  # the oldest entry
-        _CLASSES[key] = (ledger, ops, len(ops), classes)
-    return classes
+    """`OpClasses.of(ledger)`, kept for the last ledgers priced (a plan prices each cached step ledger on many
+    devices and engines; sizeup/memo.py: by the ledger's identity and op count). A traced model's ledger is not kept."""
+    got = _CLASSES.get((ledger, ledger.ops), len(ledger.ops))
+    if got is None:
+        got = OpClasses.of(ledger)
+        if len(ledger.ops) <= 4096:
+            _CLASSES.put((ledger, ledger.ops), len(ledger.ops), got)
+    return got
 
 
-_CLASSES: dict[int, tuple] = {}
-_CLASSES_KEPT = 512
-_CLASSES_MAX_OPS = 4096
+_CLASSES = IdentityMemo(512)
 
 @dataclass(frozen=True, slots=True)
 class InverseRates:

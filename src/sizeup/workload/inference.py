@@ -21,6 +21,7 @@ from sizeup.engines.base import (OPTIONS, ExecutionModel, engine_class, engine_s
 from sizeup.engines.defaults import default_engine
 from sizeup.engines.reserve import split_by_layers
 from sizeup.ledger import Ledger
+from sizeup.memo import IdentityMemo
 from sizeup.price.efficiency import Efficiency
 from sizeup.price.execution import expert_rows, phase_efficiency, phase_note
 from sizeup.price.memory import InferenceMemory, MemoryConfig, inference_memory, max_fitting
@@ -208,6 +209,21 @@ def _is_date(text: str) -> bool:
 
 
 def _priced(ledger: Ledger, device: DeviceSpec, eff: Efficiency, runtime=None) -> PhaseTotals:
+    """`_totals`, kept for the last phases priced (a plan prices one family's cached step ledgers from several
+    estimates; sizeup/memo.py: by the objects' identity and the ledger's op count); the caller copies what it changes."""
+    key = (ledger, ledger.ops, device, eff, runtime)
+    got = _PRICED.get(key, len(ledger.ops))
+    if got is None:
+        got = _totals(ledger, device, eff, runtime)
+        if len(ledger.ops) <= SCALAR_PRICING_MAX_OPS:  # a traced model's ledger is not kept
+            _PRICED.put(key, len(ledger.ops), got)
+    return got
+
+
+_PRICED = IdentityMemo(256)
+
+
+def _totals(ledger: Ledger, device: DeviceSpec, eff: Efficiency, runtime=None) -> PhaseTotals:
     """The phase's totals: op by op for an analytic ledger (no numpy to import), vectorised for a large
     one, a calibrated size curve or an engine that runs as a runtime of overheads.yaml (its fused kernels:
     price/overhead.py); `tests/price/test_rates.py` holds the two equal."""
