@@ -300,12 +300,13 @@ def execution_for(device: DeviceSpec, cfg: InferenceConfig) -> ExecutionModel:
 
 def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, *,
                        limits: bool = True, cpu: DeviceSpec | None = None,
-                       execution: ExecutionModel | None = None) -> InferenceEstimate:
+                       execution: ExecutionModel | None = None, search_context: bool = True) -> InferenceEstimate:
     """Memory, limits and speed of serving `arch` on `cfg.gpus` × `device` (tensor parallel). `limits=False` skips
     the searches for the largest context and batch (reported as 0). `cpu`: the host CPU where layers kept off the GPU
     (`gpu_layers`, or the engine's own split) run, at its compute peak and bandwidth (an SoC's CPU cluster: the share
     of unified memory its data file states). `execution`: the engine's execution model on `device` where the caller
-    resolved it already (the planner, once per family); default: resolved here from `cfg`."""
+    resolved it already (the planner, once per family); default: resolved here from `cfg`. `search_context=False`:
+    of the limits only the largest batch is searched (the largest context reported as 0)."""
     fmt = get_format(cfg.weights)
     taken = engine_class(parse_engine(cfg.engine).name).OPTIONS
     for option, value in (("gpu_layers", cfg.gpu_layers), ("threads", cfg.threads)):
@@ -345,7 +346,8 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     limit = arch.max_context or MAX_SEARCH_CONTEXT
     max_context = max_batch = 0
     if limits:
-        max_context = max_fitting(lambda c: memory_for(cfg.batch, c).fits, 1, limit) if not arch.encoder else limit
+        if arch.encoder or search_context:
+            max_context = limit if arch.encoder else max_fitting(lambda c: memory_for(cfg.batch, c).fits, 1, limit)
         max_batch = max_fitting(lambda b: memory_for(b, cfg.cache_tokens).fits, 1, MAX_SEARCH_BATCH)
 
     assumptions = [n for n in (device.resolved_as,) if n] + list(arch.assumptions) + list(memory.notes)
