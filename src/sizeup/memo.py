@@ -8,8 +8,6 @@ again). The oldest entry goes first once `kept` are held.
 
 from __future__ import annotations
 
-from typing import Any
-
 __all__ = ["IdentityMemo"]
 
 
@@ -18,16 +16,16 @@ class IdentityMemo:
 
     def __init__(self, kept: int) -> None:
         self.kept = kept
-        self._entries: dict[tuple[int, ...], tuple[tuple, Any, Any]] = {}
+        self._entries: dict[tuple[int, ...], tuple[tuple, object, object]] = {}
 
-    def get(self, objects: tuple, version: Any = None) -> Any:
+    def get(self, objects: tuple, version: object = None) -> object:
         """The value kept for exactly these objects at this version, else None."""
         entry = self._entries.get(tuple(map(id, objects)))
         if entry is None or entry[1] != version or any(a is not b for a, b in zip(entry[0], objects)):
             return None
         return entry[2]
 
-    def put(self, objects: tuple, version: Any, value: Any) -> Any:
+    def put(self, objects: tuple, version: object, value: object) -> object:
         """Keep `value` (not None) for `objects` at `version`, dropping the oldest entry when full; returns it."""
         entries = self._entries
         if len(entries) >= self.kept:

@@ -19,7 +19,7 @@ from sizeup.price.efficiency import (GROUPED, TENSOR_KINDS, Efficiency, device_e
                                      tensor_fraction)
 from sizeup.ranges import Range
 
-__all__ = ["LEVELS", "SYNCHRONOUS_KINDS", "HALF_RATE", "half_rate_accumulate", "simt_class", "sustained_factor", "tensor_precision", "vector_precision", "ridge_point", "OpClasses",
+__all__ = ["LEVELS", "SYNCHRONOUS_KINDS", "HALF_RATE", "half_rate_accumulate", "simt_class", "sustained_factor", "tensor_precision", "vector_precision", "ridge_point", "OpClasses", "op_classes",
            "InverseRates", "inverse_rates", "PhaseTotals", "price_totals"]
 
 LEVELS = ("low", "typical", "high")
@@ -184,7 +184,6 @@ class OpClasses:
         return cls(tensor_flops, vector_flops, nbytes, launches, t_cls, list(t_index), v_cls, list(v_index), grouped)
 
 
-
 def op_classes(ledger: Ledger) -> OpClasses:
     """`OpClasses.of(ledger)`, kept for the last ledgers priced (a plan prices each cached step ledger on many
     devices and engines; sizeup/memo.py: by the ledger's identity and op count). A traced model's ledger is not kept."""
@@ -197,6 +196,7 @@ def op_classes(ledger: Ledger) -> OpClasses:
 
 
 _CLASSES = IdentityMemo(512)
+
 
 @dataclass(frozen=True, slots=True)
 class InverseRates:
