@@ -77,3 +77,15 @@ def test_estimate_says_which_moe_kernel_priced_the_experts():
     assert any("at 128 rows per expert" in a and "prefill" in a for a in moe.to_dict()["assumptions"])
     dense = estimate("qwen3-32b", device="h100-sxm-80gb", engine="vllm@0.11.0", quant="fp8")
     assert not any("MoE experts run" in a for a in dense.to_dict()["assumptions"])
+
+
+def test_tensorrt_llm_nvfp4_experts_stream_at_the_cutlass_module_share(catalog):
+    # TensorRT-LLM blog24 (MoE as Dense GEMM), one B200, DeepSeek-V3-style TP8 rank, CUTLASS backend: 128 tokens touch
+    # 256 (1 - (1 - 8/256)^128) = 251.6 experts of 3 x 7168 x 256 x 0.5625 B in 335.65 us, of 7.7 TB/s: 0.30
+    read = 256 * (1 - (1 - 8 / 256) ** 128) * 3 * 7168 * 256 * 0.5625
+    kernel = resolve("tensorrt-llm@1.0", catalog.device("b200")).moe_kernel("nvfp4", True, 128)
+    assert kernel.memory.high == pytest.approx(read / 335.65e-6 / 7.7e12, rel=0.02)
+    assert kernel.memory.typical == pytest.approx(0.29) and kernel.fraction is None
+    assert "blog24" in kernel.source
+    # measured on Blackwell's NVFP4 only: Hopper FP8 keeps TensorRT-LLM's other matmuls
+    assert resolve("tensorrt-llm@1.0", catalog.device("h200-sxm-141gb")).moe_kernel("fp8", True, 128) is None

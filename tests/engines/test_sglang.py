@@ -76,3 +76,66 @@ def test_sglang_05_chunks_prompts_by_gpu_memory_tier():
     assert resolve("sglang@0.5.4", CATALOG.device("a100-sxm-40gb")).batching.max_batched_tokens == 4096
     assert resolve("sglang@0.4", CATALOG.device("a100-sxm-40gb")).batching.max_batched_tokens == 8192
     assert resolve("sglang@0.5.4", CATALOG.device("h100-sxm-80gb")).batching.max_batched_tokens == 8192
+
+
+def test_sglang_05_captures_larger_graphs_at_four_gpus_or_more():
+    """sglang server_args.py (0.5 series, _handle_gpu_memory_settings): cuda_graph_max_bs 256 at tp < 4 and 512 at
+    tp >= 4 on 60-160 GiB GPUs, 24 / 80 under 35 GiB, 32 / 160 under 60 GiB, 512 above 160 GiB; 0.3/0.4: 160 (8
+    under 25,000 MB) whatever the tp size. The workload asks `at_gpus` with the replica's GPU count."""
+    h100 = resolve("sglang@0.5.4", CATALOG.device("h100-sxm-80gb"))
+    assert h100.at_gpus(2) is h100 and h100.at_gpus(2).graph_max_batch == 256
+    assert h100.at_gpus(4).graph_max_batch == 512 and h100.at_gpus(8).graph_max_batch == 512
+    assert h100.at_gpus(4).per_op_overhead(True, 400) is not None  # replayed, not eager
+    assert h100.at_gpus(4) is h100.at_gpus(4)  # one model per GPU count: its memo of priced phases kept
+    assert resolve("sglang@0.5.4", CATALOG.device("rtx-4090")).at_gpus(4).graph_max_batch == 80
+    assert resolve("sglang@0.5.4", CATALOG.device("a100-sxm-40gb")).at_gpus(4).graph_max_batch == 160
+    assert resolve("sglang@0.5.4", CATALOG.device("b200")).graph_max_batch == 512
+    old = resolve("sglang@0.4", CATALOG.device("h100-sxm-80gb"))
+    assert old.at_gpus(8) is old and old.at_gpus(8).graph_max_batch == 160
+    own = resolve("sglang@0.5.4", CATALOG.device("h100-sxm-80gb"), settings={"cuda_graph_max_bs": 128})
+    assert own.at_gpus(8).graph_max_batch == 128  # a run's own --cuda-graph-max-bs is kept
+
+
+def test_an_estimate_at_four_gpus_prices_decode_under_the_tp4_graph_size():
+    """At tp 4 a decode batch of 384 replays a graph (0.5: 512 captured), as --engine-opt cuda-graph-max-bs=512 says;
+    with 256 captured it would launch eagerly."""
+    run = dict(device="h100-sxm-80gb", gpus=4, engine="sglang@0.5.4", quant="bf16", prompt=512, output=128, batch=384)
+    default = estimate("llama-3.1-70b", **run).decode.latency_s.typical
+    stated = estimate("llama-3.1-70b", engine_options=("cuda-graph-max-bs=512",), **run).decode.latency_s.typical
+    eager = estimate("llama-3.1-70b", engine_options=("cuda-graph-max-bs=256",), **run).decode.latency_s.typical
+    assert default == stated and eager > default
+
+
+def test_sglang_host_time_per_request_is_serial_before_the_overlap_scheduler():
+    """sglang PR 1738: the overlap scheduler gains 10% on Llama-3.1-8B ShareGPT at 9,894 output tok/s -> ~10 us of
+    host time per running request per step; before 0.4 it runs between GPU steps (added), from 0.4 beside them."""
+    from sizeup.workload import host_floor
+
+    a100 = CATALOG.device("a100-sxm-80gb")
+    old, new = resolve("sglang@0.3.0", a100), resolve("sglang@0.5.4", a100)
+    assert old.host_floor(1000).typical == new.host_floor(1000).typical == 1.0e-02
+    assert not old.host_overlapped and new.host_overlapped
+    steps = type("Steps", (), {"cfg": type("Cfg", (), {"gpus": 1})()})()
+    steps.execution = old
+    assert host_floor.floored(steps, 1000, 0.03, "typical") == 0.04  # 30 ms GPU + 1000 x 10 us
+    steps.execution = new
+    assert host_floor.floored(steps, 1000, 0.03, "typical") == 0.03  # hidden behind the GPU step
+    assert "run between GPU steps" in host_floor.notes(old)[0]
+
+
+def test_sglang_03_offline_throughput_pays_its_serial_host_time():
+    run = dict(device="a100-sxm-80gb", engine="sglang@0.3.0", quant="bf16", prompt=227, output=194, offline=True)
+    """0.3 (no overlap scheduler) against 0.4 (the same defaults on one A100, the overlap scheduler on): ~1,400
+    running requests x 10 us of host time added to every step."""
+    serial = estimate("llama-3.1-8b", **run).under_load.output_tokens_per_s.typical
+    later = estimate("llama-3.1-8b", **{**run, "engine": "sglang@0.4"}).under_load.output_tokens_per_s.typical
+    assert serial < later * 0.97
+
+
+def test_sglang_front_end_takes_a_burst_in_at_its_tokenizers_pace():
+    """The server process (HTTP + tokenizer manager) is busy per request at least the tokenizer's encode (1.32 ms for
+    131 tokens, tt-inference-server #2173) and at most the request's 6.9 ms host latency (#3560), the typical."""
+    model = resolve("sglang@0.5.4", CATALOG.device("h100-sxm-80gb"))
+    intake, latency = model.request_intake(), model.request_overhead()[0]
+    assert (intake.low, intake.typical, intake.high) == (1.3e-03, latency.typical, latency.typical)
+    assert intake.low < latency.low

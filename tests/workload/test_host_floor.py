@@ -12,6 +12,7 @@ from sizeup.workload import host_floor
 
 class _Engine:
     label = "stub 1.0"
+    host_overlapped = True
 
     def __init__(self, per: Range | None):
         self.per = per

@@ -26,6 +26,7 @@ from typing import Any, ClassVar, NamedTuple
 from sizeup.errors import ConfigError
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ingest.arch import ModelArch
+from sizeup.engines.policies import Batching, TensorParallel
 from sizeup.engines.profile import EngineProfile, engine_profile
 from sizeup.ranges import Range
 
@@ -36,76 +37,8 @@ OPTIONS = {"gpu_layers": "--gpu-layers", "threads": "--threads", "backend": "--b
 """Settings only some engines take, by the flag that sets them: an engine lists those it takes in `OPTIONS`."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Batching:
-    """How the engine groups requests into steps: the policy a throughput-under-load model schedules by."""
-
-    scheduling: str
-    """'static': one batch of requests runs prompt to last token before the next (transformers generate(), a
-    plain TensorRT engine); 'continuous': requests join and leave the running batch at every step."""
-    chunked_prefill: bool = False
-    """Whether a long prompt is split over several steps, each mixed with the decodes of running requests."""
-    max_batched_tokens: int | None = None
-    """Tokens one step computes at most (vLLM max_num_batched_tokens, llama.cpp n_batch); None: no cap."""
-    max_sequences: int | None = None
-    """Sequences one step holds at most (vLLM max_num_seqs); None: no cap beyond memory."""
-    physical_batch_tokens: int | None = None
-    """Tokens one forward computes at once where a prompt is split into physical batches (llama.cpp n_ubatch)."""
-    basis: str = ""
-    mixed_steps: bool | None = None
-    """Whether one step carries prompt tokens beside the decodes of running requests (vLLM V1, TensorRT-LLM's
-    in-flight batching); False: prompts run in steps of their own (vLLM V0, SGLang); None: as `chunked_prefill`."""
-
-    steps_per_schedule: int = 1
-    """Decode steps the scheduler runs per scheduling decision (vLLM V0 multi-step): prompts admitted between runs."""
-
-    reserve_to_completion: bool = False
-    """Whether a request is admitted only with KV room for its whole output (TensorRT-LLM's GUARANTEED_NO_EVICT:
-    a started request is never paused), so the pool holds B x (I + O) tokens; False: pages are taken as tokens
-    are generated (B x (I + O / 2) on average), a request preempted when the pool runs out."""
-
-    first_token_lag_steps: int = 0
-    """Steps after its own by which a step's tokens reach the client: 1 where the engine processes a step's output
-    (detokenize, stream) while the next step runs (vLLM V0's async output processing, SGLang's overlap scheduler),
-    so the first token leaves one step after the prefill that made it; 0: at the end of its own step."""
-
-    @property
-    def mixes(self) -> bool:
-        return self.chunked_prefill if self.mixed_steps is None else self.mixed_steps
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"scheduling": self.scheduling, "chunked_prefill": self.chunked_prefill,
-                "max_batched_tokens": self.max_batched_tokens, "max_sequences": self.max_sequences,
-                "physical_batch_tokens": self.physical_batch_tokens, "basis": self.basis,
-                "mixed_steps": self.mixes, "steps_per_schedule": self.steps_per_schedule,
-                "reserve_to_completion": self.reserve_to_completion,
-                "first_token_lag_steps": self.first_token_lag_steps}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TensorParallel:
-    """How an engine runs tensor parallelism over `--gpus N` where that differs from NCCL's ring driven by one
-    process per GPU (the pricing layer's default, price/comm.py)."""
-
-    all_reduce_latency_s: Range | None = None
-    """Fixed latency of the engine's own all-reduce (one pass over peer memory, no ring steps), replacing the link's
-    ring latency for the per-layer all-reduces; its bandwidth term stays the link's. None: NCCL's."""
-    all_reduce_max_bytes: float | None = None
-    """Messages of at least this many bytes go to NCCL's ring instead (vLLM: its IPC buffer's size); None: no cap."""
-    all_reduce: str = "NCCL"
-    """What runs the per-layer all-reduce, for the estimate's notes."""
-    step_host_s: Range | None = None
-    """Host time per step to drive the workers (a remote call per GPU), not hidden behind the GPU; None: none."""
-    eager_launches: bool = False
-    """Each GPU's process launches its kernels and collectives one by one from the host (no captured graph): where
-    kernels are shorter than the host's launches, each collective waits for the slowest rank's host
-    (workload/inference.py eager_rank_drift, data/efficiency/comm.yaml eager_rank_wait)."""
-    notes: tuple[str, ...] = ()
-
-
 class EngineRef(NamedTuple):
     """An engine as a user names it: `vllm`, `vllm@0.10`, `llama.cpp@2024-06-01`."""
-
     name: str
     """The registered name (an alias resolved)."""
     version: str | None = None
@@ -234,6 +167,12 @@ class ExecutionModel:
         from sizeup.engines.settings_kernels import moe_kernel
         return moe_kernel(self, weights, rows)
 
+    def attention_layout(self, arch: ModelArch) -> tuple[ModelArch, str | None]:
+        """`arch` as this release lays out its attention cache, and the sentence saying so where it differs from the
+        checkpoint's (engines/attention_layout.py: MLA run as heads' K/V before an engine's latent kernels)."""
+        from sizeup.engines.attention_layout import attention_layout
+        return attention_layout(self, arch)
+
     def missing_kernel_note(self, weights: str, decode: bool) -> str | None:
         """What to say when the engine would run a kernel the table has no entry for (None: nothing)."""
         return None
@@ -253,6 +192,12 @@ class ExecutionModel:
     graph_max_batch = property(lambda self: int(self.profile.value("cuda_graph_max_bs", 0)) or None)
     """Largest decode batch replayed from a captured graph (`cuda_graph_max_bs` in the data); None: no limit."""
 
+    def at_gpus(self, gpus: int) -> ExecutionModel:
+        """The execution model of one replica of `gpus` GPUs, where a setting the engine derives depends on the
+        count (SGLang's CUDA-graph capture size by tensor-parallel size); by default itself. Asked by the
+        workload before pricing, so an engine's defaults by GPU count need no branch outside engines/."""
+        return self
+
     def step_overhead(self, arch: ModelArch, decode: bool) -> Range | None:
         """Host time of one step outside the ledger's ops (scheduler, sampling, Python), None where none."""
         return self.profile.range("step_overhead_s")
@@ -264,6 +209,10 @@ class ExecutionModel:
         `gpus`: the GPUs of the replica; one executor loop handles every request unless the engine splits them."""
         per = self.profile.range("host_per_request_s")
         return None if per is None or per.high <= 0 else per.scale(max(requests, 0.0))
+
+    host_overlapped = property(lambda self: bool(self.profile.value("host_overlap", 1)))
+    """Whether `host_floor` runs beside the GPU step (overlap / async scheduling: a floor under the step) or before
+    it (the data's `host_overlap` 0: no overlap scheduler, so the host's time is added to the step)."""
 
     def extra_launches(self, ledger, fp32: bool) -> tuple[Range, str] | None:
         """Host time of the kernels a decode step launches beyond the ledger's one per op, and the sentence that

@@ -14,6 +14,8 @@ kernel for releases 0.4.2-0.4.4), under vLLM's gates; NCCL's (RCCL's) ring elsew
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
 from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
 from sizeup.engines.reserve import InferenceMemory, MemoryRequest, device_total_bytes
@@ -59,18 +61,38 @@ class SGLang(ExecutionModel):
             return int(self.profile.value("chunked_prefill_size.large_gpu", 16384))
         return int(self.profile.value("chunked_prefill_size.default", 8192))
 
+    GRAPH_TIERS = ("20480", "25000", "35840", "61440", "92160", "163840")
+    """GPU memory bounds (MiB) of server_args' cuda_graph_max_bs tiers; the data states the size below each."""
+
     @property
     def graph_max_batch(self) -> int | None:
-        """cuda_graph_max_bs: the run's own, else the release's default for the GPU's memory (tensor parallel below 4
-        GPUs: the execution model is resolved before the GPU count). Larger decode batches run eagerly."""
+        """cuda_graph_max_bs: the run's own, else the release's default for the GPU's memory and the replica's
+        tensor-parallel size (`at_gpus`: the 0.5 series captures larger graphs at tp >= 4, keys `.tp4`). Larger
+        decode batches run eagerly."""
         own = self.profile.values.get("cuda_graph_max_bs")
         if own is not None:
             return int(own) or None
         mib = device_total_bytes(self.device) / 2**20
-        for tier in ("20480", "25000", "35840", "61440"):
-            if mib < float(tier) and f"cuda_graph_max_bs.below_{tier}" in self.profile.values:
-                return int(self.profile.values[f"cuda_graph_max_bs.below_{tier}"])
-        return int(self.profile.value("cuda_graph_max_bs.large_gpu", 160))
+        wide = ".tp4" if self.profile.value("tensor_parallel_size", 1) >= 4 else ""
+        values = self.profile.values
+        for tier in self.GRAPH_TIERS:
+            key = f"cuda_graph_max_bs.below_{tier}"
+            if mib < float(tier) and key in values:
+                return int(values.get(key + wide, values[key]))
+        return int(values.get("cuda_graph_max_bs.large_gpu" + wide, values.get("cuda_graph_max_bs.large_gpu", 160)))
+
+    def at_gpus(self, gpus: int) -> SGLang:
+        """This model for a replica of `gpus` GPUs (tensor parallel): server_args sizes the captured decode graphs by
+        tp size; the same object where the size does not change, so its memo of priced phases is kept."""
+        tp = max(int(gpus), 1)
+        if tp == int(self.profile.value("tensor_parallel_size", 1)):
+            return self
+        cached = self.memo.get(("at_gpus", tp))
+        if cached is None:
+            wider = replace(self, profile=self.profile.with_settings({"tensor_parallel_size": tp}), memo={})
+            cached = self if wider.graph_max_batch == self.graph_max_batch else wider
+            self.memo[("at_gpus", tp)] = cached
+        return cached
 
     @property
     def batching(self) -> Batching:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from sizeup.engines.attention_layout import attention_layout
 from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
 from sizeup.engines.kernels import Kernel
 from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
@@ -271,6 +272,10 @@ class VLLM(ExecutionModel):
         """Whether this release runs the V1 engine (the default from 0.8): chunked prefill always on, and the dummy
         sampler part of its profiling run."""
         return bool(self.profile.value("v1_engine", 1))
+
+    def attention_layout(self, arch: ModelArch):
+        """MLA's latent cache came to V0 in 0.7.1 and to V1 in 0.8 (`mla_latent_cache`, `mla_latent_cache.v1`)."""
+        return attention_layout(self, arch, "mla_latent_cache.v1" if self.v1 else "mla_latent_cache")
 
     def host_floor(self, requests: float, gpus: int = 1):
         """The V1 engine core and API server overlap their per-request host time with the GPU step (a floor under it,

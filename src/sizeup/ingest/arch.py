@@ -23,6 +23,10 @@ class MLASpec:
     qk_nope_head_dim: int
     qk_rope_head_dim: int
     v_head_dim: int
+    expanded_v_dim: int = 0
+    """0: the engine caches the latent (and attends in it at decode). Else it runs MLA as multi-head attention: each
+    token's keys and values are decompressed once and cached per head, values padded to this width (an engine
+    whose attention kernel needs equal key and value widths pads them to the key's)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -351,6 +355,8 @@ class ModelArch:
         a = layer.attention
         if layer.ssm is not None:
             return 0
+        if a.mla is not None and a.mla.expanded_v_dim:
+            return a.heads * (a.head_dim + a.mla.expanded_v_dim)
         if a.mla is not None:
             return a.mla.kv_lora_rank + a.mla.qk_rope_head_dim
         return a.kv_heads * (a.head_dim + a.v_head_dim)

@@ -212,9 +212,12 @@ class _Builder:
                  t * m.kv_lora_rank * self.a)
         rotated = t * (heads + 1) * m.qk_rope_head_dim
         self.add("rotary_embedding", OpKind.ELEMENTWISE, p, 7 * rotated // 2, 2 * rotated * self.a, rotated * self.a)
-        self.add("kv_cache_write", OpKind.COPY, p, 0, t * latent * self.a, int(t * latent * self.kv_bytes))
         pairs = step.batch * attention_pairs(step.new_tokens, step.context, None, True,
                                              step.causal_blocks == "triangle")
+        if m.expanded_v_dim:
+            self._mla_expanded(p, w, layer, heads, pairs)
+            return
+        self.add("kv_cache_write", OpKind.COPY, p, 0, t * latent * self.a, int(t * latent * self.kv_bytes))
         cached = int(step.batch * step.context * latent * self.kv_bytes)
         absorb = step.new_tokens == 1 if step.absorb_mla is None else step.absorb_mla
         kv_b = self.wbytes(f"{w}.kv_b_proj.weight")
@@ -237,6 +240,21 @@ class _Builder:
                      t * heads * a.head_dim * self.a + ctx * heads * (a.head_dim + a.v_head_dim) * self.a,
                      t * heads * a.v_head_dim * self.a, matmul=product,
                      notes=("MLA prefill: keys and values decompressed from the latent",))
+
+    def _mla_expanded(self, p: str, w: str, layer: LayerSpec, heads: int, pairs: int) -> None:
+        """MLA run as multi-head attention over a per-head cache (`MLASpec.expanded_v_dim`): the new tokens' keys and
+        values decompressed once (kv_b_proj), written per head with values padded, and every step's attention reading
+        the heads' cached keys and values as a plain multi-head kernel does."""
+        step, t, a = self.step, self.step.tokens, layer.attention
+        m, width = a.mla, a.head_dim + a.mla.expanded_v_dim
+        self.linear(f"{p}.kv_b_proj", f"{w}.kv_b_proj.weight", t, m.kv_lora_rank,
+                    a.heads * (m.qk_nope_head_dim + m.v_head_dim), False)
+        self.add("kv_cache_write", OpKind.COPY, p, 0, t * heads * width * self.a, int(t * heads * width * self.kv_bytes))
+        product = 2 * pairs * heads * width
+        self.add("attention", OpKind.ATTENTION, p, product + SOFTMAX_FLOPS_PER_ELEMENT * pairs * heads,
+                 t * heads * a.head_dim * self.a + int(step.batch * step.context * heads * width * self.kv_bytes),
+                 t * heads * m.expanded_v_dim * self.a, matmul=product,
+                 notes=("MLA as multi-head attention: each head's keys and values read from the cache",))
 
     def mlp(self, i: int, layer: LayerSpec) -> None:
         t, m, h = self.step.tokens, layer.mlp, self.arch.hidden

@@ -65,7 +65,7 @@ def _phase_efficiency(model, eff: Efficiency, decode: bool, weights: WeightForma
         if kernel is not None and (tensor is not None or kernel.memory is not None or kernel.vector is not None):
             changes["origin"] = f"{eff.origin}, {model.name} {kernel.name} kernel ({kernel.table})"
             model.memo[("kernel", decode, weights.id, tokens)] = kernel
-        moe = model.moe_kernel(weights.id, decode, tokens, rows)
+        moe = model.moe_kernel(weights.id, decode, tokens, rows) if rows is not None else None  # no MoE layer: none
         if moe is not None:  # the experts' grouped GEMM: its own share of the peak its precision runs at, and of BW
             if moe.fraction is not None:
                 changes["tensor"] = {**changes.get("tensor", eff.tensor), GROUPED: moe.fraction}

@@ -77,6 +77,8 @@ def kv_bytes_per_sequence(arch: ModelArch, context: int, kv_dtype: str, tp: int 
         elements = arch.kv_elements_per_token(layer)
         if a.mla is None and tp > 1:
             elements = max(a.kv_heads // tp, 1) * (a.head_dim + a.v_head_dim)
+        elif a.mla is not None and a.mla.expanded_v_dim and tp > 1:  # per-head K/V: each rank holds its heads'
+            elements = max(a.heads // tp, 1) * (a.head_dim + a.mla.expanded_v_dim)
         total += tokens * elements * per_element
     total += arch.cross_kv_elements_per_sequence() * per_element / tp  # encoder-decoders: fixed by the encoder
     return int(total)

@@ -6,7 +6,8 @@ request's token and checks its stop conditions, the output processor detokenizes
 scheduling runs that host work for step n+1 while the GPU runs step n, so it costs nothing while the GPU step is
 longer; once the GPU step is shorter (a mixture of experts at large batch: few active weights per token, so a
 cheap GPU step for many requests), the iteration waits for the host and the step takes the host's time:
-step = max(GPU step, requests x host time per request). The per-request figure is the engine's profile
+step = max(GPU step, requests x host time per request); an engine without overlap (`host_overlapped` False) runs
+that host work between steps, so it adds to the step. The per-request figure is the engine's profile
 (`host_per_request_s`, engines/base.py ExecutionModel.host_floor); an engine without one is priced as before.
 """
 
@@ -20,7 +21,9 @@ def floored(steps, requests: float, step: float, corner: str) -> float:
     time for an iteration holding `requests` requests (serving._Steps `steps`: the engine and the replica's GPUs)."""
     model = steps.execution
     floor = model.host_floor(requests, steps.cfg.gpus) if model is not None else None
-    return step if floor is None else max(step, getattr(floor, corner))
+    if floor is None:
+        return step
+    return max(step, getattr(floor, corner)) if model.host_overlapped else step + getattr(floor, corner)
 
 
 def mixed(steps, requests: float, prompt_part: float, corner: str) -> float:
@@ -38,5 +41,7 @@ def notes(model, gpus: int = 1) -> tuple[str, ...]:
     split = gpus > 1 and model.host_floor(gpus, gpus).typical < model.host_floor(gpus, 1).typical
     return (f"{model.label}: host time per iteration grows with the requests it holds ({floor.typical * 1e6:,.0f} µs "
             f"each, {floor.low * 1e6:,.0f}-{floor.high * 1e6:,.0f}: scheduler, sampler and output bookkeeping in "
-            f"Python), overlapped with the GPU step: a step lasts at least that long (workload/host_floor.py)"
+            + ("Python), overlapped with the GPU step: a step lasts at least that long (workload/host_floor.py)"
+               if model.host_overlapped else "Python), run between GPU steps (no overlap scheduler): added to each "
+               "step (workload/host_floor.py)")
             + (f"; each of the {gpus} GPUs' loops holds its share of the requests" if split else ""),)

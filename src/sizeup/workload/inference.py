@@ -313,7 +313,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         if value is not None and option not in taken:
             owners = " or ".join(option_owners(option))
             raise ConfigError(f"{OPTIONS[option]} is a {owners} option: use it with --engine {owners}")
-    model = execution or execution_for(device, cfg)
+    model = (execution or execution_for(device, cfg)).at_gpus(cfg.gpus)  # settings by GPU count (graph sizes)
     placed = None if cfg.gpu_layers is not None or device.kind == "cpu" else model.auto_gpu_layers(
         decoder_arch(arch, cfg.prompt), fmt, cfg.cache_tokens, cfg.batch, cfg.gpus)  # the engine's own GPU/CPU split
     cfg = replace(cfg, gpu_layers=placed[0]) if placed else cfg
@@ -325,6 +325,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     tp, micro = cfg.gpus // split // cfg.pp, micro_batch(cfg.batch, cfg.pp)
     feed = tower_input(arch, batch=cfg.batch, prompt=cfg.prompt, images=cfg.images, image_hw=cfg.image_hw)
     arch, dec_prompt = decoder_arch(arch, cfg.prompt), decoder_prompt(arch, cfg.prompt)
+    arch, layout = model.attention_layout(arch)  # e.g. MLA cached per head by a release without latent kernels
     a0 = arch.layers[0].attention
     if tp > 1 and arch.is_recurrent:
         raise ConfigError(f"--gpus {tp}: tensor parallelism over the state-space layers of {arch.name} is not "
@@ -352,7 +353,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
 
     assumptions = [n for n in (device.resolved_as,) if n] + list(arch.assumptions) + list(memory.notes)
     assumptions += tower_notes(arch, feed)
-    assumptions += model.notes
+    assumptions += model.notes + ((layout,) if layout else ())
     assumptions += [*model.option_notes(), *([placed[1]] if placed else [])]
     if cfg.pp > 1:
         assumptions.append(pipeline_note(cfg.pp, tp, cfg.batch, device))

@@ -1,0 +1,79 @@
+"""What an engine's execution model states about scheduling and multi-GPU work, as plain records the pricing layer
+reads: `Batching` (how requests are grouped into steps) and `TensorParallel` (how tensor parallelism runs where it
+differs from NCCL's ring). Re-exported by engines/base.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sizeup.ranges import Range
+
+__all__ = ["Batching", "TensorParallel"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Batching:
+    """How the engine groups requests into steps: the policy a throughput-under-load model schedules by."""
+
+    scheduling: str
+    """'static': one batch of requests runs prompt to last token before the next (transformers generate(), a
+    plain TensorRT engine); 'continuous': requests join and leave the running batch at every step."""
+    chunked_prefill: bool = False
+    """Whether a long prompt is split over several steps, each mixed with the decodes of running requests."""
+    max_batched_tokens: int | None = None
+    """Tokens one step computes at most (vLLM max_num_batched_tokens, llama.cpp n_batch); None: no cap."""
+    max_sequences: int | None = None
+    """Sequences one step holds at most (vLLM max_num_seqs); None: no cap beyond memory."""
+    physical_batch_tokens: int | None = None
+    """Tokens one forward computes at once where a prompt is split into physical batches (llama.cpp n_ubatch)."""
+    basis: str = ""
+    mixed_steps: bool | None = None
+    """Whether one step carries prompt tokens beside the decodes of running requests (vLLM V1, TensorRT-LLM's
+    in-flight batching); False: prompts run in steps of their own (vLLM V0, SGLang); None: as `chunked_prefill`."""
+
+    steps_per_schedule: int = 1
+    """Decode steps the scheduler runs per scheduling decision (vLLM V0 multi-step): prompts admitted between runs."""
+
+    reserve_to_completion: bool = False
+    """Whether a request is admitted only with KV room for its whole output (TensorRT-LLM's GUARANTEED_NO_EVICT:
+    a started request is never paused), so the pool holds B x (I + O) tokens; False: pages are taken as tokens
+    are generated (B x (I + O / 2) on average), a request preempted when the pool runs out."""
+
+    first_token_lag_steps: int = 0
+    """Steps after its own by which a step's tokens reach the client: 1 where the engine processes a step's output
+    (detokenize, stream) while the next step runs (vLLM V0's async output processing, SGLang's overlap scheduler),
+    so the first token leaves one step after the prefill that made it; 0: at the end of its own step."""
+
+    @property
+    def mixes(self) -> bool:
+        return self.chunked_prefill if self.mixed_steps is None else self.mixed_steps
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"scheduling": self.scheduling, "chunked_prefill": self.chunked_prefill,
+                "max_batched_tokens": self.max_batched_tokens, "max_sequences": self.max_sequences,
+                "physical_batch_tokens": self.physical_batch_tokens, "basis": self.basis,
+                "mixed_steps": self.mixes, "steps_per_schedule": self.steps_per_schedule,
+                "reserve_to_completion": self.reserve_to_completion,
+                "first_token_lag_steps": self.first_token_lag_steps}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TensorParallel:
+    """How an engine runs tensor parallelism over `--gpus N` where that differs from NCCL's ring driven by one
+    process per GPU (the pricing layer's default, price/comm.py)."""
+
+    all_reduce_latency_s: Range | None = None
+    """Fixed latency of the engine's own all-reduce (one pass over peer memory, no ring steps), replacing the link's
+    ring latency for the per-layer all-reduces; its bandwidth term stays the link's. None: NCCL's."""
+    all_reduce_max_bytes: float | None = None
+    """Messages of at least this many bytes go to NCCL's ring instead (vLLM: its IPC buffer's size); None: no cap."""
+    all_reduce: str = "NCCL"
+    """What runs the per-layer all-reduce, for the estimate's notes."""
+    step_host_s: Range | None = None
+    """Host time per step to drive the workers (a remote call per GPU), not hidden behind the GPU; None: none."""
+    eager_launches: bool = False
+    """Each GPU's process launches its kernels and collectives one by one from the host (no captured graph): where
+    kernels are shorter than the host's launches, each collective waits for the slowest rank's host
+    (workload/inference.py eager_rank_drift, data/efficiency/comm.yaml eager_rank_wait)."""
+    notes: tuple[str, ...] = ()
