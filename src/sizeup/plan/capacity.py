@@ -297,7 +297,7 @@ def _step_pricing(model: ReplicaModel, mean_prompt: int) -> tuple[list[float], C
         got = memo.get(key)
         if got is None:
             got = priced(batch, chunk)
-            if len(memo) < 100_000:  # bounded: a step outside the kept ones is priced again
+            if len(memo) < 4096:  # bounded (a plan keeps ~600 at most): a step outside them is priced again
                 memo[key] = got
         return got
 
