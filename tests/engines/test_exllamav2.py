@@ -25,3 +25,13 @@ def test_v1_decode_fraction_by_architecture():
 def test_cuda_only():
     with pytest.raises(ConfigError, match="CUDA"):
         resolve("exllamav2", load_catalog().device("apple-m4-pro"))
+
+
+def test_v1_prompt_gemm_accumulates_in_fp16_from_the_june_2023_refactor():
+    # exllama commit ba8666c (2023-06-04): reconstruct + cublasHgemm (fp16 accumulate); before it torch.matmul
+    # (fp32 accumulate). The RTX 3090's fp16-accumulate tensor peak is twice its fp32-accumulate one (142.5 vs 71.2)
+    device = load_catalog().device("rtx-3090")
+    june = resolve("exllama@2023-06-05", device).matrix_kernel("gptq-int4-g0", False, 1920)
+    may = resolve("exllama@2023-05-23", device).matrix_kernel("gptq-int4-g0", False, 1920)
+    assert june.peak == "fp16_acc16" and june.fraction.typical == 0.46  # kernels.yaml cublas ampere-ga10x
+    assert may.peak == "fp16" and may.fraction.typical == 0.80  # the TUNED RTX 3060 row (2023-05-23)

@@ -59,3 +59,22 @@ def test_prompt_peak_holds_the_in_flight_command_buffers_inputs():
         return float(note.split(": +")[1].split(" MiB")[0].replace(",", ""))
 
     assert 300 < held(2048) <= 11 * 40e6 / 2**20 and held(16) < held(2048) / 5
+
+
+def test_mlx_runs_a_prompt_past_the_configs_context_and_says_so():
+    # mlx_lm/generate.py reads no max_position_embeddings (data/engines/mlx.yaml caps_context 0): mlx-lm PR #40 ran a
+    # 33,898-token prompt on Mistral 7B (32,768 in its config); other engines still refuse it
+    kw = {"device": "apple-m2-ultra", "quant": "mlx-q4", "prompt": 33898, "output": 1}
+    est = api.estimate("mistral-7b", engine="mlx", **kw)
+    assert any("beyond the 32,768-token context" in a for a in est.assumptions)
+    with pytest.raises(ConfigError, match="longer than the 32,768-token context"):
+        api.estimate("mistral-7b", device="apple-m2-ultra", engine="llama.cpp", quant="q4_0", prompt=33898, output=1)
+
+
+def test_mlx_keeps_every_token_of_mistral_without_its_sliding_window():
+    # mlx_lm maps model_type mistral to models/llama.py, which keeps one full KVCache per layer (no sliding window):
+    # at 8,192 tokens the cache holds all of them, llama.cpp (which honours the 4,096-token window) half
+    kw = {"device": "apple-m2-ultra", "prompt": 8000, "output": 192}
+    mlx = api.estimate("mistral-7b", engine="mlx", quant="mlx-q4", **kw).memory.kv_cache_bytes
+    per_token = 32 * 2 * 8 * 128 * 2  # layers x (K, V) x kv heads x head size x fp16
+    assert mlx == 8192 * per_token

@@ -270,8 +270,6 @@ def _estimate(model: str, device: DeviceSpec, o: EstimateOptions, catalog) -> In
     from sizeup.workload.inference import InferenceConfig, estimate_inference, execution_for
 
     arch = load_model(model)
-    check_context(arch, prompt=o.prompt, total=o.context if o.context is not None else o.prompt + o.output,
-                  what=tokens_text(o.prompt, o.output, o.context))
     defaults: dict[str, str] = {}
     engine = o.engine
     if engine is None:
@@ -289,6 +287,7 @@ def _estimate(model: str, device: DeviceSpec, o: EstimateOptions, catalog) -> In
         other, why = default_for_weights(segment_of(device), quant)
         if other != engine:
             engine, defaults["engine"] = other, f"{other}: none named; {why} (data/engines/defaults.yaml)"
+    context_note = engine_context_check(engine, arch, o)
     formats = [quant] if quant is not None else list(formats_to_try(engine, device))
     # llama.cpp layers kept off the GPU run on the host CPU: the one named, else the device's own host_cpu
     host = o.cpu if isinstance(o.cpu, DeviceSpec) or o.cpu is None else catalog.device(o.cpu)
@@ -319,9 +318,29 @@ def _estimate(model: str, device: DeviceSpec, o: EstimateOptions, catalog) -> In
         fitted = "that fits" if result.memory.fits else "tried: none fits, the least precise shown"
         defaults["quant"] = (f"{result.weights.id}: none named; the most precise of {execution.name}'s formats "
                              f"({', '.join(formats)}) {fitted}")
-    if weights_note:
-        result = replace(result, assumptions=(weights_note, *result.assumptions))
+    notes = tuple(n for n in (weights_note, context_note) if n)
+    if notes:
+        result = replace(result, assumptions=(*notes, *result.assumptions))
     return replace(result, defaults=defaults) if defaults else result
+
+
+def engine_context_check(engine: str, arch, o: EstimateOptions) -> str:
+    """Refuse a sequence longer than the model's context (check_context), unless the engine does not hold a run to
+    it: a data file's `caps_context` 0 (mlx-lm reads max_position_embeddings only to set up RoPE). Then the
+    sequence is priced as the engine runs it and the sentence returned says so ('' where nothing is to say)."""
+    from sizeup.engines.base import engine_class, parse_engine
+
+    total = o.context if o.context is not None else o.prompt + o.output
+    ref = parse_engine(engine)
+    if engine_class(ref.name).profile_at(ref.version).value("caps_context", 1):
+        check_context(arch, prompt=o.prompt, total=total, what=tokens_text(o.prompt, o.output, o.context))
+        return ""
+    limit = arch.max_context
+    if not limit or total <= limit or arch.encoder:
+        return ""
+    return (f"{total:,} tokens per sequence, beyond the {limit:,}-token context of {arch.name} (from its config): "
+            f"{ref.name} does not cap a run at the model's context (data/engines/{ref.name}.yaml caps_context), so "
+            f"it is priced as run; positions past the trained context may lose quality")
 
 
 def weights_format(arch, quant: str | None, model: str) -> tuple[str, str]:

@@ -47,3 +47,10 @@ class ExLlama(ExLlamaV2):
     """ExLlama v1 (turboderp/exllama, 2023): GPTQ only."""
 
     FORMATS = ("gptq-int4", "gptq-int4-g0")
+
+    def matrix_kernel(self, weights: str, decode: bool, tokens: int):
+        """A prompt's reconstructed fp16 weights are multiplied by cublasHgemm from the 2023-06-04 refactor on
+        (exllama_ext q4_matmul_recons_cuda, commit ba8666c): fp16 accumulation, twice the fp32-accumulate tensor rate
+        of a GeForce card; before it torch.matmul (fp32 accumulate). `prefill_fp16_accumulate` says which."""
+        acc16 = not decode and self.profile.value("prefill_fp16_accumulate", 0)
+        return settings_kernel(self, weights, decode, peak="fp16_acc16" if acc16 else "fp16", name=self.NAME)

@@ -84,18 +84,22 @@ GPUs as well as over NVLink."""
 def vllm_batch_defaults(profile: EngineProfile, device: DeviceSpec) -> tuple[int, int, str]:
     """(max_num_batched_tokens, max_num_seqs, why) vLLM starts with on `device`: the profile's explicit values where
     it sets them, else `vllm serve`'s defaults for the GPU (EngineArgs.get_batch_defaults, the OPENAI_API_SERVER
-    usage context: sizeup's plans deploy the OpenAI server): GPUs whose CUDA total is at least
-    `default_large_gpu_min_gib` and whose name has no "a100" take the large tier, the others the small one."""
+    usage context: sizeup's plans deploy the OpenAI server; the LLM class's, `.offline`, under --engine-opt
+    offline): GPUs whose CUDA total is at least `default_large_gpu_min_gib` and whose name has no "a100" take the
+    large tier, the others the small one."""
     gib = device_total_bytes(device) / GIB
     large = gib >= profile.value("default_large_gpu_min_gib", 70) and "a100" not in device.name.lower()
     tier = "large_gpu" if large else "other_gpu"
+    offline = bool(profile.value("offline_frontend", 0))
     step = profile.values.get("max_num_batched_tokens")
     seqs = profile.values.get("max_num_seqs")
-    step = int(step if step is not None else profile.value(f"default_max_num_batched_tokens.{tier}",
-                                                          8192 if large else 2048))
+    default = profile.value(f"default_max_num_batched_tokens.{tier}", 8192 if large else 2048)
+    step = int(step if step is not None else
+               profile.value(f"default_max_num_batched_tokens.{tier}.offline", default) if offline else default)
     seqs = int(seqs if seqs is not None else profile.value(f"default_max_num_seqs.{tier}", 1024 if large else 256))
-    why = (f"vllm serve defaults on a {gib:,.0f} GiB {'GPU' if large else 'GPU (under 70 GiB or an A100)'}: "
-           f"max_num_batched_tokens {step:,}, max_num_seqs {seqs:,}")
+    why = (f"{'the offline LLM class' if offline else 'vllm serve'} defaults on a {gib:,.0f} GiB "
+           f"{'GPU' if large else 'GPU (under 70 GiB or an A100)'}: max_num_batched_tokens {step:,}, "
+           f"max_num_seqs {seqs:,}")
     return step, seqs, why
 
 
@@ -124,7 +128,7 @@ class VLLM(ExecutionModel):
                       "max-num-batched-tokens": "max_num_batched_tokens",
                       "gpu-memory-utilization": "gpu_memory_utilization", "enforce-eager": "enforce_eager",
                       "block-size": "kv_block_tokens", "enable-prefix-caching": "prefix_caching",
-                      "no-enable-prefix-caching": "prefix_caching_off"}
+                      "no-enable-prefix-caching": "prefix_caching_off", "offline": "offline_frontend"}
 
     @classmethod
     def build(cls, device, version=None, *, backend=None, build_date=None, settings=None) -> ExecutionModel:
@@ -258,6 +262,11 @@ class VLLM(ExecutionModel):
         if "prefix_caching" in self.profile.values or "prefix_caching_off" in self.profile.values:
             notes.append("--enable-prefix-caching / --no-enable-prefix-caching: accepted; sizeup prices every prompt "
                          "computed in full (no prefix shared between requests), as a benchmark of distinct prompts runs")
+        if self.offline:
+            notes.append(f"--engine-opt offline: the offline LLM class (LLM.generate, `vllm bench throughput`): every "
+                         f"prompt added in one call, no API server (no HTTP, no per-token streaming, no intake queue)"
+                         + (", its own per-request host time (data/engines/vllm.yaml host_per_request_s.offline)"
+                            if self.v1 else ""))
         steps = int(self.profile.value("num_scheduler_steps", 1))
         if steps > 1:
             notes.append(f"--num-scheduler-steps {steps}: V0 multi-step scheduling, the scheduler's host time paid "
@@ -277,10 +286,34 @@ class VLLM(ExecutionModel):
         """MLA's latent cache came to V0 in 0.7.1 and to V1 in 0.8 (`mla_latent_cache`, `mla_latent_cache.v1`)."""
         return attention_layout(self, arch, "mla_latent_cache.v1" if self.v1 else "mla_latent_cache")
 
+    @property
+    def offline(self) -> bool:
+        """Whether the run is the offline LLM class (`LLM.generate`, `vllm bench throughput`, benchmark_throughput.py:
+        --engine-opt offline) rather than `vllm serve` driven over HTTP (the default)."""
+        return bool(self.profile.value("offline_frontend", 0))
+
     def host_floor(self, requests: float, gpus: int = 1):
-        """The V1 engine core and API server overlap their per-request host time with the GPU step (a floor under it,
-        workload/host_floor.py); V0 ran it between steps, priced whole in step_overhead_s: no floor."""
-        return super().host_floor(requests, gpus) if self.v1 else None
+        """Host time per running request and step (workload/host_floor.py): V1 overlaps it with the GPU step (a floor
+        under it), `host_per_request_s` for `vllm serve` (its API server streams every token), `host_per_request_s
+        .offline` for the LLM class; V0 before 0.6 ran it between steps (`host_overlap` 0: added to each step)."""
+        per = self.profile.range("host_per_request_s.offline") if self.offline and self.v1 else None
+        return per.scale(max(requests, 0.0)) if per is not None else super().host_floor(requests, gpus)
+
+    def request_overhead(self):
+        """`vllm serve`'s API server per request (base.py); the offline LLM class has no server: None."""
+        if self.offline:
+            return None
+        served = super().request_overhead()
+        if served is None:
+            return None
+        return served[0], (served[1] + f"; {self.label} priced as `vllm serve` driven over HTTP (`vllm bench serve`, "
+                           "benchmark_serving.py): an offline run (LLM.generate, `vllm bench throughput`, "
+                           "benchmark_throughput.py) is --engine-opt offline")
+
+    def request_intake(self):
+        """The API server's busy time per request it takes in; the offline LLM class adds its prompts in one call
+        before it steps the engine: None."""
+        return None if self.offline else super().request_intake()
 
     @property
     def batching(self) -> Batching:

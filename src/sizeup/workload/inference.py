@@ -19,6 +19,7 @@ from sizeup.ingest.transformer_ops import KV_BYTES_PER_ELEMENT, Step, step_ledge
 from sizeup.engines.base import (OPTIONS, ExecutionModel, engine_class, engine_settings, option_owners, parse_engine,
                                  resolve)
 from sizeup.engines.defaults import default_engine
+from sizeup.engines.model_as_run import model_as_run
 from sizeup.engines.reserve import split_by_layers
 from sizeup.ledger import Ledger
 from sizeup.memo import IdentityMemo
@@ -314,6 +315,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
             owners = " or ".join(option_owners(option))
             raise ConfigError(f"{OPTIONS[option]} is a {owners} option: use it with --engine {owners}")
     model = (execution or execution_for(device, cfg)).at_gpus(cfg.gpus)  # settings by GPU count (graph sizes)
+    arch = model_as_run(model, arch)  # e.g. a sliding window the engine's model file does not implement
     placed = None if cfg.gpu_layers is not None or device.kind == "cpu" else model.auto_gpu_layers(
         decoder_arch(arch, cfg.prompt), fmt, cfg.cache_tokens, cfg.batch, cfg.gpus)  # the engine's own GPU/CPU split
     cfg = replace(cfg, gpu_layers=placed[0]) if placed else cfg
