@@ -24,8 +24,9 @@ def _sla(sheet):
 
 @pytest.fixture(scope="module")
 def missed():
-    """An 8B chat on H100s with a 20 ms TTFT target: every family misses it unloaded (about 22 ms at best)."""
-    return plan("llama-3.1-8b", task="chat", users=50, ttft_p95=0.02, devices=("h100-sxm-80gb",))
+    """An 8B chat on H100s with a 15 ms TTFT target: every family misses it unloaded (about 19.5 ms at best, its
+    prompt in a mixed step reading the weights once)."""
+    return plan("llama-3.1-8b", task="chat", users=50, ttft_p95=0.015, devices=("h100-sxm-80gb",))
 
 
 @pytest.fixture(scope="module")
@@ -39,9 +40,9 @@ def test_an_unloaded_miss_is_labelled_unloaded_with_what_it_misses_by(missed):
     assert len(cells) == 12
     assert all(c.label.endswith(" unloaded") and c.load == "unloaded" for c in cells)
     p95 = next(c for c in cells if c.key == "ttft_p95")
-    over = (p95.value - 0.02) * 1e3
-    assert p95.value > 0.02
-    assert p95.note == f"target 20 ms: MISSED by {over:.3g} ms even unloaded: no number of replicas meets it"
+    over = (p95.value - 0.015) * 1e3
+    assert p95.value > 0.015
+    assert p95.note == f"target 15 ms: MISSED by {over:.3g} ms even unloaded: no number of replicas meets it"
     notes = " ".join(_sla(missed.sheet).notes)
     rate = missed.result.closest.simulation.rate_per_s
     assert f"latency unloaded: one replica nearly idle (Poisson arrivals at {rate:,.3g} req/s" in notes

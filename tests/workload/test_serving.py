@@ -185,10 +185,11 @@ def test_ttft_adds_the_engines_request_host_time_and_its_output_lag(monkeypatch)
     assert step == pytest.approx(bare.tpot_s.typical, rel=0.25)
 
 
-def test_prompt_tokens_in_a_compute_bound_step_pay_their_whole_compute():
-    # a mixed step hides prompt tokens' compute only in the weight read its decodes leave idle: at batch 1 most of
-    # one decode step, at a batch whose decodes are compute-bound nothing (each prompt token then costs what a
-    # token of a large prefill does)
+def test_a_mixed_step_is_one_gemm_at_the_summed_rows():
+    # a mixed step runs one GEMM per weight matrix over its decodes and prompt tokens: the weights are read once, so
+    # the prompt tokens add max(R, (b + p) c) - max(R, b c) to the decode step (R one token's weight read, c a
+    # token's compute), beside the ridge-point excess: hidden in the read while the step stays memory-bound, their
+    # whole compute once the decodes are compute-bound. (H100 FP8: the kernel does not change with the rows.)
     from sizeup.workload import serving as srv
     from sizeup.workload.inference import execution_for
 
@@ -196,16 +197,37 @@ def test_prompt_tokens_in_a_compute_bound_step_pay_their_whole_compute():
     steps = srv._Steps(LLAMA8, H100, config, execution_for(H100, config), RequestMix(input_tokens=256,
                                                                                      output_tokens=256))
     policy = steps.execution.load_policy
-    single, per_token = steps.sequences(1, "typical"), steps.per_token("typical")
-    assert steps.idle(1, "typical") == pytest.approx(single - per_token)
-    big = int(4 * single / per_token)  # decodes' compute four times the single-sequence step
-    assert steps.idle(big, "typical") == 0.0
-    extra = srv._step(steps, policy, big, 2048, "typical")[1]
-    whole = steps.at(8).prefill.latency_s.typical  # 8 prompts of 256 tokens priced as one prefill
-    # and the step's matrix products of big + 2048 tokens, past the ridge, pay a little beyond max(read, compute)
-    assert extra == pytest.approx(whole + steps.streaming(big + 2048, "typical"))
-    assert 0 < steps.streaming(big + 2048, "typical") < 0.35 * single
-    assert srv._step(steps, policy, 1, 2048, "typical")[1] < extra
+    read, c = steps.read("typical"), steps.per_token("typical")
+    assert steps.gemm_rows(True, 4, 4 + 256) is None  # the same kernel at 260 rows: no estimate of its own
+    for decodes, prompt in ((4, 256), (8, 2048), (int(4 * read / c), 2048)):
+        extra = srv._step(steps, policy, decodes, prompt, "typical")[1]
+        one_gemm = max(read, (decodes + prompt) * c) - max(read, decodes * c)
+        lump = min(256, policy.max_batched_tokens - decodes)
+        assert extra == pytest.approx(one_gemm + steps.streaming(decodes, "typical", prompt, lump))
+    # a prompt riding in a memory-bound step pays no second read of the weights: less than its own prefill
+    assert srv._step(steps, policy, 4, 256, "typical")[1] < 0.5 * steps.at(1).prefill.latency_s.typical
+
+
+def test_a_mixed_steps_decodes_run_the_kernel_of_the_step_rows():
+    # TensorRT-LLM's NVFP4 GEMM reaches its FP4-peak fraction from 2,048 rows (fp4_gemm_min_tokens): 1,283 decodes
+    # alone run below it, but with 1,283 prompt tokens in the same step the GEMMs have 2,566 rows, so the decodes'
+    # share of the step runs the FP4 GEMM too, and so do the prompt tokens
+    from sizeup.workload import serving as srv
+    from sizeup.workload.inference import execution_for
+
+    device, arch = CATALOG.device("rtx-pro-6000-server"), load_model("llama-3.3-70b")
+    config = InferenceConfig(weights="nvfp4", kv_dtype="fp8", engine="tensorrt-llm")
+    steps = srv._Steps(arch, device, config, execution_for(device, config), RequestMix(input_tokens=128,
+                                                                                      output_tokens=128))
+    policy = steps.execution.load_policy
+    assert steps.gemm_rows(True, 1283, 2566) == 2048  # down to a power of 2^(1/2)
+    alone, shared = steps.sequences(1283, "typical"), steps.sequences(1283, "typical", 2566)
+    assert shared < 0.75 * alone
+    c = steps.per_token("typical", 2566)
+    assert c == pytest.approx(steps.per_token("typical"), rel=0.05)  # a large prefill's kernel: the same GEMM
+    extra = srv._step(steps, policy, 1283, 1283, "typical")[1]
+    assert 1283 * c > steps.read("typical")  # compute-bound: the prompt tokens pay their whole compute
+    assert extra == pytest.approx(shared - alone + 1283 * c + steps.streaming(1283, "typical", 1283, 128))
 
 
 def test_a_step_near_the_ridge_point_pays_its_partial_overlap():

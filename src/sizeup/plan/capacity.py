@@ -224,7 +224,7 @@ def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, 
                 stop: Callable[[int, float], bool] | None = None):
     """Continuous batching, stepped by the engine's scheduler (workload/scheduler.py) at the arrival times, its steps
     priced by `_step_pricing`; None where `stop` ended the run."""
-    decode_time, step = _step_pricing(model, mean_prompt)
+    decode_time, step = _step_pricing(model)
     trace = scheduler.run(sizes, arrivals=times, limit=model.max_batch, budget=model.max_step_tokens,
                           mixes=model.mixed_steps, chunked=model.chunked_prefill,
                           per_schedule=model.steps_per_schedule, step=step, decode=decode_time.__getitem__,
@@ -263,14 +263,16 @@ def _ttft_miss(targets: dict[str, float], times: list[float], front_s: float) ->
 
 
 @lru_cache(maxsize=64)
-def _step_pricing(model: ReplicaModel, mean_prompt: int) -> tuple[list[float], Callable[[int, int], float]]:
+def _step_pricing(model: ReplicaModel) -> tuple[list[float], Callable[[int, int], float]]:
     """(decode step time per batch 0..max_batch, the time of a step of `batch` decodes carrying `chunk` prompt
-    tokens) of `model`. A step with prompt tokens is priced as workload/serving.py prices it: mixed steps add the
-    prompt tokens' prefill time less what of one single-sequence decode step the running decodes' own compute leaves
-    idle (at least one mean prompt's worth, in proportion), a prompt step of its own its prefill. A step of many
-    tokens pays what price/streaming.py adds beyond max(weight read, compute), as serving.py's steps do.
+    tokens) of `model`. A step with prompt tokens is priced as workload/serving.py prices it: a mixed step of b decodes
+    and p prompt tokens runs one GEMM per weight matrix at b + p rows, so it adds max(R(b + p), (b + p) x c) -
+    max(R(b), b x c) to the decode step (R(n): the weights n tokens read, c: a token's compute; the weights are read
+    once a step); a prompt step of its own adds its prefill. A step of many tokens pays what price/streaming.py adds
+    beyond max(weight read, compute), as serving.py's steps do. (The decodes' kernel is the one at their own batch
+    here: serving.py also picks it at the step's rows.)
 
-    Both are pure functions of the (frozen, hashable) model and `mean_prompt`: kept per model, and each step's time
+    Both are pure functions of the (frozen, hashable) model: kept per model, and each step's time
     kept by (batch, chunk), since a plan simulates one replica model at many rates (rate_at_sla's bisection) and a
     simulation prices the same few steps thousands of times."""
     table = model.decode_table()
@@ -284,13 +286,15 @@ def _step_pricing(model: ReplicaModel, mean_prompt: int) -> tuple[list[float], C
     decode_time = [t + streamed(b) for b, t in enumerate(table)]
     memo: dict[tuple[int, int], float] = {}
 
+    def read_of(tokens: int) -> float:  # the weights `tokens` tokens read (a MoE: the experts they route to)
+        return read * streaming.read_growth(model.read_terms, tokens)
+
     def priced(batch: int, chunk: int) -> float:
         if not model.mixed_steps:
             return fixed + per_token * chunk
-        whole = chunk if chunk > mean_prompt else mean_prompt
-        extra = fixed + per_token * whole - max(single - batch * per_token, 0.0)  # what the decodes leave idle
-        return (decode_time[batch] + (chunk * extra / whole if extra > 0 else 0.0)
-                + streamed(batch + chunk) - streamed(batch))
+        rows = batch + chunk  # one GEMM per weight matrix over decodes and prompt tokens: the weights read once
+        joined = max(read_of(rows), rows * compute) - max(read_of(batch), batch * compute)
+        return decode_time[batch] + joined + streamed(rows) - streamed(batch)
 
     def step(batch: int, chunk: int) -> float:
         key = (batch, chunk)

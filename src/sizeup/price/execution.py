@@ -21,17 +21,19 @@ __all__ = ["phase_efficiency", "kernel_matmul", "phase_note", "expert_rows"]
 
 
 def phase_efficiency(model, decode: bool, weights: WeightFormat, tokens: int | None = None,
-                     expert_rows: float | None = None) -> Efficiency:
+                     expert_rows: float | None = None, kernel_tokens: int | None = None) -> Efficiency:
     """The efficiency of one phase of `model` (an ExecutionModel) on its device: its host time per kernel, and at
     an uncalibrated device the matmul fraction of the kernel it runs (`tokens` in the step, default 1 at decode and
     512 at prefill) and of a MoE layer's grouped GEMM (`expert_rows`: the rows each routed expert gets in the step,
-    tokens x top-k / experts; None: a dense model)."""
+    tokens x top-k / experts; None: a dense model). `kernel_tokens`: the rows of the GEMMs where they are more
+    than the phase's own tokens (a server's mixed step runs its decodes and prompt tokens through one GEMM per
+    weight matrix: the kernel is chosen at their sum; the host time per kernel stays the phase's)."""
     eff = device_efficiency(model.device)
-    key = (decode, weights.id, tokens, expert_rows, id(eff))
+    key = (decode, weights.id, tokens, expert_rows, kernel_tokens, id(eff))
     cached = model.memo.get(key)
     if cached is not None and cached[0] is eff:
         return cached[1]
-    result = _phase_efficiency(model, eff, decode, weights, tokens, expert_rows)
+    result = _phase_efficiency(model, eff, decode, weights, tokens, expert_rows, kernel_tokens)
     model.memo[key] = (eff, result)
     return result
 
@@ -44,7 +46,7 @@ def expert_rows(arch, tokens: int) -> float | None:
 
 
 def _phase_efficiency(model, eff: Efficiency, decode: bool, weights: WeightFormat, tokens: int | None,
-                      rows: float | None) -> Efficiency:
+                      rows: float | None, kernel_tokens: int | None = None) -> Efficiency:
     device = model.device
     if device.kind == "cpu":
         return eff
@@ -53,7 +55,7 @@ def _phase_efficiency(model, eff: Efficiency, decode: bool, weights: WeightForma
     if overhead is not None:
         changes["overhead_s"] = overhead
     if eff.origin.startswith("defaults"):  # a calibrated profile measured the device's own kernels: keep it
-        tokens = tokens or (1 if decode else 512)
+        tokens = kernel_tokens or tokens or (1 if decode else 512)
         kernel = model.matrix_kernel(weights.id, decode, tokens)
         tensor = kernel_matmul(device, kernel)
         if tensor is not None:

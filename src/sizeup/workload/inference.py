@@ -73,6 +73,9 @@ class InferenceConfig:
     time: accelerate's device_map="auto", ExLlamaV2's gpu_split)."""
     pp: int = 1
     """Pipeline stages (workload/pipeline.py): `gpus / pp` GPUs per stage, tensor parallel inside it."""
+    step_tokens: int | None = None
+    """The rows of the server step a phase runs in (workload/serving.py: a mixed step's decodes and prompt tokens
+    share one GEMM per weight matrix): the matrix kernel and MoE rows chosen there; None: the phase's own tokens."""
 
     def __post_init__(self) -> None:
         if self.threads is not None and self.threads < 1:
@@ -388,7 +391,8 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     def phase(ledger: Ledger, decode: bool, tokens: int, hop_tokens: int = 0) -> PhaseEstimate:
         on_dev = on_cpu = None
         if on_gpu > 0:
-            eff = phase_efficiency(on_dev_model, decode, fmt, tokens, expert_rows(arch, tokens))
+            rows = cfg.step_tokens or tokens  # the GEMMs' M: the server step's, where the phase runs in one
+            eff = phase_efficiency(on_dev_model, decode, fmt, tokens, expert_rows(arch, rows), rows)
             overhead = on_dev_model.step_overhead(arch, decode)
             eager = on_dev_model.extra_launches(ledger, fmt.compute_dtype == "fp32") if decode else None
             if eager is not None:
@@ -401,7 +405,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
             hops, no_link = hop_time(dev, cfg.pp, hop_tokens, arch.hidden, act_bytes)
             on_dev, notes = _price_phase(ledger, dev, eff, tp, overhead, tokens, on_dev_model.runtime, hops, on_dev_model)
             assumptions.extend(notes + ([no_link] if no_link else []))
-            note = phase_note(on_dev_model, eff, fmt, decode, tokens, moe=arch.is_moe)
+            note = phase_note(on_dev_model, eff, fmt, decode, rows, moe=arch.is_moe)
             if note is not None:
                 assumptions.append(note)
         if on_gpu < 1:

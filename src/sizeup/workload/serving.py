@@ -7,8 +7,8 @@ I and output O. Its time is priced from two estimates of workload/inference.py (
 the mean context, the prefill of those prompt tokens) and, for a decode or mixed step of M tokens, what its matrix
 products pay beyond max(weight read, compute) near their ridge point (price/streaming.py, `_Steps.streaming`).
 - mixed steps (vLLM V1's chunked prefill, TensorRT-LLM's in-flight batching): the prompt tokens ride in the decode
-  step, adding their prefill time less what of one single-sequence decode step (weight read, host time) the
-  decodes' own compute leaves idle (all of it at batch 1, none once the decodes are compute-bound);
+  step, one GEMM per weight matrix over its M rows (decodes and prompt tokens): the weights read once a step, the
+  prompt tokens adding max(R(M), M x c) - max(R(B), B x c), and the engine's kernel chosen at M (`_Steps.joined`);
 - prompt steps of their own (vLLM V0, SGLang): their whole prefill time added per decode step in proportion;
   static batching (transformers generate(), a plain TensorRT engine): a batch runs prompt to its longest output.
 A step holds at most the engine's max_batched_tokens (B + B x I / O) and max_sequences; the KV pool bounds B too.
@@ -29,6 +29,7 @@ from sizeup.errors import ConfigError
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ingest.arch import ModelArch
 from sizeup.price import streaming
+from sizeup.price.execution import expert_rows, phase_efficiency
 from sizeup.ranges import Range
 from sizeup.workload import host_floor, serving_runs as runs
 from sizeup.workload.inference import InferenceConfig, InferenceEstimate, estimate_inference, execution_for
@@ -132,14 +133,33 @@ class _Steps:
     def __init__(self, arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, execution, mix: RequestMix):
         self.arch, self.device, self.execution, self.beams = arch, device, execution, mix.beams
         self.cfg = replace(cfg, prompt=mix.input_tokens, output=mix.output_tokens, context=None)
-        self._memo: dict[int, InferenceEstimate] = {}
+        self._memo: dict[tuple[int, int | None], InferenceEstimate] = {}
+        self._kernels: dict[tuple[bool, int, int], int | None] = {}
 
-    def at(self, batch: int) -> InferenceEstimate:
-        batch = max(int(batch), 1)
-        if batch not in self._memo:
-            self._memo[batch] = estimate_inference(self.arch, self.device, replace(self.cfg, batch=batch),
-                                                   limits=False, execution=self.execution)
-        return self._memo[batch]
+    def at(self, batch: int, rows: int | None = None) -> InferenceEstimate:
+        """The estimate at `batch` sequences, its GEMMs at `rows` rows (`gemm_rows`; None: each phase's own)."""
+        key = (max(int(batch), 1), rows)
+        if key not in self._memo:
+            self._memo[key] = estimate_inference(self.arch, self.device,
+                                                 replace(self.cfg, batch=key[0], step_tokens=rows),
+                                                 limits=False, execution=self.execution)
+        return self._memo[key]
+
+    def gemm_rows(self, decode: bool, batch: int, rows: float | None) -> int | None:
+        """The rows a phase at `batch` sequences prices its GEMMs at in a step of `rows` tokens (a mixed step runs one
+        GEMM per weight matrix over decodes and prompt tokens: the engine's kernel and a MoE layer's rows per expert
+        are the sum's), down to a power of 2^(1/2) (the kernels' row thresholds are powers of 2); None where the
+        kernel there is the one at the phase's own tokens (no estimate of its own needed)."""
+        if not rows:
+            return None
+        grid = int(2 ** (math.floor(2 * math.log2(max(rows, 1.0))) / 2))
+        key = (decode, batch if decode else batch * self.cfg.prompt, grid)
+        if key not in self._kernels:
+            own, fmt = key[1], self.at(1).weights
+            kernel = [phase_efficiency(self.execution, decode, fmt, own, expert_rows(self.arch, n), n)
+                      for n in (own, grid)]
+            self._kernels[key] = None if grid == own or kernel[0] == kernel[1] else grid
+        return self._kernels[key]
 
     def decode(self, batch: float, corner: str) -> float:
         """One decode step of `batch` running requests (each `beams` sequences), at least the engine's host time."""
@@ -148,33 +168,44 @@ class _Steps:
 
     def streaming(self, decodes: float, corner: str, prompt: float = 0.0, lump: float = 1.0) -> float:
         """price/streaming.py's step_excess (R: streaming.weight_read; a token's compute: at a prefill's rate)."""
-        read = streaming.weight_read(self.device, self.at(1).memory.weights_bytes, self.arch, self.sequences(1, corner))
         terms, per_token = streaming.read_terms(self.arch), self.per_token(corner)
-        return streaming.step_excess(read, per_token, decodes, prompt, lump, corner, terms)
+        return streaming.step_excess(self.read(corner), per_token, decodes, prompt, lump, corner, terms)
 
-    def sequences(self, batch: float, corner: str) -> float:
-        """One decode step at `batch` running sequences, log-interpolated between priced powers of 2^(1/2)."""
+    def sequences(self, batch: float, corner: str, rows: float | None = None) -> float:
+        """One decode step at `batch` running sequences, log-interpolated between priced powers of 2^(1/2); `rows`:
+        the tokens of the step it runs in, where prompt tokens share its GEMMs (`gemm_rows`)."""
         if batch <= 1:
-            return self._decode_at(1, corner)
-        if float(batch).is_integer() and (int(batch) in self._memo or batch > 64):
-            return self._decode_at(int(batch), corner)  # priced at that batch, not interpolated
+            return self._decode_at(1, corner, rows)
+        if float(batch).is_integer() and ((int(batch), None) in self._memo or batch > 64):
+            return self._decode_at(int(batch), corner, rows)  # priced at that batch, not interpolated
         k = 2 * math.log2(batch)
         lo, hi = math.floor(k), math.ceil(k)
         b_lo, b_hi = round(2 ** (lo / 2)), round(2 ** (hi / 2))
-        t_lo, t_hi = self._decode_at(b_lo, corner), self._decode_at(b_hi, corner)
+        t_lo, t_hi = self._decode_at(b_lo, corner, rows), self._decode_at(b_hi, corner, rows)
         return t_lo if b_hi == b_lo else t_lo + (t_hi - t_lo) * (batch - b_lo) / (b_hi - b_lo)
 
-    def _decode_at(self, batch: int, corner: str) -> float:
-        return getattr(self.at(batch).decode.latency_s, corner)
+    def _decode_at(self, batch: int, corner: str, rows: float | None = None) -> float:
+        return getattr(self.at(batch, self.gemm_rows(True, batch, rows)).decode.latency_s, corner)
 
-    def idle(self, batch: float, corner: str) -> float:
-        """A single sequence's decode step (weight read, host time) less `batch` decodes' compute, at least 0."""
-        per_token = self.per_token(corner)
-        return max(self.sequences(1, corner) - batch * self.beams * per_token, 0.0)
+    def joined(self, decodes: float, prompt: float, corner: str) -> float:
+        """What `prompt` tokens add to a decode step of `decodes` sequences by riding in it: one GEMM per weight
+        matrix at M = decodes + prompt rows, so the decodes' GEMMs at M's kernel (`gemm_rows`) and the matrix
+        products' max(R(M), M x c) in place of max(R(decodes), decodes x c), R(n) the weights n tokens read (a
+        mixture of experts: the experts they route to, price/streaming.py `read_growth`), c a token's compute at
+        M's kernel. The weights are read once a step, however its rows divide between decodes and prompts."""
+        rows, read, terms = decodes + prompt, self.read(corner), streaming.read_terms(self.arch)
+        c = self.per_token(corner, rows)
+        gemms = [max(read * streaming.read_growth(terms, n), n * c) for n in (decodes, rows)]
+        return self.sequences(decodes, corner, rows) - self.sequences(decodes, corner) + gemms[1] - gemms[0]
 
-    def per_token(self, corner: str) -> float:
+    def read(self, corner: str) -> float:  # R of one token (price/streaming.py), at most the single-sequence step
+        return streaming.weight_read(self.device, self.at(1).memory.weights_bytes, self.arch, self.sequences(1, corner))
+
+    def per_token(self, corner: str, rows: float | None = None) -> float:
+        """A token's compute: a compute-bound prefill's time per token (price/streaming.py `compute_batch`), its
+        GEMMs at the kernel of a step of `rows` tokens where given (`gemm_rows`)."""
         k = streaming.compute_batch(self.cfg.prompt)
-        return getattr(self.at(k).prefill.latency_s, corner) / (k * self.cfg.prompt)
+        return getattr(self.at(k, self.gemm_rows(False, k, rows)).prefill.latency_s, corner) / (k * self.cfg.prompt)
 
     def prefill(self, tokens: float, corner: str) -> float:
         """Prefill time of `tokens` prompt tokens, batched as whole prompts of I tokens (fewer: a share of one)."""
@@ -222,8 +253,9 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
     notes += [runs.note(kind, mix, load, policy)] if kind else []
     saturated, mixes = rows["typical"]["saturated"], policy.mixes
     notes.append("continuous batching: " + (
-        "prompt tokens ride in the decode steps (mixed steps), each adding its prefill time less what of one decode "
-        "step of a single sequence (weight read, host time) the running decodes' compute leaves idle" if mixes else
+        "prompt tokens ride in the decode steps (mixed steps): one GEMM per weight matrix over the decodes and prompt "
+        "tokens, the weights read once a step and the engine's kernel chosen at the step's rows; the prompt tokens "
+        "add only the compute the weight read does not hide" if mixes else
         "prompts run in prefill steps of their own between decode steps, their whole time added in proportion")
         + (f"; chunked prefill, at most {policy.max_batched_tokens:,} tokens a step" if policy.chunked_prefill
            and policy.max_batched_tokens else ""))
@@ -287,15 +319,13 @@ def _step(steps: _Steps, policy, batch: float, prompt_tokens: float, corner: str
     if not policy.mixes:
         extra = steps.prefill(prompt_tokens, corner)
         return decode + extra, extra
-    # mixed: the prompt tokens' marginal time, from whole prompts priced as one prefill (at least one prompt)
-    # less what of one decode step of a single sequence (weight read, host time) the step's decodes leave idle
-    prompt = steps.cfg.prompt
-    k = max(1, round(prompt_tokens / prompt))
-    whole = getattr(steps.at(k).prefill.latency_s, corner)
-    idle = steps.idle(batch, corner)
-    extra = prompt_tokens * max(whole - idle, 0.0) / (k * prompt)
-    lump = min(prompt, max((policy.max_batched_tokens or prompt + batch * steps.beams) - batch * steps.beams, 1))
-    extra += steps.streaming(batch * steps.beams, corner, prompt_tokens, lump)  # near the ridge, a prompt at a time
+    # mixed: one GEMM per weight matrix over the decodes and the prompt tokens a step carries (`joined`): a whole
+    # prompt, or its chunk where the token budget is smaller (`lump`); fewer a step on average: that share of steps
+    decodes = batch * steps.beams
+    lump = min(steps.cfg.prompt, max((policy.max_batched_tokens or steps.cfg.prompt + decodes) - decodes, 1))
+    share = min(prompt_tokens / lump, 1.0)
+    extra = (share * steps.joined(decodes, max(prompt_tokens, lump), corner)
+             + steps.streaming(decodes, corner, prompt_tokens, lump))
     return host_floor.mixed(steps, batch, extra, corner), extra
 
 
