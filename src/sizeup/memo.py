@@ -33,6 +33,15 @@ class IdentityMemo:
         entries[tuple(map(id, objects))] = (objects, version, value)
         return value
 
+    def cached(self, objects: tuple, version: object, compute, keep: bool = True) -> object:
+        """The value kept for `objects` at `version`, else `compute()`, kept where `keep`."""
+        got = self.get(objects, version)
+        if got is None:
+            got = compute()
+            if keep:
+                self.put(objects, version, got)
+        return got
+
     def clear(self) -> None:
         self._entries.clear()
 

@@ -187,12 +187,8 @@ class OpClasses:
 def op_classes(ledger: Ledger) -> OpClasses:
     """`OpClasses.of(ledger)`, kept for the last ledgers priced (a plan prices each cached step ledger on many
     devices and engines; sizeup/memo.py: by the ledger's identity and op count). A traced model's ledger is not kept."""
-    got = _CLASSES.get((ledger, ledger.ops), len(ledger.ops))
-    if got is None:
-        got = OpClasses.of(ledger)
-        if len(ledger.ops) <= 4096:
-            _CLASSES.put((ledger, ledger.ops), len(ledger.ops), got)
-    return got
+    return _CLASSES.cached((ledger, ledger.ops), len(ledger.ops), lambda: OpClasses.of(ledger),
+                           keep=len(ledger.ops) <= 4096)
 
 
 _CLASSES = IdentityMemo(512)

@@ -213,15 +213,10 @@ def _is_date(text: str) -> bool:
 
 
 def _priced(ledger: Ledger, device: DeviceSpec, eff: Efficiency, runtime=None) -> PhaseTotals:
-    """`_totals`, kept for the last phases priced (a plan prices one family's cached step ledgers from several
-    estimates; sizeup/memo.py: by the objects' identity and the ledger's op count); the caller copies what it changes."""
-    key = (ledger, ledger.ops, device, eff, runtime)
-    got = _PRICED.get(key, len(ledger.ops))
-    if got is None:
-        got = _totals(ledger, device, eff, runtime)
-        if len(ledger.ops) <= SCALAR_PRICING_MAX_OPS:  # a traced model's ledger is not kept
-            _PRICED.put(key, len(ledger.ops), got)
-    return got
+    """`_totals`, kept for the last phases priced (sizeup/memo.py: by the objects' identity and the ledger's op count;
+    a traced model's ledger is not kept): a plan prices a family's step ledgers from several estimates."""
+    return _PRICED.cached((ledger, ledger.ops, device, eff, runtime), len(ledger.ops),
+                          lambda: _totals(ledger, device, eff, runtime), keep=len(ledger.ops) <= SCALAR_PRICING_MAX_OPS)
 
 
 _PRICED = IdentityMemo(256)
