@@ -149,6 +149,33 @@ def test_a_sustained_clock_above_the_boost_clock_is_refused():
         parse_device(data, path)
 
 
+def test_a_power_capped_card_rated_below_its_boost_clock_scales_from_its_rated_clock():
+    """data/devices/h100-nvl-94gb.yaml: NVIDIA rates the 400 W H100 NVL's tensor peaks at 1,545 MHz (835.5 TF /
+    (132 SMs x 4,096)), below its 1,785 MHz boost; its derived sustained clock 1,243 MHz (the H100 SXM5's 1,830 MHz
+    rated clock x the base-clock ratio 1,080 / 1,590) sets the share of those peaks, 0.80, not 1,243 / 1,785."""
+    from sizeup.price.rates import sustained_factor
+
+    catalog = load_catalog(include_user=False)
+    nvl = catalog.device("h100-nvl-94gb")
+    assert nvl.rated_clock_hz == pytest.approx(835.5e12 / (132 * 4096), rel=1e-3)
+    assert sustained_factor(nvl) == pytest.approx(1830 * 1080 / 1590 / 1545, rel=1e-3)
+    assert sustained_factor(catalog.device("h100-pcie-80gb")) == pytest.approx(1830 * 1095 / 1590 / 1620, rel=1e-3)
+    # the 700 W SXM part is the reference the efficiency fractions were measured on: no derate
+    assert sustained_factor(catalog.device("h100-sxm-80gb")) == 1.0
+
+
+def test_a_sustained_clock_above_the_rated_clock_is_refused():
+    from sizeup.errors import CatalogError
+    from sizeup.hardware.catalog import builtin_data_dir, read_yaml
+    from sizeup.hardware.schema import parse_device
+
+    path = builtin_data_dir() / "devices" / "h100-nvl-94gb.yaml"
+    with pytest.raises((CatalogError, ValueError), match="sustained_clock_mhz"):
+        parse_device(read_yaml(path) | {"sustained_clock_mhz": 1700}, path)
+    with pytest.raises((CatalogError, ValueError), match="rated_clock_mhz"):
+        parse_device(read_yaml(path) | {"rated_clock_mhz": 1900}, path)
+
+
 def test_fp4_without_fp4_tensor_units_is_said_to_run_weight_only():
     """Before Blackwell no GPU has FP4 tensor units: an FP4 format's matmuls run weight-only (unpacked to 16 bits in
     the kernel) at the bf16 peak, and the estimate says so; on Blackwell they run at the FP4 peak with no such note."""

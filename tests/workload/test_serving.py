@@ -252,3 +252,13 @@ def test_a_step_near_the_ridge_point_pays_its_partial_overlap():
         steps.streaming(ridge, "typical"))
     assert steps.streaming(1, "typical") < 2e-3 * single
     assert steps.streaming(ridge, "low") < steps.streaming(ridge, "typical") < steps.streaming(ridge, "high")
+
+
+def test_a_poisson_arrival_waits_half_a_loaded_step_then_rides_a_whole_one():
+    # mixed steps, no chunking: an arrival lands mid-step (half a step's wait), then its prompt rides the next step
+    # with the prompts of every other request that arrived meanwhile (Poisson: rate x input x step of them), so its
+    # first token comes at least 1.5 loaded steps (TPOT) after it arrives
+    mix = RequestMix(input_tokens=1000, output_tokens=300)
+    x_max = _serve(mix=mix).requests_per_s.typical
+    s = _serve(load=Load(rate=0.97 * x_max), mix=mix)
+    assert s.ttft_s.typical >= 1.5 * s.tpot_s.typical

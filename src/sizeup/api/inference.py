@@ -98,6 +98,11 @@ class EstimateOptions(ServingOptions):
     num_prompts: int | None = option(None, "a finite run of this many requests (vllm bench --num-prompts), fed at "
                                            "the concurrency or all at once, priced to its last", minimum=1,
                                      maximum=100_000)
+    batcher_window: float | None = option(None, "a front end holding arrivals up to this many seconds before it "
+                                                "sends them on together (an MLPerf harness batcher), with rps",
+                                          minimum=1e-6, maximum=3600)
+    batcher_max: int | None = option(None, "the batcher sends early once it holds this many requests",
+                                     minimum=1, maximum=1_000_000)
 
     @property
     def under_load(self) -> bool:

@@ -17,7 +17,8 @@ def with_lengths(o):
     load options checked to go together."""
     if not o.under_load:
         for name, value in (("dataset", o.dataset), ("input_len_spread", o.input_len_spread),
-                            ("output_len_spread", o.output_len_spread), ("num_prompts", o.num_prompts)):
+                            ("output_len_spread", o.output_len_spread), ("num_prompts", o.num_prompts),
+                            ("batcher_window", o.batcher_window), ("batcher_max", o.batcher_max)):
             if value is not None:
                 flag = "--" + name.replace("_", "-")
                 raise ConfigError(f"{flag} {value}: describes requests under load: give --concurrency N|inf or "
@@ -54,7 +55,8 @@ def load_of(result, o):
     else:
         mix = RequestMix(input_tokens=o.prompt, output_tokens=o.output, input_spread=o.input_len_spread,
                          output_spread=o.output_len_spread)
-    load = Load(concurrency=o.concurrency, rate=o.rps, replicas=o.replicas, num_prompts=o.num_prompts)
+    load = Load(concurrency=o.concurrency, rate=o.rps, replicas=o.replicas, num_prompts=o.num_prompts,
+                batcher_s=o.batcher_window, batcher_max=o.batcher_max)
     return serving_load(result.arch, result.device, result.config, mix, load, execution=result.execution)
 
 

@@ -167,12 +167,17 @@ def derivable_peaks(device: DeviceSpec, arch: Architecture) -> tuple[dict[str, t
                     device.peak_flops_per_s if table == "tensor" else device.vector_flops_per_s):
                 continue  # a part that publishes one fp64 figure has its fp64 rate set by product class
             effective = rate_of(table, precision, rate)
+            # a power-capped card's low-precision tensor peaks are rated at its `rated_clock_mhz`, below the boost
+            # clock (the H100 NVL's FP64 tensor 60 TF is at the boost clock)
+            at, at_text = ((device.rated_clock_hz, f"{device.rated_clock_hz / 1e6:,.0f} MHz rated")
+                           if table == "tensor" and precision != "fp64" and basis == "device" and device.rated_clock_hz
+                           else (clock, clock_text))
             half = table == "tensor" and consumer and precision in arch.halved_on_consumer
             limits = ([", halved: FP32 accumulate on a consumer part"] if half else []) + (
                 [f", x{device.tensor_rate_scale:g}: this part's limited matrix rate"]
                 if table == "tensor" and device.tensor_rate_scale != 1 else [])
-            value = units * clock * effective
-            method = (f"derived: {units} {unit_name} x {clock_text} x {rate:g} {precision} FLOPs per "
+            value = units * at * effective
+            method = (f"derived: {units} {unit_name} x {at_text} x {rate:g} {precision} FLOPs per "
                       f"{unit_name} per clock ({arch.id}{''.join(limits)})")
             out[f"{table}.{precision}"] = (value, method)
     if arch.fp16_acc16 is not None and consumer:

@@ -63,8 +63,13 @@ class DeviceSpec:
     boost_clock_hz: float | None = None
     sustained_clock_hz: float | None = None
     """The SM clock the part holds under sustained dense compute when its board power limit binds below
-    the boost clock (measured, with a source in the data file); compute peaks scale by it over the boost
-    clock (price.rates.sustained_factor). None: the boost clock holds."""
+    the clock its peaks are rated at (measured, or derived by a stated method, with a source in the data
+    file); compute peaks scale by it over the rated clock (price.rates.sustained_factor). None: the rated
+    clock holds."""
+    rated_clock_hz: float | None = None
+    """The clock the vendor's dense tensor peaks imply when it is below the boost clock (a power-capped card
+    such as the H100 NVL: 835.5 TF / (132 SMs x 4,096) = 1,545 MHz, boost 1,785): the clock a sustained clock
+    is set against. None: the peaks are rated at the boost clock."""
     memory_type: str | None = None
     ecc_default: bool = False
     architecture: str | None = None
@@ -134,7 +139,7 @@ class DeviceSpec:
             "pcie_gen": self.pcie_gen, "pcie_lanes": self.pcie_lanes, "tdp_w": self.tdp_w,
             "l2_bytes": self.l2_bytes, "compute_units": self.compute_units,
             "compute_unit_name": self.compute_unit_name, "boost_clock_hz": self.boost_clock_hz,
-            "sustained_clock_hz": self.sustained_clock_hz,
+            "sustained_clock_hz": self.sustained_clock_hz, "rated_clock_hz": self.rated_clock_hz,
             "memory_type": self.memory_type, "ecc_default": self.ecc_default,
             "architecture": self.architecture, "memory_channels": self.memory_channels,
             "variant_group": self.variant_group, "preferred_variant": self.preferred_variant,
@@ -314,7 +319,7 @@ def _interconnect(fields: _Fields | None) -> Interconnect | None:
 _DEVICE_KEYS = {
     "id", "name", "vendor", "kind", "aliases", "memory_gib", "memory_bandwidth_gb_per_s", "dense_tflops",
     "dense_tops", "vector_tflops", "fp16_acc16_dense_tflops", "interconnect", "pcie", "tdp_w", "l2_mib",
-    "compute_units", "compute_unit_name", "boost_clock_mhz", "sustained_clock_mhz", "memory_type", "ecc_default", "notes", "source",
+    "compute_units", "compute_unit_name", "boost_clock_mhz", "rated_clock_mhz", "sustained_clock_mhz", "memory_type", "ecc_default", "notes", "source",
     "retrieved", "architecture", "memory_channels", "variant_group", "preferred_variant",
     "fp32_accumulate", "host_cpu", "tensor_rate_scale", "core_types",
     "memory_options", "power_modes",  # variants of the device: validated and expanded by hardware.variants
@@ -363,9 +368,13 @@ def parse_device(data: Any, path: str | Path) -> DeviceSpec:
     acc16 = f.number("fp16_acc16_dense_tflops", required=False)
     l2 = f.number("l2_mib", required=False)
     clock = f.number("boost_clock_mhz", required=False)
+    rated = f.number("rated_clock_mhz", required=False)
+    if rated is not None and (clock is None or rated > clock):
+        raise f.fail("rated_clock_mhz", "a clock in MHz at most boost_clock_mhz (which must be given)")
     sustained = f.number("sustained_clock_mhz", required=False)
-    if sustained is not None and (clock is None or sustained > clock):
-        raise f.fail("sustained_clock_mhz", "a clock in MHz at most boost_clock_mhz (which must be given)")
+    if sustained is not None and (clock is None or sustained > (rated or clock)):
+        raise f.fail("sustained_clock_mhz", "a clock in MHz at most rated_clock_mhz, or boost_clock_mhz where no "
+                     "rated clock is given (boost_clock_mhz must be given)")
     accumulate = f.text("fp32_accumulate", required=False)
     if accumulate not in (None, "half", "full"):
         raise f.fail("fp32_accumulate", "'half' or 'full'")
@@ -386,6 +395,7 @@ def parse_device(data: Any, path: str | Path) -> DeviceSpec:
         compute_units=f.integer("compute_units"), compute_unit_name=f.text("compute_unit_name", required=False),
         boost_clock_hz=None if clock is None else clock * 1e6,
         sustained_clock_hz=None if sustained is None else sustained * 1e6,
+        rated_clock_hz=None if rated is None else rated * 1e6,
         memory_type=f.text("memory_type", required=False), ecc_default=ecc,
         architecture=f.text("architecture", required=False), memory_channels=f.integer("memory_channels"),
         variant_group=f.text("variant_group", required=False), preferred_variant=preferred,

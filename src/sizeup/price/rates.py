@@ -115,11 +115,13 @@ def simt_fraction(device: DeviceSpec, eff: Efficiency, kind: str) -> Range | Non
 
 
 def sustained_factor(device: DeviceSpec) -> float:
-    """The share of its compute peaks (rated at the boost clock) that `device` holds under sustained dense
-    compute: sustained / boost clock where its data file gives a measured sustained clock (a power-limited
-    board such as the 70 W T4), else 1. Bandwidth is not scaled: a power cap lowers the SM clock only."""
-    if device.sustained_clock_hz and device.boost_clock_hz:
-        return device.sustained_clock_hz / device.boost_clock_hz
+    """The share of its compute peaks that `device` holds under sustained dense compute: its data file's
+    sustained clock over the clock the peaks are rated at (`rated_clock_mhz` where the vendor rates them below
+    the boost clock, else the boost clock) for a power-limited board such as the 70 W T4 or the 400 W H100 NVL,
+    else 1. Bandwidth is not scaled: a power cap lowers the SM clock only."""
+    rated = device.rated_clock_hz or device.boost_clock_hz
+    if device.sustained_clock_hz and rated:
+        return min(1.0, device.sustained_clock_hz / rated)
     return 1.0
 
 
@@ -217,8 +219,10 @@ def inverse_rates(device: DeviceSpec, eff: Efficiency, classes: OpClasses) -> In
     unknown: list[str] = []
     sustained = sustained_factor(device)
     if sustained < 1.0:
+        rated = device.rated_clock_hz or device.boost_clock_hz
+        named = "rated" if device.rated_clock_hz else "boost"
         notes.append(f"{device.id}: compute at its sustained clock, {device.sustained_clock_hz / 1e6:.0f} of "
-                     f"{device.boost_clock_hz / 1e6:.0f} MHz boost (board power limit; its data file gives the source)")
+                     f"{rated / 1e6:.0f} MHz {named} (board power limit; its data file gives the source)")
     inv_tensor = [[0.0] * (len(classes.tensor_classes) + 1) for _ in LEVELS]
     for c, (kind, dtype) in enumerate(classes.tensor_classes):
         found = tensor_precision(device, kind, dtype)

@@ -18,7 +18,7 @@ __all__ = ["floored", "mixed", "notes"]
 
 def floored(steps, requests: float, step: float, corner: str) -> float:
     """`step` (seconds, at the `corner` 'low' / 'typical' / 'high' of the ranges) raised to the engine's host
-    time for an iteration holding `requests` requests (serving._Steps `steps`: the engine and the replica's GPUs)."""
+    time for an iteration holding `requests` requests (serving_steps.Steps `steps`: the engine and the replica's GPUs)."""
     model = steps.execution
     floor = model.host_floor(requests, steps.cfg.gpus) if model is not None else None
     if floor is None:
@@ -28,7 +28,7 @@ def floored(steps, requests: float, step: float, corner: str) -> float:
 
 def mixed(steps, requests: float, prompt_part: float, corner: str) -> float:
     """A mixed step of `requests` decodes whose prompt tokens add `prompt_part` seconds of GPU time: the GPU's
-    decode and prefill work together against the host's time for the iteration (serving._Steps `steps`)."""
+    decode and prefill work together against the host's time for the iteration (serving_steps.Steps `steps`)."""
     gpu = steps.sequences(requests * steps.beams, corner) + prompt_part
     return floored(steps, requests, gpu, corner)
 

@@ -5,10 +5,10 @@ Each step of a continuous-batching engine carries one decode token for each of t
 steady state, the prompt tokens of the requests that replace those finishing: B x I / O per step for mean input
 I and output O. Its time is priced from two estimates of workload/inference.py (the decode step of B sequences at
 the mean context, the prefill of those prompt tokens) and, for a decode or mixed step of M tokens, what its matrix
-products pay beyond max(weight read, compute) near their ridge point (price/streaming.py, `_Steps.streaming`).
+products pay beyond max(weight read, compute) near their ridge point (price/streaming.py, `serving_steps.Steps.streaming`).
 - mixed steps (vLLM V1's chunked prefill, TensorRT-LLM's in-flight batching): the prompt tokens ride in the decode
   step, one GEMM per weight matrix over its M rows (decodes and prompt tokens): the weights read once a step, the
-  prompt tokens adding max(R(M), M x c) - max(R(B), B x c), and the engine's kernel chosen at M (`_Steps.joined`);
+  prompt tokens adding max(R(M), M x c) - max(R(B), B x c), and the engine's kernel chosen at M (`serving_steps.Steps.joined`);
 - prompt steps of their own (vLLM V0, SGLang): their whole prefill time added per decode step in proportion;
   static batching (transformers generate(), a plain TensorRT engine): a batch runs prompt to its longest output.
 A step holds at most the engine's max_batched_tokens (B + B x I / O) and max_sequences; the KV pool bounds B too.
@@ -29,13 +29,13 @@ from sizeup.errors import ConfigError
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ingest.arch import ModelArch
 from sizeup.price import streaming
-from sizeup.price.execution import expert_rows, phase_efficiency
 from sizeup.ranges import Range
-from sizeup.workload import host_floor, serving_runs as runs
-from sizeup.workload.inference import InferenceConfig, InferenceEstimate, estimate_inference, execution_for
+from sizeup.workload import front_batcher, host_floor, serving_runs as runs
+from sizeup.workload.inference import InferenceConfig, estimate_inference, execution_for
 from sizeup.workload.request_mix import RequestMix, dataset_mix, dataset_names  # re-exported
+from sizeup.workload.serving_steps import Steps as _Steps
 
-__all__ = ["RequestMix", "Load", "ServingEstimate", "serving_load", "dataset_mix", "dataset_names"]
+__all__ = ["Load", "RequestMix", "ServingEstimate", "dataset_mix", "dataset_names", "serving_load"]
 
 CORNERS = ("low", "typical", "high")
 
@@ -53,6 +53,10 @@ class Load:
     num_prompts: int | None = None
     """A finite run of N requests (--num-prompts); staggered: fixed lengths priced staggered, not as waves."""
     staggered: bool = False
+    batcher_s: float | None = None
+    """A front end holding arrivals up to this many seconds (or `batcher_max` requests) before it sends them on
+    (--batcher-window; workload/front_batcher.py): its wait adds to TTFT and end-to-end latency."""
+    batcher_max: int | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.replicas <= 100_000:
@@ -65,12 +69,17 @@ class Load:
             raise ConfigError(f"--rps {self.rate}: expected a positive request rate per second")
         if self.num_prompts is not None and not (1 <= self.num_prompts <= 100_000 and self.rate is None):
             raise ConfigError(f"--num-prompts {self.num_prompts}: expected 1 to 100,000 requests, with --concurrency")
+        if (self.batcher_s is not None or self.batcher_max is not None) and (self.rate is None or not self.batcher_s):
+            raise ConfigError("--batcher-window: a front end gathering arrivals; give it seconds > 0, with --rps R "
+                              "(--batcher-max N only with --batcher-window)")
 
     @property
     def label(self) -> str:
         copies = f" over {self.replicas} replicas" if self.replicas > 1 else ""
         if self.rate is not None:
-            return f"Poisson arrivals at {self.rate:g} requests/s{copies}"
+            held = (f", through a batcher holding them up to {self.batcher_s:g} s"
+                    + (f" or {self.batcher_max:,} requests" if self.batcher_max else "")) if self.batcher_s else ""
+            return f"Poisson arrivals at {self.rate:g} requests/s{copies}{held}"
         if self.concurrency is not None:
             return f"{self.concurrency} concurrent requests (closed loop){copies}"
         return f"every request queued at once (offline){copies}"
@@ -109,6 +118,7 @@ class ServingEstimate:
     def to_dict(self) -> dict[str, Any]:
         return {"load": {"concurrency": self.load.concurrency, "requests_per_s": self.load.rate,
                          "replicas": self.load.replicas, "num_prompts": self.load.num_prompts,
+                         "batcher_window_s": self.load.batcher_s, "batcher_max": self.load.batcher_max,
                          "label": self.load.label},
                 "requests": {"input_tokens": self.mix.input_tokens, "output_tokens": self.mix.output_tokens,
                              "input_spread": self.mix.input_spread, "output_spread": self.mix.output_spread,
@@ -126,99 +136,14 @@ class ServingEstimate:
 
 # --- the steady state ----------------------------------------------------------------------------------------------
 
-class _Steps:
-    """Priced steps of one configuration at request lengths I / O, cached by batch: decode(B) at the mean context,
-    prefill(k prompts)."""
-
-    def __init__(self, arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, execution, mix: RequestMix):
-        self.arch, self.device, self.execution, self.beams = arch, device, execution, mix.beams
-        self.cfg = replace(cfg, prompt=mix.input_tokens, output=mix.output_tokens, context=None)
-        self._memo: dict[tuple[int, int | None], InferenceEstimate] = {}
-        self._kernels: dict[tuple[bool, int, int], int | None] = {}
-
-    def at(self, batch: int, rows: int | None = None) -> InferenceEstimate:
-        """The estimate at `batch` sequences, its GEMMs at `rows` rows (`gemm_rows`; None: each phase's own)."""
-        key = (max(int(batch), 1), rows)
-        if key not in self._memo:
-            self._memo[key] = estimate_inference(self.arch, self.device,
-                                                 replace(self.cfg, batch=key[0], step_tokens=rows),
-                                                 limits=False, execution=self.execution)
-        return self._memo[key]
-
-    def gemm_rows(self, decode: bool, batch: int, rows: float | None) -> int | None:
-        """The rows a phase at `batch` sequences prices its GEMMs at in a step of `rows` tokens (a mixed step runs one
-        GEMM per weight matrix over decodes and prompt tokens: the engine's kernel and a MoE layer's rows per expert
-        are the sum's), down to a power of 2^(1/2) (the kernels' row thresholds are powers of 2); None where the
-        kernel there is the one at the phase's own tokens (no estimate of its own needed)."""
-        if not rows:
-            return None
-        grid = int(2 ** (math.floor(2 * math.log2(max(rows, 1.0))) / 2))
-        key = (decode, batch if decode else batch * self.cfg.prompt, grid)
-        if key not in self._kernels:
-            own, fmt = key[1], self.at(1).weights
-            kernel = [phase_efficiency(self.execution, decode, fmt, own, expert_rows(self.arch, n), n)
-                      for n in (own, grid)]
-            self._kernels[key] = None if grid == own or kernel[0] == kernel[1] else grid
-        return self._kernels[key]
-
-    def decode(self, batch: float, corner: str) -> float:
-        """One decode step of `batch` running requests (each `beams` sequences), at least the engine's host time."""
-        gpu = self.sequences(batch * self.beams, corner) + self.streaming(batch * self.beams, corner)
-        return host_floor.floored(self, batch, gpu, corner)
-
-    def streaming(self, decodes: float, corner: str, prompt: float = 0.0, lump: float = 1.0) -> float:
-        """price/streaming.py's step_excess (R: streaming.weight_read; a token's compute: at a prefill's rate)."""
-        terms, per_token = streaming.read_terms(self.arch), self.per_token(corner)
-        return streaming.step_excess(self.read(corner), per_token, decodes, prompt, lump, corner, terms)
-
-    def sequences(self, batch: float, corner: str, rows: float | None = None) -> float:
-        """One decode step at `batch` running sequences, log-interpolated between priced powers of 2^(1/2); `rows`:
-        the tokens of the step it runs in, where prompt tokens share its GEMMs (`gemm_rows`)."""
-        if batch <= 1:
-            return self._decode_at(1, corner, rows)
-        if float(batch).is_integer() and ((int(batch), None) in self._memo or batch > 64):
-            return self._decode_at(int(batch), corner, rows)  # priced at that batch, not interpolated
-        k = 2 * math.log2(batch)
-        lo, hi = math.floor(k), math.ceil(k)
-        b_lo, b_hi = round(2 ** (lo / 2)), round(2 ** (hi / 2))
-        t_lo, t_hi = self._decode_at(b_lo, corner, rows), self._decode_at(b_hi, corner, rows)
-        return t_lo if b_hi == b_lo else t_lo + (t_hi - t_lo) * (batch - b_lo) / (b_hi - b_lo)
-
-    def _decode_at(self, batch: int, corner: str, rows: float | None = None) -> float:
-        return getattr(self.at(batch, self.gemm_rows(True, batch, rows)).decode.latency_s, corner)
-
-    def joined(self, decodes: float, prompt: float, corner: str) -> float:
-        """What `prompt` tokens add to a decode step of `decodes` sequences by riding in it: one GEMM per weight
-        matrix at M = decodes + prompt rows, so the decodes' GEMMs at M's kernel (`gemm_rows`) and the matrix
-        products' max(R(M), M x c) in place of max(R(decodes), decodes x c), R(n) the weights n tokens read (a
-        mixture of experts: the experts they route to, price/streaming.py `read_growth`), c a token's compute at
-        M's kernel. The weights are read once a step, however its rows divide between decodes and prompts."""
-        rows, read, terms = decodes + prompt, self.read(corner), streaming.read_terms(self.arch)
-        c = self.per_token(corner, rows)
-        gemms = [max(read * streaming.read_growth(terms, n), n * c) for n in (decodes, rows)]
-        return self.sequences(decodes, corner, rows) - self.sequences(decodes, corner) + gemms[1] - gemms[0]
-
-    def read(self, corner: str) -> float:  # R of one token (price/streaming.py), at most the single-sequence step
-        return streaming.weight_read(self.device, self.at(1).memory.weights_bytes, self.arch, self.sequences(1, corner))
-
-    def per_token(self, corner: str, rows: float | None = None) -> float:
-        """A token's compute: a compute-bound prefill's time per token (price/streaming.py `compute_batch`), its
-        GEMMs at the kernel of a step of `rows` tokens where given (`gemm_rows`)."""
-        k = streaming.compute_batch(self.cfg.prompt)
-        return getattr(self.at(k, self.gemm_rows(False, k, rows)).prefill.latency_s, corner) / (k * self.cfg.prompt)
-
-    def prefill(self, tokens: float, corner: str) -> float:
-        """Prefill time of `tokens` prompt tokens, batched as whole prompts of I tokens (fewer: a share of one)."""
-        k = max(1, round(tokens / self.cfg.prompt))
-        return getattr(self.at(k).prefill.latency_s, corner) * tokens / (k * self.cfg.prompt)
-
-
 def serving_load(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix: RequestMix, load: Load, *,
                  execution=None, kv_capacity: int | None = None) -> ServingEstimate:
     """The steady state of serving requests of lengths `mix` under `load` with `cfg`'s engine, format and GPUs
     (`cfg.gpus` per replica, tensor parallel); `load.replicas` copies share the load evenly. `kv_capacity`: the
     sequences the KV cache holds where the caller knows it (a planner's family), else searched here."""
     one = _one_replica(arch, device, cfg, mix, load.per_replica(), execution, kv_capacity)
+    if load.batcher_s:
+        one = front_batcher.held(one, load)
     if load.replicas == 1:
         return one
     n = load.replicas
@@ -434,24 +359,26 @@ def _poisson(steps: _Steps, policy, mix: RequestMix, rate: float, capacity: int,
     step = step_at(max(batch, 1.0))
     tpot = batch / (rate * O)
     extra = _step(steps, policy, batch, rate * I * step, corner)[1]
-    ttft = queue / rate + _ttft(steps, policy, max(batch, 1.0), step, I, corner)
+    ttft = queue / rate + _ttft(steps, policy, max(batch, 1.0), step, I, corner, others=rate * I * step)
     return {"running": batch, "tpot": tpot, "x": rate, "ttft": ttft, "e2e": ttft + (O - 1) * tpot,
             "decode_only": batch / steps.decode(max(batch, 1.0), corner), "prefill_share": extra / step,
             "saturated": False}
 
 
-def _ttft(steps: _Steps, policy, batch: float, step: float, prompt: int, corner: str) -> float:
+def _ttft(steps: _Steps, policy, batch: float, step: float, prompt: int, corner: str, others: float = 0.0) -> float:
     """A request admitted at once: the engine's host time per request and the steps its first token reaches the
     client late (ExecutionModel.request_overhead, Batching.first_token_lag_steps), half a scheduling run's wait
     (one step, or the engine's steps per schedule: a Poisson arrival lands mid-run), then its prompt (in chunks
-    where a step's token budget is smaller than it) in mixed steps, or its own prefill step."""
+    where a step's token budget is smaller than it) in mixed steps, or its own prefill step. `others`: the prompt
+    tokens of the requests admitted with it (Poisson arrivals: those that came during the same step, rate x input
+    x step on average whatever the tagged arrival, Palm's theorem), which its first mixed step carries too."""
     front = runs.front(steps.execution, policy, step, corner)
     step = step * max(policy.steps_per_schedule, 1)
     if policy.mixes:
         decodes = batch * steps.beams
         budget = max((policy.max_batched_tokens or prompt + decodes) - decodes, 1)
         chunks = max(1, math.ceil(prompt / budget))
-        own = _step(steps, policy, batch, min(prompt, budget), corner)[0]
+        own = _step(steps, policy, batch, min(prompt + others, budget), corner)[0]
         return front + step / 2 + chunks * own
     return front + step / 2 + steps.prefill(max(prompt, batch * prompt / max(steps.cfg.output, 1)), corner)
 

@@ -136,7 +136,7 @@ def run_row(kind: str, mix, load, capacity: int, policy, steps, corner: str,
             step: Callable[[float, float, str], float]) -> dict:
     """One corner's figures of a wave (`kind` 'waves': one wave of the closed loop's C requests is the steady state)
     or of a finite run (`kind` 'finite': load.num_prompts requests, fed at load.concurrency or all at once).
-    `steps` prices decode steps (serving._Steps), `step(decodes, prompt_tokens, corner)` a step with prompt tokens;
+    `steps` prices decode steps (serving_steps.Steps), `step(decodes, prompt_tokens, corner)` a step with prompt tokens;
     the requests pass the engine's front end one after another (`intake`, its busy time a request, stepped by the
     scheduler: of N sent at once the k-th waits k of them); TTFT and e2e add the rest of the request's host time
     outside the steps (`service` less `intake`: what a lone request waits beyond the process's own work) and the

@@ -104,6 +104,11 @@ def _add_load_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--num-prompts", type=number_flag(integer=True, minimum=1, maximum=100_000), metavar="N",
                    help="a finite run of N requests (vllm bench / benchmark_throughput --num-prompts N), fed at "
                         "--concurrency or all at once: TTFT waits for the prompts ahead, the run drains at its end")
+    p.add_argument("--batcher-window", type=number_flag(unit="s", above=0, maximum=3600), metavar="SECONDS",
+                   help="with --rps: a front end that holds arriving requests up to SECONDS (or --batcher-max N) "
+                        "and sends them on together (an MLPerf harness batcher); its wait adds to TTFT")
+    p.add_argument("--batcher-max", type=number_flag(integer=True, minimum=1, maximum=1_000_000), metavar="N",
+                   help="with --batcher-window: the batcher sends early once it holds N requests")
     p.add_argument("--engine-opt", action="append", default=[], metavar="KEY[=VALUE]",
                    help="an engine option the run set, as the engine spells it (vllm: num-scheduler-steps=10, "
                         "max-num-seqs=256, v1; sglang: chunked-prefill-size=4096, disable-radix-cache; "
@@ -170,7 +175,7 @@ def estimate_options(args: argparse.Namespace):
         catalog=tuple(args.catalog), engine_options=tuple(args.engine_opt), concurrency=concurrency,
         offline=offline, rps=args.rps, replicas=args.replicas, dataset=args.dataset,
         input_len_spread=args.input_len_spread, output_len_spread=args.output_len_spread,
-        num_prompts=args.num_prompts)
+        num_prompts=args.num_prompts, batcher_window=args.batcher_window, batcher_max=args.batcher_max)
 
 
 def render_result(result) -> str:
