@@ -159,7 +159,7 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
                  execution, kv_capacity: int | None) -> ServingEstimate:
     if arch.encoder:
         raise ConfigError(f"{arch.name} is an encoder: it generates no tokens to serve under load")
-    model = (execution or execution_for(device, cfg)).at_gpus(cfg.gpus)
+    model = (execution or execution_for(device, cfg)).at_gpus(cfg.gpus // cfg.pp)  # settings by TP size
     policy = model.load_policy
     steps = _Steps(arch, device, cfg, model, mix)
     first = steps.at(1)
