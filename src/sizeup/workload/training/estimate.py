@@ -14,7 +14,7 @@ from sizeup.price.memory import max_fitting
 from sizeup.price.ranges_table import Backing, backing, borrowed, calibrated_time, peak_derived, training_key
 from sizeup.ranges import Range
 from sizeup.workload.finetune import Method, trainable_parameters
-from sizeup.workload.frameworks import DEFAULT_FINETUNE, KERNELS
+from sizeup.workload.frameworks import KERNELS, default_framework
 from sizeup.errors import ConfigError
 from sizeup.workload.training.allocator import reserve_range, reserve_regime
 from sizeup.workload.training.activations import adapter_cast
@@ -243,12 +243,13 @@ def training_backing(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig) -
 def _neighbours(framework: str | None, method: str, gpus: int) -> list[tuple[str, str]]:
     """Whose rows a training run without rows of its own takes, nearest first: its own framework and method in the
     other regime (one GPU / several), then the default fine-tuning framework's (workload/frameworks.py
-    DEFAULT_FINETUNE) for the same method in this regime and the other."""
+    default_framework) for the same method in this regime and the other."""
     other = 1 if gpus > 1 else 2
     regime = {1: "one GPU", 2: "several GPUs"}
     out = [(training_key(framework, method, other), f"the same framework and method on {regime[other]}")]
-    if (framework or "default") != DEFAULT_FINETUNE:
-        out += [(training_key(DEFAULT_FINETUNE, method, g), f"the default framework's, {method} on {regime[min(g, 2)]}")
+    default = default_framework()
+    if default and (framework or "default") != default:
+        out += [(training_key(default, method, g), f"the default framework's, {method} on {regime[min(g, 2)]}")
                 for g in (gpus, other)]
     return out
 
