@@ -94,7 +94,8 @@ def _profiles() -> dict[str, Framework]:
         sources = []
         default_for = _default_for(path, name, entries.get("default_for"))
         if default_for:
-            sources.append(f"default_for: {entries['default_for']['source']} (read {entries['default_for']['retrieved']})")
+            entry = entries["default_for"]
+            sources.append(f"default_for: {entry['source']} (read {entry['retrieved']})")
         for key, entry in entries.items():
             if key in ("description", "retrieved", "default_for"):
                 continue
@@ -122,7 +123,8 @@ def _profiles() -> dict[str, Framework]:
 
 
 def _default_for(path, name: str, entry: Any) -> tuple[str, ...]:
-    """A profile's `default_for`: {value: [methods], source, retrieved}, the methods that take it without --framework."""
+    """A profile's `default_for`: {value: [methods], source, retrieved}: the methods that take it without
+    --framework."""
     if entry is None:
         return ()
     if not isinstance(entry, dict) or not entry.get("source") or not entry.get("retrieved") or not isinstance(
@@ -204,8 +206,8 @@ def default_framework(method: str | None = None) -> str | None:
     """The profile a `method` run takes without --framework (the one whose `default_for` names it), or None: sizeup's
     own settings. Without a method: the default fine-tuning framework (the profile that states a `default_for`)."""
     method = getattr(method, "value", method)
-    return next((fw.id for fw in _profiles().values() if fw.default_for and (method is None or method in fw.default_for)),
-                None)
+    return next((fw.id for fw in _profiles().values()
+                 if fw.default_for and (method is None or method in fw.default_for)), None)
 
 
 def framework_for(framework: str | None, method: str) -> tuple[str | None, str | None]:

@@ -109,7 +109,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ssm-scan", default="fused", choices=["fused", "naive"],
                    help="state-space models (Mamba): fused = mamba_ssm's kernels (states recomputed in backward), "
                         "naive = the PyTorch reference scan (keeps length × inner × state per layer)")
-    p.add_argument("--micro-batch", type=_BATCH, help="per GPU (default: the largest whose memory range fits whole; where none does, the largest that fits at the typical figure)")
+    p.add_argument("--micro-batch", type=_BATCH, help="per GPU (default: the largest whose memory range fits "
+                   "whole; where none does, the largest that fits at the typical figure)")
     p.add_argument("--global-batch", type=_BATCH, help="sequences per optimizer step")
     p.add_argument("--tokens", type=_TRAINING_TOKENS, help="tokens to train on (e.g. 1e9)")
     p.add_argument("--epochs", type=number_flag(above=0, maximum=10_000),
