@@ -23,10 +23,10 @@ def test_a_fine_tune_whose_range_does_not_fit_is_rejected_as_may_not_fit():
 def test_the_in_range_micro_batch_fits_whole():
     from sizeup import api
 
-    e = api.train("llama-3.1-8b", device="a100-sxm-80gb", method="qlora")  # the largest micro-batch: typical only
-    assert 1 <= e.max_micro_batch_in_range < e.max_micro_batch and e.fit.verdict == "may not fit"
-    again = api.train("llama-3.1-8b", device="a100-sxm-80gb", method="qlora", micro_batch=e.max_micro_batch_in_range)
-    assert training_fit_verdict(again).comfortable and again.to_dict()["fit"] == "fits"
-    data = e.to_dict()
+    e = api.train("llama-3.1-8b", device="a100-sxm-80gb", method="qlora")  # the default: the range's high end fits
+    assert 1 <= e.max_micro_batch_in_range < e.max_micro_batch and e.micro_batch == e.max_micro_batch_in_range
+    assert training_fit_verdict(e).comfortable and e.to_dict()["fit"] == "fits"
+    typical = api.train("llama-3.1-8b", device="a100-sxm-80gb", method="qlora", micro_batch=e.max_micro_batch)
+    data = typical.to_dict()
     assert data["fit"] == "may not fit" and "exceeds" in data["fit_note"] and data["fits"] is True
     assert data["max_micro_batch_in_range"] == e.max_micro_batch_in_range

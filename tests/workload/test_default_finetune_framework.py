@@ -4,12 +4,12 @@ of a framework without rows is the default framework's, widened, and says so (wo
 training_backing)."""
 
 from sizeup import api
-from sizeup.workload.frameworks import DEFAULT_FINETUNE, framework_for, get_framework
+from sizeup.workload.frameworks import framework_for, get_framework
 
 
 def test_adapter_methods_default_to_trl_and_say_so():
     name, note = framework_for(None, "qlora")
-    assert name == DEFAULT_FINETUNE == "trl" and "without --framework" in note
+    assert name == "trl" and "without --framework" in note
     assert framework_for(None, "full") == (None, None)
     assert framework_for("unsloth", "lora") == ("unsloth", None)
 
@@ -37,3 +37,26 @@ def test_a_framework_without_rows_takes_the_default_frameworks_range_widened():
 def test_a_multi_gpu_run_is_keyed_apart():
     e = api.train("llama-3.1-8b", device="a100-sxm-80gb", method="qlora", seq=2048, micro_batch=1, gpus=2)
     assert e.backing["memory"].engine == "trl/qlora/multi-gpu"
+
+
+def test_the_default_is_read_from_the_profiles_data():
+    # data/training/frameworks.yaml trl.default_for, with its source and date
+    from sizeup.workload.frameworks import default_framework
+
+    trl = get_framework("trl")
+    assert set(trl.default_for) == {"lora", "qlora", "dora"}
+    assert any(s.startswith("default_for: ") and "2026-12-05" in s for s in trl.sources)
+    assert default_framework("dora") == "trl" and default_framework("full") is None and default_framework() == "trl"
+    assert all(not get_framework(n).default_for for n in ("hf", "unsloth", "axolotl", "litgpt"))
+
+
+def test_a_default_for_without_source_or_with_an_unknown_method_is_refused():
+    import pytest
+
+    from sizeup.errors import CatalogError
+    from sizeup.workload.frameworks import _default_for
+
+    with pytest.raises(CatalogError, match="needs a list value, a source"):
+        _default_for("f.yaml", "x", {"value": ["lora"]})
+    with pytest.raises(CatalogError, match="'lorax' is not a method"):
+        _default_for("f.yaml", "x", {"value": ["lorax"], "source": "s", "retrieved": "2026-12-05"})

@@ -26,7 +26,7 @@ def test_every_profile_loads_with_a_source_per_setting():
             "torchtune"} <= set(framework_ids())
     for name in framework_ids():
         fw = get_framework(name)
-        assert fw.description and len(fw.sources) == len(fw.settings) >= 1
+        assert fw.description and len(fw.sources) == len(fw.settings) + bool(fw.default_for) and fw.settings
         assert fw.get("kernels") in ("fused", "eager", "liger", "unsloth")
 
 

@@ -87,7 +87,9 @@ class TrainOptions(Options):
                                           "target length)", minimum=1, maximum=MAX_TOKENS)
     ssm_scan: Literal["fused", "naive"] = option("fused", "state-space models: mamba_ssm's fused kernels or the "
                                                           "PyTorch reference scan")
-    micro_batch: int | None = option(None, "per GPU (default: the largest that fits)", minimum=1, maximum=10**7)
+    micro_batch: int | None = option(None, "per GPU (default: the largest whose memory range fits whole; where "
+                                           "none does, the largest that fits at the typical figure)",
+                                     minimum=1, maximum=10**7)
     global_batch: int | None = option(None, "sequences per optimizer step", minimum=1, maximum=10**7)
     tokens: float | None = option(None, "tokens to train on (e.g. 1e9)", minimum=1, maximum=MAX_TRAINING_TOKENS)
     epochs: float | None = option(None, "passes over the data (with dataset_tokens)", minimum=1e-9, maximum=10_000)

@@ -13,10 +13,11 @@ from typing import Any
 from sizeup.errors import CatalogError, ConfigError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.price.attention_kernels import IMPLEMENTATIONS
+from sizeup.workload.finetune import Method
 from sizeup.ranges import Range
 
 __all__ = ["Framework", "KERNELS", "LOSSES", "RECOMPUTE", "OPTIMIZERS", "get_framework", "framework_ids",
-           "resolve_settings", "matmul_fraction", "allocator_reserve", "DEFAULT_FINETUNE", "framework_for"]
+           "resolve_settings", "matmul_fraction", "allocator_reserve", "default_framework", "framework_for"]
 
 KERNELS = {
     "fused": "fused norm, attention and MLP kernels (Megatron / Transformer Engine, torch.compile): each layer keeps "
@@ -44,14 +45,6 @@ LOSSES = {
                     "(Liger's fused linear cross-entropy, Unsloth's fused CE, TRL's chunked_nll, Cut Cross-Entropy)",
 }
 
-DEFAULT_FINETUNE = "trl"
-"""The profile a LoRA / QLoRA / DoRA run takes without --framework: TRL's SFTTrainer over transformers, PEFT and
-bitsandbytes, the stack the PEFT and TRL docs fine-tune with (PEFT's QLoRA and LoRA guides, TRL's SFTTrainer docs,
-the QLoRA paper's artidoro/qlora over the same libraries); LLaMA-Factory and axolotl run the same Trainer and modules.
-A full run without it keeps sizeup's own settings (fused kernels: pre-training stacks)."""
-
-_ADAPTER_METHODS = ("lora", "qlora", "dora")
-
 RECOMPUTE = ("none", "selective", "selective-op", "full", "offload")
 OPTIMIZERS = ("adamw", "adam", "adamw-8bit", "sgd", "adafactor", "lion")
 
@@ -75,6 +68,8 @@ class Framework:
     settings: dict[str, Any]
     """Only what the profile states; a missing key leaves sizeup's own default."""
     sources: tuple[str, ...]
+    default_for: tuple[str, ...] = ()
+    """The fine-tuning methods that take this profile without --framework (its `default_for` entry, with source)."""
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.settings.get(key, default)
@@ -97,8 +92,12 @@ def _profiles() -> dict[str, Framework]:
             raise CatalogError(f"{path}: frameworks.{name} must be a mapping")
         settings: dict[str, Any] = {}
         sources = []
+        default_for = _default_for(path, name, entries.get("default_for"))
+        if default_for:
+            entry = entries["default_for"]
+            sources.append(f"default_for: {entry['source']} (read {entry['retrieved']})")
         for key, entry in entries.items():
-            if key in ("description", "retrieved"):
+            if key in ("description", "retrieved", "default_for"):
                 continue
             if key not in _FIELDS:
                 raise CatalogError(f"{path}: frameworks.{name}.{key}: unknown setting (expected one of "
@@ -116,8 +115,26 @@ def _profiles() -> dict[str, Framework]:
             settings[key] = value
             sources.append(f"{key}: {entry['source']} (read {entries.get('retrieved', '?')})")
         out[name] = Framework(id=name, description=str(entries.get("description", "")), settings=settings,
-                              sources=tuple(sources))
+                              sources=tuple(sources), default_for=default_for)
+    claimed = [m for fw in out.values() for m in fw.default_for]
+    if len(claimed) != len(set(claimed)) or len({fw.id for fw in out.values() if fw.default_for}) > 1:
+        raise CatalogError(f"{path}: default_for: one profile is the default fine-tuning framework, each method once")
     return out
+
+
+def _default_for(path, name: str, entry: Any) -> tuple[str, ...]:
+    """A profile's `default_for`: {value: [methods], source, retrieved}: the methods that take it without
+    --framework."""
+    if entry is None:
+        return ()
+    if not isinstance(entry, dict) or not entry.get("source") or not entry.get("retrieved") or not isinstance(
+            entry.get("value"), list):
+        raise CatalogError(f"{path}: frameworks.{name}.default_for needs a list value, a source and a retrieved date")
+    bad = [m for m in entry["value"] if m not in {m.value for m in Method}]
+    if bad:
+        raise CatalogError(f"{path}: frameworks.{name}.default_for: {bad[0]!r} is not a method (expected one of "
+                           f"{', '.join(m.value for m in Method)})")
+    return tuple(entry["value"])
 
 
 def _fractions(path, name: str, value: dict) -> dict[float, Range]:
@@ -185,14 +202,23 @@ and unsloth), else chunked; recompute, optimizer and packing None: the run's own
 stated by the framework."""
 
 
+def default_framework(method: str | None = None) -> str | None:
+    """The profile a `method` run takes without --framework (the one whose `default_for` names it), or None: sizeup's
+    own settings. Without a method: the default fine-tuning framework (the profile that states a `default_for`)."""
+    method = getattr(method, "value", method)
+    return next((fw.id for fw in _profiles().values()
+                 if fw.default_for and (method is None or method in fw.default_for)), None)
+
+
 def framework_for(framework: str | None, method: str) -> tuple[str | None, str | None]:
     """The framework profile a run takes and, when it was not named, why: (name, note or None)."""
     method = getattr(method, "value", method)
-    if framework or method not in _ADAPTER_METHODS:
+    default = None if framework else default_framework(method)
+    if default is None:
         return framework, None
-    return DEFAULT_FINETUNE, (f"framework: {DEFAULT_FINETUNE} ({_profiles()[DEFAULT_FINETUNE].description}), the "
-                              f"default for a {method} run without --framework; --framework NAME picks another "
-                              f"({', '.join(framework_ids())})")
+    return default, (f"framework: {default} ({_profiles()[default].description}), the default for a {method} run "
+                     f"without --framework (data/training/frameworks.yaml {default}.default_for); --framework NAME "
+                     f"picks another ({', '.join(framework_ids())})")
 
 
 def resolve_settings(framework: str | None, seq: int, **given: Any) -> dict[str, Any]:

@@ -109,7 +109,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ssm-scan", default="fused", choices=["fused", "naive"],
                    help="state-space models (Mamba): fused = mamba_ssm's kernels (states recomputed in backward), "
                         "naive = the PyTorch reference scan (keeps length × inner × state per layer)")
-    p.add_argument("--micro-batch", type=_BATCH, help="per GPU (default: the largest that fits)")
+    p.add_argument("--micro-batch", type=_BATCH, help="per GPU (default: the largest whose memory range fits "
+                   "whole; where none does, the largest that fits at the typical figure)")
     p.add_argument("--global-batch", type=_BATCH, help="sequences per optimizer step")
     p.add_argument("--tokens", type=_TRAINING_TOKENS, help="tokens to train on (e.g. 1e9)")
     p.add_argument("--epochs", type=number_flag(above=0, maximum=10_000),
@@ -223,6 +224,12 @@ def _training_verdict(e) -> str:
     return "FITS" if v.verdict == FITS else "DOES NOT FIT"
 
 
+_RULES = {"range": "; micro-batch {mb} chosen: the largest whose memory range fits",
+          "typical": "; micro-batch {mb} chosen: the largest that fits at the typical figure (none fits the range's "
+                     "high end)"}
+"""Why the run took its micro-batch when none was given (TrainingEstimate.micro_batch_rule)."""
+
+
 def render_training(e) -> str:
     cfg, par, m = e.config, e.config.parallel, e.memory
     lines = [f"{e.arch.name}: {cfg.finetune.method.value} ({e.trainable_params:,} trainable of {e.arch.params:,}), "
@@ -239,7 +246,8 @@ def render_training(e) -> str:
     lines.append(render_table(["memory per GPU", ""], rows, right=[False, True]))
     within = (f" ({e.max_micro_batch_in_range} with the memory range's high end)"
               if e.max_micro_batch_in_range != e.max_micro_batch else "")
-    lines.append(f"\n{_training_verdict(e)}; largest micro-batch that fits: {e.max_micro_batch}{within}")
+    lines.append(f"\n{_training_verdict(e)}; largest micro-batch that fits: {e.max_micro_batch}{within}"
+                 + _RULES.get(e.micro_batch_rule, "").format(mb=e.micro_batch))
     s = e.step_s
     lines.append(f"step: {format_seconds(s.typical)} ({format_seconds(s.low)} - {format_seconds(s.high)}); "
                  f"{e.tokens_per_s.typical:,.0f} tokens/s ({e.tokens_per_s.typical / par.gpus:,.0f} per GPU); "

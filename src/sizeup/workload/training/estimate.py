@@ -14,10 +14,11 @@ from sizeup.price.memory import max_fitting
 from sizeup.price.ranges_table import Backing, backing, borrowed, calibrated_time, peak_derived, training_key
 from sizeup.ranges import Range
 from sizeup.workload.finetune import Method, trainable_parameters
-from sizeup.workload.frameworks import DEFAULT_FINETUNE, KERNELS
+from sizeup.workload.frameworks import KERNELS, default_framework
 from sizeup.errors import ConfigError
 from sizeup.workload.training.allocator import reserve_range, reserve_regime
-from sizeup.workload.training.config import MIXED, PRECISIONS, SSM_SCANS, TrainingConfig, with_attention
+from sizeup.workload.training.activations import adapter_cast
+from sizeup.workload.training.config import MIXED, PRECISIONS, SSM_SCANS, TrainingConfig, kbit_upcast, with_attention
 from sizeup.workload.training.encoder_decoder import encoder_note, relative_bias_note, source_length
 from sizeup.workload.training.batches import sequence_lengths
 from sizeup.workload.training.cost import pick_offer, run_cost
@@ -39,6 +40,10 @@ class TrainingEstimate:
     memory: TrainingMemory
     max_micro_batch: int
     max_micro_batch_in_range: int = 0
+    micro_batch_rule: str = "given"
+    """How the micro-batch was chosen: "given" (--micro-batch), "range" (the largest whose memory range's high end
+    fits), "typical" (none fits at the high end: the largest that fits at the typical figure) or "none" (not even 1
+    fits: figures for 1)."""
     """The largest micro-batch whose memory range's high end fits the usable memory (0: none): the one that
     fits in the three-way sense, where `max_micro_batch` fits at the typical figure."""
     trainable_params: int
@@ -90,6 +95,7 @@ class TrainingEstimate:
             **self._verdict(),
             "max_micro_batch": self.max_micro_batch,
             "max_micro_batch_in_range": self.max_micro_batch_in_range,
+            "micro_batch_rule": self.micro_batch_rule,
             "step": {"latency_s": self.step_s.to_dict(), "breakdown_s": dict(self.breakdown_s)},
             "throughput": {"tokens_per_s": self.tokens_per_s.to_dict(),
                            "tokens_per_s_per_gpu": self.tokens_per_s.scale(1 / par.gpus).to_dict(),
@@ -147,9 +153,9 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
         return m.total_bytes * high_ratio <= m.usable_bytes.typical
 
     max_in_range = max_fitting(fits_whole_range, 1, max_mb) if max_mb >= 1 else 0
-    micro = cfg.micro_batch or max(max_mb, 1)
-    if cfg.micro_batch is None and max_mb < 1:
-        assumptions.append("not even micro-batch 1 fits: figures are for micro-batch 1")
+    micro, rule, note = _default_micro_batch(cfg.micro_batch, max_mb, max_in_range)
+    if note:
+        assumptions.append(note)
     global_batch = cfg.global_batch or micro * par.dp
     accumulation = accumulation_for(micro)
     if global_batch % (micro * par.dp):
@@ -176,11 +182,42 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
     return TrainingEstimate(arch=arch, device=device, config=cfg, micro_batch=micro, grad_accumulation=accumulation,
                             processed_tokens_per_s=processed_per_s,
                             global_batch=global_batch, memory=memory, max_micro_batch=max_mb,
-                            max_micro_batch_in_range=max(max_in_range, 0),
+                            max_micro_batch_in_range=max(max_in_range, 0), micro_batch_rule=rule,
                             trainable_params=trainable.trainable_params, step_s=time.step_s, tokens_per_s=tokens_per_s,
                             mfu=mfu, hfu=hfu, time_to_train_s=time_to_train, cost_usd=cost, offer=offer,
                             breakdown_s=dict(time.breakdown_s), assumptions=tuple(dict.fromkeys(assumptions)),
                             backing=backing)
+
+
+def _qlora_precisions(cfg: TrainingConfig) -> str:
+    """The dtypes a QLoRA run's unquantized parts were priced in: the LM head, the embeddings and norms (fp32 where
+    prepare_model_for_kbit_training upcasts them, config.kbit_upcast) and the adapters (activations.adapter_cast)."""
+    compute = PRECISIONS[cfg.precision].compute
+    upcast = kbit_upcast(cfg)
+    head = "LM head in NF4" if cfg.finetune.quantize_head else f"LM head in {'fp32' if upcast else compute}"
+    rest = ("embeddings and norms upcast to fp32 (PEFT's prepare_model_for_kbit_training)" if upcast
+            else f"embeddings and norms in {compute}")
+    adapters = ("fp32 adapters (PEFT's autocast_adapter_dtype)" if adapter_cast(cfg) != "none"
+                else f"{compute} adapters")
+    return f"{head}, {rest}, {adapters}"
+
+
+def _default_micro_batch(given: int | None, max_mb: int, max_in_range: int) -> tuple[int, str, str | None]:
+    """The micro-batch a run takes and the rule that chose it: the one given; else the largest whose whole memory
+    range fits (its high end within the usable memory, as the fit verdict asks); else, where none fits at the high
+    end, the largest that fits at the typical figure; else 1. Returns (micro-batch, TrainingEstimate.micro_batch_rule,
+    the note saying so or None)."""
+    if given:
+        return given, "given", None
+    if max_in_range >= 1:
+        return max_in_range, "range", (
+            f"micro-batch {max_in_range}: the largest whose memory range's high end fits the usable memory "
+            "(--micro-batch N sets it)" + (f"; {max_mb} fits at the typical figure only" if max_mb > max_in_range
+                                           else ""))
+    if max_mb >= 1:
+        return max_mb, "typical", (f"micro-batch {max_mb}: the largest that fits at the typical figure; not even "
+                                   "micro-batch 1 fits the memory range's high end (--micro-batch N sets it)")
+    return 1, "none", "not even micro-batch 1 fits: figures are for micro-batch 1"
 
 
 def training_backing(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig) -> dict[str, Backing]:
@@ -206,12 +243,13 @@ def training_backing(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig) -
 def _neighbours(framework: str | None, method: str, gpus: int) -> list[tuple[str, str]]:
     """Whose rows a training run without rows of its own takes, nearest first: its own framework and method in the
     other regime (one GPU / several), then the default fine-tuning framework's (workload/frameworks.py
-    DEFAULT_FINETUNE) for the same method in this regime and the other."""
+    default_framework) for the same method in this regime and the other."""
     other = 1 if gpus > 1 else 2
     regime = {1: "one GPU", 2: "several GPUs"}
     out = [(training_key(framework, method, other), f"the same framework and method on {regime[other]}")]
-    if (framework or "default") != DEFAULT_FINETUNE:
-        out += [(training_key(DEFAULT_FINETUNE, method, g), f"the default framework's, {method} on {regime[min(g, 2)]}")
+    default = default_framework()
+    if default and (framework or "default") != default:
+        out += [(training_key(default, method, g), f"the default framework's, {method} on {regime[min(g, 2)]}")
                 for g in (gpus, other)]
     return out
 
@@ -250,8 +288,7 @@ def _run_notes(cfg: TrainingConfig, time: StepTime) -> list[str]:
     if method == Method.QLORA:
         spec = cfg.finetune
         assumptions.append(f"QLoRA: NF4 base {'with' if spec.double_quant else 'without'} double "
-                           f"quantization, LM head {'in NF4' if spec.quantize_head else 'in bf16'}, bf16 adapters; "
-                           f"each 4-bit weight is multiplied as {spec.dequant_copies} full-size dequantized "
+                           f"quantization, {_qlora_precisions(cfg)}; each 4-bit weight is multiplied as {spec.dequant_copies} full-size dequantized "
                            "cop" + ("ies" if spec.dequant_copies > 1 else "y") + " (the largest counted in overhead); "
                            "paged optimizer state counted on the GPU (it pages to CPU RAM only under memory spikes)")
         if cfg.keeps_last_graph and cfg.recompute in ("none", "selective"):
