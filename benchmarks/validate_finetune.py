@@ -26,7 +26,7 @@ sys.path[:0] = [str(ROOT / "src"), str(ROOT / "benchmarks")]
 
 from validation import cli, rows  # noqa: E402
 
-FILES = ("finetune_measurements.yaml",)
+FILES = ("finetune_measurements.yaml", "finetune_single_gpu_measurements.yaml")
 MEMORY = ("peak_allocated_bytes", "peak_reserved_bytes", "nvml_used_bytes")
 SPEED = ("tokens_per_s_per_gpu", "processed_tokens_per_s", "samples_per_s")
 
@@ -43,7 +43,8 @@ def main() -> None:
     cli.report(selected, [("kind", kind), ("kind, metric", lambda r: f"{kind(r)}: {r.row.metric}"),
                           ("kind, source", lambda r: f"{kind(r)}: {r.row.source}")],
                show_rows=args.rows, with_loso=args.loso, columns=("source",))
-    print("sources: " + "; ".join(f"{k}: {v['title']}" for k, v in rows.sources(rows.files_named(*FILES)[0]).items()))
+    named = {k: v for f in rows.files_named(*FILES) for k, v in rows.sources(f).items()}
+    print("sources: " + "; ".join(f"{k}: {v['title']}" for k, v in named.items()))
 
 
 if __name__ == "__main__":

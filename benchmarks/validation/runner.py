@@ -314,7 +314,7 @@ def context(row: Row) -> Context:
         release = (args.engine or "").partition("@")[2]
         model_type = _model_type(args.model)
     elif row.verb == "train":
-        engine = training_engine_key(args.framework, args.method or "full")
+        engine = training_engine_key(args.framework, args.method or "full", args.gpus or 1)
         model_type = _model_type(args.model)
     else:
         engine, model_type = args.runtime or "generic", "traced"
@@ -324,10 +324,13 @@ def context(row: Row) -> Context:
                    model_type=model_type, derived_peak=peak_derived(device), release=release)
 
 
-def training_engine_key(framework: str | None, method: str) -> str:
+def training_engine_key(framework: str | None, method: str, gpus: int = 1) -> str:
+    """The range table's key of a training row: the framework its estimate runs (a LoRA / QLoRA row naming none runs
+    the default fine-tuning framework, workload/frameworks.py framework_for), its method and regime."""
     from sizeup.price.ranges_table import training_key
+    from sizeup.workload.frameworks import framework_for
 
-    return training_key(framework, method)
+    return training_key(framework_for(framework, method)[0], method, gpus)
 
 
 def ranges_engine_key(engine: str, backend: str | None, device) -> str:

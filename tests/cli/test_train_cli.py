@@ -77,10 +77,10 @@ def test_framework_settings_and_what_the_command_line_overrides(capsys):
     assert any("bitsandbytes keeps its products' inputs" in a for a in lit["assumptions"])
     fused = run_json(capsys, *argv, "--framework", "litgpt", "--kernels", "fused", "--loss-chunks", "1")
     assert fused["config"]["kernels"] == "fused" and fused["config"]["loss_chunks"] == 1
-    plain = run_json(capsys, *argv)
-    assert plain["config"]["framework"] is None and plain["config"]["kernels"] == "fused"
-    assert plain["memory"]["per_gpu"]["total_bytes"] < fused["memory"]["per_gpu"]["total_bytes"] < \
-        lit["memory"]["per_gpu"]["total_bytes"]
+    assert fused["memory"]["per_gpu"]["total_bytes"] < lit["memory"]["per_gpu"]["total_bytes"]
+    plain = run_json(capsys, *argv)  # QLoRA without --framework: TRL's SFTTrainer profile, and it says so
+    assert plain["config"]["framework"] == "trl" and plain["config"]["kernels"] == "eager"
+    assert plain["config"]["recompute"] == "full" and any(a.startswith("framework: trl") for a in plain["assumptions"])
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -100,3 +100,21 @@ def test_an_engine_without_rows_is_never_narrower_than_the_kinds_default():
     b = rt.lookup(wide, "memory", engine="llama.cpp", device_class="consumer", model_type="llama")
     assert b.high_ratio == pytest.approx(1.9 ** 1.5)  # a wider pool keeps its own widened range
     assert not any("no narrower" in w for w in b.widened)
+
+
+def test_a_training_key_names_the_multi_gpu_regime():
+    assert rt.training_key("trl", "qlora", 1) == "trl/qlora"
+    assert rt.training_key("trl", "qlora", 4) == "trl/qlora/multi-gpu"
+
+
+def test_a_framework_without_rows_borrows_the_default_frameworks_range_widened():
+    own = rt.backing("training_memory", engine="trl/qlora", device_class="datacenter", model_type="llama")
+    b = rt.borrowed("training_memory", engine="unsloth/qlora", source="trl/qlora", why="the default framework's",
+                    device_class="datacenter", model_type="llama")
+    assert own.scope == "cell" and b is not None and b.scope == "borrowed" and b.rows == 0
+    factor = float(rt._table()["widening"]["engine"]["factor"])
+    assert abs(b.high_ratio - own.high_ratio ** factor) < 1e-9 and abs(b.low_ratio - own.low_ratio ** factor) < 1e-9
+    assert b.text.startswith("training and fine-tuning memory: no row on unsloth/qlora")
+    assert f"from {own.pooled_rows} rows of trl/qlora (the default framework's)" in b.text
+    assert rt.borrowed("training_memory", engine="x/qlora", source="nobody/qlora", why="", device_class="datacenter") \
+        is None

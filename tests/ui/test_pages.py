@@ -182,7 +182,7 @@ def test_train_page(server, page):
 
 
 def test_train_that_does_not_fit_offers_changes(server, page):
-    page.goto(f"{server}/train?model=llama-3.1-8b&device=rtx-4090&method=lora&seq=4096")
+    page.goto(f"{server}/train?model=llama-3.1-8b&device=rtx-4090&method=qlora&framework=hf")
     expect(page.locator("#fits")).to_contain_text("Does not fit")
     assert page.locator("#would-fit li").count() >= 1
     check(page, "train-does-not-fit")

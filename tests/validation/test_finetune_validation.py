@@ -10,7 +10,7 @@ from tests.validation.bench import _rows, load_benchmark, rows, runner, summary
 
 BENCH = load_benchmark("validate_finetune")
 ROWS = rows(*BENCH.FILES)
-SOURCES = _rows.sources(_rows.files_named(*BENCH.FILES)[0])
+SOURCES = {k: v for f in _rows.files_named(*BENCH.FILES) for k, v in _rows.sources(f).items()}
 
 
 def test_every_row_is_a_sourced_sizeup_train_command():
@@ -50,3 +50,15 @@ def test_no_source_is_off_by_more_than_a_fifth_on_memory(results):
         errors = [abs(r.error) for r in results["leave one source out"]
                   if r.row.source == source and r.row.metric in BENCH.MEMORY]
         assert statistics.median(errors) <= 0.2, source
+
+
+def test_single_gpu_lora_and_qlora_rows_are_check_rows_of_two_sources():
+    single = [r for r in ROWS if r.source in ("llama-factory-wiki", "unsloth-docs-context")]
+    assert {r.role for r in single} == {"check"}  # no figure was fitted or hand-set from them
+    assert len(single) >= 24 and all("--gpus" not in r.argv for r in single)  # one GPU each
+
+
+def test_the_single_gpu_check_rows_are_within_12_percent(results):
+    for source in ("llama-factory-wiki", "unsloth-docs-context"):
+        errors = [abs(r.error) for r in results["in sample"] if r.row.source == source]
+        assert len(errors) >= 12 and statistics.median(errors) <= 0.12

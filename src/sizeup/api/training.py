@@ -259,11 +259,12 @@ def _setup(o: TrainOptions):
 def training_config(o: TrainOptions, method: str):
     """The `TrainingConfig` of the options, with `method`."""
     from sizeup.workload.finetune import FinetuneSpec
-    from sizeup.workload.frameworks import resolve_settings
+    from sizeup.workload.frameworks import framework_for, resolve_settings
     from sizeup.workload.parallel import ParallelConfig
     from sizeup.workload.training import TrainingConfig, with_settings
 
-    fw = resolve_settings(o.framework, o.seq, kernels=o.kernels, loss_chunks=o.loss_chunks,
+    framework, framework_note = framework_for(o.framework, method)
+    fw = resolve_settings(framework, o.seq, kernels=o.kernels, loss_chunks=o.loss_chunks,
                           lora_dropout=o.lora_dropout, fused_qkv=o.fused_qkv, double_quant=o.double_quant,
                           attention=o.attention, loss=o.loss, recompute=o.recompute, optimizer=o.optimizer,
                           packing=o.packing, adapter_dtype=o.adapter_dtype, grads_freed=False if o.grads_kept else None,
@@ -278,7 +279,8 @@ def training_config(o: TrainOptions, method: str):
         seq=o.seq, source_seq=o.source_seq, ssm_scan=o.ssm_scan, micro_batch=o.micro_batch,
         global_batch=o.global_batch, tokens=None if o.tokens is None else int(o.tokens), epochs=o.epochs,
         dataset_tokens=None if o.dataset_tokens is None else int(o.dataset_tokens),
-        flash_attention=o.flash, offer=o.offer, network_gbit_per_s=o.network_gbps), fw, o.framework)
+        flash_attention=o.flash, offer=o.offer, network_gbit_per_s=o.network_gbps, framework_note=framework_note),
+        fw, framework)
 
 
 def smallest_gpu_count(arch, device, cfg) -> int | None:

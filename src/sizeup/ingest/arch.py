@@ -281,7 +281,7 @@ class ModelArch:
 
     @property
     def is_moe(self) -> bool:
-        return any(layer.mlp.is_moe for layer in self.layers)
+        return _is_moe(self)
 
     def tensors(self) -> tuple[WeightTensor, ...]:
         """Every weight of the model with its shape and role (tied weights once)."""
@@ -368,6 +368,13 @@ _ARCH_FIELDS = tuple(f for f in fields(ModelArch) if f.name != "_hash")
 @lru_cache(maxsize=64)
 def _tensors(arch: ModelArch) -> tuple[WeightTensor, ...]:
     return arch._build_tensors()
+
+
+@lru_cache(maxsize=64)
+def _is_moe(arch: ModelArch) -> bool:
+    """Whether any layer routes to experts: read on every priced step, kept per architecture (equal architectures
+    share it; an 80-layer model costs 80 look-ups a call otherwise)."""
+    return any(layer.mlp.is_moe for layer in arch.layers)
 
 
 @lru_cache(maxsize=64)

@@ -139,9 +139,12 @@ class SimulationResult:
 
 def simulate(model: ReplicaModel, rate_per_s: float, prompt_tokens: int, output_tokens: int, *,
              requests: int = 3000, seed: int = 0, arrivals: Sequence[float] | None = None,
-             lengths: Callable[[random.Random], tuple[int, int]] | None = None) -> SimulationResult:
+             lengths: Callable[[random.Random], tuple[int, int]] | None = None,
+             give_up: dict[str, float] | None = None) -> SimulationResult | None:
     """Simulate `requests` requests arriving at `rate_per_s` (Poisson, or the `arrivals` times), scheduled as the
-    model's batching policy says (static batches, prompt steps of their own, or mixed steps)."""
+    model's batching policy says (static batches, prompt steps of their own, or mixed steps). `give_up`: SLA targets;
+    None is returned as soon as so many TTFTs are over a `ttft_pXX` target that the run's percentile is sure to be
+    (`_ttft_miss`), for a caller that only needs to know the run misses them (continuous batching)."""
     if rate_per_s <= 0 and arrivals is None:
         raise ConfigError(f"arrival rate {rate_per_s}: expected a positive rate")
     rng = random.Random(seed)
@@ -153,8 +156,14 @@ def simulate(model: ReplicaModel, rate_per_s: float, prompt_tokens: int, output_
         times = sorted(float(a) for a in arrivals)
         requests = len(times)
     sizes = [lengths(rng) for _ in range(requests)] if lengths else [(prompt_tokens, output_tokens)] * requests
-    run = _static if model.scheduling == "static" else _continuous
-    first, done, batch_time, busy = run(model, times, sizes, max(prompt_tokens, 1))
+    if model.scheduling == "static":
+        first, done, batch_time, busy = _static(model, times, sizes, max(prompt_tokens, 1))
+    else:
+        stop = _ttft_miss(give_up, times, model.front_s) if give_up else None
+        ran = _continuous(model, times, sizes, max(prompt_tokens, 1), stop)
+        if ran is None:
+            return None
+        first, done, batch_time, busy = ran
     first, done = first + model.front_s, done + model.front_s
     arrive = np.asarray(times)
     ttft = first - arrive
@@ -211,39 +220,92 @@ def _static(model: ReplicaModel, times: list[float], sizes: list[tuple[int, int]
     return first, done, batch_time, busy
 
 
-def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, int]], mean_prompt: int):
-    """Continuous batching, stepped by the engine's scheduler (workload/scheduler.py) at the arrival times. A step
-    with prompt tokens is priced as workload/serving.py prices it: a mixed step of b decodes and p prompt tokens
-    runs one GEMM per weight matrix at b + p rows, so it adds max(R(b + p), (b + p) x c) - max(R(b), b x c) to the
-    decode step (R(n): the weights n tokens read, c: a token's compute; the weights are read once a step); a prompt
-    step of its own adds its prefill. A step of many tokens pays what price/streaming.py adds beyond
-    max(weight read, compute), as serving.py's steps do. (The decodes' kernel is the one at their own batch here:
-    serving.py also picks it at the step's rows.)"""
-    single = model.decode_table()[1]
-    fixed, per_token = model.prefill_fixed_s, model.prefill_per_token_s
+def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, int]], mean_prompt: int,
+                stop: Callable[[int, float], bool] | None = None):
+    """Continuous batching, stepped by the engine's scheduler (workload/scheduler.py) at the arrival times, its steps
+    priced by `_step_pricing`; None where `stop` ended the run."""
+    decode_time, step = _step_pricing(model)
+    trace = scheduler.run(sizes, arrivals=times, limit=model.max_batch, budget=model.max_step_tokens,
+                          mixes=model.mixed_steps, chunked=model.chunked_prefill,
+                          per_schedule=model.steps_per_schedule, step=step, decode=decode_time.__getitem__,
+                          front=model.request_s, stop=stop)
+    if trace.stopped:
+        return None
+    return np.asarray(trace.first), np.asarray(trace.done), trace.decoding, trace.busy
 
+
+def _ttft_miss(targets: dict[str, float], times: list[float], front_s: float) -> Callable[[int, float], bool] | None:
+    """A `stop` for workload/scheduler.py: True at the first token that makes more TTFTs over a `ttft_pXX` target than
+    the percentile leaves room for. Of n samples, np.percentile's q-th lies at or above the sorted sample at
+    floor((n - 1) q / 100) (less one for the rounding of its index), so once n - floor((n - 1) q / 100) + 1 samples
+    are over the target, so is the percentile, whatever the rest of the run. A TTFT is computed as simulate computes
+    it: (first token + front_s) - arrival. None: no TTFT percentile among the targets."""
+    n = len(times)
+    limits = []
+    for key, target in targets.items():
+        metric, _, point = key.partition("_")
+        if metric == "ttft" and point in PERCENTILE_POINTS:
+            limits.append((target, n - math.floor((n - 1) * PERCENTILE_POINTS[point] / 100) + 1))
+    if not limits:
+        return None
+    over = [0] * len(limits)
+
+    def stop(k: int, now: float) -> bool:
+        ttft = (now + front_s) - times[k]
+        for i, (target, allowed) in enumerate(limits):
+            if ttft > target:
+                over[i] += 1
+                if over[i] >= allowed:
+                    return True
+        return False
+
+    return stop
+
+
+@lru_cache(maxsize=64)
+def _step_pricing(model: ReplicaModel) -> tuple[list[float], Callable[[int, int], float]]:
+    """(decode step time per batch 0..max_batch, the time of a step of `batch` decodes carrying `chunk` prompt
+    tokens) of `model`. A step with prompt tokens is priced as workload/serving.py prices it: a mixed step of b decodes
+    and p prompt tokens runs one GEMM per weight matrix at b + p rows, so it adds max(R(b + p), (b + p) x c) -
+    max(R(b), b x c) to the decode step (R(n): the weights n tokens read, c: a token's compute; the weights are read
+    once a step); a prompt step of its own adds its prefill. A step of many tokens pays what price/streaming.py adds
+    beyond max(weight read, compute), as serving.py's steps do. (The decodes' kernel is the one at their own batch
+    here: serving.py also picks it at the step's rows.)
+
+    Both are pure functions of the (frozen, hashable) model: kept per model, and each step's time
+    kept by (batch, chunk), since a plan simulates one replica model at many rates (rate_at_sla's bisection) and a
+    simulation prices the same few steps thousands of times."""
+    table = model.decode_table()
+    single = table[1]
+    fixed, per_token = model.prefill_fixed_s, model.prefill_per_token_s
     compute, read = model.token_compute_s or per_token, model.read_s or single
 
     def streamed(tokens: int) -> float:
         return streaming.excess(read * streaming.read_growth(model.read_terms, tokens), tokens * compute, "typical")
 
-    decode_time = [t + streamed(b) for b, t in enumerate(model.decode_table())]
+    decode_time = [t + streamed(b) for b, t in enumerate(table)]
+    memo: dict[tuple[int, int], float] = {}
 
     def read_of(tokens: int) -> float:  # the weights `tokens` tokens read (a MoE: the experts they route to)
         return read * streaming.read_growth(model.read_terms, tokens)
 
-    def step(batch: int, chunk: int) -> float:
+    def priced(batch: int, chunk: int) -> float:
         if not model.mixed_steps:
             return fixed + per_token * chunk
         rows = batch + chunk  # one GEMM per weight matrix over decodes and prompt tokens: the weights read once
         joined = max(read_of(rows), rows * compute) - max(read_of(batch), batch * compute)
         return decode_time[batch] + joined + streamed(rows) - streamed(batch)
 
-    trace = scheduler.run(sizes, arrivals=times, limit=model.max_batch, budget=model.max_step_tokens,
-                          mixes=model.mixed_steps, chunked=model.chunked_prefill,
-                          per_schedule=model.steps_per_schedule, step=step, decode=decode_time.__getitem__,
-                          front=model.request_s)
-    return np.asarray(trace.first), np.asarray(trace.done), trace.decoding, trace.busy
+    def step(batch: int, chunk: int) -> float:
+        key = (batch, chunk)
+        got = memo.get(key)
+        if got is None:
+            got = priced(batch, chunk)
+            if len(memo) < 4096:  # bounded (a plan keeps ~600 at most): a step outside them is priced again
+                memo[key] = got
+        return got
+
+    return decode_time, step
 
 
 def rate_at_sla(model: ReplicaModel, prompt_tokens: int, output_tokens: int, targets: dict[str, float], *,
@@ -258,8 +320,9 @@ def rate_at_sla(model: ReplicaModel, prompt_tokens: int, output_tokens: int, tar
         return 0.0, probe
     for _ in range(10):
         mid = (low + high) / 2
-        result = simulate(model, mid, prompt_tokens, output_tokens, requests=requests, seed=seed)
-        if result.meets(targets):
+        # a run sure to miss its TTFT target stops there (None): only the verdict of a missing rate is read
+        result = simulate(model, mid, prompt_tokens, output_tokens, requests=requests, seed=seed, give_up=targets)
+        if result is not None and result.meets(targets):
             low, best = mid, result
         else:
             high = mid

@@ -20,7 +20,8 @@ from sizeup.workload.finetune import FinetuneSpec
 from sizeup.workload.inference import InferenceConfig, estimate_inference
 from sizeup.workload.parallel import ParallelConfig
 from sizeup.workload.device_fit import training_fit_verdict
-from sizeup.workload.training import TrainingConfig, estimate_training
+from sizeup.workload.frameworks import framework_for, resolve_settings
+from sizeup.workload.training import TrainingConfig, estimate_training, with_settings
 
 __all__ = ["plan_job", "plan_batch"]
 
@@ -140,12 +141,17 @@ def _placements(device, gpus: int, offers, basis: str) -> dict:
 
 def _estimate(arch: ModelArch, device, job, gpus: int, placement, micro_batch: int | None = None):
     """The training estimate of the job on its placement: the offer's link inside an instance, its stated
-    network between instances; `micro_batch` None: the largest that fits."""
+    network between instances; `micro_batch` None: the largest that fits. A LoRA / QLoRA job runs the default
+    fine-tuning framework's profile (workload/frameworks.py framework_for), as `sizeup train` does."""
+    framework, note = framework_for(None, job.method)
     cfg = TrainingConfig(finetune=FinetuneSpec(method=job.method, rank=job.rank), seq=job.seq, micro_batch=micro_batch,
                          parallel=ParallelConfig(gpus=gpus, nodes=placement.nodes, zero=3 if gpus > 1 else 0),
                          global_batch=job.global_batch, tokens=job.tokens,
                          recompute="full" if job.method in ("lora", "qlora") else "selective",
-                         offer=placement.offer.id, network_gbit_per_s=placement.network_gbit_per_s)
+                         offer=placement.offer.id, network_gbit_per_s=placement.network_gbit_per_s,
+                         framework_note=note)
+    if framework is not None:
+        cfg = with_settings(cfg, resolve_settings(framework, job.seq, recompute=cfg.recompute), framework)
     return estimate_training(arch, installed(device, placement.offer), cfg, [placement.offer])
 
 

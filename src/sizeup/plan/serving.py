@@ -436,5 +436,5 @@ def _p95_memory(arch: ModelArch, execution: ExecutionModel, quant: str, gpus: in
 
 
 def _max_batch(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, execution: ExecutionModel) -> int:
-    e = estimate_inference(arch, device, cfg, execution=execution)
+    e = estimate_inference(arch, device, cfg, execution=execution, search_context=False)  # the batch is all it reads
     return max(1, min(e.max_batch, 256))

@@ -23,7 +23,7 @@ from typing import Any
 from sizeup.errors import CatalogError
 from sizeup.ranges import Range
 
-__all__ = ["KINDS", "Backing", "backing", "lookup", "budget", "traced", "latency_ranges", "engine_key", "release_of", "training_key", "peak_derived", "calibrated_rate", "calibrated_time", "calibrated_amount",
+__all__ = ["KINDS", "Backing", "backing", "lookup", "budget", "traced", "latency_ranges", "engine_key", "release_of", "training_key", "borrowed", "MULTI_GPU", "peak_derived", "calibrated_rate", "calibrated_time", "calibrated_amount",
            "table_info"]
 
 KINDS = {
@@ -70,10 +70,31 @@ def peak_derived(device: Any) -> bool:
     return not published_tensor and ("vector.fp16" in derived or "vector.fp32" in derived)
 
 
-def training_key(framework: str | None, method: str) -> str:
-    """The table's engine key of a training run: its framework profile and fine-tuning method ('trl/qlora';
-    'default/full' without --framework): memory and speed errors differ by both."""
-    return f"{framework or 'default'}/{method}"
+MULTI_GPU = "multi-gpu"
+"""The key suffix of a run over several GPUs (DDP, ZeRO, FSDP): its allocator and sharded buffers err apart from a
+one-GPU run's (data/training/allocator_reserve.yaml measures the two regimes apart too)."""
+
+
+def training_key(framework: str | None, method: str, gpus: int = 1) -> str:
+    """The table's engine key of a training run: its framework profile, fine-tuning method and regime ('trl/qlora'
+    on one GPU, 'trl/qlora/multi-gpu' over several; 'default/full' without --framework): memory and speed errors
+    differ by all three."""
+    return f"{framework or 'default'}/{getattr(method, 'value', method)}" + (f"/{MULTI_GPU}" if gpus > 1 else "")
+
+
+def borrowed(kind: str, *, engine: str, source: str, why: str, device_class: str, model_type: str | None = None,
+             derived_peak: bool = False) -> Backing | None:
+    """The range of `engine`, which no row backs, taken from `source`'s rows (`why`: whose they are) and widened by
+    the table's engine factor, as for an engine never measured; None where `source` has no rows of its own either."""
+    t = _table()
+    b = lookup(t, kind, engine=source, device_class=device_class, model_type=model_type, derived_peak=derived_peak)
+    if b.scope not in ("cell", "engine"):
+        return None
+    notes = [f"from {b.pooled_rows} rows of {source} ({why})"]
+    low, high = _widen(b.low_ratio, b.high_ratio, _factor(t["widening"], "engine", f"no row of {engine}", notes))
+    return Backing(kind=kind, engine=engine, device_class=device_class, rows=0, arch_rows=0,
+                   pooled_rows=b.pooled_rows, scope="borrowed", low_ratio=low, high_ratio=high,
+                   widened=(*notes, *b.widened))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,8 +111,9 @@ class Backing:
     pooled_rows: int
     """The rows the range's ratios were taken from (the cell's, or a wider pool's)."""
     scope: str
-    """'cell' | 'engine' (this engine on every device class) | 'kind' (every engine) | 'default' (no row) | 'budget'
-    (a memory total the engine sets itself, exact)."""
+    """'cell' | 'engine' (this engine on every device class) | 'borrowed' (another engine's rows, widened: a training
+    framework without rows takes the default framework's, `borrowed`) | 'kind' (every engine) | 'default' (no row) |
+    'budget' (a memory total the engine sets itself, exact)."""
     low_ratio: float
     high_ratio: float
     widened: tuple[str, ...] = ()
@@ -108,6 +130,8 @@ class Backing:
             return f"{what}: the engine takes this budget up front (its memory setting): exact"
         if self.scope == "cell":
             out = f"{what}: {own}; range {span} from their out-of-sample errors"
+        elif self.scope == "borrowed":
+            out = f"{what}: no row on {place}; range {span}"
         elif self.scope == "default":
             return f"{what}: no row: derived; range {span} (the table's stated default: {self.widened[0]})"
         else:

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ledger import Ledger, OpKind
 from sizeup.errors import CatalogError
+from sizeup.memo import IdentityMemo
 from sizeup.price.efficiency import (GROUPED, TENSOR_KINDS, Efficiency, device_efficiency, has_grouped, table_efficiency,
                                      tensor_fraction)
 from sizeup.ranges import Range
 
-__all__ = ["LEVELS", "SYNCHRONOUS_KINDS", "HALF_RATE", "half_rate_accumulate", "simt_class", "sustained_factor", "tensor_precision", "vector_precision", "ridge_point", "OpClasses",
+__all__ = ["LEVELS", "SYNCHRONOUS_KINDS", "HALF_RATE", "half_rate_accumulate", "simt_class", "sustained_factor", "tensor_precision", "vector_precision", "ridge_point", "OpClasses", "op_classes",
            "InverseRates", "inverse_rates", "PhaseTotals", "price_totals"]
 
 LEVELS = ("low", "typical", "high")
@@ -185,6 +186,16 @@ class OpClasses:
         return cls(tensor_flops, vector_flops, nbytes, launches, t_cls, list(t_index), v_cls, list(v_index), grouped)
 
 
+def op_classes(ledger: Ledger) -> OpClasses:
+    """`OpClasses.of(ledger)`, kept for the last ledgers priced (a plan prices each cached step ledger on many
+    devices and engines; sizeup/memo.py: by the ledger's identity and op count). A traced model's ledger is not kept."""
+    return _CLASSES.cached((ledger, ledger.ops), len(ledger.ops), lambda: OpClasses.of(ledger),
+                           keep=len(ledger.ops) <= 4096)
+
+
+_CLASSES = IdentityMemo(512)
+
+
 @dataclass(frozen=True, slots=True)
 class InverseRates:
     """Seconds per FLOP (per byte, per launch) at each efficiency level. Rows of `tensor`, `vector` and
@@ -292,7 +303,7 @@ def price_totals(ledger: Ledger, device: DeviceSpec, efficiency: Efficiency | No
     eff = efficiency or device_efficiency(device)
     if eff.size_curve:
         raise ValueError("price_totals does not apply a size curve: use price.roofline.price")
-    classes = OpClasses.of(ledger)
+    classes = op_classes(ledger)
     rates = inverse_rates(device, eff, classes)
     synchronous = device.kind in SYNCHRONOUS_KINDS
     totals = [0.0, 0.0, 0.0]

@@ -28,7 +28,7 @@ from sizeup.price.efficiency import Efficiency, device_efficiency, table_efficie
 from sizeup.price.occupancy import OCCUPANCY_KINDS, conv_tile_outputs, matmul_busy, wave_fraction
 from sizeup.engines.runtimes import Runtime
 from sizeup.price.overhead import apply_runtime
-from sizeup.price.rates import (LEVELS, SYNCHRONOUS_KINDS, OpClasses, inverse_rates, ridge_point,
+from sizeup.price.rates import (LEVELS, SYNCHRONOUS_KINDS, inverse_rates, op_classes, ridge_point,
                                 tensor_precision, vector_precision)
 from sizeup.ranges import Range
 from sizeup.units import DTYPE_BITS
@@ -60,7 +60,7 @@ class LedgerArrays:
 
     @classmethod
     def from_ledger(cls, ledger: Ledger) -> LedgerArrays:
-        c = OpClasses.of(ledger)
+        c = op_classes(ledger)
         # -1 (no matrix part) indexes the last column of the inverse-rate table, which is 0
         return cls(ledger=ledger, tensor_flops=np.asarray(c.tensor_flops, dtype=float),
                    vector_flops=np.asarray(c.vector_flops, dtype=float), bytes=np.asarray(c.bytes, dtype=float),

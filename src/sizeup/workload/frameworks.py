@@ -16,7 +16,7 @@ from sizeup.price.attention_kernels import IMPLEMENTATIONS
 from sizeup.ranges import Range
 
 __all__ = ["Framework", "KERNELS", "LOSSES", "RECOMPUTE", "OPTIMIZERS", "get_framework", "framework_ids",
-           "resolve_settings", "matmul_fraction", "allocator_reserve"]
+           "resolve_settings", "matmul_fraction", "allocator_reserve", "DEFAULT_FINETUNE", "framework_for"]
 
 KERNELS = {
     "fused": "fused norm, attention and MLP kernels (Megatron / Transformer Engine, torch.compile): each layer keeps "
@@ -43,6 +43,14 @@ LOSSES = {
     "fused-linear": "the head and the loss run over a chunk of positions at a time and the full logits never exist "
                     "(Liger's fused linear cross-entropy, Unsloth's fused CE, TRL's chunked_nll, Cut Cross-Entropy)",
 }
+
+DEFAULT_FINETUNE = "trl"
+"""The profile a LoRA / QLoRA / DoRA run takes without --framework: TRL's SFTTrainer over transformers, PEFT and
+bitsandbytes, the stack the PEFT and TRL docs fine-tune with (PEFT's QLoRA and LoRA guides, TRL's SFTTrainer docs,
+the QLoRA paper's artidoro/qlora over the same libraries); LLaMA-Factory and axolotl run the same Trainer and modules.
+A full run without it keeps sizeup's own settings (fused kernels: pre-training stacks)."""
+
+_ADAPTER_METHODS = ("lora", "qlora", "dora")
 
 RECOMPUTE = ("none", "selective", "selective-op", "full", "offload")
 OPTIMIZERS = ("adamw", "adam", "adamw-8bit", "sgd", "adafactor", "lion")
@@ -175,6 +183,16 @@ _DEFAULTS: dict[str, Any] = {"kernels": "fused", "loss_chunks": 1, "lora_dropout
 """sizeup's own default of each framework-dependent setting; loss None: from the kernels (fused-linear under liger
 and unsloth), else chunked; recompute, optimizer and packing None: the run's own (TrainingConfig's) unless given or
 stated by the framework."""
+
+
+def framework_for(framework: str | None, method: str) -> tuple[str | None, str | None]:
+    """The framework profile a run takes and, when it was not named, why: (name, note or None)."""
+    method = getattr(method, "value", method)
+    if framework or method not in _ADAPTER_METHODS:
+        return framework, None
+    return DEFAULT_FINETUNE, (f"framework: {DEFAULT_FINETUNE} ({_profiles()[DEFAULT_FINETUNE].description}), the "
+                              f"default for a {method} run without --framework; --framework NAME picks another "
+                              f"({', '.join(framework_ids())})")
 
 
 def resolve_settings(framework: str | None, seq: int, **given: Any) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from sizeup.engines.defaults import default_engine
 from sizeup.engines.model_as_run import model_as_run
 from sizeup.engines.reserve import split_by_layers
 from sizeup.ledger import Ledger
+from sizeup.memo import IdentityMemo
 from sizeup.price.efficiency import Efficiency
 from sizeup.price.execution import expert_rows, phase_efficiency, phase_note
 from sizeup.price.memory import InferenceMemory, MemoryConfig, inference_memory, max_fitting
@@ -212,6 +213,16 @@ def _is_date(text: str) -> bool:
 
 
 def _priced(ledger: Ledger, device: DeviceSpec, eff: Efficiency, runtime=None) -> PhaseTotals:
+    """`_totals`, kept for the last phases priced (sizeup/memo.py: by the objects' identity and the ledger's op count;
+    a traced model's ledger is not kept): a plan prices a family's step ledgers from several estimates."""
+    return _PRICED.cached((ledger, ledger.ops, device, eff, runtime), len(ledger.ops),
+                          lambda: _totals(ledger, device, eff, runtime), keep=len(ledger.ops) <= SCALAR_PRICING_MAX_OPS)
+
+
+_PRICED = IdentityMemo(256)
+
+
+def _totals(ledger: Ledger, device: DeviceSpec, eff: Efficiency, runtime=None) -> PhaseTotals:
     """The phase's totals: op by op for an analytic ledger (no numpy to import), vectorised for a large
     one, a calibrated size curve or an engine that runs as a runtime of overheads.yaml (its fused kernels:
     price/overhead.py); `tests/price/test_rates.py` holds the two equal."""
@@ -288,12 +299,13 @@ def execution_for(device: DeviceSpec, cfg: InferenceConfig) -> ExecutionModel:
 
 def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, *,
                        limits: bool = True, cpu: DeviceSpec | None = None,
-                       execution: ExecutionModel | None = None) -> InferenceEstimate:
+                       execution: ExecutionModel | None = None, search_context: bool = True) -> InferenceEstimate:
     """Memory, limits and speed of serving `arch` on `cfg.gpus` × `device` (tensor parallel). `limits=False` skips
     the searches for the largest context and batch (reported as 0). `cpu`: the host CPU where layers kept off the GPU
     (`gpu_layers`, or the engine's own split) run, at its compute peak and bandwidth (an SoC's CPU cluster: the share
     of unified memory its data file states). `execution`: the engine's execution model on `device` where the caller
-    resolved it already (the planner, once per family); default: resolved here from `cfg`."""
+    resolved it already (the planner, once per family); default: resolved here from `cfg`. `search_context=False`:
+    of the limits only the largest batch is searched (the largest context reported as 0)."""
     fmt = get_format(cfg.weights)
     taken = engine_class(parse_engine(cfg.engine).name).OPTIONS
     for option, value in (("gpu_layers", cfg.gpu_layers), ("threads", cfg.threads)):
@@ -335,7 +347,8 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     limit = arch.max_context or MAX_SEARCH_CONTEXT
     max_context = max_batch = 0
     if limits:
-        max_context = max_fitting(lambda c: memory_for(cfg.batch, c).fits, 1, limit) if not arch.encoder else limit
+        if arch.encoder or search_context:
+            max_context = limit if arch.encoder else max_fitting(lambda c: memory_for(cfg.batch, c).fits, 1, limit)
         max_batch = max_fitting(lambda b: memory_for(b, cfg.cache_tokens).fits, 1, MAX_SEARCH_BATCH)
 
     assumptions = [n for n in (device.resolved_as,) if n] + list(arch.assumptions) + list(memory.notes)

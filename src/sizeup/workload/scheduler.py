@@ -50,17 +50,21 @@ class Trace:
     """Time the engine ran steps (the makespan less idle waits for arrivals)."""
     prefill: float
     """Time spent on prompt tokens: prompt steps whole, mixed steps less their decodes alone."""
+    stopped: bool = False
+    """The caller's `stop` ended the run at a first token: the other figures cover only what ran until then."""
 
 
 def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, mixes: bool,
         step: Callable[[int, int], float], decode: Callable[[int], float], arrivals: Sequence[float] | None = None,
         window: int | None = None, beams: int = 1, chunked: bool = True, per_schedule: int = 1,
-        front: float = 0.0) -> Trace:
+        front: float = 0.0, stop: Callable[[int, float], bool] | None = None) -> Trace:
     """Step the scheduler over `requests` (input, output tokens). `arrivals`: sorted send times (None: all at t=0,
     sent as `window` allows: a closed loop that keeps that many in flight; None: no bound). `limit`: sequences held
     at once. `budget`: tokens one step computes (in mixed steps the decodes, `beams` each, count against it; None:
     whole prompts). `step(decodes, prompt_tokens)` prices a step with prompt tokens, `decode(batch)` a pure decode
-    step. `front`: the front end's service time per request (seconds; TTFT is timed from the sending)."""
+    step. `front`: the front end's service time per request (seconds; TTFT is timed from the sending). `stop(request,
+    time)`, called at each first token, ends the run where it returns True (a caller that only needs to know an SLA is
+    missed: the Trace says `stopped`)."""
     n = len(requests)
     times = list(arrivals) if arrivals is not None else [0.0] * n
     window = window or n
@@ -71,8 +75,8 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
     enters = [0.0] * n  # when a request has passed the front end and may be admitted
     last = 0.0  # the front end's previous entry
     if not bounded:  # open loop: every request sent at its time, through the front end in order
-        for k in range(n):
-            last = enters[k] = max(times[k], last) + front
+        for k, t in enumerate(times):
+            last = enters[k] = (last if last > t else t) + front  # max(t, last): a plan steps ~10^5 requests
     per_run = max(per_schedule, 1)
     push, pop = heapq.heappush, heapq.heappop
     running: list[tuple[int, int]] = []  # heap of (decode step at which it finishes, request)
@@ -135,6 +139,9 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
                     holding -= 1
             for k, _ in pending[:finished]:  # prompts finish in the order they were taken
                 first[k] = now
+                if stop is not None and stop(k, now):
+                    return Trace(sent=sent, first=first, done=done, order=order, makespan=now, held=held,
+                                 decoding=decoding, busy=busy, prefill=prefill, stopped=True)
                 if outputs[k] <= 1:
                     done[k] = now
                     order.append(k)

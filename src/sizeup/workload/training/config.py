@@ -115,6 +115,8 @@ class TrainingConfig:
     whatever that graph holds outside autograd's saved tensors is still alive at the forward peak."""
     framework: str | None = None
     """The framework profile the settings came from, for the report."""
+    framework_note: str | None = None
+    """Why the profile was taken when the run named none (workload/frameworks.py framework_for)."""
     loss: str = "chunked"
     """How the head and the cross-entropy run (sizeup.workload.frameworks.LOSSES; workload/training/loss.py)."""
     mixed_precision: str = "master"

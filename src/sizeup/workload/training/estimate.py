@@ -11,10 +11,10 @@ from sizeup.hardware.schema import DeviceSpec, Offer
 from sizeup.ingest.hf_config import ModelArch
 from sizeup.engines.profile import engine_profile
 from sizeup.price.memory import max_fitting
-from sizeup.price.ranges_table import Backing, backing, calibrated_time, peak_derived, training_key
+from sizeup.price.ranges_table import Backing, backing, borrowed, calibrated_time, peak_derived, training_key
 from sizeup.ranges import Range
 from sizeup.workload.finetune import Method, trainable_parameters
-from sizeup.workload.frameworks import KERNELS
+from sizeup.workload.frameworks import DEFAULT_FINETUNE, KERNELS
 from sizeup.errors import ConfigError
 from sizeup.workload.training.allocator import reserve_range, reserve_regime
 from sizeup.workload.training.config import MIXED, PRECISIONS, SSM_SCANS, TrainingConfig, with_attention
@@ -120,7 +120,7 @@ def estimate_training(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, 
     precision_note = (f"{cfg.framework}: {cfg.precision} as torch.autocast over fp32 weights (a model loaded in "
                       "fp32): fp32 weights, gradients and optimizer state, and each weight's 16-bit cast kept for its "
                       "backward; --precision bf16 for a model loaded in bf16") if amp else PRECISIONS[cfg.precision].note
-    assumptions = [*arch.assumptions, precision_note,
+    assumptions = [*arch.assumptions, *([cfg.framework_note] if cfg.framework_note else []), precision_note,
                    relative_bias_note(arch, cfg, attention.reason) or attention.note]
     if arch.is_recurrent:
         assumptions.append(f"state-space layers: {cfg.ssm_scan} scan ({SSM_SCANS[cfg.ssm_scan]}); --ssm-scan picks")
@@ -188,10 +188,32 @@ def training_backing(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig) -
     method, on its device class (price/ranges_table.py)."""
     from sizeup.hardware.segments import segment_of
 
-    key, cls = training_key(cfg.framework, cfg.finetune.method.value), segment_of(device)
-    return {figure: backing(kind, engine=key, device_class=cls, model_type=arch.model_type,
-                            derived_peak=peak_derived(device))
-            for figure, kind in (("step", "training_step"), ("memory", "training_memory"))}
+    method, gpus, cls = cfg.finetune.method.value, cfg.parallel.gpus, segment_of(device)
+    key = training_key(cfg.framework, method, gpus)
+    out = {}
+    for figure, kind in (("step", "training_step"), ("memory", "training_memory")):
+        own = backing(kind, engine=key, device_class=cls, model_type=arch.model_type, derived_peak=peak_derived(device))
+        if kind == "training_memory" and own.scope in ("kind", "default"):
+            # no row of this framework, method and regime: a measured neighbour's memory errors, widened (the profile
+            # prices what this framework keeps); not for the step time, which the frameworks' kernels set apart
+            own = next((b for b in (borrowed(kind, engine=key, source=src, why=why, device_class=cls,
+                                             model_type=arch.model_type, derived_peak=peak_derived(device))
+                                    for src, why in _neighbours(cfg.framework, method, gpus)) if b is not None), own)
+        out[figure] = own
+    return out
+
+
+def _neighbours(framework: str | None, method: str, gpus: int) -> list[tuple[str, str]]:
+    """Whose rows a training run without rows of its own takes, nearest first: its own framework and method in the
+    other regime (one GPU / several), then the default fine-tuning framework's (workload/frameworks.py
+    DEFAULT_FINETUNE) for the same method in this regime and the other."""
+    other = 1 if gpus > 1 else 2
+    regime = {1: "one GPU", 2: "several GPUs"}
+    out = [(training_key(framework, method, other), f"the same framework and method on {regime[other]}")]
+    if (framework or "default") != DEFAULT_FINETUNE:
+        out += [(training_key(DEFAULT_FINETUNE, method, g), f"the default framework's, {method} on {regime[min(g, 2)]}")
+                for g in (gpus, other)]
+    return out
 
 
 def _run_notes(cfg: TrainingConfig, time: StepTime) -> list[str]:

@@ -1,0 +1,49 @@
+"""A bounded memo keyed by the identity of objects that cannot be hashed (ledgers, devices, efficiencies: dataclasses
+holding lists and dicts), for the pure pricing functions a plan calls with the same objects many times.
+
+An entry holds its key objects, so none of their ids is reused while it is kept, and is returned only for the very
+same objects and an equal `version` (a ledger's op count: a ledger built further after it was priced is priced
+again). The oldest entry goes first once `kept` are held.
+"""
+
+from __future__ import annotations
+
+__all__ = ["IdentityMemo"]
+
+
+class IdentityMemo:
+    """At most `kept` results, each keyed by a tuple of objects (compared with `is`) and a version (with `==`)."""
+
+    def __init__(self, kept: int) -> None:
+        self.kept = kept
+        self._entries: dict[tuple[int, ...], tuple[tuple, object, object]] = {}
+
+    def get(self, objects: tuple, version: object = None) -> object:
+        """The value kept for exactly these objects at this version, else None."""
+        entry = self._entries.get(tuple(map(id, objects)))
+        if entry is None or entry[1] != version or any(a is not b for a, b in zip(entry[0], objects)):
+            return None
+        return entry[2]
+
+    def put(self, objects: tuple, version: object, value: object) -> object:
+        """Keep `value` (not None) for `objects` at `version`, dropping the oldest entry when full; returns it."""
+        entries = self._entries
+        if len(entries) >= self.kept:
+            entries.pop(next(iter(entries), None), None)
+        entries[tuple(map(id, objects))] = (objects, version, value)
+        return value
+
+    def cached(self, objects: tuple, version: object, compute, keep: bool = True) -> object:
+        """The value kept for `objects` at `version`, else `compute()`, kept where `keep`."""
+        got = self.get(objects, version)
+        if got is None:
+            got = compute()
+            if keep:
+                self.put(objects, version, got)
+        return got
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)

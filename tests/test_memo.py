@@ -1,0 +1,40 @@
+"""sizeup/memo.py: a kept result is returned only for the very same objects at an equal version, and the memo holds
+at most its bound."""
+
+from sizeup.ledger import Ledger, OpKind, OpRecord
+from sizeup.memo import IdentityMemo
+from sizeup.price.rates import op_classes
+
+
+def test_a_result_is_kept_for_the_same_objects_only():
+    memo = IdentityMemo(4)
+    a, b = [1, 2], [1, 2]  # equal, not the same
+    memo.put((a,), 2, "of a")
+    assert memo.get((a,), 2) == "of a"
+    assert memo.get((b,), 2) is None
+    assert memo.get((a,), 3) is None  # the object changed since (its version)
+
+
+def test_the_oldest_entry_goes_first_once_full():
+    memo = IdentityMemo(3)
+    keys = [[i] for i in range(5)]
+    for k in keys:
+        memo.put((k,), None, k[0])
+    assert len(memo) == 3
+    assert [memo.get((k,)) for k in keys] == [None, None, 2, 3, 4]
+
+
+def _op(flops: int) -> OpRecord:
+    return OpRecord(op="aten.mm", kind=OpKind.MATMUL, scope="layer", flops=flops, matmul_flops=flops, bytes_read=4,
+                    bytes_written=4)
+
+
+def test_a_ledger_built_further_after_pricing_is_classified_again():
+    ledger = Ledger(ops=[_op(10)])
+    first = op_classes(ledger)
+    assert op_classes(ledger) is first  # kept
+    ledger.add(_op(20))
+    again = op_classes(ledger)
+    assert again.tensor_flops == [10.0, 20.0]
+    ledger.ops = [_op(30)]  # a new list of the same length
+    assert op_classes(ledger).tensor_flops == [30.0]
