@@ -46,6 +46,9 @@ class Efficiency:
     by_architecture: dict[str, dict[str, Range]] = field(default_factory=dict)
     """Tensor entries of one architecture class (data/architectures.yaml id) that replace the kind's own
     for devices of that class: a class whose measured GEMM library reaches its own share of the peak."""
+    by_vendor: dict[str, Range] = field(default_factory=dict)
+    """Per-kernel host time of one vendor's devices of this kind, in place of `overhead_s`: the kind's own figure
+    is one driver's (soc.yaml: Metal through PyTorch MPS on Apple silicon), while NVIDIA's SoCs run CUDA."""
     grouped_memory: Range | None = None
     """Fraction of the peak bandwidth a mixture-of-experts grouped GEMM streams its expert weights at (an engine's
     MoE kernel); None: the phase's `memory` fraction, as every other op."""
@@ -73,7 +76,8 @@ def has_grouped(eff: Efficiency) -> bool:
 def parse_efficiency(data: object, path: Path) -> Efficiency:
     if not isinstance(data, dict):
         raise CatalogError(f"{path}: top level must be a mapping")
-    unknown = sorted(set(data) - {"kind", "tensor", "vector", "memory", "overhead_s", "by_architecture", "notes"})
+    unknown = sorted(set(data) - {"kind", "tensor", "vector", "memory", "overhead_s", "by_architecture", "by_vendor",
+                                    "notes"})
     if unknown:
         raise CatalogError(f"{path}: unknown field '{unknown[0]}'")
     tensor_data = data.get("tensor") or {}
@@ -100,9 +104,31 @@ def parse_efficiency(data: object, path: Path) -> Efficiency:
     vector, s1 = parse_entry(data.get("vector"), path, "vector", True)
     memory, s2 = parse_entry(data.get("memory"), path, "memory", True)
     overhead, s3 = parse_entry(data.get("overhead_s"), path, "overhead_s", False)
+    by_vendor = _vendor_overheads(data.get("by_vendor") or {}, path, sources)
     return Efficiency(tensor=tensor, vector=vector, memory=memory, overhead_s=overhead,
                       origin=f"defaults for {data.get('kind', path.stem)} devices ({path.name})",
-                      sources=tuple(sources + [s1, s2, s3]), by_architecture=by_architecture)
+                      sources=tuple(sources + [s1, s2, s3]), by_architecture=by_architecture, by_vendor=by_vendor)
+
+
+def _vendor_overheads(vendors: object, path: Path, sources: list[str]) -> dict[str, Range]:
+    """`by_vendor: {VENDOR: {overhead_s: ENTRY}}`, or `{VENDOR: {overhead_s_of: KIND, basis, source, retrieved}}`: that
+    device kind's own per-kernel figure (NVIDIA's SoCs launch through the same CUDA driver as its GPUs)."""
+    if not isinstance(vendors, dict):
+        raise CatalogError(f"{path}: 'by_vendor' must map a vendor to its 'overhead_s'")
+    out = {}
+    for vendor, entry in vendors.items():
+        if not isinstance(entry, dict) or len({"overhead_s", "overhead_s_of"} & set(entry)) != 1:
+            raise CatalogError(f"{path}: 'by_vendor.{vendor}' must hold 'overhead_s' or 'overhead_s_of: KIND'")
+        if "overhead_s" in entry:
+            out[vendor], src = parse_entry(entry["overhead_s"], path, f"by_vendor.{vendor}.overhead_s", False)
+        else:
+            for key in ("basis", "source", "retrieved"):
+                if not entry.get(key):
+                    raise CatalogError(f"{path}: 'by_vendor.{vendor}' needs '{key}' beside overhead_s_of")
+            out[vendor] = default_efficiency(str(entry["overhead_s_of"])).overhead_s
+            src = str(entry["source"])
+        sources.append(src)
+    return out
 
 
 def _tensor_entry(table: dict, key: str, path: Path, where: str) -> tuple[Range, str]:
@@ -122,21 +148,23 @@ def default_efficiency(device_kind: str) -> Efficiency:
 
 
 @lru_cache(maxsize=64)
-def class_efficiency(device_kind: str, architecture: str | None) -> Efficiency:
-    """The kind's defaults with the tensor entries of `architecture`'s class in place of its own (the
-    kind's defaults themselves where the class has none)."""
+def class_efficiency(device_kind: str, architecture: str | None, vendor: str | None = None) -> Efficiency:
+    """The kind's defaults with the tensor entries of `architecture`'s class in place of its own, and `vendor`'s
+    per-kernel host time where the kind states one (the kind's defaults themselves where neither differs)."""
     base = default_efficiency(device_kind)
     own = base.by_architecture.get(architecture or "")
-    if not own:
+    launch = base.by_vendor.get(vendor or "")
+    if not own and launch is None:
         return base
-    return replace(base, tensor={**base.tensor, **own}, by_architecture={},
-                   origin=f"{base.origin[:-1]}, {architecture} class)")
+    origin = base.origin[:-1] + (f", {architecture} class" if own else "") + (f", {vendor} launch" if launch else "")
+    return replace(base, tensor={**base.tensor, **(own or {})}, by_architecture={}, by_vendor={},
+                   overhead_s=launch or base.overhead_s, origin=f"{origin})")
 
 
 def table_efficiency(device) -> Efficiency:
-    """The table efficiency of `device` (its kind's defaults, with its architecture class's entries): what
-    an efficiency in force is compared with to tell whether it is still the table's."""
-    return class_efficiency(device.kind, device.architecture)
+    """The table efficiency of `device` (its kind's defaults, with its architecture class's entries and its
+    vendor's per-kernel time): what an efficiency in force is compared with to tell whether it is still the table's."""
+    return class_efficiency(device.kind, device.architecture, device.vendor)
 
 
 _CALIBRATED: ContextVar[Mapping[str, Efficiency]] = ContextVar("sizeup_calibrated", default={})
