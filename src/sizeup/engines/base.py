@@ -167,11 +167,16 @@ class ExecutionModel:
         from sizeup.engines.settings_kernels import moe_kernel
         return moe_kernel(self, weights, rows)
 
-    def attention_layout(self, arch: ModelArch) -> tuple[ModelArch, str | None]:
-        """`arch` as this release lays out its attention cache, and the sentence saying so where it differs from the
-        checkpoint's (engines/attention_layout.py: MLA run as heads' K/V before an engine's latent kernels)."""
-        from sizeup.engines.attention_layout import attention_layout
-        return attention_layout(self, arch)
+    mla_cache_key = "mla_latent_cache"
+    """The data key saying whether this release caches MLA as its latent (engines/as_run.py); vLLM's by engine."""
+
+    def as_run(self, arch: ModelArch, tp: int) -> tuple[ExecutionModel, ModelArch, tuple[str, ...]]:
+        """This model for a replica of `tp` tensor-parallel GPUs (`at_gpus`), `arch` as it runs it (engines/as_run.py:
+        a sliding window its model file ignores, MLA cached per head before its latent kernels) and the sentences
+        saying what changed. Asked by the estimate and the planner alike before memory and ledgers."""
+        from sizeup.engines.as_run import as_run
+        model = self.at_gpus(tp)
+        return (model, *as_run(model, arch))
 
     def missing_kernel_note(self, weights: str, decode: bool) -> str | None:
         """What to say when the engine would run a kernel the table has no entry for (None: nothing)."""
@@ -193,9 +198,9 @@ class ExecutionModel:
     """Largest decode batch replayed from a captured graph (`cuda_graph_max_bs` in the data); None: no limit."""
 
     def at_gpus(self, gpus: int) -> ExecutionModel:
-        """The execution model of one replica of `gpus` GPUs, where a setting the engine derives depends on the
-        count (SGLang's CUDA-graph capture size by tensor-parallel size); by default itself. Asked by the
-        workload before pricing, so an engine's defaults by GPU count need no branch outside engines/."""
+        """The execution model of one replica of `gpus` tensor-parallel GPUs, where a setting the engine derives
+        depends on the count (SGLang's CUDA-graph capture size by tensor-parallel size); by default itself. Asked
+        (through `as_run`) before pricing, so an engine's defaults by GPU count need no branch outside engines/."""
         return self
 
     def step_overhead(self, arch: ModelArch, decode: bool) -> Range | None:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sizeup.engines.attention_layout import attention_layout
 from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
 from sizeup.engines.kernels import Kernel
 from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
@@ -283,9 +282,10 @@ class VLLM(ExecutionModel):
         sampler part of its profiling run."""
         return bool(self.profile.value("v1_engine", 1))
 
-    def attention_layout(self, arch: ModelArch):
+    @property
+    def mla_cache_key(self) -> str:
         """MLA's latent cache came to V0 in 0.7.1 and to V1 in 0.8 (`mla_latent_cache`, `mla_latent_cache.v1`)."""
-        return attention_layout(self, arch, "mla_latent_cache.v1" if self.v1 else "mla_latent_cache")
+        return "mla_latent_cache.v1" if self.v1 else "mla_latent_cache"
 
     @property
     def offline(self) -> bool:

@@ -174,6 +174,11 @@ def plan_serving(scenario: Scenario, catalog: Catalog, arch: ModelArch, prune: b
                 if key not in batches:  # memory does not read the link, so families of one key share it
                     batches[key] = _max_batch(arch, fam.device, fam.cfg, fam.execution)
                 max_batch = batches[key]
+            if not max_batch:
+                rejected.append(Rejection(family=fam.name, reason=(
+                    f"does not fit: not one request of {fam.cfg.cache_tokens:,} tokens (the mean prompt and output) "
+                    f"fits a replica's memory as {fam.execution.label} runs {arch.name}")))
+                continue
             upper = _saturated_rate(arch, fam, traffic, max_batch)
             if upper is None:  # compute unknown: no speed to plan on
                 continue
@@ -427,14 +432,17 @@ def _does_not_fit(memory) -> str:
 
 
 def _p95_memory(arch: ModelArch, execution: ExecutionModel, quant: str, gpus: int, traffic):
-    """One request at the p95 prompt and output on one replica, its tower included, as `estimate` counts it."""
+    """One request at the p95 prompt and output on one replica, its tower included, as `estimate` counts it: the
+    model as the engine runs it on `gpus` tensor-parallel GPUs (ExecutionModel.as_run)."""
     prompt = traffic.prompt_p95_tokens
+    model, arch, _ = execution.as_run(arch, gpus)
     feed = tower_input(arch, batch=1, prompt=prompt, images=traffic.images, image_hw=traffic.image_hw)
-    return inference_memory(decoder_arch(arch, prompt), execution, MemoryConfig(
+    return inference_memory(decoder_arch(arch, prompt), model, MemoryConfig(
         batch=1, context=decoder_cache_tokens(arch, prompt, prompt + traffic.output_p95_tokens),
         prompt=decoder_prompt(arch, prompt), weights=get_format(quant), tp=gpus, tower=feed))
 
 
 def _max_batch(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, execution: ExecutionModel) -> int:
+    """The largest batch of mean requests that fits one replica, at most 256; 0 where not even one does."""
     e = estimate_inference(arch, device, cfg, execution=execution, search_context=False)  # the batch is all it reads
-    return max(1, min(e.max_batch, 256))
+    return min(e.max_batch, 256)

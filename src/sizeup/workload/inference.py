@@ -19,7 +19,6 @@ from sizeup.ingest.transformer_ops import KV_BYTES_PER_ELEMENT, Step, step_ledge
 from sizeup.engines.base import (OPTIONS, ExecutionModel, engine_class, engine_settings, option_owners, parse_engine,
                                  resolve)
 from sizeup.engines.defaults import default_engine
-from sizeup.engines.model_as_run import model_as_run
 from sizeup.engines.reserve import split_by_layers
 from sizeup.ledger import Ledger
 from sizeup.memo import IdentityMemo
@@ -312,20 +311,19 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         if value is not None and option not in taken:
             owners = " or ".join(option_owners(option))
             raise ConfigError(f"{OPTIONS[option]} is a {owners} option: use it with --engine {owners}")
-    model = (execution or execution_for(device, cfg)).at_gpus(cfg.gpus)  # settings by GPU count (graph sizes)
-    arch = model_as_run(model, arch)  # e.g. a sliding window the engine's model file does not implement
+    model = execution or execution_for(device, cfg)
+    split = cfg.gpus if cfg.gpus > 1 and (model.MULTI_GPU == "layers" or cfg.split == "layers") else 1
+    # consecutive layers per GPU, one active at a time: the engine's own placement or --split layers
+    check_pipeline(cfg.pp, cfg.gpus, arch.num_layers, split > 1)
+    tp, micro = cfg.gpus // split // cfg.pp, micro_batch(cfg.batch, cfg.pp)
+    model, arch, as_run = model.as_run(arch, tp)  # settings by TP size, the model as the engine runs it
     placed = None if cfg.gpu_layers is not None or device.kind == "cpu" else model.auto_gpu_layers(
         decoder_arch(arch, cfg.prompt), fmt, cfg.cache_tokens, cfg.batch, cfg.gpus)  # the engine's own GPU/CPU split
     cfg = replace(cfg, gpu_layers=placed[0]) if placed else cfg
     if cpu is not None and cpu.kind != "cpu":
         raise ConfigError(f"--cpu {cpu.id!r}: expected a cpu device, got a {cpu.kind}")
-    split = cfg.gpus if cfg.gpus > 1 and (model.MULTI_GPU == "layers" or cfg.split == "layers") else 1
-    # consecutive layers per GPU, one active at a time: the engine's own placement or --split layers
-    check_pipeline(cfg.pp, cfg.gpus, arch.num_layers, split > 1)
-    tp, micro = cfg.gpus // split // cfg.pp, micro_batch(cfg.batch, cfg.pp)
     feed = tower_input(arch, batch=cfg.batch, prompt=cfg.prompt, images=cfg.images, image_hw=cfg.image_hw)
     arch, dec_prompt = decoder_arch(arch, cfg.prompt), decoder_prompt(arch, cfg.prompt)
-    arch, layout = model.attention_layout(arch)  # e.g. MLA cached per head by a release without latent kernels
     a0 = arch.layers[0].attention
     if tp > 1 and arch.is_recurrent:
         raise ConfigError(f"--gpus {tp}: tensor parallelism over the state-space layers of {arch.name} is not "
@@ -344,7 +342,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         return split_by_layers(whole, split) if split > 1 else whole
 
     memory = memory_for(cfg.batch, cfg.cache_tokens)
-    limit = arch.max_context or MAX_SEARCH_CONTEXT
+    limit = (model.profile.value("caps_context", 1) and arch.max_context) or MAX_SEARCH_CONTEXT  # 0: runs past it
     max_context = max_batch = 0
     if limits:
         if arch.encoder or search_context:
@@ -353,7 +351,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
 
     assumptions = [n for n in (device.resolved_as,) if n] + list(arch.assumptions) + list(memory.notes)
     assumptions += tower_notes(arch, feed)
-    assumptions += model.notes + ((layout,) if layout else ())
+    assumptions += model.notes + as_run
     assumptions += [*model.option_notes(), *([placed[1]] if placed else [])]
     if cfg.pp > 1:
         assumptions.append(pipeline_note(cfg.pp, tp, cfg.batch, device))
@@ -441,7 +439,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         decode_ledger = step_ledger(arch, Step(batch=micro, new_tokens=1, context=mean_context), fmt, cfg.kv_dtype,
                                     act_dtype, tp)
         decode = phase(decode_ledger, True, cfg.batch, micro)
-        assumptions.append(f"decode priced at the mean context of the generation ({mean_context} tokens)")
+        assumptions.append(f"decode priced at the mean context of the generation ({mean_context:,} tokens)")
         if on_gpu > 0:
             assumptions.extend(on_dev_model.phase_notes(arch, decode=True))
     for p_name, p in (("prefill", prefill), ("decode", decode)):

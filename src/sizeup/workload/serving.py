@@ -167,7 +167,7 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
                  execution, kv_capacity: int | None) -> ServingEstimate:
     if arch.encoder:
         raise ConfigError(f"{arch.name} is an encoder: it generates no tokens to serve under load")
-    model = (execution or execution_for(device, cfg)).at_gpus(cfg.gpus)
+    model = (execution or execution_for(device, cfg)).at_gpus(cfg.gpus // cfg.pp)  # settings by TP size
     if load.rate is not None and model.offline:
         raise ConfigError(f"--rps {load.rate:g}: the offline entry point (--engine-opt offline: every prompt handed "
                           f"over in one call) has no arrival process; drop --rps, or drop offline to load a server")
