@@ -38,3 +38,36 @@ def test_a_ledger_built_further_after_pricing_is_classified_again():
     assert again.tensor_flops == [10.0, 20.0]
     ledger.ops = [_op(30)]  # a new list of the same length
     assert op_classes(ledger).tensor_flops == [30.0]
+
+
+def test_threads_sharing_a_memo_keep_its_bound_and_get_only_their_own_values():
+    import sys
+    import threading
+
+    memo, errors = IdentityMemo(8), []
+    keys = [[i] for i in range(64)]
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # interleave the threads as often as the interpreter allows
+
+    def work(offset: int) -> None:
+        try:
+            for n in range(2_000):
+                k = keys[(n + offset) % len(keys)]
+                got = memo.get((k,))
+                if got is not None and got != k[0]:
+                    errors.append((k[0], got))
+                memo.put((k,), None, k[0])
+                if len(memo) > memo.kept:
+                    errors.append(("over the bound", len(memo)))
+        except Exception as e:  # noqa: BLE001 - a race would show as any exception
+            errors.append(e)
+
+    try:
+        threads = [threading.Thread(target=work, args=(i * 7,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert errors == [] and len(memo) <= memo.kept

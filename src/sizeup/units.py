@@ -233,7 +233,7 @@ def number_flag(*, integer: bool = False, minimum: float | None = None, maximum:
     `number_flag(above=0, maximum=MAX_SLA_S, unit="s")`. NaN, ±Infinity, out-of-bounds values and (with
     `integer`) fractions are refused. In `sizeup.cli.main`'s parser (see `named_number_flag`) a bad value
     is the one line `--flag VALUE: expected …`; in any other parser argparse reports the same text after
-    'argument --flag: '. Text that is no number at all reads as argparse's own 'invalid int value: …'.
+    'argument --flag: '; there text that is no number at all reads as argparse's own 'invalid int value: …'.
     The converter keeps its checks in `.checks` (the keyword arguments of `parse_number`)."""
     checks = {"integer": integer, "minimum": minimum, "maximum": maximum, "above": above, "below": below,
               "unit": unit}
@@ -254,14 +254,12 @@ def number_flag(*, integer: bool = False, minimum: float | None = None, maximum:
 
 
 def named_number_flag(flag: str, checks: dict):
-    """The converter of `number_flag(**checks)` for the flag named `flag`: a value out of bounds raises
-    the ConfigError `--flag VALUE: expected …` (argparse lets it through to the CLI's boundary)."""
+    """The converter of `number_flag(**checks)` for the flag named `flag`: a value out of bounds, or text that is no
+    number at all, raises the ConfigError `--flag VALUE: expected …` (argparse lets it through to the CLI's
+    boundary), so `--batcher-window abc` says what it expected rather than argparse's 'invalid duration value'."""
 
     def convert(text: str) -> int | float:
-        try:
-            return parse_number(text, what=flag, **checks)
-        except NotANumber:
-            raise ValueError(text) from None
+        return parse_number(text, what=flag, **checks)
 
     convert.__name__ = _type_name(checks)
     convert.checks = checks  # type: ignore[attr-defined]

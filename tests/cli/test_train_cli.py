@@ -87,7 +87,7 @@ def test_framework_settings_and_what_the_command_line_overrides(capsys):
     (["train", "llama-2-7b", "--device", "a10g", "--framework", "deepspeed"],
      "argument --framework: invalid choice: 'deepspeed'"),
     (["train", "llama-2-7b", "--device", "a10g", "--kernels", "triton"], "argument --kernels: invalid choice: 'triton'"),
-    (["train", "llama-2-7b", "--device", "a10g", "--micro-batch", "two"], "argument --micro-batch: invalid int value"),
+    (["train", "llama-2-7b", "--device", "a10g", "--micro-batch", "two"], "--micro-batch two: expected a positive integer"),
     (["runs", "export", "1", "--format", "xml"], "argument --format: invalid choice: 'xml'"),
 ])
 def test_bad_arguments_are_one_line_errors_with_exit_code_1(capsys, argv, message):

@@ -124,9 +124,9 @@ def test_sglang_host_time_per_request_is_serial_before_the_overlap_scheduler():
 
 
 def test_sglang_03_offline_throughput_pays_its_serial_host_time():
-    run = dict(device="a100-sxm-80gb", engine="sglang@0.3.0", quant="bf16", prompt=227, output=194, offline=True)
     """0.3 (no overlap scheduler) against 0.4 (the same defaults on one A100, the overlap scheduler on): ~1,400
     running requests x 10 us of host time added to every step."""
+    run = dict(device="a100-sxm-80gb", engine="sglang@0.3.0", quant="bf16", prompt=227, output=194, offline=True)
     serial = estimate("llama-3.1-8b", **run).under_load.output_tokens_per_s.typical
     later = estimate("llama-3.1-8b", **{**run, "engine": "sglang@0.4"}).under_load.output_tokens_per_s.typical
     assert serial < later * 0.97

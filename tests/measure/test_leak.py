@@ -351,7 +351,7 @@ def test_cli_unknown_pid_and_bad_input(capsys, tmp_path):
     from sizeup.cli.main import main
 
     assert main(["watch", "--pid", str(os.getpid()), "--duration", "soon", "--db", str(db)]) == 1
-    assert "argument --duration: invalid duration value: 'soon'" in capsys.readouterr().err
+    assert "--duration soon: expected a positive number" in capsys.readouterr().err
 
 
 def _has_matplotlib() -> bool:

@@ -1,6 +1,7 @@
 """The front-end batcher (workload/front_batcher.py, --batcher-window): a harness that gathers Poisson arrivals for
 up to W seconds or N requests before it sends them on."""
 
+import math
 import random
 
 import pytest
@@ -28,15 +29,27 @@ def _simulated_wait(rate: float, window: float, most: int | None, n: int = 200_0
     return sum(waits) / len(waits)
 
 
-@pytest.mark.parametrize("rate, window, most", [(73.5, 0.3, 96), (73.5, 0.3, 10), (2.0, 0.3, None), (500.0, 0.05, 8)])
+@pytest.mark.parametrize("rate, window, most", [
+    (73.5, 0.3, 96), (73.5, 0.3, 10), (2.0, 0.3, None), (500.0, 0.05, 8),
+    # near rate x window = most - 1, where the window and the count both close windows often
+    (3.33, 0.3, 2), (6.67, 0.3, 3), (30.0, 0.3, 10), (316.7, 0.3, 96), (10.0, 0.3, 4), (1.0, 0.3, 2)])
 def test_the_mean_hold_matches_a_simulated_batcher(rate, window, most):
     # AMD's MLPerf v4.1 vLLM server harness: up to 0.3 s or 96 requests (tests/validation/rows_server_throughput.yaml)
-    assert hold_wait(rate, window, most) == pytest.approx(_simulated_wait(rate, window, most), rel=0.03)
+    assert hold_wait(rate, window, most) == pytest.approx(_simulated_wait(rate, window, most), rel=0.01)
 
 
 def test_a_timed_out_window_holds_a_request_about_half_of_it_and_a_count_capped_one_half_its_fill_time():
     assert hold_wait(73.5, 0.3, 96) == pytest.approx((0.3 + 73.5 * 0.3 * 0.15) / (1 + 73.5 * 0.3))
     assert hold_wait(1000.0, 0.3, 11) == pytest.approx(10 / 2000)
+    assert hold_wait(5.0, 0.3, 1) == 0.0  # a batcher of one request sends each at once
+
+
+def test_two_requests_per_window_have_the_closed_form_hold():
+    # N = 2: the window closes at min(W, the next arrival X ~ Exp(rate)); E[waits] = E[min(W, X)] =
+    # (1 - e^-m) / rate and E[requests] = 1 + (1 - e^-m), m = rate x W
+    rate, window = 3.33, 0.3
+    closed = 1 - math.exp(-rate * window)
+    assert hold_wait(rate, window, 2) == pytest.approx(closed / rate / (1 + closed), rel=1e-12)
 
 
 def test_the_batcher_adds_its_wait_to_ttft_and_end_to_end_latency_only():

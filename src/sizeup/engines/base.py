@@ -270,6 +270,8 @@ class ExecutionModel:
     ENGINE_OPTIONS: ClassVar[dict[str, str]] = {}
     """`--engine-opt KEY[=VALUE]` the engine takes: the option as its own CLI spells it -> the profile setting it
     sets (a bare KEY sets 1). An option not listed is refused in one line naming those listed."""
+    SWITCHES: ClassVar[frozenset[str]] = frozenset()
+    """The keys of ENGINE_OPTIONS that are on/off switches: KEY, KEY=1 or KEY=0, any other value refused."""
 
     def default_kv_dtype(self, weights: str) -> tuple[str, str] | None:
         """(KV cache format, why) the engine stores by default for weights of format `weights`, where that is not
@@ -309,6 +311,12 @@ class ExecutionModel:
                           f"({overhead.low * 1e3:.3g}-{overhead.high * 1e3:.3g}) of TTFT, one request after another"
                           + (f"; a step's output is processed while the next step runs, so the first token leaves "
                              f"{lag} step{'s' if lag > 1 else ''} after its prefill" if lag else ""))
+
+    @property
+    def offline(self) -> bool:
+        """Whether the run is an engine's offline entry point (every prompt handed over in one call: vLLM's LLM class,
+        `--engine-opt offline`), which has no arrival process to load with a request rate."""
+        return False
 
     def request_intake(self) -> Range | None:
         """Time the front end's process is busy with one request it takes in (HTTP/JSON, chat template,
@@ -450,5 +458,7 @@ def engine_settings(name: str, options: tuple[str, ...]) -> dict[str, float]:
             value = float(raw) if sep else 1.0
         except ValueError:
             raise ConfigError(f"--engine-opt {item!r}: expected KEY or KEY=NUMBER") from None
+        if key in cls.SWITCHES and value not in (0.0, 1.0):
+            raise ConfigError(f"--engine-opt {item!r}: {key} is a switch; expected {key}, {key}=1 or {key}=0")
         out[cls.ENGINE_OPTIONS[key]] = value
     return out

@@ -31,6 +31,7 @@ class LlamaCpp(ExecutionModel):
     """GGUF files only: its quantized types, F32/F16/BF16, and MXFP4 (gpt-oss's MoE format) (ggml-org/llama.cpp
     tools/quantize `QUANT_OPTIONS`, read 2026-12-05); no AWQ / GPTQ / FP8 / NVFP4 checkpoint is read."""
     ENGINE_OPTIONS = {"fit": "fit", "fit-target": "fit_target_mib", "fit-ctx": "fit_ctx"}
+    SWITCHES = frozenset({"fit"})
     """llama-server / llama-cli's `--fit on` (their default from PR 16653; llama-bench's is off, and so is sizeup's,
     its rows being llama-bench runs), `--fit-target MiB` (the margin left free per device), `--fit-ctx N` (the least
     context it cuts to): engines/llama_cpp_memory.py fit_params."""

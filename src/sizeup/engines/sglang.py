@@ -44,6 +44,7 @@ class SGLang(ExecutionModel):
                       "mem-fraction-static": "mem_fraction_static", "max-running-requests": "max_running_requests",
                       "enable-mixed-chunk": "mixed_chunk",
                       "cuda-graph-max-bs": "cuda_graph_max_bs"}
+    SWITCHES = frozenset({"disable-radix-cache", "enable-torch-compile", "disable-flashinfer", "enable-mixed-chunk"})
 
     def _chunk(self) -> int:
         """chunked_prefill_size: the run's own, else the release's default for the GPU's memory."""

@@ -44,6 +44,7 @@ class TensorRTLLM(ExecutionModel):
     NATIVE_ONLY_HINT = "FP4 tensor cores are Blackwell's; vllm runs NVFP4 weight-only there: --engine vllm"
     ENGINE_OPTIONS = {"max-batch-size": "max_batch_size", "max-num-tokens": "max_num_tokens",
                       "enable-attention-dp": "enable_attention_dp", "cuda-graph-max-batch-size": "cuda_graph_max_bs"}
+    SWITCHES = frozenset({"enable-attention-dp"})
 
     def host_floor(self, requests: float, gpus: int = 1):
         """With attention data parallelism (`enable_attention_dp`, the perf-overview's setting for MoE models) every

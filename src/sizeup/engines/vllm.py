@@ -128,6 +128,7 @@ class VLLM(ExecutionModel):
                       "gpu-memory-utilization": "gpu_memory_utilization", "enforce-eager": "enforce_eager",
                       "block-size": "kv_block_tokens", "enable-prefix-caching": "prefix_caching",
                       "no-enable-prefix-caching": "prefix_caching_off", "offline": "offline_frontend"}
+    SWITCHES = frozenset({"v1", "enforce-eager", "enable-prefix-caching", "no-enable-prefix-caching", "offline"})
 
     @classmethod
     def build(cls, device, version=None, *, backend=None, build_date=None, settings=None) -> ExecutionModel:

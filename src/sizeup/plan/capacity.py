@@ -157,10 +157,10 @@ def simulate(model: ReplicaModel, rate_per_s: float, prompt_tokens: int, output_
         requests = len(times)
     sizes = [lengths(rng) for _ in range(requests)] if lengths else [(prompt_tokens, output_tokens)] * requests
     if model.scheduling == "static":
-        first, done, batch_time, busy = _static(model, times, sizes, max(prompt_tokens, 1))
+        first, done, batch_time, busy = _static(model, times, sizes)
     else:
         stop = _ttft_miss(give_up, times, model.front_s) if give_up else None
-        ran = _continuous(model, times, sizes, max(prompt_tokens, 1), stop)
+        ran = _continuous(model, times, sizes, stop)
         if ran is None:
             return None
         first, done, batch_time, busy = ran
@@ -193,7 +193,7 @@ def _exponentials(seed: int, requests: int) -> tuple[tuple[float, ...], tuple]:
     return draws, rng.getstate()
 
 
-def _static(model: ReplicaModel, times: list[float], sizes: list[tuple[int, int]], mean_prompt: int):
+def _static(model: ReplicaModel, times: list[float], sizes: list[tuple[int, int]]):
     """Static batches: the waiting requests (up to max_batch, through the front end as workload/scheduler.py has it) run prompt to their longest output together; the next
     batch starts when that one ends. Each request's tokens come out as the batch generates them."""
     n = len(times)
@@ -220,7 +220,7 @@ def _static(model: ReplicaModel, times: list[float], sizes: list[tuple[int, int]
     return first, done, batch_time, busy
 
 
-def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, int]], mean_prompt: int,
+def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, int]],
                 stop: Callable[[int, float], bool] | None = None):
     """Continuous batching, stepped by the engine's scheduler (workload/scheduler.py) at the arrival times, its steps
     priced by `_step_pricing`; None where `stop` ended the run."""

@@ -5,14 +5,17 @@ requests, whichever comes first (a load harness's batcher, e.g. AMD's MLPerf v4.
 request waits there before the server sees it; the wait adds to its TTFT and end-to-end latency.
 
 Poisson arrivals at `rate` (the whole load's: the batcher stands in front of every replica). A window opened by an
-arrival at 0 closes at min(window_s, the (max_requests - 1)-th later arrival). On a timeout the opener waits
-window_s and the others, uniform over the window (given their number, Poisson arrivals are uniform in time),
-window_s / 2 each: mean (window_s + m window_s / 2) / (1 + m) with m = rate x window_s later arrivals. When the
-count binds first (rate x window_s >= max_requests - 1) the window holds N = max_requests arrivals spaced by
-exponential gaps of mean 1 / rate: the i-th waits (N - i) gaps, mean (N - 1) / (2 rate)."""
+arrival at 0 closes at T = min(window_s, S_K), S_K the K-th later arrival, K = max_requests - 1 (an Erlang time).
+Every request belongs to one window, so the mean wait is E[waits of a window] / E[requests of a window]. A later
+arrival is still held at t < window_s exactly when fewer than K came by t, so with A(t) ~ Poisson(rate t):
+  E[waits]    = integral over t < window_s of E[(1 + A(t)) 1{A(t) < K}] dt = (1 / rate) sum_{j<K} (j + 1) P(A(W) > j)
+  E[requests] = 1 + E[min(A(W), K)] = 1 + sum_{j<K} P(A(W) > j)
+(the integral of a Poisson(rate t) probability over t < W is an Erlang CDF, P(A(W) > j) / rate). Without a count
+cap this is (window_s + m window_s / 2) / (1 + m), m = rate x window_s; without a window, (N - 1) / (2 rate)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 __all__ = ["hold_wait", "held"]
@@ -20,12 +23,19 @@ __all__ = ["hold_wait", "held"]
 
 def hold_wait(rate: float, window_s: float, max_requests: int | None = None) -> float:
     """Mean seconds a request waits in the batcher before it is sent (see the module's docstring)."""
-    if rate <= 0 or window_s <= 0:
+    if rate <= 0 or window_s <= 0 or max_requests == 1:
         return 0.0
-    later = rate * window_s
-    if max_requests is not None and later >= max_requests - 1:
-        return (max_requests - 1) / (2 * rate)
-    return (window_s + later * window_s / 2) / (1 + later)
+    mean = rate * window_s
+    most = None if max_requests is None else max_requests - 1
+    # past mean + 40 sd + 50 every P(A(W) > j) is below 1e-300: the cap no longer binds
+    if most is None or most > mean + 40 * math.sqrt(mean) + 50:
+        return (window_s + mean * window_s / 2) / (1 + mean)
+    waits, requests, below = 0.0, 1.0, 0.0  # below: P(A(W) <= j), summed term by term in logs (no underflow)
+    for j in range(most):
+        below = min(1.0, below + math.exp(j * math.log(mean) - mean - math.lgamma(j + 1)))
+        waits += (j + 1) * (1.0 - below)
+        requests += 1.0 - below
+    return waits / rate / requests
 
 
 def held(estimate, load):
@@ -34,7 +44,7 @@ def held(estimate, load):
     most = f" or {load.batcher_max:,} requests" if load.batcher_max else ""
     note = (f"front-end batcher (--batcher-window): arrivals held up to {load.batcher_s:g} s{most} before they are "
             f"sent on; at {load.rate:g} requests/s a request waits {wait * 1e3:,.0f} ms there on average (a window "
-            f"opened by one arrival, the others uniform in it; workload/front_batcher.py), added to TTFT and "
+            f"opened by one arrival, closed at the window or the count, Poisson sums; workload/front_batcher.py), added to TTFT and "
             f"end-to-end latency; the burst it releases is not priced (arrivals taken as Poisson at the server)")
     return replace(estimate, ttft_s=estimate.ttft_s + wait, e2e_latency_s=estimate.e2e_latency_s + wait,
                    assumptions=(*estimate.assumptions, note))

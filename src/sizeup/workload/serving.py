@@ -69,9 +69,17 @@ class Load:
             raise ConfigError(f"--rps {self.rate}: expected a positive request rate per second")
         if self.num_prompts is not None and not (1 <= self.num_prompts <= 100_000 and self.rate is None):
             raise ConfigError(f"--num-prompts {self.num_prompts}: expected 1 to 100,000 requests, with --concurrency")
-        if (self.batcher_s is not None or self.batcher_max is not None) and (self.rate is None or not self.batcher_s):
-            raise ConfigError("--batcher-window: a front end gathering arrivals; give it seconds > 0, with --rps R "
-                              "(--batcher-max N only with --batcher-window)")
+        if self.batcher_max is not None and self.batcher_s is None:
+            raise ConfigError(f"--batcher-max {self.batcher_max}: needs --batcher-window S (the seconds the front end "
+                              f"holds arrivals before the count can send them early)")
+        if self.batcher_s is not None and not self.batcher_s > 0:
+            raise ConfigError(f"--batcher-window {self.batcher_s:g}: expected a positive number of seconds, "
+                              f"e.g. 0.3 or 300ms")
+        if self.batcher_s is not None and self.rate is None:
+            given = ("--concurrency inf" if self.concurrency is None and self.num_prompts is None else
+                     f"--concurrency {self.concurrency}" if self.concurrency is not None else "offline")
+            raise ConfigError(f"--batcher-window {self.batcher_s:g}: needs --rps R (a front end batching Poisson "
+                              f"arrivals), not {given}")
 
     @property
     def label(self) -> str:
@@ -160,6 +168,9 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
     if arch.encoder:
         raise ConfigError(f"{arch.name} is an encoder: it generates no tokens to serve under load")
     model = (execution or execution_for(device, cfg)).at_gpus(cfg.gpus // cfg.pp)  # settings by TP size
+    if load.rate is not None and model.offline:
+        raise ConfigError(f"--rps {load.rate:g}: the offline entry point (--engine-opt offline: every prompt handed "
+                          f"over in one call) has no arrival process; drop --rps, or drop offline to load a server")
     policy = model.load_policy
     steps = _Steps(arch, device, cfg, model, mix)
     first = steps.at(1)

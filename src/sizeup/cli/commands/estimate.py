@@ -111,8 +111,10 @@ def _add_load_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --batcher-window: the batcher sends early once it holds N requests")
     p.add_argument("--engine-opt", action="append", default=[], metavar="KEY[=VALUE]",
                    help="an engine option the run set, as the engine spells it (vllm: num-scheduler-steps=10, "
-                        "max-num-seqs=256, v1; sglang: chunked-prefill-size=4096, disable-radix-cache; "
-                        "tensorrt-llm: max-batch-size=896, max-num-tokens=8192); repeatable")
+                        "max-num-seqs=256, v1, offline (the offline LLM class, LLM.generate / vllm bench "
+                        "throughput, instead of vllm serve; not with --rps); sglang: chunked-prefill-size=4096, "
+                        "disable-radix-cache; tensorrt-llm: max-batch-size=896, max-num-tokens=8192); switches "
+                        "take 0 or 1; repeatable")
 
 
 BACKEND_SPELLINGS = {"rocm": "hip", "xpu": "sycl"}

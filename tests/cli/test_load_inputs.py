@@ -1,0 +1,36 @@
+"""Bad load flags of `sizeup estimate` (a code review): each is one line naming the value and what was expected, exit
+code 1, never a traceback."""
+
+from __future__ import annotations
+
+import pytest
+
+from sizeup.cli.main import main
+
+BASE = ["estimate", "llama-3.1-8b", "--device", "h100-sxm-80gb", "--engine", "vllm"]
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--concurrency", "64", "--batcher-window", "0.3"],
+     "--batcher-window 0.3: needs --rps R (a front end batching Poisson arrivals), not --concurrency 64"),
+    (["--concurrency", "inf", "--batcher-window", "0.3"],
+     "--batcher-window 0.3: needs --rps R (a front end batching Poisson arrivals), not --concurrency inf"),
+    (["--rps", "5", "--batcher-max", "8"], "--batcher-max 8: needs --batcher-window S"),
+    (["--rps", "5", "--batcher-window", "abc"], "--batcher-window abc: expected a positive number <= 3,600 seconds"),
+    (["--rps", "abc"], "--rps abc: expected a number"),
+    (["--engine-opt", "offline", "--rps", "5"], "--rps 5: the offline entry point (--engine-opt offline"),
+    (["--engine-opt", "offline=-5"],
+     "--engine-opt 'offline=-5': offline is a switch; expected offline, offline=1 or offline=0"),
+    (["--engine-opt", "offline=2"], "--engine-opt 'offline=2': offline is a switch"),
+    (["--engine-opt", "v1=7"], "--engine-opt 'v1=7': v1 is a switch; expected v1, v1=1 or v1=0"),
+])
+def test_a_bad_load_flag_is_one_line_naming_its_value(capsys, flags, message):
+    assert main([*BASE, *flags]) == 1
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_switches_still_take_their_bare_and_0_or_1_forms(capsys):
+    for opt in ("offline", "offline=1", "offline=0", "v1=0"):
+        assert main([*BASE, "--engine-opt", opt, "--json"]) == 0, opt
+        capsys.readouterr()
