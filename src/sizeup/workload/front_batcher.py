@@ -1,6 +1,6 @@
 """A front end that gathers arriving requests before it sends them on: it opens a window at the first arrival
 after a release and sends what it holds when the window has lasted `window_s` seconds or holds `max_requests`
-requests, whichever comes first (a load harness's batcher, e.g. AMD's MLPerf v4.1 vLLM server harness,
+requests, whichever comes first (a load harness's batcher, e.g. AMD's MLPerf v4.1 server harness,
 `--enable-batcher`: up to 0.3 s or 96 requests, stated in tests/validation/rows_server_throughput.yaml). Every
 request waits there before the server sees it; the wait adds to its TTFT and end-to-end latency.
 
