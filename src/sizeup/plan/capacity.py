@@ -72,10 +72,12 @@ class ReplicaModel:
     read_terms: tuple[float, float, float] = (1.0, 0.0, 0.0)
     """How the weights a step reads grow with its tokens (price/streaming.py `read_terms`: a mixture of experts reads
     more of its experts the more tokens a step routes), for the step's excess near the ridge point."""
-    step_kernel: Callable[[int, int], tuple[float, float]] | None = None
+    step_kernel: Callable[[int, int], tuple[float, float]] | None = field(default=None, compare=False)
     """(what a decode step of `batch` sequences takes more with its GEMMs at the kernel of a mixed step of `rows`
     rows than at its own, a token's compute at that kernel) (plan/serving.py, as workload/serving_steps.py picks the
-    kernel); None: the decodes' own kernel and `token_compute_s`."""
+    kernel); None: the decodes' own kernel and `token_compute_s`. Left out of equality and hash: a function of the
+    configuration the decode table is priced from, so that a plan's equal replica models share their priced steps
+    (`_step_pricing`)."""
 
     def __post_init__(self) -> None:
         if self.max_batch < 1 or not self.decode_batches or len(self.decode_batches) != len(self.decode_step_s):

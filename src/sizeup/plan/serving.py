@@ -103,22 +103,19 @@ def _step_kernel(arch: ModelArch, decoder: ModelArch, device: DeviceSpec, cfg: I
     fmt, k = get_format(cfg.weights), streaming.compute_batch(cfg.prompt)
     batches = [b for b, _, _ in priced]
     tables: dict[int, list[float]] = {}
-    rates: dict[int | None, float] = {None: compute}
+    rates: dict[int, float] = {}
 
-    def shift(batch: int, rows: int) -> float:
-        grid = kernel_grid(rows)
+    def at(batch: int, rows: int) -> tuple[float, float]:
+        grid = kernel_grid(rows)  # both kernels are the grid's: kept by it
         if grid not in tables:
             tables[grid] = [0.0 if (g := step_kernel(model, decoder, fmt, True, b, rows)) is None else
                             price(ledger, device, phase_efficiency(model, True, fmt, b, expert_rows(decoder, g), g))
                             .total_s.typical - own for b, ledger, own in priced]
-        return float(np.interp(batch, batches, tables[grid]))
-
-    def at(batch: int, rows: int) -> tuple[float, float]:
-        grid = step_kernel(model, arch, fmt, False, k * cfg.prompt, rows)
-        if grid not in rates:
-            rates[grid] = estimate_inference(arch, device, replace(cfg, batch=k, output=1, step_tokens=grid),
-                                             limits=False, execution=model).prefill.latency_s.typical / (k * cfg.prompt)
-        return shift(batch, rows), rates[grid]
+            g = step_kernel(model, arch, fmt, False, k * cfg.prompt, rows)
+            rates[grid] = compute if g is None else estimate_inference(
+                arch, device, replace(cfg, batch=k, output=1, step_tokens=g), limits=False,
+                execution=model).prefill.latency_s.typical / (k * cfg.prompt)
+        return float(np.interp(batch, batches, tables[grid])), rates[grid]
 
     return at
 
