@@ -72,6 +72,12 @@ class ReplicaModel:
     read_terms: tuple[float, float, float] = (1.0, 0.0, 0.0)
     """How the weights a step reads grow with its tokens (price/streaming.py `read_terms`: a mixture of experts reads
     more of its experts the more tokens a step routes), for the step's excess near the ridge point."""
+    step_kernel: Callable[[int, int], tuple[float, float]] | None = field(default=None, compare=False)
+    """(what a decode step of `batch` sequences takes more with its GEMMs at the kernel of a mixed step of `rows`
+    rows than at its own, a token's compute at that kernel) (plan/serving.py, as workload/serving_steps.py picks the
+    kernel); None: the decodes' own kernel and `token_compute_s`. Left out of equality and hash: a function of the
+    configuration the decode table is priced from, so that a plan's equal replica models share their priced steps
+    (`_step_pricing`)."""
 
     def __post_init__(self) -> None:
         if self.max_batch < 1 or not self.decode_batches or len(self.decode_batches) != len(self.decode_step_s):
@@ -266,11 +272,10 @@ def _ttft_miss(targets: dict[str, float], times: list[float], front_s: float) ->
 def _step_pricing(model: ReplicaModel) -> tuple[list[float], Callable[[int, int], float]]:
     """(decode step time per batch 0..max_batch, the time of a step of `batch` decodes carrying `chunk` prompt
     tokens) of `model`. A step with prompt tokens is priced as workload/serving.py prices it: a mixed step of b decodes
-    and p prompt tokens runs one GEMM per weight matrix at b + p rows, so it adds max(R(b + p), (b + p) x c) -
-    max(R(b), b x c) to the decode step (R(n): the weights n tokens read, c: a token's compute; the weights are read
-    once a step); a prompt step of its own adds its prefill. A step of many tokens pays what price/streaming.py adds
-    beyond max(weight read, compute), as serving.py's steps do. (The decodes' kernel is the one at their own batch
-    here: serving.py also picks it at the step's rows.)
+    and p prompt tokens runs one GEMM per weight matrix at b + p rows, the decodes at that kernel
+    (`ReplicaModel.step_kernel`), plus price/streaming.py `joined` (the one formula of both); a prompt step of its
+    own adds its prefill. A step of many tokens pays what price/streaming.py adds beyond max(weight read, compute),
+    as serving.py's steps do.
 
     Both are pure functions of the (frozen, hashable) model: kept per model, and each step's time
     kept by (batch, chunk), since a plan simulates one replica model at many rates (rate_at_sla's bisection) and a
@@ -286,14 +291,12 @@ def _step_pricing(model: ReplicaModel) -> tuple[list[float], Callable[[int, int]
     decode_time = [t + streamed(b) for b, t in enumerate(table)]
     memo: dict[tuple[int, int], float] = {}
 
-    def read_of(tokens: int) -> float:  # the weights `tokens` tokens read (a MoE: the experts they route to)
-        return read * streaming.read_growth(model.read_terms, tokens)
-
     def priced(batch: int, chunk: int) -> float:
         if not model.mixed_steps:
             return fixed + per_token * chunk
         rows = batch + chunk  # one GEMM per weight matrix over decodes and prompt tokens: the weights read once
-        joined = max(read_of(rows), rows * compute) - max(read_of(batch), batch * compute)
+        kernel, c = model.step_kernel(batch, rows) if model.step_kernel else (0.0, compute)
+        joined = streaming.joined(read, c, batch, rows, model.read_terms, kernel)
         return decode_time[batch] + joined + streamed(rows) - streamed(batch)
 
     def step(batch: int, chunk: int) -> float:

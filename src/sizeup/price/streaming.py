@@ -19,7 +19,7 @@ from sizeup.errors import CatalogError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.ranges import check_sourced
 
-__all__ = ["compute_batch", "weight_read", "excess", "read_terms", "read_growth", "step_excess", "note"]
+__all__ = ["compute_batch", "weight_read", "excess", "read_terms", "read_growth", "step_excess", "joined", "note"]
 
 CORNERS = ("low", "typical", "high")
 
@@ -119,6 +119,18 @@ def step_excess(read_s: float, per_token_s: float, decodes: float, prompt_tokens
     share = min(prompt_tokens / lump, 1.0) if prompt_tokens > 0 and lump > 0 else 0.0
     plain = at(decodes)
     return plain if share == 0.0 else (1 - share) * plain + share * at(decodes + max(prompt_tokens, lump))
+
+
+def joined(read_s: float, per_token_s: float, decodes: float, rows: float,
+           terms: tuple[float, float, float] = (1.0, 0.0, 0.0), kernel_s: float = 0.0) -> float:
+    """What the prompt tokens riding in a server's decode step of `decodes` sequences add to it, the step running
+    one GEMM per weight matrix over all its `rows` rows M (decodes and prompt tokens): max(R(M), M x c) in place of
+    max(R(decodes), decodes x c), R(n) = `read_s` x `read_growth(terms, n)` the weights n tokens read (read once a
+    step, however its rows divide), c = `per_token_s` a token's compute at M's kernel, plus `kernel_s`: what the
+    decodes' own GEMMs take more at M's kernel than at theirs. The one formula of a mixed step, for the estimate
+    (workload/serving_steps.py `Steps.joined`) and the planner (plan/capacity.py)."""
+    gemms = [max(read_s * read_growth(terms, n), n * per_token_s) for n in (decodes, rows)]
+    return kernel_s + gemms[1] - gemms[0]
 
 
 def note() -> str:

@@ -16,7 +16,23 @@ from sizeup.workload import host_floor
 from sizeup.workload.inference import InferenceConfig, InferenceEstimate, estimate_inference
 from sizeup.workload.request_mix import RequestMix
 
-__all__ = ["Steps"]
+__all__ = ["Steps", "step_kernel"]
+
+
+def kernel_grid(rows: float) -> int:
+    """A step's rows down to a power of 2^(1/2) (the kernels' row thresholds are powers of 2)."""
+    return int(2 ** (math.floor(2 * math.log2(max(rows, 1.0))) / 2))
+
+
+def step_kernel(execution, arch: ModelArch, fmt, decode: bool, own: int, rows: float) -> int | None:
+    """The rows (`kernel_grid`) a phase of `own` tokens prices its GEMMs at in a mixed step of `rows` tokens (one
+    GEMM per weight matrix over decodes and prompt tokens: the engine's kernel and a MoE layer's rows per expert
+    are the sum's); None where the kernel there is the one at the phase's own tokens. `fmt`: the weight format."""
+    grid = kernel_grid(rows)
+    if grid == own:
+        return None
+    kernel = [phase_efficiency(execution, decode, fmt, own, expert_rows(arch, n), n) for n in (own, grid)]
+    return None if kernel[0] == kernel[1] else grid
 
 
 class Steps:
@@ -45,13 +61,9 @@ class Steps:
         kernel there is the one at the phase's own tokens (no estimate of its own needed)."""
         if not rows:
             return None
-        grid = int(2 ** (math.floor(2 * math.log2(max(rows, 1.0))) / 2))
-        key = (decode, batch if decode else batch * self.cfg.prompt, grid)
+        key = (decode, batch if decode else batch * self.cfg.prompt, kernel_grid(rows))
         if key not in self._kernels:
-            own, fmt = key[1], self.at(1).weights
-            kernel = [phase_efficiency(self.execution, decode, fmt, own, expert_rows(self.arch, n), n)
-                      for n in (own, grid)]
-            self._kernels[key] = None if grid == own or kernel[0] == kernel[1] else grid
+            self._kernels[key] = step_kernel(self.execution, self.arch, self.at(1).weights, decode, key[1], rows)
         return self._kernels[key]
 
     def decode(self, batch: float, corner: str) -> float:
@@ -86,10 +98,10 @@ class Steps:
         products' max(R(M), M x c) in place of max(R(decodes), decodes x c), R(n) the weights n tokens read (a
         mixture of experts: the experts they route to, price/streaming.py `read_growth`), c a token's compute at
         M's kernel. The weights are read once a step, however its rows divide between decodes and prompts."""
-        rows, read, terms = decodes + prompt, self.read(corner), streaming.read_terms(self.arch)
-        c = self.per_token(corner, rows)
-        gemms = [max(read * streaming.read_growth(terms, n), n * c) for n in (decodes, rows)]
-        return self.sequences(decodes, corner, rows) - self.sequences(decodes, corner) + gemms[1] - gemms[0]
+        rows = decodes + prompt
+        kernel = self.sequences(decodes, corner, rows) - self.sequences(decodes, corner)
+        return streaming.joined(self.read(corner), self.per_token(corner, rows), decodes, rows,
+                                streaming.read_terms(self.arch), kernel)
 
     def read(self, corner: str) -> float:  # R of one token (price/streaming.py), at most the single-sequence step
         return streaming.weight_read(self.device, self.at(1).memory.weights_bytes, self.arch, self.sequences(1, corner))
