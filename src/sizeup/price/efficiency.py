@@ -48,7 +48,7 @@ class Efficiency:
     for devices of that class: a class whose measured GEMM library reaches its own share of the peak."""
     by_vendor: dict[str, Range] = field(default_factory=dict)
     """Per-kernel host time of one vendor's devices of this kind, in place of `overhead_s`: the kind's own figure
-    is one driver's (soc.yaml: Metal through PyTorch MPS on Apple silicon), while NVIDIA's SoCs run CUDA."""
+    is one driver's (soc.yaml: Metal on Apple silicon, as its source measured it), while NVIDIA's SoCs run CUDA."""
     grouped_memory: Range | None = None
     """Fraction of the peak bandwidth a mixture-of-experts grouped GEMM streams its expert weights at (an engine's
     MoE kernel); None: the phase's `memory` fraction, as every other op."""
