@@ -62,7 +62,8 @@ def main() -> None:
     selected, _, results = out_of_sample(args.progress)
     table = ranges_fit.build(results, command=COMMAND, commit=commit())
     in_sample = ranges_fit.coverage_and_width(results, table)
-    held_out = ranges_fit.loso_coverage(results)
+    judged = ranges_fit.loso_judged(results)
+    held_out = ranges_fit.per_kind(judged)
     print("| kind | rows | inside (table from all rows) | inside (table without the row's source) | "
           "median width high/low |")
     print("|---|---:|---:|---:|---:|")
@@ -75,7 +76,7 @@ def main() -> None:
         print(yaml.safe_dump(table["cells"], sort_keys=False, width=200))
     if args.rows:
         kind, _, part = args.rows.partition(":")
-        print("\n" + row_report.report(summary.evaluate(selected), results, table, kind, part or None))
+        print("\n" + row_report.report(summary.evaluate(selected), results, table, judged, kind, part or None))
     if args.write:
         TABLE.write_text(HEADER + yaml.safe_dump(table, sort_keys=False, width=120, allow_unicode=True))
         print(f"\nwrote {TABLE.relative_to(ROOT)}")

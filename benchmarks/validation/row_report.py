@@ -28,12 +28,14 @@ def select(results: list[Result], kind: str, engine_part: str | None) -> list[Re
             and (engine_part is None or engine_part in r.context.engine.split("/"))]
 
 
-def report(in_sample: list[Result], loso: list[Result], table: dict, kind: str, engine_part: str | None) -> str:
-    """Markdown: the rows of `kind` (engine key containing `engine_part`), then a summary per engine key and overall."""
+def report(in_sample: list[Result], loso: list[Result], table: dict, judged: dict, kind: str,
+           engine_part: str | None) -> str:
+    """Markdown: the rows of `kind` (engine key containing `engine_part`), then a summary per engine key and overall;
+    `table` built from all rows, `judged` ranges_fit.loso_judged of `loso`."""
     ins = {r.row.id: r for r in in_sample}
     chosen = select(loso, kind, engine_part)
     judged_all = ranges_fit._judge((r, table) for r in chosen)
-    judged_loso = {k: v for k, v in ranges_fit.loso_judged(loso).items() if k in judged_all}
+    judged_loso = {k: v for k, v in judged.items() if k in judged_all}
     lines = ["| row | source | engine key | class | measured | error in sample | error LOSO | inside (table from all "
              "rows) | inside (table without its source) |", "|---|---|---|---|---:|---:|---:|:-:|:-:|"]
     for r in sorted(chosen, key=lambda r: (r.context.engine, r.row.source, r.row.id)):

@@ -65,3 +65,14 @@ def test_a_bound_on_a_time_flips_on_the_ratio():
     r = _result(1.0, 1.5, 2.0, 2.5, bound="upper", metric="step_time_s", kind="training_step")
     assert ranges_fit.ratio(r) == pytest.approx(2.0) and ranges_fit.ratio_bound(r) == "lower"
     assert ranges_fit.within(r, 0.5, 2.5) and not ranges_fit.within(r, 0.5, 1.5)
+
+
+def test_the_row_report_leaves_bounds_out_of_the_errors():
+    from validation import row_report
+
+    rows = [_result(100, 90, 110, 120, source="a"), _result(100, 50, 60, 70, bound="upper", source="b")]
+    ins = {r.row.id: r for r in rows}
+    judged = {r.row.id: (r, True, 1.3) for r in rows}
+    text = row_report.summary_table(rows, ins, judged, judged, lambda r: r.context.engine)
+    line = next(x for x in text.splitlines() if x.startswith("| all "))
+    assert "| 2 (1) | 10.0% |" in line and line.endswith("| 100% | 100% |")  # only the measured row's +10%
