@@ -108,13 +108,13 @@ def test_a_training_key_names_the_multi_gpu_regime():
 
 
 def test_a_framework_without_rows_borrows_the_default_frameworks_range_widened():
-    own = rt.backing("training_memory", engine="trl/qlora", device_class="datacenter", model_type="llama")
-    b = rt.borrowed("training_memory", engine="unsloth/qlora", source="trl/qlora", why="the default framework's",
+    own = rt.backing("training_memory", engine="fms-hf-tuning/qlora", device_class="datacenter", model_type="llama")
+    b = rt.borrowed("training_memory", engine="unsloth/qlora", source="fms-hf-tuning/qlora", why="a neighbour's",
                     device_class="datacenter", model_type="llama")
     assert own.scope == "cell" and b is not None and b.scope == "borrowed" and b.rows == 0
     factor = float(rt._table()["widening"]["engine"]["factor"])
     assert abs(b.high_ratio - own.high_ratio ** factor) < 1e-9 and abs(b.low_ratio - own.low_ratio ** factor) < 1e-9
     assert b.text.startswith("training and fine-tuning memory: no row on unsloth/qlora")
-    assert f"from {own.pooled_rows} rows of trl/qlora (the default framework's)" in b.text
+    assert f"from {own.pooled_rows} rows of fms-hf-tuning/qlora (a neighbour's)" in b.text
     assert rt.borrowed("training_memory", engine="x/qlora", source="nobody/qlora", why="", device_class="datacenter") \
         is None

@@ -1,7 +1,7 @@
 """A LoRA / QLoRA run without --framework takes TRL's SFTTrainer profile (transformers + PEFT + bitsandbytes), the
-stack most fine-tunes run and the one the validation rows measure; a full run keeps sizeup's own settings. The range
-of a framework without rows is the default framework's, widened, and says so (workload/training/estimate.py
-training_backing)."""
+stack most fine-tunes run; a full run keeps sizeup's own settings. The range of a framework without rows is the
+nearest measured one's (its other regime, the default framework's), widened, else every engine's pool, and says so
+(workload/training/estimate.py training_backing)."""
 
 from sizeup import api
 from sizeup.workload.frameworks import framework_for, get_framework
@@ -23,15 +23,18 @@ def test_a_qlora_estimate_without_framework_runs_trl():
     e = api.train("llama-3.1-8b", device="l4", method="qlora", seq=2048, micro_batch=1)
     assert e.config.framework == "trl" and e.config.recompute == "full" and e.config.finetune.adapter_dtype == "fp32"
     assert any(a.startswith("framework: trl") for a in e.assumptions)
-    assert e.backing["memory"].engine == "trl/qlora" and e.backing["memory"].scope == "cell"
+    # TRL's own one-GPU QLoRA rows are upper bounds only (unsloth-docs-context: the longest context that fits), which
+    # set no range; fms-hf-tuning's rows key apart: the range is every engine's pool, widened, and says so
+    b = e.backing["memory"]
+    assert b.engine == "trl/qlora" and b.rows == 0 and b.scope == "kind" and "too few rows on this engine" in b.text
 
 
-def test_a_framework_without_rows_takes_the_default_frameworks_range_widened():
+def test_a_framework_without_rows_or_measured_neighbours_takes_every_engines_pool_widened():
     e = api.train("llama-3.1-8b", device="l4", method="qlora", seq=2048, micro_batch=1, framework="axolotl")
-    b, own = e.backing["memory"], api.train("llama-3.1-8b", device="l4", method="qlora", seq=2048,
-                                             micro_batch=1).backing["memory"]
-    assert b.scope == "borrowed" and "trl/qlora (the default framework's" in b.text
-    assert b.high_ratio > own.high_ratio and b.low_ratio < own.low_ratio
+    b, fms = e.backing["memory"], api.train("llama-3.1-8b", device="a100-sxm-80gb", method="qlora", seq=2048,
+                                             micro_batch=1, framework="fms-hf-tuning").backing["memory"]
+    assert b.scope == "kind" and b.engine == "axolotl/qlora"  # neither axolotl nor trl (its neighbour) has rows
+    assert fms.scope == "cell" and fms.engine == "fms-hf-tuning/qlora" and fms.rows >= 15
 
 
 def test_a_multi_gpu_run_is_keyed_apart():
