@@ -166,7 +166,7 @@ def test_a_power_capped_card_rated_below_its_boost_clock_scales_from_its_rated_c
 
 def test_the_h200_sxm_computes_at_the_h100_sxm_reference_not_below_it():
     """data/devices/h200-sxm-141gb.yaml and h100-sxm-80gb.yaml notes: the same GH100 die at the same 700 W; under power
-    caps of 200-700 W the H100 keeps a slight edge on compute-bound DGEMM (arXiv:2604.11391), so neither part takes a
+    caps of 200-700 W the H100 remains slightly the better part for compute-bound DGEMM (arXiv:2604.11391), so neither part takes a
     sustained clock of its own and a compute-bound step differs between them only where it waits on memory."""
     from sizeup.ledger import Ledger, OpKind, OpRecord
     from sizeup.price.efficiency import device_efficiency
