@@ -1,9 +1,10 @@
 """SGLang (data/engines/sglang.yaml): a static memory pool, a scheduler that runs prefill and decode batches apart,
 chunked prefill, CUDA graphs for decode batches.
 
-Memory: SGLang takes `mem_fraction_static` of the GPU's memory (by tensor-parallel size) for the weights and the
-token pool of the KV cache (the radix cache's pages); what is left holds activations, CUDA graphs and the CUDA
-context. Scheduling: a prefill batch (up to chunked_prefill_size tokens, a longer prompt split into chunks) runs
+Memory: SGLang takes `mem_fraction_static` of the GPU's memory (by tensor-parallel size before 0.5.3; from 0.5.3 the
+GPU's memory less server_args' reserve for prefill activations and CUDA graphs, `reserved_mib`) for the weights and
+the token pool of the KV cache (the radix cache's pages); what is left holds activations, CUDA graphs and the CUDA
+context. `--engine-opt offline`: the offline engine (sglang.Engine, bench_offline_throughput), no HTTP front end. Scheduling: a prefill batch (up to chunked_prefill_size tokens, a longer prompt split into chunks) runs
 as its own step between decode steps unless --enable-mixed-chunk; decode batches up to cuda_graph_max_bs replay a
 CUDA graph. The radix cache reuses shared prefixes; random or ShareGPT prompts share none, so it saves nothing in
 an estimate (and `--engine-opt disable-radix-cache` changes nothing priced).
