@@ -111,12 +111,12 @@ class TensorRTLLM(ExecutionModel):
                      max(front.high, executor.high))
 
     def request_overhead(self):
-        """trtllm-serve's host time per request outside the steps (base.py, `request_overhead_s` by release); an
-        in-process run has no server: None."""
+        """trtllm-serve's host time per request outside the steps (base.py, `request_overhead_s` by release; 0 for
+        releases none was read for); an in-process run has no server: None."""
         if self.in_process:
             return None
         served = super().request_overhead()
-        if served is None:
+        if served is None or served[0].high <= 0:
             return None
         return served[0], (served[1] + f"; {self.label} priced as trtllm-serve driven over HTTP: an in-process run "
                            "(trtllm-bench, the LLM API, an MLPerf harness) is --engine-opt offline")
