@@ -134,6 +134,8 @@ class TensorRTLLM(ExecutionModel):
                     "to its batch: every decode batch replayed unless --engine-opt cuda-graph-max-batch-size says)",)
         graphs = self.graph_max_batch
         front = self.profile.range("frontend_per_token_s")
+        if not graphs and (front is None or front.high <= 0):
+            return ()  # a release before 1.0: neither the LLM API's capture nor the server process is priced
         return (f"{self.label} priced as trtllm-serve on its defaults: "
                 + (f"decode graphs replayed for batches of 1-31 and the powers of two up to {graphs:,} (the LLM "
                    "API's captured sizes, no padding: other generation-only batches launched eagerly)"
