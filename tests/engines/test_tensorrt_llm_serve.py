@@ -70,11 +70,13 @@ def test_an_in_process_run_still_takes_a_request_rate():
 
 
 def test_a_served_burst_of_a_small_moe_is_capped_by_the_server_not_the_gpu():
-    kwargs = dict(device="h100-sxm-80gb", engine="tensorrt-llm@1.2", quant="mxfp4", dataset="sharegpt",
-                  num_prompts=1000, offline=True)
+    kwargs = {"device": "h100-sxm-80gb", "engine": "tensorrt-llm@1.2", "quant": "mxfp4", "dataset": "sharegpt",
+              "num_prompts": 1000, "offline": True}
     served = estimate("gpt-oss-20b", **kwargs)
     bench = estimate("gpt-oss-20b", engine_options=("offline",), **kwargs)
-    out = lambda e: e.under_load.output_tokens_per_s.typical  # noqa: E731
+    def out(e):
+        return e.under_load.output_tokens_per_s.typical
+
     assert out(served) < 1 / 107e-6  # one process streaming every token: at most 1 / its per-token time
     assert out(bench) > 1.5 * out(served)
     assert served.under_load.ttft_s.typical > bench.under_load.ttft_s.typical

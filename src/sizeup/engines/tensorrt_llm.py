@@ -22,8 +22,9 @@ runs eagerly, `cuda_graph_max_bs.serve`), and from 1.0 the server's main Python 
 (HTTP, chat template, tokenization) and detokenizes and streams every token of every request while the executor runs in
 its own process (`request_overhead_s`, `frontend_per_token_s`). `--engine-opt offline` prices the in-process entry
 points instead (`trtllm-bench`, the LLM API's generate, an MLPerf harness): no HTTP front end, graphs as trtllm-bench
-captures them (padded up to its batch; an LLM API run on its defaults states `--engine-opt cuda-graph-max-batch-size`). Unlike vLLM's LLM class, the LLM API takes requests as they come
-(generate_async), so an in-process run may still be loaded with `--rps` (MLPerf Server).
+captures them (padded up to its batch; an LLM API run on its defaults states `--engine-opt cuda-graph-max-batch-size`).
+Unlike vLLM's LLM class, the LLM API takes requests as they come (generate_async), so an in-process run may still be
+loaded with `--rps` (MLPerf Server).
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
 from sizeup.engines.reserve import InferenceMemory, MemoryRequest, allocate_on_demand
 from sizeup.ranges import Range
 from sizeup.units import GIB
-
 
 TRTLLM_ALL_REDUCE = PeerAllReduce(name="TensorRT-LLM one-shot / two-shot all-reduce", world_sizes=(2, 4, 8),
                                   pcie_pairs=False, max_bytes_two_gpus=16_000_000)
@@ -84,7 +84,7 @@ class TensorRTLLM(ExecutionModel):
         the LLM API's capture without padding (`cuda_graph_padding.serve` 0): a generation-only batch replays a graph
         only at a captured size, 1-31 and the powers of two from 32 up to `cuda_graph_max_bs.serve`; any other size
         is launched eagerly (the device kind's launch time)."""
-        if decode and tokens and not self._replays(int(round(tokens))):
+        if decode and tokens and not self._replays(round(tokens)):
             return None
         return super().per_op_overhead(decode, tokens)
 
@@ -129,9 +129,9 @@ class TensorRTLLM(ExecutionModel):
     def option_notes(self) -> tuple[str, ...]:
         """What the entry point changes: the server's front end and decode graphs, or the in-process run."""
         if self.in_process:
-            return ("--engine-opt offline: the in-process entry point (trtllm-bench, the LLM API, an MLPerf harness): "
-                    "no HTTP server, no per-token streaming; decode graphs as trtllm-bench captures them (padded up "
-                    "to its batch: every decode batch replayed unless --engine-opt cuda-graph-max-batch-size says)",)
+            return (("--engine-opt offline: the in-process entry point (trtllm-bench, the LLM API, an MLPerf harness): "
+                     "no HTTP server, no per-token streaming; decode graphs as trtllm-bench captures them (padded up "
+                     "to its batch: every decode batch replayed unless --engine-opt cuda-graph-max-batch-size says)"),)
         graphs = self.graph_max_batch
         front = self.profile.range("frontend_per_token_s")
         if not graphs and (front is None or front.high <= 0):
