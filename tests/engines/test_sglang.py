@@ -63,10 +63,12 @@ def test_decode_batches_above_the_graph_capture_size_launch_eagerly():
 
 
 def test_tensorrt_llm_graph_limit_only_where_stated():
-    """trtllm-serve's LLM API default captures decode graphs up to 128 (llm_args.py `config.max_batch_size or 128`);
-    not applied unless the run states it (the engine's rows are trtllm-bench / MLPerf runs)."""
+    """trtllm-serve's LLM API default captures decode graphs up to 128 (llm_args.py `config.max_batch_size or 128`),
+    the default path; in-process (--engine-opt offline: trtllm-bench, MLPerf) no limit unless the run states one
+    (the served capture without padding: tests/engines/test_tensorrt_llm_serve.py)."""
     h100 = CATALOG.device("h100-sxm-80gb")
-    assert resolve("tensorrt-llm@1.2", h100).graph_max_batch is None
+    assert resolve("tensorrt-llm@1.2", h100).graph_max_batch == 128
+    assert resolve("tensorrt-llm@1.2", h100, settings={"offline_frontend": 1}).graph_max_batch is None
     serve = resolve("tensorrt-llm@1.2", h100, settings={"cuda_graph_max_bs": 128})
     assert serve.per_op_overhead(True, 128) is not None and serve.per_op_overhead(True, 129) is None
 
