@@ -41,7 +41,8 @@ def test_tensorrt_llm_limits_are_per_rank_only_with_the_switch():
 
 
 def test_the_estimate_holds_more_requests_with_attention_dp():
-    common = dict(device="b200", gpus=8, engine="tensorrt-llm", quant="nvfp4", kv_dtype="fp8", prompt=1000, output=1000)
+    common = {"device": "b200", "gpus": 8, "engine": "tensorrt-llm", "quant": "nvfp4", "kv_dtype": "fp8", "prompt": 1000,
+              "output": 1000}
     tp = api.estimate("qwen3-235b-a22b", **common)
     dp = api.estimate("qwen3-235b-a22b", **common, engine_options=("enable-attention-dp",))
     assert dp.memory.max_concurrent_sequences > tp.memory.max_concurrent_sequences
