@@ -19,6 +19,9 @@ BASE = ["estimate", "llama-3.1-8b", "--device", "h100-sxm-80gb", "--engine", "vl
     (["--rps", "5", "--batcher-window", "abc"], "--batcher-window abc: expected a positive number <= 3,600 seconds"),
     (["--rps", "abc"], "--rps abc: expected a number"),
     (["--engine-opt", "offline", "--rps", "5"], "--rps 5: the offline entry point (--engine-opt offline"),
+    (["--engine-opt", "offline", "--concurrency", "64"],
+     "--concurrency 64: the offline entry point (--engine-opt offline: every prompt handed over in one call) has no "
+     "clients to keep 64 requests in flight; to cap its batch give --engine-opt max-num-seqs=64 with --concurrency inf"),
     (["--engine-opt", "offline=-5"],
      "--engine-opt 'offline=-5': offline is a switch; expected offline, offline=1 or offline=0"),
     (["--engine-opt", "offline=2"], "--engine-opt 'offline=2': offline is a switch"),

@@ -46,8 +46,17 @@ def with_lengths(o):
 
 
 def load_of(result, o):
-    """The estimate's configuration under the load `o` names (workload/serving.py ServingEstimate)."""
+    """The estimate's configuration under the load `o` names (workload/serving.py ServingEstimate). An offline entry
+    point (`ExecutionModel.offline`: vLLM's LLM class, every prompt submitted in one call) has no clients: its batch
+    is bounded by the scheduler's max_num_seqs, so `--concurrency N` is refused with the flag that sets that bound,
+    as `--rps` is (workload/serving.py)."""
     from sizeup.workload.serving import Load, RequestMix, dataset_mix, serving_load
+
+    if o.concurrency is not None and result.execution.offline:
+        n = o.concurrency
+        raise ConfigError(f"--concurrency {n}: the offline entry point (--engine-opt offline: every prompt handed over "
+                          f"in one call) has no clients to keep {n} requests in flight; to cap its batch give "
+                          f"--engine-opt max-num-seqs={n} with --concurrency inf, or drop offline to load a server")
 
     if o.dataset is not None:
         mix = dataset_mix(o.dataset, input_tokens=o.prompt, output_tokens=o.output,
