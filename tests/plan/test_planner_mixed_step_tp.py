@@ -58,3 +58,21 @@ def test_the_planners_mixed_step_is_the_estimates_at_tensor_parallel(model, devi
     cfg = InferenceConfig(prompt=512, output=256, weights=quant, engine=engine, gpus=gpus)
     planner, estimate = _planner_and_estimate(model, device, cfg, 256, decodes, prompt)
     assert planner == pytest.approx(estimate, rel=1e-9)
+
+
+def test_the_planners_shortcut_where_the_decodes_keep_their_kernel_gives_the_estimates_value():
+    # plan/serving.py `_joined` skips the decode estimates where Steps.gemm_rows says the decodes keep their kernel;
+    # over batches below, at and above 64 and steps below and above the kernels' thresholds, both ways agree
+    device, arch = load_catalog().device("h100-sxm-80gb"), load_model("mixtral-8x7b")
+    cfg = InferenceConfig(prompt=512, output=256, weights="fp8", engine="vllm", gpus=2)
+    execution = execution_for(device, cfg)
+    _, step = _step_pricing(replica_model(arch, device, cfg, 256, execution))
+    steps = Steps(arch, device, cfg, execution, RequestMix(input_tokens=512, output_tokens=256))
+    kernels = 0
+    for decodes in (3, 23, 64, 65, 130, 256):
+        for prompt in (700, 2100, 8000):
+            kernels += steps.sequences(decodes, "typical", decodes + prompt) != steps.sequences(decodes, "typical")
+            estimate = (steps.joined(decodes, prompt, "typical") + steps.streaming(decodes, "typical", prompt, prompt)
+                        - steps.streaming(decodes, "typical"))
+            assert step(decodes, prompt) - step(decodes, 0) == pytest.approx(estimate, rel=1e-9), (decodes, prompt)
+    assert 0 < kernels < 18  # both: steps whose decodes run another kernel, and steps whose decodes keep theirs

@@ -13,6 +13,7 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass, replace
+from functools import cache
 
 
 from sizeup.engines.base import ExecutionModel
@@ -37,7 +38,7 @@ from sizeup.workload.inference import InferenceConfig, estimate_inference, execu
 from sizeup.workload.quantize import get_format
 from sizeup.workload.serving import Load, RequestMix, serving_load
 from sizeup.workload.serving_runs import intake, service
-from sizeup.workload.serving_steps import Steps
+from sizeup.workload.serving_steps import Steps, kernel_grid
 from sizeup.workload.towers import decoder_arch, decoder_cache_tokens, decoder_prompt, tower_input
 
 __all__ = ["plan_serving", "replica_model"]
@@ -96,16 +97,37 @@ def _joined(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, model: Ex
     """`ReplicaModel.joined`: what `rows - batch` prompt tokens add to a decode step of `batch` sequences, priced by
     the estimate's own function (workload/serving_steps.py `Steps.joined`: the decodes' GEMMs, the tensor-parallel
     collectives and every other term of a decode step at the kernel of the step's rows, between the batches the
-    estimate prices, and a token's compute at that kernel), at the typical corner. A decode batch above 64 that
-    keeps its own kernel at the step's rows (`Steps.gemm_rows` None) adds no kernel term there, the decodes' estimate
-    at that batch not needed: `streaming.joined` with a token's compute at the step's rows, as `Steps.joined` gives."""
+    estimate prices, and a token's compute at that kernel), at the typical corner.
+
+    Where the decodes keep their own kernel at the step's rows (`Steps.gemm_rows` None at every batch `Steps.sequences`
+    may read for `batch`: the batch itself, and up to 64 the powers of 2^(1/2) it lies between), their kernel term is
+    0 and the decode estimates it would read are not priced: `streaming.joined` with a token's compute at the step's
+    rows, the value `Steps.joined` gives there, at a fraction of its cost (a plan prices steps at hundreds of
+    batches)."""
     steps = Steps(arch, device, cfg, model, RequestMix(input_tokens=cfg.prompt, output_tokens=cfg.output))
     terms = streaming.read_terms(arch)
+    small: dict[int, bool] = {}  # by the rows' kernel grid: do the decodes at 1, 2^(1/2), ..., 64 keep their kernel
+
+    def own_kernel(batch: int, rows: int) -> bool:
+        if steps.gemm_rows(True, batch, rows) is not None:
+            return False
+        if batch > 64:  # Steps.sequences prices it at its batch
+            return True
+        grid = kernel_grid(rows)  # gemm_rows reads the rows through it alone
+        if grid not in small:
+            small[grid] = all(steps.gemm_rows(True, round(2 ** (i / 2)), rows) is None for i in range(13))
+        return small[grid]
+
+    read = cache(lambda: steps.read("typical"))  # R of one token: the same for every step
+    per_token: dict[int, float] = {}  # by the rows' kernel grid, which is all Steps.per_token reads of the rows
 
     def at(batch: int, rows: int) -> float:
-        if batch > 64 and steps.gemm_rows(True, batch, rows) is None:  # Steps.sequences prices it at its batch
-            return streaming.joined(steps.read("typical"), steps.per_token("typical", rows), batch, rows, terms)
-        return steps.joined(batch, rows - batch, "typical")
+        if not own_kernel(batch, rows):
+            return steps.joined(batch, rows - batch, "typical")
+        grid = kernel_grid(rows)
+        if grid not in per_token:
+            per_token[grid] = steps.per_token("typical", rows)
+        return streaming.joined(read(), per_token[grid], batch, rows, terms)
 
     return at
 
