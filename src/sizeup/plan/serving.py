@@ -15,7 +15,6 @@ import math
 from dataclasses import dataclass, replace
 from functools import cache
 
-
 from sizeup.engines.base import ExecutionModel
 from sizeup.engines.defaults import planned_engines
 from sizeup.errors import ConfigError, SizeupError
