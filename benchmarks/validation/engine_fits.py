@@ -1,6 +1,6 @@
 """Engine settings fitted on TUNED rows (data/engines/NAME.yaml `settings`, each basis naming its rows), for
 leave-one-source-out (tables.py, loso.py) and the engines' own scripts (validate_local_engines.py,
-validate_quant_engines.py --refit).
+validate_quant_engines.py --loso).
 
 A figure is keyed 'engines/NAME.yaml SETTING'. Its rule, as the data files state it: the median of its rows' implied
 values (the value at which each row's own command reproduces the measurement); with no row left, the setting is
