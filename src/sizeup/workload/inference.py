@@ -213,9 +213,10 @@ def _is_date(text: str) -> bool:
 
 
 def _priced(ledger: Ledger, device: DeviceSpec, eff: Efficiency, runtime=None) -> PhaseTotals:
-    """`_totals`, kept for the last phases priced (sizeup/memo.py: by the objects' identity and the ledger's op count;
-    a traced model's ledger is not kept): a plan prices a family's step ledgers from several estimates."""
-    return _PRICED.cached((ledger, ledger.ops, device, eff, runtime), len(ledger.ops),
+    """`_totals`, kept for the last phases priced (sizeup/memo.py: by the objects' identity and the ledger's ops,
+    `Ledger.version`; a traced model's ledger is not kept): a plan prices a family's step ledgers from several
+    estimates."""
+    return _PRICED.cached((ledger, device, eff, runtime), ledger.version(),
                           lambda: _totals(ledger, device, eff, runtime), keep=len(ledger.ops) <= SCALAR_PRICING_MAX_OPS)
 
 
