@@ -95,3 +95,34 @@ def test_a_dataset_without_a_stated_spread_drains_with_a_derived_one_and_says_so
     fixed = _serve(Load(num_prompts=200), RequestMix(input_tokens=mix.input_tokens, output_tokens=mix.output_tokens))
     assert run.output_tokens_per_s.typical < fixed.output_tokens_per_s.typical  # the drain tail of the longest
     assert regime(mix, Load(concurrency=32), "continuous") is None  # a dataset's lengths are never one wave
+
+
+QWEN32 = load_model("qwen3-32b")
+
+
+def test_a_big_model_on_one_gpu_overcommits_its_small_kv_pool_and_preempts():
+    # 61 GiB of bf16 weights on an 80 GB H100: vLLM 0.11.0 admits prompts while their pages fit and preempts when
+    # the running requests outgrow the pool (data/engines/vllm.yaml kv_preempt_recompute); the run says how often
+    config = InferenceConfig(weights="bf16", engine="vllm@0.11.0")
+    mix = RequestMix(input_tokens=227, output_tokens=194, output_spread=194)
+    load = serving_load(QWEN32, H100, config, mix, Load(num_prompts=300))
+    note = next(a for a in load.assumptions if a.startswith("KV admission"))
+    assert "preemptions in this run" in note
+    assert load.capacity >= load.running.typical  # as many prompts as the pool holds, up to max_num_seqs
+
+
+def test_a_prompt_step_of_its_own_carries_no_decode():
+    # vLLM V0 (and any engine whose prompts run in steps of their own): a finite run's prompt step is the prefill
+    # alone, so the first request of a burst waits its prompt's step, not a decode step beside it
+    from sizeup.workload.serving import _step
+    from sizeup.workload.serving_steps import Steps
+    from sizeup.workload.inference import execution_for
+
+    config = InferenceConfig(weights="bf16", engine="vllm@0.5.4")
+    model = execution_for(H100, config)
+    steps = Steps(LLAMA8, H100, config, model, _fixed(512))
+    alone, extra = _step(steps, model.load_policy, 0, 512, "typical")
+    assert extra == pytest.approx(steps.prefill(512, "typical"))
+    assert alone < steps.decode(0, "typical") + extra
+    beside = _step(steps, model.load_policy, 64, 512, "typical")[0]
+    assert beside == pytest.approx(steps.decode(64, "typical") + extra)
