@@ -54,3 +54,13 @@ def test_every_request_finishes_once_however_often_the_pool_preempts():
     assert thrash.preempted > 0
     assert all(d >= f for d, f in zip(thrash.done, thrash.first))
     assert len(thrash.order) == 16 and sorted(thrash.order) == list(range(16))
+
+
+def test_in_mixed_steps_the_running_requests_next_tokens_come_before_a_new_prompt():
+    # request 0 runs holding 5 of a 9-token pool when request 1 (a 4-token prompt) arrives: its prompt fits what is
+    # free (4) but not beside request 0's next token, so it waits for request 0 to finish rather than preempt it
+    trace = run([(4, 5), (4, 5)], arrivals=[0.0, 0.15], limit=8, budget=None, mixes=True, step=step, decode=decode,
+                kv_tokens=9)
+    assert trace.preempted == 0
+    assert trace.done[0] == pytest.approx(step(0, 4) + 4 * decode(1))
+    assert trace.first[1] == pytest.approx(trace.done[0] + step(0, 4))

@@ -129,8 +129,10 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
             resumed.append(k)
         finish()
 
-    def blocked(k: int) -> bool:  # its prompt does not fit beside the reserve: it waits for pages to free
-        return bool(holding) and used + prompts[k] > pool - reserve
+    def blocked(k: int) -> bool:  # its prompt does not fit beside the reserve: it waits for pages to free; in mixed
+        # steps the running requests' next tokens are placed first (a step schedules its decodes before new prompts)
+        growth = (holding - len(pending)) * beams if mixes else 0
+        return bool(holding) and used + growth + prompts[k] > pool - reserve
     pending: list[list[int]] = []  # admitted, prompt not done: [request, prompt tokens left]
     # requests are sent and admitted in order: [adm, sent_to) are sent and waiting (open loop: every request is sent
     # at its arrival time, so those of [adm, n) that have arrived)
