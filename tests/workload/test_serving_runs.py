@@ -110,19 +110,3 @@ def test_a_big_model_on_one_gpu_overcommits_its_small_kv_pool_and_preempts():
     assert "preemptions in this run" in note
     assert load.capacity >= load.running.typical  # as many prompts as the pool holds, up to max_num_seqs
 
-
-def test_a_prompt_step_of_its_own_carries_no_decode():
-    # vLLM V0 (and any engine whose prompts run in steps of their own): a finite run's prompt step is the prefill
-    # alone, so the first request of a burst waits its prompt's step, not a decode step beside it
-    from sizeup.workload.serving import _step
-    from sizeup.workload.serving_steps import Steps
-    from sizeup.workload.inference import execution_for
-
-    config = InferenceConfig(weights="bf16", engine="vllm@0.5.4")
-    model = execution_for(H100, config)
-    steps = Steps(LLAMA8, H100, config, model, _fixed(512))
-    alone, extra = _step(steps, model.load_policy, 0, 512, "typical")
-    assert extra == pytest.approx(steps.prefill(512, "typical"))
-    assert alone < steps.decode(0, "typical") + extra
-    beside = _step(steps, model.load_policy, 64, 512, "typical")[0]
-    assert beside == pytest.approx(steps.decode(64, "typical") + extra)

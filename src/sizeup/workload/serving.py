@@ -257,15 +257,12 @@ def _capacity(arch, device, cfg, model, policy, mix: RequestMix, kv: int | None)
 
 def _step(steps: _Steps, policy, batch: float, prompt_tokens: float, corner: str) -> tuple[float, float]:
     """(step time, its prefill part) of a step with `batch` decodes and `prompt_tokens` prompt tokens per step."""
-    if not policy.mixes:
-        extra = steps.prefill(prompt_tokens, corner) if prompt_tokens > 0 else 0.0
-        if batch <= 0 < prompt_tokens:  # a prompt step of its own (the scheduler's): no decode rides in it, the host
-            # holding only its prompts
-            return host_floor.floored(steps, prompt_tokens / max(steps.cfg.prompt, 1), extra, corner), extra
-        return steps.decode(batch, corner) + extra, extra
     decode = steps.decode(batch, corner)
     if prompt_tokens <= 0:
         return decode, 0.0
+    if not policy.mixes:
+        extra = steps.prefill(prompt_tokens, corner)
+        return decode + extra, extra
     # mixed: one GEMM per weight matrix over the decodes and the prompt tokens a step carries (`joined`): a whole
     # prompt, or its chunk where the token budget is smaller (`lump`); fewer a step on average: that share of steps
     decodes = batch * steps.beams
