@@ -265,6 +265,12 @@ class Ledger:
     def extend(self, records: Iterable[OpRecord]) -> None:
         self.ops.extend(records)
 
+    def version(self) -> tuple[OpRecord, ...]:
+        """The ops as they are now, a tuple of frozen records: a memo's version of the ledger (sizeup/memo.py). Two
+        are equal only where every op is (identical records compare at once), so a ledger changed in any way after
+        it was priced (an op added, replaced or removed, the list swapped) is priced again."""
+        return tuple(self.ops)
+
     # ---- totals -----------------------------------------------------------------------------
     @property
     def params(self) -> int:

@@ -63,7 +63,7 @@ def test_no_entry_leaves_the_matmul_pricing(catalog):
     h100, b200 = catalog.device("h100-sxm-80gb"), catalog.device("b200")
     assert resolve("vllm", h100).moe_kernel("bf16", False, 512) is None
     assert resolve("vllm", b200).moe_kernel("mxfp4", False, 512) is None
-    assert resolve("tensorrt-llm", h100).moe_kernel("mxfp4", True, 1) is None
+    assert resolve("tensorrt-llm", b200).moe_kernel("mxfp4", True, 1) is None  # Hopper's: test_mxfp4_hopper_moe.py
 
 
 def test_estimate_says_which_moe_kernel_priced_the_experts():

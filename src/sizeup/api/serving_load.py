@@ -46,9 +46,12 @@ def with_lengths(o):
 
 
 def load_of(result, o):
-    """The estimate's configuration under the load `o` names (workload/serving.py ServingEstimate)."""
+    """The estimate's configuration under the load `o` names (workload/serving.py ServingEstimate), `--concurrency N`
+    refused for an offline entry point (`_offline_concurrency`)."""
     from sizeup.workload.serving import Load, RequestMix, dataset_mix, serving_load
 
+    if o.concurrency is not None and result.execution.offline:
+        raise ConfigError(_offline_concurrency(result.execution, o.concurrency))
     if o.dataset is not None:
         mix = dataset_mix(o.dataset, input_tokens=o.prompt, output_tokens=o.output,
                           input_spread=o.input_len_spread, output_spread=o.output_len_spread)
@@ -81,3 +84,20 @@ def sweep_loads(result, points) -> tuple:
         except ConfigError:
             out.append(None)
     return tuple(out)
+
+
+# the engine settings that cap the sequences a scheduler runs at once (vLLM max_num_seqs, SGLang
+# max_running_requests, TensorRT-LLM max_batch_size), read from an engine's ENGINE_OPTIONS to name its own flag
+BATCH_CAPS = ("max_num_seqs", "max_running_requests", "max_batch_size")
+
+
+def _offline_concurrency(execution, n: int) -> str:
+    """Why `--concurrency N` is refused for an offline entry point (`ExecutionModel.offline`: vLLM's LLM class,
+    SGLang's offline engine; every prompt submitted in one call, no arrival process, as `--rps` is refused in
+    workload/serving.py): it has no clients keeping N requests in flight, its scheduler's cap bounds the batch; the
+    error names the engine's option that sets the cap, with `--concurrency inf`."""
+    option = next((k for k, v in type(execution).ENGINE_OPTIONS.items() if v in BATCH_CAPS), None)
+    cap = (f"to cap its batch give --engine-opt {option}={n} with --concurrency inf" if option
+           else "give --concurrency inf")
+    return (f"--concurrency {n}: the offline entry point (--engine-opt offline: every prompt handed over in one call) "
+            f"has no clients to keep {n} requests in flight; {cap}, or drop offline to load a server")

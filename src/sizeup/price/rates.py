@@ -188,8 +188,9 @@ class OpClasses:
 
 def op_classes(ledger: Ledger) -> OpClasses:
     """`OpClasses.of(ledger)`, kept for the last ledgers priced (a plan prices each cached step ledger on many
-    devices and engines; sizeup/memo.py: by the ledger's identity and op count). A traced model's ledger is not kept."""
-    return _CLASSES.cached((ledger, ledger.ops), len(ledger.ops), lambda: OpClasses.of(ledger),
+    devices and engines; sizeup/memo.py: by the ledger's identity and its ops, `Ledger.version`). A traced model's
+    ledger is not kept."""
+    return _CLASSES.cached((ledger,), ledger.version(), lambda: OpClasses.of(ledger),
                            keep=len(ledger.ops) <= 4096)
 
 

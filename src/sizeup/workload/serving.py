@@ -149,7 +149,7 @@ def serving_load(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
     """The steady state of serving requests of lengths `mix` under `load` with `cfg`'s engine, format and GPUs
     (`cfg.gpus` per replica, tensor parallel); `load.replicas` copies share the load evenly. `kv_capacity`: the
     sequences the KV cache holds where the caller knows it (a planner's family), else searched here."""
-    one = _one_replica(arch, device, cfg, mix, load.per_replica(), execution, kv_capacity)
+    one = _one_replica(arch, device, cfg, mix, load.per_replica(), execution, kv_capacity, front_batcher.burst(load))
     if load.batcher_s:
         one = front_batcher.held(one, load)
     if load.replicas == 1:
@@ -164,7 +164,7 @@ def serving_load(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
 
 
 def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix: RequestMix, load: Load,
-                 execution, kv_capacity: int | None) -> ServingEstimate:
+                 execution, kv_capacity: int | None, burst: float | None = None) -> ServingEstimate:
     if arch.encoder:
         raise ConfigError(f"{arch.name} is an encoder: it generates no tokens to serve under load")
     model = (execution or execution_for(device, cfg)).at_gpus(cfg.gpus // cfg.pp)  # settings by TP size
@@ -185,7 +185,8 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
         return _static(steps, mix, load, capacity, policy, notes + runs.static_notes(load))
     kind = runs.regime(mix, load, policy.scheduling, load.staggered)  # waves or a finite run: stepped there
     rows = {c: runs.run_row(kind, mix, load, capacity, policy, steps, c, lambda *a: _step(steps, policy, *a)[0],
-                            kv_tokens=pool) if kind else _continuous(steps, policy, mix, load, capacity, c) for c in CORNERS}
+                            kv_tokens=pool) if kind else _continuous(steps, policy, mix, load, capacity, c, burst)
+            for c in CORNERS}
     notes += [runs.note(kind, mix, load, policy), *runs.preempt_notes(rows, policy, pool, capacity)] if kind else []
     if kind and policy.preempts:  # admitted on their prompts: as many as the pool holds prompts, up to max_sequences
         capacity = min(policy.max_sequences or pool, max(capacity, pool // max(I, 1)))
@@ -287,7 +288,8 @@ def _loaded_step(steps: _Steps, policy, batch: float, prompt_rate: float, corner
     return step
 
 
-def _continuous(steps: _Steps, policy, mix: RequestMix, load: Load, capacity: int, corner: str) -> dict:
+def _continuous(steps: _Steps, policy, mix: RequestMix, load: Load, capacity: int, corner: str,
+                burst: float | None = None) -> dict:
     I, O = mix.input_tokens, mix.output_tokens
 
     def at(batch: float) -> dict:
@@ -311,7 +313,7 @@ def _continuous(steps: _Steps, policy, mix: RequestMix, load: Load, capacity: in
         row = dict(_front_bound(at, capacity, cap, 0.0) if full["x"] > cap else full, saturated=True, rho=1.0)
     else:
         rho = load.rate / x_max
-        row = _poisson(steps, policy, mix, load.rate, capacity, corner)
+        row = _poisson(steps, policy, mix, load.rate, capacity, corner, burst)
         wait = runs.md1_wait(load.rate, service)
         row.update(rho=rho, ttft=row["ttft"] + wait, e2e=row["e2e"] + wait)
     row["x_max"], row["front_bound"] = x_max, full["x"] > cap
@@ -334,7 +336,8 @@ def _front_bound(at, n: float, cap: float, service: float) -> dict:
     return row
 
 
-def _poisson(steps: _Steps, policy, mix: RequestMix, rate: float, capacity: int, corner: str) -> dict:
+def _poisson(steps: _Steps, policy, mix: RequestMix, rate: float, capacity: int, corner: str,
+             burst: float | None = None) -> dict:
     """Poisson arrivals at `rate` below saturation. Continuous batching serves every running request one token
     per step: processor sharing at a total rate that depends on how many run. Requests complete at
     mu(n) = n / (O x step(n)) with n running (step(n): the decode step of n sequences carrying the prompt tokens
@@ -343,7 +346,9 @@ def _poisson(steps: _Steps, policy, mix: RequestMix, rate: float, capacity: int,
     sharing is a symmetric queue: Kelly, Reversibility and Stochastic Networks, 1979, ch. 3), so it holds for any
     length distribution of mean O. From it: the mean running batch E[n]; TPOT = E[n] / (rate x O) (time spent
     running per generated token, Little's law over the running requests); the wait for a free slot
-    E[queue] / rate; TTFT = that wait + admission at the next step + the prompt's own prefill."""
+    E[queue] / rate; TTFT = that wait + admission at the next step + the prompt's own prefill. `burst`: requests
+    released with it by a front-end batcher (workload/front_batcher.py `burst`), whose prompts its first step carries
+    in place of those of the arrivals during the step."""
     I, O = mix.input_tokens, mix.output_tokens
     grid = sorted({max(1, min(capacity, round(capacity ** (i / 40)))) for i in range(41)} | {1, capacity})
     times = [_loaded_step(steps, policy, n, rate * I, corner) for n in grid]
@@ -378,19 +383,23 @@ def _poisson(steps: _Steps, policy, mix: RequestMix, rate: float, capacity: int,
     step = step_at(max(batch, 1.0))
     tpot = batch / (rate * O)
     extra = _step(steps, policy, batch, rate * I * step, corner)[1]
-    ttft = queue / rate + _ttft(steps, policy, max(batch, 1.0), step, I, corner, others=rate * I * step)
+    others = rate * I * step if burst is None else burst * I
+    ttft = queue / rate + _ttft(steps, policy, max(batch, 1.0), step, I, corner, others, burst or 0.0)
     return {"running": batch, "tpot": tpot, "x": rate, "ttft": ttft, "e2e": ttft + (O - 1) * tpot,
             "decode_only": batch / steps.decode(max(batch, 1.0), corner), "prefill_share": extra / step,
             "saturated": False}
 
 
-def _ttft(steps: _Steps, policy, batch: float, step: float, prompt: int, corner: str, others: float = 0.0) -> float:
+def _ttft(steps: _Steps, policy, batch: float, step: float, prompt: int, corner: str, others: float = 0.0,
+          burst: float = 0.0) -> float:
     """A request admitted at once: the engine's host time per request and the steps its first token reaches the
     client late (ExecutionModel.request_overhead, Batching.first_token_lag_steps), half a scheduling run's wait
     (one step, or the engine's steps per schedule: a Poisson arrival lands mid-run), then its prompt (in chunks
     where a step's token budget is smaller than it) in mixed steps, or its own prefill step. `others`: the prompt
     tokens of the requests admitted with it (Poisson arrivals: those that came during the same step, rate x input
-    x step on average whatever the tagged arrival, Palm's theorem), which its first mixed step carries too."""
+    x step on average whatever the tagged arrival, Palm's theorem), which its first mixed step carries too. `burst`:
+    requests a front-end batcher released with it, whose prompts its own prefill step runs too where prompts run in
+    steps of their own."""
     front = runs.front(steps.execution, policy, step, corner)
     step = step * max(policy.steps_per_schedule, 1)
     if policy.mixes:
@@ -399,7 +408,8 @@ def _ttft(steps: _Steps, policy, batch: float, step: float, prompt: int, corner:
         chunks = max(1, math.ceil(prompt / budget))
         own = _step(steps, policy, batch, min(prompt + others, budget), corner)[0]
         return front + step / 2 + chunks * own
-    return front + step / 2 + steps.prefill(max(prompt, batch * prompt / max(steps.cfg.output, 1)), corner)
+    return front + step / 2 + steps.prefill(max(prompt * (1 + burst), batch * prompt / max(steps.cfg.output, 1)),
+                                            corner)
 
 
 def _static(steps: _Steps, mix: RequestMix, load: Load, capacity: int, policy, notes: list[str]) -> ServingEstimate:

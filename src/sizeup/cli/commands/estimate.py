@@ -112,7 +112,8 @@ def _add_load_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine-opt", action="append", default=[], metavar="KEY[=VALUE]",
                    help="an engine option the run set, as the engine spells it (vllm: num-scheduler-steps=10, "
                         "max-num-seqs=256, v1, offline (the offline LLM class, LLM.generate / vllm bench "
-                        "throughput, instead of vllm serve; not with --rps); sglang: chunked-prefill-size=4096, "
+                        "throughput, instead of vllm serve; with --concurrency inf, not --rps or --concurrency N: "
+                        "cap its batch with max-num-seqs=N); sglang: chunked-prefill-size=4096, "
                         "disable-radix-cache; tensorrt-llm: max-batch-size=896, max-num-tokens=8192); switches "
                         "take 0 or 1; repeatable")
 
