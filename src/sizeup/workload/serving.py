@@ -263,6 +263,8 @@ def _step(steps: _Steps, policy, batch: float, prompt_tokens: float, corner: str
         return decode, 0.0
     if not policy.mixes:
         extra = steps.prefill(prompt_tokens, corner)
+        if batch <= 0:  # a prompt-only step: no decode runs in it (the prefill carries its own weight read)
+            return extra, extra
         return decode + extra, extra
     # mixed: one GEMM per weight matrix over the decodes and the prompt tokens a step carries (`joined`): a whole
     # prompt, or its chunk where the token budget is smaller (`lump`); fewer a step on average: that share of steps
