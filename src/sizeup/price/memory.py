@@ -182,7 +182,7 @@ def inference_memory(arch: ModelArch, execution, cfg: MemoryConfig) -> Inference
                                           * stage_share(arch, cfg.pp)),
         activation_peak=lambda tokens, rows: _activation_peak(arch, tokens, rows, cfg.act_bytes, cfg.tp),
         attention_path=lambda implementation: attention_path(device, cfg.compute_dtype, implementation),
-        with_tower=with_tower, tower_pass=tower_activations))
+        with_tower=with_tower, tower_pass=tower_activations, pp=cfg.pp))
 
 
 def max_fitting(fits, low: int, high: int) -> int:
