@@ -43,7 +43,7 @@ CORNERS = ("low", "typical", "high")
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Load:
     """How requests arrive: a closed loop of `concurrency` requests, Poisson arrivals at `rate` per second, or
-    (neither) every request queued at once (offline: MLPerf Offline, trtllm-bench, benchmark_throughput)."""
+    (neither) every request queued at once (offline: MLPerf Offline, an engine's offline throughput benchmark)."""
 
     concurrency: int | None = None
     rate: float | None = None
