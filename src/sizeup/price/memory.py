@@ -46,8 +46,8 @@ class MemoryConfig:
     gpu_layers: int | None = None
     """Layers offloaded to the GPU by an engine that splits them with the CPU (None: all)."""
     attention: str = "sdpa"
-    """hf engine: the attention implementation transformers runs (sdpa, eager, flash2); on the math path the
-    prefill's s² scores and softmax output are live (sizeup.price.attention_kernels)."""
+    """The library engine: the attention implementation the model library runs (sdpa, eager, flash2); on the math
+    path the prefill's s² scores and softmax output are live (sizeup.price.attention_kernels)."""
     compute_dtype: str = "fp16"
     """The dtype attention computes in, for the kernel choice (fp32, fp16, bf16)."""
     tower: TowerInput | None = None
