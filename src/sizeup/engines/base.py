@@ -297,6 +297,16 @@ class ExecutionModel:
         split from free memory), with the sentence that says where they went; None: every layer on the device."""
         return None
 
+    def host_expert_layers(self, arch: ModelArch) -> int:
+        """The first N layers whose routed experts' weights the engine keeps in host memory and runs on the CPU, the
+        rest of those layers (attention, router, shared experts) staying on the device; 0: none (price/memory.py)."""
+        return 0
+
+    def host_weights_on_device(self, decode: bool, tokens: int) -> bool:
+        """Whether a step of `tokens` tokens copies the expert weights kept in host memory (`host_expert_layers`) to
+        the device and multiplies them there (its `step_extra` prices the copy) rather than on the CPU."""
+        return False
+
     def request_overhead(self) -> tuple[Range, str] | None:
         """Host time a served request spends outside the GPU steps before its first token reaches the client (the
         API server's HTTP/JSON handling, tokenization, the hand-off to the scheduler's process, detokenizing and
