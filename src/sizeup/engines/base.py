@@ -244,13 +244,17 @@ class ExecutionModel:
     @property
     def load_policy(self) -> Batching:
         """`batching` with the KV admission the profile states: `kv_reserve_to_completion` 1 reserves a request's
-        whole output before it starts (any engine's data file may say so; absent: pages taken as generated)."""
+        whole output before it starts (any engine's data file may say so; absent: pages taken as generated);
+        `kv_preempt_recompute` 1 admits on the prompt's pages and preempts when the pool runs out
+        (`Batching.preempts`, with `kv_admission_watermark`)."""
         policy = self.batching
         if self.profile.value("kv_reserve_to_completion", 0):
             policy = replace(policy, reserve_to_completion=True)
         lag = int(self.profile.value("first_token_lag_steps", 0))
         if lag:
             policy = replace(policy, first_token_lag_steps=lag)
+        if self.profile.value("kv_preempt_recompute", 0) and not policy.reserve_to_completion:
+            policy = replace(policy, preempts=True, kv_watermark=self.profile.value("kv_admission_watermark", 0.0))
         return policy
 
     # --- placement over several GPUs (issue 28, local engines) -------------------------------------------------
