@@ -180,3 +180,22 @@ def test_sglang_offline_engine_has_no_http_front_end():
     assert served.request_intake() is not None and served.request_overhead() is not None
     assert offline.offline and offline.request_intake() is None and offline.request_overhead() is None
     assert any("offline engine" in n for n in offline.option_notes())
+
+
+def test_sglang_reserve_counts_pipeline_ranks_and_the_note_prints_its_own_figures():
+    """server_args: reserved_mem += tp_size * pp_size / 8 * 1024 (sglang PR 11076), so pipeline stages add to the
+    reserve as tensor-parallel ranks do; the note prints mem_fraction_static as rounded (3 decimals) and the formula
+    from the data's terms."""
+    from sizeup.ingest.hf_config import load_model
+    from sizeup.workload.inference import InferenceConfig, estimate_inference
+
+    h100 = CATALOG.device("h100-sxm-80gb")
+    new = resolve("sglang@0.5.4", h100)
+    assert new.reserved_mib(2, 2) == 512 + 1.5 * 8192 + 2 * 256 + 1024 * 2 * 2 / 8
+    assert new.reserved_mib(2, 2) - new.reserved_mib(2) == 256
+    cfg = InferenceConfig(batch=1, prompt=512, output=128, weights="bf16", engine="sglang@0.5.4", gpus=4, pp=2)
+    e = estimate_inference(load_model("llama-3.1-70b"), h100, cfg, limits=False)
+    note = next(a for a in e.assumptions if "mem_fraction_static" in a)
+    fraction = new.mem_fraction(2, 2)
+    assert f"mem_fraction_static {fraction:.3f} of the GPU" in note and "13,824 MiB at tp 2, pp 2" in note
+    assert "512 + 1.5 x max(chunked-prefill size, 2,048) + 2 x cuda_graph_max_bs + 1,024 x tp x pp / 8" in note

@@ -28,3 +28,14 @@ def test_thor_modes_scale_compute_by_tpcs_and_clock_and_keep_the_memory():
         assert mode.variant_of == "jetson-agx-thor"
     assert (mode_70.tdp_w, mode_70.power_mode_clocks["cpu_online"], mode_70.power_mode_clocks["cpu_max_hz"]) == \
         (70, 12, 1998e6)
+
+
+def test_thor_mode_peaks_say_the_table_is_an_unverified_transcription():
+    """The mode table was read in a transcription its author flags for checking (and its MAXN clock conflicts
+    with the data sheet's): every derived peak of a mode says so, so an estimate's assumptions show it."""
+    for mode in ("120w", "90w", "70w"):
+        device = CATALOG.devices[f"jetson-agx-thor-{mode}"]
+        assert device.derived_peaks
+        for note in device.derived_peaks.values():
+            assert "unverified transcription of NVIDIA's R38.4 power-mode table" in note
+    assert all("unverified" not in note for note in CATALOG.devices["jetson-agx-thor"].derived_peaks.values())

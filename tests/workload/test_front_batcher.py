@@ -52,8 +52,9 @@ def test_two_requests_per_window_have_the_closed_form_hold():
     assert hold_wait(rate, window, 2) == pytest.approx(closed / rate / (1 + closed), rel=1e-12)
 
 
-def _simulated_companions(rate: float, window: float, most: int | None, n: int = 200_000) -> float:
-    """Mean number of other requests sent in the same release as a request, simulated event by event (seeded)."""
+def _simulated_companions(rate: float, window: float, most: int | None, n: int = 200_000, replicas: int = 1) -> float:
+    """Mean number of other requests sent to a request's replica in the same release as it, simulated event by event
+    (seeded), each release dealt out round-robin over `replicas` (an even spread)."""
     rng = random.Random(11)
     t, opened, held, sizes = 0.0, None, 0, []
     for _ in range(n):
@@ -67,7 +68,8 @@ def _simulated_companions(rate: float, window: float, most: int | None, n: int =
         if most is not None and held == most:
             sizes.append(held)
             opened, held = None, 0
-    return sum(k * (k - 1) for k in sizes) / sum(sizes)  # each of a release's k requests has k - 1 companions
+    groups = [len(range(g, k, replicas)) for k in sizes for g in range(replicas)]  # round-robin: k // R or one more
+    return sum(s * (s - 1) for s in groups) / sum(sizes)  # each of a group's s requests has s - 1 companions
 
 
 @pytest.mark.parametrize("rate, window, most", [(73.5, 0.3, 96), (73.5, 0.3, 10), (2.0, 0.3, None), (500.0, 0.05, 8),
@@ -82,9 +84,22 @@ def test_a_release_has_the_closed_form_size_seen_by_its_requests():
     p = 1 - math.exp(-3.33 * 0.3)  # two at most: N = 2 with P(A >= 1), so E[N^2] / E[N] = (1 + 3p) / (1 + p)
     assert companions(3.33, 0.3, 2) == pytest.approx((1 + 3 * p) / (1 + p) - 1, rel=1e-12)
     assert companions(5.0, 0.3, 1) == 0.0
-    # spread evenly over 8 replicas, a request's replica gets an eighth of the release it rides in
-    assert companions(73.5, 0.3, 96, replicas=8) == pytest.approx((companions(73.5, 0.3, 96) + 1) / 8 - 1)
-    assert companions(2.0, 0.3, replicas=8) == 0.0  # fewer than one a replica: the request alone
+    assert companions(2.0, 0.3, replicas=8) < 1e-6  # a release of more than 8 is past 30 sd: the request alone
+
+
+@pytest.mark.parametrize("rate, window, most, replicas", [(73.5, 0.3, 96, 8), (316.7, 0.3, 96, 8), (40.0, 0.3, None, 8),
+                                                          (73.5, 0.3, 10, 4)])
+def test_a_release_spread_evenly_counts_the_others_on_the_request_s_replica(rate, window, most, replicas):
+    """Spread evenly, a release of n puts n // R or one more on each replica; a request has the others of its group:
+    not seen / R - 1 (fractions of a request), nor (seen - 1) / R (a random spread)."""
+    simulated = _simulated_companions(rate, window, most, replicas=replicas)
+    assert companions(rate, window, most, replicas=replicas) == pytest.approx(simulated, rel=0.01)
+
+
+def test_a_full_release_of_12_over_8_replicas():
+    # every window fills to 12 (10,000 requests/s): 4 replicas get two, 4 get one, so 8 of the 12 requests have one
+    # other: 2/3 (seen / R - 1 would say 0.5, (seen - 1) / R 1.375)
+    assert companions(1e4, 0.3, 12, replicas=8) == pytest.approx(8 / 12, rel=1e-9)
 
 
 def _loads(input_tokens: int, engine: str):

@@ -116,44 +116,58 @@ class SGLang(ExecutionModel):
                               + f"; running requests bounded by the token pool; decode batches above "
                                 f"cuda_graph_max_bs {self.graph_max_batch or 0:,} launched eagerly")
 
-    def mem_fraction(self, tp: int) -> float:
+    def mem_fraction(self, tp: int, pp: int = 1) -> float:
         """mem_fraction_static: the run's own; from 0.5.3 (`mem_fraction_reserve` 1) the GPU's memory less server_args'
         reserve for activations and CUDA graphs, as a fraction (`reserved_mib`); before, a figure by tp size."""
+        return self._static(tp, pp)[0]
+
+    def _static(self, tp: int, pp: int) -> tuple[float, float | None]:
+        """(mem_fraction_static, the reserve in MiB it was derived from: None where it was not)."""
         own = self.profile.values.get("mem_fraction_static")
         if own is not None:
-            return float(own)
-        reserve = self.reserved_mib(tp)
+            return float(own), None
+        reserve = self.reserved_mib(tp, pp)
         if reserve is not None:
             mib = device_total_bytes(self.device) / 2**20
-            return round((mib - reserve) / mib, 3)
+            return round((mib - reserve) / mib, 3), reserve
         for size, key in ((16, "tp16"), (8, "tp8"), (4, "tp4"), (2, "tp2")):
             if tp >= size:
-                return self.profile.value(f"mem_fraction_static.{key}", 0.88)
-        return self.profile.value("mem_fraction_static.tp1", 0.88)
+                return self.profile.value(f"mem_fraction_static.{key}", 0.88), None
+        return self.profile.value("mem_fraction_static.tp1", 0.88), None
 
-    def reserved_mib(self, tp: int) -> float | None:
+    def _reserve_terms(self) -> dict[str, float]:
+        """server_args' reserve terms (data/engines/sglang.yaml `mem_reserve_*`, MiB)."""
+        value = self.profile.value
+        return {"base": value("mem_reserve_base_mib", 512), "token": value("mem_reserve_per_prefill_token_mib", 1.5),
+                "graph": value("mem_reserve_per_graph_batch_mib", 2), "ranks": value("mem_reserve_per_8_ranks_mib", 1024),
+                "floor": value("mem_reserve_floor_mib", 10240), "above": value("mem_reserve_floor_above_mib", 61440)}
+
+    def reserved_mib(self, tp: int, pp: int = 1) -> float | None:
         """server_args' memory reserve (MiB) outside mem_fraction_static from 0.5.3 (None before): a constant for the
         attention backend's metadata, 1.5 MiB per token of a chunked-prefill step (at least 2,048 tokens) for its
-        activations, 2 MiB per captured decode-graph batch size, 1 GiB per 8 tensor-parallel ranks (pipeline stages
-        taken as 1), at least 10 GiB on a GPU above 60 GiB (data/engines/sglang.yaml `mem_reserve_*`)."""
+        activations, 2 MiB per captured decode-graph batch size, 1 GiB per 8 ranks of tp x pp (server_args:
+        `tp_size * pp_size / 8 * 1024`), at least 10 GiB on a GPU above 60 GiB (`_reserve_terms`)."""
         if not self.profile.value("mem_fraction_reserve", 0):
             return None
-        value = self.profile.value
+        t = self._reserve_terms()
         graph = self.profile.values.get("cuda_graph_max_bs")
         graph = int(graph) if graph is not None else self._default_graph_bs(tp)
         chunk = self._chunk()
-        step = chunk if chunk > 0 else value("max_prefill_tokens", 16384)
-        reserve = (value("mem_reserve_base_mib", 512) + value("mem_reserve_per_prefill_token_mib", 1.5)
-                   * max(step, 2048) + value("mem_reserve_per_graph_batch_mib", 2) * graph
-                   + value("mem_reserve_per_8_ranks_mib", 1024) * tp / 8)
-        if device_total_bytes(self.device) / 2**20 > value("mem_reserve_floor_above_mib", 61440):
-            reserve = max(reserve, value("mem_reserve_floor_mib", 10240))
+        step = chunk if chunk > 0 else self.profile.value("max_prefill_tokens", 16384)
+        reserve = t["base"] + t["token"] * max(step, 2048) + t["graph"] * graph + t["ranks"] * tp * pp / 8
+        if device_total_bytes(self.device) / 2**20 > t["above"]:
+            reserve = max(reserve, t["floor"])
         return reserve
+
+    def _reserve_formula(self) -> str:
+        """The reserve's formula as the note prints it, from the data's terms."""
+        t = self._reserve_terms()
+        return (f"{t['base']:,g} + {t['token']:g} x max(chunked-prefill size, 2,048) + {t['graph']:g} x cuda_graph_max_bs + "
+                f"{t['ranks']:,g} x tp x pp / 8, at least {t['floor']:,g} on a GPU above {t['above'] / 1024:g} GiB")
 
     def memory(self, req: MemoryRequest) -> InferenceMemory:
         """The token pool: mem_fraction_static of the GPU less the weights; activations and CUDA graphs beside it."""
-        fraction = self.mem_fraction(req.tp)
-        reserve = self.reserved_mib(req.tp) if self.profile.values.get("mem_fraction_static") is None else None
+        fraction, reserve = self._static(req.tp, req.pp)
         static = device_total_bytes(req.device) * fraction
         kv_seq = req.kv_per_sequence(1)
         pool = int(static - req.weights_bytes)
@@ -165,12 +179,11 @@ class SGLang(ExecutionModel):
         if running and concurrency is not None:
             concurrency = min(concurrency, int(running))
         fits = pool >= needed and pool > 0 and activations <= outside and static <= req.usable.typical + outside
-        notes = (f"SGLang takes mem_fraction_static {fraction:.2f} of the GPU ({static / GIB:,.1f} GiB) for weights and "
+        notes = (f"SGLang takes mem_fraction_static {fraction:.3f} of the GPU ({static / GIB:,.1f} GiB) for weights and "
                  f"the KV token pool ({max(pool, 0) / GIB:,.1f} GiB); activations, CUDA graphs and the context use "
                  f"the rest ({outside / GIB:,.1f} GiB)"
                  + (f": server_args' GPU memory less its reserve for activations and CUDA graphs, {reserve:,.0f} MiB at "
-                    f"tp {req.tp} (512 + 1.5 x the chunked-prefill size + 2 x cuda_graph_max_bs + 1,024 x tp / 8, at "
-                    f"least 10,240 on a GPU above 60 GiB)" if reserve is not None else ""),)
+                    f"tp {req.tp}, pp {req.pp} ({self._reserve_formula()})" if reserve is not None else ""),)
         return InferenceMemory(weights_bytes=req.weights_bytes, kv_cache_bytes=max(pool, 0),
                                kv_cache_needed_bytes=needed, activations_bytes=activations, overhead_bytes=0,
                                usable_bytes=req.usable, fits=fits, cpu_bytes=req.cpu_weights_bytes,

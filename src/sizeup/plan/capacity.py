@@ -3,9 +3,9 @@ policy does (engines/base.py `Batching`; continuous batching stepped by workload
 estimate's finite runs step too), driven by the priced prefill and decode step times, and the replica count for
 a traffic level.
 
-The replica runs one step at a time. Continuous batching with mixed steps (vLLM V1's chunked prefill,
-TensorRT-LLM's in-flight batching): every step decodes one token of each running sequence and carries the prompt
-tokens of admitted requests up to the step's token budget. Prompt steps apart (vLLM V0, SGLang by default): when
+The replica runs one step at a time. Continuous batching with mixed steps (chunked prefill mixed into decode
+steps, in-flight batching): every step decodes one token of each running sequence and carries the prompt
+tokens of admitted requests up to the step's token budget. Prompt steps apart (`Batching.mixed_steps` off): when
 requests wait and a slot is free, their prompts run as a step of their own. Static batching: the waiting requests
 run prompt to last token as one batch. The KV pool and the engine's max_sequences bound the sequences held at once.
 A prompt step is priced as workload/serving.py prices it, so the simulation's steady state agrees with

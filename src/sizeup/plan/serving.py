@@ -98,30 +98,17 @@ def _joined(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, model: Ex
     collectives and every other term of a decode step at the kernel of the step's rows, between the batches the
     estimate prices, and a token's compute at that kernel), at the typical corner.
 
-    Where the decodes keep their own kernel at the step's rows (`Steps.gemm_rows` None at every batch `Steps.sequences`
-    may read for `batch`: the batch itself, and up to 64 the powers of 2^(1/2) it lies between), their kernel term is
-    0 and the decode estimates it would read are not priced: `streaming.joined` with a token's compute at the step's
-    rows, the value `Steps.joined` gives there, at a fraction of its cost (a plan prices steps at hundreds of
-    batches)."""
+    Where the decodes keep their own kernel at the step's rows (`Steps.keeps_kernel`: at every batch
+    `Steps.sequences` may read for `batch`), their kernel term is 0 and the decode estimates it would read are not
+    priced: `streaming.joined` with a token's compute at the step's rows, the value `Steps.joined` gives there, at a
+    fraction of its cost (a plan prices steps at hundreds of batches)."""
     steps = Steps(arch, device, cfg, model, RequestMix(input_tokens=cfg.prompt, output_tokens=cfg.output))
     terms = streaming.read_terms(arch)
-    small: dict[int, bool] = {}  # by the rows' kernel grid: do the decodes at 1, 2^(1/2), ..., 64 keep their kernel
-
-    def own_kernel(batch: int, rows: int) -> bool:
-        if steps.gemm_rows(True, batch, rows) is not None:
-            return False
-        if batch > 64:  # Steps.sequences prices it at its batch
-            return True
-        grid = kernel_grid(rows)  # gemm_rows reads the rows through it alone
-        if grid not in small:
-            small[grid] = all(steps.gemm_rows(True, round(2 ** (i / 2)), rows) is None for i in range(13))
-        return small[grid]
-
     read = cache(lambda: steps.read("typical"))  # R of one token: the same for every step
     per_token: dict[int, float] = {}  # by the rows' kernel grid, which is all Steps.per_token reads of the rows
 
     def at(batch: int, rows: int) -> float:
-        if not own_kernel(batch, rows):
+        if not steps.keeps_kernel(batch, rows):
             return steps.joined(batch, rows - batch, "typical")
         grid = kernel_grid(rows)
         if grid not in per_token:

@@ -46,8 +46,8 @@ class MemoryConfig:
     gpu_layers: int | None = None
     """Layers offloaded to the GPU by an engine that splits them with the CPU (None: all)."""
     attention: str = "sdpa"
-    """hf engine: the attention implementation transformers runs (sdpa, eager, flash2); on the math path the
-    prefill's s² scores and softmax output are live (sizeup.price.attention_kernels)."""
+    """The library engine: the attention implementation the model library runs (sdpa, eager, flash2); on the math
+    path the prefill's s² scores and softmax output are live (sizeup.price.attention_kernels)."""
     compute_dtype: str = "fp16"
     """The dtype attention computes in, for the kernel choice (fp32, fp16, bf16)."""
     tower: TowerInput | None = None
@@ -211,7 +211,7 @@ def inference_memory(arch: ModelArch, execution, cfg: MemoryConfig) -> Inference
                                           * stage_share(arch, cfg.pp)),
         activation_peak=lambda tokens, rows: _activation_peak(arch, tokens, rows, cfg.act_bytes, cfg.tp),
         attention_path=lambda implementation: attention_path(device, cfg.compute_dtype, implementation),
-        with_tower=with_tower, tower_pass=tower_activations))
+        with_tower=with_tower, tower_pass=tower_activations, pp=cfg.pp))
 
 
 def max_fitting(fits, low: int, high: int) -> int:

@@ -53,24 +53,26 @@ class InferenceConfig:
     weights: str = "bf16"
     kv_dtype: str = "fp16"
     engine: str = field(default_factory=lambda: default_engine("library")[0])
-    """The engine ('vllm', 'vllm@0.10'); default: data/engines/defaults.yaml `library` (plain transformers)."""
+    """The engine, by name and optionally release ('NAME', 'NAME@RELEASE'); default: data/engines/defaults.yaml
+    `library` (the model library's own generate())."""
     gpus: int = 1
     gpu_layers: int | None = None
     threads: int | None = None
-    """llama.cpp CPU threads for the layers kept on the CPU (default: all the CPU's cores)."""
+    """CPU threads for the layers an engine keeps on the CPU (default: all the CPU's cores)."""
     images: int = 0
     """Images per sequence, each through a vision-language model's vision tower in prefill."""
     image_hw: tuple[int, int] | None = None
     """(height, width) of each image in pixels; None: the model's own size (448 × 448 for Qwen2-VL)."""
     backend: str | None = None
-    """llama.cpp's build backend (engines/kernels.py BACKENDS: vulkan, cuda, hip, ...); None: the device's default."""
+    """The engine build's GPU backend (engines/kernels.py BACKENDS: vulkan, cuda, hip, ...); None: the device's
+    default."""
     build_date: str | None = None
-    """'YYYY-MM-DD' of an older llama.cpp build: the kernels it ran (kernels.yaml `until`); None: the current build."""
+    """'YYYY-MM-DD' of an older engine build: the kernels it ran (kernels.yaml `until`); None: the current build."""
     engine_options: tuple[str, ...] = ()
     """`--engine-opt KEY[=VALUE]` settings of the engine's run (ExecutionModel.ENGINE_OPTIONS)."""
     split: str = "tensor"
     """How `gpus` share the model: "tensor" (tensor parallel) or "layers" (consecutive layers per GPU, one GPU at a
-    time: accelerate's device_map="auto", ExLlamaV2's gpu_split)."""
+    time: a device map that places whole layers, or an engine's split of layers over GPUs)."""
     pp: int = 1
     """Pipeline stages (workload/pipeline.py): `gpus / pp` GPUs per stage, tensor parallel inside it."""
     step_tokens: int | None = None
@@ -149,7 +151,7 @@ class InferenceEstimate:
     flops_per_token: int
     assumptions: tuple[str, ...] = field(default_factory=tuple)
     cpu_device: DeviceSpec | None = None
-    """Where llama.cpp layers kept off the GPU were priced (None: every layer on `device`)."""
+    """Where layers kept off the GPU were priced (None: every layer on `device`)."""
     tower: TowerEstimate | None = None
     """The encoder or vision tower run ahead of the decoder, its time inside `prefill` (None: none ran)."""
     execution: ExecutionModel | None = None
@@ -269,7 +271,7 @@ def _phase(latency: Range, tokens: int, bound: str, unknown: tuple[str, ...]) ->
 
 
 def _split_phase(gpu: PhaseEstimate, cpu: PhaseEstimate, on_gpu: float, tokens: int) -> PhaseEstimate:
-    """llama.cpp partial offload: layers run one after another, a fraction `on_gpu` of them on the GPU."""
+    """Partial offload: layers run one after another, a fraction `on_gpu` of them on the GPU."""
     latency = gpu.latency_s.scale(on_gpu) + cpu.latency_s.scale(1.0 - on_gpu)
     bound = cpu.bound if (1.0 - on_gpu) * cpu.latency_s.typical >= on_gpu * gpu.latency_s.typical else gpu.bound
     unknown = tuple(dict.fromkeys((*(gpu.unknown_compute if on_gpu > 0 else ()),

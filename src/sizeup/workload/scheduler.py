@@ -5,8 +5,8 @@ its batching policy (engines/base.py `Batching`) says. Both the estimate (worklo
 in how they price a step.
 
 A step decodes one token of every running sequence. Prompt tokens of admitted requests, decodes first and then
-prompts in arrival order up to the step's token budget, either ride in it (`mixes`: vLLM V1's chunked prefill,
-TensorRT-LLM's in-flight batching) or run as a step of their own, the decodes waiting (vLLM V0, SGLang). A prompt
+prompts in arrival order up to the step's token budget, either ride in it (`mixes`: chunked prefill mixed into
+decode steps, in-flight batching) or run as a step of their own, the decodes waiting (prefill steps apart). A prompt
 longer than what is left of the budget is split over steps where the engine chunks prefill, else waits for a step
 it fits (the first prompt of a step is always taken). A request's first token comes out at the end of the step
 that computes its last prompt token. Runs of pure decode steps are priced at once up to the next finish, the next

@@ -6,11 +6,11 @@ steady state, the prompt tokens of the requests that replace those finishing: B 
 I and output O. Its time is priced from two estimates of workload/inference.py (the decode step of B sequences at
 the mean context, the prefill of those prompt tokens) and, for a decode or mixed step of M tokens, what its matrix
 products pay beyond max(weight read, compute) near their ridge point (price/streaming.py, `serving_steps.Steps.streaming`).
-- mixed steps (vLLM V1's chunked prefill, TensorRT-LLM's in-flight batching): the prompt tokens ride in the decode
+- mixed steps (chunked prefill mixed into decode steps, in-flight batching): the prompt tokens ride in the decode
   step, one GEMM per weight matrix over its M rows (decodes and prompt tokens): the weights read once a step, the
   prompt tokens adding max(R(M), M x c) - max(R(B), B x c), and the engine's kernel chosen at M (`serving_steps.Steps.joined`);
-- prompt steps of their own (vLLM V0, SGLang): their whole prefill time added per decode step in proportion;
-  static batching (transformers generate(), a plain TensorRT engine): a batch runs prompt to its longest output.
+- prompt steps of their own (`Batching.mixed_steps` off): their whole prefill time added per decode step in proportion;
+  static batching (a library's generate(), a compiled engine of fixed batch): a batch runs prompt to its longest output.
 A step holds at most the engine's max_batched_tokens (B + B x I / O) and max_sequences; the KV pool bounds B too.
 Offline (`concurrency None` and no rate: every request queued) runs at that bound; a closed loop at its
 concurrency; Poisson arrivals as a processor-sharing queue whose rate depends on the running batch (a birth-death
@@ -43,7 +43,7 @@ CORNERS = ("low", "typical", "high")
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Load:
     """How requests arrive: a closed loop of `concurrency` requests, Poisson arrivals at `rate` per second, or
-    (neither) every request queued at once (offline: MLPerf Offline, trtllm-bench, benchmark_throughput)."""
+    (neither) every request queued at once (offline: MLPerf Offline, an engine's offline throughput benchmark)."""
 
     concurrency: int | None = None
     rate: float | None = None

@@ -4,7 +4,7 @@ requests (a benchmark's --num-prompts), priced by stepping the engine's schedule
 - waves: C requests of the same lengths start together, so they end together and the next C start together: each
   wave prefills C x I prompt tokens (in chunks of the engine's max_batched_tokens, the decodes of prompts already
   done riding in the same steps where steps mix), then decodes the rest of O steps at batch C. One wave is the
-  steady state (`vllm bench serve --max-concurrency C` with fixed lengths and --ignore-eos).
+  steady state (a serving benchmark at max concurrency C with fixed lengths, ignoring end-of-sequence).
 - a finite run: N requests queued at t=0 (rate inf) or fed at concurrency C; the engine admits as many as it holds,
   a finished request's slot goes to the next. TTFT includes the wait for the prompts ahead; the run ends with its
   longest outputs (the drain tail, the batch shrinking), so throughput = output tokens / makespan.
