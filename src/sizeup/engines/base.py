@@ -98,8 +98,16 @@ class ExecutionModel:
     build_date: str | None = None
     notes: tuple[str, ...] = ()
     """What resolving assumed (a setting read for another release, the backend chosen), for the estimate."""
+    static: bool = False
+    """Priced as a static batch: every request handed over at once, no arrival process (an estimate with no load, a
+    batch job; `for_static_batch`), not a served run; an engine whose server costs more than its in-process entry
+    point prices the latter (TensorRT-LLM)."""
     memo: dict = field(default_factory=dict, compare=False, repr=False)
     """Per-model cache of what the pricing layer derives from it (phase efficiencies), filled by price/."""
+
+    def for_static_batch(self, static: bool = True) -> ExecutionModel:
+        """This model pricing a static batch (`static`), or a served run (False)."""
+        return self if self.static == static else replace(self, static=static, memo={})
 
     # --- identity ---------------------------------------------------------------------------------------------
     @property
@@ -312,11 +320,22 @@ class ExecutionModel:
                           + (f"; a step's output is processed while the next step runs, so the first token leaves "
                              f"{lag} step{'s' if lag > 1 else ''} after its prefill" if lag else ""))
 
+    BATCH_CAP_OPTION: ClassVar[str | None] = None
+    """The `--engine-opt` key that caps the sequences its scheduler runs at once (vLLM max-num-seqs)."""
+    IN_PROCESS_ARRIVALS: ClassVar[bool] = False
+    """Whether the in-process entry point takes requests as they come (`offline` False even in-process)."""
+
+    @property
+    def in_process(self) -> bool:
+        """Whether the run drives the engine in-process (`--engine-opt offline`, the profile's `offline_frontend`:
+        vLLM's LLM class, SGLang's offline engine, trtllm-bench) rather than through its HTTP server (the default)."""
+        return bool(self.profile.value("offline_frontend", 0))
+
     @property
     def offline(self) -> bool:
-        """Whether the run is an engine's offline entry point (every prompt handed over in one call: vLLM's LLM class,
-        `--engine-opt offline`), which has no arrival process to load with a request rate."""
-        return False
+        """Whether the run is an offline entry point (every prompt handed over in one call), which has no arrival
+        process to load with a request rate or a concurrency: `in_process` unless IN_PROCESS_ARRIVALS."""
+        return self.in_process and not self.IN_PROCESS_ARRIVALS
 
     def request_intake(self) -> Range | None:
         """Time the front end's process is busy with one request it takes in (HTTP/JSON, chat template,

@@ -47,6 +47,7 @@ class SGLang(ExecutionModel):
                       "cuda-graph-max-bs": "cuda_graph_max_bs", "offline": "offline_frontend"}
     SWITCHES = frozenset({"disable-radix-cache", "enable-torch-compile", "disable-flashinfer", "enable-mixed-chunk",
                           "offline"})
+    BATCH_CAP_OPTION = "max-running-requests"
 
     def _chunk(self) -> int:
         """chunked_prefill_size: the run's own, else the release's default for the GPU's memory."""
@@ -178,12 +179,6 @@ class SGLang(ExecutionModel):
 
     def tensor_parallel(self, link_kind: str, gpus: int) -> TensorParallel | None:
         return peer_all_reduce(self, link_kind, gpus, SGLANG_ALL_REDUCE)
-
-    @property
-    def offline(self) -> bool:
-        """Whether the run is SGLang's offline engine (`sglang.Engine.generate` over a list of prompts,
-        `sglang.bench_offline_throughput`: --engine-opt offline) rather than the HTTP server (the default)."""
-        return bool(self.profile.value("offline_frontend", 0))
 
     def request_overhead(self):
         """The HTTP server's per-request latency (base.py); the offline engine has no HTTP server: None."""
