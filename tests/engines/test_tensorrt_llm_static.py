@@ -70,3 +70,9 @@ def test_the_offline_switch_is_read_once_and_its_rule_is_the_engines(name, offli
     assert run.in_process and run.offline is offline
     assert not resolve(name, H100).in_process and not resolve(name, H100).offline
     assert type(run).BATCH_CAP_OPTION == cap and cap in type(run).ENGINE_OPTIONS
+    # the estimate's note says what the switch meant for this engine, its load rule included
+    (said,) = [n for n in run.option_notes() if n.startswith("--engine-opt offline:")]
+    rule = (f"loaded only with every prompt at once (--concurrency inf, implied by --dataset / --num-prompts, "
+            f"--engine-opt {cap}=N caps its batch): no --rps, no --concurrency N" if offline
+            else "takes requests as they come (generate_async): --rps and --concurrency N load it")
+    assert rule in said

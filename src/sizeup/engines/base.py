@@ -337,6 +337,12 @@ class ExecutionModel:
         process to load with a request rate or a concurrency: `in_process` unless IN_PROCESS_ARRIVALS."""
         return self.in_process and not self.IN_PROCESS_ARRIVALS
 
+    def load_rule(self) -> str:
+        """How `--engine-opt offline` is loaded, for the note that says what the switch meant for this engine."""
+        cap = f", --engine-opt {self.BATCH_CAP_OPTION}=N caps its batch" if self.BATCH_CAP_OPTION else ""
+        return (f"loaded only with every prompt at once (--concurrency inf, implied by --dataset / --num-prompts{cap}): "
+                "no --rps, no --concurrency N" if self.offline else "--rps and --concurrency N load it, as they load a server")
+
     def request_intake(self) -> Range | None:
         """Time the front end's process is busy with one request it takes in (HTTP/JSON, chat template,
         tokenization, the hand-off), the service time of its queue when requests come faster than it takes them:

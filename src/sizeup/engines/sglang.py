@@ -194,5 +194,6 @@ class SGLang(ExecutionModel):
         if self.offline:
             notes += ("--engine-opt offline: SGLang's offline engine (sglang.Engine.generate over the whole list, "
                       "bench_offline_throughput): every prompt handed over in one call, no HTTP server (no intake "
-                      "queue, no per-request latency outside the steps); its scheduler's host time as served",)
+                      "queue, no per-request latency outside the steps); its scheduler's host time as served; "
+                      f"{self.load_rule()}",)
         return notes

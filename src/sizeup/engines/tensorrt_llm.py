@@ -151,8 +151,10 @@ class TensorRTLLM(ExecutionModel):
             return (f"{what} (trtllm-bench, the LLM API, an MLPerf harness): no HTTP server, no per-token streaming; "
                     "decode graphs as trtllm-bench captures them (padded up to its batch: every decode batch replayed "
                     "unless --engine-opt cuda-graph-max-batch-size says)"
-                    + ("" if self.in_process else "; under load (--concurrency / --rps, a sweep's columns under load) "
-                                                 "it is priced as trtllm-serve"),)
+                    + (f"; unlike vLLM's and SGLang's offline the LLM API takes requests as they come (generate_async): "
+                       f"{self.load_rule()}" if self.in_process
+                       else "; under load (--concurrency / --rps, a sweep's columns under load) it is priced as "
+                            "trtllm-serve"),)
         graphs = self.graph_max_batch
         front = self.profile.range("frontend_per_token_s")
         return (f"{self.label} priced as trtllm-serve on its defaults: "

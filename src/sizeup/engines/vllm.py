@@ -267,7 +267,7 @@ class VLLM(ExecutionModel):
             notes.append(f"--engine-opt offline: the offline LLM class (LLM.generate, `vllm bench throughput`): every "
                          f"prompt added in one call, no API server (no HTTP, no per-token streaming, no intake queue)"
                          + (", its own per-request host time (data/engines/vllm.yaml host_per_request_s.offline)"
-                            if self.v1 else ""))
+                            if self.v1 else "") + f"; {self.load_rule()}")
         steps = int(self.profile.value("num_scheduler_steps", 1))
         if steps > 1:
             notes.append(f"--num-scheduler-steps {steps}: V0 multi-step scheduling, the scheduler's host time paid "
