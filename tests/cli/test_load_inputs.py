@@ -58,12 +58,12 @@ def test_an_in_process_entry_point_that_takes_requests_as_they_come_keeps_its_co
 
 
 
-@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+@pytest.mark.parametrize("engine", ["vllm", "sglang", None])
 def test_an_offline_entry_point_given_a_dataset_is_loaded_all_at_once_and_says_so(capsys, engine):
     # its only load is every prompt handed over in one call (--concurrency inf): implied, not refused with the
-    # --concurrency N / --rps it would then refuse
-    args = ["estimate", "llama-3.1-8b", "--device", "h100-sxm-80gb", "--engine", engine, "--engine-opt", "offline",
-            "--dataset", "sharegpt", "--num-prompts", "1000"]
+    # --concurrency N / --rps it would then refuse (None: the H100 class's engine, vLLM, data/engines/defaults.yaml)
+    args = ["estimate", "llama-3.1-8b", "--device", "h100-sxm-80gb", *(["--engine", engine] if engine else []),
+            "--engine-opt", "offline", "--dataset", "sharegpt", "--num-prompts", "1000"]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert ("--dataset with --engine-opt offline: priced as --concurrency inf, every prompt handed over in one call"

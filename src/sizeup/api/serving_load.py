@@ -20,14 +20,15 @@ def offline_load(o, device):
     """`o` and the sentence saying so, `offline` (every prompt queued at once: `--concurrency inf`) implied where the
     engine's entry point is offline (`--engine-opt offline` of an engine with no arrival process: the offline entry
     point's only load) and options describing the requests under load came with no load; else `o` and ''."""
-    if o.under_load or not o.engine_options or o.engine is None:
-        return o, ""
     given = next((n for n in LOAD_ONLY if getattr(o, n) is not None), None)
-    if given is None and o.replicas == 1:
+    if o.under_load or not o.engine_options or (given is None and o.replicas == 1):
         return o, ""
     from sizeup.engines.base import engine_settings, resolve
+    from sizeup.engines.defaults import default_for_segment
+    from sizeup.hardware.segments import segment_of
 
-    if not resolve(o.engine, device, settings=engine_settings(o.engine, o.engine_options)).offline:
+    engine = o.engine or default_for_segment(segment_of(device))[0]  # none named: the device class's, as estimated
+    if not resolve(engine, device, settings=engine_settings(engine, o.engine_options)).offline:
         return o, ""
     flag = "--" + (given or "replicas").replace("_", "-")
     if given in ("batcher_window", "batcher_max"):
