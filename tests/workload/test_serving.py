@@ -156,8 +156,8 @@ def test_an_engine_that_reserves_a_whole_output_holds_fewer_requests():
     model = serving.execution_for(H100, config)
     assert model.load_policy.reserve_to_completion and not model.batching.reserve_to_completion
     mix = RequestMix(input_tokens=2000, output_tokens=2000)
-    held, _ = serving._capacity(LLAMA8, H100, config, model, model.load_policy, mix, None)
-    paged, _ = serving._capacity(LLAMA8, H100, config, model, model.batching, mix, None)
+    held, _, _ = serving._capacity(LLAMA8, H100, config, model, model.load_policy, mix, None)
+    paged, _, _ = serving._capacity(LLAMA8, H100, config, model, model.batching, mix, None)
     assert held == pytest.approx(paged * 3000 / 4000, abs=1)
     vllm = serving.execution_for(H100, InferenceConfig(weights="bf16", kv_dtype="fp16", engine="vllm"))
     assert not vllm.load_policy.reserve_to_completion

@@ -31,6 +31,9 @@ is priced in-process too: nothing serves it. Before 1.0 neither the server nor t
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from sizeup.engines.attention_dp import pool_sequences
 from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
 from sizeup.engines.kernels import Kernel
 from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
@@ -169,10 +172,23 @@ class TensorRTLLM(ExecutionModel):
                    if front is not None and front.high > 0 else "")
                 + "; --engine-opt offline prices trtllm-bench / an in-process harness",)
 
+    def at_gpus(self, gpus: int) -> TensorRTLLM:
+        """With `enable_attention_dp` a replica of `gpus` GPUs runs that many attention ranks (engines/attention_dp.py):
+        its scheduler limits and KV pool are per rank."""
+        ranks = max(int(gpus), 1) if self.profile.value("enable_attention_dp", 0) else 1
+        if ranks == int(self.profile.value("attention_dp_ranks", 1)):
+            return self
+        cached = self.memo.get(("at_gpus", ranks))
+        if cached is None:
+            cached = replace(self, profile=self.profile.with_settings({"attention_dp_ranks": ranks}), memo={})
+            self.memo[("at_gpus", ranks)] = cached
+        return cached
+
     @property
     def batching(self) -> Batching:
-        tokens = int(self.profile.value("max_num_tokens", 8192))
-        seqs = int(self.profile.value("max_batch_size", 2048))
+        ranks = int(self.profile.value("attention_dp_ranks", 1))  # attention DP: each rank's executor its own limits
+        tokens = int(self.profile.value("max_num_tokens", 8192)) * ranks
+        seqs = int(self.profile.value("max_batch_size", 2048)) * ranks
         return Batching(scheduling="continuous", chunked_prefill=False, mixed_steps=True, max_batched_tokens=tokens,
                         max_sequences=seqs,
                         basis=f"in-flight batching: context and generation requests in one iteration, at most "
@@ -218,10 +234,14 @@ class TensorRTLLM(ExecutionModel):
                                    req.batch)
         free = req.usable.typical - req.weights_bytes - step
         pool = int(max(free, 0) * self.profile.value("kv_free_gpu_memory_fraction", 0.9))
-        seqs = min(pool // kv_seq, int(self.profile.value("max_batch_size", 2048))) if kv_seq else None
+        ranks = int(self.profile.value("attention_dp_ranks", 1))  # attention DP: each rank's pool its own requests
+        seqs = min(pool_sequences(pool // kv_seq, req.arch, req.tp, ranks),
+                   int(self.profile.value("max_batch_size", 2048)) * ranks) if kv_seq else None
         note = (f"TensorRT-LLM pre-allocates {self.profile.value('kv_free_gpu_memory_fraction', 0.9):.0%} of the "
                 f"memory free after weights and a max_num_tokens step ({pool / GIB:,.1f} GiB) as the KV cache: "
-                f"{seqs:,} sequences of {req.context:,} tokens at once" if seqs is not None else "")
+                f"{seqs:,} sequences of {req.context:,} tokens at once"
+                + (f" over its {ranks} attention data-parallel ranks (each holds whole caches of its own requests)"
+                   if ranks > 1 else "") if seqs is not None else "")
         return InferenceMemory(weights_bytes=own.weights_bytes, kv_cache_bytes=own.kv_cache_bytes,
                                kv_cache_needed_bytes=own.kv_cache_needed_bytes, activations_bytes=own.activations_bytes,
                                overhead_bytes=own.overhead_bytes, usable_bytes=own.usable_bytes, fits=own.fits,

@@ -27,6 +27,7 @@ from sizeup.price.execution import expert_rows, phase_efficiency, phase_note
 from sizeup.price.memory import InferenceMemory, MemoryConfig, inference_memory, max_fitting
 from sizeup.price.rates import PhaseTotals, price_totals
 from sizeup.ranges import Range
+from sizeup.workload.offload import host_split, on_device_share
 from sizeup.workload.pipeline import check_pipeline, hop_time, micro_batch, pipeline_note
 from sizeup.workload.quantize import WeightFormat, get_format, weight_bytes
 from sizeup.workload.tensor_parallel import tensor_parallel_comm
@@ -361,21 +362,8 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         assumptions.append(f"--split layers: {cfg.gpus} GPUs each hold about 1/{cfg.gpus} of the layers (weights and "
                            f"cache) and run them in turn, one GPU active at a time: a step takes the time of the whole "
                            f"model on one {device.id} (the hidden state's hop between GPUs not priced)")
-    n_layers = arch.num_layers
-    on_gpu = 1.0
-    host: DeviceSpec | None = None
-    if cfg.gpu_layers is not None and cfg.gpu_layers < n_layers and device.kind != "cpu":
-        on_gpu = cfg.gpu_layers / n_layers
-        if cpu is None:
-            assumptions.append(f"{n_layers - cfg.gpu_layers} of {n_layers} layers stay on the CPU, but no CPU device "
-                               f"is known ({device.id} names no host_cpu): name it with --cpu NAME; their compute "
-                               f"is unknown")
-        else:
-            host, notes = with_threads(cpu, cfg.threads)
-            assumptions += notes
-            assumptions.append(f"{model.name} partial offload: {cfg.gpu_layers} of {n_layers} layers on {device.id}, "
-                               f"{n_layers - cfg.gpu_layers} on {cpu.id} ({cpu.name}); time = layer share x each "
-                               f"device's time for the whole model (embedding and output layer shared in proportion)")
+    share, host, notes = host_split(arch, fmt, cfg, model, device, cpu, with_threads)  # workload/offload.py
+    assumptions += notes
     dev, on_dev_model = device, model
     if device.kind == "cpu" and cfg.threads is not None:
         dev, notes = with_threads(device, cfg.threads)
@@ -385,6 +373,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
 
     def phase(ledger: Ledger, decode: bool, tokens: int, hop_tokens: int = 0) -> PhaseEstimate:
         on_dev = on_cpu = None
+        on_gpu = on_device_share(share, model, arch, device, cfg, decode, tokens)
         if on_gpu > 0:
             rows = cfg.step_tokens or tokens  # the GEMMs' M: the server step's, where the phase runs in one
             eff = phase_efficiency(on_dev_model, decode, fmt, tokens, expert_rows(arch, rows), rows)
@@ -442,7 +431,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
                                     act_dtype, tp)
         decode = phase(decode_ledger, True, cfg.batch, micro)
         assumptions.append(f"decode priced at the mean context of the generation ({mean_context:,} tokens)")
-        if on_gpu > 0:
+        if share > 0:
             assumptions.extend(on_dev_model.phase_notes(arch, decode=True))
     for p_name, p in (("prefill", prefill), ("decode", decode)):
         if p is not None and not p.compute_priced:

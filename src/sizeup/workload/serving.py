@@ -179,14 +179,17 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
     I, O = mix.input_tokens, mix.output_tokens
     notes = [f"throughput under load: {load.label}; requests of {I:,} input / {O:,} output tokens ({mix.source})",
              *mix.notes]
-    capacity, why = _capacity(arch, device, cfg, model, policy, mix, kv_capacity)
+    capacity, pool, why = _capacity(arch, device, cfg, model, policy, mix, kv_capacity)
     notes.extend([why, *(model.request_overhead() or ("",))[1:], *host_floor.notes(model, cfg.gpus), streaming.note()])
     if policy.scheduling == "static":
         return _static(steps, mix, load, capacity, policy, notes + runs.static_notes(load))
     kind = runs.regime(mix, load, policy.scheduling, load.staggered)  # waves or a finite run: stepped there
-    rows = {c: runs.run_row(kind, mix, load, capacity, policy, steps, c, lambda *a: _step(steps, policy, *a)[0])
-            if kind else _continuous(steps, policy, mix, load, capacity, c, burst) for c in CORNERS}
-    notes += [runs.note(kind, mix, load, policy)] if kind else []
+    rows = {c: runs.run_row(kind, mix, load, capacity, policy, steps, c, lambda *a: _step(steps, policy, *a)[0],
+                            kv_tokens=pool) if kind else _continuous(steps, policy, mix, load, capacity, c, burst)
+            for c in CORNERS}
+    notes += [runs.note(kind, mix, load, policy), *runs.preempt_notes(rows, policy, pool, capacity)] if kind else []
+    if kind and policy.preempts:  # admitted on their prompts: as many as the pool holds prompts, up to max_sequences
+        capacity = min(policy.max_sequences or pool, max(capacity, pool // max(I, 1)))
     saturated, mixes = rows["typical"]["saturated"], policy.mixes
     notes.append("continuous batching: " + (
         "prompt tokens ride in the decode steps (mixed steps): one GEMM per weight matrix over the decodes and prompt "
@@ -219,11 +222,12 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
                            assumptions=tuple(dict.fromkeys(notes)))
 
 
-def _capacity(arch, device, cfg, model, policy, mix: RequestMix, kv: int | None) -> tuple[int, str]:
+def _capacity(arch, device, cfg, model, policy, mix: RequestMix, kv: int | None) -> tuple[int, str, int]:
     """The most requests running at once: the engine's max_sequences, the KV pool at the mean context of a request
     (paged caches hold what a request has reached: I + O / 2 tokens on average; I + O where the engine reserves a
     request's whole output; each beam its own output), and for mixed steps the step's token budget (B decodes +
-    B x I / O prompt tokens <= max_batched_tokens). `kv`, where the caller gives it, is taken as it is."""
+    B x I / O prompt tokens <= max_batched_tokens). `kv`, where the caller gives it, is taken as it is. Third: the
+    KV pool in tokens (at the mean context's bytes per token) for a policy that admits and preempts token by token."""
     I, O = mix.input_tokens, mix.output_tokens
     mean_context = I + max(O // 2, 1)
     w, held = mix.beams, O if policy.reserve_to_completion else max(O // 2, 1)
@@ -231,7 +235,12 @@ def _capacity(arch, device, cfg, model, policy, mix: RequestMix, kv: int | None)
         probe = estimate_inference(arch, device, replace(cfg, batch=1, prompt=I, output=max(O // 2, 1), context=None),
                                    limits=True, execution=model)
         kv = probe.memory.max_concurrent_sequences or probe.max_batch
+        per_token = probe.memory.kv_cache_needed_bytes / mean_context if probe.memory.kv_cache_needed_bytes else 0
+        pool = int(probe.memory.kv_cache_bytes / per_token) if per_token and probe.memory.kv_cache_bytes else (
+            kv * mean_context)
         kv = int(kv * mean_context / (I + w * held))
+    else:
+        pool = kv * (I + w * held)
     parts = {"the KV cache": max(kv, 1)}
     if policy.max_sequences:
         parts["max_sequences"] = policy.max_sequences
@@ -240,7 +249,7 @@ def _capacity(arch, device, cfg, model, policy, mix: RequestMix, kv: int | None)
     limit = min(parts, key=parts.get)
     held_as = (f"{I + w * held:,} tokens a request, its whole output reserved before it starts"
                if policy.reserve_to_completion else f"the mean context of {mean_context:,} tokens")
-    return parts[limit], (f"at most {parts[limit]:,} requests run at once ({limit}; KV cache at {held_as}: "
+    return parts[limit], pool, (f"at most {parts[limit]:,} requests run at once ({limit}; KV cache at {held_as}: "
                           f"{parts['the KV cache']:,}"
                           + (f", max_sequences {policy.max_sequences:,}" if policy.max_sequences else "")
                           + (f", max_batched_tokens {policy.max_batched_tokens:,}" if policy.max_batched_tokens
