@@ -123,7 +123,7 @@ class TensorRTLLM(ExecutionModel):
                      max(front.high, executor.high))
 
     def request_overhead(self):
-        """trtllm-serve's host time per request outside the steps (base.py, `request_overhead_s` by release; 0 for
+        """trtllm-serve's host time per request outside the steps (entry_point.py, `request_overhead_s` by release; 0 for
         releases none was read for); an in-process run has no server: None."""
         if self.unserved:
             return None
