@@ -47,6 +47,7 @@ class SGLang(ExecutionModel):
                       "cuda-graph-max-bs": "cuda_graph_max_bs", "offline": "offline_frontend"}
     SWITCHES = frozenset({"disable-radix-cache", "enable-torch-compile", "disable-flashinfer", "enable-mixed-chunk",
                           "offline"})
+    BATCH_CAP_OPTION = "max-running-requests"
 
     def _chunk(self) -> int:
         """chunked_prefill_size: the run's own, else the release's default for the GPU's memory."""
@@ -192,12 +193,6 @@ class SGLang(ExecutionModel):
     def tensor_parallel(self, link_kind: str, gpus: int) -> TensorParallel | None:
         return peer_all_reduce(self, link_kind, gpus, SGLANG_ALL_REDUCE)
 
-    @property
-    def offline(self) -> bool:
-        """Whether the run is SGLang's offline engine (`sglang.Engine.generate` over a list of prompts,
-        `sglang.bench_offline_throughput`: --engine-opt offline) rather than the HTTP server (the default)."""
-        return bool(self.profile.value("offline_frontend", 0))
-
     def request_overhead(self):
         """The HTTP server's per-request latency (base.py); the offline engine has no HTTP server: None."""
         return None if self.offline else super().request_overhead()
@@ -212,5 +207,6 @@ class SGLang(ExecutionModel):
         if self.offline:
             notes += ("--engine-opt offline: SGLang's offline engine (sglang.Engine.generate over the whole list, "
                       "bench_offline_throughput): every prompt handed over in one call, no HTTP server (no intake "
-                      "queue, no per-request latency outside the steps); its scheduler's host time as served",)
+                      "queue, no per-request latency outside the steps); its scheduler's host time as served; "
+                      f"{self.load_rule()}",)
         return notes

@@ -16,7 +16,7 @@ Tensor parallelism (`TensorRTLLM.tensor_parallel`): AllReduceStrategy AUTO runs 
 over peer memory where every GPU of the group is joined by NVLink and the message fits its workspace (16 MB at
 TP 2, 8 MB above), NCCL otherwise (a PCIe-only group: NCCL always).
 
-Entry point (`TensorRTLLM.in_process`): a run under load is priced as `trtllm-serve` on its defaults (the OpenAI server
+Entry point (`TensorRTLLM.unserved`): a run under load is priced as `trtllm-serve` on its defaults (the OpenAI server
 a user deploys): the LLM API's decode graphs (sizes 1-32, 64, 128, no padding: a generation-only batch of another size
 runs eagerly, `cuda_graph_max_bs.serve`), and from 1.0 the server's main Python process, which takes each request in
 (HTTP, chat template, tokenization) and detokenizes and streams every token of every request while the executor runs in
@@ -24,7 +24,9 @@ its own process (`request_overhead_s`, `frontend_per_token_s`). `--engine-opt of
 points instead (`trtllm-bench`, the LLM API's generate, an MLPerf harness): no HTTP front end, graphs as trtllm-bench
 captures them (padded up to its batch; an LLM API run on its defaults states `--engine-opt cuda-graph-max-batch-size`).
 Unlike vLLM's LLM class, the LLM API takes requests as they come (generate_async), so an in-process run may still be
-loaded with `--rps` (MLPerf Server).
+loaded with `--rps` (MLPerf Server). A static batch (an estimate with no load, a batch job: `ExecutionModel.static`)
+is priced in-process too: nothing serves it. Before 1.0 neither the server nor the in-process graphs were read, so
+`offline` changes nothing there and the note says so.
 """
 
 from __future__ import annotations
@@ -59,18 +61,25 @@ class TensorRTLLM(ExecutionModel):
                       "enable-attention-dp": "enable_attention_dp", "cuda-graph-max-batch-size": "cuda_graph_max_bs",
                       "offline": "offline_frontend"}
     SWITCHES = frozenset({"enable-attention-dp", "offline"})
+    BATCH_CAP_OPTION = "max-batch-size"
+    IN_PROCESS_ARRIVALS = True
+    """The LLM API takes requests as they come (LLM.generate_async; the MLPerf harness's Server scenario feeds the
+    executor as LoadGen issues): in-process (`in_process`, base.py) is not offline, --rps and --concurrency N stay."""
 
     @property
-    def in_process(self) -> bool:
-        """Whether the run drives the executor in-process (`--engine-opt offline`: trtllm-bench, the LLM API's
-        generate, an MLPerf harness) rather than through `trtllm-serve`'s OpenAI server (the default)."""
-        return bool(self.profile.value("offline_frontend", 0))
+    def unserved(self) -> bool:
+        """Whether the run is priced without trtllm-serve: in-process (`--engine-opt offline`: trtllm-bench, the LLM
+        API's generate, an MLPerf harness) or a static batch (no load: every request handed over at once)."""
+        return self.in_process or self.static
 
     @property
-    def offline(self) -> bool:
-        """Whether the entry point has no arrival process: False even in-process, since the LLM API takes requests as
-        they come (LLM.generate_async; the MLPerf harness's Server scenario feeds the executor as LoadGen issues)."""
-        return False
+    def served_priced(self) -> bool:
+        """Whether this release prices trtllm-serve apart from an in-process run: its front end's per-token or
+        per-request time, or the LLM API's unpadded decode graphs (from 1.0; before it none was read)."""
+        front, request = self.profile.range("frontend_per_token_s"), self.profile.range("request_overhead_s")
+        graphs = (self.profile.value("cuda_graph_max_bs.serve", 0)
+                  and not self.profile.value("cuda_graph_padding.serve", 1))
+        return bool(graphs) or any(r is not None and r.high > 0 for r in (front, request))
 
     @property
     def graph_max_batch(self) -> int | None:
@@ -78,7 +87,7 @@ class TensorRTLLM(ExecutionModel):
         cuda-graph-max-batch-size` (replayed up to it, as if padded); in-process `cuda_graph_max_bs` (0: every batch,
         trtllm-bench pads to its captured sizes); under trtllm-serve's defaults `cuda_graph_max_bs.serve`."""
         own = int(self.profile.value("cuda_graph_max_bs", 0))
-        if own or self.in_process:
+        if own or self.unserved:
             return own or None
         return int(self.profile.value("cuda_graph_max_bs.serve", 0)) or None
 
@@ -92,7 +101,7 @@ class TensorRTLLM(ExecutionModel):
         return super().per_op_overhead(decode, tokens)
 
     def _replays(self, batch: int) -> bool:
-        padded = (self.in_process or self.profile.value("cuda_graph_max_bs", 0)
+        padded = (self.unserved or self.profile.value("cuda_graph_max_bs", 0)
                   or self.profile.value("cuda_graph_padding.serve", 1))
         return bool(padded) or batch < 32 or (batch & (batch - 1)) == 0
 
@@ -104,7 +113,7 @@ class TensorRTLLM(ExecutionModel):
         process whatever the ranks."""
         ranks = gpus if self.profile.value("enable_attention_dp", 0) else 1
         executor = super().host_floor(requests / max(ranks, 1), gpus)
-        front = None if self.in_process else self.profile.range("frontend_per_token_s")
+        front = None if self.unserved else self.profile.range("frontend_per_token_s")
         if front is None or front.high <= 0:
             return executor
         front = front.scale(max(requests, 0.0))
@@ -114,9 +123,9 @@ class TensorRTLLM(ExecutionModel):
                      max(front.high, executor.high))
 
     def request_overhead(self):
-        """trtllm-serve's host time per request outside the steps (base.py, `request_overhead_s` by release; 0 for
+        """trtllm-serve's host time per request outside the steps (entry_point.py, `request_overhead_s` by release; 0 for
         releases none was read for); an in-process run has no server: None."""
-        if self.in_process:
+        if self.unserved:
             return None
         served = super().request_overhead()
         if served is None or served[0].high <= 0:
@@ -127,18 +136,30 @@ class TensorRTLLM(ExecutionModel):
     def request_intake(self):
         """The server process's busy time per request it takes in; in-process runs hand requests to the executor
         directly: None."""
-        return None if self.in_process else super().request_intake()
+        return None if self.unserved else super().request_intake()
 
     def option_notes(self) -> tuple[str, ...]:
-        """What the entry point changes: the server's front end and decode graphs, or the in-process run."""
-        if self.in_process:
-            return (("--engine-opt offline: the in-process entry point (trtllm-bench, the LLM API, an MLPerf harness): "
-                     "no HTTP server, no per-token streaming; decode graphs as trtllm-bench captures them (padded up "
-                     "to its batch: every decode batch replayed unless --engine-opt cuda-graph-max-batch-size says)"),)
+        """What the entry point changes, said only where it was priced: the in-process run, a static batch priced as
+        one, or the server's front end and decode graphs; before 1.0 that neither is priced apart."""
+        if not self.served_priced:
+            return ((f"--engine-opt offline changes nothing for {self.label}: no figure was read for a served front "
+                     "end before 1.0 (trtllm-serve, Triton's tensorrtllm_backend), so served and in-process runs are "
+                     "priced alike",) if self.in_process
+                    else () if self.static else
+                    (f"{self.label} served: its front end (trtllm-serve, Triton's tensorrtllm_backend) is not priced, "
+                     "no per-token or per-request figure read for releases before 1.0",))
+        if self.unserved:
+            what = ("--engine-opt offline: the in-process entry point" if self.in_process else
+                    f"{self.label}, a batch with no load (no --concurrency / --rps): priced as an in-process run")
+            return (f"{what} (trtllm-bench, the LLM API, an MLPerf harness): no HTTP server, no per-token streaming; "
+                    "decode graphs as trtllm-bench captures them (padded up to its batch: every decode batch replayed "
+                    "unless --engine-opt cuda-graph-max-batch-size says)"
+                    + (f"; unlike vLLM's and SGLang's offline the LLM API takes requests as they come (generate_async): "
+                       f"{self.load_rule()}" if self.in_process
+                       else "; under load (--concurrency / --rps, a sweep's columns under load) it is priced as "
+                            "trtllm-serve"),)
         graphs = self.graph_max_batch
         front = self.profile.range("frontend_per_token_s")
-        if not graphs and (front is None or front.high <= 0):
-            return ()  # a release before 1.0: neither the LLM API's capture nor the server process is priced
         return (f"{self.label} priced as trtllm-serve on its defaults: "
                 + (f"decode graphs replayed for batches of 1-31 and the powers of two up to {graphs:,} (the LLM "
                    "API's captured sizes, no padding: other generation-only batches launched eagerly)"

@@ -307,7 +307,8 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     the searches for the largest context and batch (reported as 0). `cpu`: the host CPU where layers kept off the GPU
     (`gpu_layers`, or the engine's own split) run, at its compute peak and bandwidth (an SoC's CPU cluster: the share
     of unified memory its data file states). `execution`: the engine's execution model on `device` where the caller
-    resolved it already (the planner, once per family); default: resolved here from `cfg`. `search_context=False`:
+    resolved it already (the planner, once per family; a run under load, its served one); default: resolved here
+    from `cfg` as a static batch (`for_static_batch`: a batch job, an estimate with no load). `search_context=False`:
     of the limits only the largest batch is searched (the largest context reported as 0)."""
     fmt = get_format(cfg.weights)
     taken = engine_class(parse_engine(cfg.engine).name).OPTIONS
@@ -315,7 +316,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         if value is not None and option not in taken:
             owners = " or ".join(option_owners(option))
             raise ConfigError(f"{OPTIONS[option]} is a {owners} option: use it with --engine {owners}")
-    model = execution or execution_for(device, cfg)
+    model = execution or execution_for(device, cfg).for_static_batch()
     split = cfg.gpus if cfg.gpus > 1 and (model.MULTI_GPU == "layers" or cfg.split == "layers") else 1
     # consecutive layers per GPU, one active at a time: the engine's own placement or --split layers
     check_pipeline(cfg.pp, cfg.gpus, arch.num_layers, split > 1)
