@@ -52,7 +52,7 @@ def main() -> None:
     observations = [(ledger(fit_target, fit_shape, b), measured_a[b]) for b in fit_batches]
     curve = size_curve(bench)
     values, residual = fit_efficiency(device, observations, curve)
-    calibrated, raw = profile_efficiency(values, 0.0, curve), uncalibrated_efficiency(device.kind, bench)
+    calibrated, raw = profile_efficiency(values, 0.0, curve), uncalibrated_efficiency(device, bench)
     rows, errors = [], {"calibrated": [], "uncalibrated": []}
     cases = [(fit_target, fit_shape, b, measured_a[b], "held-out batch") for b in HELD_BATCHES] + \
             [(target, shape, b, t, "other model") for target, shape, m in measured_b for b, t in m.items()]

@@ -40,6 +40,28 @@ def test_a_ledger_built_further_after_pricing_is_classified_again():
     assert op_classes(ledger).tensor_flops == [30.0]
 
 
+def test_a_ledger_whose_op_is_replaced_in_place_is_priced_again():
+    """The same list, the same length, another op: a count as the version would return the old price."""
+    from sizeup.hardware.catalog import load_catalog
+    from sizeup.price.efficiency import device_efficiency
+    from sizeup.workload.inference import _priced
+
+    ledger = Ledger(ops=[_op(10), _op(20)])
+    assert op_classes(ledger).tensor_flops == [10.0, 20.0]
+    ledger.ops[1] = _op(40)
+    assert op_classes(ledger).tensor_flops == [10.0, 40.0]
+    ledger.ops.pop()
+    ledger.add(_op(80))  # removed and added: the count is back where it was
+    assert op_classes(ledger).tensor_flops == [10.0, 80.0]
+
+    device = load_catalog().device("h100-sxm")
+    eff = device_efficiency(device)
+    before = _priced(ledger, device, eff)
+    ledger.ops[1] = _op(8 * 10**15)
+    after = _priced(ledger, device, eff)
+    assert after is not before and after != before
+
+
 def test_threads_sharing_a_memo_keep_its_bound_and_get_only_their_own_values():
     import sys
     import threading

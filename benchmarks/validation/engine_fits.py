@@ -1,6 +1,6 @@
 """Engine settings fitted on TUNED rows (data/engines/NAME.yaml `settings`, each basis naming its rows), for
 leave-one-source-out (tables.py, loso.py) and the engines' own scripts (validate_local_engines.py,
-validate_quant_engines.py --refit).
+validate_quant_engines.py --loso).
 
 A figure is keyed 'engines/NAME.yaml SETTING'. Its rule, as the data files state it: the median of its rows' implied
 values (the value at which each row's own command reproduces the measurement); with no row left, the setting is
@@ -37,8 +37,8 @@ ENGINE_FITS: dict[tuple[str, str], tuple[str, ...]] = {
                                                          "mlc-jc532-agxorin32-llama2-7b-q4f16-tg"),
     ("torch-compile", "decode_memory_fraction.16bit.hbm"): ("tc-torchao-f8-h100-llama31-8b-bf16-tg",),
     ("torch-compile", "decode_memory_fraction.16bit.gddr"): ("tc-gptfast27-4090-llama2-7b-bf16-tg",),
-    ("torch-compile", "decode_memory_fraction.weight_only.hbm"): ("tc-torchao-f8-h100-llama31-8b-fp8-wo-tg",
-                                                                  "tc-gptfast207-a100-llama7b-int8wo-tg"),
+    ("torch-compile", "decode_memory_fraction.weight_only.hbm@hopper"): ("tc-torchao-f8-h100-llama31-8b-fp8-wo-tg",),
+    ("torch-compile", "decode_memory_fraction.weight_only.hbm@ampere-ga100"): ("tc-gptfast207-a100-llama7b-int8wo-tg",),
     ("torch-compile", "quantized_on_device_reserved"): ("tc-torchao-f8-h100-llama31-8b-fp8-wo-mem",),
     ("hf", "bnb_int8_linear_host_s"): ("bnb-quanto62-a10g-llama-2-7b-int8-bnb-tg",
                                        "bnb-quanto62-a10g-mistral-7b-int8-bnb-tg",

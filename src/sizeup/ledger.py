@@ -104,6 +104,9 @@ class OpRecord:
     """The part of `flops` in matrix products (tensor-core work); the rest is vector work."""
     bytes_read: int = 0
     bytes_written: int = 0
+    weight_bytes: int = 0
+    """The part of `bytes_read` that is the op's stored weights, where its builder states it (a mixture-of-experts
+    layer's grouped GEMM: the routed experts' weights, the rest its tokens' rows); 0: not stated."""
     dtype: str = "fp32"
     """Precision the op computes in (decides which peak it is priced at)."""
     count: int = 1
@@ -124,6 +127,8 @@ class OpRecord:
             raise ValueError(f"negative cost in {self.op}")
         if self.matmul_flops > self.flops:
             raise ValueError(f"matmul_flops exceed flops in {self.op}")
+        if not 0 <= self.weight_bytes <= self.bytes_read:
+            raise ValueError(f"weight_bytes outside 0..bytes_read in {self.op}")
 
     @property
     def total_flops(self) -> int:
@@ -264,6 +269,12 @@ class Ledger:
 
     def extend(self, records: Iterable[OpRecord]) -> None:
         self.ops.extend(records)
+
+    def version(self) -> tuple[OpRecord, ...]:
+        """The ops as they are now, a tuple of frozen records: a memo's version of the ledger (sizeup/memo.py). Two
+        are equal only where every op is (identical records compare at once), so a ledger changed in any way after
+        it was priced (an op added, replaced or removed, the list swapped) is priced again."""
+        return tuple(self.ops)
 
     # ---- totals -----------------------------------------------------------------------------
     @property

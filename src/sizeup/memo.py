@@ -2,8 +2,9 @@
 holding lists and dicts), for the pure pricing functions a plan calls with the same objects many times.
 
 An entry holds its key objects, so none of their ids is reused while it is kept, and is returned only for the very
-same objects and an equal `version` (a ledger's op count: a ledger built further after it was priced is priced
-again). The oldest entry goes first once `kept` are held. `get` and `put` hold a lock: the API may be called from
+same objects and an equal `version` (a ledger's ops as a tuple of frozen records, `Ledger.version`: a ledger changed
+in any way after it was priced, an op added, replaced or removed, is priced again; a count would miss a replaced
+op). The oldest entry goes first once `kept` are held. `get` and `put` hold a lock: the API may be called from
 threads sharing one memo (a check-then-evict or a read racing an eviction would otherwise interleave).
 """
 

@@ -15,10 +15,13 @@ def catalog():
 def test_vllm_block_fp8_on_hopper_is_the_triton_fused_moe(catalog):
     # github.com/vllm-project/vllm/pull/13932 (H100, DeepSeek-V3 TP1-TP8) and pull/24700 (Qwen3-30B-A3B): the
     # median of five shapes at 64 rows per expert, 0.036 of the FP8 peak, and 0.265 of the bandwidth at 128 tokens
+    # (releases to 0.10); from 0.11 the bandwidth share derived from pull/28992's H200 TP8 decode run, 0.34
     kernel = resolve("vllm@0.11.0", catalog.device("h200-sxm-141gb")).moe_kernel("fp8", False, 2048, 64.0)
     assert kernel.fraction.typical == pytest.approx(0.036)
-    assert kernel.memory.typical == pytest.approx(0.265)
-    assert "13932" in kernel.source and "rows64" in kernel.basis
+    assert kernel.memory.typical == pytest.approx(0.34)
+    assert "13932" in kernel.source and "28992" in kernel.source and "rows64" in kernel.basis
+    older = resolve("vllm@0.10.1", catalog.device("h200-sxm-141gb")).moe_kernel("fp8", False, 2048, 64.0)
+    assert older.memory.typical == pytest.approx(0.265)
 
 
 def test_block_fp8_fraction_rises_with_the_rows_per_expert(catalog):
@@ -63,7 +66,7 @@ def test_no_entry_leaves_the_matmul_pricing(catalog):
     h100, b200 = catalog.device("h100-sxm-80gb"), catalog.device("b200")
     assert resolve("vllm", h100).moe_kernel("bf16", False, 512) is None
     assert resolve("vllm", b200).moe_kernel("mxfp4", False, 512) is None
-    assert resolve("tensorrt-llm", h100).moe_kernel("mxfp4", True, 1) is None
+    assert resolve("tensorrt-llm", b200).moe_kernel("mxfp4", True, 1) is None  # Hopper's: test_mxfp4_hopper_moe.py
 
 
 def test_estimate_says_which_moe_kernel_priced_the_experts():

@@ -20,9 +20,11 @@ def test_vllm_and_sglang_front_ends_are_sourced_figures():
     assert "leaves 1 step after its prefill" in resolve("sglang@0.4", A100).request_overhead()[1]
 
 
-def test_an_engine_without_data_adds_nothing():
-    # TensorRT-LLM's rows are MLPerf harness runs with no HTTP front end; no figure read for trtllm-serve
-    assert resolve("tensorrt-llm", A100).request_overhead() is None
+def test_an_in_process_run_or_a_release_without_data_adds_nothing():
+    # TensorRT-LLM in-process (--engine-opt offline: trtllm-bench, an MLPerf harness) has no HTTP front end; releases
+    # before 1.0 state 0 (no trtllm-serve figure read for them); trtllm-serve itself: tests/engines/test_tensorrt_llm_serve.py
+    assert resolve("tensorrt-llm", A100, settings={"offline_frontend": 1.0}).request_overhead() is None
+    assert resolve("tensorrt-llm@0.12", A100).request_overhead() is None
     assert resolve("tensorrt-llm", A100).load_policy.first_token_lag_steps == 0
 
 

@@ -2,6 +2,7 @@
 
 from sizeup.api import estimate
 from sizeup.engines import resolve
+from sizeup.engines.base import engine_settings
 from sizeup.hardware.catalog import load_catalog
 
 CATALOG = load_catalog()
@@ -62,10 +63,12 @@ def test_decode_batches_above_the_graph_capture_size_launch_eagerly():
 
 
 def test_tensorrt_llm_graph_limit_only_where_stated():
-    """trtllm-serve's LLM API default captures decode graphs up to 128 (llm_args.py `config.max_batch_size or 128`);
-    not applied unless the run states it (the engine's rows are trtllm-bench / MLPerf runs)."""
+    """trtllm-serve's LLM API default captures decode graphs up to 128 (llm_args.py `config.max_batch_size or 128`),
+    the default path; in-process (--engine-opt offline: trtllm-bench, MLPerf) no limit unless the run states one
+    (the served capture without padding: tests/engines/test_tensorrt_llm_serve.py)."""
     h100 = CATALOG.device("h100-sxm-80gb")
-    assert resolve("tensorrt-llm@1.2", h100).graph_max_batch is None
+    assert resolve("tensorrt-llm@1.2", h100).graph_max_batch == 128
+    assert resolve("tensorrt-llm@1.2", h100, settings={"offline_frontend": 1}).graph_max_batch is None
     serve = resolve("tensorrt-llm@1.2", h100, settings={"cuda_graph_max_bs": 128})
     assert serve.per_op_overhead(True, 128) is not None and serve.per_op_overhead(True, 129) is None
 
@@ -139,3 +142,60 @@ def test_sglang_front_end_takes_a_burst_in_at_its_tokenizers_pace():
     intake, latency = model.request_intake(), model.request_overhead()[0]
     assert (intake.low, intake.typical, intake.high) == (1.3e-03, latency.typical, latency.typical)
     assert intake.low < latency.low
+
+
+def test_sglang_053_mem_fraction_is_the_gpu_less_server_args_reserve():
+    """From 0.5.3 (sglang PRs 10975 / 11076) mem_fraction_static = (gpu_mem - reserved) / gpu_mem, reserved = 512 + 1.5
+    x max(chunked_prefill_size, 2048) + 2 x cuda_graph_max_bs + 1024 x tp / 8 MiB, at least 10 GiB above 60 GiB:
+    an H100 at tp 1 (chunk 8192, graphs 256) reserves 13,440 MiB; an H200 at tp 8 (graphs 512) 14,848 MiB; a 24 GB
+    card (chunk 2048, graphs 24) 3,760 MiB. 0.5.2 keeps the figure by tp size."""
+    h100, h200, small = (CATALOG.device(d) for d in ("h100-sxm-80gb", "h200-sxm-141gb", "rtx-4090"))
+    new = resolve("sglang@0.5.4", h100)
+    assert new.reserved_mib(1) == 512 + 1.5 * 8192 + 2 * 256 + 1024 / 8
+    assert 0.83 < new.mem_fraction(1) < 0.84  # issue 29092 saw 0.828 on an H100 with a later release
+    assert resolve("sglang@0.5.4", h200).reserved_mib(8) == 512 + 1.5 * 8192 + 2 * 512 + 1024
+    assert resolve("sglang@0.5.4", small).reserved_mib(1) == 512 + 1.5 * 2048 + 2 * 24 + 1024 / 8
+    old = resolve("sglang@0.5.2", h100)
+    assert old.reserved_mib(1) is None and old.mem_fraction(1) == 0.88 and old.mem_fraction(8) == 0.81
+    own = resolve("sglang@0.5.4", h100, settings=engine_settings("sglang", ("mem-fraction-static=0.8",)))
+    assert own.mem_fraction(1) == 0.8
+
+
+def test_a_smaller_static_fraction_holds_fewer_requests_of_a_large_model():
+    """Qwen3-32B's bf16 weights leave a small pool on an 80 GB H100: 0.834 of the GPU (0.5.4) holds fewer sequences
+    than 0.88 (0.5.2), and the estimate says where the fraction came from."""
+    run = dict(device="h100-sxm-80gb", quant="bf16")
+    new = estimate("qwen3-32b", engine="sglang@0.5.4", **run)
+    old = estimate("qwen3-32b", engine="sglang@0.5.2", **run)
+    assert new.memory.max_concurrent_sequences < 0.7 * old.memory.max_concurrent_sequences
+    assert any("reserve for activations and CUDA graphs, 13,440 MiB" in a for a in new.assumptions)
+
+
+def test_sglang_offline_engine_has_no_http_front_end():
+    """--engine-opt offline (sglang.Engine / bench_offline_throughput): no intake queue, no per-request latency; the
+    served default keeps both."""
+    h100 = CATALOG.device("h100-sxm-80gb")
+    served = resolve("sglang@0.5.4", h100)
+    offline = resolve("sglang@0.5.4", h100, settings=engine_settings("sglang", ("offline",)))
+    assert served.request_intake() is not None and served.request_overhead() is not None
+    assert offline.offline and offline.request_intake() is None and offline.request_overhead() is None
+    assert any("offline engine" in n for n in offline.option_notes())
+
+
+def test_sglang_reserve_counts_pipeline_ranks_and_the_note_prints_its_own_figures():
+    """server_args: reserved_mem += tp_size * pp_size / 8 * 1024 (sglang PR 11076), so pipeline stages add to the
+    reserve as tensor-parallel ranks do; the note prints mem_fraction_static as rounded (3 decimals) and the formula
+    from the data's terms."""
+    from sizeup.ingest.hf_config import load_model
+    from sizeup.workload.inference import InferenceConfig, estimate_inference
+
+    h100 = CATALOG.device("h100-sxm-80gb")
+    new = resolve("sglang@0.5.4", h100)
+    assert new.reserved_mib(2, 2) == 512 + 1.5 * 8192 + 2 * 256 + 1024 * 2 * 2 / 8
+    assert new.reserved_mib(2, 2) - new.reserved_mib(2) == 256
+    cfg = InferenceConfig(batch=1, prompt=512, output=128, weights="bf16", engine="sglang@0.5.4", gpus=4, pp=2)
+    e = estimate_inference(load_model("llama-3.1-70b"), h100, cfg, limits=False)
+    note = next(a for a in e.assumptions if "mem_fraction_static" in a)
+    fraction = new.mem_fraction(2, 2)
+    assert f"mem_fraction_static {fraction:.3f} of the GPU" in note and "13,824 MiB at tp 2, pp 2" in note
+    assert "512 + 1.5 x max(chunked-prefill size, 2,048) + 2 x cuda_graph_max_bs + 1,024 x tp x pp / 8" in note

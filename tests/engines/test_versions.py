@@ -147,3 +147,23 @@ def test_a_scenario_names_an_engine_at_a_release_or_is_refused():
     with pytest.raises(ConfigError, match=r"scenario key 'constraints.engines' = 'vllm@0.1': --engine vllm@0.1: ") as e:
         check_constraints(bad, CATALOG)
     assert "\n" not in str(e.value)
+
+
+def test_a_release_series_means_its_newest_patch_that_the_data_names():
+    # vllm@0.7: the latent MLA cache came with 0.7.1 (data/engines/vllm.yaml mla_latent_cache), the newest 0.7 patch
+    # the data names; an exact patch stays exact
+    series = engine_profile("vllm", "0.7")
+    assert series.version == "0.7.1" and series.value("mla_latent_cache", -1) == 1
+    assert any("vllm@0.7: a release series, taken as 0.7.1" in n for n in series.notes)
+    exact = engine_profile("vllm", "0.7.0")
+    assert exact.version == "0.7.0" and exact.value("mla_latent_cache", -1) == 0
+    assert not any("release series" in n for n in exact.notes)
+    assert resolve("vllm@0.7", H100).label == "vllm 0.7.1"
+    assert engine_profile("vllm", "0.11").version == "0.11"  # no patch of 0.11 named: the series as given
+
+
+def test_the_estimate_says_which_patch_a_series_was_taken_as(capsys):
+    main(["estimate", "llama-3-8b", "--device", "h100-sxm-80gb", "--engine", "vllm@0.7"])
+    out = capsys.readouterr().out
+    assert "vllm 0.7.1" in out.splitlines()[0]
+    assert "taken as 0.7.1, the newest 0.7 patch release" in out

@@ -92,7 +92,7 @@ def test_custom_all_reduce_runs_on_nvlink_and_on_two_pcie_gpus_from_0_3():
 
 def test_vllm_0_2_drives_a_ray_actor_per_gpu_each_step_and_runs_nccl():
     """Before PR #2221 every GPU's worker was a Ray actor called each step (ray_worker_call_s per GPU)."""
-    old = resolve("vllm@0.2", CATALOG.device("a100-pcie-80gb"))
+    old = resolve("vllm@0.2.0", CATALOG.device("a100-pcie-80gb"))
     call = old.profile.range("ray_worker_call_s")
     for gpus in (2, 8):
         tp = old.tensor_parallel("pcie", gpus)
@@ -107,11 +107,11 @@ def test_an_estimate_prices_the_engines_all_reduce():
 
     arch, dev = load_model("llama-2-70b"), CATALOG.device("h100-sxm-80gb")
     notes = {}
-    for spec in ("vllm", "vllm@0.2"):
+    for spec in ("vllm", "vllm@0.2.0"):
         cfg = InferenceConfig(batch=1, prompt=8, output=16, weights="fp16", gpus=2, engine=spec)
         notes[spec] = " ".join(estimate_inference(arch, dev, cfg).assumptions)
     assert "custom all-reduce" in notes["vllm"] and "Ray actor" not in notes["vllm"]
-    assert "Ray actor" in notes["vllm@0.2"] and "custom all-reduce" not in notes["vllm@0.2"]
+    assert "Ray actor" in notes["vllm@0.2.0"] and "custom all-reduce" not in notes["vllm@0.2.0"]
 
 
 @pytest.mark.parametrize("settings, step", [

@@ -140,6 +140,15 @@ def test_moe_decode_reads_only_the_routed_experts():
     assert expert_bytes == pytest.approx(all_experts * 2 / 8, rel=0.01)  # top-2 of 8
 
 
+def test_moe_prefill_states_the_expert_weights_apart_from_the_token_rows():
+    arch = load_model("mixtral-8x7b")
+    ledger = transformer_ledger(arch, Step(batch=1, new_tokens=4096, context=4096), weights="bf16")
+    experts = [o for o in ledger.ops if o.op == "grouped_linear"]
+    all_experts = 32 * 8 * 3 * 4096 * 14336 * 2  # 4096 tokens x top-2 touch every expert
+    assert sum(o.weight_bytes * o.count for o in experts) == pytest.approx(all_experts, rel=0.01)
+    assert all(o.weight_bytes < o.bytes_read for o in experts)  # each also reads its routed tokens' rows
+
+
 def test_mla_decode_attends_in_the_latent_space():
     arch = load_model("deepseek-v3")
     ledger = transformer_ledger(arch, Step(batch=1, new_tokens=1, context=1000))

@@ -180,23 +180,3 @@ def test_the_simulation_adds_the_engines_front_end_to_ttft(h100, llama8b, engine
     sim = simulate(model, 0.5, 500, 100, requests=200, seed=1)
     assert sim.ttft.values["p50"] - bare.ttft.values["p50"] == pytest.approx(model.front_s + model.request_s,
                                                                               abs=0.2 * model.decode_step_s[0])
-
-
-@pytest.mark.parametrize("decodes, prompt", [(1024, 1024), (512, 1536), (256, 256)])
-def test_the_planners_mixed_step_is_the_estimates(decodes, prompt):
-    # TensorRT-LLM's NVFP4 GEMM reaches its FP4-peak fraction from 2,048 rows (fp4_gemm_min_tokens, as in
-    # tests/workload/test_serving.py): 1,024 decodes with 1,024 prompt tokens run it for the decodes too, in the
-    # estimate (workload/serving_steps.py Steps.joined) and in the planner's simulated step alike; at 512 rows the
-    # decodes keep their kernel but a token's compute is the slower one below 2,048 rows in both. A lump of the whole
-    # prompt: the step's excess at exactly those rows in both.
-    from sizeup.plan.capacity import _step_pricing
-    from sizeup.workload.serving_steps import Steps
-
-    device, arch = load_catalog().device("rtx-pro-6000-server"), load_model("llama-3.3-70b")
-    cfg = InferenceConfig(prompt=128, output=128, weights="nvfp4", kv_dtype="fp8", engine="tensorrt-llm")
-    execution = execution_for(device, cfg)
-    _, step = _step_pricing(replica_model(arch, device, cfg, 1024, execution))
-    steps = Steps(arch, device, cfg, execution, RequestMix(input_tokens=128, output_tokens=128))
-    estimate = (steps.joined(decodes, prompt, "typical") + steps.streaming(decodes, "typical", prompt, prompt)
-                - steps.streaming(decodes, "typical"))
-    assert step(decodes, prompt) - step(decodes, 0) == pytest.approx(estimate, rel=1e-9)

@@ -60,3 +60,23 @@ def test_grouped_compute_fraction_prices_only_the_experts(h100):
     assert roof.time["typical"][0] == pytest.approx(base.time["typical"][0])
     assert roof.time["typical"][1] == pytest.approx(4 * base.time["typical"][1], rel=1e-6)
     assert price_totals(ledger, h100, own).total_s.typical == pytest.approx(float(roof.time["typical"].sum()), rel=1e-6)
+
+
+def test_grouped_memory_share_prices_the_expert_weights_not_the_token_rows(h100):
+    """The MoE kernels' bandwidth shares were measured as expert-weight bytes over kernel time (weight-bound steps):
+    an op that states its weight bytes streams those at the share and its tokens' rows at the device's memory
+    efficiency, so a long prompt's activation traffic is not slowed by the weight-streaming share."""
+    eff = default_efficiency("gpu")
+    slow = replace(eff, grouped_memory=eff.memory.scale(0.25))
+    rows = OpRecord(op="grouped_linear", kind=OpKind.MATMUL, scope="e", flops=10**6, matmul_flops=10**6,
+                    bytes_read=GIB, bytes_written=GIB, weight_bytes=GIB // 4, dtype="bf16")
+    base, roof = price(Ledger(ops=[rows]), h100, eff), price(Ledger(ops=[rows]), h100, slow)
+    # 1/8 of the bytes are weights at 4x the time per byte, the other 7/8 as before: (7 + 4) / 8 of the plain time
+    assert roof.time["typical"][0] == pytest.approx(base.time["typical"][0] * 11 / 8, rel=1e-6)
+    assert price_totals(Ledger(ops=[rows]), h100, slow).total_s.typical == pytest.approx(
+        float(roof.time["typical"][0]), rel=1e-6)
+
+
+def test_weight_bytes_cannot_exceed_the_bytes_read():
+    with pytest.raises(ValueError, match="weight_bytes"):
+        OpRecord(op="grouped_linear", kind=OpKind.MATMUL, scope="e", bytes_read=10, weight_bytes=11)

@@ -164,6 +164,24 @@ def test_a_power_capped_card_rated_below_its_boost_clock_scales_from_its_rated_c
     assert sustained_factor(catalog.device("h100-sxm-80gb")) == 1.0
 
 
+def test_the_h200_sxm_computes_at_the_h100_sxm_reference_not_below_it():
+    """data/devices/h200-sxm-141gb.yaml and h100-sxm-80gb.yaml notes: the same GH100 die at the same 700 W; under power
+    caps of 200-700 W the H100 remains slightly the better part for compute-bound DGEMM (arXiv:2604.11391), so neither part takes a
+    sustained clock of its own and a compute-bound step differs between them only where it waits on memory."""
+    from sizeup.ledger import Ledger, OpKind, OpRecord
+    from sizeup.price.efficiency import device_efficiency
+    from sizeup.price.rates import OpClasses, inverse_rates, sustained_factor
+
+    catalog = load_catalog(include_user=False)
+    h100, h200 = catalog.device("h100-sxm-80gb"), catalog.device("h200-sxm-141gb")
+    assert sustained_factor(h200) == sustained_factor(h100) == 1.0
+    ledger = Ledger(ops=[OpRecord(op="aten.mm", kind=OpKind.MATMUL, scope="", flops=10**12, matmul_flops=10**12,
+                                  dtype="fp8")])
+    rates = [inverse_rates(d, device_efficiency(d), OpClasses.of(ledger)) for d in (h100, h200)]
+    assert rates[1].tensor[1][0] == pytest.approx(rates[0].tensor[1][0], rel=1e-3)
+    assert rates[1].bandwidth[1] < rates[0].bandwidth[1]  # 4.8 vs 3.35 TB/s: only memory-bound time differs
+
+
 def test_a_sustained_clock_above_the_rated_clock_is_refused():
     from sizeup.errors import CatalogError
     from sizeup.hardware.catalog import builtin_data_dir, read_yaml

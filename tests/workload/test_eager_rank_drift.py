@@ -32,7 +32,7 @@ def test_the_drift_scales_with_the_host_bound_share_and_vanishes_under_a_graph()
 
 
 def test_vllm_releases_before_cuda_graphs_add_it_and_later_ones_do_not():
-    old, new = resolve("vllm@0.2", A100), resolve("vllm@0.2.6", A100)
+    old, new = resolve("vllm@0.2.0", A100), resolve("vllm@0.2.6", A100)
     assert not old.graphs and new.graphs
     by_bound = {"memory": 1e-3, "overhead": 5e-3}
     old_comm, _, old_notes = tensor_parallel_comm(LEDGER, A100, 8, old, by_bound)
@@ -42,7 +42,7 @@ def test_vllm_releases_before_cuda_graphs_add_it_and_later_ones_do_not():
 
 
 def test_an_estimate_of_eager_vllm_over_eight_pcie_gpus_says_so():
-    est = api.estimate("llama-2-70b", device="a100-pcie-80gb", gpus=8, engine="vllm@0.2", quant="fp16", batch=1,
+    est = api.estimate("llama-2-70b", device="a100-pcie-80gb", gpus=8, engine="vllm@0.2.0", quant="fp16", batch=1,
                        prompt=8, output=256)
     assert any("rank drift" in a for a in est.assumptions)
     assert any("captures no graph" in a for a in est.assumptions)

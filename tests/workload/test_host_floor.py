@@ -48,17 +48,18 @@ def _model(engine: str, device: str = "b200", **settings: float) -> ExecutionMod
 
 
 def test_tensorrt_llm_states_its_sourced_per_request_host_time():
-    # TensorRT-LLM PR 10273: 45.11 ms host_step_time per iteration at max_batch_size 1536 -> ~29 us a request
-    floor = _model("tensorrt-llm").host_floor(1536)
+    # TensorRT-LLM PR 10273: 45.11 ms host_step_time per iteration at max_batch_size 1536 -> ~29 us a request (the
+    # executor in-process: --engine-opt offline; trtllm-serve's front end is tests/engines/test_tensorrt_llm_serve.py)
+    floor = _model("tensorrt-llm", offline_frontend=1).host_floor(1536)
     assert floor.typical == pytest.approx(0.0445, rel=0.02)
 
 
 def test_attention_data_parallel_splits_the_requests_over_the_ranks_loops():
-    one_loop = _model("tensorrt-llm").host_floor(1536, 8)
-    split = _model("tensorrt-llm", enable_attention_dp=1)
+    one_loop = _model("tensorrt-llm", offline_frontend=1).host_floor(1536, 8)
+    split = _model("tensorrt-llm", enable_attention_dp=1, offline_frontend=1)
     assert split.host_floor(1536, 8).typical == pytest.approx(one_loop.typical / 8)
     assert "each of the 8 GPUs' loops" in host_floor.notes(split, 8)[0]
-    assert "GPUs' loops" not in host_floor.notes(_model("tensorrt-llm"), 8)[0]
+    assert "GPUs' loops" not in host_floor.notes(_model("tensorrt-llm", offline_frontend=1), 8)[0]
 
 
 def test_vllm_floor_only_for_the_v1_engine():
@@ -72,7 +73,7 @@ def test_moe_at_large_batch_is_capped_by_the_host_not_the_gpu():
     from sizeup.api.inference import estimate
 
     res = estimate("qwen3-30b-a3b", device="b200", engine="tensorrt-llm", quant="nvfp4", kv_dtype="fp8",
-                   prompt=128, output=128, offline=True)
+                   prompt=128, output=128, offline=True, engine_options=("offline",))  # trtllm-bench
     out = res.under_load.output_tokens_per_s.typical
     assert out == pytest.approx(1 / 29e-6, rel=0.05)
     assert any("host time per iteration" in a for a in res.under_load.assumptions)

@@ -15,6 +15,8 @@ LLAMA8 = load_model("llama-3.1-8b")
 
 
 def _serve(engine="tensorrt-llm", load=Load(), mix=RequestMix(input_tokens=1000, output_tokens=1000), **cfg):
+    if engine == "tensorrt-llm":  # trtllm-bench's in-process run, as the perf-overview rows (no trtllm-serve front end)
+        cfg.setdefault("engine_options", ("offline",))
     config = InferenceConfig(weights=cfg.pop("weights", "fp8"), kv_dtype=cfg.pop("kv", "fp8"), engine=engine, **cfg)
     return serving_load(LLAMA8, H100, config, mix, load)
 
@@ -154,8 +156,8 @@ def test_an_engine_that_reserves_a_whole_output_holds_fewer_requests():
     model = serving.execution_for(H100, config)
     assert model.load_policy.reserve_to_completion and not model.batching.reserve_to_completion
     mix = RequestMix(input_tokens=2000, output_tokens=2000)
-    held, _ = serving._capacity(LLAMA8, H100, config, model, model.load_policy, mix, None)
-    paged, _ = serving._capacity(LLAMA8, H100, config, model, model.batching, mix, None)
+    held, _, _ = serving._capacity(LLAMA8, H100, config, model, model.load_policy, mix, None)
+    paged, _, _ = serving._capacity(LLAMA8, H100, config, model, model.batching, mix, None)
     assert held == pytest.approx(paged * 3000 / 4000, abs=1)
     vllm = serving.execution_for(H100, InferenceConfig(weights="bf16", kv_dtype="fp16", engine="vllm"))
     assert not vllm.load_policy.reserve_to_completion
@@ -193,7 +195,7 @@ def test_a_mixed_step_is_one_gemm_at_the_summed_rows():
     from sizeup.workload import serving as srv
     from sizeup.workload.inference import execution_for
 
-    config = InferenceConfig(weights="fp8", kv_dtype="fp8", engine="tensorrt-llm")
+    config = InferenceConfig(weights="fp8", kv_dtype="fp8", engine="tensorrt-llm", engine_options=("offline",))
     steps = srv._Steps(LLAMA8, H100, config, execution_for(H100, config), RequestMix(input_tokens=256,
                                                                                      output_tokens=256))
     policy = steps.execution.load_policy
@@ -216,7 +218,7 @@ def test_a_mixed_steps_decodes_run_the_kernel_of_the_step_rows():
     from sizeup.workload.inference import execution_for
 
     device, arch = CATALOG.device("rtx-pro-6000-server"), load_model("llama-3.3-70b")
-    config = InferenceConfig(weights="nvfp4", kv_dtype="fp8", engine="tensorrt-llm")
+    config = InferenceConfig(weights="nvfp4", kv_dtype="fp8", engine="tensorrt-llm", engine_options=("offline",))
     steps = srv._Steps(arch, device, config, execution_for(device, config), RequestMix(input_tokens=128,
                                                                                       output_tokens=128))
     policy = steps.execution.load_policy
@@ -237,7 +239,7 @@ def test_a_step_near_the_ridge_point_pays_its_partial_overlap():
     from sizeup.workload import serving as srv
     from sizeup.workload.inference import execution_for
 
-    config = InferenceConfig(weights="fp8", kv_dtype="fp8", engine="tensorrt-llm")
+    config = InferenceConfig(weights="fp8", kv_dtype="fp8", engine="tensorrt-llm", engine_options=("offline",))
     steps = srv._Steps(LLAMA8, H100, config, execution_for(H100, config), RequestMix(input_tokens=256,
                                                                                      output_tokens=256))
     single, per_token = steps.sequences(1, "typical"), steps.per_token("typical")

@@ -95,3 +95,18 @@ def test_a_dataset_without_a_stated_spread_drains_with_a_derived_one_and_says_so
     fixed = _serve(Load(num_prompts=200), RequestMix(input_tokens=mix.input_tokens, output_tokens=mix.output_tokens))
     assert run.output_tokens_per_s.typical < fixed.output_tokens_per_s.typical  # the drain tail of the longest
     assert regime(mix, Load(concurrency=32), "continuous") is None  # a dataset's lengths are never one wave
+
+
+QWEN32 = load_model("qwen3-32b")
+
+
+def test_a_big_model_on_one_gpu_overcommits_its_small_kv_pool_and_preempts():
+    # 61 GiB of bf16 weights on an 80 GB H100: vLLM 0.11.0 admits prompts while their pages fit and preempts when
+    # the running requests outgrow the pool (data/engines/vllm.yaml kv_preempt_recompute); the run says how often
+    config = InferenceConfig(weights="bf16", engine="vllm@0.11.0")
+    mix = RequestMix(input_tokens=227, output_tokens=194, output_spread=194)
+    load = serving_load(QWEN32, H100, config, mix, Load(num_prompts=300))
+    note = next(a for a in load.assumptions if a.startswith("KV admission"))
+    assert "preemptions in this run" in note
+    assert load.capacity >= load.running.typical  # as many prompts as the pool holds, up to max_num_seqs
+

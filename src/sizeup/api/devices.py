@@ -130,7 +130,7 @@ def compare_devices(
                               kv_dtype=kv_dtype, engine=eng, gpus=gpus)
         key = (device.id, eng)
         if key not in resolved:  # each device's engine resolved once, for all the formats tried on it
-            resolved[key] = execution_for(device, cfg)
+            resolved[key] = execution_for(device, cfg).for_static_batch()  # a table of batches with no load
         return estimate_inference(arch, device, cfg, execution=resolved[key])
 
     return [device_fit(arch, d, cat, engine=engine, estimate_at=estimate_at, formats=formats) for d in targets]

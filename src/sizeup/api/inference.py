@@ -202,8 +202,9 @@ def estimate(model: str, options: EstimateOptions | None = None, /, **changes: A
         raise ConfigError(f"--dim {next(iter(o.dims))}: only for ONNX models (MODEL.onnx)")
     if o.runtime:
         raise ConfigError(f"--runtime {o.runtime}: only for ONNX models (MODEL.onnx); an LLM's runtime is --engine")
-    from sizeup.api.serving_load import load_of, sweep_loads, with_lengths
+    from sizeup.api.serving_load import load_of, offline_load, sweep_loads, with_lengths
 
+    o, implied = offline_load(o, device)
     o = with_lengths(o)
     with calibrated_scope(profile, [device]) as notes:
         result = _estimate(model, device, o, catalog)
@@ -218,7 +219,8 @@ def estimate(model: str, options: EstimateOptions | None = None, /, **changes: A
             sweep_load = sweep_loads(result, sweep)
         by_size = _by_memory_size(model, device, o, catalog, result)
         size_note = [_assumed(device, by_size)] if by_size and not device.resolved_as else []
-        result = replace(result, assumptions=(*notes, *size_note, *result.assumptions))
+        result = replace(result, assumptions=(*notes, *size_note, *([implied] if implied else []),
+                                              *result.assumptions))
         alternatives = () if result.memory.fits else tuple(what_would_fit(result))
     values = {f.name: getattr(result, f.name) for f in fields(result) if f.init}
     return EstimateResult(**values, would_fit=alternatives, batch_sweep=sweep, under_load=loaded,
@@ -304,7 +306,8 @@ def _estimate(model: str, device: DeviceSpec, o: EstimateOptions, catalog) -> In
                               kv_dtype=o.kv_dtype or "fp16", engine=engine, gpus=o.gpus, gpu_layers=o.gpu_layers,
                               threads=o.threads, images=o.images, image_hw=o.image_size, backend=o.backend,
                               build_date=o.build_date, engine_options=o.engine_options, split=o.split, pp=o.pp)
-        execution = execution or execution_for(device, cfg)  # one engine on one device: resolved once
+        # one engine on one device, resolved once: with no load a static batch (nothing serves it)
+        execution = execution or execution_for(device, cfg).for_static_batch(not o.under_load)
         own_kv = execution.default_kv_dtype(fmt) if o.kv_dtype is None else None
         if own_kv is not None:  # the engine's own KV format for these weights (an FP8 checkpoint's FP8 cache)
             cfg = replace(cfg, kv_dtype=own_kv[0])

@@ -115,7 +115,7 @@ def _compare_model(run, profile, statistic: str, stats: dict, cpu_mins: dict) ->
         if not point.grad_accumulation or point.grad_accumulation == 1:
             work = price(report.ledger, profile.device, no_overhead).total_s.typical
             small.append((point.batch, value, roof.total_s.typical, work))
-        raw = price(report.ledger, profile.device, uncalibrated_efficiency(profile.device.kind,
+        raw = price(report.ledger, profile.device, uncalibrated_efficiency(profile.device,
                                                                            profile.data.get("bench")))
         accumulation = point.grad_accumulation or 1
         if overhead is None:  # the smallest batch: where the fixed cost is the largest share

@@ -26,6 +26,7 @@ from typing import Any, ClassVar, NamedTuple
 from sizeup.errors import ConfigError
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ingest.arch import ModelArch
+from sizeup.engines.entry_point import EntryPoint
 from sizeup.engines.policies import Batching, TensorParallel
 from sizeup.engines.profile import EngineProfile, engine_profile
 from sizeup.ranges import Range
@@ -49,7 +50,7 @@ class EngineRef(NamedTuple):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ExecutionModel:
+class ExecutionModel(EntryPoint):
     """One engine × release × backend × device. Subclasses override the hooks where their engine differs."""
 
     NAME: ClassVar[str] = ""
@@ -98,8 +99,16 @@ class ExecutionModel:
     build_date: str | None = None
     notes: tuple[str, ...] = ()
     """What resolving assumed (a setting read for another release, the backend chosen), for the estimate."""
+    static: bool = False
+    """Priced as a static batch: every request handed over at once, no arrival process (an estimate with no load, a
+    batch job; `for_static_batch`), not a served run; an engine whose server costs more than its in-process entry
+    point prices the latter (TensorRT-LLM)."""
     memo: dict = field(default_factory=dict, compare=False, repr=False)
     """Per-model cache of what the pricing layer derives from it (phase efficiencies), filled by price/."""
+
+    def for_static_batch(self, static: bool = True) -> ExecutionModel:
+        """This model pricing a static batch (`static`), or a served run (False)."""
+        return self if self.static == static else replace(self, static=static, memo={})
 
     # --- identity ---------------------------------------------------------------------------------------------
     @property
@@ -244,13 +253,17 @@ class ExecutionModel:
     @property
     def load_policy(self) -> Batching:
         """`batching` with the KV admission the profile states: `kv_reserve_to_completion` 1 reserves a request's
-        whole output before it starts (any engine's data file may say so; absent: pages taken as generated)."""
+        whole output before it starts (any engine's data file may say so; absent: pages taken as generated);
+        `kv_preempt_recompute` 1 admits on the prompt's pages and preempts when the pool runs out
+        (`Batching.preempts`, with `kv_admission_watermark`)."""
         policy = self.batching
         if self.profile.value("kv_reserve_to_completion", 0):
             policy = replace(policy, reserve_to_completion=True)
         lag = int(self.profile.value("first_token_lag_steps", 0))
         if lag:
             policy = replace(policy, first_token_lag_steps=lag)
+        if self.profile.value("kv_preempt_recompute", 0) and not policy.reserve_to_completion:
+            policy = replace(policy, preempts=True, kv_watermark=self.profile.value("kv_admission_watermark", 0.0))
         return policy
 
     # --- placement over several GPUs (issue 28, local engines) -------------------------------------------------
@@ -297,37 +310,15 @@ class ExecutionModel:
         split from free memory), with the sentence that says where they went; None: every layer on the device."""
         return None
 
-    def request_overhead(self) -> tuple[Range, str] | None:
-        """Host time a served request spends outside the GPU steps before its first token reaches the client (the
-        API server's HTTP/JSON handling, tokenization, the hand-off to the scheduler's process, detokenizing and
-        streaming the first token), with the sentence that says so: the profile's `request_overhead_s` (by
-        release where it changed); None where the data gives none (nothing added)."""
-        overhead = self.profile.range("request_overhead_s")
-        if overhead is None:
-            return None
-        lag = self.load_policy.first_token_lag_steps
-        return overhead, (f"{self.label}: each request's host time outside the GPU steps (API server, tokenization, "
-                          f"hand-off to the scheduler, streaming the first token) takes {overhead.typical * 1e3:.3g} ms "
-                          f"({overhead.low * 1e3:.3g}-{overhead.high * 1e3:.3g}) of TTFT, one request after another"
-                          + (f"; a step's output is processed while the next step runs, so the first token leaves "
-                             f"{lag} step{'s' if lag > 1 else ''} after its prefill" if lag else ""))
+    def host_expert_layers(self, arch: ModelArch) -> int:
+        """The first N layers whose routed experts' weights the engine keeps in host memory and runs on the CPU, the
+        rest of those layers (attention, router, shared experts) staying on the device; 0: none (price/memory.py)."""
+        return 0
 
-    @property
-    def offline(self) -> bool:
-        """Whether the run is an engine's offline entry point (every prompt handed over in one call: vLLM's LLM class,
-        `--engine-opt offline`), which has no arrival process to load with a request rate."""
+    def host_weights_on_device(self, decode: bool, tokens: int) -> bool:
+        """Whether a step of `tokens` tokens copies the expert weights kept in host memory (`host_expert_layers`) to
+        the device and multiplies them there (its `step_extra` prices the copy) rather than on the CPU."""
         return False
-
-    def request_intake(self) -> Range | None:
-        """Time the front end's process is busy with one request it takes in (HTTP/JSON, chat template,
-        tokenization, the hand-off), the service time of its queue when requests come faster than it takes them:
-        the profile's `request_intake_s` where the data separates it from the request's latency, else the whole
-        `request_overhead` (None where neither is given)."""
-        intake = self.profile.range("request_intake_s")
-        if intake is not None and intake.high > 0:
-            return intake
-        latency = self.request_overhead()
-        return latency[0] if latency else None
 
 
 # --- the registry ---------------------------------------------------------------------------------------------

@@ -18,7 +18,9 @@ from sizeup.engines.kernels import check_backend, default_backend, select_kernel
 from sizeup.engines.llama_cpp_memory import compute_buffer, fit_params, flash_attention_default, input_layer_bytes
 from sizeup.engines.reserve import whole_context_cache
 from sizeup.errors import ConfigError
+from sizeup.formats import get_format, tensor_bytes_map
 from sizeup.ingest.transformer_ops import KV_BYTES_PER_ELEMENT
+from sizeup.ranges import Range
 
 TOWER_ATTENTION = (False, "ggml's K·Qᵀ and softmax as tensors, as without flash attention: an upper bound", 0)
 
@@ -30,11 +32,13 @@ class LlamaCpp(ExecutionModel):
     LOADS = ("gguf", "plain", "mxfp4")
     """GGUF files only: its quantized types, F32/F16/BF16, and MXFP4 (gpt-oss's MoE format) (ggml-org/llama.cpp
     tools/quantize `QUANT_OPTIONS`, read 2026-12-05); no AWQ / GPTQ / FP8 / NVFP4 checkpoint is read."""
-    ENGINE_OPTIONS = {"fit": "fit", "fit-target": "fit_target_mib", "fit-ctx": "fit_ctx"}
-    SWITCHES = frozenset({"fit"})
+    ENGINE_OPTIONS = {"fit": "fit", "fit-target": "fit_target_mib", "fit-ctx": "fit_ctx",
+                      "n-cpu-moe": "n_cpu_moe", "ncmoe": "n_cpu_moe", "cpu-moe": "cpu_moe", "cmoe": "cpu_moe"}
+    SWITCHES = frozenset({"fit", "cpu-moe", "cmoe"})
     """llama-server / llama-cli's `--fit on` (their default from PR 16653; llama-bench's is off, and so is sizeup's,
     its rows being llama-bench runs), `--fit-target MiB` (the margin left free per device), `--fit-ctx N` (the least
-    context it cuts to): engines/llama_cpp_memory.py fit_params."""
+    context it cuts to): engines/llama_cpp_memory.py fit_params. `--n-cpu-moe N` / `--cpu-moe`: the MoE expert
+    weights of the first N layers / of every layer stay in CPU RAM (`host_expert_layers`)."""
     MULTI_GPU = "layers"
     """`--split-mode layer` is llama.cpp's default over several GPUs: "layer (default): split layers and KV across
     GPUs" (ggml-org/llama.cpp common/arg.cpp, `-sm, --split-mode`, read 2026-12-05); `row` is opt-in."""
@@ -100,6 +104,45 @@ class LlamaCpp(ExecutionModel):
     def auto_gpu_layers(self, arch, weights, context: int, batch: int, gpus: int):
         fit = self.fitted(arch, weights, context * batch, gpus)
         return None if fit is None or fit[1] >= arch.num_layers else (fit[1], fit[2])
+
+    def host_expert_layers(self, arch) -> int:
+        """`--n-cpu-moe N` / `--cpu-moe` (common/arg.cpp): a buffer override (`-ot`) on the tensors matching
+        `blk.<i>.ffn_(up|down|gate)_exps` for i < N keeps the routed experts of the first N layers in CPU RAM, where
+        the CPU multiplies them (ggml's scheduler runs an op where its weights are; at a decode's few tokens nothing is
+        copied to the GPU); attention, the router and any shared expert stay on the GPU. 0 on a dense model."""
+        if self.profile.value("cpu_moe", 0):
+            return arch.num_layers if arch.is_moe else 0
+        n = self.profile.value("n_cpu_moe", 0)
+        if n < 0 or n != int(n):
+            raise ConfigError(f"--engine-opt n-cpu-moe={n:g}: expected a whole number of layers, 0 or more")
+        return min(int(n), arch.num_layers) if arch.is_moe else 0
+
+    OP_OFFLOAD_MIN_BATCH = 32
+    """ggml-cuda's `ggml_backend_cuda_device_offload_op`: an op whose weights sit in a host buffer runs on the GPU
+    (the weights copied there first) when its batch is at least 32 tokens (`op_offload`, on unless --no-op-offload;
+    ggml-backend.cpp `ggml_backend_sched_backend_id_from_cur`)."""
+
+    def host_weights_on_device(self, decode: bool, tokens: int) -> bool:
+        return not decode and min(tokens, int(self.profile.value("n_ubatch", 512))) >= self.OP_OFFLOAD_MIN_BATCH
+
+    def step_extra(self, arch, ledger, weights: str, decode: bool, tokens: int):
+        """A prompt with experts kept in CPU RAM (`--n-cpu-moe`): each physical batch of `n_ubatch` tokens copies
+        every expert tensor of those layers (one MUL_MAT_ID weight holds all the layer's experts) over the host link
+        before the GPU multiplies it, one copy after another (their bytes / the link's one-direction bandwidth)."""
+        layers = self.host_expert_layers(arch) if self.device.kind != "cpu" else 0
+        link = self.device.pcie_bytes_per_s
+        if not layers or not self.host_weights_on_device(decode, tokens) or not link:
+            return None
+        sizes = tensor_bytes_map(arch, get_format(weights))
+        moved = sum(sizes[t.name] for t in arch.tensors() if t.role == "expert" and t.layer is not None
+                    and t.layer < layers)
+        ubatch = int(self.profile.value("n_ubatch", 512))
+        copies = -(-tokens // ubatch)
+        t = copies * moved / link
+        return Range(t, t, t), (f"prefill: {copies} physical batch(es) of up to {ubatch} tokens each copy the "
+                                f"{moved / 2**30:.2f} GiB of experts kept in CPU RAM to {self.device.id} over its host "
+                                f"link ({link / 1e9:.1f} GB/s one way) before multiplying them there (ggml op offload "
+                                f"at 32 tokens or more): {t * 1e3:,.0f} ms")
 
     def cache_cells(self, request) -> tuple[int, str | None]:
         """KV cells allocated for the request (n_ctx: --context, default prompt + output as llama-bench sizes it;

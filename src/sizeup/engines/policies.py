@@ -45,6 +45,15 @@ class Batching:
     (detokenize, stream) while the next step runs (vLLM V0's async output processing, SGLang's overlap scheduler),
     so the first token leaves one step after the prefill that made it; 0: at the end of its own step."""
 
+    preempts: bool = False
+    """Whether the engine admits a request once its prompt's KV pages are free (no room kept for its output, beyond
+    `kv_watermark` of the pool) and, when the running requests' next tokens find no free page, preempts the most
+    recently admitted one, freeing its cache and computing its prompt and generated tokens again when it is
+    readmitted (vLLM's scheduler, V0 and V1, recompute): stepped over a token pool by workload/scheduler.py."""
+
+    kv_watermark: float = 0.0
+    """The share of the KV pool a prompt must leave free to be admitted (vLLM V0's block manager: 0.01)."""
+
     @property
     def mixes(self) -> bool:
         return self.chunked_prefill if self.mixed_steps is None else self.mixed_steps
@@ -55,7 +64,8 @@ class Batching:
                 "physical_batch_tokens": self.physical_batch_tokens, "basis": self.basis,
                 "mixed_steps": self.mixes, "steps_per_schedule": self.steps_per_schedule,
                 "reserve_to_completion": self.reserve_to_completion,
-                "first_token_lag_steps": self.first_token_lag_steps}
+                "first_token_lag_steps": self.first_token_lag_steps, "preempts": self.preempts,
+                "kv_watermark": self.kv_watermark}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

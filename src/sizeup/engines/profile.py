@@ -182,6 +182,25 @@ def _pick(entries: tuple[_Entry, ...], version: tuple[int, ...] | None) -> tuple
     return (before[-1] if before else entries[0]), False
 
 
+def _newest_patch(name: str, version: str, key: tuple[int, ...],
+                  entries: dict[str, tuple[_Entry, ...]]) -> tuple[str, tuple[int, ...], str | None]:
+    """A release series (`vllm@0.7`) means its newest patch release that sizeup's data names: the latest bound of
+    any setting's `releases` inside the series (0.7.1, where a setting changed between 0.7.0 and 0.7.1; the later
+    0.7 patches take its settings, no entry being read for them). (version, key, the sentence saying so); an exact
+    patch, a build date, or a series no bound falls inside is kept as given (None)."""
+    if "-" in version:
+        return version, key, None
+    inside = [b for options in entries.values() for e in options for b in (e.first, e.last)
+              if b is not None and len(b) > len(key) and b[:len(key)] == key]
+    if not inside:
+        return version, key, None
+    newest = max(inside)
+    patch = ".".join(str(p) for p in newest)
+    return patch, newest, (f"{name}@{version}: a release series, taken as {patch}, the newest {version} patch "
+                           f"release sizeup's data names (a setting changed there; later {version} patches take its "
+                           f"settings); name the patch, e.g. {name}@{version}.0, for an earlier one")
+
+
 @lru_cache(maxsize=128)
 def engine_profile(name: str, version: str | None = None) -> EngineProfile:
     """The profile of data/engines/NAME.yaml at `version` (None: the file's current release)."""
@@ -193,6 +212,9 @@ def engine_profile(name: str, version: str | None = None) -> EngineProfile:
             key = release_key(version)
         except ValueError:
             raise ConfigError(f"{name}@{version}: expected a release like 0.10 or 2024-10-10") from None
+    series = None
+    if key is not None:
+        version, key, series = _newest_patch(name, version, key, entries)
     values, ranges, sources, taken = {}, {}, [], []
     for setting, options in entries.items():
         entry, exact = _pick(options, key)
@@ -206,6 +228,7 @@ def engine_profile(name: str, version: str | None = None) -> EngineProfile:
             taken.append(f"{setting} read for {entry.releases}" + (f" (and {', '.join(others)})" if others else ""))
     notes = (f"{name} {version}: taken from the nearest release read, none read for {version}: "
              f"{'; '.join(taken)}",) if taken else ()
+    notes = ((series,) if series else ()) + notes
     return EngineProfile(id=name, description=meta["description"], values=values, ranges=ranges,
                          sources=tuple(sources), runtime=meta["runtime"], versions=versions, notes=notes,
                          version=version or (versions.default if versions else ""))

@@ -103,6 +103,8 @@ class MemoryRequest:
     tower's pass ahead of the decoder's prefill."""
     tower_pass: Callable[..., Any]
     """The activation peak of one tower pass (price/tower_memory.py tower_activations)."""
+    pp: int = 1
+    """Pipeline stages the model is split into (an engine whose reserve grows with the ranks reads it)."""
 
 
 def allocate_on_demand(req: MemoryRequest, *, tower: tuple[bool, str, int], allocator: Range | None) -> InferenceMemory:

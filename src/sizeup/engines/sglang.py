@@ -1,9 +1,10 @@
 """SGLang (data/engines/sglang.yaml): a static memory pool, a scheduler that runs prefill and decode batches apart,
 chunked prefill, CUDA graphs for decode batches.
 
-Memory: SGLang takes `mem_fraction_static` of the GPU's memory (by tensor-parallel size) for the weights and the
-token pool of the KV cache (the radix cache's pages); what is left holds activations, CUDA graphs and the CUDA
-context. Scheduling: a prefill batch (up to chunked_prefill_size tokens, a longer prompt split into chunks) runs
+Memory: SGLang takes `mem_fraction_static` of the GPU's memory (by tensor-parallel size before 0.5.3; from 0.5.3 the
+GPU's memory less server_args' reserve for prefill activations and CUDA graphs, `reserved_mib`) for the weights and
+the token pool of the KV cache (the radix cache's pages); what is left holds activations, CUDA graphs and the CUDA
+context. `--engine-opt offline`: the offline engine (sglang.Engine, bench_offline_throughput), no HTTP front end. Scheduling: a prefill batch (up to chunked_prefill_size tokens, a longer prompt split into chunks) runs
 as its own step between decode steps unless --enable-mixed-chunk; decode batches up to cuda_graph_max_bs replay a
 CUDA graph. The radix cache reuses shared prefixes; random or ShareGPT prompts share none, so it saves nothing in
 an estimate (and `--engine-opt disable-radix-cache` changes nothing priced).
@@ -43,8 +44,10 @@ class SGLang(ExecutionModel):
                       "disable-flashinfer": "flashinfer_disabled", "chunked-prefill-size": "chunked_prefill_size",
                       "mem-fraction-static": "mem_fraction_static", "max-running-requests": "max_running_requests",
                       "enable-mixed-chunk": "mixed_chunk",
-                      "cuda-graph-max-bs": "cuda_graph_max_bs"}
-    SWITCHES = frozenset({"disable-radix-cache", "enable-torch-compile", "disable-flashinfer", "enable-mixed-chunk"})
+                      "cuda-graph-max-bs": "cuda_graph_max_bs", "offline": "offline_frontend"}
+    SWITCHES = frozenset({"disable-radix-cache", "enable-torch-compile", "disable-flashinfer", "enable-mixed-chunk",
+                          "offline"})
+    BATCH_CAP_OPTION = "max-running-requests"
 
     def _chunk(self) -> int:
         """chunked_prefill_size: the run's own, else the release's default for the GPU's memory."""
@@ -73,8 +76,12 @@ class SGLang(ExecutionModel):
         own = self.profile.values.get("cuda_graph_max_bs")
         if own is not None:
             return int(own) or None
+        return self._default_graph_bs(int(self.profile.value("tensor_parallel_size", 1)))
+
+    def _default_graph_bs(self, tp: int) -> int:
+        """server_args' cuda_graph_max_bs for this GPU's memory at tensor-parallel size `tp`."""
         mib = device_total_bytes(self.device) / 2**20
-        wide = ".tp4" if self.profile.value("tensor_parallel_size", 1) >= 4 else ""
+        wide = ".tp4" if tp >= 4 else ""
         values = self.profile.values
         for tier in self.GRAPH_TIERS:
             key = f"cuda_graph_max_bs.below_{tier}"
@@ -110,18 +117,58 @@ class SGLang(ExecutionModel):
                               + f"; running requests bounded by the token pool; decode batches above "
                                 f"cuda_graph_max_bs {self.graph_max_batch or 0:,} launched eagerly")
 
-    def mem_fraction(self, tp: int) -> float:
+    def mem_fraction(self, tp: int, pp: int = 1) -> float:
+        """mem_fraction_static: the run's own; from 0.5.3 (`mem_fraction_reserve` 1) the GPU's memory less server_args'
+        reserve for activations and CUDA graphs, as a fraction (`reserved_mib`); before, a figure by tp size."""
+        return self._static(tp, pp)[0]
+
+    def _static(self, tp: int, pp: int) -> tuple[float, float | None]:
+        """(mem_fraction_static, the reserve in MiB it was derived from: None where it was not)."""
         own = self.profile.values.get("mem_fraction_static")
         if own is not None:
-            return float(own)
+            return float(own), None
+        reserve = self.reserved_mib(tp, pp)
+        if reserve is not None:
+            mib = device_total_bytes(self.device) / 2**20
+            return round((mib - reserve) / mib, 3), reserve
         for size, key in ((16, "tp16"), (8, "tp8"), (4, "tp4"), (2, "tp2")):
             if tp >= size:
-                return self.profile.value(f"mem_fraction_static.{key}", 0.88)
-        return self.profile.value("mem_fraction_static.tp1", 0.88)
+                return self.profile.value(f"mem_fraction_static.{key}", 0.88), None
+        return self.profile.value("mem_fraction_static.tp1", 0.88), None
+
+    def _reserve_terms(self) -> dict[str, float]:
+        """server_args' reserve terms (data/engines/sglang.yaml `mem_reserve_*`, MiB)."""
+        value = self.profile.value
+        return {"base": value("mem_reserve_base_mib", 512), "token": value("mem_reserve_per_prefill_token_mib", 1.5),
+                "graph": value("mem_reserve_per_graph_batch_mib", 2), "ranks": value("mem_reserve_per_8_ranks_mib", 1024),
+                "floor": value("mem_reserve_floor_mib", 10240), "above": value("mem_reserve_floor_above_mib", 61440)}
+
+    def reserved_mib(self, tp: int, pp: int = 1) -> float | None:
+        """server_args' memory reserve (MiB) outside mem_fraction_static from 0.5.3 (None before): a constant for the
+        attention backend's metadata, 1.5 MiB per token of a chunked-prefill step (at least 2,048 tokens) for its
+        activations, 2 MiB per captured decode-graph batch size, 1 GiB per 8 ranks of tp x pp (server_args:
+        `tp_size * pp_size / 8 * 1024`), at least 10 GiB on a GPU above 60 GiB (`_reserve_terms`)."""
+        if not self.profile.value("mem_fraction_reserve", 0):
+            return None
+        t = self._reserve_terms()
+        graph = self.profile.values.get("cuda_graph_max_bs")
+        graph = int(graph) if graph is not None else self._default_graph_bs(tp)
+        chunk = self._chunk()
+        step = chunk if chunk > 0 else self.profile.value("max_prefill_tokens", 16384)
+        reserve = t["base"] + t["token"] * max(step, 2048) + t["graph"] * graph + t["ranks"] * tp * pp / 8
+        if device_total_bytes(self.device) / 2**20 > t["above"]:
+            reserve = max(reserve, t["floor"])
+        return reserve
+
+    def _reserve_formula(self) -> str:
+        """The reserve's formula as the note prints it, from the data's terms."""
+        t = self._reserve_terms()
+        return (f"{t['base']:,g} + {t['token']:g} x max(chunked-prefill size, 2,048) + {t['graph']:g} x cuda_graph_max_bs + "
+                f"{t['ranks']:,g} x tp x pp / 8, at least {t['floor']:,g} on a GPU above {t['above'] / 1024:g} GiB")
 
     def memory(self, req: MemoryRequest) -> InferenceMemory:
         """The token pool: mem_fraction_static of the GPU less the weights; activations and CUDA graphs beside it."""
-        fraction = self.mem_fraction(req.tp)
+        fraction, reserve = self._static(req.tp, req.pp)
         static = device_total_bytes(req.device) * fraction
         kv_seq = req.kv_per_sequence(1)
         pool = int(static - req.weights_bytes)
@@ -133,9 +180,11 @@ class SGLang(ExecutionModel):
         if running and concurrency is not None:
             concurrency = min(concurrency, int(running))
         fits = pool >= needed and pool > 0 and activations <= outside and static <= req.usable.typical + outside
-        notes = (f"SGLang takes mem_fraction_static {fraction:.2f} of the GPU ({static / GIB:,.1f} GiB) for weights and "
+        notes = (f"SGLang takes mem_fraction_static {fraction:.3f} of the GPU ({static / GIB:,.1f} GiB) for weights and "
                  f"the KV token pool ({max(pool, 0) / GIB:,.1f} GiB); activations, CUDA graphs and the context use "
-                 f"the rest ({outside / GIB:,.1f} GiB)",)
+                 f"the rest ({outside / GIB:,.1f} GiB)"
+                 + (f": server_args' GPU memory less its reserve for activations and CUDA graphs, {reserve:,.0f} MiB at "
+                    f"tp {req.tp}, pp {req.pp} ({self._reserve_formula()})" if reserve is not None else ""),)
         return InferenceMemory(weights_bytes=req.weights_bytes, kv_cache_bytes=max(pool, 0),
                                kv_cache_needed_bytes=needed, activations_bytes=activations, overhead_bytes=0,
                                usable_bytes=req.usable, fits=fits, cpu_bytes=req.cpu_weights_bytes,
@@ -144,5 +193,20 @@ class SGLang(ExecutionModel):
     def tensor_parallel(self, link_kind: str, gpus: int) -> TensorParallel | None:
         return peer_all_reduce(self, link_kind, gpus, SGLANG_ALL_REDUCE)
 
+    def request_overhead(self):
+        """The HTTP server's per-request latency (base.py); the offline engine has no HTTP server: None."""
+        return None if self.offline else super().request_overhead()
+
+    def request_intake(self):
+        """The server process's busy time per request it takes in; the offline engine is handed every prompt in one
+        call before it runs: None."""
+        return None if self.offline else super().request_intake()
+
     def option_notes(self) -> tuple[str, ...]:
-        return tuple(note for key, note in NOT_PRICED.items() if self.profile.values.get(key))
+        notes = tuple(note for key, note in NOT_PRICED.items() if self.profile.values.get(key))
+        if self.offline:
+            notes += ("--engine-opt offline: SGLang's offline engine (sglang.Engine.generate over the whole list, "
+                      "bench_offline_throughput): every prompt handed over in one call, no HTTP server (no intake "
+                      "queue, no per-request latency outside the steps); its scheduler's host time as served; "
+                      f"{self.load_rule()}",)
+        return notes

@@ -15,16 +15,31 @@ tensor cores cannot run an NVFP4 checkpoint under TensorRT-LLM (`NATIVE_ONLY`: r
 Tensor parallelism (`TensorRTLLM.tensor_parallel`): AllReduceStrategy AUTO runs its own one-shot / two-shot kernels
 over peer memory where every GPU of the group is joined by NVLink and the message fits its workspace (16 MB at
 TP 2, 8 MB above), NCCL otherwise (a PCIe-only group: NCCL always).
+
+Entry point (`TensorRTLLM.unserved`): a run under load is priced as `trtllm-serve` on its defaults (the OpenAI server
+a user deploys): the LLM API's decode graphs (sizes 1-32, 64, 128, no padding: a generation-only batch of another size
+runs eagerly, `cuda_graph_max_bs.serve`), and from 1.0 the server's main Python process, which takes each request in
+(HTTP, chat template, tokenization) and detokenizes and streams every token of every request while the executor runs in
+its own process (`request_overhead_s`, `frontend_per_token_s`). `--engine-opt offline` prices the in-process entry
+points instead (`trtllm-bench`, the LLM API's generate, an MLPerf harness): no HTTP front end, graphs as trtllm-bench
+captures them (padded up to its batch; an LLM API run on its defaults states `--engine-opt cuda-graph-max-batch-size`).
+Unlike vLLM's LLM class, the LLM API takes requests as they come (generate_async), so an in-process run may still be
+loaded with `--rps` (MLPerf Server). A static batch (an estimate with no load, a batch job: `ExecutionModel.static`)
+is priced in-process too: nothing serves it. Before 1.0 neither the server nor the in-process graphs were read, so
+`offline` changes nothing there and the note says so.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from sizeup.engines.attention_dp import pool_sequences
 from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
 from sizeup.engines.kernels import Kernel
 from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
 from sizeup.engines.reserve import InferenceMemory, MemoryRequest, allocate_on_demand
+from sizeup.ranges import Range
 from sizeup.units import GIB
-
 
 TRTLLM_ALL_REDUCE = PeerAllReduce(name="TensorRT-LLM one-shot / two-shot all-reduce", world_sizes=(2, 4, 8),
                                   pcie_pairs=False, max_bytes_two_gpus=16_000_000)
@@ -43,20 +58,137 @@ class TensorRTLLM(ExecutionModel):
     llama3.3-70b-on-trtllm.md); ModelOpt's support matrix: FP4 "GPUs: Blackwell and Later"."""
     NATIVE_ONLY_HINT = "FP4 tensor cores are Blackwell's; vllm runs NVFP4 weight-only there: --engine vllm"
     ENGINE_OPTIONS = {"max-batch-size": "max_batch_size", "max-num-tokens": "max_num_tokens",
-                      "enable-attention-dp": "enable_attention_dp", "cuda-graph-max-batch-size": "cuda_graph_max_bs"}
-    SWITCHES = frozenset({"enable-attention-dp"})
+                      "enable-attention-dp": "enable_attention_dp", "cuda-graph-max-batch-size": "cuda_graph_max_bs",
+                      "offline": "offline_frontend"}
+    SWITCHES = frozenset({"enable-attention-dp", "offline"})
+    BATCH_CAP_OPTION = "max-batch-size"
+    IN_PROCESS_ARRIVALS = True
+    """The LLM API takes requests as they come (LLM.generate_async; the MLPerf harness's Server scenario feeds the
+    executor as LoadGen issues): in-process (`in_process`, base.py) is not offline, --rps and --concurrency N stay."""
+
+    @property
+    def unserved(self) -> bool:
+        """Whether the run is priced without trtllm-serve: in-process (`--engine-opt offline`: trtllm-bench, the LLM
+        API's generate, an MLPerf harness) or a static batch (no load: every request handed over at once)."""
+        return self.in_process or self.static
+
+    @property
+    def served_priced(self) -> bool:
+        """Whether this release prices trtllm-serve apart from an in-process run: its front end's per-token or
+        per-request time, or the LLM API's unpadded decode graphs (from 1.0; before it none was read)."""
+        front, request = self.profile.range("frontend_per_token_s"), self.profile.range("request_overhead_s")
+        graphs = (self.profile.value("cuda_graph_max_bs.serve", 0)
+                  and not self.profile.value("cuda_graph_padding.serve", 1))
+        return bool(graphs) or any(r is not None and r.high > 0 for r in (front, request))
+
+    @property
+    def graph_max_batch(self) -> int | None:
+        """The largest decode batch replayed from a captured graph: a run's own `--engine-opt
+        cuda-graph-max-batch-size` (replayed up to it, as if padded); in-process `cuda_graph_max_bs` (0: every batch,
+        trtllm-bench pads to its captured sizes); under trtllm-serve's defaults `cuda_graph_max_bs.serve`."""
+        own = int(self.profile.value("cuda_graph_max_bs", 0))
+        if own or self.unserved:
+            return own or None
+        return int(self.profile.value("cuda_graph_max_bs.serve", 0)) or None
+
+    def per_op_overhead(self, decode: bool, tokens: int | None = None):
+        """As base.py, and under trtllm-serve's defaults (no `--engine-opt cuda-graph-max-batch-size`, not in-process)
+        the LLM API's capture without padding (`cuda_graph_padding.serve` 0): a generation-only batch replays a graph
+        only at a captured size, 1-31 and the powers of two from 32 up to `cuda_graph_max_bs.serve`; any other size
+        is launched eagerly (the device kind's launch time)."""
+        if decode and tokens and not self._replays(round(tokens)):
+            return None
+        return super().per_op_overhead(decode, tokens)
+
+    def _replays(self, batch: int) -> bool:
+        padded = (self.unserved or self.profile.value("cuda_graph_max_bs", 0)
+                  or self.profile.value("cuda_graph_padding.serve", 1))
+        return bool(padded) or batch < 32 or (batch & (batch - 1)) == 0
 
     def host_floor(self, requests: float, gpus: int = 1):
-        """With attention data parallelism (`enable_attention_dp`, the perf-overview's setting for MoE models) every
-        GPU's executor schedules, samples and returns its own share of the requests: the host time per iteration is
-        one rank's share; otherwise every rank's loop walks the whole batch."""
+        """The larger of the executor's and the server's host time per iteration (two processes, pipelined). The
+        executor: with attention data parallelism (`enable_attention_dp`) every GPU's executor schedules, samples and
+        returns its own share of the requests, otherwise every rank's loop walks the whole batch. Under trtllm-serve
+        the main process detokenizes and streams each request's token of the iteration (`frontend_per_token_s`), one
+        process whatever the ranks."""
         ranks = gpus if self.profile.value("enable_attention_dp", 0) else 1
-        return super().host_floor(requests / max(ranks, 1), gpus)
+        executor = super().host_floor(requests / max(ranks, 1), gpus)
+        front = None if self.unserved else self.profile.range("frontend_per_token_s")
+        if front is None or front.high <= 0:
+            return executor
+        front = front.scale(max(requests, 0.0))
+        if executor is None:
+            return front
+        return Range(max(front.low, executor.low), max(front.typical, executor.typical),
+                     max(front.high, executor.high))
+
+    def request_overhead(self):
+        """trtllm-serve's host time per request outside the steps (entry_point.py, `request_overhead_s` by release; 0 for
+        releases none was read for); an in-process run has no server: None."""
+        if self.unserved:
+            return None
+        served = super().request_overhead()
+        if served is None or served[0].high <= 0:
+            return None
+        return served[0], (served[1] + f"; {self.label} priced as trtllm-serve driven over HTTP: an in-process run "
+                           "(trtllm-bench, the LLM API, an MLPerf harness) is --engine-opt offline")
+
+    def request_intake(self):
+        """The server process's busy time per request it takes in; in-process runs hand requests to the executor
+        directly: None."""
+        return None if self.unserved else super().request_intake()
+
+    def option_notes(self) -> tuple[str, ...]:
+        """What the entry point changes, said only where it was priced: the in-process run, a static batch priced as
+        one, or the server's front end and decode graphs; before 1.0 that neither is priced apart."""
+        if not self.served_priced:
+            return ((f"--engine-opt offline changes nothing for {self.label}: no figure was read for a served front "
+                     "end before 1.0 (trtllm-serve, Triton's tensorrtllm_backend), so served and in-process runs are "
+                     "priced alike",) if self.in_process
+                    else () if self.static else
+                    (f"{self.label} served: its front end (trtllm-serve, Triton's tensorrtllm_backend) is not priced, "
+                     "no per-token or per-request figure read for releases before 1.0",))
+        if self.unserved:
+            what = ("--engine-opt offline: the in-process entry point" if self.in_process else
+                    f"{self.label}, a batch with no load (no --concurrency / --rps): priced as an in-process run")
+            return (f"{what} (trtllm-bench, the LLM API, an MLPerf harness): no HTTP server, no per-token streaming; "
+                    "decode graphs as trtllm-bench captures them (padded up to its batch: every decode batch replayed "
+                    "unless --engine-opt cuda-graph-max-batch-size says)"
+                    + (f"; unlike vLLM's and SGLang's offline the LLM API takes requests as they come (generate_async): "
+                       f"{self.load_rule()}" if self.in_process
+                       else "; under load (--concurrency / --rps, a sweep's columns under load) it is priced as "
+                            "trtllm-serve"),)
+        graphs = self.graph_max_batch
+        front = self.profile.range("frontend_per_token_s")
+        return (f"{self.label} priced as trtllm-serve on its defaults: "
+                + (f"decode graphs replayed for batches of 1-31 and the powers of two up to {graphs:,} (the LLM "
+                   "API's captured sizes, no padding: other generation-only batches launched eagerly)"
+                   if graphs and not self._replays(33) else
+                   f"decode graphs replayed for batches up to {graphs:,}" if graphs
+                   else "every decode batch replayed from a graph")
+                + (f"; its main Python process detokenizes and streams every token of every request "
+                   f"({front.typical * 1e6:,.0f} µs each, {front.low * 1e6:,.0f}-{front.high * 1e6:,.0f}), beside the "
+                   "executor's process, so an iteration lasts at least requests x that"
+                   if front is not None and front.high > 0 else "")
+                + "; --engine-opt offline prices trtllm-bench / an in-process harness",)
+
+    def at_gpus(self, gpus: int) -> TensorRTLLM:
+        """With `enable_attention_dp` a replica of `gpus` GPUs runs that many attention ranks (engines/attention_dp.py):
+        its scheduler limits and KV pool are per rank."""
+        ranks = max(int(gpus), 1) if self.profile.value("enable_attention_dp", 0) else 1
+        if ranks == int(self.profile.value("attention_dp_ranks", 1)):
+            return self
+        cached = self.memo.get(("at_gpus", ranks))
+        if cached is None:
+            cached = replace(self, profile=self.profile.with_settings({"attention_dp_ranks": ranks}), memo={})
+            self.memo[("at_gpus", ranks)] = cached
+        return cached
 
     @property
     def batching(self) -> Batching:
-        tokens = int(self.profile.value("max_num_tokens", 8192))
-        seqs = int(self.profile.value("max_batch_size", 2048))
+        ranks = int(self.profile.value("attention_dp_ranks", 1))  # attention DP: each rank's executor its own limits
+        tokens = int(self.profile.value("max_num_tokens", 8192)) * ranks
+        seqs = int(self.profile.value("max_batch_size", 2048)) * ranks
         return Batching(scheduling="continuous", chunked_prefill=False, mixed_steps=True, max_batched_tokens=tokens,
                         max_sequences=seqs,
                         basis=f"in-flight batching: context and generation requests in one iteration, at most "
@@ -102,10 +234,14 @@ class TensorRTLLM(ExecutionModel):
                                    req.batch)
         free = req.usable.typical - req.weights_bytes - step
         pool = int(max(free, 0) * self.profile.value("kv_free_gpu_memory_fraction", 0.9))
-        seqs = min(pool // kv_seq, int(self.profile.value("max_batch_size", 2048))) if kv_seq else None
+        ranks = int(self.profile.value("attention_dp_ranks", 1))  # attention DP: each rank's pool its own requests
+        seqs = min(pool_sequences(pool // kv_seq, req.arch, req.tp, ranks),
+                   int(self.profile.value("max_batch_size", 2048)) * ranks) if kv_seq else None
         note = (f"TensorRT-LLM pre-allocates {self.profile.value('kv_free_gpu_memory_fraction', 0.9):.0%} of the "
                 f"memory free after weights and a max_num_tokens step ({pool / GIB:,.1f} GiB) as the KV cache: "
-                f"{seqs:,} sequences of {req.context:,} tokens at once" if seqs is not None else "")
+                f"{seqs:,} sequences of {req.context:,} tokens at once"
+                + (f" over its {ranks} attention data-parallel ranks (each holds whole caches of its own requests)"
+                   if ranks > 1 else "") if seqs is not None else "")
         return InferenceMemory(weights_bytes=own.weights_bytes, kv_cache_bytes=own.kv_cache_bytes,
                                kv_cache_needed_bytes=own.kv_cache_needed_bytes, activations_bytes=own.activations_bytes,
                                overhead_bytes=own.overhead_bytes, usable_bytes=own.usable_bytes, fits=own.fits,

@@ -15,6 +15,8 @@ on the tuned rows only, per memory class). Prefill runs eager unless the run com
 
 from __future__ import annotations
 
+import statistics
+
 from sizeup.engines.base import Batching, ExecutionModel, engine
 from sizeup.engines.kernels import Kernel, memory_class
 from sizeup.ingest.arch import ModelArch
@@ -24,6 +26,10 @@ _WEIGHT_ONLY = {"int8-wo": "weight_only", "fp8-wo": "weight_only",
                 **{f"int4-wo-g{g}": "int4" for g in (32, 64, 128, 256)}}
 """Format -> kernel class of the decode matmul: torchao's int8/fp8 weight-only (inductor fuses the dequantization
 into the GEMV it generates) and int4 (tinygemm's packed-int4 kernel); every other format: 16-bit GEMV."""
+
+_FIT_ARCH = {"hbm": "hopper", "gddr": "ada"}
+"""Memory class -> the architecture of the tuned row its `decode_memory_fraction.16bit.CLASS` was fit on (H100 SXM,
+RTX 4090: the data file's basis), for `_scaled_16bit`."""
 
 
 @engine("torch-compile", "torch.compile", "gpt-fast", "torchao", "torchcompile", "torch_compile")
@@ -41,18 +47,12 @@ class TorchCompile(ExecutionModel):
 
     def matrix_kernel(self, weights: str, decode: bool, tokens: int):
         """At decode on a GPU the weight-streaming kernel of the format, with the fraction of the bandwidth it
-        reaches on this memory class (the class the data has none for: its other class, said in the basis)."""
+        reaches on this device (`_fraction`: its architecture, else its memory class, else the other class)."""
         if not decode or self.device.kind != "gpu":
             return None
         kind = _WEIGHT_ONLY.get(weights, "16bit")
         mem = memory_class(self.device) or "hbm"
-        key = f"decode_memory_fraction.{kind}.{mem}"
-        fraction = self.profile.range(key)
-        derived = ""
-        for other in ("hbm", "gddr"):
-            if fraction is None:
-                fraction = self.profile.range(f"decode_memory_fraction.{kind}.{other}")
-                derived = f" (derived: no tuned row on {mem or 'this memory'}, the {other} figure)"
+        fraction, key, derived = self._fraction(kind, mem)
         if kind == "int4":
             fraction, derived = self._tinygemm(weights, mem)
         if fraction is None:
@@ -62,14 +62,62 @@ class TorchCompile(ExecutionModel):
                       f"{key}{derived}", "data/engines/torch-compile.yaml",
                       memory=fraction, table="data/engines/torch-compile.yaml")
 
+    def _fraction(self, kind: str, mem: str) -> tuple[Range | None, str, str]:
+        """The share of the peak bandwidth a decode step of kernel class `kind` reaches, the key it was read from and
+        what was derived. The share depends on the device, not only its memory class: an A100 and an H100 run the
+        same compiled kernels at different shares of their bandwidth (the H100 moves 1.64x the bytes per second with
+        1.22x the SMs). So: `decode_memory_fraction.KIND.MEM@ARCH` where a tuned row on the architecture set one;
+        for the 16-bit GEMV without one, the class figure (fit on `_FIT_ARCH[MEM]`) scaled by the ratio of the
+        weight-only shares of this architecture and that one (`_scaled_16bit`); else the class figure, or the
+        median of the class's entries per architecture (`_pooled`); else the other class's (said in the basis)."""
+        base, arch = f"decode_memory_fraction.{kind}", self.device.architecture or ""
+        if (fraction := self.profile.range(f"{base}.{mem}@{arch}")) is not None:
+            return fraction, f"{base}.{mem}@{arch}", ""
+        if kind == "16bit" and (scaled := self._scaled_16bit(mem, arch)) is not None:
+            return scaled
+        for other in (mem, *(c for c in ("hbm", "gddr") if c != mem)):
+            found = self.profile.range(f"{base}.{other}")
+            found = (found, f"{base}.{other}", "") if found is not None else self._pooled(f"{base}.{other}@")
+            if found is not None:
+                return found if other == mem else (found[0], found[1], f"{found[2]} (derived: no tuned row on "
+                                                                      f"{mem or 'this memory'}, the {other} figure)")
+        return None, f"{base}.{mem}", ""
+
+    def _pooled(self, prefix: str) -> tuple[Range, str, str] | None:
+        """Where the class has entries only per architecture (`PREFIX<arch>`): their median, low and high their
+        extremes (derived, said in the basis); None where it has none."""
+        entries = {k.removeprefix(prefix): self.profile.range(k) for k in self.profile.ranges if k.startswith(prefix)}
+        entries = {a: r for a, r in entries.items() if r is not None}
+        if not entries:
+            return None
+        typical = statistics.median(r.typical for r in entries.values())
+        fraction = Range(min(r.low for r in entries.values()), typical, max(r.high for r in entries.values()))
+        return (fraction, prefix.rstrip("@"),
+                f" (derived: no entry for {self.device.architecture or 'this architecture'}, the median of "
+                f"{', '.join(sorted(entries))})")
+
+    def _scaled_16bit(self, mem: str, arch: str) -> tuple[Range, str, str] | None:
+        """The 16-bit share on `arch`, derived: the class's 16-bit figure (its tuned row ran on `_FIT_ARCH[mem]`)
+        times weight_only@arch / weight_only@that architecture, both set by tuned rows; None where either is
+        missing or `arch` is the one the 16-bit figure was fit on."""
+        fit_arch = _FIT_ARCH.get(mem)
+        wo = "decode_memory_fraction.weight_only"
+        base, here, there = (self.profile.range(f"decode_memory_fraction.16bit.{mem}"),
+                             self.profile.range(f"{wo}.{mem}@{arch}"), self.profile.range(f"{wo}.{mem}@{fit_arch}"))
+        if arch == fit_arch or base is None or here is None or there is None or not there.typical:
+            return None
+        ratio = here.typical / there.typical
+        return (base.scale(ratio), f"decode_memory_fraction.16bit.{mem}",
+                f" (derived: the {fit_arch} figure x {ratio:.3f}, the weight-only step's share on {arch} over "
+                f"{fit_arch}, {wo}.{mem}@{arch} / @{fit_arch})")
+
     def _tinygemm(self, weights: str, mem: str) -> tuple[Range | None, str]:
         """tinygemm's batch-1 int4 kernel streams weights at a rate per SM (`tinygemm_weights_per_sm_s`, the SM
         count times it, in bytes of the format) or at the 16-bit GEMV's fraction of the bandwidth, whichever is
         less: as a fraction of the device's bandwidth."""
         from sizeup.formats import get_format
 
-        rate, cap = self.profile.range("tinygemm_weights_per_sm_s"), self.profile.range(
-            f"decode_memory_fraction.16bit.{mem}") or self.profile.range("decode_memory_fraction.16bit.hbm")
+        rate, cap = self.profile.range("tinygemm_weights_per_sm_s"), self._fraction("16bit", mem)[0]
         sms, bandwidth = self.device.compute_units, self.device.memory_bandwidth_bytes_per_s
         if rate is None or cap is None or not sms or not bandwidth:
             return cap, " (derived: no SM count, the 16-bit GEMV's fraction)"

@@ -129,6 +129,7 @@ class VLLM(ExecutionModel):
                       "block-size": "kv_block_tokens", "enable-prefix-caching": "prefix_caching",
                       "no-enable-prefix-caching": "prefix_caching_off", "offline": "offline_frontend"}
     SWITCHES = frozenset({"v1", "enforce-eager", "enable-prefix-caching", "no-enable-prefix-caching", "offline"})
+    BATCH_CAP_OPTION = "max-num-seqs"
 
     @classmethod
     def build(cls, device, version=None, *, backend=None, build_date=None, settings=None) -> ExecutionModel:
@@ -266,7 +267,7 @@ class VLLM(ExecutionModel):
             notes.append(f"--engine-opt offline: the offline LLM class (LLM.generate, `vllm bench throughput`): every "
                          f"prompt added in one call, no API server (no HTTP, no per-token streaming, no intake queue)"
                          + (", its own per-request host time (data/engines/vllm.yaml host_per_request_s.offline)"
-                            if self.v1 else ""))
+                            if self.v1 else "") + f"; {self.load_rule()}")
         steps = int(self.profile.value("num_scheduler_steps", 1))
         if steps > 1:
             notes.append(f"--num-scheduler-steps {steps}: V0 multi-step scheduling, the scheduler's host time paid "
@@ -286,12 +287,6 @@ class VLLM(ExecutionModel):
     def mla_cache_key(self) -> str:
         """MLA's latent cache came to V0 in 0.7.1 and to V1 in 0.8 (`mla_latent_cache`, `mla_latent_cache.v1`)."""
         return "mla_latent_cache.v1" if self.v1 else "mla_latent_cache"
-
-    @property
-    def offline(self) -> bool:
-        """Whether the run is the offline LLM class (`LLM.generate`, `vllm bench throughput`, benchmark_throughput.py:
-        --engine-opt offline) rather than `vllm serve` driven over HTTP (the default)."""
-        return bool(self.profile.value("offline_frontend", 0))
 
     def host_floor(self, requests: float, gpus: int = 1):
         """Host time per running request and step (workload/host_floor.py): V1 overlaps it with the GPU step (a floor

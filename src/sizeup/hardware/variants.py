@@ -7,6 +7,7 @@ A device file may say
       base: MAXN_SUPER                 # the mode the file's own figures describe
       source: <where the mode table was read>
       retrieved: <date>
+      caveat: <optional: what a user must know about the table, said in every derived peak of its modes>
       modes:
         - {name: 15W, budget_w: 15, gpu_max_mhz: 612, gpu_units: 8, cpu_online: 6, cpu_max_mhz: 1497.6,
            emc_max_mhz: 2133, aliases: [...], names: [...], notes: [...]}
@@ -66,6 +67,9 @@ class PowerModes:
     modes: tuple[PowerMode, ...]
     source: str
     retrieved: str
+    caveat: str = ""
+    """What a user must know about the table (e.g. read in an unverified transcription): every derived peak of a
+    mode says it, so an estimate's assumptions show it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,7 +103,7 @@ def parse_variants(data: Any, path: str) -> tuple[tuple[MemoryOption, ...], Powe
     p = f.mapping("power_modes")
     if p is None:
         return tuple(memory), None
-    p.check_keys({"base", "modes", "source", "retrieved"})
+    p.check_keys({"base", "modes", "source", "retrieved", "caveat"})
     items = p.data.get("modes")
     if not isinstance(items, list) or not items:
         raise p.fail("modes", "a non-empty list of power modes")
@@ -110,7 +114,8 @@ def parse_variants(data: Any, path: str) -> tuple[tuple[MemoryOption, ...], Powe
     base = p.text("base")
     if base not in names:
         raise p.fail("base", f"the name of one of its modes ({', '.join(names)})")
-    return tuple(memory), PowerModes(base=base, modes=modes, source=p.text("source"), retrieved=p.date("retrieved"))
+    return tuple(memory), PowerModes(base=base, modes=modes, source=p.text("source"), retrieved=p.date("retrieved"),
+                                     caveat=p.text("caveat", required=False) or "")
 
 
 def _slug(text: str) -> str:
@@ -185,7 +190,8 @@ def _mode_variant(base: DeviceSpec, ref: PowerMode, mode: PowerMode, modes: Powe
     compute = (mode.gpu_units * mode.gpu_max_hz) / (ref.gpu_units * ref.gpu_max_hz)
     memory = mode.emc_max_hz / ref.emc_max_hz
     how = (f"x {compute:.3f}: the {mode.name} power mode runs {mode.gpu_units} {units} at up to "
-           f"{mode.gpu_max_hz / 1e6:,.0f} MHz against {ref.gpu_units} at {ref.gpu_max_hz / 1e6:,.0f} MHz in {ref.name}")
+           f"{mode.gpu_max_hz / 1e6:,.0f} MHz against {ref.gpu_units} at {ref.gpu_max_hz / 1e6:,.0f} MHz in {ref.name}"
+           + (f" ({modes.caveat})" if modes.caveat else ""))
     derived = {k: f"{v} {how}" for k, v in base.derived_peaks.items()}
     for table, rates in (("tensor", base.peak_flops_per_s), ("vector", base.vector_flops_per_s)):
         for precision, value in rates.items():

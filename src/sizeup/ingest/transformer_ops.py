@@ -82,10 +82,10 @@ class _Builder:
         self.sizes = tensor_bytes_map(arch, fmt)
 
     def add(self, op: str, kind: OpKind, scope: str, flops: int, read: int, written: int, matmul: int = 0,
-            dtype: str | None = None, notes: tuple[str, ...] = ()) -> None:
+            dtype: str | None = None, notes: tuple[str, ...] = (), weights: int = 0) -> None:
         self.ledger.add(OpRecord(op=op, kind=kind, scope=scope, phase=Phase.FORWARD, flops=int(flops),
                                  matmul_flops=int(matmul), bytes_read=int(read), bytes_written=int(written),
-                                 dtype=dtype or self.act_dtype, notes=notes))
+                                 weight_bytes=int(weights), dtype=dtype or self.act_dtype, notes=notes))
 
     def wbytes(self, name: str, shard: bool = True) -> int:
         size = self.sizes.get(name)
@@ -279,7 +279,8 @@ class _Builder:
             self.add("grouped_linear", OpKind.MATMUL, f"{p}.experts.{proj}", product + dequant + bias,
                      weight_read + routed * n_in * self.a, routed * n_out * self.a, matmul=product,
                      dtype=self.fmt.compute_dtype if self.fmt.family != "plain" else self.act_dtype,
-                     notes=(f"MoE: {touched:.1f} of {m.experts} experts' weights read (uniform routing)",))
+                     notes=(f"MoE: {touched:.1f} of {m.experts} experts' weights read (uniform routing)",),
+                     weights=weight_read)
             if proj == "up_proj":
                 self.add("silu_mul", OpKind.ELEMENTWISE, f"{p}.experts", (act + 1) * routed * inter,
                          2 * routed * inter * self.a, routed * inter * self.a)

@@ -22,7 +22,7 @@ import numpy as np
 from sizeup.errors import ConfigError, MeasureError
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.measure.calibrate_fit import SMALL_BATCH, fit_efficiency, fit_profile, line_fit
-from sizeup.price.efficiency import TENSOR_KINDS, Efficiency, default_efficiency
+from sizeup.price.efficiency import TENSOR_KINDS, Efficiency, table_efficiency
 from sizeup.ranges import Range
 
 __all__ = ["fixed_cost_intercept", "overhead_term", "microbenchmarks", "local_device", "profile_efficiency",
@@ -147,10 +147,11 @@ def size_curve(bench: dict[str, Any]) -> tuple[tuple[float, float], ...]:
     return tuple(points)
 
 
-def uncalibrated_efficiency(kind: str, bench: dict[str, Any] | None = None) -> Efficiency:
+def uncalibrated_efficiency(device: DeviceSpec, bench: dict[str, Any] | None = None) -> Efficiency:
     """Against measured peaks: GEMMs reach the rate measured for their size, copies the measured
-    bandwidth; the per-op overhead is the kind's default."""
-    base = default_efficiency(kind)
+    bandwidth; the per-op overhead is the one an estimate prices on `device` (`table_efficiency`: its kind's, or its
+    vendor's on a system-on-chip)."""
+    base = table_efficiency(device)
     one = Range(1.0, 1.0, 1.0)
     return Efficiency(tensor={k: one for k in TENSOR_KINDS}, vector=one, memory=one, overhead_s=base.overhead_s,
                       origin="measured peaks (micro-benchmarks), not yet fitted to models",
@@ -225,7 +226,7 @@ def _profile_from(data: dict, name: str) -> Profile:
     fitted_curve = (data.get("fit") or {}).get("size_curve")  # fitted with a measured floor (calibrate_fit)
     curve = tuple((float(a), float(b)) for a, b in fitted_curve) if fitted_curve else size_curve(bench)
     efficiency = profile_efficiency(values, data.get("residual_median") or 0.0, curve) if values else \
-        uncalibrated_efficiency(device.kind, bench)
+        uncalibrated_efficiency(device, bench)
     return Profile(name=name, device=device, efficiency=efficiency, fitted=bool(values),
                    residual_median=data.get("residual_median"), data=data)
 

@@ -268,8 +268,9 @@ def _serving_points(run, point, arch) -> list[_Point]:
 
 def _held_overhead(device, engine: str | None) -> float:
     """The per-op overhead an LLM fit holds (it has no floor to measure one): the engine's decode overhead
-    (its execution model, engines/: CUDA graphs for vLLM) where it lists one, else the device kind's default."""
-    from sizeup.price.efficiency import default_efficiency
+    (its execution model, engines/: CUDA graphs for vLLM) where it lists one, else the per-kernel time an estimate
+    prices on this device (price/efficiency.py `table_efficiency`: its kind's, or its vendor's on a system-on-chip)."""
+    from sizeup.price.efficiency import table_efficiency
 
     if engine and device.kind != "cpu":
         try:
@@ -280,7 +281,7 @@ def _held_overhead(device, engine: str | None) -> float:
             overhead = None
         if overhead is not None:
             return overhead.typical
-    return default_efficiency(device.kind).overhead_s.typical
+    return table_efficiency(device).overhead_s.typical
 
 
 def _fit(cls: str, device, points: list[_Point], bench: dict | None, floors: list, engine: str | None = None) -> Any:

@@ -160,7 +160,7 @@ def peaks_only(profile: Profile) -> Profile:
     """The profile's measured device with no fitted efficiency (the micro-benchmarks' rates)."""
     from sizeup.measure.calibrate import uncalibrated_efficiency
 
-    return replace(profile, efficiency=uncalibrated_efficiency(profile.device.kind, profile.data.get("bench")),
+    return replace(profile, efficiency=uncalibrated_efficiency(profile.device, profile.data.get("bench")),
                    fitted=False, residual_median=None)
 
 

@@ -3,9 +3,9 @@ policy does (engines/base.py `Batching`; continuous batching stepped by workload
 estimate's finite runs step too), driven by the priced prefill and decode step times, and the replica count for
 a traffic level.
 
-The replica runs one step at a time. Continuous batching with mixed steps (vLLM V1's chunked prefill,
-TensorRT-LLM's in-flight batching): every step decodes one token of each running sequence and carries the prompt
-tokens of admitted requests up to the step's token budget. Prompt steps apart (vLLM V0, SGLang by default): when
+The replica runs one step at a time. Continuous batching with mixed steps (chunked prefill mixed into decode
+steps, in-flight batching): every step decodes one token of each running sequence and carries the prompt
+tokens of admitted requests up to the step's token budget. Prompt steps apart (`Batching.mixed_steps` off): when
 requests wait and a slot is free, their prompts run as a step of their own. Static batching: the waiting requests
 run prompt to last token as one batch. The KV pool and the engine's max_sequences bound the sequences held at once.
 A prompt step is priced as workload/serving.py prices it, so the simulation's steady state agrees with
@@ -72,10 +72,10 @@ class ReplicaModel:
     read_terms: tuple[float, float, float] = (1.0, 0.0, 0.0)
     """How the weights a step reads grow with its tokens (price/streaming.py `read_terms`: a mixture of experts reads
     more of its experts the more tokens a step routes), for the step's excess near the ridge point."""
-    step_kernel: Callable[[int, int], tuple[float, float]] | None = field(default=None, compare=False)
-    """(what a decode step of `batch` sequences takes more with its GEMMs at the kernel of a mixed step of `rows`
-    rows than at its own, a token's compute at that kernel) (plan/serving.py, as workload/serving_steps.py picks the
-    kernel); None: the decodes' own kernel and `token_compute_s`. Left out of equality and hash: a function of the
+    joined: Callable[[int, int], float] | None = field(default=None, compare=False)
+    """What the prompt tokens of a mixed step of `rows` rows add to a decode step of `batch` sequences (plan/serving.py:
+    the estimate's workload/serving_steps.py `Steps.joined`, the decodes at the step's kernel); None: price/streaming.py
+    `joined` at the decodes' own kernel and `token_compute_s`. Left out of equality and hash: a function of the
     configuration the decode table is priced from, so that a plan's equal replica models share their priced steps
     (`_step_pricing`)."""
 
@@ -272,8 +272,9 @@ def _ttft_miss(targets: dict[str, float], times: list[float], front_s: float) ->
 def _step_pricing(model: ReplicaModel) -> tuple[list[float], Callable[[int, int], float]]:
     """(decode step time per batch 0..max_batch, the time of a step of `batch` decodes carrying `chunk` prompt
     tokens) of `model`. A step with prompt tokens is priced as workload/serving.py prices it: a mixed step of b decodes
-    and p prompt tokens runs one GEMM per weight matrix at b + p rows, the decodes at that kernel
-    (`ReplicaModel.step_kernel`), plus price/streaming.py `joined` (the one formula of both); a prompt step of its
+    and p prompt tokens runs one GEMM per weight matrix at b + p rows: what its prompt tokens add is the estimate's
+    (`ReplicaModel.joined`: workload/serving_steps.py `Steps.joined`, the decodes at that kernel, over
+    price/streaming.py `joined`, the one formula of both); a prompt step of its
     own adds its prefill. A step of many tokens pays what price/streaming.py adds beyond max(weight read, compute),
     as serving.py's steps do.
 
@@ -295,8 +296,8 @@ def _step_pricing(model: ReplicaModel) -> tuple[list[float], Callable[[int, int]
         if not model.mixed_steps:
             return fixed + per_token * chunk
         rows = batch + chunk  # one GEMM per weight matrix over decodes and prompt tokens: the weights read once
-        kernel, c = model.step_kernel(batch, rows) if model.step_kernel else (0.0, compute)
-        joined = streaming.joined(read, c, batch, rows, model.read_terms, kernel)
+        joined = (model.joined(batch, rows) if model.joined
+                  else streaming.joined(read, compute, batch, rows, model.read_terms))
         return decode_time[batch] + joined + streamed(rows) - streamed(batch)
 
     def step(batch: int, chunk: int) -> float:

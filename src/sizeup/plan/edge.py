@@ -1,4 +1,5 @@
-"""Edge: one device; for each engine the scenario allows (llama.cpp by default), its weight formats from
+"""Edge: one device; for each engine the scenario allows (the edge task's default engine, data/engines/defaults.yaml,
+by default), its weight formats from
 high to low precision (`constraints.quantizations`, else plan.scenario.EDGE_FORMATS); the first that fits and
 meets the per-token latency (after the thermal derate) is kept, at the lowest power mode that meets it.
 

@@ -201,7 +201,7 @@ class Constraints:
     regions: tuple[str, ...] = ()
     spot: bool = False
     engines: tuple[str, ...] = ()
-    """Engines to search ('vllm', 'vllm@0.10'); empty: the task's default (data/engines/defaults.yaml)."""
+    """Engines to search ('NAME', 'NAME@RELEASE'); empty: the task's default (data/engines/defaults.yaml)."""
     quantizations: tuple[str, ...] = ("bf16", "fp8", "awq-int4")
     quantizations_given: bool = False
     """Whether the scenario named the formats (else a GGUF model prices the format its file stores)."""

@@ -13,8 +13,7 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass, replace
-
-import numpy as np
+from functools import cache
 
 from sizeup.engines.base import ExecutionModel
 from sizeup.engines.defaults import planned_engines
@@ -38,7 +37,7 @@ from sizeup.workload.inference import InferenceConfig, estimate_inference, execu
 from sizeup.workload.quantize import get_format
 from sizeup.workload.serving import Load, RequestMix, serving_load
 from sizeup.workload.serving_runs import intake, service
-from sizeup.workload.serving_steps import kernel_grid, step_kernel
+from sizeup.workload.serving_steps import Steps, kernel_grid
 from sizeup.workload.towers import decoder_arch, decoder_cache_tokens, decoder_prompt, tower_input
 
 __all__ = ["plan_serving", "replica_model"]
@@ -67,7 +66,7 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
                                  execution=model).prefill.latency_s.typical / (k * p)
     fixed = max(t1.latency_s.typical - per_token * p, 0.0)
     batches = sorted({1, *[2 ** k for k in range(1, 12) if 2 ** k < max_batch], max_batch})
-    times, priced = [], []
+    times = []
     fmt = get_format(cfg.weights)
     # the decoder as `estimate` runs it: T5's cross-attention over the prompt, its own tokens from one start token
     decoder = decoder_arch(arch, cfg.prompt)
@@ -79,7 +78,6 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
         eager = model.extra_launches(ledger, fmt.compute_dtype == "fp32")  # hf: as estimate prices it
         extra = model.step_extra(decoder, ledger, fmt.id, True, b)  # a format's own path (bitsandbytes), as estimate
         roof = price(ledger, device, eff)
-        priced.append((b, ledger, roof.total_s.typical))
         times.append(roof.total_s.typical + step_s + (eager[0].typical if eager else 0.0)
                      + (extra[0].typical if extra else 0.0) + _tp_comm_s(ledger, device, cfg.gpus, model, roof))
     return ReplicaModel(prefill_fixed_s=fixed, prefill_per_token_s=per_token, decode_batches=tuple(batches),
@@ -88,34 +86,34 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
                         max_step_tokens=policy.max_batched_tokens, steps_per_schedule=policy.steps_per_schedule,
                         request_s=intake(model, "typical"),  # the front end's queue, as the estimate steps it
                         read_terms=streaming.read_terms(arch), token_compute_s=compute,
-                        step_kernel=_step_kernel(arch, decoder, device, cfg, model, priced, compute),
+                        joined=_joined(arch, device, cfg, model) if policy.mixes else None,
                         read_s=streaming.weight_read(device, first.memory.weights_bytes, arch, times[0]),
                         front_s=model.load_policy.first_token_lag_steps * times[0]
                         + service(model, "typical") - intake(model, "typical"))
 
 
-def _step_kernel(arch: ModelArch, decoder: ModelArch, device: DeviceSpec, cfg: InferenceConfig,
-                 model: ExecutionModel, priced: list, compute: float):
-    """`ReplicaModel.step_kernel`: the decodes' GEMMs and a token's compute at the kernel of a mixed step's rows, as
-    workload/serving_steps.py picks it (`step_kernel`): the decode ledgers priced at the batches of `priced` (batch,
-    ledger, its roofline time at its own kernel) at that kernel, interpolated between them as the decode table is;
-    a compute-bound prefill's time per token at it. Kept per kernel (a few a plan)."""
-    fmt, k = get_format(cfg.weights), streaming.compute_batch(cfg.prompt)
-    batches = [b for b, _, _ in priced]
-    tables: dict[int, list[float]] = {}
-    rates: dict[int, float] = {}
+def _joined(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, model: ExecutionModel):
+    """`ReplicaModel.joined`: what `rows - batch` prompt tokens add to a decode step of `batch` sequences, priced by
+    the estimate's own function (workload/serving_steps.py `Steps.joined`: the decodes' GEMMs, the tensor-parallel
+    collectives and every other term of a decode step at the kernel of the step's rows, between the batches the
+    estimate prices, and a token's compute at that kernel), at the typical corner.
 
-    def at(batch: int, rows: int) -> tuple[float, float]:
-        grid = kernel_grid(rows)  # both kernels are the grid's: kept by it
-        if grid not in tables:
-            tables[grid] = [0.0 if (g := step_kernel(model, decoder, fmt, True, b, rows)) is None else
-                            price(ledger, device, phase_efficiency(model, True, fmt, b, expert_rows(decoder, g), g))
-                            .total_s.typical - own for b, ledger, own in priced]
-            g = step_kernel(model, arch, fmt, False, k * cfg.prompt, rows)
-            rates[grid] = compute if g is None else estimate_inference(
-                arch, device, replace(cfg, batch=k, output=1, step_tokens=g), limits=False,
-                execution=model).prefill.latency_s.typical / (k * cfg.prompt)
-        return float(np.interp(batch, batches, tables[grid])), rates[grid]
+    Where the decodes keep their own kernel at the step's rows (`Steps.keeps_kernel`: at every batch
+    `Steps.sequences` may read for `batch`), their kernel term is 0 and the decode estimates it would read are not
+    priced: `streaming.joined` with a token's compute at the step's rows, the value `Steps.joined` gives there, at a
+    fraction of its cost (a plan prices steps at hundreds of batches)."""
+    steps = Steps(arch, device, cfg, model, RequestMix(input_tokens=cfg.prompt, output_tokens=cfg.output))
+    terms = streaming.read_terms(arch)
+    read = cache(lambda: steps.read("typical"))  # R of one token: the same for every step
+    per_token: dict[int, float] = {}  # by the rows' kernel grid, which is all Steps.per_token reads of the rows
+
+    def at(batch: int, rows: int) -> float:
+        if not steps.keeps_kernel(batch, rows):
+            return steps.joined(batch, rows - batch, "typical")
+        grid = kernel_grid(rows)
+        if grid not in per_token:
+            per_token[grid] = steps.per_token("typical", rows)
+        return streaming.joined(read(), per_token[grid], batch, rows, terms)
 
     return at
 

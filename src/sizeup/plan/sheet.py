@@ -46,8 +46,8 @@ def build_sheet(result) -> Sheet:
             hw += [Cell(key="memory_needed", label="memory needed per GPU", value=chosen.memory_bytes, unit="bytes"),
                    Cell(key="memory_usable", label="memory usable per GPU", value=int(chosen.usable_bytes), unit="bytes")]
         profile = chosen.detail.get("multimodal_profile")
-        if profile:  # vLLM's start-up profile of the vision tower, ahead of the KV pool
-            hw.insert(-1, Cell(key="multimodal_profile", label="of which vLLM multimodal profile",
+        if profile:  # the engine's start-up profile of the vision tower, ahead of the KV pool
+            hw.insert(-1, Cell(key="multimodal_profile", label="of which the engine's multimodal profile",
                                value=chosen.detail["memory_parts"].get("multimodal profile", 0), unit="bytes",
                                note=f"{profile['items']} dummy image(s) of {profile['image_hw'][0]} × "
                                     f"{profile['image_hw'][1]}, encoder budget {profile['encoder_budget_tokens']:,} "

@@ -20,7 +20,7 @@ __all__ = ["Candidate", "Rejection", "PlanResult", "ranked_result", "memory_part
 
 def memory_parts(memory) -> dict[str, int]:
     """Bytes per GPU by part, in the order a stacked chart draws them: an InferenceMemory (weights, KV
-    cache, activations, vLLM's multimodal profile where there is one, overhead) or a TrainingMemory (weights,
+    cache, activations, an engine's multimodal profile where there is one, overhead) or a TrainingMemory (weights,
     gradients, optimizer, activations, overhead). The parts sum to `memory.total_bytes`."""
     parts = {"weights": memory.weights_bytes}
     for name, attr in (("KV cache", "kv_cache_bytes"), ("gradients", "gradients_bytes"),
@@ -28,7 +28,7 @@ def memory_parts(memory) -> dict[str, int]:
         if hasattr(memory, attr):
             parts[name] = getattr(memory, attr)
     parts["activations"] = memory.activations_bytes
-    if getattr(memory, "multimodal_profile_bytes", 0):  # vLLM's vision profile ahead of the KV pool
+    if getattr(memory, "multimodal_profile_bytes", 0):  # an engine's vision profile ahead of the KV pool
         parts["multimodal profile"] = memory.multimodal_profile_bytes
     return parts | {"overhead": memory.overhead_bytes}
 
@@ -60,12 +60,12 @@ class Candidate:
 
     @property
     def engine_ref(self) -> str:
-        """'vllm@0.34': the engine at the release the plan priced, as --engine takes it."""
+        """'NAME@0.34': the engine at the release the plan priced, as --engine takes it."""
         return f"{self.engine}@{self.engine_version}" if self.engine_version else self.engine
 
     @property
     def engine_label(self) -> str:
-        """'vllm 0.34': the engine and the release it was priced for."""
+        """'NAME 0.34': the engine and the release it was priced for."""
         return f"{self.engine.partition('@')[0]} {self.engine_version}" if self.engine_version else self.engine
 
     @property

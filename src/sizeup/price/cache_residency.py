@@ -16,11 +16,11 @@ several ops earlier is not credited, and where the producer wrote more than this
 gate/up projection before the down projection) up to the difference of its weight read is credited too; both
 errors are bounded by the producer's output, a few MiB where the working set fits.
 
-Where it applies: ledgers priced kernel by kernel through a runtime of overheads.yaml (TensorRT, ONNX
-Runtime, inductor, eager PyTorch), on a GPU whose file gives l2_mib and whose architecture has a sourced
-ratio. Engine-level pricing (llama.cpp, vLLM: no runtime) is left alone: its kernels.yaml fractions are
-end-to-end measurements that already hold whatever the cache gave, and crediting it again would count it
-twice. Eager PyTorch at batch 1 is bound by its per-op host time, so the rule rarely changes it.
+Where it applies: ledgers priced kernel by kernel through a runtime of overheads.yaml (an inference compiler's
+fused graph or an eager framework's op-by-op dispatch), on a GPU whose file gives l2_mib and whose architecture has
+a sourced ratio. Engine-level pricing (no runtime: the kernel fractions of kernels.yaml) is left alone: those
+fractions are end-to-end measurements that already hold whatever the cache gave, and crediting it again would
+count it twice. An eager runtime at batch 1 is bound by its per-op host time, so the rule rarely changes it.
 """
 
 from __future__ import annotations

@@ -17,7 +17,10 @@ from sizeup.formats import WeightFormat
 from sizeup.price.efficiency import GROUPED, Efficiency, device_efficiency
 from sizeup.ranges import Range
 
-__all__ = ["phase_efficiency", "kernel_matmul", "phase_note", "expert_rows"]
+__all__ = ["phase_efficiency", "kernel_matmul", "phase_note", "expert_rows", "derived_text"]
+
+DERIVED_CHARS = 120
+"""The longest derived text a kernel's note carries (past it, cut at a word and marked '...')."""
 
 
 def phase_efficiency(model, decode: bool, weights: WeightFormat, tokens: int | None = None,
@@ -111,6 +114,8 @@ def phase_note(model, eff: Efficiency, weights: WeightFormat, decode: bool, toke
         key, peak = (f"matmul@{kernel.peak}", kernel.peak) if native else ("matmul", "fp16")
         note = (f"{phase} priced with {eff.origin.rsplit(', ', 1)[-1]}: matmul at {eff.tensor[key].typical:.0%} "
                 f"of the {peak} peak, memory at {eff.memory.typical:.0%} of peak bandwidth")
+        if (derived := derived_text(kernel.basis)) is not None:
+            note = f"{note} {derived}"
     else:
         note = model.missing_kernel_note(weights.id, decode)
     moe = model.memo.get(("moe", decode, weights.id, tokens)) if moe else None
@@ -121,3 +126,57 @@ def phase_note(model, eff: Efficiency, weights: WeightFormat, decode: bool, toke
     said = (f"{phase}: the MoE experts run {model.label}'s {moe.description}: {', '.join(parts)} "
             f"({moe.basis})")
     return said if note is None else f"{note}; {said}"
+
+
+def _close(text: str, start: int) -> int:
+    """The index just past the parenthesis that closes the one opened at `start` (the text's end if none does)."""
+    depth = 0
+    for i in range(start, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            return i + 1
+    return len(text)
+
+
+def _top_level_cut(text: str, stops: tuple[str, ...] = ("; ", ". ")) -> str:
+    """`text` up to its first `stops` outside parentheses."""
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0 and any(text.startswith(s, i) for s in stops):
+            return text[:i]
+    return text
+
+
+def derived_text(basis: str) -> str | None:
+    """'(derived: WHAT)' where a kernel's `basis` says one of its figures is derived (the word 'derived' in any
+    case), so the estimate's note shows it; None where it does not. WHAT, at most DERIVED_CHARS characters: the
+    basis's own '(derived: ...)' parentheses, joined; else the text after a 'derived:' marker, to its first '; '
+    or '. '; else, for a bare 'derived' marker (its last occurrence), the parenthesis that holds it less the
+    marker, or the basis before a parenthesis or clause that is only the marker ('as rdna3 (derived)')."""
+    low = basis.lower()
+    said, at = [], low.find("(derived:")
+    while at >= 0:
+        end = _close(basis, at)
+        said.append(basis[at + len("(derived:"):end - 1].strip())
+        at = low.find("(derived:", end)
+    if said:
+        what = "; ".join(said)
+    elif (at := low.find("derived:")) >= 0:
+        what = _top_level_cut(basis[at + len("derived:"):])
+    elif (at := low.rfind("derived")) >= 0:  # the last one: a marker ends the clause it qualifies
+        unmarked = basis[:at] + basis[at + len("derived"):]
+        opened = basis.rfind("(", 0, at)
+        inside = opened >= 0 and _close(basis, opened) > at
+        if inside and not basis[opened + 1:at].strip():
+            what = basis[:opened]
+        elif inside:
+            what = unmarked[opened + 1:_close(basis, opened) - 1 - len("derived")]
+        else:
+            what = unmarked
+    else:
+        return None
+    what = " ".join(what.split()).strip(" ;,.:")
+    if len(what) > DERIVED_CHARS:
+        what = what[:DERIVED_CHARS - 3].rsplit(" ", 1)[0].rstrip(" ;,.:") + "..."
+    return f"(derived: {what})" if what else "(derived)"

@@ -13,7 +13,7 @@ prefill: the activation peak is the larger of its pass and the decoder's step pl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from sizeup.engines.reserve import InferenceMemory, MemoryRequest
@@ -46,13 +46,15 @@ class MemoryConfig:
     gpu_layers: int | None = None
     """Layers offloaded to the GPU by an engine that splits them with the CPU (None: all)."""
     attention: str = "sdpa"
-    """hf engine: the attention implementation transformers runs (sdpa, eager, flash2); on the math path the
-    prefill's s² scores and softmax output are live (sizeup.price.attention_kernels)."""
+    """The library engine: the attention implementation the model library runs (sdpa, eager, flash2); on the math
+    path the prefill's s² scores and softmax output are live (sizeup.price.attention_kernels)."""
     compute_dtype: str = "fp16"
     """The dtype attention computes in, for the kernel choice (fp32, fp16, bf16)."""
     tower: TowerInput | None = None
     """What the model's tower (`arch.tower`) reads in this prefill; its pass joins the activation peak
     (`sizeup.price.tower_memory`). None: no tower runs."""
+    host_experts: int = 0
+    """The first N layers whose routed experts' weights stay in host memory (the engine's `host_expert_layers`)."""
     pp: int = 1
     """Pipeline stages (workload/pipeline.py): each GPU holds its stage's ceil(layers / pp) layers of weights and
     cache, and the larger of the embedding (first stage) and the head (last stage)."""
@@ -107,13 +109,36 @@ def _activation_peak(arch: ModelArch, tokens: int, logit_rows: int, act_bytes: i
 def _weights_on_gpu(arch: ModelArch, cfg: MemoryConfig) -> tuple[int, int]:
     if cfg.pp > 1:
         return _stage_weights(arch, cfg.weights, cfg.tp, cfg.pp), 0
-    return _weights_split(arch, cfg.weights, cfg.tp, cfg.gpu_layers)
+    return _weights_split(arch, cfg.weights, cfg.tp, cfg.gpu_layers, cfg.host_experts)
 
 
 def stage_share(arch: ModelArch, pp: int) -> float:
     """The share of the layers the largest of `pp` pipeline stages holds: ceil(layers / pp) / layers."""
     n = arch.num_layers
     return -(-n // pp) / n if pp > 1 and n else 1.0
+
+
+@lru_cache(maxsize=64)
+def host_read_share(arch: ModelArch, weights: WeightFormat, gpu_layers: int | None, host_experts: int) -> float:
+    """The share of the weight bytes one decoded token reads that live in host memory: the layers past `gpu_layers`
+    whole and the routed experts of the first `host_experts` layers, each expert tensor counted at top-k / experts
+    (the experts a token is routed to), the embedding lookup not counted (one row a token)."""
+    sizes = tensor_bytes_map(arch, weights)
+    n, total, host = arch.num_layers, 0.0, 0.0
+    offload = n if gpu_layers is None else gpu_layers
+    for t in arch.tensors():
+        if t.role in ("embedding", "position"):
+            continue
+        read = float(sizes[t.name])
+        if t.role == "expert" and t.layer is not None:
+            mlp = arch.layers[t.layer].mlp
+            read *= mlp.top_k / mlp.experts
+        total += read
+        if t.layer is not None and (t.layer >= offload or (t.role == "expert" and t.layer < host_experts)):
+            host += read
+        elif t.layer is None and offload < n:
+            host += read  # the output layer stays off the device with any layer off it
+    return host / total if total else 0.0
 
 
 @lru_cache(maxsize=64)
@@ -134,8 +159,10 @@ def _stage_weights(arch: ModelArch, weights: WeightFormat, tp: int, pp: int) -> 
 
 
 @lru_cache(maxsize=64)
-def _weights_split(arch: ModelArch, weights: WeightFormat, tp: int, gpu_layers: int | None) -> tuple[int, int]:
-    """(GPU bytes, CPU bytes) of the weights, per GPU under tensor parallelism."""
+def _weights_split(arch: ModelArch, weights: WeightFormat, tp: int, gpu_layers: int | None,
+                   host_experts: int = 0) -> tuple[int, int]:
+    """(GPU bytes, CPU bytes) of the weights, per GPU under tensor parallelism; the routed experts of the first
+    `host_experts` layers in host memory."""
     gpu = cpu = 0
     n = arch.num_layers
     offload = n if gpu_layers is None else gpu_layers
@@ -143,7 +170,7 @@ def _weights_split(arch: ModelArch, weights: WeightFormat, tp: int, gpu_layers: 
     for t in arch.tensors():
         size = sizes[t.name]
         if t.layer is not None:
-            on_gpu = t.layer < offload
+            on_gpu = t.layer < offload and not (t.role == "expert" and t.layer < host_experts)
         elif t.role in ("embedding", "position") and gpu_layers is not None:
             on_gpu = False  # an offloading engine keeps the token embedding lookup on the CPU
         else:
@@ -160,6 +187,8 @@ def inference_memory(arch: ModelArch, execution, cfg: MemoryConfig) -> Inference
     if cfg.batch < 1 or cfg.context < 1:
         raise ConfigError(f"batch {cfg.batch} and context {cfg.context}: expected positive integers")
     device = execution.device
+    if not cfg.host_experts and device.kind != "cpu":
+        cfg = replace(cfg, host_experts=execution.host_expert_layers(arch))
     weights, cpu_weights = _weights_on_gpu(arch, cfg)
 
     def with_tower(decoder: int, fused: bool, kept_layers: int, path: str, notes: list[str]) -> int:
@@ -182,7 +211,7 @@ def inference_memory(arch: ModelArch, execution, cfg: MemoryConfig) -> Inference
                                           * stage_share(arch, cfg.pp)),
         activation_peak=lambda tokens, rows: _activation_peak(arch, tokens, rows, cfg.act_bytes, cfg.tp),
         attention_path=lambda implementation: attention_path(device, cfg.compute_dtype, implementation),
-        with_tower=with_tower, tower_pass=tower_activations))
+        with_tower=with_tower, tower_pass=tower_activations, pp=cfg.pp))
 
 
 def max_fitting(fits, low: int, high: int) -> int:

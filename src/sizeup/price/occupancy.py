@@ -10,19 +10,19 @@ too few tiles to fill 80-132 SMs, so the layer runs at a fraction of the chip's 
 The output elements per tile (data/efficiency/overheads.yaml, occupancy.<architecture>) stand for the
 tiles the kernel library picks at such sizes: tensor-core kernels need larger tiles than FP32 FFMA
 kernels to feed their MMA units from shared memory. They are set per architecture where measured rows
-show the effect (Volta: TensorRT at batch 1 runs 3-4x slower than its peak and bandwidth allow); where
-a library splits K over idle SMs (TensorRT 10 on Ada at batch 1 runs at ~25% of peak) no figure is
+show the effect (Volta: a compiled engine at batch 1 runs 3-4x slower than its peak and bandwidth allow); where
+a library splits K over idle SMs (a compiled engine on Ada at batch 1 runs at ~25% of peak) no figure is
 set and the law is off: an unset architecture is priced as filling its SMs, as before.
 
 Matrix products (`matmul_busy`) follow the same law where a tile is sourced for the architecture
-(occupancy.<arch>.matmul_tile_outputs_tensor: the cuBLAS / TensorRT kernel names of small-M profiles give
+(occupancy.<arch>.matmul_tile_outputs_tensor: the cuBLAS / compiled-engine kernel names of small-M profiles give
 the tile, e.g. ampere_fp16_s16816gemm_fp16_64x64), for FP16/BF16 products priced through a runtime of
 overheads.yaml (engine-level pricing keeps its measured kernels.yaml fractions). A product with fewer rows
 than the smallest tile's side (LLM decode: M = batch) is left out: it runs as a GEMV or split-K kernel that
 spreads K over the SMs and streams its weights at full bandwidth. Rows are recovered from the op's bytes:
 outputs = M*N, K = FLOPs / (2*M*N), and M + N = (activation + weight elements read) / K. Only a product
 with fewer tiles than SMs (one partial wave) is slowed: with more, its last partial wave is part of what the
-matmul efficiency (measured on such products) already holds, and TensorRT's autotuner or cuBLAS's heuristic
+matmul efficiency (measured on such products) already holds, and a compiler's autotuner or cuBLAS's heuristic
 pick the tile that wastes least of it. With fewer, the library first splits K over the idle SMs (slices of
 at least occupancy.<arch>.matmul_split_k_min). Attention is left out (a fused kernel per head and query block).
 """
@@ -86,7 +86,7 @@ def split_k_min(architecture: str | None) -> tuple[Range, str] | None:
 
 LARGE_ROWS = 256
 """Rows from which the sm80 libraries' picks move from 64x128 / 128x64 tiles to 128x128 and larger (overheads.yaml
-occupancy.ampere-ga100: vLLM's A100 kernel map, 64x128 at 128 tokens, 128x128 / 256x128 at 256)."""
+occupancy.ampere-ga100: a serving engine's A100 kernel map, 64x128 at 128 tokens, 128x128 / 256x128 at 256)."""
 
 _TILED_DTYPES = frozenset({"fp16", "bf16"})
 """Precisions of the kernels the matmul tiles were read from (FP16 tensor-core GEMMs)."""

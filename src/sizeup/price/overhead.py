@@ -4,7 +4,7 @@ A runtime fixes three things about the fixed cost of a forward pass:
 - the host time per kernel (Python module call, dispatcher, launch) — on an asynchronous device the
   host queues kernel i+1 while kernel i runs, so an op takes max(compute, memory, host time): the GPU
   waits for the host only where the host is slower (small batches of small kernels);
-- how many kernels run and what they move: fused runtimes (TensorRT, ONNX Runtime, inductor) fold norm
+- how many kernels run and what they move: fused runtimes (inference compilers, ONNX Runtime, inductor) fold norm
   and elementwise ops into the preceding matrix kernel, so those ops launch nothing and move no bytes of
   their own (inductor's separate pointwise epilogue reads and writes the matrix output once, after the
   matrix kernel: its time adds); autocast
@@ -27,8 +27,8 @@ def _folded(runtime: Runtime, op) -> bool:
     """Whether `runtime` folds `op` into the matrix kernel before it. Elementwise ops go into the epilogue.
     Of the norms only an inference batch norm does: a per-channel affine map, folded into the conv's
     weights. Layer, RMS and group norms reduce over a whole row that one output tile does not hold, so
-    they stay kernels of their own. TensorRT's BERT runs them as its SkipLayerNorm plugin, one kernel
-    that also takes the residual add (TensorRT demo/BERT README, plugins)."""
+    they stay kernels of their own. A compiled BERT runs them as a SkipLayerNorm plugin, one kernel
+    that also takes the residual add (the inference compiler's demo/BERT README, plugins)."""
     if op.kind not in runtime.fuses:
         return False
     return op.kind != OpKind.NORM or "batch_norm" in op.op or op.op.endswith("BatchNormalization")

@@ -10,7 +10,7 @@ a time takes the inverse ratios). Where no cell of its own backs a case the rang
 the table's stated factors (calibrated the same way: the factor that restores the coverage when a whole device
 class, engine or architecture is left out), and says so. An engine or kind no row backs takes the table's default.
 
-Every estimate carries the `Backing` of each figure: what backs it, in words ("51 published rows on llama.cpp,
+Every estimate carries the `Backing` of each figure: what backs it, in words ("51 published rows on ENGINE,
 consumer GPUs (12 on llama)" / "no row: derived") and in JSON."""
 
 from __future__ import annotations
@@ -44,13 +44,13 @@ CLASS_WORDS = {"consumer": "consumer GPUs", "workstation": "workstation GPUs", "
 
 
 def release_of(engine: str) -> str:
-    """The release an engine string names ('vllm@0.6' -> '0.6'), '' for none (the current release)."""
+    """The release an engine string names ('NAME@0.6' -> '0.6'), '' for none (the current release)."""
     return engine.partition("@")[2]
 
 
 def engine_key(engine: str, backend: str | None = None, device: Any = None) -> str:
-    """The table's engine key: the engine's name without a release ('vllm@0.10' -> 'vllm'), and for llama.cpp a
-    backend other than the device's own ('llama.cpp/vulkan')."""
+    """The table's engine key: the engine's name without a release ('NAME@0.10' -> 'NAME'), and, for an engine
+    built with a GPU backend other than the device's own, that backend ('NAME/vulkan')."""
     name = engine.partition("@")[0]
     if backend and device is not None:
         from sizeup.engines.kernels import default_backend
@@ -241,7 +241,7 @@ def lookup(t: dict, kind: str, *, engine: str, device_class: str, model_type: st
 
 
 def budget(kind: str, engine: str, device_class: str) -> Backing:
-    """A memory total the engine fixes up front (vLLM's gpu_memory_utilization): no range."""
+    """A memory total the engine fixes up front (a preallocated fraction of the GPU's memory): no range."""
     return Backing(kind=kind, engine=engine, device_class=device_class, rows=0, arch_rows=0, pooled_rows=0,
                    scope="budget", low_ratio=1.0, high_ratio=1.0)
 

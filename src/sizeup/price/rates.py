@@ -9,7 +9,7 @@ holds the two paths equal.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ledger import Ledger, OpKind
@@ -163,10 +163,15 @@ class OpClasses:
     vector_classes: list[str]
     grouped: list[bool]
     """Per op, whether it is a mixture-of-experts grouped GEMM (priced at the GROUPED kind's fractions)."""
+    grouped_weights: list[float] = field(default_factory=list)
+    """Per op, the bytes a grouped GEMM streams at the engine's MoE kernel's own share of the bandwidth: its expert
+    weights (`OpRecord.weight_bytes`; all its bytes where the ledger states none); its tokens' rows, and every other
+    op, move at the device's memory efficiency. Empty: none."""
 
     @classmethod
     def of(cls, ledger: Ledger) -> OpClasses:
         tensor_flops, vector_flops, nbytes, launches, t_cls, v_cls, grouped = [], [], [], [], [], [], []
+        weights: list[float] = []
         t_index: dict[tuple[str, str], int] = {}
         v_index: dict[str, int] = {}
         for o in ledger.ops:
@@ -177,19 +182,22 @@ class OpClasses:
             moves = o.flops or o.bytes_read or o.bytes_written
             launches.append(float(o.count) if (o.kind != OpKind.VIEW and moves) else 0.0)
             grouped.append(o.op == GROUPED_OP)
+            weights.append(float((o.weight_bytes or o.bytes_read + o.bytes_written) * o.count) if grouped[-1] else 0.0)
             if o.matmul_flops:
                 kind = GROUPED if grouped[-1] else o.kind.value if o.kind.value in TENSOR_KINDS else "matmul"
                 t_cls.append(t_index.setdefault((kind, o.dtype), len(t_index)))
             else:
                 t_cls.append(-1)
             v_cls.append(v_index.setdefault(o.dtype, len(v_index)))
-        return cls(tensor_flops, vector_flops, nbytes, launches, t_cls, list(t_index), v_cls, list(v_index), grouped)
+        return cls(tensor_flops, vector_flops, nbytes, launches, t_cls, list(t_index), v_cls, list(v_index), grouped,
+                   weights)
 
 
 def op_classes(ledger: Ledger) -> OpClasses:
     """`OpClasses.of(ledger)`, kept for the last ledgers priced (a plan prices each cached step ledger on many
-    devices and engines; sizeup/memo.py: by the ledger's identity and op count). A traced model's ledger is not kept."""
-    return _CLASSES.cached((ledger, ledger.ops), len(ledger.ops), lambda: OpClasses.of(ledger),
+    devices and engines; sizeup/memo.py: by the ledger's identity and its ops, `Ledger.version`). A traced model's
+    ledger is not kept."""
+    return _CLASSES.cached((ledger,), ledger.version(), lambda: OpClasses.of(ledger),
                            keep=len(ledger.ops) <= 4096)
 
 
@@ -210,8 +218,8 @@ class InverseRates:
     notes: list[str]
     unknown: list[str]
     grouped_bandwidth: list[float] | None = None
-    """Seconds per byte of a grouped GEMM's traffic where the engine's MoE kernel streams its expert weights at its
-    own share of the bandwidth (Efficiency.grouped_memory); None: `bandwidth`."""
+    """Seconds per byte of a grouped GEMM's expert weights (OpClasses.grouped_weights) where the engine's MoE kernel
+    streams them at its own share of the bandwidth (Efficiency.grouped_memory); None: `bandwidth`."""
 
 
 def inverse_rates(device: DeviceSpec, eff: Efficiency, classes: OpClasses) -> InverseRates:
@@ -313,8 +321,10 @@ def price_totals(ledger: Ledger, device: DeviceSpec, efficiency: Efficiency | No
         launches = classes.launches[i]
         for row in range(3):
             compute = rates.tensor[row][tc] * classes.tensor_flops[i] + rates.vector[row][vc] * classes.vector_flops[i]
-            per_byte = rates.grouped_bandwidth if rates.grouped_bandwidth and classes.grouped[i] else rates.bandwidth
-            memory = classes.bytes[i] * per_byte[row]
+            memory = classes.bytes[i] * rates.bandwidth[row]
+            if rates.grouped_bandwidth and classes.grouped[i]:  # the experts' weights at the MoE kernel's share
+                streamed = min(classes.grouped_weights[i], classes.bytes[i])
+                memory += streamed * (rates.grouped_bandwidth[row] - rates.bandwidth[row])
             time = max(compute, memory)
             launch = launches * rates.per_launch[row]
             time = time + launch if synchronous else max(time, launch)

@@ -51,6 +51,8 @@ class LedgerArrays:
     vector_classes: list[str]
     grouped: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     """Per op, whether it is a mixture-of-experts grouped GEMM (rates.OpClasses.grouped)."""
+    grouped_weights: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    """Per op, a grouped GEMM's expert-weight bytes (rates.OpClasses.grouped_weights); 0 for other ops."""
     conv_outputs: np.ndarray = field(default_factory=lambda: np.zeros(0))
     """Output elements of one execution of each convolution (0 for other ops): its GEMM's M·N."""
     groups: dict[str, tuple[list[str], np.ndarray, np.ndarray]] = field(default_factory=dict)
@@ -67,7 +69,8 @@ class LedgerArrays:
                    launches=np.asarray(c.launches, dtype=float),
                    tensor_class=np.asarray(c.tensor_class, dtype=np.int64), tensor_classes=c.tensor_classes,
                    vector_class=np.asarray(c.vector_class, dtype=np.int64), vector_classes=c.vector_classes,
-                   grouped=np.asarray(c.grouped, dtype=bool), conv_outputs=np.asarray([o.bytes_written * 8 / DTYPE_BITS.get(o.dtype, 32)
+                   grouped=np.asarray(c.grouped, dtype=bool),
+                   grouped_weights=np.asarray(c.grouped_weights, dtype=float), conv_outputs=np.asarray([o.bytes_written * 8 / DTYPE_BITS.get(o.dtype, 32)
                                             if o.kind == OpKind.CONV and o.matmul_flops else 0.0
                                             for o in ledger.ops], dtype=float))
 
@@ -263,11 +266,10 @@ def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficie
     vector *= arrays.vector_flops
     compute += vector
     moved, l2_note = dram_equivalent_bytes(arrays, device, runtime)  # reads served from L2 (price.cache_residency)
-    if rates.grouped_bandwidth is not None:  # an engine's MoE kernel streams expert weights at its own share
-        inv_bandwidth = np.where(arrays.grouped, np.array([[r] for r in rates.grouped_bandwidth]), inv_bandwidth)
-        memory = np.multiply(moved, inv_bandwidth)
-    else:
-        memory = np.multiply(moved, inv_bandwidth, out=vector)
+    memory = np.multiply(moved, inv_bandwidth, out=vector)
+    if rates.grouped_bandwidth is not None:  # an engine's MoE kernel streams the expert weights at its own share,
+        streamed = np.minimum(arrays.grouped_weights, moved)  # their tokens' rows move as any op's do
+        memory += streamed * (np.array([[r] for r in rates.grouped_bandwidth]) - inv_bandwidth)
     notes += [l2_note] if l2_note else []
     if device.kind in OCCUPANCY_KINDS and device.compute_units and arrays.conv_outputs.any():
         busy, lowest = _occupancy(arrays, device)  # too few output tiles leave SMs idle (price.occupancy)

@@ -53,8 +53,8 @@ def tower_activations(arch: ModelArch, inp: TowerInput, *, act_bytes: int, tp: i
     """The tower's activations for one prefill of `inp`; `fused`: the engine's attention kernel forms no s²
     scores; `kept_layers`: layer outputs the engine holds beside the residual stream until the tower returns
     (transformers' LLaVA: its feature layers); `path` names the attention kernel in the note; `grid`: (positions,
-    tokens) of each image where another processor than transformers' resizes it (vLLM's profile, at the
-    checkpoint's pixel bounds), else `image_grid`'s."""
+    tokens) of each image where another processor than the model library's resizes it (an engine's start-up
+    profile, at the checkpoint's pixel bounds), else `image_grid`'s."""
     t = arch.tower
     seqs, length = tower_positions(t, inp) if t is not None else (0, 0)
     if grid is not None and t is not None and t.kind == "vision":

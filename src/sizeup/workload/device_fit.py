@@ -1,9 +1,9 @@
 """Which devices run a model, at which weight format, how fast, and at what price per million tokens:
 the table the seeds draw by hand, one row per device, each row a full inference estimate.
 
-Per device the engine is the one its class runs (data/engines/defaults.yaml, engines/defaults.py: llama.cpp on
-consumer cards, Macs, edge boards and CPUs; vLLM on workstation and data-centre GPUs) unless one is given, and the
-format is the highest-precision one of that engine's formats (its FORMATS) that fits the batch and context. The price
+Per device the engine is the one its class runs (data/engines/defaults.yaml, engines/defaults.py: a local engine on
+consumer cards, Macs, edge boards and CPUs; a serving engine on workstation and data-centre GPUs) unless one is
+given, and the format is the highest-precision one of that engine's formats (its FORMATS) that fits the batch and context. The price
 is the cheapest on-demand cloud offer carrying the device, per GPU, over the decode tokens it produces.
 """
 
@@ -71,7 +71,7 @@ def training_fit_verdict(estimate) -> FitVerdict:
 
 
 def engine_formats(engine: str) -> tuple[str, ...]:
-    """The formats people run with `engine` ('vllm', 'vllm@0.10'), most precise first (the engine file's FORMATS)."""
+    """The formats people run with `engine` ('NAME', 'NAME@RELEASE'), most precise first (the engine file's FORMATS)."""
     return engine_class(parse_engine(engine).name).FORMATS
 
 

@@ -1,6 +1,6 @@
 """The engine's host time per iteration that grows with the requests in the batch, as a floor under a step.
 
-An engine driven from Python (TensorRT-LLM's PyTorch executor, vLLM's V1 engine core) spends host time on every
+An engine driven from Python (a Python executor or engine core around the GPU kernels) spends host time on every
 request of every iteration: the scheduler walks the running requests, the sampler's update loop appends each
 request's token and checks its stop conditions, the output processor detokenizes and streams it. Overlap / async
 scheduling runs that host work for step n+1 while the GPU runs step n, so it costs nothing while the GPU step is

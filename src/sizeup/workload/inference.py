@@ -27,6 +27,7 @@ from sizeup.price.execution import expert_rows, phase_efficiency, phase_note
 from sizeup.price.memory import InferenceMemory, MemoryConfig, inference_memory, max_fitting
 from sizeup.price.rates import PhaseTotals, price_totals
 from sizeup.ranges import Range
+from sizeup.workload.offload import host_split, on_device_share
 from sizeup.workload.pipeline import check_pipeline, hop_time, micro_batch, pipeline_note
 from sizeup.workload.quantize import WeightFormat, get_format, weight_bytes
 from sizeup.workload.tensor_parallel import tensor_parallel_comm
@@ -52,24 +53,26 @@ class InferenceConfig:
     weights: str = "bf16"
     kv_dtype: str = "fp16"
     engine: str = field(default_factory=lambda: default_engine("library")[0])
-    """The engine ('vllm', 'vllm@0.10'); default: data/engines/defaults.yaml `library` (plain transformers)."""
+    """The engine, by name and optionally release ('NAME', 'NAME@RELEASE'); default: data/engines/defaults.yaml
+    `library` (the model library's own generate())."""
     gpus: int = 1
     gpu_layers: int | None = None
     threads: int | None = None
-    """llama.cpp CPU threads for the layers kept on the CPU (default: all the CPU's cores)."""
+    """CPU threads for the layers an engine keeps on the CPU (default: all the CPU's cores)."""
     images: int = 0
     """Images per sequence, each through a vision-language model's vision tower in prefill."""
     image_hw: tuple[int, int] | None = None
     """(height, width) of each image in pixels; None: the model's own size (448 × 448 for Qwen2-VL)."""
     backend: str | None = None
-    """llama.cpp's build backend (engines/kernels.py BACKENDS: vulkan, cuda, hip, ...); None: the device's default."""
+    """The engine build's GPU backend (engines/kernels.py BACKENDS: vulkan, cuda, hip, ...); None: the device's
+    default."""
     build_date: str | None = None
-    """'YYYY-MM-DD' of an older llama.cpp build: the kernels it ran (kernels.yaml `until`); None: the current build."""
+    """'YYYY-MM-DD' of an older engine build: the kernels it ran (kernels.yaml `until`); None: the current build."""
     engine_options: tuple[str, ...] = ()
     """`--engine-opt KEY[=VALUE]` settings of the engine's run (ExecutionModel.ENGINE_OPTIONS)."""
     split: str = "tensor"
     """How `gpus` share the model: "tensor" (tensor parallel) or "layers" (consecutive layers per GPU, one GPU at a
-    time: accelerate's device_map="auto", ExLlamaV2's gpu_split)."""
+    time: a device map that places whole layers, or an engine's split of layers over GPUs)."""
     pp: int = 1
     """Pipeline stages (workload/pipeline.py): `gpus / pp` GPUs per stage, tensor parallel inside it."""
     step_tokens: int | None = None
@@ -148,7 +151,7 @@ class InferenceEstimate:
     flops_per_token: int
     assumptions: tuple[str, ...] = field(default_factory=tuple)
     cpu_device: DeviceSpec | None = None
-    """Where llama.cpp layers kept off the GPU were priced (None: every layer on `device`)."""
+    """Where layers kept off the GPU were priced (None: every layer on `device`)."""
     tower: TowerEstimate | None = None
     """The encoder or vision tower run ahead of the decoder, its time inside `prefill` (None: none ran)."""
     execution: ExecutionModel | None = None
@@ -212,9 +215,10 @@ def _is_date(text: str) -> bool:
 
 
 def _priced(ledger: Ledger, device: DeviceSpec, eff: Efficiency, runtime=None) -> PhaseTotals:
-    """`_totals`, kept for the last phases priced (sizeup/memo.py: by the objects' identity and the ledger's op count;
-    a traced model's ledger is not kept): a plan prices a family's step ledgers from several estimates."""
-    return _PRICED.cached((ledger, ledger.ops, device, eff, runtime), len(ledger.ops),
+    """`_totals`, kept for the last phases priced (sizeup/memo.py: by the objects' identity and the ledger's ops,
+    `Ledger.version`; a traced model's ledger is not kept): a plan prices a family's step ledgers from several
+    estimates."""
+    return _PRICED.cached((ledger, device, eff, runtime), ledger.version(),
                           lambda: _totals(ledger, device, eff, runtime), keep=len(ledger.ops) <= SCALAR_PRICING_MAX_OPS)
 
 
@@ -267,7 +271,7 @@ def _phase(latency: Range, tokens: int, bound: str, unknown: tuple[str, ...]) ->
 
 
 def _split_phase(gpu: PhaseEstimate, cpu: PhaseEstimate, on_gpu: float, tokens: int) -> PhaseEstimate:
-    """llama.cpp partial offload: layers run one after another, a fraction `on_gpu` of them on the GPU."""
+    """Partial offload: layers run one after another, a fraction `on_gpu` of them on the GPU."""
     latency = gpu.latency_s.scale(on_gpu) + cpu.latency_s.scale(1.0 - on_gpu)
     bound = cpu.bound if (1.0 - on_gpu) * cpu.latency_s.typical >= on_gpu * gpu.latency_s.typical else gpu.bound
     unknown = tuple(dict.fromkeys((*(gpu.unknown_compute if on_gpu > 0 else ()),
@@ -303,7 +307,8 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     the searches for the largest context and batch (reported as 0). `cpu`: the host CPU where layers kept off the GPU
     (`gpu_layers`, or the engine's own split) run, at its compute peak and bandwidth (an SoC's CPU cluster: the share
     of unified memory its data file states). `execution`: the engine's execution model on `device` where the caller
-    resolved it already (the planner, once per family); default: resolved here from `cfg`. `search_context=False`:
+    resolved it already (the planner, once per family; a run under load, its served one); default: resolved here
+    from `cfg` as a static batch (`for_static_batch`: a batch job, an estimate with no load). `search_context=False`:
     of the limits only the largest batch is searched (the largest context reported as 0)."""
     fmt = get_format(cfg.weights)
     taken = engine_class(parse_engine(cfg.engine).name).OPTIONS
@@ -311,7 +316,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         if value is not None and option not in taken:
             owners = " or ".join(option_owners(option))
             raise ConfigError(f"{OPTIONS[option]} is a {owners} option: use it with --engine {owners}")
-    model = execution or execution_for(device, cfg)
+    model = execution or execution_for(device, cfg).for_static_batch()
     split = cfg.gpus if cfg.gpus > 1 and (model.MULTI_GPU == "layers" or cfg.split == "layers") else 1
     # consecutive layers per GPU, one active at a time: the engine's own placement or --split layers
     check_pipeline(cfg.pp, cfg.gpus, arch.num_layers, split > 1)
@@ -359,21 +364,8 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         assumptions.append(f"--split layers: {cfg.gpus} GPUs each hold about 1/{cfg.gpus} of the layers (weights and "
                            f"cache) and run them in turn, one GPU active at a time: a step takes the time of the whole "
                            f"model on one {device.id} (the hidden state's hop between GPUs not priced)")
-    n_layers = arch.num_layers
-    on_gpu = 1.0
-    host: DeviceSpec | None = None
-    if cfg.gpu_layers is not None and cfg.gpu_layers < n_layers and device.kind != "cpu":
-        on_gpu = cfg.gpu_layers / n_layers
-        if cpu is None:
-            assumptions.append(f"{n_layers - cfg.gpu_layers} of {n_layers} layers stay on the CPU, but no CPU device "
-                               f"is known ({device.id} names no host_cpu): name it with --cpu NAME; their compute "
-                               f"is unknown")
-        else:
-            host, notes = with_threads(cpu, cfg.threads)
-            assumptions += notes
-            assumptions.append(f"{model.name} partial offload: {cfg.gpu_layers} of {n_layers} layers on {device.id}, "
-                               f"{n_layers - cfg.gpu_layers} on {cpu.id} ({cpu.name}); time = layer share x each "
-                               f"device's time for the whole model (embedding and output layer shared in proportion)")
+    share, host, notes = host_split(arch, fmt, cfg, model, device, cpu, with_threads)  # workload/offload.py
+    assumptions += notes
     dev, on_dev_model = device, model
     if device.kind == "cpu" and cfg.threads is not None:
         dev, notes = with_threads(device, cfg.threads)
@@ -383,6 +375,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
 
     def phase(ledger: Ledger, decode: bool, tokens: int, hop_tokens: int = 0) -> PhaseEstimate:
         on_dev = on_cpu = None
+        on_gpu = on_device_share(share, model, arch, device, cfg, decode, tokens)
         if on_gpu > 0:
             rows = cfg.step_tokens or tokens  # the GEMMs' M: the server step's, where the phase runs in one
             eff = phase_efficiency(on_dev_model, decode, fmt, tokens, expert_rows(arch, rows), rows)
@@ -440,7 +433,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
                                     act_dtype, tp)
         decode = phase(decode_ledger, True, cfg.batch, micro)
         assumptions.append(f"decode priced at the mean context of the generation ({mean_context:,} tokens)")
-        if on_gpu > 0:
+        if share > 0:
             assumptions.extend(on_dev_model.phase_notes(arch, decode=True))
     for p_name, p in (("prefill", prefill), ("decode", decode)):
         if p is not None and not p.compute_priced:

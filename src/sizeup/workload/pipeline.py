@@ -1,6 +1,6 @@
 """Pipeline parallelism of an inference server (`sizeup estimate --pp N`): the model's layers split into N stages of
-consecutive layers, each stage on `gpus / N` GPUs (tensor parallel inside the stage), as vLLM's
---pipeline-parallel-size and TensorRT-LLM's pp_size run it.
+consecutive layers, each stage on `gpus / N` GPUs (tensor parallel inside the stage), as serving engines' pipeline
+parallel sizes run it.
 
 What it prices (workload/inference.py asks these functions):
 - memory: each GPU holds its stage's share of the layers' weights and KV cache (the embedding on the first stage, the
@@ -12,7 +12,7 @@ What it prices (workload/inference.py asks these functions):
   that is the whole model's time in sequence plus the hops (no gain from the pipeline); under load the B sequences
   advance together once per round trip, so throughput grows with the micro-batches that fill the stages.
 - the hops: a point-to-point send of micro-batch x new tokens x hidden x the activations' bytes (the residual
-  stream; vLLM's IntermediateTensors carry hidden_states and residual: two such tensors) over the device's link
+  stream; a stage hands on hidden_states and residual: two such tensors, `STAGE_TENSORS`) over the device's link
   (price/comm.py `device_link`: NVLink where the catalog lists it, else PCIe), with the link's latency per send.
 """
 
@@ -25,10 +25,10 @@ from sizeup.ranges import Range
 __all__ = ["check_pipeline", "micro_batch", "hop_time", "pipeline_note"]
 
 STAGE_TENSORS = 2
-"""Tensors of hidden size a stage sends per token: the hidden states and the residual. vLLM's model forwards return
-`IntermediateTensors({"hidden_states": hidden_states, "residual": residual})` on every rank but the last
-(`if not get_pp_group().is_last_rank`, vllm/model_executor/models/*.py, github.com/vllm-project/vllm, read
-2026-12-05); the same count is taken for other engines (an upper bound where an engine sends one tensor)."""
+"""Tensors of hidden size a stage sends per token: the hidden states and the residual (an engine's model forwards
+return both on every rank but the last: `IntermediateTensors({"hidden_states": ..., "residual": ...})` unless
+`get_pp_group().is_last_rank`, in the model files of github.com/vllm-project/vllm, read 2026-12-05); the same count
+is taken for every engine (an upper bound where an engine sends one tensor)."""
 
 
 def check_pipeline(pp: int, gpus: int, layers: int, layer_split: bool) -> None:

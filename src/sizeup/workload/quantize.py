@@ -1,5 +1,5 @@
 """Quantization of a model's weights as a job sees it: the bytes of its weights under a format, by
-tensor role. The formats themselves (block layouts, byte rules, llama.cpp's K-quant mixes) are data
+tensor role. The formats themselves (block layouts, byte rules, GGUF's K-quant mixes) are data
 the lower layers need too, and live in `sizeup.formats`; their names are re-exported here.
 """
 

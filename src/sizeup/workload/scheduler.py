@@ -5,8 +5,8 @@ its batching policy (engines/base.py `Batching`) says. Both the estimate (worklo
 in how they price a step.
 
 A step decodes one token of every running sequence. Prompt tokens of admitted requests, decodes first and then
-prompts in arrival order up to the step's token budget, either ride in it (`mixes`: vLLM V1's chunked prefill,
-TensorRT-LLM's in-flight batching) or run as a step of their own, the decodes waiting (vLLM V0, SGLang). A prompt
+prompts in arrival order up to the step's token budget, either ride in it (`mixes`: chunked prefill mixed into
+decode steps, in-flight batching) or run as a step of their own, the decodes waiting (prefill steps apart). A prompt
 longer than what is left of the budget is split over steps where the engine chunks prefill, else waits for a step
 it fits (the first prompt of a step is always taken). A request's first token comes out at the end of the step
 that computes its last prompt token. Runs of pure decode steps are priced at once up to the next finish, the next
@@ -19,6 +19,14 @@ request's time outside the steps, request_overhead, its caller adds to TTFT). A 
 max(its sending, the previous request's entry) + `front`, so of N requests sent at once the k-th enters after
 k x `front`; a sparse stream passes with `front` each and no wait. No more than 1 / `front` requests a second get
 through.
+
+A KV pool of `kv_tokens` (Batching.preempts: pages taken as tokens are generated, no room kept for a request's
+output) changes admission and adds preemption: a request is admitted while its prompt's tokens fit in what is free
+beyond a reserve (`watermark`, a share of the pool); every decode step takes one more token per running sequence,
+and where the pool cannot hold the next step's tokens the most recently admitted running request is preempted: its
+cache freed, it goes back to the head of the queue, and when readmitted its prompt and the tokens it has generated
+are computed again as one prompt (recompute), its first token already sent. Without `kv_tokens` the caller's
+`limit` (sequences at a mean context) stands for the pool.
 """
 
 from __future__ import annotations
@@ -52,25 +60,34 @@ class Trace:
     """Time spent on prompt tokens: prompt steps whole, mixed steps less their decodes alone."""
     stopped: bool = False
     """The caller's `stop` ended the run at a first token: the other figures cover only what ran until then."""
+    preempted: int = 0
+    """Requests preempted because the KV pool (`kv_tokens`) ran out, each counted once per preemption."""
 
 
 def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, mixes: bool,
         step: Callable[[int, int], float], decode: Callable[[int], float], arrivals: Sequence[float] | None = None,
         window: int | None = None, beams: int = 1, chunked: bool = True, per_schedule: int = 1,
-        front: float = 0.0, stop: Callable[[int, float], bool] | None = None) -> Trace:
+        front: float = 0.0, stop: Callable[[int, float], bool] | None = None, kv_tokens: int | None = None,
+        watermark: float = 0.0) -> Trace:
     """Step the scheduler over `requests` (input, output tokens). `arrivals`: sorted send times (None: all at t=0,
     sent as `window` allows: a closed loop that keeps that many in flight; None: no bound). `limit`: sequences held
     at once. `budget`: tokens one step computes (in mixed steps the decodes, `beams` each, count against it; None:
     whole prompts). `step(decodes, prompt_tokens)` prices a step with prompt tokens, `decode(batch)` a pure decode
     step. `front`: the front end's service time per request (seconds; TTFT is timed from the sending). `stop(request,
     time)`, called at each first token, ends the run where it returns True (a caller that only needs to know an SLA is
-    missed: the Trace says `stopped`)."""
+    missed: the Trace says `stopped`). `kv_tokens`: the KV pool in tokens where it admits and preempts (module
+    docstring), `watermark` the share of it a prompt must leave free to be admitted; None: `limit` alone."""
     n = len(requests)
     times = list(arrivals) if arrivals is not None else [0.0] * n
     window = window or n
     bounded = window < n  # a closed loop: a request is sent when one in flight finishes
     outputs = [o for _, o in requests]
     prompts = [i if i > 1 else 1 for i, _ in requests]
+    left = list(outputs)  # outputs not yet generated (less after a preemption)
+    started, start, epoch = [False] * n, [0] * n, [0] * n  # first token sent; step it joined the decodes; heap tag
+    pool = kv_tokens if kv_tokens is not None else math.inf
+    reserve = watermark * pool if kv_tokens is not None else 0.0
+    used, preempted, live, resumed = 0.0, 0, [], []  # tokens held; preemptions; running by admission; requeued
     sent, first, done, order = list(times), [0.0] * n, [0.0] * n, []
     enters = [0.0] * n  # when a request has passed the front end and may be admitted
     last = 0.0  # the front end's previous entry
@@ -79,29 +96,75 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
             last = enters[k] = (last if last > t else t) + front  # max(t, last): a plan steps ~10^5 requests
     per_run = max(per_schedule, 1)
     push, pop = heapq.heappush, heapq.heappop
-    running: list[tuple[int, int]] = []  # heap of (decode step at which it finishes, request)
+    running: list[tuple[int, int, int]] = []  # heap of (decode step at which it finishes, epoch, request)
+    is_running = [False] * n
+
+    def finish() -> None:  # running requests whose last decode step is done; stale (preempted) entries dropped
+        nonlocal holding, used
+        while running and (running[0][0] <= steps_done or running[0][1] != epoch[running[0][2]]):
+            _, tag, k = pop(running)
+            if tag != epoch[k]:
+                continue
+            done[k] = now
+            order.append(k)
+            holding -= 1
+            is_running[k] = False
+            used -= prompts[k] + beams * (steps_done - start[k])
+
+    def make_room(tokens: int) -> None:  # preempt the latest admitted until the next step's tokens fit
+        nonlocal holding, used, preempted
+        while live and used + tokens * beams > pool and tokens > 1:
+            k = live.pop()
+            if not is_running[k]:
+                continue
+            made = 1 + steps_done - start[k]  # tokens generated, the first at its prefill
+            used -= prompts[k] + beams * (steps_done - start[k])
+            prompts[k] += made  # recomputed as one prompt when readmitted
+            left[k] -= made
+            epoch[k] += 1
+            is_running[k] = False
+            holding -= 1
+            tokens -= 1
+            preempted += 1
+            resumed.append(k)
+        finish()
+
+    def blocked(k: int) -> bool:  # its prompt does not fit beside the reserve: it waits for pages to free; in mixed
+        # steps the running requests' next tokens are placed first (a step schedules its decodes before new prompts)
+        growth = (holding - len(pending)) * beams if mixes else 0
+        return bool(holding) and used + growth + prompts[k] > pool - reserve
     pending: list[list[int]] = []  # admitted, prompt not done: [request, prompt tokens left]
     # requests are sent and admitted in order: [adm, sent_to) are sent and waiting (open loop: every request is sent
     # at its arrival time, so those of [adm, n) that have arrived)
     adm, sent_to = 0, 0 if bounded else n
     now, steps_done, held, decoding, busy, prefill = 0.0, 0, 0.0, 0.0, 0.0, 0.0
     holding = 0  # sequences held: len(pending) + len(running)
-    while adm < n or holding:
-        if not holding and bounded and adm == sent_to and times[adm] > now:
+    while adm < n or holding or resumed:
+        if not holding and not resumed and bounded and adm == sent_to and times[adm] > now:
             now = times[adm]  # idle until the next sending (closed loop: only with arrival times)
         while bounded and sent_to < n and times[sent_to] <= now and sent_to - adm + holding < window:
             sent[sent_to] = now if arrivals is None else times[sent_to]
             last = enters[sent_to] = max(now, last) + front
             sent_to += 1
-        if not holding and enters[adm] > now:
+        if not holding and not resumed and enters[adm] > now:
             now = enters[adm]  # idle until the next request is through the front end
         boundary = per_run == 1 or not running or steps_done % per_run == 0
         if boundary:
-            while holding < limit and adm < sent_to and enters[adm] <= now:
-                pending.append([adm, prompts[adm]])
-                adm += 1
+            while holding < limit and (resumed or adm < sent_to and enters[adm] <= now):
+                k = resumed[-1] if resumed else adm
+                if blocked(k):
+                    break
+                pending.append([k, prompts[k]])
+                used += prompts[k]
+                if resumed:
+                    resumed.pop()
+                else:
+                    adm += 1
                 holding += 1
-        batch = len(running)
+        batch = holding - len(pending)
+        if kv_tokens is not None and batch and (mixes or not pending):
+            make_room(batch)
+            batch = holding - len(pending)
         if pending and (mixes or boundary):
             room = (budget - (batch * beams if mixes else 0)) if budget else math.inf
             if room < 1:
@@ -131,30 +194,39 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
             held += dt * (batch + len(pending))
             if mixes and batch:
                 decoding += batch * dt
+                used += batch * beams
                 steps_done += 1
-                while running and running[0][0] <= steps_done:
-                    k = pop(running)[1]
-                    done[k] = now
-                    order.append(k)
-                    holding -= 1
+                finish()
             for k, _ in pending[:finished]:  # prompts finish in the order they were taken
-                first[k] = now
-                if stop is not None and stop(k, now):
-                    return Trace(sent=sent, first=first, done=done, order=order, makespan=now, held=held,
-                                 decoding=decoding, busy=busy, prefill=prefill, stopped=True)
-                if outputs[k] <= 1:
+                if not started[k]:
+                    started[k] = True
+                    first[k] = now
+                    if stop is not None and stop(k, now):
+                        return Trace(sent=sent, first=first, done=done, order=order, makespan=now, held=held,
+                                     decoding=decoding, busy=busy, prefill=prefill, stopped=True,
+                                     preempted=preempted)
+                if left[k] <= 1:
                     done[k] = now
                     order.append(k)
                     holding -= 1
+                    used -= prompts[k]
                 else:
-                    push(running, (steps_done + outputs[k] - 1, k))
+                    start[k] = steps_done
+                    is_running[k] = True
+                    live.append(k)
+                    push(running, (steps_done + left[k] - 1, epoch[k], k))
             del pending[:finished]
             continue
         # decode steps at a constant batch until the next finish, the next admissible arrival or scheduling point
         dt = decode(batch)
         count = running[0][0] - steps_done
-        if adm < sent_to:  # sent (open loop: due): it may enter at its entry
-            nxt: float | None = enters[adm]
+        if kv_tokens is not None:  # until the pool cannot take the next step's tokens
+            count = min(count, max(int((pool - used) // (batch * beams)), 1))
+        nxt: float | None
+        if resumed:
+            nxt = None if blocked(resumed[-1]) else now
+        elif adm < sent_to:  # sent (open loop: due): it may enter at its entry
+            nxt = None if blocked(adm) else enters[adm]
         elif bounded and sent_to < n and sent_to - adm + holding < window:  # a slot to send the next one
             nxt = max(times[sent_to], now) + front
         else:
@@ -174,11 +246,8 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
         busy += span
         held += span * batch
         decoding += batch * dt * count
+        used += batch * beams * count
         steps_done += count
-        while running and running[0][0] <= steps_done:
-            k = pop(running)[1]
-            done[k] = now
-            order.append(k)
-            holding -= 1
+        finish()
     return Trace(sent=sent, first=first, done=done, order=order, makespan=now, held=held, decoding=decoding,
-                 busy=busy, prefill=prefill)
+                 busy=busy, prefill=prefill, preempted=preempted)

@@ -6,11 +6,11 @@ steady state, the prompt tokens of the requests that replace those finishing: B 
 I and output O. Its time is priced from two estimates of workload/inference.py (the decode step of B sequences at
 the mean context, the prefill of those prompt tokens) and, for a decode or mixed step of M tokens, what its matrix
 products pay beyond max(weight read, compute) near their ridge point (price/streaming.py, `serving_steps.Steps.streaming`).
-- mixed steps (vLLM V1's chunked prefill, TensorRT-LLM's in-flight batching): the prompt tokens ride in the decode
+- mixed steps (chunked prefill mixed into decode steps, in-flight batching): the prompt tokens ride in the decode
   step, one GEMM per weight matrix over its M rows (decodes and prompt tokens): the weights read once a step, the
   prompt tokens adding max(R(M), M x c) - max(R(B), B x c), and the engine's kernel chosen at M (`serving_steps.Steps.joined`);
-- prompt steps of their own (vLLM V0, SGLang): their whole prefill time added per decode step in proportion;
-  static batching (transformers generate(), a plain TensorRT engine): a batch runs prompt to its longest output.
+- prompt steps of their own (`Batching.mixed_steps` off): their whole prefill time added per decode step in proportion;
+  static batching (a library's generate(), a compiled engine of fixed batch): a batch runs prompt to its longest output.
 A step holds at most the engine's max_batched_tokens (B + B x I / O) and max_sequences; the KV pool bounds B too.
 Offline (`concurrency None` and no rate: every request queued) runs at that bound; a closed loop at its
 concurrency; Poisson arrivals as a processor-sharing queue whose rate depends on the running batch (a birth-death
@@ -43,7 +43,7 @@ CORNERS = ("low", "typical", "high")
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Load:
     """How requests arrive: a closed loop of `concurrency` requests, Poisson arrivals at `rate` per second, or
-    (neither) every request queued at once (offline: MLPerf Offline, trtllm-bench, benchmark_throughput)."""
+    (neither) every request queued at once (offline: MLPerf Offline, an engine's offline throughput benchmark)."""
 
     concurrency: int | None = None
     rate: float | None = None
@@ -149,7 +149,7 @@ def serving_load(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
     """The steady state of serving requests of lengths `mix` under `load` with `cfg`'s engine, format and GPUs
     (`cfg.gpus` per replica, tensor parallel); `load.replicas` copies share the load evenly. `kv_capacity`: the
     sequences the KV cache holds where the caller knows it (a planner's family), else searched here."""
-    one = _one_replica(arch, device, cfg, mix, load.per_replica(), execution, kv_capacity)
+    one = _one_replica(arch, device, cfg, mix, load.per_replica(), execution, kv_capacity, front_batcher.burst(load))
     if load.batcher_s:
         one = front_batcher.held(one, load)
     if load.replicas == 1:
@@ -164,7 +164,7 @@ def serving_load(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
 
 
 def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix: RequestMix, load: Load,
-                 execution, kv_capacity: int | None) -> ServingEstimate:
+                 execution, kv_capacity: int | None, burst: float | None = None) -> ServingEstimate:
     if arch.encoder:
         raise ConfigError(f"{arch.name} is an encoder: it generates no tokens to serve under load")
     model = (execution or execution_for(device, cfg)).at_gpus(cfg.gpus // cfg.pp)  # settings by TP size
@@ -179,14 +179,17 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
     I, O = mix.input_tokens, mix.output_tokens
     notes = [f"throughput under load: {load.label}; requests of {I:,} input / {O:,} output tokens ({mix.source})",
              *mix.notes]
-    capacity, why = _capacity(arch, device, cfg, model, policy, mix, kv_capacity)
+    capacity, pool, why = _capacity(arch, device, cfg, model, policy, mix, kv_capacity)
     notes.extend([why, *(model.request_overhead() or ("",))[1:], *host_floor.notes(model, cfg.gpus), streaming.note()])
     if policy.scheduling == "static":
         return _static(steps, mix, load, capacity, policy, notes + runs.static_notes(load))
     kind = runs.regime(mix, load, policy.scheduling, load.staggered)  # waves or a finite run: stepped there
-    rows = {c: runs.run_row(kind, mix, load, capacity, policy, steps, c, lambda *a: _step(steps, policy, *a)[0])
-            if kind else _continuous(steps, policy, mix, load, capacity, c) for c in CORNERS}
-    notes += [runs.note(kind, mix, load, policy)] if kind else []
+    rows = {c: runs.run_row(kind, mix, load, capacity, policy, steps, c, lambda *a: _step(steps, policy, *a)[0],
+                            kv_tokens=pool) if kind else _continuous(steps, policy, mix, load, capacity, c, burst)
+            for c in CORNERS}
+    notes += [runs.note(kind, mix, load, policy), *runs.preempt_notes(rows, policy, pool, capacity)] if kind else []
+    if kind and policy.preempts:  # admitted on their prompts: as many as the pool holds prompts, up to max_sequences
+        capacity = min(policy.max_sequences or pool, max(capacity, pool // max(I, 1)))
     saturated, mixes = rows["typical"]["saturated"], policy.mixes
     notes.append("continuous batching: " + (
         "prompt tokens ride in the decode steps (mixed steps): one GEMM per weight matrix over the decodes and prompt "
@@ -219,11 +222,12 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
                            assumptions=tuple(dict.fromkeys(notes)))
 
 
-def _capacity(arch, device, cfg, model, policy, mix: RequestMix, kv: int | None) -> tuple[int, str]:
+def _capacity(arch, device, cfg, model, policy, mix: RequestMix, kv: int | None) -> tuple[int, str, int]:
     """The most requests running at once: the engine's max_sequences, the KV pool at the mean context of a request
     (paged caches hold what a request has reached: I + O / 2 tokens on average; I + O where the engine reserves a
     request's whole output; each beam its own output), and for mixed steps the step's token budget (B decodes +
-    B x I / O prompt tokens <= max_batched_tokens). `kv`, where the caller gives it, is taken as it is."""
+    B x I / O prompt tokens <= max_batched_tokens). `kv`, where the caller gives it, is taken as it is. Third: the
+    KV pool in tokens (at the mean context's bytes per token) for a policy that admits and preempts token by token."""
     I, O = mix.input_tokens, mix.output_tokens
     mean_context = I + max(O // 2, 1)
     w, held = mix.beams, O if policy.reserve_to_completion else max(O // 2, 1)
@@ -231,7 +235,12 @@ def _capacity(arch, device, cfg, model, policy, mix: RequestMix, kv: int | None)
         probe = estimate_inference(arch, device, replace(cfg, batch=1, prompt=I, output=max(O // 2, 1), context=None),
                                    limits=True, execution=model)
         kv = probe.memory.max_concurrent_sequences or probe.max_batch
+        per_token = probe.memory.kv_cache_needed_bytes / mean_context if probe.memory.kv_cache_needed_bytes else 0
+        pool = int(probe.memory.kv_cache_bytes / per_token) if per_token and probe.memory.kv_cache_bytes else (
+            kv * mean_context)
         kv = int(kv * mean_context / (I + w * held))
+    else:
+        pool = kv * (I + w * held)
     parts = {"the KV cache": max(kv, 1)}
     if policy.max_sequences:
         parts["max_sequences"] = policy.max_sequences
@@ -240,7 +249,7 @@ def _capacity(arch, device, cfg, model, policy, mix: RequestMix, kv: int | None)
     limit = min(parts, key=parts.get)
     held_as = (f"{I + w * held:,} tokens a request, its whole output reserved before it starts"
                if policy.reserve_to_completion else f"the mean context of {mean_context:,} tokens")
-    return parts[limit], (f"at most {parts[limit]:,} requests run at once ({limit}; KV cache at {held_as}: "
+    return parts[limit], pool, (f"at most {parts[limit]:,} requests run at once ({limit}; KV cache at {held_as}: "
                           f"{parts['the KV cache']:,}"
                           + (f", max_sequences {policy.max_sequences:,}" if policy.max_sequences else "")
                           + (f", max_batched_tokens {policy.max_batched_tokens:,}" if policy.max_batched_tokens
@@ -254,6 +263,8 @@ def _step(steps: _Steps, policy, batch: float, prompt_tokens: float, corner: str
         return decode, 0.0
     if not policy.mixes:
         extra = steps.prefill(prompt_tokens, corner)
+        if batch <= 0:  # a prompt-only step: no decode runs in it (the prefill carries its own weight read)
+            return extra, extra
         return decode + extra, extra
     # mixed: one GEMM per weight matrix over the decodes and the prompt tokens a step carries (`joined`): a whole
     # prompt, or its chunk where the token budget is smaller (`lump`); fewer a step on average: that share of steps
@@ -279,7 +290,8 @@ def _loaded_step(steps: _Steps, policy, batch: float, prompt_rate: float, corner
     return step
 
 
-def _continuous(steps: _Steps, policy, mix: RequestMix, load: Load, capacity: int, corner: str) -> dict:
+def _continuous(steps: _Steps, policy, mix: RequestMix, load: Load, capacity: int, corner: str,
+                burst: float | None = None) -> dict:
     I, O = mix.input_tokens, mix.output_tokens
 
     def at(batch: float) -> dict:
@@ -303,7 +315,7 @@ def _continuous(steps: _Steps, policy, mix: RequestMix, load: Load, capacity: in
         row = dict(_front_bound(at, capacity, cap, 0.0) if full["x"] > cap else full, saturated=True, rho=1.0)
     else:
         rho = load.rate / x_max
-        row = _poisson(steps, policy, mix, load.rate, capacity, corner)
+        row = _poisson(steps, policy, mix, load.rate, capacity, corner, burst)
         wait = runs.md1_wait(load.rate, service)
         row.update(rho=rho, ttft=row["ttft"] + wait, e2e=row["e2e"] + wait)
     row["x_max"], row["front_bound"] = x_max, full["x"] > cap
@@ -326,7 +338,8 @@ def _front_bound(at, n: float, cap: float, service: float) -> dict:
     return row
 
 
-def _poisson(steps: _Steps, policy, mix: RequestMix, rate: float, capacity: int, corner: str) -> dict:
+def _poisson(steps: _Steps, policy, mix: RequestMix, rate: float, capacity: int, corner: str,
+             burst: float | None = None) -> dict:
     """Poisson arrivals at `rate` below saturation. Continuous batching serves every running request one token
     per step: processor sharing at a total rate that depends on how many run. Requests complete at
     mu(n) = n / (O x step(n)) with n running (step(n): the decode step of n sequences carrying the prompt tokens
@@ -335,7 +348,9 @@ def _poisson(steps: _Steps, policy, mix: RequestMix, rate: float, capacity: int,
     sharing is a symmetric queue: Kelly, Reversibility and Stochastic Networks, 1979, ch. 3), so it holds for any
     length distribution of mean O. From it: the mean running batch E[n]; TPOT = E[n] / (rate x O) (time spent
     running per generated token, Little's law over the running requests); the wait for a free slot
-    E[queue] / rate; TTFT = that wait + admission at the next step + the prompt's own prefill."""
+    E[queue] / rate; TTFT = that wait + admission at the next step + the prompt's own prefill. `burst`: requests
+    released with it by a front-end batcher (workload/front_batcher.py `burst`), whose prompts its first step carries
+    in place of those of the arrivals during the step."""
     I, O = mix.input_tokens, mix.output_tokens
     grid = sorted({max(1, min(capacity, round(capacity ** (i / 40)))) for i in range(41)} | {1, capacity})
     times = [_loaded_step(steps, policy, n, rate * I, corner) for n in grid]
@@ -370,19 +385,23 @@ def _poisson(steps: _Steps, policy, mix: RequestMix, rate: float, capacity: int,
     step = step_at(max(batch, 1.0))
     tpot = batch / (rate * O)
     extra = _step(steps, policy, batch, rate * I * step, corner)[1]
-    ttft = queue / rate + _ttft(steps, policy, max(batch, 1.0), step, I, corner, others=rate * I * step)
+    others = rate * I * step if burst is None else burst * I
+    ttft = queue / rate + _ttft(steps, policy, max(batch, 1.0), step, I, corner, others, burst or 0.0)
     return {"running": batch, "tpot": tpot, "x": rate, "ttft": ttft, "e2e": ttft + (O - 1) * tpot,
             "decode_only": batch / steps.decode(max(batch, 1.0), corner), "prefill_share": extra / step,
             "saturated": False}
 
 
-def _ttft(steps: _Steps, policy, batch: float, step: float, prompt: int, corner: str, others: float = 0.0) -> float:
+def _ttft(steps: _Steps, policy, batch: float, step: float, prompt: int, corner: str, others: float = 0.0,
+          burst: float = 0.0) -> float:
     """A request admitted at once: the engine's host time per request and the steps its first token reaches the
     client late (ExecutionModel.request_overhead, Batching.first_token_lag_steps), half a scheduling run's wait
     (one step, or the engine's steps per schedule: a Poisson arrival lands mid-run), then its prompt (in chunks
     where a step's token budget is smaller than it) in mixed steps, or its own prefill step. `others`: the prompt
     tokens of the requests admitted with it (Poisson arrivals: those that came during the same step, rate x input
-    x step on average whatever the tagged arrival, Palm's theorem), which its first mixed step carries too."""
+    x step on average whatever the tagged arrival, Palm's theorem), which its first mixed step carries too. `burst`:
+    requests a front-end batcher released with it, whose prompts its own prefill step runs too where prompts run in
+    steps of their own."""
     front = runs.front(steps.execution, policy, step, corner)
     step = step * max(policy.steps_per_schedule, 1)
     if policy.mixes:
@@ -391,7 +410,8 @@ def _ttft(steps: _Steps, policy, batch: float, step: float, prompt: int, corner:
         chunks = max(1, math.ceil(prompt / budget))
         own = _step(steps, policy, batch, min(prompt + others, budget), corner)[0]
         return front + step / 2 + chunks * own
-    return front + step / 2 + steps.prefill(max(prompt, batch * prompt / max(steps.cfg.output, 1)), corner)
+    return front + step / 2 + steps.prefill(max(prompt * (1 + burst), batch * prompt / max(steps.cfg.output, 1)),
+                                            corner)
 
 
 def _static(steps: _Steps, mix: RequestMix, load: Load, capacity: int, policy, notes: list[str]) -> ServingEstimate:

@@ -4,7 +4,7 @@ requests (a benchmark's --num-prompts), priced by stepping the engine's schedule
 - waves: C requests of the same lengths start together, so they end together and the next C start together: each
   wave prefills C x I prompt tokens (in chunks of the engine's max_batched_tokens, the decodes of prompts already
   done riding in the same steps where steps mix), then decodes the rest of O steps at batch C. One wave is the
-  steady state (`vllm bench serve --max-concurrency C` with fixed lengths and --ignore-eos).
+  steady state (a serving benchmark at max concurrency C with fixed lengths, ignoring end-of-sequence).
 - a finite run: N requests queued at t=0 (rate inf) or fed at concurrency C; the engine admits as many as it holds,
   a finished request's slot goes to the next. TTFT includes the wait for the prompts ahead; the run ends with its
   longest outputs (the drain tail, the batch shrinking), so throughput = output tokens / makespan.
@@ -25,7 +25,7 @@ from typing import Callable
 from sizeup.workload import scheduler
 
 __all__ = ["regime", "lengths", "simulate", "run_row", "front", "service", "intake", "note", "static_notes",
-           "md1_wait", "front_notes"]
+           "md1_wait", "front_notes", "preempt_notes"]
 
 _PHI = (math.sqrt(5) - 1) / 2
 _SQRT2 = math.sqrt(2) - 1
@@ -77,7 +77,7 @@ def lengths(mix, n: int) -> list[tuple[int, int]]:
 
 def simulate(requests: list[tuple[int, int]], *, limit: int, window: int | None, budget: int | None, beams: int,
              mixes: bool, step: Callable[[float, float], float], decode: Callable[[float], float],
-             front: float = 0.0) -> dict:
+             front: float = 0.0, kv_tokens: int | None = None, watermark: float = 0.0) -> dict:
     """Step the engine's scheduler (workload/scheduler.py) over `requests` (input, output), sent by a client that
     keeps `window` of them in flight (None: all sent at t=0), at most `limit` running on the server. `budget`: tokens
     one step computes (decodes first, then prompt chunks in arrival order; None: whole prompts). `mixes`: a step
@@ -85,9 +85,10 @@ def simulate(requests: list[tuple[int, int]], *, limit: int, window: int | None,
     prompt_tokens)` prices a step, `decode(batch)` a pure decode step; `front` the engine's front end's time per
     request (served one after another: workload/scheduler.py). Returns the means, from each request's
     sending, of TTFT, TPOT ((e2e - TTFT) / (O - 1), over requests of O > 1) and e2e, the makespan and the mean
-    running batch."""
+    running batch. `kv_tokens` / `watermark`: the KV pool a preempting engine admits and preempts over
+    (workload/scheduler.py), None: `limit` stands for it."""
     trace = scheduler.run(requests, limit=limit, window=window, budget=budget, beams=beams, mixes=mixes, step=step,
-                          decode=decode, front=front)
+                          decode=decode, front=front, kv_tokens=kv_tokens, watermark=watermark)
     ttft, tpot, e2e = [], [], []
     for k in trace.order:  # summed in the order requests finish
         out = requests[k][1]
@@ -100,7 +101,7 @@ def simulate(requests: list[tuple[int, int]], *, limit: int, window: int | None,
     return {"ttft": sum(ttft) / count, "tpot": sum(tpot) / len(tpot) if tpot else 0.0, "e2e": sum(e2e) / count,
             "makespan": t, "running": trace.held / t if t else 0.0, "x": count / t, "out": out_tokens / t,
             "total": (out_tokens + sum(i for i, _ in requests)) / t,
-            "prefill_share": trace.prefill / t if t else 0.0}
+            "prefill_share": trace.prefill / t if t else 0.0, "preempted": trace.preempted}
 
 
 def _drawn(mix, kind: str):
@@ -133,26 +134,44 @@ def front(execution, policy, step: float, corner: str) -> float:
 
 
 def run_row(kind: str, mix, load, capacity: int, policy, steps, corner: str,
-            step: Callable[[float, float, str], float]) -> dict:
+            step: Callable[[float, float, str], float], kv_tokens: int | None = None) -> dict:
     """One corner's figures of a wave (`kind` 'waves': one wave of the closed loop's C requests is the steady state)
     or of a finite run (`kind` 'finite': load.num_prompts requests, fed at load.concurrency or all at once).
     `steps` prices decode steps (serving_steps.Steps), `step(decodes, prompt_tokens, corner)` a step with prompt tokens;
     the requests pass the engine's front end one after another (`intake`, its busy time a request, stepped by the
     scheduler: of N sent at once the k-th waits k of them); TTFT and e2e add the rest of the request's host time
     outside the steps (`service` less `intake`: what a lone request waits beyond the process's own work) and the
-    steps the first token reaches the client late."""
+    steps the first token reaches the client late. A policy that preempts (Batching.preempts) is stepped over its KV
+    pool of `kv_tokens` tokens, at most its max_sequences running, in place of `capacity`."""
     def decode(batch: float) -> float:
         return steps.decode(batch, corner)
 
     requests = lengths(_drawn(mix, kind)[0], load.concurrency if kind == "waves" else load.num_prompts)
-    row = simulate(requests, limit=capacity, window=load.concurrency, budget=policy.max_batched_tokens,
+    pooled = policy.preempts and kv_tokens is not None
+    limit = (policy.max_sequences or len(requests)) if pooled else capacity
+    row = simulate(requests, limit=limit, window=load.concurrency, budget=policy.max_batched_tokens,
                    beams=mix.beams, mixes=policy.mixes, step=lambda b, p: step(b, p, corner), decode=decode,
-                   front=intake(steps.execution, corner))
+                   front=intake(steps.execution, corner), kv_tokens=kv_tokens if pooled else None,
+                   watermark=policy.kv_watermark)
     batch = max(row["running"], 1.0)
     lag = (decode(batch) * policy.first_token_lag_steps + service(steps.execution, corner)
            - intake(steps.execution, corner))
     row.update(decode_only=batch / decode(batch), saturated=False, ttft=row["ttft"] + lag, e2e=row["e2e"] + lag)
     return row
+
+
+def preempt_notes(rows: dict, policy, kv_tokens: int | None, capacity: int) -> list[str]:
+    """What a preempting engine's KV pool did to the run (Batching.preempts)."""
+    if not policy.preempts or kv_tokens is None:
+        return []
+    count = rows["typical"].get("preempted", 0)
+    reserve = f", {policy.kv_watermark:.0%} of it kept free" if policy.kv_watermark else ""
+    return [f"KV admission: a request is admitted once its prompt's tokens fit in the KV pool of {kv_tokens:,} tokens"
+            f"{reserve} (no room kept for its output); when the running requests' next tokens do not fit, the latest "
+            f"admitted is preempted and its prompt and generated tokens recomputed when readmitted: "
+            + (f"{count:,} preemptions in this run (their wait and recompute in TPOT and e2e)" if count else
+               "no preemption in this run")
+            + f" (the steady state's {capacity:,} running at the mean context is not used as a cap here)"]
 
 
 def note(kind: str, mix, load, policy) -> str:

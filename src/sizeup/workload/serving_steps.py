@@ -81,13 +81,27 @@ class Steps:
         the tokens of the step it runs in, where prompt tokens share its GEMMs (`gemm_rows`)."""
         if batch <= 1:
             return self._decode_at(1, corner, rows)
-        if float(batch).is_integer() and ((int(batch), None) in self._memo or batch > 64):
+        if float(batch).is_integer() and ((int(batch), None) in self._memo or batch > self.EXACT_ABOVE):
             return self._decode_at(int(batch), corner, rows)  # priced at that batch, not interpolated
-        k = 2 * math.log2(batch)
-        lo, hi = math.floor(k), math.ceil(k)
-        b_lo, b_hi = round(2 ** (lo / 2)), round(2 ** (hi / 2))
+        b_lo, b_hi = self._bracket(batch)
         t_lo, t_hi = self._decode_at(b_lo, corner, rows), self._decode_at(b_hi, corner, rows)
         return t_lo if b_hi == b_lo else t_lo + (t_hi - t_lo) * (batch - b_lo) / (b_hi - b_lo)
+
+    EXACT_ABOVE = 64
+    """`sequences` prices an integer batch above it at that batch; at or below, between powers of 2^(1/2)."""
+
+    @staticmethod
+    def _bracket(batch: float) -> tuple[int, int]:
+        """The powers of 2^(1/2) (rounded) `sequences` interpolates `batch` (> 1) between."""
+        k = 2 * math.log2(batch)
+        return round(2 ** (math.floor(k) / 2)), round(2 ** (math.ceil(k) / 2))
+
+    def keeps_kernel(self, batch: int, rows: float) -> bool:
+        """Whether every decode estimate `sequences(batch, corner, rows)` may read (the batch itself and, up to
+        EXACT_ABOVE, the two powers of 2^(1/2) it lies between) keeps its own kernel in a step of `rows` tokens
+        (`gemm_rows` None): then the step's kernel term is 0 and a caller may price it without them."""
+        reads = {max(int(batch), 1)} | (set(self._bracket(batch)) if 1 < batch <= self.EXACT_ABOVE else set())
+        return all(self.gemm_rows(True, b, rows) is None for b in reads)
 
     def _decode_at(self, batch: int, corner: str, rows: float | None = None) -> float:
         return getattr(self.at(batch, self.gemm_rows(True, batch, rows)).decode.latency_s, corner)

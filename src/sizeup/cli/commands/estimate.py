@@ -111,9 +111,14 @@ def _add_load_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --batcher-window: the batcher sends early once it holds N requests")
     p.add_argument("--engine-opt", action="append", default=[], metavar="KEY[=VALUE]",
                    help="an engine option the run set, as the engine spells it (vllm: num-scheduler-steps=10, "
-                        "max-num-seqs=256, v1, offline (the offline LLM class, LLM.generate / vllm bench "
-                        "throughput, instead of vllm serve; not with --rps); sglang: chunked-prefill-size=4096, "
-                        "disable-radix-cache; tensorrt-llm: max-batch-size=896, max-num-tokens=8192); switches "
+                        "max-num-seqs=256, v1, offline; sglang: chunked-prefill-size=4096, disable-radix-cache, "
+                        "offline; tensorrt-llm: max-batch-size=896, max-num-tokens=8192, offline). offline, per "
+                        "engine: vllm the offline LLM class (LLM.generate, vllm bench throughput) and sglang its "
+                        "offline engine (Engine.generate), every prompt in one call: loaded only at --concurrency "
+                        "inf (implied by --dataset / --num-prompts), --rps and --concurrency N refused (cap the batch "
+                        "with max-num-seqs=N / max-running-requests=N); tensorrt-llm its in-process run (trtllm-bench, "
+                        "the LLM API), which takes requests as they come: --rps and --concurrency N allowed, and "
+                        "from 1.0 no trtllm-serve front end (before 1.0 it changes nothing). Switches "
                         "take 0 or 1; repeatable")
 
 
