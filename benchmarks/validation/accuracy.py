@@ -10,7 +10,7 @@ from collections.abc import Callable
 from . import ranges_fit
 from .loso import Fit
 from .runner import COUNTED_KINDS
-from .summary import Result, Stats, grouped, priced
+from .summary import Result, Stats, grouped, measured, priced
 
 KIND_ORDER = ("decode", "prefill", "serving_throughput", "latency_percentile", "memory", "memory_component",
               "training_step", "training_memory", "traced_model", "weights")
@@ -49,7 +49,7 @@ def headline(in_sample: list[Result], loso: list[Result], judged: dict) -> str:
     rows = []
     for kind, s in sorted(_by(in_sample, lambda r: r.context.kind).items(), key=lambda kv: _kind_key(kv[0])):
         members = [r for r in priced(in_sample) if r.context.kind == kind]
-        lo = [loso_by_id[r.row.id] for r in members if loso_by_id[r.row.id].predicted is not None]
+        lo = [loso_by_id[r.row.id] for r in measured(members) if loso_by_id[r.row.id].predicted is not None]
         lo_med = statistics.median(abs(r.error) for r in lo) if lo else None
         flags = [inside_loso[r.row.id] for r in members if r.row.id in inside_loso]
         counted = kind in COUNTED_KINDS
@@ -67,8 +67,8 @@ def by_cell(in_sample: list[Result], loso: list[Result]) -> str:
         groups.setdefault((r.context.kind, r.context.engine, r.context.device_class), []).append(r)
     rows = []
     for (kind, engine, cls), members in sorted(groups.items(), key=lambda kv: (_kind_key(kv[0][0]), kv[0][1:])):
-        s = Stats.of([r.error for r in members], [r.inside for r in members])
-        lo = [loso_by_id[r.row.id] for r in members if loso_by_id[r.row.id].predicted is not None]
+        s = Stats.of_results(members)
+        lo = [loso_by_id[r.row.id] for r in measured(members) if loso_by_id[r.row.id].predicted is not None]
         tuned = sum(r.row.role == "tuned" for r in members)
         rows.append([kind, engine, cls, str(s.rows), f"{tuned} / {s.rows - tuned}", _pct(s.median), _pct(s.p90),
                      _pct(s.bias, True), _pct(s.inside),
@@ -88,7 +88,7 @@ def by_role(in_sample: list[Result], loso: list[Result]) -> str:
             members = [r for r in priced(source) if r.context.kind == kind and r.row.role == select]
             if not members:
                 continue
-            s = Stats.of([r.error for r in members], [r.inside for r in members])
+            s = Stats.of_results(members)
             fallback = sum(loso_by_id[r.row.id].fallback for r in members) if label == "tuned, LOSO" else 0
             rows.append([kind, label, str(s.rows), _pct(s.median), _pct(s.p90), _pct(s.bias, True),
                          str(fallback) if label == "tuned, LOSO" else ""])
@@ -102,8 +102,8 @@ def figures(fitted: Fit, in_sample: list[Result], loso: list[Result]) -> str:
     for key, f in sorted(fitted.figures.items()):
         all_value = fitted.values().get(key)
         sources = sorted({r.source for r in f.rows})
-        errs_in = [abs(ins[r.id].error) for r in f.rows if ins[r.id].predicted is not None]
-        errs_lo = [abs(lo[r.id].error) for r in f.rows if lo[r.id].predicted is not None]
+        errs_in = [abs(ins[r.id].error) for r in f.rows if ins[r.id].predicted is not None and r.bound is None]
+        errs_lo = [abs(lo[r.id].error) for r in f.rows if lo[r.id].predicted is not None and r.bound is None]
         rows.append([key, str(len(f.rows)), ", ".join(sources), f"{f.committed:.4g}",
                      "-" if all_value is None else f"{all_value:.4g}",
                      _pct(statistics.median(errs_in)) if errs_in else "",

@@ -9,7 +9,9 @@ the pool left without a whole device class (engine, architecture, devices with d
 rows at TARGET (80%, issue 29's target on hidden rows); an engine no row backs is widened at least ENGINE_FLOOR.
 Kinds no row backs take a stated default (DEFAULT_RULES); an engine with too few rows of a kind that has such a
 default gets the pool of every engine widened, and never less than that default (price/ranges_table.py lookup), so
-one engine's rows cannot narrow another's unbacked case."""
+one engine's rows cannot narrow another's unbacked case. A bound row (rows.py `bound`: the source's value only bounds
+what it measured) sets no quantile, factor or default; it is judged by side in the coverage (inside when the range
+reaches the side of the bound the measurement lies on)."""
 
 from __future__ import annotations
 
@@ -63,6 +65,27 @@ def usable(results: Iterable[Result]) -> list[Result]:
             and not r.row.get("off_catalog") and r.predicted.typical > 0 and not r.fallback]
 
 
+def calibrating(results: Iterable[Result]) -> list[Result]:
+    """The usable rows that set quantiles, factors and defaults: measured values, not bounds."""
+    return [r for r in usable(results) if r.bound is None]
+
+
+def ratio_bound(r: Result) -> str | None:
+    """Which side of the row's true ratio its ratio is, for a bound row: 'upper' (the true ratio is at most it) or
+    'lower'; None for a measured value. A time's ratio is inverted, so its bound flips."""
+    if r.bound is None:
+        return None
+    flip = {"upper": "lower", "lower": "upper"}
+    return flip[r.bound] if metric_of(r.row).time else r.bound
+
+
+def within(r: Result, low: float, high: float) -> bool:
+    """Whether the row's ratio lies in [low, high]; for a bound row, whether [low, high] reaches its side."""
+    q, side = ratio(r), ratio_bound(r)
+    above_low, below_high = low * (1 - 1e-9) <= q, q <= high * (1 + 1e-9)
+    return above_low if side == "upper" else below_high if side == "lower" else above_low and below_high
+
+
 def ratio(r: Result) -> float:
     """measured / predicted in a rate's sense (for a time, predicted / measured)."""
     q = r.row.value / r.predicted.typical
@@ -92,7 +115,7 @@ def _cell(members: list[Result], coverage: float) -> dict:
 def cells(results: list[Result], coverage: float = COVERAGE) -> dict:
     out: dict = {}
     groups: dict[tuple[str, str, str], list[Result]] = {}
-    for r in usable(results):
+    for r in calibrating(results):
         k, e, c = r.context.kind, r.context.engine, r.context.device_class
         for key in ((k, e, c), (k, e, ANY), (k, ANY, ANY)):
             groups.setdefault(key, []).append(r)
@@ -141,7 +164,7 @@ def _split(results: list[Result], outer, inner) -> list[tuple[list[Result], list
 
 
 def widening(results: list[Result], coverage: float = COVERAGE) -> dict:
-    rs = usable(results)
+    rs = calibrating(results)
     kind, engine = (lambda r: r.context.kind), (lambda r: (r.context.kind, r.context.engine))
     cell = lambda r: (r.context.kind, r.context.engine, r.context.device_class)  # noqa: E731
     specs = {
@@ -177,7 +200,7 @@ NO_ROW = (0.5, 2.0)
 
 def defaults(results: list[Result], factors: dict, coverage: float = COVERAGE) -> dict:
     out = {}
-    rs = usable(results)
+    rs = calibrating(results)
     for kind, (kinds, extra, basis) in DEFAULT_RULES.items():
         ratios = [ratio(r) for r in rs if r.context.kind in kinds]
         low, high = quantiles(ratios, coverage) if len(ratios) >= MIN_KIND_ROWS else NO_ROW
@@ -190,12 +213,13 @@ def defaults(results: list[Result], factors: dict, coverage: float = COVERAGE) -
 def build(results: list[Result], *, command: str, commit: str, coverage: float = COVERAGE) -> dict:
     table_cells = cells(results, coverage)
     factors = widening(results, coverage)
-    rs = usable(results)
+    rs = calibrating(results)
     return {
         "generated": date.today().isoformat(),
         "command": command,
         "rows_commit": commit,
         "rows": len(rs),
+        "bound_rows": len(usable(results)) - len(rs),
         "source": "out-of-sample (leave-one-source-out) errors of the published rows of tests/validation/*.yaml, "
                   "each the sizeup command line of its source's conditions (benchmarks/validation/)",
         "retrieved": date.today().isoformat(),
@@ -222,8 +246,7 @@ def _judge(pairs: Iterable[tuple[Result, dict]]) -> dict[str, tuple[Result, bool
         c = r.context
         b = lookup(table, c.kind, engine=c.engine, device_class=c.device_class, model_type=c.model_type,
                    derived_peak=c.derived_peak, release=c.release)
-        out[r.row.id] = (r, b.low_ratio * (1 - 1e-9) <= ratio(r) <= b.high_ratio * (1 + 1e-9),
-                         width(b.low_ratio, b.high_ratio))
+        out[r.row.id] = (r, within(r, b.low_ratio, b.high_ratio), width(b.low_ratio, b.high_ratio))
     return out
 
 

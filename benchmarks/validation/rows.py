@@ -14,7 +14,10 @@ with `rows:` (and optionally `sources:`, each source's title, url, conditions). 
     reference  where in the source the value is; retrieved: the date it was read
 
 and may add `notes`, `cuda_context_bytes` (the source measured its own CUDA context: it replaces sizeup's in an
-nvidia-smi figure), `off_catalog` (ran on hardware the catalog lacks: reported apart), `driver`.
+nvidia-smi figure), `off_catalog` (ran on hardware the catalog lacks: reported apart), `driver`, and `bound`:
+`upper` when the source's value is only an upper bound on what it measured (a "longest context that fits in X GB"
+table: the run's peak is at most X), `lower` when only a lower bound. A bound row is scored by side (summary.py: its
+range is right when it reaches the allowed side of the bound) and never sets a range's centre (ranges_fit.py).
 Adding a row file for a new engine is dropping such a file here (docs/validation.md)."""
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 ROW_DIR = ROOT / "tests" / "validation"
 ROLES = ("tuned", "check")
+BOUNDS = ("upper", "lower")
 REQUIRED = ("id", "source", "role", "command", "metric", "value")
 
 
@@ -53,6 +57,11 @@ class Row:
 
     def get(self, key: str, default=None):
         return self.extra.get(key, default)
+
+    @property
+    def bound(self) -> str | None:
+        """'upper' / 'lower': the value only bounds the measured figure from above / below; None: a measured value."""
+        return self.extra.get("bound")
 
 
 def row_files(directory: Path = ROW_DIR) -> list[Path]:
@@ -88,6 +97,8 @@ def load_file(path: Path) -> tuple[Row, ...]:
         if argv[:1] != ["sizeup"] or len(argv) < 3 or argv[1] not in ("estimate", "train", "roofline"):
             raise ValueError(f"{path.name}: row {raw['id']}: expected 'sizeup estimate|train|roofline ...', got "
                              f"{raw['command']!r}")
+        if raw.get("bound") not in (None, *BOUNDS):
+            raise ValueError(f"{path.name}: row {raw['id']}: bound {raw['bound']!r}, expected upper or lower")
         if "--json" in argv:
             raise ValueError(f"{path.name}: row {raw['id']}: the runner adds --json itself")
         extra = {k: v for k, v in raw.items() if k not in REQUIRED}

@@ -1,5 +1,10 @@
 """Errors of predicted rows, summarised one way for every script: rows, median |error|, p90 |error|, median bias
-(signed error), and the share of measured values inside the printed low-high range."""
+(signed error), and the share of measured values inside the printed low-high range.
+
+A bound row (rows.py `bound`: the source's value only bounds what it measured) has no error of its own: it is left
+out of the medians and the bias, and its range counts as inside when it reaches the side of the bound the
+measurement lies on (an upper bound: the range's low end at or below it; a lower bound: the high end at or above).
+`correct_side` says whether the typical figure itself lies on that side."""
 
 from __future__ import annotations
 
@@ -23,16 +28,34 @@ class Result:
 
     @property
     def error(self) -> float:
-        """predicted typical / measured - 1."""
+        """predicted typical / measured - 1 (for a bound row: to the bound)."""
         return self.predicted.typical / self.row.value - 1
 
     @property
+    def bound(self) -> str | None:
+        return self.row.bound
+
+    @property
     def inside(self) -> bool | None:
-        """Whether the measured value lies in the printed range (None for a counted figure: no range)."""
+        """Whether the measured value lies in the printed range (None for a counted figure: no range); for a bound
+        row, whether the range reaches the side of the bound the measurement lies on."""
         if self.context.kind in COUNTED_KINDS:
             return None
         p, v = self.predicted, self.row.value
-        return p.low * (1 - 1e-9) <= v <= p.high * (1 + 1e-9)
+        reaches_low, reaches_high = p.low * (1 - 1e-9) <= v, v <= p.high * (1 + 1e-9)
+        if self.bound == "upper":
+            return reaches_low
+        if self.bound == "lower":
+            return reaches_high
+        return reaches_low and reaches_high
+
+    @property
+    def correct_side(self) -> bool | None:
+        """For a bound row, whether the typical figure lies on the bound's side (None for a measured value)."""
+        if self.bound is None:
+            return None
+        return self.predicted.typical <= self.row.value if self.bound == "upper" else \
+            self.predicted.typical >= self.row.value
 
 
 def evaluate(rows: Iterable[Row]) -> list[Result]:
@@ -42,6 +65,11 @@ def evaluate(rows: Iterable[Row]) -> list[Result]:
 
 def priced(results: Iterable[Result]) -> list[Result]:
     return [r for r in results if r.predicted is not None]
+
+
+def measured(results: Iterable[Result]) -> list[Result]:
+    """The rows whose value is a measurement (not a bound): the ones that have an error."""
+    return [r for r in results if r.bound is None]
 
 
 def p90(values: list[float]) -> float:
@@ -56,21 +84,35 @@ class Stats:
     p90: float
     bias: float
     inside: float | None
+    bounds: int = 0
+    """Of `rows`, the bound rows: counted in `inside` (by side), not in the errors."""
 
     @classmethod
-    def of(cls, errors: list[float], inside: list[bool | None]) -> Stats:
+    def of(cls, errors: list[float], inside: list[bool | None], bounds: int = 0) -> Stats:
         flags = [i for i in inside if i is not None]
-        return cls(rows=len(errors), median=statistics.median(abs(e) for e in errors), p90=p90([abs(e) for e in errors]),
-                   bias=statistics.median(errors), inside=sum(flags) / len(flags) if flags else None)
+        nan = float("nan")
+        return cls(rows=len(errors) + bounds, median=statistics.median(abs(e) for e in errors) if errors else nan,
+                   p90=p90([abs(e) for e in errors]) if errors else nan,
+                   bias=statistics.median(errors) if errors else nan, inside=sum(flags) / len(flags) if flags else None,
+                   bounds=bounds)
+
+    @classmethod
+    def of_results(cls, results: Iterable[Result]) -> Stats:
+        """Errors of the measured rows; inside (bound rows by side) of all."""
+        results = priced(results)
+        return cls.of([r.error for r in measured(results)], [r.inside for r in results],
+                      bounds=len(results) - len(measured(results)))
 
     def cells(self) -> list[str]:
-        return [f"{self.rows}", f"{self.median:.1%}", f"{self.p90:.1%}", f"{self.bias:+.1%}",
+        rows = f"{self.rows}" + (f" ({self.bounds} bounds)" if self.bounds else "")
+        if self.rows == self.bounds:  # only bounds: no error to state
+            return [rows, "-", "-", "-", "" if self.inside is None else f"{self.inside:.0%}"]
+        return [rows, f"{self.median:.1%}", f"{self.p90:.1%}", f"{self.bias:+.1%}",
                 "" if self.inside is None else f"{self.inside:.0%}"]
 
 
 def stats(results: list[Result]) -> Stats:
-    results = priced(results)
-    return Stats.of([r.error for r in results], [r.inside for r in results])
+    return Stats.of_results(results)
 
 
 def grouped(results: Iterable[Result], key: Callable[[Result], str | None]) -> dict[str, Stats]:
@@ -104,6 +146,8 @@ def rows_table(results: Iterable[Result], columns: tuple[str, ...] = ("role", "d
             p = r.predicted
             span = "" if r.inside is None else f" ({p.low:,.4g} - {p.high:,.4g})"
             inside = "" if r.inside is None else ("yes" if r.inside else "no")
+            if r.bound is not None:
+                inside += f" ({r.bound} bound; typical on its side: {'yes' if r.correct_side else 'no'})"
             cells += [f"{p.typical:,.4g}{span}", f"{r.error:+.1%}", inside]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -18,7 +18,7 @@ def test_every_row_is_a_sourced_sizeup_train_command():
     for r in ROWS:
         assert r.argv[:2] == ["sizeup", "train"] and r.value > 0
         assert r.get("reference") and r.get("retrieved") and r.metric in BENCH.MEMORY + BENCH.SPEED
-        assert set(r.extra) <= {"reference", "retrieved", "cuda_context_bytes"}  # only the command reaches the estimate
+        assert set(r.extra) <= {"reference", "retrieved", "cuda_context_bytes", "bound"}  # only the command reaches the estimate
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def results():
 
 @pytest.mark.parametrize("fit", ["in sample", "leave one source out"])
 def test_fine_tuning_memory_median_error_within_12_percent(results, fit):
-    errors = [abs(r.error) for r in results[fit] if r.row.metric in BENCH.MEMORY]
+    errors = [abs(r.error) for r in summary.measured(results[fit]) if r.row.metric in BENCH.MEMORY]
     assert len(errors) >= 100 and statistics.median(errors) <= 0.12
 
 
@@ -47,9 +47,9 @@ def test_fine_tuning_speed_median_error_within_15_percent(results, fit):
 
 def test_no_source_is_off_by_more_than_a_fifth_on_memory(results):
     for source in SOURCES:
-        errors = [abs(r.error) for r in results["leave one source out"]
+        errors = [abs(r.error) for r in summary.measured(results["leave one source out"])
                   if r.row.source == source and r.row.metric in BENCH.MEMORY]
-        assert statistics.median(errors) <= 0.2, source
+        assert not errors or statistics.median(errors) <= 0.2, source
 
 
 def test_single_gpu_lora_and_qlora_rows_are_check_rows_of_two_sources():
@@ -58,7 +58,15 @@ def test_single_gpu_lora_and_qlora_rows_are_check_rows_of_two_sources():
     assert len(single) >= 24 and all("--gpus" not in r.argv for r in single)  # one GPU each
 
 
-def test_the_single_gpu_check_rows_are_within_12_percent(results):
-    for source in ("llama-factory-wiki", "unsloth-docs-context"):
-        errors = [abs(r.error) for r in results["in sample"] if r.row.source == source]
-        assert len(errors) >= 12 and statistics.median(errors) <= 0.12
+def test_the_single_gpu_measured_rows_are_within_12_percent(results):
+    errors = [abs(r.error) for r in results["in sample"] if r.row.source == "llama-factory-wiki"]
+    assert len(errors) >= 12 and statistics.median(errors) <= 0.12
+
+
+def test_the_max_context_rows_are_upper_bounds_scored_by_side(results):
+    # Unsloth's "longest context that fits in X GB": the peak was at most X (the source gives no search step)
+    bounds = [r for r in results["in sample"] if r.row.source == "unsloth-docs-context"]
+    assert len(bounds) >= 12 and {r.bound for r in bounds} == {"upper"}
+    assert summary.Stats.of_results(bounds).bounds == len(bounds)
+    assert sum(r.inside for r in bounds) >= 0.8 * len(bounds)  # the range reaches at or below the VRAM
+    assert sum(r.correct_side for r in bounds) >= 0.6 * len(bounds)  # the typical itself fits in the VRAM

@@ -31,7 +31,7 @@ def test_every_profile_loads_with_a_source_per_setting():
 
 
 def test_unknown_framework_is_a_one_line_error():
-    with pytest.raises(ConfigError, match="--framework 'deepspeed': expected one of axolotl, hf, litgpt"):
+    with pytest.raises(ConfigError, match="--framework .deepspeed.: expected one of axolotl, fms-hf-tuning, hf, litgpt"):
         get_framework("deepspeed")
 
 

@@ -14,7 +14,7 @@ from sizeup.price.memory import max_fitting
 from sizeup.price.ranges_table import Backing, backing, borrowed, calibrated_time, peak_derived, training_key
 from sizeup.ranges import Range
 from sizeup.workload.finetune import Method, trainable_parameters
-from sizeup.workload.frameworks import KERNELS, default_framework
+from sizeup.workload.frameworks import KERNELS, default_framework, framework_ids
 from sizeup.errors import ConfigError
 from sizeup.workload.training.allocator import reserve_range, reserve_regime
 from sizeup.workload.training.activations import adapter_cast
@@ -284,7 +284,7 @@ def _run_notes(cfg: TrainingConfig, time: StepTime) -> list[str]:
         assumptions.append(f"data parallel across nodes at {time.inter.bytes_per_s * 8 / 1e9:.0f} Gb/s per GPU")
     assumptions.append((f"{cfg.framework}: " if cfg.framework else "") + f"{cfg.kernels} kernels: "
                        + KERNELS[cfg.kernels] + ("" if cfg.framework else "; --framework NAME takes a framework's own"
-                                                 " settings (hf, trl, llama-factory, unsloth, axolotl, litgpt, megatron, torchtitan, torchtune)"))
+                                                 f" settings ({', '.join(framework_ids())})"))
     if method == Method.QLORA:
         spec = cfg.finetune
         assumptions.append(f"QLoRA: NF4 base {'with' if spec.double_quant else 'without'} double "
