@@ -31,7 +31,8 @@ def test_a_framework_without_rows_takes_the_default_frameworks_range_widened():
     b, own = e.backing["memory"], api.train("llama-3.1-8b", device="l4", method="qlora", seq=2048,
                                              micro_batch=1).backing["memory"]
     assert b.scope == "borrowed" and "trl/qlora (the default framework's" in b.text
-    assert b.high_ratio > own.high_ratio and b.low_ratio < own.low_ratio
+    # widened (a ratio r becomes r^1.5): the high end grows; a low end at the typical (ratio 1.0) stays there
+    assert b.high_ratio > own.high_ratio and b.low_ratio <= own.low_ratio
 
 
 def test_a_multi_gpu_run_is_keyed_apart():
