@@ -88,6 +88,7 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
     pool = kv_tokens if kv_tokens is not None else math.inf
     reserve = watermark * pool if kv_tokens is not None else 0.0
     used, preempted, live, resumed = 0.0, 0, [], []  # tokens held; preemptions; running by admission; requeued
+    kv = kv_tokens is not None  # without a pool nothing blocks admission and no entry goes stale (the planner's runs)
     sent, first, done, order = list(times), [0.0] * n, [0.0] * n, []
     enters = [0.0] * n  # when a request has passed the front end and may be admitted
     last = 0.0  # the front end's previous entry
@@ -152,7 +153,7 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
         if boundary:
             while holding < limit and (resumed or adm < sent_to and enters[adm] <= now):
                 k = resumed[-1] if resumed else adm
-                if blocked(k):
+                if kv and blocked(k):
                     break
                 pending.append([k, prompts[k]])
                 used += prompts[k]
@@ -196,7 +197,8 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
                 decoding += batch * dt
                 used += batch * beams
                 steps_done += 1
-                finish()
+                if kv or running and running[0][0] <= steps_done:
+                    finish()
             for k, _ in pending[:finished]:  # prompts finish in the order they were taken
                 if not started[k]:
                     started[k] = True
@@ -224,9 +226,9 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
             count = min(count, max(int((pool - used) // (batch * beams)), 1))
         nxt: float | None
         if resumed:
-            nxt = None if blocked(resumed[-1]) else now
+            nxt = None if kv and blocked(resumed[-1]) else now
         elif adm < sent_to:  # sent (open loop: due): it may enter at its entry
-            nxt = None if blocked(adm) else enters[adm]
+            nxt = None if kv and blocked(adm) else enters[adm]
         elif bounded and sent_to < n and sent_to - adm + holding < window:  # a slot to send the next one
             nxt = max(times[sent_to], now) + front
         else:
@@ -248,6 +250,14 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
         decoding += batch * dt * count
         used += batch * beams * count
         steps_done += count
-        finish()
+        if kv:
+            finish()
+        else:  # without a pool nothing goes stale and nothing counts held tokens: the finishes alone, inline (hot)
+            while running and running[0][0] <= steps_done:
+                k = pop(running)[2]
+                done[k] = now
+                order.append(k)
+                holding -= 1
+                is_running[k] = False
     return Trace(sent=sent, first=first, done=done, order=order, makespan=now, held=held, decoding=decoding,
                  busy=busy, prefill=prefill, preempted=preempted)
