@@ -212,6 +212,18 @@ class ExecutionModel(EntryPoint):
         (through `as_run`) before pricing, so an engine's defaults by GPU count need no branch outside engines/."""
         return self
 
+    def _with_setting(self, key: str, value: float) -> ExecutionModel:
+        """This model with the profile's `key` set to `value` (an engine's per-GPU-count default, `at_gpus`): itself
+        where the value is already set; else a copy with its own memo, kept in this model's memo so a plan that asks
+        again gets the same object (and the phases it priced)."""
+        if value == self.profile.value(key, None):
+            return self
+        cached = self.memo.get(("with", key, value))
+        if cached is None:
+            cached = replace(self, profile=self.profile.with_settings({key: value}), memo={})
+            self.memo[("with", key, value)] = cached
+        return cached
+
     def step_overhead(self, arch: ModelArch, decode: bool) -> Range | None:
         """Host time of one step outside the ledger's ops (scheduler, sampling, Python), None where none."""
         return self.profile.range("step_overhead_s")

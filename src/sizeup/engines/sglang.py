@@ -15,8 +15,6 @@ kernel for releases 0.4.2-0.4.4), under vLLM's gates; NCCL's (RCCL's) ring elsew
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
 from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
 from sizeup.engines.reserve import InferenceMemory, MemoryRequest, device_total_bytes
@@ -95,12 +93,8 @@ class SGLang(ExecutionModel):
         tp = max(int(gpus), 1)
         if tp == int(self.profile.value("tensor_parallel_size", 1)):
             return self
-        cached = self.memo.get(("at_gpus", tp))
-        if cached is None:
-            wider = replace(self, profile=self.profile.with_settings({"tensor_parallel_size": tp}), memo={})
-            cached = self if wider.graph_max_batch == self.graph_max_batch else wider
-            self.memo[("at_gpus", tp)] = cached
-        return cached
+        wider = self._with_setting("tensor_parallel_size", tp)
+        return self if wider.graph_max_batch == self.graph_max_batch else wider
 
     @property
     def batching(self) -> Batching:

@@ -31,8 +31,6 @@ is priced in-process too: nothing serves it. Before 1.0 neither the server nor t
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from sizeup.engines.attention_dp import pool_sequences
 from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
 from sizeup.engines.kernels import Kernel
@@ -178,11 +176,7 @@ class TensorRTLLM(ExecutionModel):
         ranks = max(int(gpus), 1) if self.profile.value("enable_attention_dp", 0) else 1
         if ranks == int(self.profile.value("attention_dp_ranks", 1)):
             return self
-        cached = self.memo.get(("at_gpus", ranks))
-        if cached is None:
-            cached = replace(self, profile=self.profile.with_settings({"attention_dp_ranks": ranks}), memo={})
-            self.memo[("at_gpus", ranks)] = cached
-        return cached
+        return self._with_setting("attention_dp_ranks", ranks)
 
     @property
     def batching(self) -> Batching:
