@@ -15,12 +15,9 @@ from sizeup.errors import ConfigError
 
 PACKAGE = Path(base.__file__).resolve().parents[1]
 PRICING = ("price", "workload", "plan")
-NOT_PRICING = {
-    "plan/serving_files.py": "how a plan is carried out: each engine's server image, port and command line",
-    "plan/recipe.py": "the commands that carry a plan out on its engine (llama-server on an edge board)",
-}
-"""Modules of plan/ that launch an engine rather than price it: they name engines until each engine file carries
-its own launch recipe (a hook of the execution model; docs/engines.md)."""
+NOT_PRICING: dict[str, str] = {}
+"""Modules of price/, workload/ and plan/ allowed to name an engine: none (a plan's server line is the engine's own
+`ExecutionModel.launch`, engines/launch.py)."""
 
 
 def _engine_names() -> set[str]:

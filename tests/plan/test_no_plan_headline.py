@@ -59,12 +59,29 @@ def test_a_job_uses_the_whole_instance_it_pays_for(catalog):
     assert partial and all("the whole instance billed" in c.detail["placement"] for c in partial)
 
 
-def test_an_engine_without_a_listed_server_line_keeps_its_plan(catalog):
-    """A plan whose engine has no server command in data/plan/serving.yaml still gets its sheet; the recipe says so."""
+def test_an_sglang_plan_is_served_with_its_own_launch_line(catalog):
+    """SGLang's file carries its server line (engines/sglang.py launch): the recipe starts sglang.launch_server with the
+    plan's tensor-parallel size, memory fraction and running-request cap (it used to say "no server command")."""
     scenario = _quick(sla={"ttft_p95_s": 2.0}, constraints={"devices": ["h100"], "engines": ["sglang"],
                                                             "quantizations": ["bf16"]})
     result = plan_scenario(scenario, catalog)
     assert result.meets and result.chosen.engine == "sglang"
+    rows = {row[0]: row for row in recipe_section(result).table_rows}
+    line = rows["serve one replica"][1]
+    assert line.startswith("python3 -m sglang.launch_server --model-path ")
+    assert f"--tp {result.chosen.gpus} " in line and f"--max-running-requests {result.chosen.max_batch} " in line
+    assert "--mem-fraction-static 0." in line and "--dtype bfloat16" in line
+
+
+def test_an_engine_without_a_launch_line_keeps_its_plan(catalog, monkeypatch):
+    """A plan whose engine lists no server line (ExecutionModel.launch returns None) still gets its sheet; the recipe
+    says so in its row."""
+    from sizeup.engines.sglang import SGLang
+
+    monkeypatch.setattr(SGLang, "launch", lambda self, request: None)
+    scenario = _quick(sla={"ttft_p95_s": 2.0}, constraints={"devices": ["h100"], "engines": ["sglang"],
+                                                            "quantizations": ["bf16"]})
+    result = plan_scenario(scenario, catalog)
     rows = {row[0]: row for row in recipe_section(result).table_rows}
     assert rows["serve one replica"][1] == "(no server command listed)"
     assert "sglang" in rows["serve one replica"][2]

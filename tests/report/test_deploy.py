@@ -234,3 +234,33 @@ def test_a_placeholder_checkpoint_is_said_in_the_deployment():
     deployment = manifests(result)[0]
     assert deployment["metadata"]["annotations"]["sizeup/checkpoint"].startswith("FILL IN")
     _validate(deployment)
+
+
+def test_an_sglang_plan_deploys_its_server_with_metrics():
+    """SGLang plans deploy (they used to be refused: no server image): sglang.launch_server on port 30000 from a pinned
+    image, probes and scrape on that port, and an HPA on sglang:num_running_reqs (in flight, Little's law)."""
+    from dataclasses import replace
+
+    scenario = load_scenario(EXAMPLES / "team-api-200-users.yaml")
+    scenario = replace(scenario, constraints=replace(scenario.constraints, engines=("sglang",), quantizations=("bf16",)))
+    result = plan_scenario(scenario, load_catalog(include_user=False))
+    assert result.chosen is not None and result.chosen.engine == "sglang"
+    objects = manifests(result)
+    for obj in objects:
+        _validate(obj)
+    deployment = next(o for o in objects if o["kind"] == "Deployment")
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"].startswith("lmsysorg/sglang:v0.5")
+    assert container["command"] == ["python3", "-m", "sglang.launch_server"]
+    assert container["ports"][0]["containerPort"] == 30000 and "--enable-metrics" in container["args"]
+    assert deployment["spec"]["template"]["metadata"]["annotations"]["prometheus.io/port"] == "30000"
+    hpa = next(o for o in objects if o["kind"] == "HorizontalPodAutoscaler")
+    assert hpa["spec"]["metrics"][0]["pods"]["metric"]["name"].endswith("_requests_in_flight")
+
+
+def test_the_vllm_image_is_the_release_the_plan_priced():
+    result = _plan("team-api-200-users")
+    container = manifests(result)[0]["spec"]["template"]["spec"]["containers"][0]
+    version = result.chosen.engine_version
+    assert version and container["image"] == "vllm/vllm-openai:v" + ".".join(
+        (version.split(".") + ["0", "0"])[:3])

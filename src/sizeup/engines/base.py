@@ -307,6 +307,15 @@ class ExecutionModel(EntryPoint):
         """What the estimate says about the `--engine-opt` settings this execution model was built with."""
         return ()
 
+    # --- launching its server for a plan (engines/launch.py) --------------------------------------------------
+    CHECKPOINT: ClassVar[str] = "hf"
+    """What a plan's checkpoint is for this engine: 'hf' (a Hugging Face repository) or 'gguf' (a GGUF file, `repo:TAG`)."""
+
+    def launch(self, request) -> Any:
+        """The server that carries a plan out (engines/launch.py Launch) for `request` (LaunchRequest); None where
+        sizeup lists no server line for the engine."""
+        return None
+
     # --- hooks appended by issue 28's engines (defaults change nothing) ------------------------------------------
     def step_extra(self, arch: ModelArch, ledger, weights: str, decode: bool,
                    tokens: int) -> tuple[Range, str] | None:

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from sizeup.engines.base import Batching, ExecutionModel, engine
 from sizeup.engines.kernels import check_backend, default_backend, select_kernel
+from sizeup.engines.launch import Launch, LaunchRequest
 from sizeup.engines.llama_cpp_memory import compute_buffer, fit_params, flash_attention_default, input_layer_bytes
 from sizeup.engines.reserve import whole_context_cache
 from sizeup.errors import ConfigError
@@ -30,6 +31,7 @@ class LlamaCpp(ExecutionModel):
     FORMATS = ("q8_0", "q6_k", "q5_k_m", "q4_k_m", "q3_k_m", "q2_k")
     OPTIONS = frozenset({"gpu_layers", "threads", "backend", "build_date"})
     LOADS = ("gguf", "plain", "mxfp4")
+    CHECKPOINT = "gguf"
     """GGUF files only: its quantized types, F32/F16/BF16, and MXFP4 (gpt-oss's MoE format) (ggml-org/llama.cpp
     tools/quantize `QUANT_OPTIONS`, read 2026-12-05); no AWQ / GPTQ / FP8 / NVFP4 checkpoint is read."""
     ENGINE_OPTIONS = {"fit": "fit", "fit-target": "fit_target_mib", "fit-ctx": "fit_ctx",
@@ -179,3 +181,13 @@ class LlamaCpp(ExecutionModel):
                         physical_batch_tokens=int(self.profile.value("n_ubatch", 512)),
                         basis="llama-server: continuous batching on by default (tools/server/README.md, -cb); a prompt "
                               "is computed n_ubatch tokens at a time (common/common.h)")
+
+    def launch(self, request: LaunchRequest) -> Launch:
+        """`llama-server` (the server image's entry point) on its default port 8080: the GGUF repository and tag
+        (`-hf repo:TAG`), every layer on the GPU, a context of `max_len` per slot for `max_batch` parallel slots
+        (the server splits --ctx-size among them), and /metrics on."""
+        parallel = max(1, request.max_batch)
+        return Launch(command=("llama-server",), args=(
+            "--hf-repo", request.checkpoint, "--host", "0.0.0.0", "--port", "8080", "--n-gpu-layers", "999",
+            "--ctx-size", str(request.max_len * parallel), "--parallel", str(parallel), "--metrics"),
+            port=8080, entrypoint=True)

@@ -16,6 +16,7 @@ kernel for releases 0.4.2-0.4.4), under vLLM's gates; NCCL's (RCCL's) ring elsew
 from __future__ import annotations
 
 from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
+from sizeup.engines.launch import Launch, LaunchRequest, dtype_flag
 from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
 from sizeup.engines.reserve import InferenceMemory, MemoryRequest, device_total_bytes
 from sizeup.units import GIB
@@ -29,6 +30,9 @@ NOT_PRICED = {"radix_cache_disabled": "disable-radix-cache: the radix cache reus
               "flashinfer_disabled": "disable-flashinfer: Triton attention kernels instead of FlashInfer; priced as "
                                      "the same fused attention"}
 
+
+SGLANG_QUANTIZATION = {"fp8": "fp8", "awq-int4": "awq"}
+"""`--quantization` of a planned weight format (sglang server_args QUANTIZATION_CHOICES)."""
 
 SGLANG_ALL_REDUCE = PeerAllReduce(name="SGLang custom all-reduce")
 """vLLM's gates (sglang custom_all_reduce.py: world sizes 2, 4, 6, 8; full NVLink, or two PCIe GPUs with P2P)."""
@@ -204,3 +208,16 @@ class SGLang(ExecutionModel):
                       "queue, no per-request latency outside the steps); its scheduler's host time as served; "
                       f"{self.load_rule()}",)
         return notes
+
+    def launch(self, request: LaunchRequest) -> Launch:
+        """`python3 -m sglang.launch_server` on its default port 30000 with the plan's tensor-parallel size, longest
+        request, static memory fraction (the one the plan priced at this tp), running-request cap and weight
+        format, and `--enable-metrics` for the autoscaler's series (docs/references/production_metrics.md)."""
+        args = ["--model-path", request.checkpoint, "--host", "0.0.0.0", "--port", "30000", "--tp",
+                str(request.gpus), "--context-length", str(request.max_len), "--mem-fraction-static",
+                f"{self.mem_fraction(request.gpus):.3f}", "--max-running-requests", str(max(1, request.max_batch))]
+        if request.quant in SGLANG_QUANTIZATION:
+            args += ["--quantization", SGLANG_QUANTIZATION[request.quant]]
+        args += dtype_flag(request.quant) + ["--enable-metrics"]
+        return Launch(command=("python3", "-m", "sglang.launch_server"), args=tuple(args), port=30000,
+                      release=self.version)

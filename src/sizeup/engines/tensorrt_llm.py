@@ -34,6 +34,7 @@ from __future__ import annotations
 from sizeup.engines.attention_dp import pool_sequences
 from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
 from sizeup.engines.kernels import Kernel
+from sizeup.engines.launch import Launch, LaunchRequest
 from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
 from sizeup.engines.reserve import InferenceMemory, MemoryRequest, allocate_on_demand
 from sizeup.ranges import Range
@@ -241,3 +242,12 @@ class TensorRTLLM(ExecutionModel):
                                overhead_bytes=own.overhead_bytes, usable_bytes=own.usable_bytes, fits=own.fits,
                                cpu_bytes=own.cpu_bytes, max_concurrent_sequences=seqs,
                                notes=own.notes + ((note,) if note else ()))
+
+    def launch(self, request: LaunchRequest) -> Launch:
+        """`trtllm-serve` with the plan's tensor-parallel size, longest request, batch cap and the KV cache share of
+        free memory the plan priced (`kv_free_gpu_memory_fraction`)."""
+        share = self.profile.value("kv_free_gpu_memory_fraction", 0.9)
+        return Launch(command=("trtllm-serve",), args=(
+            request.checkpoint, "--host", "0.0.0.0", "--port", "8000", "--tp_size", str(request.gpus), "--max_seq_len",
+            str(request.max_len), "--max_batch_size", str(max(1, request.max_batch)),
+            "--kv_cache_free_gpu_memory_fraction", f"{share:g}"), port=8000, release=self.version)

@@ -27,11 +27,6 @@ _WEIGHT_ONLY = {"int8-wo": "weight_only", "fp8-wo": "weight_only",
 """Format -> kernel class of the decode matmul: torchao's int8/fp8 weight-only (inductor fuses the dequantization
 into the GEMV it generates) and int4 (tinygemm's packed-int4 kernel); every other format: 16-bit GEMV."""
 
-_FIT_ARCH = {"hbm": "hopper", "gddr": "ada"}
-"""Memory class -> the architecture of the tuned row its `decode_memory_fraction.16bit.CLASS` was fit on (H100 SXM,
-RTX 4090: the data file's basis), for `_scaled_16bit`."""
-
-
 @engine("torch-compile", "torch.compile", "gpt-fast", "torchao", "torchcompile", "torch_compile")
 class TorchCompile(ExecutionModel):
     FORMATS = ("bf16", "fp8-wo", "int8-wo", "int4-wo-g64")
@@ -67,9 +62,10 @@ class TorchCompile(ExecutionModel):
         what was derived. The share depends on the device, not only its memory class: an A100 and an H100 run the
         same compiled kernels at different shares of their bandwidth (the H100 moves 1.64x the bytes per second with
         1.22x the SMs). So: `decode_memory_fraction.KIND.MEM@ARCH` where a tuned row on the architecture set one;
-        for the 16-bit GEMV without one, the class figure (fit on `_FIT_ARCH[MEM]`) scaled by the ratio of the
-        weight-only shares of this architecture and that one (`_scaled_16bit`); else the class figure, or the
-        median of the class's entries per architecture (`_pooled`); else the other class's (said in the basis)."""
+        for the 16-bit GEMV without one, the class's one 16-bit figure (`16bit.MEM@FIT`, fit on a tuned row on
+        architecture FIT) scaled by the ratio of the weight-only shares of this architecture and FIT
+        (`_scaled_16bit`); else the class figure, or the median of the class's entries per architecture (`_pooled`);
+        else the other class's (said in the basis)."""
         base, arch = f"decode_memory_fraction.{kind}", self.device.architecture or ""
         if (fraction := self.profile.range(f"{base}.{mem}@{arch}")) is not None:
             return fraction, f"{base}.{mem}@{arch}", ""
@@ -97,17 +93,20 @@ class TorchCompile(ExecutionModel):
                 f"{', '.join(sorted(entries))})")
 
     def _scaled_16bit(self, mem: str, arch: str) -> tuple[Range, str, str] | None:
-        """The 16-bit share on `arch`, derived: the class's 16-bit figure (its tuned row ran on `_FIT_ARCH[mem]`)
-        times weight_only@arch / weight_only@that architecture, both set by tuned rows; None where either is
-        missing or `arch` is the one the 16-bit figure was fit on."""
-        fit_arch = _FIT_ARCH.get(mem)
-        wo = "decode_memory_fraction.weight_only"
-        base, here, there = (self.profile.range(f"decode_memory_fraction.16bit.{mem}"),
-                             self.profile.range(f"{wo}.{mem}@{arch}"), self.profile.range(f"{wo}.{mem}@{fit_arch}"))
+        """The 16-bit share on `arch`, derived: the class's one 16-bit figure (`16bit.MEM@FIT`, its tuned row ran on
+        architecture FIT) times weight_only@arch / weight_only@FIT, both set by tuned rows; None where any is
+        missing, the class has more than one 16-bit figure, or `arch` is FIT."""
+        prefix, wo = f"decode_memory_fraction.16bit.{mem}@", "decode_memory_fraction.weight_only"
+        fitted = [k for k in self.profile.ranges if k.startswith(prefix)]
+        if len(fitted) != 1:
+            return None
+        fit_arch = fitted[0].removeprefix(prefix)
+        base, here, there = (self.profile.range(fitted[0]), self.profile.range(f"{wo}.{mem}@{arch}"),
+                             self.profile.range(f"{wo}.{mem}@{fit_arch}"))
         if arch == fit_arch or base is None or here is None or there is None or not there.typical:
             return None
         ratio = here.typical / there.typical
-        return (base.scale(ratio), f"decode_memory_fraction.16bit.{mem}",
+        return (base.scale(ratio), fitted[0],
                 f" (derived: the {fit_arch} figure x {ratio:.3f}, the weight-only step's share on {arch} over "
                 f"{fit_arch}, {wo}.{mem}@{arch} / @{fit_arch})")
 

@@ -26,6 +26,7 @@ from dataclasses import replace
 
 from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
 from sizeup.engines.kernels import Kernel
+from sizeup.engines.launch import Launch, LaunchRequest, dtype_flag, images_flag
 from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
 from sizeup.engines.reserve import InferenceMemory, MemoryRequest, device_total_bytes
 from sizeup.engines.vllm_multimodal import vllm_multimodal_profile
@@ -78,6 +79,9 @@ vllm/v1/sample/sampler.py at 3e342658b2e9c85a30a54d19e64e5ad77b8a26a6, vllm/v1/s
 VLLM_ALL_REDUCE = PeerAllReduce(name="vLLM custom all-reduce")
 """vLLM's custom all-reduce: world sizes 2, 4, 6, 8 (custom_all_reduce.py _SUPPORTED_WORLD_SIZES), on two PCIe
 GPUs as well as over NVLink."""
+
+VLLM_QUANTIZATION = {"awq-int4": "awq", "gptq-int4": "gptq", "fp8": "fp8", "int8": "bitsandbytes", "nf4": "bitsandbytes"}
+"""`vllm serve --quantization` of a planned weight format (vLLM engine args, `--quantization` choices)."""
 
 
 def vllm_batch_defaults(profile: EngineProfile, device: DeviceSpec) -> tuple[int, int, str]:
@@ -405,3 +409,17 @@ class VLLM(ExecutionModel):
                                        tp=req.tp, step_tokens=step_tokens, max_seqs=max_seqs,
                                        default_limit=int(self.profile.value("limit_mm_per_prompt", 999)),
                                        tower_pass=req.tower_pass)
+
+    def launch(self, request: LaunchRequest) -> Launch:
+        """`vllm serve` with the plan's tensor-parallel size, longest request, memory share (the profile's
+        gpu_memory_utilization the plan priced), batch cap and weight format; the images per prompt the plan sized
+        (engines/vllm_multimodal.py), so the server profiles, and keeps back, what the plan did (without them vLLM
+        profiles its default limit of images at the processor's largest size)."""
+        util = self.profile.value("gpu_memory_utilization", 0.92)
+        args = [request.checkpoint, "--host", "0.0.0.0", "--port", "8000", "--tensor-parallel-size",
+                str(request.gpus), "--max-model-len", str(request.max_len), "--gpu-memory-utilization", f"{util:g}",
+                "--max-num-seqs", str(max(1, request.max_batch))]
+        if request.quant in VLLM_QUANTIZATION:
+            args += ["--quantization", VLLM_QUANTIZATION[request.quant]]
+        args += dtype_flag(request.quant) + images_flag(request, "--limit-mm-per-prompt")
+        return Launch(command=("vllm", "serve"), args=tuple(args), port=8000, release=self.version)

@@ -149,8 +149,6 @@ def _batch(result, chosen) -> list[tuple[str, str, str]]:
 
 
 def _edge(result, chosen) -> list[tuple[str, str, str]]:
-    from sizeup.plan.serving_files import checkpoint
-
     scenario = result.scenario
     prompt, output = (scenario.traffic.prompt_tokens, scenario.traffic.output_tokens) if scenario.traffic else (256, 128)
     argv = ["sizeup", "estimate", scenario.model, "--device", chosen.device.id, "--engine", chosen.engine_ref,
@@ -158,13 +156,26 @@ def _edge(result, chosen) -> list[tuple[str, str, str]]:
     derate = scenario.edge.thermal_derate if scenario.edge else 1.0
     rows = [("estimate", _line(argv), f"decode {_ms(chosen.latency['tpot'] * derate)} per token before the "
                                       f"×{derate:g} thermal derate ({_ms(chosen.latency['tpot'])} after)")]
-    if chosen.engine == "llama.cpp":
-        ckpt = checkpoint(scenario.model, chosen.quant, "llama.cpp")
-        rows.append(("run on the device", _line(["llama-server", "--hf-repo", ckpt.ref, "--n-gpu-layers", "999",
-                                                 "--ctx-size", str(prompt + output)]),
+    launch = _device_server(scenario, chosen, prompt + output)
+    if launch is not None:
+        server, ckpt = launch
+        rows.append(("run on the device", _line([*server.command, *server.args]),
                      "the plan's format and context" + (f"; FILL IN the checkpoint ({ckpt.note})"
                                                         if ckpt.placeholder else "")))
     return rows
+
+
+def _device_server(scenario, chosen, context: int):
+    """(the engine's server line for one user at `context` tokens, its checkpoint) on an edge board; None where
+    the engine lists no server (engines/launch.py)."""
+    from sizeup.engines.base import resolve
+    from sizeup.engines.launch import LaunchRequest
+    from sizeup.plan.serving_files import checkpoint
+
+    ckpt = checkpoint(scenario.model, chosen.quant, chosen.engine)
+    server = resolve(chosen.engine_ref, chosen.device).launch(LaunchRequest(
+        checkpoint=ckpt.ref, gpus=1, max_len=context, max_batch=1, quant=chosen.quant))
+    return None if server is None else (server, ckpt)
 
 
 def _vision(result, chosen) -> list[tuple[str, str, str]]:

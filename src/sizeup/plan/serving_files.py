@@ -1,24 +1,28 @@
 """What a serving plan is carried out with (data/plan/serving.yaml): the checkpoint of the model in the
-planned weight format (or a placeholder the user must fill when none is listed), the pinned server image,
-the engine's command line with the plan's flags, and the request metric the autoscaler reads."""
+planned weight format (or a placeholder the user must fill when none is listed), the server image (pinned, or the
+tag of the release the plan priced), the engine's command line with the plan's flags (the engine's own
+`ExecutionModel.launch`, engines/launch.py), and the request metric the autoscaler reads."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sizeup.errors import CatalogError, ConfigError
 
-__all__ = ["Checkpoint", "checkpoint", "image", "metric", "engine_command", "hf_id", "PORTS"]
+if TYPE_CHECKING:
+    from sizeup.engines.launch import Launch
 
-PORTS = {"vllm": 8000, "llama.cpp": 8080, "tensorrt-llm": 8000, "torch": 8000}
-_VLLM_QUANT = {"awq-int4": "awq", "gptq-int4": "gptq", "fp8": "fp8", "int8": "bitsandbytes", "nf4": "bitsandbytes"}
-_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "f16": "float16", "fp32": "float32"}
+__all__ = ["Checkpoint", "checkpoint", "image", "metric", "server", "engine_command", "hf_id", "TRITON_PORT"]
+
+TRITON_PORT = 8000
+"""Triton Inference Server's HTTP port: the server of a request/response model planned on a runtime (vision)."""
 _OWN_CHECKPOINT = {"awq-int4": "AWQ", "gptq-int4": "GPTQ"}
-"""Formats vLLM and TensorRT-LLM load only from a checkpoint quantized ahead (the others: from the
-model's own weights, fp8 and bitsandbytes quantized as they load)."""
+"""Formats an engine loads only from a checkpoint quantized ahead (the others: from the model's own weights, fp8 and
+bitsandbytes quantized as they load)."""
+_QUANTIZED_AS_LOADED = ("fp8", "int8", "nf4")
 
 
 @lru_cache(maxsize=1)
@@ -66,12 +70,15 @@ class Checkpoint:
 
 
 def checkpoint(model: str, quant: str, engine: str) -> Checkpoint:
-    """The checkpoint that matches the planned weight format on `engine`."""
+    """The checkpoint that matches the planned weight format on `engine` (a GGUF file where the engine reads one,
+    `ExecutionModel.CHECKPOINT`)."""
+    from sizeup.engines.base import engine_class
+
     base = hf_id(model)
     for entry in _data()["checkpoints"]:
         if entry["model"] in (model, base) and entry["format"] == quant:
             return Checkpoint(repo=entry["repo"], tag=entry.get("tag"), note=entry.get("note", ""))
-    if engine == "llama.cpp":
+    if engine_class(engine).CHECKPOINT == "gguf":
         return Checkpoint(repo=f"<GGUF repository of {base} with a {quant.upper()} file: fill in>",
                           tag=quant.upper(), placeholder=True,
                           note=f"no published GGUF of {base} at {quant} is listed in data/plan/serving.yaml")
@@ -80,14 +87,22 @@ def checkpoint(model: str, quant: str, engine: str) -> Checkpoint:
                           note=f"{quant} needs weights quantized ahead; none of {base} is listed in "
                                "data/plan/serving.yaml")
     return Checkpoint(repo=base, note="fp8 / bitsandbytes quantized by the engine as it loads" if quant in
-                      _VLLM_QUANT else "")
+                      _QUANTIZED_AS_LOADED else "")
 
 
-def image(engine: str) -> str:
+def image(engine: str, release: str = "") -> str:
+    """The server image of `engine`: pinned, or the tag of the release the plan priced where the data's image names
+    `{release}` (a release series `0.34` is its first patch, `0.34.0`)."""
     images = _data()["images"]
     if engine not in images:
         raise ConfigError(f"--deploy: engine {engine!r} has no server image; expected one of {', '.join(images)}")
-    return images[engine]["image"]
+    pattern = images[engine]["image"]
+    if "{release}" not in pattern:
+        return pattern
+    if not release:
+        raise ConfigError(f"--deploy: the image of {engine} follows the engine release, and the plan names none")
+    parts = release.split(".")
+    return pattern.format(release=".".join(parts + ["0"] * (3 - len(parts))))
 
 
 def metric(engine: str) -> dict[str, Any] | None:
@@ -95,46 +110,37 @@ def metric(engine: str) -> dict[str, Any] | None:
     return _data()["metrics"].get(engine)
 
 
-def engine_command(result, chosen) -> tuple[list[str], list[str], Checkpoint]:
-    """(command, args, checkpoint) of the engine server with the plan's flags: tensor parallel size, maximum
-    model length = p95 prompt + p95 output, the engine profile's memory share, maximum concurrent sequences =
-    the batch the plan simulated, the weight format."""
+def server(result, chosen) -> tuple[Launch, Checkpoint]:
+    """How one replica's server is started (engines/launch.py): the chosen engine's own line with the plan's flags
+    (tensor parallel size, maximum model length = p95 prompt + p95 output, the memory share the plan priced,
+    maximum concurrent sequences = the batch the plan simulated, the weight format); Triton Inference Server for a
+    model planned on a runtime. One-line ConfigError where sizeup lists no server line for the engine."""
+    from sizeup.engines.base import engine_class, resolve
+    from sizeup.engines.launch import Launch, LaunchRequest
+
     traffic = result.scenario.traffic
-    max_len = traffic.prompt_p95_tokens + traffic.output_p95_tokens
-    port = str(PORTS.get(chosen.engine, 8000))
+    if chosen.engine == "torch":  # a request/response model on a runtime (vision): Triton serves the exported model
+        return (Launch(command=("tritonserver",), args=("--model-repository=/models", f"--http-port={TRITON_PORT}"),
+                       port=TRITON_PORT, health=("/v2/health/ready", "/v2/health/live"), metrics_port=8002),
+                Checkpoint(repo=hf_id(result.scenario.model)))
+    engine_class(chosen.engine)  # an unknown engine: refused in one line
     ckpt = checkpoint(result.scenario.model, chosen.quant, chosen.engine)
-    if chosen.engine == "vllm":
-        from sizeup.engines.profile import engine_profile
-
-        util = engine_profile(chosen.engine, chosen.engine_version or None).value("gpu_memory_utilization", 0.92)
-        args = [ckpt.ref, "--host", "0.0.0.0", "--port", port, "--tensor-parallel-size", str(chosen.gpus),
-                "--max-model-len", str(max_len), "--gpu-memory-utilization", f"{util:g}",
-                "--max-num-seqs", str(max(1, chosen.max_batch))]
-        if chosen.quant in _VLLM_QUANT:
-            args += ["--quantization", _VLLM_QUANT[chosen.quant]]
-        if chosen.quant in _DTYPE:
-            args += ["--dtype", _DTYPE[chosen.quant]]
-        return ["vllm", "serve"], args + _vllm_multimodal_args(traffic, chosen), ckpt
-    if chosen.engine == "llama.cpp":
-        parallel = max(1, chosen.max_batch)
-        return ["llama-server"], ["--hf-repo", ckpt.ref, "--host", "0.0.0.0", "--port", port, "--n-gpu-layers", "999",
-                                  "--ctx-size", str(max_len * parallel), "--parallel", str(parallel), "--metrics"], ckpt
-    if chosen.engine == "tensorrt-llm":
-        return ["trtllm-serve"], [ckpt.ref, "--host", "0.0.0.0", "--port", port, "--tp_size", str(chosen.gpus),
-                                  "--max_seq_len", str(max_len), "--max_batch_size", str(max(1, chosen.max_batch)),
-                                  "--kv_cache_free_gpu_memory_fraction", "0.9"], ckpt
-    if chosen.engine == "torch":
-        return ["tritonserver"], ["--model-repository=/models", f"--http-port={port}"], ckpt
-    raise ConfigError(f"engine {chosen.engine!r} has no server command; expected vllm, tensorrt-llm or llama.cpp")
+    images: Any = None
+    if chosen.detail.get("multimodal_profile") and getattr(traffic, "images", 0):
+        images = traffic.images
+        if traffic.image_hw:
+            images = {"count": traffic.images, "width": traffic.image_hw[1], "height": traffic.image_hw[0]}
+    model = resolve(chosen.engine_ref, chosen.device).at_gpus(chosen.gpus)
+    launch = model.launch(LaunchRequest(
+        checkpoint=ckpt.ref, gpus=chosen.gpus, max_len=traffic.prompt_p95_tokens + traffic.output_p95_tokens,
+        max_batch=chosen.max_batch, quant=chosen.quant, images=images))
+    if launch is None:
+        raise ConfigError(f"engine {chosen.engine!r} has no server command; expected one of "
+                          f"{', '.join(e for e in _data()['images'] if e not in ('train', 'torch'))}")
+    return launch, ckpt
 
 
-def _vllm_multimodal_args(traffic, chosen) -> list[str]:
-    """The images per prompt (and their size) the plan's vLLM multimodal profile assumed
-    (engines/vllm_multimodal.py), so the server profiles, and keeps back, what the plan sized; without them
-    vLLM profiles its default limit of images at the processor's largest size."""
-    if not chosen.detail.get("multimodal_profile") or not getattr(traffic, "images", 0):
-        return []
-    images: Any = traffic.images
-    if traffic.image_hw:
-        images = {"count": traffic.images, "width": traffic.image_hw[1], "height": traffic.image_hw[0]}
-    return ["--limit-mm-per-prompt", json.dumps({"image": images}, separators=(",", ":"))]
+def engine_command(result, chosen) -> tuple[list[str], list[str], Checkpoint]:
+    """(command, args, checkpoint) of the engine server with the plan's flags (`server`)."""
+    launch, ckpt = server(result, chosen)
+    return list(launch.command), list(launch.args), ckpt

@@ -1,11 +1,13 @@
 """Kubernetes manifests that carry a plan out (`sizeup plan … --deploy DIR`).
 
-Serving plans: a Deployment of the chosen engine — vLLM, TensorRT-LLM (`trtllm-serve`) or the llama.cpp
-server, or for a request/response model planned on torch (vision) Triton Inference Server reading a model
-repository from a PersistentVolumeClaim — from a pinned image (data/plan/serving.yaml, never `latest`), on the
+Serving plans: a Deployment of the chosen engine's server — the line its own file gives
+(`ExecutionModel.launch`, engines/launch.py: vLLM, SGLang, TensorRT-LLM's `trtllm-serve`, the llama.cpp server),
+or for a request/response model planned on a runtime (vision) Triton Inference Server reading a model repository
+from a PersistentVolumeClaim — from a pinned image or the tag of the release the plan priced (data/plan/serving.yaml,
+never `latest`), on the
 checkpoint that matches the planned weight format (an AWQ repository for awq-int4, a GGUF file for llama.cpp;
 a placeholder the user must fill, said in an annotation, when none is listed), with the flags the plan implies
-(plan.serving_files.engine_command: tensor parallel size, maximum model length, GPU memory share, maximum
+(plan.serving_files.server: tensor parallel size, maximum model length, GPU memory share, maximum
 concurrent sequences, weight format), `nvidia.com/gpu` requests, a node selector, /health probes; a Service;
 an autoscaling/v2 HPA from the fleet's floor (the quietest hour of the month) to its peak with N+1, on the
 server's own request metric; the prometheus-adapter rule that turns that metric into the HPA's per-pod
@@ -20,14 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from sizeup.errors import ConfigError
-from sizeup.plan.serving_files import PORTS, engine_command, hf_id, image, metric
+from sizeup.plan.serving_files import hf_id, image, metric, server
 
 __all__ = ["manifests", "write_deploy", "adapter_rule"]
 
-_HEALTH = {"torch": ("/v2/health/ready", "/v2/health/live")}
-_METRICS_PORT = {"torch": 8002}
-"""Triton serves /metrics on its own port; the other servers on their HTTP port."""
-_ENTRYPOINT = {"llama.cpp"}
 """Images whose entrypoint is the server itself (the llama.cpp server image runs llama-server)."""
 
 
@@ -53,13 +51,11 @@ def _serving(result, chosen) -> list[dict[str, Any]]:
     name = _name(result.scenario.name)
     labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/managed-by": "sizeup"}
     selector, where = _node_selector(chosen)
-    command, args, ckpt = engine_command(result, chosen)
-    if chosen.engine in _ENTRYPOINT:
-        command = []
-    port = PORTS[chosen.engine]
-    ready, live = _HEALTH.get(chosen.engine, ("/health", "/health"))
+    launch, ckpt = server(result, chosen)
+    port = launch.port
+    ready, live = launch.health
     container: dict[str, Any] = {
-        "name": chosen.engine.replace(".", "-"), "image": image(chosen.engine), "args": args,
+        "name": chosen.engine.replace(".", "-"), "image": image(chosen.engine, launch.release), "args": list(launch.args),
         "ports": [{"name": "http", "containerPort": port}],
         "resources": {"limits": {"nvidia.com/gpu": chosen.gpus}, "requests": {"nvidia.com/gpu": chosen.gpus}},
         "readinessProbe": {"httpGet": {"path": ready, "port": port}, "periodSeconds": 10, "initialDelaySeconds": 30,
@@ -68,10 +64,10 @@ def _serving(result, chosen) -> list[dict[str, Any]]:
                           "failureThreshold": 6},
         "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}]}
     volumes: list[dict[str, Any]] = [{"name": "shm", "emptyDir": {"medium": "Memory"}}]
-    if command:
-        container["command"] = command
-    if chosen.engine in _METRICS_PORT:
-        container["ports"].append({"name": "metrics", "containerPort": _METRICS_PORT[chosen.engine]})
+    if not launch.entrypoint:
+        container["command"] = list(launch.command)
+    if launch.metrics_port:
+        container["ports"].append({"name": "metrics", "containerPort": launch.metrics_port})
     if chosen.engine == "torch":  # Triton reads the exported model from a volume the user fills
         container["volumeMounts"].append({"name": "models", "mountPath": "/models", "readOnly": True})
         volumes.append({"name": "models", "persistentVolumeClaim": {"claimName": f"{name}-models"}})
@@ -88,7 +84,7 @@ def _serving(result, chosen) -> list[dict[str, Any]]:
         "spec": {"replicas": plan.with_redundancy, "selector": {"matchLabels": labels},
                  "template": {"metadata": {"labels": labels, "annotations": {
                      "prometheus.io/scrape": "true", "prometheus.io/path": "/metrics",
-                     "prometheus.io/port": str(_METRICS_PORT.get(chosen.engine, port))}},
+                     "prometheus.io/port": str(launch.metrics_port or port)}},
                               "spec": {"nodeSelector": selector, "containers": [container],
                                        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists",
                                                         "effect": "NoSchedule"}],
@@ -202,11 +198,11 @@ def manifests(result) -> list[dict[str, Any]]:
         return _job(result, chosen)
     if chosen.replicas is None or result.scenario.traffic is None:
         raise ConfigError(f"--deploy: the {task} plan has no replicas to deploy")
-    if task == "vision" and chosen.engine not in PORTS:  # a torch / ONNX Runtime / TensorRT runtime: Triton serves it
+    if task == "vision":  # a torch / ONNX Runtime / TensorRT runtime: Triton serves it
         from dataclasses import replace
 
         chosen = replace(chosen, engine="torch")
-    image(chosen.engine)  # refused in one line when the engine has no server image
+    image(chosen.engine, chosen.engine_version)  # refused in one line when the engine has no server image
     return _serving(result, chosen)
 
 
