@@ -4,7 +4,8 @@ the research rows of tests/validation/rows_*.yaml (ROWS_README.md), each row the
 command line its `argv` states, priced through the validation runner (benchmarks/validation/runner.py).
 
 Prints, per engine: the rows answerable (the command runs and prices) and unanswerable (with the one-line reason),
-then median / p90 |error| by metric kind on tuned and on check rows. `--loso`: every figure the engines' data files
+then median / p90 |error| by metric kind on tuned and on check rows, then by engine and device class (edge: Jetson and
+Raspberry Pi; apple; consumer; workstation; datacenter: hardware/segments.py), every kind and role together. `--loso`: every figure the engines' data files
 fit on tuned rows (FITTED below, each with the rows its basis names) is set again without each source, by the
 files' own rule (the median of the other sources' implied values; none left: the key dropped, so the device default
 applies), and that source's rows are priced with it.
@@ -130,6 +131,9 @@ def main() -> None:
         print(summary.rows_table(results, ("role", "device", "engine")))
         print()
     print(summary.table(results, key, "engine, kind, role"))
+    print()
+    print(summary.table(results, lambda r: f"{ENGINES[r.row.get('engine')].split(' (')[0]} {r.context.device_class}",
+                        "engine, device class (tuned and check)"))
     if args.loso:
         print()
         print(summary.table(loso(answerable), lambda r: f"{ENGINES[r.row.get('engine')]} {r.context.kind} tuned",
