@@ -80,3 +80,29 @@ def test_a_served_burst_of_a_small_moe_is_capped_by_the_server_not_the_gpu():
     assert out(served) < 1 / 107e-6  # one process streaming every token: at most 1 / its per-token time
     assert out(bench) > 1.5 * out(served)
     assert served.under_load.ttft_s.typical > bench.under_load.ttft_s.typical
+
+
+def test_postprocess_workers_share_the_per_token_time_the_executor_still_floors():
+    # serve.py --num_postprocess_workers default 0; openai_server.py: with workers the main process yields their
+    # finished _postprocess_result (detokenized OpenAI chunks) and runs no post_processor of its own
+    assert engine_settings("tensorrt-llm", ("num-postprocess-workers=4",)) == {"num_postprocess_workers": 4.0}
+    served = resolve("tensorrt-llm", H100)
+    four = resolve("tensorrt-llm", H100, settings={"num_postprocess_workers": 4.0})
+    assert served.postprocess_workers == 1 and four.postprocess_workers == 4
+    assert four.host_floor(256).typical == pytest.approx(256 * 119e-6 / 4)
+    # eight workers: 15 us a request's token, under the executor's own 29 us, which then floors the iteration
+    eight = resolve("tensorrt-llm", H100, settings={"num_postprocess_workers": 8.0})
+    assert eight.host_floor(256).typical == pytest.approx(256 * 29e-6)
+    assert any("4 postprocess workers" in n and "relay" in n for n in four.option_notes())
+    # an in-process run has no server: the workers change nothing
+    offline = resolve("tensorrt-llm", H100, settings={**OFFLINE, "num_postprocess_workers": 4.0})
+    assert offline.host_floor(256).typical == pytest.approx(256 * 29e-6)
+
+
+def test_postprocess_workers_lift_a_served_burst_capped_by_the_server():
+    kwargs = {"device": "h100-sxm-80gb", "engine": "tensorrt-llm@1.2", "quant": "mxfp4", "dataset": "sharegpt",
+              "num_prompts": 1000, "offline": True}
+    served = estimate("gpt-oss-20b", **kwargs).under_load.output_tokens_per_s.typical
+    workers = estimate("gpt-oss-20b", engine_options=("num-postprocess-workers=4",),
+                       **kwargs).under_load.output_tokens_per_s.typical
+    assert workers > served

@@ -20,7 +20,8 @@ Entry point (`TensorRTLLM.unserved`): a run under load is priced as `trtllm-serv
 a user deploys): the LLM API's decode graphs (sizes 1-32, 64, 128, no padding: a generation-only batch of another size
 runs eagerly, `cuda_graph_max_bs.serve`), and from 1.0 the server's main Python process, which takes each request in
 (HTTP, chat template, tokenization) and detokenizes and streams every token of every request while the executor runs in
-its own process (`request_overhead_s`, `frontend_per_token_s`). `--engine-opt offline` prices the in-process entry
+its own process (`request_overhead_s`, `frontend_per_token_s`; `--engine-opt num-postprocess-workers=N` moves the
+detokenizing and chunk building to N worker processes). `--engine-opt offline` prices the in-process entry
 points instead (`trtllm-bench`, the LLM API's generate, an MLPerf harness): no HTTP front end, graphs as trtllm-bench
 captures them (padded up to its batch; an LLM API run on its defaults states `--engine-opt cuda-graph-max-batch-size`).
 Unlike vLLM's LLM class, the LLM API takes requests as they come (generate_async), so an in-process run may still be
@@ -58,7 +59,7 @@ class TensorRTLLM(ExecutionModel):
     NATIVE_ONLY_HINT = "FP4 tensor cores are Blackwell's; vllm runs NVFP4 weight-only there: --engine vllm"
     ENGINE_OPTIONS = {"max-batch-size": "max_batch_size", "max-num-tokens": "max_num_tokens",
                       "enable-attention-dp": "enable_attention_dp", "cuda-graph-max-batch-size": "cuda_graph_max_bs",
-                      "offline": "offline_frontend"}
+                      "offline": "offline_frontend", "num-postprocess-workers": "num_postprocess_workers"}
     SWITCHES = frozenset({"enable-attention-dp", "offline"})
     BATCH_CAP_OPTION = "max-batch-size"
     IN_PROCESS_ARRIVALS = True
@@ -109,17 +110,26 @@ class TensorRTLLM(ExecutionModel):
         executor: with attention data parallelism (`enable_attention_dp`) every GPU's executor schedules, samples and
         returns its own share of the requests, otherwise every rank's loop walks the whole batch. Under trtllm-serve
         the main process detokenizes and streams each request's token of the iteration (`frontend_per_token_s`), one
-        process whatever the ranks."""
+        process whatever the ranks, or spread over `num_postprocess_workers` processes (`postprocess_workers`)."""
         ranks = gpus if self.profile.value("enable_attention_dp", 0) else 1
         executor = super().host_floor(requests / max(ranks, 1), gpus)
         front = None if self.unserved else self.profile.range("frontend_per_token_s")
         if front is None or front.high <= 0:
             return executor
-        front = front.scale(max(requests, 0.0))
+        front = front.scale(max(requests, 0.0) / self.postprocess_workers)
         if executor is None:
             return front
         return Range(max(front.low, executor.low), max(front.typical, executor.typical),
                      max(front.high, executor.high))
+
+    @property
+    def postprocess_workers(self) -> int:
+        """The processes that detokenize and build the streamed chunks under trtllm-serve: its main process (0, the
+        default), or `--engine-opt num-postprocess-workers=N` worker processes, each taking its share of the
+        requests (openai_server.py: with postproc_worker_enabled the main process yields the workers' finished
+        `_postprocess_result` and calls no post_processor). The main process's relay of those chunks is not priced
+        (no figure read)."""
+        return max(int(self.profile.value("num_postprocess_workers", 0)), 1)
 
     def request_overhead(self):
         """trtllm-serve's host time per request outside the steps (entry_point.py, `request_overhead_s` by release; 0 for
@@ -168,7 +178,12 @@ class TensorRTLLM(ExecutionModel):
                 + (f"; its main Python process detokenizes and streams every token of every request "
                    f"({front.typical * 1e6:,.0f} µs each, {front.low * 1e6:,.0f}-{front.high * 1e6:,.0f}), beside the "
                    "executor's process, so an iteration lasts at least requests x that"
-                   if front is not None and front.high > 0 else "")
+                   if front is not None and front.high > 0 and self.postprocess_workers == 1 else
+                   f"; {self.postprocess_workers} postprocess workers (--num_postprocess_workers) detokenize and build "
+                   f"the streamed chunks ({front.typical * 1e6:,.0f} µs a token, {front.low * 1e6:,.0f}-"
+                   f"{front.high * 1e6:,.0f}), each for its share of the requests, so an iteration lasts at least "
+                   f"requests / {self.postprocess_workers} x that; the main process's relay of the finished chunks is "
+                   "not priced (no figure read)" if front is not None and front.high > 0 else "")
                 + "; --engine-opt offline prices trtllm-bench / an in-process harness",)
 
     def at_gpus(self, gpus: int) -> TensorRTLLM:
