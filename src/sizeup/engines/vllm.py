@@ -401,7 +401,8 @@ class VLLM(ExecutionModel):
         least one request with the models's max seq len (N), (X GiB KV cache is needed, which is larger than the
         available KV cache memory (Y GiB)") and V0 (vllm/worker/worker.py raise_if_cache_size_invalid: "The model's
         max seq len (N) is larger than the maximum number of tokens that can be stored in KV cache (M)") both raise
-        at start-up. Checked where a sequence's cache grows linearly with its tokens (no sliding-window, state-space
+        at start-up (seen: github.com/QwenLM/Qwen3/issues/295, V0, 2024-04; github.com/vllm-project/recipes/pull/12,
+        V1 0.10.1, 2025-08; read 2026-12-05). Checked where a sequence's cache grows linearly with its tokens (no sliding-window, state-space
         or encoder layer, whose bytes at N tokens the per-token figure would overstate); None where it starts. The
         caller fails the fit only for a --max-model-len given; at the model's own context it is a note."""
         arch = req.arch
