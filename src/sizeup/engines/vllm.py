@@ -384,6 +384,10 @@ class VLLM(ExecutionModel):
         needed = kv_seq * req.batch
         concurrency = min(max(pool, 0) // kv_seq, max_seqs) if kv_seq else None
         fits = pool >= needed and pool > 0 and budget + (0 if inside else graphs.typical) <= req.usable.typical
+        refused = self._refuses_to_start(req, pool, block)
+        if refused:  # a --max-model-len given is what vLLM would be started with: it does not start; at the model's
+            notes.append(refused)  # own context the deploy is taken to pass a --max-model-len the pool holds
+            fits = fits and not self.profile.values.get("max_model_len")
         notes.append(f"vLLM takes {utilization:.0%} of the GPU up front; the KV pool is what remains after weights, "
                      f"the profiling run's peak" + (" (with the multimodal profile)" if profile else "")
                      + (", non-torch and CUDA-graph memory" if inside else
@@ -394,6 +398,38 @@ class VLLM(ExecutionModel):
                                usable_bytes=req.usable, fits=fits, cpu_bytes=req.cpu_weights_bytes,
                                max_concurrent_sequences=concurrency, notes=tuple(notes),
                                multimodal_profile_bytes=mm_bytes, multimodal_profile=profile)
+
+    def _refuses_to_start(self, req: MemoryRequest, pool: int, block: int) -> str | None:
+        """Why vLLM would not start: its KV pool cannot hold one request of max_model_len tokens (`--max-model-len`,
+        else the model's own context). V1 (vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory: "To serve at
+        least one request with the models's max seq len (N), (X GiB KV cache is needed, which is larger than the
+        available KV cache memory (Y GiB)") and V0 (vllm/worker/worker.py raise_if_cache_size_invalid: "The model's
+        max seq len (N) is larger than the maximum number of tokens that can be stored in KV cache (M)") both raise
+        at start-up (seen: github.com/QwenLM/Qwen3/issues/295, V0, 2024-04; github.com/vllm-project/recipes/pull/12,
+        V1 0.10.1, 2025-08; read 2026-12-05). Checked where a sequence's cache grows linearly with its tokens (no sliding-window, state-space
+        or encoder layer, whose bytes at N tokens the per-token figure would overstate); None where it starts. The
+        caller fails the fit only for a --max-model-len given; at the model's own context it is a note."""
+        arch = req.arch
+        length = int(self.profile.values.get("max_model_len") or arch.max_context or 0)
+        if length <= 0 or req.context <= 0 or pool <= 0 or arch.encoder:
+            return None
+        if any(layer.ssm is not None or layer.attention.window for layer in arch.layers):
+            return None
+        per_token = req.kv_per_sequence(1) / req.context
+        if per_token <= 0:
+            return None
+        needed = per_token * -(-length // block) * block
+        if needed <= pool:
+            return None
+        most = int(pool // (per_token * block)) * block
+        if self.profile.values.get("max_model_len"):
+            return (f"vLLM refuses to start: one request of --max-model-len {length:,} tokens needs {needed / GIB:,.2f} "
+                    f"GiB of KV cache, more than the {pool / GIB:,.2f} GiB pool (a ValueError at start-up in V0 and "
+                    f"V1): give --engine-opt max-model-len={most:,} or less, or more memory")
+        return (f"vLLM started without --max-model-len takes the model's context, {length:,} tokens, whose one "
+                f"request needs {needed / GIB:,.2f} GiB of KV cache, more than the {pool / GIB:,.2f} GiB pool: it "
+                f"refuses to start (a ValueError in V0 and V1) unless given --max-model-len {most:,} or less, which "
+                f"this estimate assumes (a benchmark run on these defaults cannot have been served this way)")
 
     def _multimodal(self, req: MemoryRequest, decoder: int, step_tokens: int, max_seqs: int):
         """vLLM's multimodal profile for a vision tower: the scenario's images per prompt and image size as the
