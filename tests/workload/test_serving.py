@@ -264,3 +264,24 @@ def test_a_poisson_arrival_waits_half_a_loaded_step_then_rides_a_whole_one():
     x_max = _serve(mix=mix).requests_per_s.typical
     s = _serve(load=Load(rate=0.97 * x_max), mix=mix)
     assert s.ttft_s.typical >= 1.5 * s.tpot_s.typical
+
+
+def test_a_closed_loop_first_step_carries_the_replacing_prompts():
+    # at concurrency B each step admits the B x I / O prompt tokens of the requests replacing those that finished;
+    # the step that computes a request's prompt carries them too (mixed steps), as the Poisson path's arrivals
+    from sizeup.workload import serving as srv
+    from sizeup.workload.inference import execution_for
+
+    config = InferenceConfig(weights="fp8", kv_dtype="fp8", engine="tensorrt-llm", engine_options=("offline",))
+    mix = RequestMix(input_tokens=1000, output_tokens=100, input_spread=300.0)
+    steps = srv._Steps(LLAMA8, H100, config, execution_for(H100, config), mix)
+    policy = steps.execution.load_policy
+    assert policy.mixes
+    est = serving_load(LLAMA8, H100, config, mix, Load(concurrency=64))
+    step = srv._step(steps, policy, 64, 64 * 1000 / 100, "typical")[0]
+    budget = policy.max_batched_tokens - 64
+    own = srv._step(steps, policy, 64, min(1000 + 64 * 1000 / 100, budget), "typical")[0]
+    alone = srv._step(steps, policy, 64, 1000, "typical")[0]
+    front = srv.runs.front(steps.execution, policy, step, "typical")
+    assert est.ttft_s.typical == pytest.approx(front + step / 2 + own, rel=1e-6)
+    assert own > alone

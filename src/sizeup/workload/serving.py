@@ -297,7 +297,10 @@ def _continuous(steps: _Steps, policy, mix: RequestMix, load: Load, capacity: in
     def at(batch: float) -> dict:
         step, extra = _step(steps, policy, batch, batch * I / O, corner)
         decode = steps.decode(batch, corner)
-        ttft = _ttft(steps, policy, batch, step, I, corner)
+        # its first step carries the prompts of the requests replacing those that finish meanwhile, batch x I / O
+        # tokens a step on average whatever the tagged request (as `_poisson`'s arrivals; prefill steps apart count
+        # them in `_ttft` already)
+        ttft = _ttft(steps, policy, batch, step, I, corner, batch * I / O if policy.mixes else 0.0)
         return {"running": batch, "tpot": step, "x": batch / (O * step), "ttft": ttft, "e2e": ttft + (O - 1) * step,
                 "decode_only": batch / decode, "prefill_share": extra / step}
 
