@@ -62,3 +62,18 @@ def test_the_step_is_priced_as_one_rank_runs_it():
     busy = dict(common, prompt=2000, output=2000, batch=1024)
     assert (api.estimate("qwen3-235b-a22b", **busy, engine_options=dp).decode.latency_s.typical
             < api.estimate("qwen3-235b-a22b", **busy).decode.latency_s.typical)
+
+
+def test_every_tensor_but_the_routed_experts_is_held_whole_on_each_rank():
+    from sizeup.formats import get_format
+    from sizeup.price.memory import whole_beside_experts
+
+    qwen = load_model("qwen3-235b-a22b")
+    extra = whole_beside_experts(qwen, get_format("fp8"), 8)
+    attention = 94 * (4096 * 64 * 128 * 2 + 4096 * 4 * 128 * 2)  # q and o, k and v projections per layer (fp8)
+    assert attention < extra < attention + 2 * 151_936 * 4096 * 2  # with the embedding and head (bf16), less 1/8
+    common = {"device": "b200", "gpus": 8, "engine": "tensorrt-llm", "quant": "fp8", "kv_dtype": "fp8", "prompt": 1000,
+              "output": 1000}
+    tp = api.estimate("qwen3-235b-a22b", **common)
+    dp = api.estimate("qwen3-235b-a22b", **common, engine_options=("enable-attention-dp",))
+    assert dp.memory.weights_bytes - tp.memory.weights_bytes == pytest.approx(extra, rel=1e-6)

@@ -28,9 +28,12 @@ per rank: TensorRT-LLM PR 10273 (host_step_time at 1536 requests per rank, data/
   data-parallel MoE path states it ("dp all_gather --> moe/mlp --> dp reduce_scatter", its PanguProMoE H2P commit,
   dev.modelhub.org.cn EngineX/xc-llm-ascend mirror, read 2026-12-05).
 
-Not priced here: the attention weights held whole on every rank (more weight memory per GPU: a smaller KV pool),
-an activation quantized before the all-gather (FP8 / NVFP4: a smaller message), and ranks unevenly loaded (the
-busiest rank's ceil(batch / ranks) sequences set the step, an even split otherwise).
+- the weights: every tensor but the routed experts whole on every rank (price/memory.py whole_beside_experts), so
+  each GPU holds more weights and its KV pool is that much smaller ("replicates the GEMM weights", the page above).
+
+Not priced here: an activation quantized before the all-gather (FP8 / NVFP4: a smaller message), expert parallelism
+(the routed experts priced split tensor-parallel: each rank reads every routed token's row), and ranks unevenly
+loaded (the busiest rank's ceil(batch / ranks) sequences set the step, an even split otherwise).
 """
 
 from __future__ import annotations
