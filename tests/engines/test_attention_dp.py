@@ -38,6 +38,7 @@ def test_tensorrt_llm_limits_are_per_rank_only_with_the_switch():
     assert wide.batching.max_sequences == 8 * plain.batching.max_sequences
     assert wide.batching.max_batched_tokens == 8 * plain.batching.max_batched_tokens
     assert dp.at_gpus(8) is wide  # kept, with its memo
+    assert wide.attention_ranks == 8 and plain.at_gpus(8).attention_ranks == 1 and dp.attention_ranks == 1
 
 
 def test_the_estimate_holds_more_requests_with_attention_dp():
@@ -47,3 +48,32 @@ def test_the_estimate_holds_more_requests_with_attention_dp():
     dp = api.estimate("qwen3-235b-a22b", **common, engine_options=("enable-attention-dp",))
     assert dp.memory.max_concurrent_sequences > tp.memory.max_concurrent_sequences
     assert any("attention data-parallel ranks" in a for a in dp.assumptions)
+
+
+def test_the_step_is_priced_as_one_rank_runs_it():
+    """A lone long prompt: the rank that holds it runs its attention whole (slower than split 8 ways); a large decode
+    batch: each rank attends an eighth of the sequences over every KV head, reading half the cache tensor parallelism
+    reads (4 KV heads on 8 ranks), with no all-reduce after attention."""
+    common = {"device": "h200-sxm-141gb", "gpus": 8, "engine": "tensorrt-llm", "quant": "fp8", "kv_dtype": "fp8"}
+    dp = ("enable-attention-dp",)
+    lone = dict(common, prompt=16384, output=1)
+    assert (api.estimate("qwen3-235b-a22b", **lone, engine_options=dp).prefill.latency_s.typical
+            > api.estimate("qwen3-235b-a22b", **lone).prefill.latency_s.typical)
+    busy = dict(common, prompt=2000, output=2000, batch=1024)
+    assert (api.estimate("qwen3-235b-a22b", **busy, engine_options=dp).decode.latency_s.typical
+            < api.estimate("qwen3-235b-a22b", **busy).decode.latency_s.typical)
+
+
+def test_every_tensor_but_the_routed_experts_is_held_whole_on_each_rank():
+    from sizeup.formats import get_format
+    from sizeup.price.memory import whole_beside_experts
+
+    qwen = load_model("qwen3-235b-a22b")
+    extra = whole_beside_experts(qwen, get_format("fp8"), 8)
+    attention = 94 * (4096 * 64 * 128 * 2 + 4096 * 4 * 128 * 2)  # q and o, k and v projections per layer (fp8)
+    assert attention < extra < attention + 2 * 151_936 * 4096 * 2  # with the embedding and head (bf16), less 1/8
+    common = {"device": "b200", "gpus": 8, "engine": "tensorrt-llm", "quant": "fp8", "kv_dtype": "fp8", "prompt": 1000,
+              "output": 1000}
+    tp = api.estimate("qwen3-235b-a22b", **common)
+    dp = api.estimate("qwen3-235b-a22b", **common, engine_options=("enable-attention-dp",))
+    assert dp.memory.weights_bytes - tp.memory.weights_bytes == pytest.approx(extra, rel=1e-6)

@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sizeup.errors import ConfigError
 from sizeup.ingest.hf_config import load_model, parse_config
 from sizeup.ingest.transformer_ops import Step, attention_pairs, transformer_ledger
 from sizeup.ledger import OpKind
@@ -155,3 +156,42 @@ def test_mla_decode_attends_in_the_latent_space():
     attn = [o for o in ledger.ops if o.kind == OpKind.ATTENTION]
     per_layer_cache = 1000 * (512 + 64) * 2
     assert all(o.bytes_read >= per_layer_cache for o in attn) and len(attn) == 61
+
+
+def test_attention_data_parallel_runs_attention_whole_on_a_ranks_own_sequences():
+    arch = load_model("qwen3-235b-a22b")  # 64 heads, 4 KV heads: at TP 8 each KV head sits on two ranks
+    step = Step(batch=64, new_tokens=1, context=2048)
+    tp = transformer_ledger(arch, step, weights="fp8", kv_dtype="fp8", tp=8, per_layer=False)
+    dp = transformer_ledger(arch, step, weights="fp8", kv_dtype="fp8", tp=8, ranks=8, per_layer=False)
+
+    def total(ledger, op, field="bytes_read"):
+        return sum(getattr(o, field) * o.count for o in ledger.ops if o.op == op)
+
+    # attention: 8 of the 64 sequences with all 4 KV heads, against all 64 with 1 KV head: half the cache read
+    kv = 2048 * 128 * 2 * 94  # bytes a sequence's KV head holds over the layers (fp8)
+    assert total(tp, "attention") - total(dp, "attention") == pytest.approx((64 - 8 * 4) * kv, rel=0.02)
+    assert total(dp, "attention", "flops") == pytest.approx(total(tp, "attention", "flops"), rel=1e-9)
+    # the routed experts: every rank's tokens, split 8 ways, as under tensor parallelism
+    assert total(dp, "grouped_linear", "flops") == total(tp, "grouped_linear", "flops")
+    assert total(dp, "grouped_linear", "weight_bytes") == total(tp, "grouped_linear", "weight_bytes")
+    # no all-reduce: an all-gather of the 64 tokens' hidden states before the experts, a reduce-scatter after
+    assert total(dp, "all_reduce", "bytes_written") == 0
+    size = 64 * arch.hidden * 2
+    gathers = [o for o in dp.ops if o.op == "all_gather" and o.scope.endswith("experts")]
+    scatters = [o for o in dp.ops if o.op == "reduce_scatter"]
+    assert sum(o.count for o in gathers) == sum(o.count for o in scatters) == 94
+    assert {o.bytes_written for o in gathers} == {size} and {o.bytes_read for o in scatters} == {size}
+    # the attention projections' weights whole on the rank, over its own 8 tokens
+    q_tp = next(o for o in tp.ops if o.scope.endswith("q_proj"))
+    q_dp = next(o for o in dp.ops if o.scope.endswith("q_proj"))
+    assert q_dp.matmul_flops == q_tp.matmul_flops and q_dp.bytes_read > 7 * (q_tp.bytes_read - 64 * 4096 * 2)
+
+
+def test_attention_data_parallel_gives_the_busiest_rank_and_needs_every_gpu_a_rank():
+    arch = load_model("qwen3-30b-a3b")
+    one = transformer_ledger(arch, Step(batch=1, new_tokens=512, context=512), tp=4, ranks=4, per_layer=False)
+    whole = transformer_ledger(arch, Step(batch=1, new_tokens=512, context=512), per_layer=False)
+    attn = [sum(o.flops * o.count for o in led.ops if o.kind == OpKind.ATTENTION) for led in (one, whole)]
+    assert attn[0] == attn[1]  # one prompt: the rank that holds it attends it whole
+    with pytest.raises(ConfigError):
+        transformer_ledger(arch, Step(batch=4, new_tokens=1, context=64), tp=4, ranks=2)

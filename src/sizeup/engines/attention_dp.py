@@ -16,9 +16,24 @@ the KV cache, "because different user requests are routed to different DP ranks"
 tensor_parallel_size, the KV-cache is replicated on every GPU"; MoE TP: "Each GPU sees all tokens". One executor loop
 per rank: TensorRT-LLM PR 10273 (host_step_time at 1536 requests per rank, data/engines/tensorrt-llm.yaml).
 
-Not priced here: the attention weights held whole on every rank (more weight memory per GPU), and a decode step's
-attention-side work (norms, projections, attention, residual adds) over a rank's own tokens rather than the whole
-batch's: the step is priced as tensor parallelism runs it.
+- the step: the engine's `at_gpus` sets `attention_dp_ranks`, which the execution model states as
+  `ExecutionModel.attention_ranks`; the step's ledger is then one rank's (ingest/transformer_ops.py, `ranks`): the
+  embeddings, norms, attention, residual adds, dense MLPs and LM head run whole (every head, unsplit weights, no
+  all-reduce) over the rank's own ceil(batch / ranks) sequences, while the routed experts run split over all the
+  ranks on every rank's tokens, between an all-gather of the hidden states and a reduce-scatter of the experts'
+  output (priced on the link as NCCL's ring). Sources: the same page ("the attention modules ... are replicated on
+  every GPU", each rank attending its own requests; MoE TP "each GPU sees all tokens"); TensorRT-LLM
+  modeling_deepseekv3.py `_compute_mlp_tp_size` ("If using attention DP, the MLP also uses DP instead of TP": dense
+  MLPs replicated; read 2026-12-05); the all-gather before and reduce-scatter after the experts as vLLM-Ascend's
+  data-parallel MoE path states it ("dp all_gather --> moe/mlp --> dp reduce_scatter", its PanguProMoE H2P commit,
+  dev.modelhub.org.cn EngineX/xc-llm-ascend mirror, read 2026-12-05).
+
+- the weights: every tensor but the routed experts whole on every rank (price/memory.py whole_beside_experts), so
+  each GPU holds more weights and its KV pool is that much smaller ("replicates the GEMM weights", the page above).
+
+Not priced here: an activation quantized before the all-gather (FP8 / NVFP4: a smaller message), expert parallelism
+(the routed experts priced split tensor-parallel: each rank reads every routed token's row), and ranks unevenly
+loaded (the busiest rank's ceil(batch / ranks) sequences set the step, an even split otherwise).
 """
 
 from __future__ import annotations

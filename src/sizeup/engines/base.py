@@ -203,6 +203,10 @@ class ExecutionModel(EntryPoint):
             overhead = runtime.per_op_s
         return overhead
 
+    attention_ranks = property(lambda self: max(int(self.profile.value("attention_dp_ranks", 1)), 1))
+    """Attention data-parallel ranks of a replica (`attention_dp_ranks`, set by an engine's `at_gpus` where it runs
+    attention data parallelism: engines/attention_dp.py); 1: attention tensor-parallel as the experts."""
+
     graph_max_batch = property(lambda self: int(self.profile.value("cuda_graph_max_bs", 0)) or None)
     """Largest decode batch replayed from a captured graph (`cuda_graph_max_bs` in the data); None: no limit."""
 

@@ -70,8 +70,14 @@ def attention_pairs(new: int, context: int, window: int | None, causal: bool, tr
 
 class _Builder:
     def __init__(self, arch: ModelArch, step: Step, fmt: WeightFormat, kv_bytes: float, act_dtype: str,
-                 tp: int) -> None:
+                 tp: int, ranks: int = 1) -> None:
         self.arch, self.step, self.fmt, self.kv_bytes, self.tp = arch, step, fmt, kv_bytes, tp
+        # attention data parallelism over `ranks` GPUs: all but the routed experts run on one rank's own sequences
+        # with their weights whole (no tensor-parallel split, no all-reduce); the experts see every rank's tokens,
+        # split `tp` ways, between an all-gather and a reduce-scatter of the hidden states
+        self.expert_tp, self.expert_tokens = tp, step.tokens
+        if ranks > 1:
+            self.step, self.tp = replace(step, batch=-(-step.batch // ranks)), 1
         self.act_dtype = act_dtype
         self.a = 4 if act_dtype == "fp32" else 2
         self.ledger = Ledger(name=arch.name)
@@ -267,12 +273,17 @@ class _Builder:
         self.linear(f"{p}.gate", f"{w}.gate.weight", t, h, m.experts, m.router_linear_bias, shard="none")
         self.add("topk_softmax", OpKind.ELEMENTWISE, f"{p}.gate", SOFTMAX_FLOPS_PER_ELEMENT * t * m.experts,
                  t * m.experts * self.a, t * m.top_k * (self.a + 4))
-        routed = t * m.top_k
-        touched = m.experts * (1 - (1 - m.top_k / m.experts) ** t)  # expected distinct experts, uniform routing
-        inter = m.intermediate // self.tp
+        t_all, tp = self.expert_tokens, self.expert_tp  # every rank's tokens under attention data parallelism
+        gathered = tp > 1 and tp != self.tp
+        if gathered:
+            size = t_all * h * self.a
+            self.add("all_gather", OpKind.COMM, f"{p}.experts", 0, size // tp, size)
+        routed = t_all * m.top_k
+        touched = m.experts * (1 - (1 - m.top_k / m.experts) ** t_all)  # expected distinct experts, uniform routing
+        inter = m.intermediate // tp
         for proj, n_in, n_out in (("gate_proj", h, inter), ("up_proj", h, inter), ("down_proj", inter, h)):
             full = tensor_bytes(self.weights[f"{w}.experts.{proj}"], self.arch, self.fmt)
-            weight_read = int(full / self.tp * touched / m.experts)
+            weight_read = int(full / tp * touched / m.experts)
             product = 2 * routed * n_in * n_out
             dequant = int(self.dequant * n_in * n_out * touched)
             bias = routed * n_out if m.bias else 0
@@ -284,7 +295,11 @@ class _Builder:
             if proj == "up_proj":
                 self.add("silu_mul", OpKind.ELEMENTWISE, f"{p}.experts", (act + 1) * routed * inter,
                          2 * routed * inter * self.a, routed * inter * self.a)
-        self.add("moe_combine", OpKind.ELEMENTWISE, f"{p}.experts", 2 * routed * h, routed * h * self.a, t * h * self.a)
+        self.add("moe_combine", OpKind.ELEMENTWISE, f"{p}.experts", 2 * routed * h, routed * h * self.a,
+                 t_all * h * self.a)
+        if gathered:
+            size = t_all * h * self.a
+            self.add("reduce_scatter", OpKind.COMM, f"{p}.experts", 0, size, size // tp)
         if m.shared_experts:
             self._dense_mlp(f"{p}.shared_experts", f"{w}.shared_experts", t, m.shared_intermediate * m.shared_experts,
                             True, False, act)
@@ -380,8 +395,14 @@ def _distinct_layers(arch: ModelArch, fmt: WeightFormat) -> tuple[tuple[int, int
 
 
 def transformer_ledger(arch: ModelArch, step: Step, *, weights: WeightFormat | str = "bf16", kv_dtype: str = "fp16",
-                       act_dtype: str = "bf16", tp: int = 1, per_layer: bool = True) -> Ledger:
+                       act_dtype: str = "bf16", tp: int = 1, per_layer: bool = True, ranks: int = 1) -> Ledger:
     """The ledger of one forward step of `arch` (per GPU when `tp` > 1, with its all-reduces).
+
+    `ranks` > 1: attention data parallelism over the `tp` GPUs (`ranks` == `tp`), the step's `batch` the whole
+    replica's: the ledger of the busiest rank, which runs embeddings, attention, norms, dense MLPs and the LM head
+    whole for its own ceil(batch / ranks) sequences, and the routed experts, split `tp` ways, for every rank's
+    tokens between an all-gather and a reduce-scatter of the hidden states (workload/tensor_parallel.py prices
+    them on the link).
 
     `per_layer=False` builds each distinct layer once and counts its repeats (scope
     "model.layers.*"): the same totals, built and priced many times faster."""
@@ -390,7 +411,9 @@ def transformer_ledger(arch: ModelArch, step: Step, *, weights: WeightFormat | s
         raise ConfigError(f"unknown KV cache dtype {kv_dtype!r}: expected one of {', '.join(KV_BYTES_PER_ELEMENT)}")
     if tp < 1:
         raise ConfigError(f"tensor parallel {tp}: expected 1 or more")
-    b = _Builder(arch, step, fmt, KV_BYTES_PER_ELEMENT[kv_dtype], act_dtype, tp)
+    if ranks > 1 and ranks != tp:
+        raise ConfigError(f"attention data parallelism over {ranks} ranks: expected as many as the {tp} GPUs")
+    b = _Builder(arch, step, fmt, KV_BYTES_PER_ELEMENT[kv_dtype], act_dtype, tp, ranks)
     b.embeddings()
     if per_layer:
         for i, layer in enumerate(arch.layers):
@@ -411,9 +434,10 @@ def transformer_ledger(arch: ModelArch, step: Step, *, weights: WeightFormat | s
 
 
 @lru_cache(maxsize=512)
-def step_ledger(arch: ModelArch, step: Step, weights: WeightFormat, kv_dtype: str, act_dtype: str, tp: int) -> Ledger:
+def step_ledger(arch: ModelArch, step: Step, weights: WeightFormat, kv_dtype: str, act_dtype: str, tp: int,
+                ranks: int = 1) -> Ledger:
     """`transformer_ledger(..., per_layer=False)`, built once per arguments: a ledger depends on the model, the step
     and the formats, not on the device or the engine that prices it, so a plan over many of them (or an estimate's
     batches) shares it. Shared: read it, never change it."""
     return transformer_ledger(arch, step, weights=weights, kv_dtype=kv_dtype, act_dtype=act_dtype, tp=tp,
-                              per_layer=False)
+                              per_layer=False, ranks=ranks)

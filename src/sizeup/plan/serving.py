@@ -71,10 +71,11 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
     # the decoder as `estimate` runs it: T5's cross-attention over the prompt, its own tokens from one start token
     decoder = decoder_arch(arch, cfg.prompt)
     context = decoder_prompt(arch, cfg.prompt) + max(cfg.output // 2, 1)
+    ranks = model.at_gpus(cfg.gpus).attention_ranks  # attention data parallelism: one rank's ledger
     for b in batches:
         eff = phase_efficiency(model, True, fmt, b, expert_rows(decoder, b))  # as estimate prices batch b
         ledger = step_ledger(decoder, Step(batch=b, new_tokens=1, context=context), fmt, cfg.kv_dtype, "bf16",
-                             cfg.gpus)
+                             cfg.gpus, ranks)
         eager = model.extra_launches(ledger, fmt.compute_dtype == "fp32")  # hf: as estimate prices it
         extra = model.step_extra(decoder, ledger, fmt.id, True, b)  # a format's own path (bitsandbytes), as estimate
         roof = price(ledger, device, eff)

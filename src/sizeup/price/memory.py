@@ -182,6 +182,15 @@ def _weights_split(arch: ModelArch, weights: WeightFormat, tp: int, gpu_layers: 
     return gpu, cpu
 
 
+@lru_cache(maxsize=64)
+def whole_beside_experts(arch: ModelArch, weights: WeightFormat, tp: int) -> int:
+    """The bytes a GPU holds beyond its 1/`tp` share where attention runs data-parallel (ExecutionModel.attention_ranks,
+    engines/attention_dp.py): every tensor but the routed experts held whole on every rank (the attention weights,
+    dense MLPs and shared experts, embedding and head); norms are whole either way."""
+    sizes = tensor_bytes_map(arch, weights)
+    return sum(sizes[t.name] - sizes[t.name] // tp for t in arch.tensors() if t.role not in ("expert", "norm"))
+
+
 def inference_memory(arch: ModelArch, execution, cfg: MemoryConfig) -> InferenceMemory:
     """What `execution` (an engines.base.ExecutionModel: one engine on one device) holds for the request `cfg`."""
     if cfg.batch < 1 or cfg.context < 1:
@@ -190,6 +199,8 @@ def inference_memory(arch: ModelArch, execution, cfg: MemoryConfig) -> Inference
     if not cfg.host_experts and device.kind != "cpu":
         cfg = replace(cfg, host_experts=execution.host_expert_layers(arch))
     weights, cpu_weights = _weights_on_gpu(arch, cfg)
+    if getattr(execution, "attention_ranks", 1) > 1 and cfg.gpu_layers is None and cfg.pp == 1:
+        weights += whole_beside_experts(arch, cfg.weights, cfg.tp)
 
     def with_tower(decoder: int, fused: bool, kept_layers: int, path: str, notes: list[str]) -> int:
         """The activation peak with the tower's pass ahead of the decoder's prefill: the larger of the tower's pass

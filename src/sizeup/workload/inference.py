@@ -408,8 +408,9 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
             return _split_phase(on_cpu, on_cpu, 0.0, tokens)
         return _split_phase(on_dev, on_cpu, on_gpu, tokens)
 
+    ranks = model.attention_ranks  # attention data parallelism: the ledger of one rank (engines/attention_dp.py)
     prefill_ledger = step_ledger(arch, Step(batch=micro, new_tokens=dec_prompt, context=dec_prompt), fmt,
-                                 cfg.kv_dtype, act_dtype, tp)
+                                 cfg.kv_dtype, act_dtype, tp, ranks)
     prefill = phase(prefill_ledger, False, cfg.batch * dec_prompt, micro * dec_prompt)
     tower = None
     tower_ops = tower_ledger(arch, feed, weights=fmt, kv_dtype=cfg.kv_dtype, act_dtype=act_dtype, tp=tp) \
@@ -430,7 +431,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     if not arch.encoder and cfg.output > 0:
         mean_context = dec_prompt + max(cfg.output // 2, 1)
         decode_ledger = step_ledger(arch, Step(batch=micro, new_tokens=1, context=mean_context), fmt, cfg.kv_dtype,
-                                    act_dtype, tp)
+                                    act_dtype, tp, ranks)
         decode = phase(decode_ledger, True, cfg.batch, micro)
         assumptions.append(f"decode priced at the mean context of the generation ({mean_context:,} tokens)")
         if share > 0:
