@@ -44,3 +44,15 @@ def test_ultralytics_models_have_the_documented_parameter_count(module, factory,
     model = getattr(importlib.import_module(f"sizeup.examples.{module}"), factory)()
     # the docs count the deployed model, each BatchNorm folded into its conv (2 parameters per channel become 1)
     assert sum(p.numel() for p in model.parameters()) / 1e6 == pytest.approx(millions, abs=0.1)
+
+
+# ultralytics/cfg/models/11/yolo11.yaml 'scales' comments (commit 0a2ae50b3d43, read 2026-12-05): the unfused model
+YOLO11_SUMMARY = {"n": 2_624_080, "s": 9_458_752, "m": 20_114_688, "l": 25_372_160, "x": 56_966_176}
+
+
+@pytest.mark.parametrize("scale", sorted(YOLO11_SUMMARY))
+def test_yolo11_matches_the_yaml_summary_exactly(scale):
+    pytest.importorskip("torch")
+    from sizeup.examples.yolo11 import YOLO11
+
+    assert sum(p.numel() for p in YOLO11(scale).parameters()) == YOLO11_SUMMARY[scale]

@@ -1,10 +1,10 @@
 """Ultralytics YOLOv8 detect and classify models at their five scales (n, s, m, l, x), random weights (needs torch).
 
-Built from ultralytics/cfg/models/v8/yolov8.yaml and yolov8-cls.yaml (read 2026-12-05 from the repository): the
-backbone Conv / C2f / SPPF stack, the PAN neck and the anchor-free Detect head with its DFL box decode, as the
-exported (ONNX / TensorRT) graph runs it: one output tensor of boxes and class scores per anchor, NMS not included
-(the Ultralytics speed columns time the model's forward, NMS is a separate post-process step). Parameter counts
-match the docs' table (YOLOv8n 3.2 M, s 11.2 M, m 25.9 M, l 43.7 M, x 68.2 M; -cls n 2.7 M).
+Built after ultralytics/cfg/models/v8/yolov8.yaml and yolov8-cls.yaml: the backbone Conv / C2f / SPPF stack, the PAN
+neck and the anchor-free Detect head with its DFL box decode, as the exported (ONNX / TensorRT) graph runs it: one
+output tensor of boxes and class scores per anchor, NMS not included (Ultralytics reports NMS as its own
+'postprocess' time, beside 'inference'). Parameter counts match the docs' table (docs/en/models/yolov8.md, read
+2026-12-05: YOLOv8n 3.2 M, s 11.2 M, m 25.9 M, l 43.7 M, x 68.2 M; -cls n 2.7 M ... x 57.4 M).
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
 """Ultralytics YOLO11 detect, classify and pose models at their five scales (n, s, m, l, x), random weights.
 
 Built from ultralytics/cfg/models/11/yolo11.yaml, yolo11-cls.yaml and yolo11-pose.yaml and the modules they name
-(C3k2, C3k, C2PSA with its PSABlock attention, the Detect head whose class branch uses depthwise 3×3 convs), read
-2026-12-05 from the repository; parse_model turns C3k2's c3k on for the m, l and x scales. The graph is the exported
-one: one output tensor, NMS not included. Parameter counts match the docs' tables (YOLO11n 2.6 M, s 9.4 M, m 20.1 M,
-l 25.3 M, x 56.9 M; -cls n 2.8 M; -pose n 2.9 M).
+(C3k2, C3k, C2PSA with its PSABlock attention, the Detect head whose class branch uses depthwise 3×3 convs);
+parse_model turns C3k2's c3k on for the m, l and x scales. The layer list was checked against yolo11.yaml (commit
+0a2ae50b3d43, read 2026-12-05): the detect models have exactly the parameters its 'scales' comments give (2,624,080 for
+n ... 56,966,176 for x); the docs' tables (YOLO11n 2.6 M ... x 56.9 M; -cls n 2.8 M; -pose n 2.9 M) count the
+deployed model with BatchNorm folded into the convs. The graph is the exported one: one output tensor, NMS not
+included (Ultralytics reports NMS as its own 'postprocess' time).
 """
 
 from __future__ import annotations
