@@ -1,5 +1,7 @@
 """SGLang (engines/sglang.py): its defaults as its server_args.py sets them, and TensorRT-LLM's serving defaults."""
 
+import pytest
+
 from sizeup.api import estimate
 from sizeup.engines import resolve
 from sizeup.engines.base import engine_settings
@@ -199,3 +201,33 @@ def test_sglang_reserve_counts_pipeline_ranks_and_the_note_prints_its_own_figure
     fraction = new.mem_fraction(2, 2)
     assert f"mem_fraction_static {fraction:.3f} of the GPU" in note and "13,824 MiB at tp 2, pp 2" in note
     assert "512 + 1.5 x max(chunked-prefill size, 2,048) + 2 x cuda_graph_max_bs + 1,024 x tp x pp / 8" in note
+
+
+def test_sglang_admission_keeps_room_for_outputs_as_each_release_sets_it():
+    h100 = CATALOG.device("h100-sxm-80gb")
+    old = resolve("sglang@0.3", h100).load_policy
+    assert old.preempts and old.output_reserve is not None
+    assert (old.output_reserve.init, old.output_reserve.floor, old.output_reserve.headroom_steps) == (0.7, 0.1, 20)
+    new = resolve("sglang@0.5.4", h100).load_policy.output_reserve
+    assert (new.init, new.floor, new.decay_steps, new.headroom_steps, new.clip) == (0.7, 0.098, 600, 1, 4096)
+    assert resolve("sglang@0.5.1", h100).load_policy.output_reserve.headroom_steps == 20  # 0.5.2 changed it
+    # --schedule-conservativeness scales the start from 0.4 (min(0.7 c, 1)) and the floor in every release
+    wary = resolve("sglang@0.5.4", h100, settings={"schedule_conservativeness": 1.2}).load_policy.output_reserve
+    assert wary.init == pytest.approx(0.84) and wary.floor == pytest.approx(0.1176)
+    wary_old = resolve("sglang@0.3", h100, settings={"schedule_conservativeness": 1.2}).load_policy.output_reserve
+    assert wary_old.init == 0.7 and wary_old.floor == pytest.approx(0.12)
+
+
+def test_sglang_keeps_room_for_outputs_where_the_pool_is_small():
+    # Qwen3-32B bf16 on one H100: a pool of about 20k tokens (63 requests at the mean context of 227 + 97 tokens);
+    # 300 requests queued at once are admitted with their whole outputs kept, so fewer run than at the mean context
+    from sizeup.ingest.hf_config import load_model
+    from sizeup.workload.inference import InferenceConfig
+    from sizeup.workload.serving import Load, RequestMix, serving_load
+
+    mix = RequestMix(input_tokens=227, output_tokens=194, output_spread=194)
+    load = serving_load(load_model("qwen3-32b"), CATALOG.device("h100-sxm-80gb"),
+                        InferenceConfig(weights="bf16", engine="sglang@0.5.5"), mix, Load(num_prompts=300))
+    note = next(a for a in load.assumptions if a.startswith("KV admission"))
+    assert "whole output" in note and "0.7 x the outputs" in note and "0.098" in note
+    assert load.running.typical < 63

@@ -6,7 +6,10 @@ GPU's memory less server_args' reserve for prefill activations and CUDA graphs, 
 the token pool of the KV cache (the radix cache's pages); what is left holds activations, CUDA graphs and the CUDA
 context. `--engine-opt offline`: the offline engine (sglang.Engine, bench_offline_throughput), no HTTP front end. Scheduling: a prefill batch (up to chunked_prefill_size tokens, a longer prompt split into chunks) runs
 as its own step between decode steps unless --enable-mixed-chunk; decode batches up to cuda_graph_max_bs replay a
-CUDA graph. The radix cache reuses shared prefixes; random or ShareGPT prompts share none, so it saves nothing in
+CUDA graph. Admission (`load_policy`): a request
+enters only where the token pool holds its prompt, its whole output and new_token_ratio x the running requests'
+remaining outputs (schedule_policy.py PrefillAdder); the ratio decays per decode step, and a decode step that finds
+no free token retracts requests (retract_decode) and resets it. The radix cache reuses shared prefixes; random or ShareGPT prompts share none, so it saves nothing in
 an estimate (and `--engine-opt disable-radix-cache` changes nothing priced).
 
 Tensor parallelism (`SGLang.tensor_parallel`): its custom all-reduce, vLLM's copied (the TensorRT-LLM one-shot
@@ -15,8 +18,11 @@ kernel for releases 0.4.2-0.4.4), under vLLM's gates; NCCL's (RCCL's) ring elsew
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
 from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
+from sizeup.engines.policies import OutputReserve
 from sizeup.engines.reserve import InferenceMemory, MemoryRequest, device_total_bytes
 from sizeup.units import GIB
 
@@ -42,7 +48,8 @@ class SGLang(ExecutionModel):
                       "disable-flashinfer": "flashinfer_disabled", "chunked-prefill-size": "chunked_prefill_size",
                       "mem-fraction-static": "mem_fraction_static", "max-running-requests": "max_running_requests",
                       "enable-mixed-chunk": "mixed_chunk",
-                      "cuda-graph-max-bs": "cuda_graph_max_bs", "offline": "offline_frontend"}
+                      "cuda-graph-max-bs": "cuda_graph_max_bs", "offline": "offline_frontend",
+                      "schedule-conservativeness": "schedule_conservativeness"}
     SWITCHES = frozenset({"disable-radix-cache", "enable-torch-compile", "disable-flashinfer", "enable-mixed-chunk",
                           "offline"})
     BATCH_CAP_OPTION = "max-running-requests"
@@ -110,6 +117,24 @@ class SGLang(ExecutionModel):
                                  "while prompts wait")
                               + f"; running requests bounded by the token pool; decode batches above "
                                 f"cuda_graph_max_bs {self.graph_max_batch or 0:,} launched eagerly")
+
+    @property
+    def load_policy(self) -> Batching:
+        """`batching` with the scheduler's admission (data `kv_output_reserve`): new_token_ratio's start, floor and
+        decay steps, scaled by --schedule-conservativeness as scheduler.py does (init = min(0.7 c, 1) from 0.4, the
+        floor min(base c, 1)), the retract headroom and the clip of a request's output estimate."""
+        policy = super().load_policy
+        if not self.profile.value("kv_output_reserve", 0):
+            return policy
+        value = self.profile.value
+        c = float(self.profile.values.get("schedule_conservativeness", 1.0))
+        init = value("new_token_ratio_init", 0.7)
+        init = min(init * c, 1.0) if value("new_token_ratio_init_scaled", 1) else init
+        rule = OutputReserve(init=init, floor=min(value("new_token_ratio_min", 0.098) * c, 1.0),
+                             decay_steps=int(value("new_token_ratio_decay_steps", 600)),
+                             headroom_steps=int(value("retract_headroom_steps", 1)),
+                             clip=int(value("clip_max_new_tokens", 4096)))
+        return replace(policy, preempts=True, output_reserve=rule)
 
     def mem_fraction(self, tp: int, pp: int = 1) -> float:
         """mem_fraction_static: the run's own; from 0.5.3 (`mem_fraction_reserve` 1) the GPU's memory less server_args'
