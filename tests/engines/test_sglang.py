@@ -117,7 +117,8 @@ def test_sglang_host_time_per_request_is_serial_before_the_overlap_scheduler():
     from sizeup.workload import host_floor
 
     a100 = CATALOG.device("a100-sxm-80gb")
-    old, new = resolve("sglang@0.3.0", a100), resolve("sglang@0.5.4", a100)
+    # the scheduler's own: the offline engine (no HTTP process streaming tokens beside it, a test further down)
+    old, new = (resolve(v, a100, settings={"offline_frontend": 1}) for v in ("sglang@0.3.0", "sglang@0.5.4"))
     assert old.host_floor(1000).typical == new.host_floor(1000).typical == 1.0e-02
     assert not old.host_overlapped and new.host_overlapped
     steps = type("Steps", (), {"cfg": type("Cfg", (), {"gpus": 1})()})()
@@ -130,8 +131,9 @@ def test_sglang_host_time_per_request_is_serial_before_the_overlap_scheduler():
 
 def test_sglang_03_offline_throughput_pays_its_serial_host_time():
     """0.3 (no overlap scheduler) against 0.4 (the same defaults on one A100, the overlap scheduler on): ~1,400
-    running requests x 10 us of host time added to every step."""
-    run = dict(device="a100-sxm-80gb", engine="sglang@0.3.0", quant="bf16", prompt=227, output=194, offline=True)
+    running requests x 10 us of host time added to every step (the offline engine: no HTTP process beside it)."""
+    run = dict(device="a100-sxm-80gb", engine="sglang@0.3.0", quant="bf16", prompt=227, output=194, offline=True,
+               engine_options=("offline",))
     serial = estimate("llama-3.1-8b", **run).under_load.output_tokens_per_s.typical
     later = estimate("llama-3.1-8b", **{**run, "engine": "sglang@0.4"}).under_load.output_tokens_per_s.typical
     assert serial < later * 0.97
@@ -231,3 +233,24 @@ def test_sglang_keeps_room_for_outputs_where_the_pool_is_small():
     note = next(a for a in load.assumptions if a.startswith("KV admission"))
     assert "whole output" in note and "0.7 x the outputs" in note and "0.098" in note
     assert load.running.typical < 63
+
+
+def test_sglang_served_iterations_last_at_least_its_http_process_streaming_every_token():
+    from sizeup.workload import host_floor
+
+    h100 = CATALOG.device("h100-sxm-80gb")
+    served, old = resolve("sglang@0.5.4", h100), resolve("sglang@0.3.0", h100)
+    offline = resolve("sglang@0.5.4", h100, settings={"offline_frontend": 1})
+    # the TokenizerManager's 119 us per streamed token (derived), apart from the scheduler's 10 us per request
+    assert served.front_floor(400).typical == pytest.approx(400 * 1.19e-4)
+    assert served.host_floor(400).typical == pytest.approx(400 * 1.0e-5)
+    assert offline.front_floor(400) is None  # the offline engine has no HTTP server
+    steps = type("Steps", (), {"cfg": type("Cfg", (), {"gpus": 1})()})()
+    steps.execution = served
+    assert host_floor.floored(steps, 400, 0.01, "typical") == pytest.approx(0.0476)  # 400 x 119 us over 10 ms
+    assert host_floor.floored(steps, 400, 0.06, "typical") == 0.06  # hidden behind a longer step
+    steps.execution = old  # before 0.4 the scheduler's time adds to the step; the HTTP process still runs beside it
+    assert host_floor.floored(steps, 400, 0.01, "typical") == pytest.approx(0.0476)
+    assert host_floor.floored(steps, 400, 0.06, "typical") == pytest.approx(0.064)
+    assert any("HTTP process streams" in n for n in host_floor.notes(served))
+    assert not any("HTTP process" in n for n in host_floor.notes(offline))

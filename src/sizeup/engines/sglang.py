@@ -212,6 +212,14 @@ class SGLang(ExecutionModel):
     def tensor_parallel(self, link_kind: str, gpus: int) -> TensorParallel | None:
         return peer_all_reduce(self, link_kind, gpus, SGLANG_ALL_REDUCE)
 
+    def front_floor(self, requests: float):
+        """The HTTP server process's host time per iteration (`frontend_per_token_s` x the running requests): its
+        TokenizerManager (one process, tokenizer_worker_num 1) takes every request's token of the iteration from the
+        detokenizer and the OpenAI adapter builds and streams a chunk for it, pipelined with the scheduler; the
+        offline engine streams nothing: None."""
+        front = None if self.offline else self.profile.range("frontend_per_token_s")
+        return None if front is None or front.high <= 0 else front.scale(max(requests, 0.0))
+
     def request_overhead(self):
         """The HTTP server's per-request latency (base.py); the offline engine has no HTTP server: None."""
         return None if self.offline else super().request_overhead()
