@@ -201,7 +201,7 @@ def test_sglang_reserve_counts_pipeline_ranks_and_the_note_prints_its_own_figure
     e = estimate_inference(load_model("llama-3.1-70b"), h100, cfg, limits=False)
     note = next(a for a in e.assumptions if "mem_fraction_static" in a)
     fraction = new.mem_fraction(2, 2)
-    assert f"mem_fraction_static {fraction:.3f} of the GPU" in note and "13,824 MiB at tp 2, pp 2" in note
+    assert f"mem_fraction_static {fraction:.3f} of the memory free" in note and "13,824 MiB at tp 2, pp 2" in note
     assert "512 + 1.5 x max(chunked-prefill size, 2,048) + 2 x cuda_graph_max_bs + 1,024 x tp x pp / 8" in note
 
 
@@ -254,3 +254,17 @@ def test_sglang_served_iterations_last_at_least_its_http_process_streaming_every
     assert host_floor.floored(steps, 400, 0.06, "typical") == pytest.approx(0.064)
     assert any("HTTP process streams" in n for n in host_floor.notes(served))
     assert not any("HTTP process" in n for n in host_floor.notes(offline))
+
+
+def test_sglang_pool_is_its_fraction_of_the_memory_free_at_start_less_the_weights():
+    """model_runner.py profile_max_num_token: rest = free after loading - total_gpu_memory x (1 - fraction), where
+    total_gpu_memory is what init_torch_distributed found free (the GPU less its CUDA context)."""
+    from sizeup.engines.reserve import device_total_bytes
+    from sizeup.hardware.usable import usable_memory
+
+    h100 = CATALOG.device("h100-sxm-80gb")
+    e = estimate("llama-3.1-8b", device="h100-sxm-80gb", engine="sglang@0.5.4", quant="bf16")
+    free = usable_memory(h100).bytes.typical
+    fraction = resolve("sglang@0.5.4", h100).mem_fraction(1)
+    assert free < device_total_bytes(h100)
+    assert e.memory.kv_cache_bytes == pytest.approx(free * fraction - e.memory.weights_bytes, abs=1)

@@ -186,9 +186,13 @@ class SGLang(ExecutionModel):
                 f"{t['ranks']:,g} x tp x pp / 8, at least {t['floor']:,g} on a GPU above {t['above'] / 1024:g} GiB")
 
     def memory(self, req: MemoryRequest) -> InferenceMemory:
-        """The token pool: mem_fraction_static of the GPU less the weights; activations and CUDA graphs beside it."""
+        """The token pool: mem_fraction_static of the memory free when the server starts, less the weights
+        (model_runner.py profile_max_num_token: rest = free after loading - total_gpu_memory x (1 - fraction), with
+        total_gpu_memory the free memory init_torch_distributed measured: the GPU less its CUDA context); activations
+        and CUDA graphs beside it."""
         fraction, reserve = self._static(req.tp, req.pp)
-        static = device_total_bytes(req.device) * fraction
+        start = min(req.usable.typical, device_total_bytes(req.device))
+        static = start * fraction
         kv_seq = req.kv_per_sequence(1)
         pool = int(static - req.weights_bytes)
         activations = req.activation_peak(min(self._chunk() or req.prompt, req.batch * req.prompt), req.batch)
@@ -199,7 +203,8 @@ class SGLang(ExecutionModel):
         if running and concurrency is not None:
             concurrency = min(concurrency, int(running))
         fits = pool >= needed and pool > 0 and activations <= outside and static <= req.usable.typical + outside
-        notes = (f"SGLang takes mem_fraction_static {fraction:.3f} of the GPU ({static / GIB:,.1f} GiB) for weights and "
+        notes = (f"SGLang takes mem_fraction_static {fraction:.3f} of the memory free when it starts ({start / GIB:,.1f} "
+                 f"GiB, the GPU less its CUDA context: {static / GIB:,.1f} GiB) for weights and "
                  f"the KV token pool ({max(pool, 0) / GIB:,.1f} GiB); activations, CUDA graphs and the context use "
                  f"the rest ({outside / GIB:,.1f} GiB)"
                  + (f": server_args' GPU memory less its reserve for activations and CUDA graphs, {reserve:,.0f} MiB at "
