@@ -51,13 +51,18 @@ def test_vllm_multi_step_divides_the_schedulers_host_time():
 
 
 def test_decode_batches_above_the_graph_capture_size_launch_eagerly():
-    """sglang server_args.py (0.5 series): cuda_graph_max_bs 256 at tp < 4 on a GPU of 60-160 GiB, 24 under 35 GiB;
-    0.3/0.4: 160, 8 under 25,000 MB. A larger decode batch has no captured graph: the device kind's eager launch."""
+    """sglang server_args.py (from 0.5.3): cuda_graph_max_bs 256 at tp < 4 on a GPU of 60-160 GiB, under 35 GiB 16
+    (0.5.3-0.5.4) or 24 (0.5.5 on); 0.4.8-0.5.2: 8 under 35 GiB, else the capture list's 160 (256 above 90 GiB);
+    0.3/0.4.7: 160, 8 under 25,000 MB. A larger decode batch has no captured graph: the device kind's eager launch."""
     h100 = resolve("sglang@0.5.4", CATALOG.device("h100-sxm-80gb"))
     assert h100.graph_max_batch == 256
     assert h100.per_op_overhead(True, 256).typical == 5.0e-07  # decode_overhead_s: a replayed graph
     assert h100.per_op_overhead(True, 257) is None  # eager: the device kind's launch time
-    assert resolve("sglang@0.5.4", CATALOG.device("rtx-4090")).graph_max_batch == 24
+    assert resolve("sglang@0.5.4", CATALOG.device("rtx-4090")).graph_max_batch == 16
+    assert resolve("sglang@0.5.5", CATALOG.device("rtx-4090")).graph_max_batch == 24
+    assert resolve("sglang@0.5.2", CATALOG.device("rtx-4090")).graph_max_batch == 8
+    assert resolve("sglang@0.5.2", CATALOG.device("h100-sxm-80gb")).graph_max_batch == 160
+    assert resolve("sglang@0.5.2", CATALOG.device("h200-sxm-141gb")).graph_max_batch == 256
     assert resolve("sglang@0.4", CATALOG.device("rtx-4090")).graph_max_batch == 8
     assert resolve("sglang@0.4", CATALOG.device("a100-sxm-80gb")).graph_max_batch == 160
     own = resolve("sglang@0.5.4", CATALOG.device("h100-sxm-80gb"), settings={"cuda_graph_max_bs": 512})
@@ -152,13 +157,13 @@ def test_sglang_053_mem_fraction_is_the_gpu_less_server_args_reserve():
     """From 0.5.3 (sglang PRs 10975 / 11076) mem_fraction_static = (gpu_mem - reserved) / gpu_mem, reserved = 512 + 1.5
     x max(chunked_prefill_size, 2048) + 2 x cuda_graph_max_bs + 1024 x tp / 8 MiB, at least 10 GiB above 60 GiB:
     an H100 at tp 1 (chunk 8192, graphs 256) reserves 13,440 MiB; an H200 at tp 8 (graphs 512) 14,848 MiB; a 24 GB
-    card (chunk 2048, graphs 24) 3,760 MiB. 0.5.2 keeps the figure by tp size."""
+    card (chunk 2048, graphs 16 in 0.5.4) 3,744 MiB. 0.5.2 keeps the figure by tp size."""
     h100, h200, small = (CATALOG.device(d) for d in ("h100-sxm-80gb", "h200-sxm-141gb", "rtx-4090"))
     new = resolve("sglang@0.5.4", h100)
     assert new.reserved_mib(1) == 512 + 1.5 * 8192 + 2 * 256 + 1024 / 8
     assert 0.83 < new.mem_fraction(1) < 0.84  # issue 29092 saw 0.828 on an H100 with a later release
     assert resolve("sglang@0.5.4", h200).reserved_mib(8) == 512 + 1.5 * 8192 + 2 * 512 + 1024
-    assert resolve("sglang@0.5.4", small).reserved_mib(1) == 512 + 1.5 * 2048 + 2 * 24 + 1024 / 8
+    assert resolve("sglang@0.5.4", small).reserved_mib(1) == 512 + 1.5 * 2048 + 2 * 16 + 1024 / 8
     old = resolve("sglang@0.5.2", h100)
     assert old.reserved_mib(1) is None and old.mem_fraction(1) == 0.88 and old.mem_fraction(8) == 0.81
     own = resolve("sglang@0.5.4", h100, settings=engine_settings("sglang", ("mem-fraction-static=0.8",)))
