@@ -157,15 +157,15 @@ def test_sglang_053_mem_fraction_is_the_gpu_less_server_args_reserve():
     """From 0.5.3 (sglang PRs 10975 / 11076) mem_fraction_static = (gpu_mem - reserved) / gpu_mem, reserved = 512 + 1.5
     x max(chunked_prefill_size, 2048) + 2 x cuda_graph_max_bs + 1024 x tp / 8 MiB, at least 10 GiB above 60 GiB:
     an H100 at tp 1 (chunk 8192, graphs 256) reserves 13,440 MiB; an H200 at tp 8 (graphs 512) 14,848 MiB; a 24 GB
-    card (chunk 2048, graphs 16 in 0.5.4) 3,744 MiB. 0.5.2 keeps the figure by tp size."""
+    card (chunk 2048, graphs 16 in 0.5.4) 3,744 MiB. 0.4.7 keeps the figure by tp size (0.4.8-0.5.2: the next test)."""
     h100, h200, small = (CATALOG.device(d) for d in ("h100-sxm-80gb", "h200-sxm-141gb", "rtx-4090"))
     new = resolve("sglang@0.5.4", h100)
     assert new.reserved_mib(1) == 512 + 1.5 * 8192 + 2 * 256 + 1024 / 8
     assert 0.83 < new.mem_fraction(1) < 0.84  # issue 29092 saw 0.828 on an H100 with a later release
     assert resolve("sglang@0.5.4", h200).reserved_mib(8) == 512 + 1.5 * 8192 + 2 * 512 + 1024
     assert resolve("sglang@0.5.4", small).reserved_mib(1) == 512 + 1.5 * 2048 + 2 * 16 + 1024 / 8
-    old = resolve("sglang@0.5.2", h100)
-    assert old.reserved_mib(1) is None and old.mem_fraction(1) == 0.88 and old.mem_fraction(8) == 0.81
+    older = resolve("sglang@0.4.7", h100)
+    assert older.reserved_mib(1) is None and older.mem_fraction(1) == 0.88 and older.mem_fraction(8) == 0.81
     own = resolve("sglang@0.5.4", h100, settings=engine_settings("sglang", ("mem-fraction-static=0.8",)))
     assert own.mem_fraction(1) == 0.8
 
@@ -273,3 +273,18 @@ def test_sglang_pool_is_its_fraction_of_the_memory_free_at_start_less_the_weight
     fraction = resolve("sglang@0.5.4", h100).mem_fraction(1)
     assert free < device_total_bytes(h100)
     assert e.memory.kv_cache_bytes == pytest.approx(free * fraction - e.memory.weights_bytes, abs=1)
+
+
+def test_sglang_048_to_052_reserve_a_tier_of_the_gpu_memory_per_parallel_rank():
+    """0.4.8-0.5.2 server_args: reserved_mem = (9.5 + tp x pp / 2) GiB under 90 GiB, (12 + tp x pp / 2) GiB under
+    160 GiB, (2.8 + tp x pp / 10) GiB under 35 GiB; mem_fraction_static = round((gpu_mem - reserved) / gpu_mem, 3)."""
+    from sizeup.engines.reserve import device_total_bytes
+
+    h100, h200, small = (CATALOG.device(d) for d in ("h100-sxm-80gb", "h200-sxm-141gb", "rtx-4090"))
+    for release in ("sglang@0.4.8", "sglang@0.5.2"):
+        model = resolve(release, h100)
+        assert model.reserved_mib(1) == (9.5 + 0.5) * 1024 and model.reserved_mib(4, 2) == (9.5 + 4) * 1024
+        mib = device_total_bytes(h100) / 2**20
+        assert model.mem_fraction(1) == round((mib - 10 * 1024) / mib, 3)
+    assert resolve("sglang@0.5.2", h200).reserved_mib(8) == (12 + 4) * 1024
+    assert resolve("sglang@0.5.2", small).reserved_mib(1) == pytest.approx(2.9 * 1024)

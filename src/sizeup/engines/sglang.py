@@ -1,15 +1,17 @@
 """SGLang (data/engines/sglang.yaml): a static memory pool, a scheduler that runs prefill and decode batches apart,
 chunked prefill, CUDA graphs for decode batches.
 
-Memory: SGLang takes `mem_fraction_static` of the GPU's memory (by tensor-parallel size before 0.5.3; from 0.5.3 the
-GPU's memory less server_args' reserve for prefill activations and CUDA graphs, `reserved_mib`) for the weights and
+Memory: SGLang takes `mem_fraction_static` of the GPU's memory (by tensor-parallel size up to 0.4.7; 0.4.8-0.5.2 the
+GPU's memory less a tier by memory and ranks; from 0.5.3 less server_args' reserve for prefill activations and CUDA
+graphs: `reserved_mib`) of the memory free at start for the weights and
 the token pool of the KV cache (the radix cache's pages); what is left holds activations, CUDA graphs and the CUDA
 context. `--engine-opt offline`: the offline engine (sglang.Engine, bench_offline_throughput), no HTTP front end. Scheduling: a prefill batch (up to chunked_prefill_size tokens, a longer prompt split into chunks) runs
 as its own step between decode steps unless --enable-mixed-chunk; decode batches up to cuda_graph_max_bs replay a
-CUDA graph. Admission (`load_policy`): a request
-enters only where the token pool holds its prompt, its whole output and new_token_ratio x the running requests'
-remaining outputs (schedule_policy.py PrefillAdder); the ratio decays per decode step, and a decode step that finds
-no free token retracts requests (retract_decode) and resets it. The radix cache reuses shared prefixes; random or ShareGPT prompts share none, so it saves nothing in
+CUDA graph.
+Admission (`load_policy`): a request enters only where the token pool holds its prompt, its whole output and
+new_token_ratio x the running requests' remaining outputs (schedule_policy.py PrefillAdder); the ratio decays per
+decode step, and a decode step that finds no free token retracts requests (retract_decode) and resets it.
+The radix cache reuses shared prefixes; random or ShareGPT prompts share none, so it saves nothing in
 an estimate (and `--engine-opt disable-radix-cache` changes nothing priced).
 
 Tensor parallelism (`SGLang.tensor_parallel`): its custom all-reduce, vLLM's copied (the TensorRT-LLM one-shot
@@ -138,7 +140,8 @@ class SGLang(ExecutionModel):
 
     def mem_fraction(self, tp: int, pp: int = 1) -> float:
         """mem_fraction_static: the run's own; from 0.5.3 (`mem_fraction_reserve` 1) the GPU's memory less server_args'
-        reserve for activations and CUDA graphs, as a fraction (`reserved_mib`); before, a figure by tp size."""
+        reserve for activations and CUDA graphs, as a fraction (`reserved_mib`; 0.4.8-0.5.2 a tier by the GPU's memory
+        and the ranks); up to 0.4.7 a figure by tp size."""
         return self._static(tp, pp)[0]
 
     def _static(self, tp: int, pp: int) -> tuple[float, float | None]:
@@ -166,7 +169,11 @@ class SGLang(ExecutionModel):
         """server_args' memory reserve (MiB) outside mem_fraction_static from 0.5.3 (None before): a constant for the
         attention backend's metadata, 1.5 MiB per token of a chunked-prefill step (at least 2,048 tokens) for its
         activations, 2 MiB per captured decode-graph batch size, 1 GiB per 8 ranks of tp x pp (server_args:
-        `tp_size * pp_size / 8 * 1024`), at least 10 GiB on a GPU above 60 GiB (`_reserve_terms`)."""
+        `tp_size * pp_size / 8 * 1024`), at least 10 GiB on a GPU above 60 GiB (`_reserve_terms`); 0.4.8-0.5.2
+        (`mem_fraction_tiers`) a tier by the GPU's memory plus a share per rank (`_tier_reserve_mib`); None up to
+        0.4.7."""
+        if self.profile.value("mem_fraction_tiers", 0):
+            return self._tier_reserve_mib(tp * pp)
         if not self.profile.value("mem_fraction_reserve", 0):
             return None
         t = self._reserve_terms()
@@ -179,8 +186,25 @@ class SGLang(ExecutionModel):
             reserve = max(reserve, t["floor"])
         return reserve
 
+    TIERS = ("35840", "92160", "163840")
+    """GPU memory bounds (MiB) of 0.4.8-0.5.2's reserve tiers (`mem_tier_reserve_gib.below_*`, else `.large_gpu`)."""
+
+    def _tier(self) -> str:
+        mib = device_total_bytes(self.device) / 2**20
+        return next((f"below_{t}" for t in self.TIERS if mib < float(t)), "large_gpu")
+
+    def _tier_reserve_mib(self, ranks: int) -> float:
+        """0.4.8-0.5.2 server_args: reserved_mem = (a + b x tp x pp) GiB by the GPU's memory tier."""
+        tier, value = self._tier(), self.profile.value
+        return (value(f"mem_tier_reserve_gib.{tier}", 0.0) + value(f"mem_tier_reserve_per_rank_gib.{tier}", 0.0)
+                * ranks) * 1024
+
     def _reserve_formula(self) -> str:
         """The reserve's formula as the note prints it, from the data's terms."""
+        if self.profile.value("mem_fraction_tiers", 0):
+            tier, value = self._tier(), self.profile.value
+            return (f"{value(f'mem_tier_reserve_gib.{tier}', 0.0):g} + "
+                    f"{value(f'mem_tier_reserve_per_rank_gib.{tier}', 0.0):g} x tp x pp GiB for this GPU's memory")
         t = self._reserve_terms()
         return (f"{t['base']:,g} + {t['token']:g} x max(chunked-prefill size, 2,048) + {t['graph']:g} x cuda_graph_max_bs + "
                 f"{t['ranks']:,g} x tp x pp / 8, at least {t['floor']:,g} on a GPU above {t['above'] / 1024:g} GiB")
@@ -203,8 +227,8 @@ class SGLang(ExecutionModel):
         if running and concurrency is not None:
             concurrency = min(concurrency, int(running))
         fits = pool >= needed and pool > 0 and activations <= outside and static <= req.usable.typical + outside
-        notes = (f"SGLang takes mem_fraction_static {fraction:.3f} of the memory free when it starts ({start / GIB:,.1f} "
-                 f"GiB, the GPU less its CUDA context: {static / GIB:,.1f} GiB) for weights and "
+        notes = (f"SGLang takes mem_fraction_static {fraction:.3f} of the memory free when it starts "
+                 f"({start / GIB:,.1f} GiB, the GPU less its CUDA context: {static / GIB:,.1f} GiB) for weights and "
                  f"the KV token pool ({max(pool, 0) / GIB:,.1f} GiB); activations, CUDA graphs and the context use "
                  f"the rest ({outside / GIB:,.1f} GiB)"
                  + (f": server_args' GPU memory less its reserve for activations and CUDA graphs, {reserve:,.0f} MiB at "

@@ -49,8 +49,8 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
     `max_batch` (priced ledgers at the mean context of a generation, with the tensor-parallel collectives on
     `device`'s link, as `estimate` prices them, at least the time of a process beside the scheduler that streams
     every running request's token: ExecutionModel.front_floor), scheduled by the engine's batching policy (its
-    max_sequences caps `max_batch`, the KV pool's bound). `execution`: the engine on `device`, resolved once by the caller
-    (default: from `cfg`)."""
+    max_sequences caps `max_batch`, the KV pool's bound). `execution`: the engine on `device`, resolved once by the
+    caller (default: from `cfg`)."""
     model = execution or execution_for(device, cfg)
     policy = model.batching
     max_batch = max(1, min(max_batch, policy.max_sequences or max_batch))
