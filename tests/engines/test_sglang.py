@@ -1,5 +1,7 @@
 """SGLang (engines/sglang.py): its defaults as its server_args.py sets them, and TensorRT-LLM's serving defaults."""
 
+import pytest
+
 from sizeup.api import estimate
 from sizeup.engines import resolve
 from sizeup.engines.base import engine_settings
@@ -49,13 +51,18 @@ def test_vllm_multi_step_divides_the_schedulers_host_time():
 
 
 def test_decode_batches_above_the_graph_capture_size_launch_eagerly():
-    """sglang server_args.py (0.5 series): cuda_graph_max_bs 256 at tp < 4 on a GPU of 60-160 GiB, 24 under 35 GiB;
-    0.3/0.4: 160, 8 under 25,000 MB. A larger decode batch has no captured graph: the device kind's eager launch."""
+    """sglang server_args.py (from 0.5.3): cuda_graph_max_bs 256 at tp < 4 on a GPU of 60-160 GiB, under 35 GiB 16
+    (0.5.3-0.5.4) or 24 (0.5.5 on); 0.4.8-0.5.2: 8 under 35 GiB, else the capture list's 160 (256 above 90 GiB);
+    0.3/0.4.7: 160, 8 under 25,000 MB. A larger decode batch has no captured graph: the device kind's eager launch."""
     h100 = resolve("sglang@0.5.4", CATALOG.device("h100-sxm-80gb"))
     assert h100.graph_max_batch == 256
     assert h100.per_op_overhead(True, 256).typical == 5.0e-07  # decode_overhead_s: a replayed graph
     assert h100.per_op_overhead(True, 257) is None  # eager: the device kind's launch time
-    assert resolve("sglang@0.5.4", CATALOG.device("rtx-4090")).graph_max_batch == 24
+    assert resolve("sglang@0.5.4", CATALOG.device("rtx-4090")).graph_max_batch == 16
+    assert resolve("sglang@0.5.5", CATALOG.device("rtx-4090")).graph_max_batch == 24
+    assert resolve("sglang@0.5.2", CATALOG.device("rtx-4090")).graph_max_batch == 8
+    assert resolve("sglang@0.5.2", CATALOG.device("h100-sxm-80gb")).graph_max_batch == 160
+    assert resolve("sglang@0.5.2", CATALOG.device("h200-sxm-141gb")).graph_max_batch == 256
     assert resolve("sglang@0.4", CATALOG.device("rtx-4090")).graph_max_batch == 8
     assert resolve("sglang@0.4", CATALOG.device("a100-sxm-80gb")).graph_max_batch == 160
     own = resolve("sglang@0.5.4", CATALOG.device("h100-sxm-80gb"), settings={"cuda_graph_max_bs": 512})
@@ -115,7 +122,8 @@ def test_sglang_host_time_per_request_is_serial_before_the_overlap_scheduler():
     from sizeup.workload import host_floor
 
     a100 = CATALOG.device("a100-sxm-80gb")
-    old, new = resolve("sglang@0.3.0", a100), resolve("sglang@0.5.4", a100)
+    # the scheduler's own: the offline engine (no HTTP process streaming tokens beside it, a test further down)
+    old, new = (resolve(v, a100, settings={"offline_frontend": 1}) for v in ("sglang@0.3.0", "sglang@0.5.4"))
     assert old.host_floor(1000).typical == new.host_floor(1000).typical == 1.0e-02
     assert not old.host_overlapped and new.host_overlapped
     steps = type("Steps", (), {"cfg": type("Cfg", (), {"gpus": 1})()})()
@@ -128,8 +136,9 @@ def test_sglang_host_time_per_request_is_serial_before_the_overlap_scheduler():
 
 def test_sglang_03_offline_throughput_pays_its_serial_host_time():
     """0.3 (no overlap scheduler) against 0.4 (the same defaults on one A100, the overlap scheduler on): ~1,400
-    running requests x 10 us of host time added to every step."""
-    run = dict(device="a100-sxm-80gb", engine="sglang@0.3.0", quant="bf16", prompt=227, output=194, offline=True)
+    running requests x 10 us of host time added to every step (the offline engine: no HTTP process beside it)."""
+    run = dict(device="a100-sxm-80gb", engine="sglang@0.3.0", quant="bf16", prompt=227, output=194, offline=True,
+               engine_options=("offline",))
     serial = estimate("llama-3.1-8b", **run).under_load.output_tokens_per_s.typical
     later = estimate("llama-3.1-8b", **{**run, "engine": "sglang@0.4"}).under_load.output_tokens_per_s.typical
     assert serial < later * 0.97
@@ -148,15 +157,15 @@ def test_sglang_053_mem_fraction_is_the_gpu_less_server_args_reserve():
     """From 0.5.3 (sglang PRs 10975 / 11076) mem_fraction_static = (gpu_mem - reserved) / gpu_mem, reserved = 512 + 1.5
     x max(chunked_prefill_size, 2048) + 2 x cuda_graph_max_bs + 1024 x tp / 8 MiB, at least 10 GiB above 60 GiB:
     an H100 at tp 1 (chunk 8192, graphs 256) reserves 13,440 MiB; an H200 at tp 8 (graphs 512) 14,848 MiB; a 24 GB
-    card (chunk 2048, graphs 24) 3,760 MiB. 0.5.2 keeps the figure by tp size."""
+    card (chunk 2048, graphs 16 in 0.5.4) 3,744 MiB. 0.4.7 keeps the figure by tp size (0.4.8-0.5.2: the next test)."""
     h100, h200, small = (CATALOG.device(d) for d in ("h100-sxm-80gb", "h200-sxm-141gb", "rtx-4090"))
     new = resolve("sglang@0.5.4", h100)
     assert new.reserved_mib(1) == 512 + 1.5 * 8192 + 2 * 256 + 1024 / 8
     assert 0.83 < new.mem_fraction(1) < 0.84  # issue 29092 saw 0.828 on an H100 with a later release
     assert resolve("sglang@0.5.4", h200).reserved_mib(8) == 512 + 1.5 * 8192 + 2 * 512 + 1024
-    assert resolve("sglang@0.5.4", small).reserved_mib(1) == 512 + 1.5 * 2048 + 2 * 24 + 1024 / 8
-    old = resolve("sglang@0.5.2", h100)
-    assert old.reserved_mib(1) is None and old.mem_fraction(1) == 0.88 and old.mem_fraction(8) == 0.81
+    assert resolve("sglang@0.5.4", small).reserved_mib(1) == 512 + 1.5 * 2048 + 2 * 16 + 1024 / 8
+    older = resolve("sglang@0.4.7", h100)
+    assert older.reserved_mib(1) is None and older.mem_fraction(1) == 0.88 and older.mem_fraction(8) == 0.81
     own = resolve("sglang@0.5.4", h100, settings=engine_settings("sglang", ("mem-fraction-static=0.8",)))
     assert own.mem_fraction(1) == 0.8
 
@@ -197,5 +206,85 @@ def test_sglang_reserve_counts_pipeline_ranks_and_the_note_prints_its_own_figure
     e = estimate_inference(load_model("llama-3.1-70b"), h100, cfg, limits=False)
     note = next(a for a in e.assumptions if "mem_fraction_static" in a)
     fraction = new.mem_fraction(2, 2)
-    assert f"mem_fraction_static {fraction:.3f} of the GPU" in note and "13,824 MiB at tp 2, pp 2" in note
+    assert f"mem_fraction_static {fraction:.3f} of the memory free" in note and "13,824 MiB at tp 2, pp 2" in note
     assert "512 + 1.5 x max(chunked-prefill size, 2,048) + 2 x cuda_graph_max_bs + 1,024 x tp x pp / 8" in note
+
+
+def test_sglang_admission_keeps_room_for_outputs_as_each_release_sets_it():
+    h100 = CATALOG.device("h100-sxm-80gb")
+    old = resolve("sglang@0.3", h100).load_policy
+    assert old.preempts and old.output_reserve is not None
+    assert (old.output_reserve.init, old.output_reserve.floor, old.output_reserve.headroom_steps) == (0.7, 0.1, 20)
+    new = resolve("sglang@0.5.4", h100).load_policy.output_reserve
+    assert (new.init, new.floor, new.decay_steps, new.headroom_steps, new.clip) == (0.7, 0.098, 600, 1, 4096)
+    assert resolve("sglang@0.5.1", h100).load_policy.output_reserve.headroom_steps == 20  # 0.5.2 changed it
+    # --schedule-conservativeness scales the start from 0.4 (min(0.7 c, 1)) and the floor in every release
+    wary = resolve("sglang@0.5.4", h100, settings={"schedule_conservativeness": 1.2}).load_policy.output_reserve
+    assert wary.init == pytest.approx(0.84) and wary.floor == pytest.approx(0.1176)
+    wary_old = resolve("sglang@0.3", h100, settings={"schedule_conservativeness": 1.2}).load_policy.output_reserve
+    assert wary_old.init == 0.7 and wary_old.floor == pytest.approx(0.12)
+
+
+def test_sglang_keeps_room_for_outputs_where_the_pool_is_small():
+    # Qwen3-32B bf16 on one H100: a pool of about 20k tokens (63 requests at the mean context of 227 + 97 tokens);
+    # 300 requests queued at once are admitted with their whole outputs kept, so fewer run than at the mean context
+    from sizeup.ingest.hf_config import load_model
+    from sizeup.workload.inference import InferenceConfig
+    from sizeup.workload.serving import Load, RequestMix, serving_load
+
+    mix = RequestMix(input_tokens=227, output_tokens=194, output_spread=194)
+    load = serving_load(load_model("qwen3-32b"), CATALOG.device("h100-sxm-80gb"),
+                        InferenceConfig(weights="bf16", engine="sglang@0.5.5"), mix, Load(num_prompts=300))
+    note = next(a for a in load.assumptions if a.startswith("KV admission"))
+    assert "whole output" in note and "0.7 x the outputs" in note and "0.098" in note
+    assert load.running.typical < 63
+
+
+def test_sglang_served_iterations_last_at_least_its_http_process_streaming_every_token():
+    from sizeup.workload import host_floor
+
+    h100 = CATALOG.device("h100-sxm-80gb")
+    served, old = resolve("sglang@0.5.4", h100), resolve("sglang@0.3.0", h100)
+    offline = resolve("sglang@0.5.4", h100, settings={"offline_frontend": 1})
+    # the TokenizerManager's 119 us per streamed token (derived), apart from the scheduler's 10 us per request
+    assert served.front_floor(400).typical == pytest.approx(400 * 1.19e-4)
+    assert served.host_floor(400).typical == pytest.approx(400 * 1.0e-5)
+    assert offline.front_floor(400) is None  # the offline engine has no HTTP server
+    steps = type("Steps", (), {"cfg": type("Cfg", (), {"gpus": 1})()})()
+    steps.execution = served
+    assert host_floor.floored(steps, 400, 0.01, "typical") == pytest.approx(0.0476)  # 400 x 119 us over 10 ms
+    assert host_floor.floored(steps, 400, 0.06, "typical") == 0.06  # hidden behind a longer step
+    steps.execution = old  # before 0.4 the scheduler's time adds to the step; the HTTP process still runs beside it
+    assert host_floor.floored(steps, 400, 0.01, "typical") == pytest.approx(0.0476)
+    assert host_floor.floored(steps, 400, 0.06, "typical") == pytest.approx(0.064)
+    assert any("HTTP process streams" in n for n in host_floor.notes(served))
+    assert not any("HTTP process" in n for n in host_floor.notes(offline))
+
+
+def test_sglang_pool_is_its_fraction_of_the_memory_free_at_start_less_the_weights():
+    """model_runner.py profile_max_num_token: rest = free after loading - total_gpu_memory x (1 - fraction), where
+    total_gpu_memory is what init_torch_distributed found free (the GPU less its CUDA context)."""
+    from sizeup.engines.reserve import device_total_bytes
+    from sizeup.hardware.usable import usable_memory
+
+    h100 = CATALOG.device("h100-sxm-80gb")
+    e = estimate("llama-3.1-8b", device="h100-sxm-80gb", engine="sglang@0.5.4", quant="bf16")
+    free = usable_memory(h100).bytes.typical
+    fraction = resolve("sglang@0.5.4", h100).mem_fraction(1)
+    assert free < device_total_bytes(h100)
+    assert e.memory.kv_cache_bytes == pytest.approx(free * fraction - e.memory.weights_bytes, abs=1)
+
+
+def test_sglang_048_to_052_reserve_a_tier_of_the_gpu_memory_per_parallel_rank():
+    """0.4.8-0.5.2 server_args: reserved_mem = (9.5 + tp x pp / 2) GiB under 90 GiB, (12 + tp x pp / 2) GiB under
+    160 GiB, (2.8 + tp x pp / 10) GiB under 35 GiB; mem_fraction_static = round((gpu_mem - reserved) / gpu_mem, 3)."""
+    from sizeup.engines.reserve import device_total_bytes
+
+    h100, h200, small = (CATALOG.device(d) for d in ("h100-sxm-80gb", "h200-sxm-141gb", "rtx-4090"))
+    for release in ("sglang@0.4.8", "sglang@0.5.2"):
+        model = resolve(release, h100)
+        assert model.reserved_mib(1) == (9.5 + 0.5) * 1024 and model.reserved_mib(4, 2) == (9.5 + 4) * 1024
+        mib = device_total_bytes(h100) / 2**20
+        assert model.mem_fraction(1) == round((mib - 10 * 1024) / mib, 3)
+    assert resolve("sglang@0.5.2", h200).reserved_mib(8) == (12 + 4) * 1024
+    assert resolve("sglang@0.5.2", small).reserved_mib(1) == pytest.approx(2.9 * 1024)

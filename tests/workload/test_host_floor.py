@@ -14,11 +14,14 @@ class _Engine:
     label = "stub 1.0"
     host_overlapped = True
 
-    def __init__(self, per: Range | None):
-        self.per = per
+    def __init__(self, per: Range | None, front: Range | None = None):
+        self.per, self.front = per, front
 
     def host_floor(self, requests: float, gpus: int = 1) -> Range | None:
         return None if self.per is None else self.per.scale(requests)
+
+    def front_floor(self, requests: float) -> Range | None:
+        return None if self.front is None else self.front.scale(requests)
 
 
 class _Steps:
@@ -32,6 +35,18 @@ def test_floor_raises_a_short_step_to_the_host_time_and_leaves_a_long_one():
     assert host_floor.floored(steps, 1000, 0.005, "typical") == pytest.approx(0.02)  # 1000 x 20 us
     assert host_floor.floored(steps, 1000, 0.05, "typical") == 0.05
     assert host_floor.floored(steps, 1000, 0.005, "high") == pytest.approx(0.04)
+
+
+def test_a_process_beside_the_scheduler_is_a_floor_whether_or_not_the_host_work_overlaps():
+    # scheduler 10 us per request, HTTP process 50 us per request: max(step (+ scheduler), 1000 x 50 us)
+    overlapped = _Engine(Range(1e-5, 1e-5, 1e-5), Range(5e-5, 5e-5, 5e-5))
+    assert host_floor.floored(_Steps(overlapped), 1000, 0.005, "typical") == pytest.approx(0.05)
+    assert host_floor.floored(_Steps(overlapped), 1000, 0.08, "typical") == 0.08
+    serial = _Engine(Range(1e-5, 1e-5, 1e-5), Range(5e-5, 5e-5, 5e-5))
+    serial.host_overlapped = False
+    assert host_floor.floored(_Steps(serial), 1000, 0.005, "typical") == pytest.approx(0.05)
+    assert host_floor.floored(_Steps(serial), 1000, 0.045, "typical") == pytest.approx(0.055)  # 45 ms + 10 ms
+    assert any("HTTP process" in n for n in host_floor.notes(overlapped))
 
 
 def test_no_figure_or_no_engine_prices_the_step_as_before():

@@ -244,6 +244,12 @@ class ExecutionModel(EntryPoint):
     """Whether `host_floor` runs beside the GPU step (overlap / async scheduling: a floor under the step) or before
     it (the data's `host_overlap` 0: no overlap scheduler, so the host's time is added to the step)."""
 
+    def front_floor(self, requests: float) -> Range | None:
+        """Host time per iteration of a process beside the scheduler's (a served engine's HTTP process streaming
+        every running request's token), pipelined with the step whether or not the scheduler's own host work
+        overlaps the GPU: an iteration lasts at least this long (workload/host_floor.py); None: none priced apart."""
+        return None
+
     def extra_launches(self, ledger, fp32: bool) -> tuple[Range, str] | None:
         """Host time of the kernels a decode step launches beyond the ledger's one per op, and the sentence that
         says so; None where the engine launches what the ledger counts."""

@@ -9,7 +9,29 @@ from typing import Any
 
 from sizeup.ranges import Range
 
-__all__ = ["Batching", "TensorParallel"]
+__all__ = ["Batching", "OutputReserve", "TensorParallel"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OutputReserve:
+    """An admission rule that keeps KV room for outputs still to come (workload/kv_reserve.py steps it): a request is
+    admitted only where the pool holds what is used, its prompt and its whole output (at most `clip` tokens), the
+    outputs of those admitted in the same scheduling round whole, and `ratio` x the outputs the running requests
+    still have to generate (each at most `clip`). The ratio starts at `init` (and returns there when the engine is
+    idle), falls by (init - floor) / decay_steps per decode step down to `floor`; when a decode step finds no free
+    token, running requests are preempted (the fewest outputs first; recomputed when readmitted) until
+    `headroom_steps` decode steps of the rest fit, and the ratio is set to (tokens they generated + headroom_steps x
+    their count) / their whole outputs, at most 1."""
+
+    init: float
+    floor: float
+    decay_steps: int
+    headroom_steps: int = 1
+    clip: int = 4096
+
+    @property
+    def decay(self) -> float:
+        return (self.init - self.floor) / max(self.decay_steps, 1) if self.init > self.floor else 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,6 +76,10 @@ class Batching:
     kv_watermark: float = 0.0
     """The share of the KV pool a prompt must leave free to be admitted (vLLM V0's block manager: 0.01)."""
 
+    output_reserve: OutputReserve | None = None
+    """Where the engine admits a request only with room kept for outputs to come (`OutputReserve`, with `preempts`:
+    stepped over the pool); None: on its prompt's tokens alone."""
+
     @property
     def mixes(self) -> bool:
         return self.chunked_prefill if self.mixed_steps is None else self.mixed_steps
@@ -65,7 +91,11 @@ class Batching:
                 "mixed_steps": self.mixes, "steps_per_schedule": self.steps_per_schedule,
                 "reserve_to_completion": self.reserve_to_completion,
                 "first_token_lag_steps": self.first_token_lag_steps, "preempts": self.preempts,
-                "kv_watermark": self.kv_watermark}
+                "kv_watermark": self.kv_watermark,
+                "output_reserve": None if self.output_reserve is None else {
+                    "init": self.output_reserve.init, "floor": self.output_reserve.floor,
+                    "decay_steps": self.output_reserve.decay_steps,
+                    "headroom_steps": self.output_reserve.headroom_steps, "clip": self.output_reserve.clip}}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

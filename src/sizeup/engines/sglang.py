@@ -1,12 +1,17 @@
 """SGLang (data/engines/sglang.yaml): a static memory pool, a scheduler that runs prefill and decode batches apart,
 chunked prefill, CUDA graphs for decode batches.
 
-Memory: SGLang takes `mem_fraction_static` of the GPU's memory (by tensor-parallel size before 0.5.3; from 0.5.3 the
-GPU's memory less server_args' reserve for prefill activations and CUDA graphs, `reserved_mib`) for the weights and
+Memory: SGLang takes `mem_fraction_static` of the GPU's memory (by tensor-parallel size up to 0.4.7; 0.4.8-0.5.2 the
+GPU's memory less a tier by memory and ranks; from 0.5.3 less server_args' reserve for prefill activations and CUDA
+graphs: `reserved_mib`) of the memory free at start for the weights and
 the token pool of the KV cache (the radix cache's pages); what is left holds activations, CUDA graphs and the CUDA
 context. `--engine-opt offline`: the offline engine (sglang.Engine, bench_offline_throughput), no HTTP front end. Scheduling: a prefill batch (up to chunked_prefill_size tokens, a longer prompt split into chunks) runs
 as its own step between decode steps unless --enable-mixed-chunk; decode batches up to cuda_graph_max_bs replay a
-CUDA graph. The radix cache reuses shared prefixes; random or ShareGPT prompts share none, so it saves nothing in
+CUDA graph.
+Admission (`load_policy`): a request enters only where the token pool holds its prompt, its whole output and
+new_token_ratio x the running requests' remaining outputs (schedule_policy.py PrefillAdder); the ratio decays per
+decode step, and a decode step that finds no free token retracts requests (retract_decode) and resets it.
+The radix cache reuses shared prefixes; random or ShareGPT prompts share none, so it saves nothing in
 an estimate (and `--engine-opt disable-radix-cache` changes nothing priced).
 
 Tensor parallelism (`SGLang.tensor_parallel`): its custom all-reduce, vLLM's copied (the TensorRT-LLM one-shot
@@ -15,9 +20,12 @@ kernel for releases 0.4.2-0.4.4), under vLLM's gates; NCCL's (RCCL's) ring elsew
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
 from sizeup.engines.launch import Launch, LaunchRequest, dtype_flag
 from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
+from sizeup.engines.policies import OutputReserve
 from sizeup.engines.reserve import InferenceMemory, MemoryRequest, device_total_bytes
 from sizeup.units import GIB
 
@@ -46,7 +54,8 @@ class SGLang(ExecutionModel):
                       "disable-flashinfer": "flashinfer_disabled", "chunked-prefill-size": "chunked_prefill_size",
                       "mem-fraction-static": "mem_fraction_static", "max-running-requests": "max_running_requests",
                       "enable-mixed-chunk": "mixed_chunk",
-                      "cuda-graph-max-bs": "cuda_graph_max_bs", "offline": "offline_frontend"}
+                      "cuda-graph-max-bs": "cuda_graph_max_bs", "offline": "offline_frontend",
+                      "schedule-conservativeness": "schedule_conservativeness"}
     SWITCHES = frozenset({"disable-radix-cache", "enable-torch-compile", "disable-flashinfer", "enable-mixed-chunk",
                           "offline"})
     BATCH_CAP_OPTION = "max-running-requests"
@@ -115,9 +124,28 @@ class SGLang(ExecutionModel):
                               + f"; running requests bounded by the token pool; decode batches above "
                                 f"cuda_graph_max_bs {self.graph_max_batch or 0:,} launched eagerly")
 
+    @property
+    def load_policy(self) -> Batching:
+        """`batching` with the scheduler's admission (data `kv_output_reserve`): new_token_ratio's start, floor and
+        decay steps, scaled by --schedule-conservativeness as scheduler.py does (init = min(0.7 c, 1) from 0.4, the
+        floor min(base c, 1)), the retract headroom and the clip of a request's output estimate."""
+        policy = super().load_policy
+        if not self.profile.value("kv_output_reserve", 0):
+            return policy
+        value = self.profile.value
+        c = float(self.profile.values.get("schedule_conservativeness", 1.0))
+        init = value("new_token_ratio_init", 0.7)
+        init = min(init * c, 1.0) if value("new_token_ratio_init_scaled", 1) else init
+        rule = OutputReserve(init=init, floor=min(value("new_token_ratio_min", 0.098) * c, 1.0),
+                             decay_steps=int(value("new_token_ratio_decay_steps", 600)),
+                             headroom_steps=int(value("retract_headroom_steps", 1)),
+                             clip=int(value("clip_max_new_tokens", 4096)))
+        return replace(policy, preempts=True, output_reserve=rule)
+
     def mem_fraction(self, tp: int, pp: int = 1) -> float:
         """mem_fraction_static: the run's own; from 0.5.3 (`mem_fraction_reserve` 1) the GPU's memory less server_args'
-        reserve for activations and CUDA graphs, as a fraction (`reserved_mib`); before, a figure by tp size."""
+        reserve for activations and CUDA graphs, as a fraction (`reserved_mib`; 0.4.8-0.5.2 a tier by the GPU's memory
+        and the ranks); up to 0.4.7 a figure by tp size."""
         return self._static(tp, pp)[0]
 
     def _static(self, tp: int, pp: int) -> tuple[float, float | None]:
@@ -145,7 +173,11 @@ class SGLang(ExecutionModel):
         """server_args' memory reserve (MiB) outside mem_fraction_static from 0.5.3 (None before): a constant for the
         attention backend's metadata, 1.5 MiB per token of a chunked-prefill step (at least 2,048 tokens) for its
         activations, 2 MiB per captured decode-graph batch size, 1 GiB per 8 ranks of tp x pp (server_args:
-        `tp_size * pp_size / 8 * 1024`), at least 10 GiB on a GPU above 60 GiB (`_reserve_terms`)."""
+        `tp_size * pp_size / 8 * 1024`), at least 10 GiB on a GPU above 60 GiB (`_reserve_terms`); 0.4.8-0.5.2
+        (`mem_fraction_tiers`) a tier by the GPU's memory plus a share per rank (`_tier_reserve_mib`); None up to
+        0.4.7."""
+        if self.profile.value("mem_fraction_tiers", 0):
+            return self._tier_reserve_mib(tp * pp)
         if not self.profile.value("mem_fraction_reserve", 0):
             return None
         t = self._reserve_terms()
@@ -158,16 +190,37 @@ class SGLang(ExecutionModel):
             reserve = max(reserve, t["floor"])
         return reserve
 
+    TIERS = ("35840", "92160", "163840")
+    """GPU memory bounds (MiB) of 0.4.8-0.5.2's reserve tiers (`mem_tier_reserve_gib.below_*`, else `.large_gpu`)."""
+
+    def _tier(self) -> str:
+        mib = device_total_bytes(self.device) / 2**20
+        return next((f"below_{t}" for t in self.TIERS if mib < float(t)), "large_gpu")
+
+    def _tier_reserve_mib(self, ranks: int) -> float:
+        """0.4.8-0.5.2 server_args: reserved_mem = (a + b x tp x pp) GiB by the GPU's memory tier."""
+        tier, value = self._tier(), self.profile.value
+        return (value(f"mem_tier_reserve_gib.{tier}", 0.0) + value(f"mem_tier_reserve_per_rank_gib.{tier}", 0.0)
+                * ranks) * 1024
+
     def _reserve_formula(self) -> str:
         """The reserve's formula as the note prints it, from the data's terms."""
+        if self.profile.value("mem_fraction_tiers", 0):
+            tier, value = self._tier(), self.profile.value
+            return (f"{value(f'mem_tier_reserve_gib.{tier}', 0.0):g} + "
+                    f"{value(f'mem_tier_reserve_per_rank_gib.{tier}', 0.0):g} x tp x pp GiB for this GPU's memory")
         t = self._reserve_terms()
         return (f"{t['base']:,g} + {t['token']:g} x max(chunked-prefill size, 2,048) + {t['graph']:g} x cuda_graph_max_bs + "
                 f"{t['ranks']:,g} x tp x pp / 8, at least {t['floor']:,g} on a GPU above {t['above'] / 1024:g} GiB")
 
     def memory(self, req: MemoryRequest) -> InferenceMemory:
-        """The token pool: mem_fraction_static of the GPU less the weights; activations and CUDA graphs beside it."""
+        """The token pool: mem_fraction_static of the memory free when the server starts, less the weights
+        (model_runner.py profile_max_num_token: rest = free after loading - total_gpu_memory x (1 - fraction), with
+        total_gpu_memory the free memory init_torch_distributed measured: the GPU less its CUDA context); activations
+        and CUDA graphs beside it."""
         fraction, reserve = self._static(req.tp, req.pp)
-        static = device_total_bytes(req.device) * fraction
+        start = min(req.usable.typical, device_total_bytes(req.device))
+        static = start * fraction
         kv_seq = req.kv_per_sequence(1)
         pool = int(static - req.weights_bytes)
         activations = req.activation_peak(min(self._chunk() or req.prompt, req.batch * req.prompt), req.batch)
@@ -178,7 +231,8 @@ class SGLang(ExecutionModel):
         if running and concurrency is not None:
             concurrency = min(concurrency, int(running))
         fits = pool >= needed and pool > 0 and activations <= outside and static <= req.usable.typical + outside
-        notes = (f"SGLang takes mem_fraction_static {fraction:.3f} of the GPU ({static / GIB:,.1f} GiB) for weights and "
+        notes = (f"SGLang takes mem_fraction_static {fraction:.3f} of the memory free when it starts "
+                 f"({start / GIB:,.1f} GiB, the GPU less its CUDA context: {static / GIB:,.1f} GiB) for weights and "
                  f"the KV token pool ({max(pool, 0) / GIB:,.1f} GiB); activations, CUDA graphs and the context use "
                  f"the rest ({outside / GIB:,.1f} GiB)"
                  + (f": server_args' GPU memory less its reserve for activations and CUDA graphs, {reserve:,.0f} MiB at "
@@ -190,6 +244,14 @@ class SGLang(ExecutionModel):
 
     def tensor_parallel(self, link_kind: str, gpus: int) -> TensorParallel | None:
         return peer_all_reduce(self, link_kind, gpus, SGLANG_ALL_REDUCE)
+
+    def front_floor(self, requests: float):
+        """The HTTP server process's host time per iteration (`frontend_per_token_s` x the running requests): its
+        TokenizerManager (one process, tokenizer_worker_num 1) takes every request's token of the iteration from the
+        detokenizer and the OpenAI adapter builds and streams a chunk for it, pipelined with the scheduler; the
+        offline engine streams nothing: None."""
+        front = None if self.offline else self.profile.range("frontend_per_token_s")
+        return None if front is None or front.high <= 0 else front.scale(max(requests, 0.0))
 
     def request_overhead(self):
         """The HTTP server's per-request latency (base.py); the offline engine has no HTTP server: None."""

@@ -47,9 +47,10 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
                   execution: ExecutionModel | None = None) -> ReplicaModel:
     """Prefill as fixed + per-token time (two priced prompts), decode step time at batch sizes up to
     `max_batch` (priced ledgers at the mean context of a generation, with the tensor-parallel collectives on
-    `device`'s link, as `estimate` prices them), scheduled by the engine's batching policy (its max_sequences
-    caps `max_batch`, the KV pool's bound). `execution`: the engine on `device`, resolved once by the caller
-    (default: from `cfg`)."""
+    `device`'s link, as `estimate` prices them, at least the time of a process beside the scheduler that streams
+    every running request's token: ExecutionModel.front_floor), scheduled by the engine's batching policy (its
+    max_sequences caps `max_batch`, the KV pool's bound). `execution`: the engine on `device`, resolved once by the
+    caller (default: from `cfg`)."""
     model = execution or execution_for(device, cfg)
     policy = model.batching
     max_batch = max(1, min(max_batch, policy.max_sequences or max_batch))
@@ -79,8 +80,10 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
         eager = model.extra_launches(ledger, fmt.compute_dtype == "fp32")  # hf: as estimate prices it
         extra = model.step_extra(decoder, ledger, fmt.id, True, b)  # a format's own path (bitsandbytes), as estimate
         roof = price(ledger, device, eff)
-        times.append(roof.total_s.typical + step_s + (eager[0].typical if eager else 0.0)
-                     + (extra[0].typical if extra else 0.0) + _tp_comm_s(ledger, device, cfg.gpus, model, roof))
+        gpu = (roof.total_s.typical + step_s + (eager[0].typical if eager else 0.0)
+               + (extra[0].typical if extra else 0.0) + _tp_comm_s(ledger, device, cfg.gpus, model, roof))
+        front = model.front_floor(b)  # a process beside the scheduler streaming every token: a floor, as estimate
+        times.append(max(gpu, front.typical) if front is not None else gpu)
     return ReplicaModel(prefill_fixed_s=fixed, prefill_per_token_s=per_token, decode_batches=tuple(batches),
                         decode_step_s=tuple(times), max_batch=max_batch, scheduling=policy.scheduling,
                         mixed_steps=policy.mixes, chunked_prefill=policy.chunked_prefill,

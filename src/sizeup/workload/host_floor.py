@@ -9,6 +9,8 @@ cheap GPU step for many requests), the iteration waits for the host and the step
 step = max(GPU step, requests x host time per request); an engine without overlap (`host_overlapped` False) runs
 that host work between steps, so it adds to the step. The per-request figure is the engine's profile
 (`host_per_request_s`, engines/base.py ExecutionModel.host_floor); an engine without one is priced as before.
+A process of the engine's own beside the scheduler (ExecutionModel.front_floor: a served engine's HTTP process that
+streams every running request's token) is pipelined with the steps either way: step = max(step, its time).
 """
 
 from __future__ import annotations
@@ -20,10 +22,13 @@ def floored(steps, requests: float, step: float, corner: str) -> float:
     """`step` (seconds, at the `corner` 'low' / 'typical' / 'high' of the ranges) raised to the engine's host
     time for an iteration holding `requests` requests (serving_steps.Steps `steps`: the engine and the replica's GPUs)."""
     model = steps.execution
-    floor = model.host_floor(requests, steps.cfg.gpus) if model is not None else None
-    if floor is None:
+    if model is None:
         return step
-    return max(step, getattr(floor, corner)) if model.host_overlapped else step + getattr(floor, corner)
+    floor = model.host_floor(requests, steps.cfg.gpus)
+    if floor is not None:
+        step = max(step, getattr(floor, corner)) if model.host_overlapped else step + getattr(floor, corner)
+    front = model.front_floor(requests)
+    return step if front is None else max(step, getattr(front, corner))
 
 
 def mixed(steps, requests: float, prompt_part: float, corner: str) -> float:
@@ -34,7 +39,15 @@ def mixed(steps, requests: float, prompt_part: float, corner: str) -> float:
 
 
 def notes(model, gpus: int = 1) -> tuple[str, ...]:
-    """The assumption an estimate under load states where the engine has a per-request host time."""
+    """The assumptions an estimate under load states where the engine has a per-request host time."""
+    front = model.front_floor(1.0) if model is not None else None
+    return _scheduler_notes(model, gpus) + ((
+        f"{model.label}: its HTTP process streams every running request's token of an iteration "
+        f"({front.typical * 1e6:,.0f} µs each, {front.low * 1e6:,.0f}-{front.high * 1e6:,.0f}), beside the "
+        f"scheduler: an iteration lasts at least that long (workload/host_floor.py)",) if front is not None else ())
+
+
+def _scheduler_notes(model, gpus: int) -> tuple[str, ...]:
     floor = model.host_floor(1.0) if model is not None else None
     if floor is None:
         return ()

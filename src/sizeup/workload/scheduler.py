@@ -27,6 +27,12 @@ and where the pool cannot hold the next step's tokens the most recently admitted
 cache freed, it goes back to the head of the queue, and when readmitted its prompt and the tokens it has generated
 are computed again as one prompt (recompute), its first token already sent. Without `kv_tokens` the caller's
 `limit` (sequences at a mean context) stands for the pool.
+
+An engine that keeps room for outputs to come (`output_reserve`, engines/policies.py OutputReserve; its books in
+workload/kv_reserve.py) admits a request only where its prompt, its whole output and a share of the held requests'
+remaining outputs fit beside the tokens in use; when a decode step finds no room it preempts (the latest admitted:
+the fewest outputs made) until the rule's headroom of decode steps fits, and resets the share. This touches
+admission and preemption only, not how a step is priced.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ import heapq
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+from sizeup.workload.kv_reserve import Ledger
 
 __all__ = ["Trace", "run"]
 
@@ -68,7 +76,7 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
         step: Callable[[int, int], float], decode: Callable[[int], float], arrivals: Sequence[float] | None = None,
         window: int | None = None, beams: int = 1, chunked: bool = True, per_schedule: int = 1,
         front: float = 0.0, stop: Callable[[int, float], bool] | None = None, kv_tokens: int | None = None,
-        watermark: float = 0.0) -> Trace:
+        watermark: float = 0.0, output_reserve=None) -> Trace:
     """Step the scheduler over `requests` (input, output tokens). `arrivals`: sorted send times (None: all at t=0,
     sent as `window` allows: a closed loop that keeps that many in flight; None: no bound). `limit`: sequences held
     at once. `budget`: tokens one step computes (in mixed steps the decodes, `beams` each, count against it; None:
@@ -76,7 +84,8 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
     step. `front`: the front end's service time per request (seconds; TTFT is timed from the sending). `stop(request,
     time)`, called at each first token, ends the run where it returns True (a caller that only needs to know an SLA is
     missed: the Trace says `stopped`). `kv_tokens`: the KV pool in tokens where it admits and preempts (module
-    docstring), `watermark` the share of it a prompt must leave free to be admitted; None: `limit` alone."""
+    docstring), `watermark` the share of it a prompt must leave free to be admitted; None: `limit` alone.
+    `output_reserve` (an OutputReserve, with `kv_tokens`): room kept for outputs to come (module docstring)."""
     n = len(requests)
     times = list(arrivals) if arrivals is not None else [0.0] * n
     window = window or n
@@ -89,6 +98,7 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
     reserve = watermark * pool if kv_tokens is not None else 0.0
     used, preempted, live, resumed = 0.0, 0, [], []  # tokens held; preemptions; running by admission; requeued
     kv = kv_tokens is not None  # without a pool nothing blocks admission and no entry goes stale (the planner's runs)
+    books = Ledger(output_reserve, outputs) if kv and output_reserve is not None else None
     sent, first, done, order = list(times), [0.0] * n, [0.0] * n, []
     enters = [0.0] * n  # when a request has passed the front end and may be admitted
     last = 0.0  # the front end's previous entry
@@ -111,9 +121,14 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
             holding -= 1
             is_running[k] = False
             used -= prompts[k] + beams * (steps_done - start[k])
+            if books is not None:
+                books.stop(k)
 
     def make_room(tokens: int) -> None:  # preempt the latest admitted until the next step's tokens fit
         nonlocal holding, used, preempted
+        if books is not None:
+            retract(tokens)
+            return
         while live and used + tokens * beams > pool and tokens > 1:
             k = live.pop()
             if not is_running[k]:
@@ -130,10 +145,42 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
             resumed.append(k)
         finish()
 
+    def retract(tokens: int) -> None:  # the reserve's rule: where the next step does not fit, preempt until its
+        # headroom of decode steps for the rest fits (at least one preempted), then set the ratio from those left
+        nonlocal holding, used, preempted
+        if used + tokens * beams <= pool:
+            return
+        first_pass = True
+        while live and tokens > 1 and (first_pass or used + tokens * beams * books.headroom > pool):
+            k = live.pop()
+            if not is_running[k]:
+                continue
+            first_pass = False
+            made = 1 + steps_done - start[k]
+            used -= prompts[k] + beams * (steps_done - start[k])
+            prompts[k] += made
+            left[k] -= made
+            epoch[k] += 1
+            is_running[k] = False
+            books.stop(k)
+            holding -= 1
+            tokens -= 1
+            preempted += 1
+            resumed.append(k)
+        finish()
+        whole = generated = count = 0
+        for k in live:
+            if is_running[k]:
+                count += 1
+                whole += outputs[k]
+                generated += outputs[k] - (left[k] - 1 - steps_done + start[k])
+        books.retracted(generated, count, whole)
+
     def blocked(k: int) -> bool:  # its prompt does not fit beside the reserve: it waits for pages to free; in mixed
         # steps the running requests' next tokens are placed first (a step schedules its decodes before new prompts)
         growth = (holding - len(pending)) * beams if mixes else 0
-        return bool(holding) and used + growth + prompts[k] > pool - reserve
+        kept = books.need(steps_done, left[k]) * beams if books is not None else 0.0
+        return bool(holding) and used + growth + prompts[k] + kept > pool - reserve
     pending: list[list[int]] = []  # admitted, prompt not done: [request, prompt tokens left]
     # requests are sent and admitted in order: [adm, sent_to) are sent and waiting (open loop: every request is sent
     # at its arrival time, so those of [adm, n) that have arrived)
@@ -151,17 +198,23 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
             now = enters[adm]  # idle until the next request is through the front end
         boundary = per_run == 1 or not running or steps_done % per_run == 0
         if boundary:
+            if books is not None and not holding:
+                books.idle()  # nothing running: the reserve's ratio back at its start
             while holding < limit and (resumed or adm < sent_to and enters[adm] <= now):
                 k = resumed[-1] if resumed else adm
                 if kv and blocked(k):
                     break
                 pending.append([k, prompts[k]])
                 used += prompts[k]
+                if books is not None:
+                    books.admit(k, left[k])
                 if resumed:
                     resumed.pop()
                 else:
                     adm += 1
                 holding += 1
+            if books is not None:
+                books.new_round()
         batch = holding - len(pending)
         if kv_tokens is not None and batch and (mixes or not pending):
             make_room(batch)
@@ -197,6 +250,8 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
                 decoding += batch * dt
                 used += batch * beams
                 steps_done += 1
+                if books is not None:
+                    books.decoded(1)
                 if kv or running and running[0][0] <= steps_done:
                     finish()
             for k, _ in pending[:finished]:  # prompts finish in the order they were taken
@@ -207,6 +262,8 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
                         return Trace(sent=sent, first=first, done=done, order=order, makespan=now, held=held,
                                      decoding=decoding, busy=busy, prefill=prefill, stopped=True,
                                      preempted=preempted)
+                if books is not None:
+                    books.start(k, left[k], steps_done)
                 if left[k] <= 1:
                     done[k] = now
                     order.append(k)
@@ -233,6 +290,10 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
             nxt = max(times[sent_to], now) + front
         else:
             nxt = None
+        if nxt is None and books is not None and (resumed or adm < sent_to) and holding < limit:
+            again = books.recheck()  # blocked by the reserve while its ratio falls: tried again a few steps on
+            if again is not None and again < count:
+                count = again
         if pending or (nxt is not None and holding < limit):
             wait = 0 if pending or nxt <= now else math.ceil((nxt - now) / dt)
             if wait < 1 and not pending:
@@ -250,6 +311,8 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
         decoding += batch * dt * count
         used += batch * beams * count
         steps_done += count
+        if books is not None:
+            books.decoded(count)
         if kv:
             finish()
         else:  # without a pool nothing goes stale and nothing counts held tokens: the finishes alone, inline (hot)

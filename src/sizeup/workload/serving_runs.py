@@ -77,7 +77,7 @@ def lengths(mix, n: int) -> list[tuple[int, int]]:
 
 def simulate(requests: list[tuple[int, int]], *, limit: int, window: int | None, budget: int | None, beams: int,
              mixes: bool, step: Callable[[float, float], float], decode: Callable[[float], float],
-             front: float = 0.0, kv_tokens: int | None = None, watermark: float = 0.0) -> dict:
+             front: float = 0.0, kv_tokens: int | None = None, watermark: float = 0.0, reserve=None) -> dict:
     """Step the engine's scheduler (workload/scheduler.py) over `requests` (input, output), sent by a client that
     keeps `window` of them in flight (None: all sent at t=0), at most `limit` running on the server. `budget`: tokens
     one step computes (decodes first, then prompt chunks in arrival order; None: whole prompts). `mixes`: a step
@@ -86,9 +86,9 @@ def simulate(requests: list[tuple[int, int]], *, limit: int, window: int | None,
     request (served one after another: workload/scheduler.py). Returns the means, from each request's
     sending, of TTFT, TPOT ((e2e - TTFT) / (O - 1), over requests of O > 1) and e2e, the makespan and the mean
     running batch. `kv_tokens` / `watermark`: the KV pool a preempting engine admits and preempts over
-    (workload/scheduler.py), None: `limit` stands for it."""
+    (workload/scheduler.py), None: `limit` stands for it; `reserve`: room it keeps for outputs to come."""
     trace = scheduler.run(requests, limit=limit, window=window, budget=budget, beams=beams, mixes=mixes, step=step,
-                          decode=decode, front=front, kv_tokens=kv_tokens, watermark=watermark)
+                          decode=decode, front=front, kv_tokens=kv_tokens, watermark=watermark, output_reserve=reserve)
     ttft, tpot, e2e = [], [], []
     for k in trace.order:  # summed in the order requests finish
         out = requests[k][1]
@@ -152,7 +152,7 @@ def run_row(kind: str, mix, load, capacity: int, policy, steps, corner: str,
     row = simulate(requests, limit=limit, window=load.concurrency, budget=policy.max_batched_tokens,
                    beams=mix.beams, mixes=policy.mixes, step=lambda b, p: step(b, p, corner), decode=decode,
                    front=intake(steps.execution, corner), kv_tokens=kv_tokens if pooled else None,
-                   watermark=policy.kv_watermark)
+                   watermark=policy.kv_watermark, reserve=policy.output_reserve)
     batch = max(row["running"], 1.0)
     lag = (decode(batch) * policy.first_token_lag_steps + service(steps.execution, corner)
            - intake(steps.execution, corner))
@@ -166,9 +166,16 @@ def preempt_notes(rows: dict, policy, kv_tokens: int | None, capacity: int) -> l
         return []
     count = rows["typical"].get("preempted", 0)
     reserve = f", {policy.kv_watermark:.0%} of it kept free" if policy.kv_watermark else ""
-    return [f"KV admission: a request is admitted once its prompt's tokens fit in the KV pool of {kv_tokens:,} tokens"
-            f"{reserve} (no room kept for its output); when the running requests' next tokens do not fit, the latest "
-            f"admitted is preempted and its prompt and generated tokens recomputed when readmitted: "
+    kept = policy.output_reserve
+    rule = (f"its prompt's and its whole output's tokens (at most {kept.clip:,}) fit in the KV pool of "
+            f"{kv_tokens:,} tokens beside {kept.init:g} x the outputs the held requests still have to generate (the "
+            f"ratio falling to {kept.floor:g} over {kept.decay_steps:,} decode steps, reset when idle and after a "
+            f"preemption)" if kept else
+            f"its prompt's tokens fit in the KV pool of {kv_tokens:,} tokens{reserve} (no room kept for its output)")
+    after = (f"running requests are preempted (the latest admitted first) until {kept.headroom_steps:,} decode step(s) "
+             f"of the rest fit" if kept else "the latest admitted is preempted")
+    return [f"KV admission: a request is admitted once {rule}; when the running requests' next tokens do not fit, "
+            f"{after} and its prompt and generated tokens recomputed when readmitted: "
             + (f"{count:,} preemptions in this run (their wait and recompute in TPOT and e2e)" if count else
                "no preemption in this run")
             + f" (the steady state's {capacity:,} running at the mean context is not used as a cap here)"]
