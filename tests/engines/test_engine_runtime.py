@@ -39,4 +39,6 @@ def test_bert_base_batch1_is_bounded_by_the_fused_kernel_count():
     llm = estimate_inference(arch, device, InferenceConfig(batch=1, prompt=128, output=0, weights="fp16",
                                                            engine="tensorrt-llm"), limits=False)
     assert 113 * per_op <= trt.prefill.latency_s.typical <= 113 * per_op * 1.2
-    assert trt.prefill.latency_s.typical < llm.prefill.latency_s.typical / 3
+    # TensorRT-LLM's unfused path launches more kernels at its own per-kernel time: over twice as long (2.6x since
+    # runtimes.tensorrt's per-kernel enqueue went 4.0 -> 7.0 us, derived from trtexec's enqueue time; 3x before)
+    assert trt.prefill.latency_s.typical < llm.prefill.latency_s.typical / 2
