@@ -29,11 +29,13 @@ def test_an_undescribed_release_is_refused_in_one_line_naming_the_described_ones
 
 
 def test_before_1_0_decode_enqueues_each_kernel_of_the_tensorrt_engine():
-    """No CUDA graph by default in the TensorRT path (executor cudaGraphMode = false): the TensorRT runtime's
-    per-kernel enqueue, several times the PyTorch backend's graph replay from 1.0 on."""
+    """No CUDA graph by default in the TensorRT path (executor cudaGraphMode = false): a per-kernel enqueue from C++
+    (2.6 / 4.0 / 6.4 us, the release's own figure: runtimes.tensorrt's whole-engine enqueue of a vision model moved to
+    7.0 us and was not checked against these decode steps), several times the PyTorch backend's graph replay from 1.0 on."""
     old, new = resolve("tensorrt-llm@0.9.0", H200), resolve("tensorrt-llm@1.0.0", H200)
-    per_op = get_runtime("tensorrt").per_op_s
-    assert old.per_op_overhead(decode=True) == per_op
+    enqueue = old.per_op_overhead(decode=True)
+    assert (enqueue.low, enqueue.typical, enqueue.high) == pytest.approx((2.6e-6, 4.0e-6, 6.4e-6))
+    assert enqueue.typical > 5 * new.per_op_overhead(decode=True).typical
     assert new.per_op_overhead(decode=True).typical == pytest.approx(5.0e-7)
     assert new.profile.notes == ()
 
