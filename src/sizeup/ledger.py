@@ -106,7 +106,8 @@ class OpRecord:
     bytes_written: int = 0
     weight_bytes: int = 0
     """The part of `bytes_read` that is the op's stored weights, where its builder states it (a mixture-of-experts
-    layer's grouped GEMM: the routed experts' weights, the rest its tokens' rows); 0: not stated."""
+    layer's grouped GEMM: the routed experts' weights, the rest its tokens' rows; a decode step's self-attention:
+    the KV cache it streams, priced at the decode attention kernel's share of the bandwidth); 0: not stated."""
     dtype: str = "fp32"
     """Precision the op computes in (decides which peak it is priced at)."""
     count: int = 1

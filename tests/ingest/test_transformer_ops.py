@@ -133,6 +133,18 @@ def test_decode_reads_the_weights_once_and_the_cache():
     assert eight.totals().bytes_read - one.totals().bytes_read == pytest.approx(7 * kv_read, rel=0.02)
 
 
+def test_decode_attention_states_its_kv_cache_read_and_prefill_does_not():
+    """A decode step's attention op names the KV cache it streams (`weight_bytes`, priced at the decode attention
+    kernel's bandwidth share); a prefill's attention reads no cache of its own and states none."""
+    arch = load_model("llama-3-8b")
+    decode = [o for o in transformer_ledger(arch, Step(batch=8, new_tokens=1, context=4096)).ops
+              if o.kind == OpKind.ATTENTION]
+    assert decode and all(o.weight_bytes == 8 * 4096 * 131_072 // 32 for o in decode)  # per layer: K and V, bf16
+    prefill = [o for o in transformer_ledger(arch, Step(batch=1, new_tokens=512, context=512)).ops
+               if o.kind == OpKind.ATTENTION]
+    assert prefill and all(o.weight_bytes == 0 for o in prefill)
+
+
 def test_moe_decode_reads_only_the_routed_experts():
     arch = load_model("mixtral-8x7b")
     ledger = transformer_ledger(arch, Step(batch=1, new_tokens=1, context=128), weights="bf16")

@@ -170,6 +170,11 @@ class ExecutionModel(EntryPoint):
         fraction of its peak it reaches (engines/kernels.py Kernel), or None: the device defaults apply."""
         return None
 
+    def decode_attention_memory(self) -> Range | None:
+        """The share of the peak bandwidth the engine's decode attention kernel streams the KV cache at, where its
+        data file gives a measured one (Efficiency.attention_memory); None: the decode phase's memory fraction."""
+        return None
+
     def moe_kernel(self, weights: str, decode: bool, tokens: int, rows: float | None = None):
         """A MoE layer's grouped GEMM on `weights` at `rows` per expert (tokens x top-k / experts): a Kernel, or None
         (priced as matmuls); by default the `moe_gemm[_memory]@FORMAT@ARCH` settings (engines/settings_kernels.py)."""

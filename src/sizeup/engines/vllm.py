@@ -180,6 +180,12 @@ class VLLM(ExecutionModel):
         hip = self.profile.range("decode_overhead_s.hip") if decode and self.platform == "hip" else None
         return hip or super().per_op_overhead(decode, tokens)
 
+    def decode_attention_memory(self) -> Range | None:
+        """The paged decode attention kernel's share of the HBM bandwidth on CUDA (`decode_attention_memory`:
+        FlashAttention's paged decode); None on other platforms (ROCm's custom paged attention, Intel XPU: no
+        bandwidth figure of theirs read)."""
+        return self.profile.range("decode_attention_memory") if self.platform == "cuda" else None
+
     def matrix_kernel(self, weights: str, decode: bool, tokens: int):
         """On ROCm: fp8 weights' GEMMs at `rocm_matmul@fp8` of the dense fp8 peak (hipBLASLt through
         torch._scaled_mm, or AMD's tuned kernels), and at decode the GEMMs' share of the HBM bandwidth

@@ -192,9 +192,11 @@ class _Builder:
             extra = pairs * heads if a.alibi else 0
             if a.alibi:
                 notes += ("ALiBi: a linear bias added to each score",)
+            # a decode step's attention streams the KV cache (its `weights`: price/rates.py prices them at the
+            # decode attention kernel's own share of the bandwidth, Efficiency.attention_memory)
             self.add("attention", OpKind.ATTENTION, p, product + SOFTMAX_FLOPS_PER_ELEMENT * pairs * heads + extra,
                      t * heads * a.head_dim * self.a + kv_read, t * heads * a.v_head_dim * self.a, matmul=product,
-                     notes=notes)
+                     notes=notes, weights=kv_read if step.new_tokens == 1 else 0)
             if not arch.encoder:
                 new_kv = int(t * kv_heads * (a.head_dim + a.v_head_dim) * self.kv_bytes)
                 self.add("kv_cache_write", OpKind.COPY, p, 0, t * kv_heads * (a.head_dim + a.v_head_dim) * self.a,

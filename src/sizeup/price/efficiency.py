@@ -52,6 +52,10 @@ class Efficiency:
     grouped_memory: Range | None = None
     """Fraction of the peak bandwidth a mixture-of-experts grouped GEMM streams its expert weights at (an engine's
     MoE kernel); None: the phase's `memory` fraction, as every other op."""
+    attention_memory: Range | None = None
+    """Fraction of the peak bandwidth a decode step's attention kernel streams the KV cache at (the ledger's attention
+    ops' `weight_bytes`; an engine's decode attention kernel, price/execution.py), never above the phase's `memory`
+    fraction; None: the phase's `memory` fraction."""
 
     def with_overrides(self, **changes) -> Efficiency:
         return replace(self, **changes)

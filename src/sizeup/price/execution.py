@@ -78,6 +78,9 @@ def _phase_efficiency(model, eff: Efficiency, decode: bool, weights: WeightForma
                 changes["grouped_memory"] = moe.memory
             changes["origin"] = f"{changes.get('origin', eff.origin)}, {model.name} {moe.name} ({moe.table})"
             model.memo[("moe", decode, weights.id, tokens)] = moe
+        attention = model.decode_attention_memory() if decode else None
+        if attention is not None:  # the KV-cache read at the engine's decode attention kernel's share of the bandwidth
+            changes["attention_memory"] = attention
     changes.setdefault("origin", f"{eff.origin}, {model.name} {'decode' if decode else 'prefill'}")
     return replace(eff, **changes) if len(changes) > 1 else eff
 

@@ -167,11 +167,15 @@ class OpClasses:
     """Per op, the bytes a grouped GEMM streams at the engine's MoE kernel's own share of the bandwidth: its expert
     weights (`OpRecord.weight_bytes`; all its bytes where the ledger states none); its tokens' rows, and every other
     op, move at the device's memory efficiency. Empty: none."""
+    attention_cache: list[float] = field(default_factory=list)
+    """Per op, the KV-cache bytes a decode step's attention streams at the decode attention kernel's own share of the
+    bandwidth (`OpRecord.weight_bytes` of an attention op); 0 for other ops. Empty: none."""
 
     @classmethod
     def of(cls, ledger: Ledger) -> OpClasses:
         tensor_flops, vector_flops, nbytes, launches, t_cls, v_cls, grouped = [], [], [], [], [], [], []
         weights: list[float] = []
+        cache: list[float] = []
         t_index: dict[tuple[str, str], int] = {}
         v_index: dict[str, int] = {}
         for o in ledger.ops:
@@ -183,6 +187,7 @@ class OpClasses:
             launches.append(float(o.count) if (o.kind != OpKind.VIEW and moves) else 0.0)
             grouped.append(o.op == GROUPED_OP)
             weights.append(float((o.weight_bytes or o.bytes_read + o.bytes_written) * o.count) if grouped[-1] else 0.0)
+            cache.append(float(o.weight_bytes * o.count) if o.kind == OpKind.ATTENTION else 0.0)
             if o.matmul_flops:
                 kind = GROUPED if grouped[-1] else o.kind.value if o.kind.value in TENSOR_KINDS else "matmul"
                 t_cls.append(t_index.setdefault((kind, o.dtype), len(t_index)))
@@ -190,7 +195,7 @@ class OpClasses:
                 t_cls.append(-1)
             v_cls.append(v_index.setdefault(o.dtype, len(v_index)))
         return cls(tensor_flops, vector_flops, nbytes, launches, t_cls, list(t_index), v_cls, list(v_index), grouped,
-                   weights)
+                   weights, cache)
 
 
 def op_classes(ledger: Ledger) -> OpClasses:
@@ -220,6 +225,9 @@ class InverseRates:
     grouped_bandwidth: list[float] | None = None
     """Seconds per byte of a grouped GEMM's expert weights (OpClasses.grouped_weights) where the engine's MoE kernel
     streams them at its own share of the bandwidth (Efficiency.grouped_memory); None: `bandwidth`."""
+    attention_bandwidth: list[float] | None = None
+    """Seconds per byte of a decode step's KV-cache read (OpClasses.attention_cache) at the decode attention kernel's
+    share of the bandwidth (Efficiency.attention_memory, never above `memory`); None: `bandwidth`."""
 
 
 def inverse_rates(device: DeviceSpec, eff: Efficiency, classes: OpClasses) -> InverseRates:
@@ -290,8 +298,13 @@ def inverse_rates(device: DeviceSpec, eff: Efficiency, classes: OpClasses) -> In
     if eff.grouped_memory is not None and any(classes.grouped):
         grouped = [1.0 / (device.memory_bandwidth_bytes_per_s * getattr(eff.grouped_memory, level))
                    for level in reversed(LEVELS)]
+    attention = None
+    if eff.attention_memory is not None and any(classes.attention_cache):
+        attention = [1.0 / (device.memory_bandwidth_bytes_per_s * min(getattr(eff.attention_memory, level),
+                                                                      getattr(eff.memory, level)))
+                     for level in reversed(LEVELS)]
     per_launch = [getattr(eff.overhead_s, level) for level in LEVELS]
-    return InverseRates(inv_tensor, inv_vector, bandwidth, per_launch, notes, unknown, grouped)
+    return InverseRates(inv_tensor, inv_vector, bandwidth, per_launch, notes, unknown, grouped, attention)
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,6 +338,9 @@ def price_totals(ledger: Ledger, device: DeviceSpec, efficiency: Efficiency | No
             if rates.grouped_bandwidth and classes.grouped[i]:  # the experts' weights at the MoE kernel's share
                 streamed = min(classes.grouped_weights[i], classes.bytes[i])
                 memory += streamed * (rates.grouped_bandwidth[row] - rates.bandwidth[row])
+            if rates.attention_bandwidth and classes.attention_cache[i]:  # the KV cache at the attention kernel's share
+                cached = min(classes.attention_cache[i], classes.bytes[i])
+                memory += cached * (rates.attention_bandwidth[row] - rates.bandwidth[row])
             time = max(compute, memory)
             launch = launches * rates.per_launch[row]
             time = time + launch if synchronous else max(time, launch)

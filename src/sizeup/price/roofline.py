@@ -53,6 +53,8 @@ class LedgerArrays:
     """Per op, whether it is a mixture-of-experts grouped GEMM (rates.OpClasses.grouped)."""
     grouped_weights: np.ndarray = field(default_factory=lambda: np.zeros(0))
     """Per op, a grouped GEMM's expert-weight bytes (rates.OpClasses.grouped_weights); 0 for other ops."""
+    attention_cache: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    """Per op, the KV-cache bytes a decode step's attention streams (rates.OpClasses.attention_cache); 0 for others."""
     conv_outputs: np.ndarray = field(default_factory=lambda: np.zeros(0))
     """Output elements of one execution of each convolution (0 for other ops): its GEMM's M·N."""
     groups: dict[str, tuple[list[str], np.ndarray, np.ndarray]] = field(default_factory=dict)
@@ -70,7 +72,8 @@ class LedgerArrays:
                    tensor_class=np.asarray(c.tensor_class, dtype=np.int64), tensor_classes=c.tensor_classes,
                    vector_class=np.asarray(c.vector_class, dtype=np.int64), vector_classes=c.vector_classes,
                    grouped=np.asarray(c.grouped, dtype=bool),
-                   grouped_weights=np.asarray(c.grouped_weights, dtype=float), conv_outputs=np.asarray([o.bytes_written * 8 / DTYPE_BITS.get(o.dtype, 32)
+                   grouped_weights=np.asarray(c.grouped_weights, dtype=float),
+                   attention_cache=np.asarray(c.attention_cache, dtype=float), conv_outputs=np.asarray([o.bytes_written * 8 / DTYPE_BITS.get(o.dtype, 32)
                                             if o.kind == OpKind.CONV and o.matmul_flops else 0.0
                                             for o in ledger.ops], dtype=float))
 
@@ -270,6 +273,9 @@ def price(ledger: Ledger | LedgerArrays, device: DeviceSpec, efficiency: Efficie
     if rates.grouped_bandwidth is not None:  # an engine's MoE kernel streams the expert weights at its own share,
         streamed = np.minimum(arrays.grouped_weights, moved)  # their tokens' rows move as any op's do
         memory += streamed * (np.array([[r] for r in rates.grouped_bandwidth]) - inv_bandwidth)
+    if rates.attention_bandwidth is not None:  # a decode step's KV-cache read at the attention kernel's share
+        cached = np.minimum(arrays.attention_cache, moved)
+        memory += cached * (np.array([[r] for r in rates.attention_bandwidth]) - inv_bandwidth)
     notes += [l2_note] if l2_note else []
     if device.kind in OCCUPANCY_KINDS and device.compute_units and arrays.conv_outputs.any():
         busy, lowest = _occupancy(arrays, device)  # too few output tiles leave SMs idle (price.occupancy)
