@@ -7,7 +7,6 @@ import pytest
 
 from sizeup.engines import parse_engine, resolve
 from sizeup.engines.profile import engine_profile
-from sizeup.engines.runtimes import get_runtime
 from sizeup.errors import ConfigError
 from sizeup.hardware.catalog import load_catalog
 
