@@ -1,6 +1,8 @@
 """Throughput under load (workload/serving.py): the steady state of a continuous-batching server priced from the
 execution model's batching policy."""
 
+from dataclasses import replace
+
 import pytest
 
 from sizeup.errors import ConfigError
@@ -161,12 +163,17 @@ def test_an_engine_that_reserves_a_whole_output_holds_fewer_requests():
     assert held == pytest.approx(paged * 3000 / 4000, abs=1)
     vllm = serving.execution_for(H100, InferenceConfig(weights="bf16", kv_dtype="fp16", engine="vllm"))
     assert not vllm.load_policy.reserve_to_completion
+    # an engine cap below what the pool holds at I + O binds as it is: not scaled down with the pool's fit
+    capped = replace(config, engine_options=("max-batch-size=64",))
+    cmodel = serving.execution_for(H100, capped)
+    short = RequestMix(input_tokens=200, output_tokens=300)
+    fit, _, _ = serving._capacity(LLAMA8, H100, config, model, model.load_policy, short, None)
+    cap, _, why = serving._capacity(LLAMA8, H100, capped, cmodel, cmodel.load_policy, short, None)
+    assert fit > 64 and cap == 64 and "max_sequences" in why
 
 
 def test_ttft_adds_the_engines_request_host_time_and_its_output_lag(monkeypatch):
     # a request's TTFT = host time outside the GPU steps + lag steps + half a step's admission wait + its prefill
-    from dataclasses import replace
-
     from sizeup.engines.base import ExecutionModel
     from sizeup.workload import serving
 

@@ -231,19 +231,19 @@ def _capacity(arch, device, cfg, model, policy, mix: RequestMix, kv: int | None)
     I, O = mix.input_tokens, mix.output_tokens
     mean_context = I + max(O // 2, 1)
     w, held = mix.beams, O if policy.reserve_to_completion else max(O // 2, 1)
-    if kv is None:  # probed at the mean context; the pool holds tokens: the prompt once, each beam's output
-        probe = estimate_inference(arch, device, replace(cfg, batch=1, prompt=I, output=max(O // 2, 1), context=None),
-                                   limits=True, execution=model)
+    if kv is None:  # probed at the tokens a request holds: the prompt once, each beam's output (whole or half)
+        # the probe's count is the engine's, capped at its max_sequences: probed at the held context itself, not
+        # scaled from the mean context, so a cap is not scaled down with the KV fit
+        probe = estimate_inference(arch, device, replace(cfg, batch=1, prompt=I, output=max(w * held, 1),
+                                                         context=None), limits=True, execution=model)
         kv = probe.memory.max_concurrent_sequences or probe.max_batch
-        per_token = probe.memory.kv_cache_needed_bytes / mean_context if probe.memory.kv_cache_needed_bytes else 0
+        per_token = probe.memory.kv_cache_needed_bytes / (I + w * held) if probe.memory.kv_cache_needed_bytes else 0
         pool = int(probe.memory.kv_cache_bytes / per_token) if per_token and probe.memory.kv_cache_bytes else (
-            kv * mean_context)
-        kv = int(kv * mean_context / (I + w * held))
+            kv * (I + w * held))
     else:
         pool = kv * (I + w * held)
-    parts = {"the KV cache": max(kv, 1)}
-    if policy.max_sequences:
-        parts["max_sequences"] = policy.max_sequences
+    parts = {"max_sequences": policy.max_sequences} if policy.max_sequences else {}  # a tie: the engine's cap
+    parts["the KV cache"] = max(kv, 1)
     if policy.max_batched_tokens and policy.mixes:
         parts["max_batched_tokens"] = max(1, int(policy.max_batched_tokens * O / (I + w * O)))
     limit = min(parts, key=parts.get)
