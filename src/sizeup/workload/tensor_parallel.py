@@ -36,7 +36,8 @@ def tensor_parallel_comm(ledger: Ledger, device: DeviceSpec, gpus: int, model: E
     for o in ledger.ops:
         if o.kind == OpKind.COMM:  # one per layer
             on = own if own is not None and o.op == "all_reduce" and o.bytes_written < cap else link
-            comm = comm + collective_time(o.op, o.bytes_written, gpus, on).scale(o.count)
+            full = max(o.bytes_read, o.bytes_written)  # the full tensor: a reduce-scatter writes 1/tp of what it reads
+            comm = comm + collective_time(o.op, full, gpus, on).scale(o.count)
     if tp is None:
         return comm, ZERO, []
     drift, drift_notes = ZERO, []
