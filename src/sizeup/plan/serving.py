@@ -33,6 +33,7 @@ from sizeup.price.execution import expert_rows, phase_efficiency
 from sizeup.price.memory import MemoryConfig, inference_memory
 from sizeup.price import streaming
 from sizeup.price.roofline import price
+from sizeup.workload.host_floor import raised
 from sizeup.workload.inference import InferenceConfig, estimate_inference, execution_for, tensor_parallel_comm
 from sizeup.workload.quantize import get_format
 from sizeup.workload.serving import Load, RequestMix, serving_load
@@ -47,8 +48,8 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
                   execution: ExecutionModel | None = None) -> ReplicaModel:
     """Prefill as fixed + per-token time (two priced prompts), decode step time at batch sizes up to
     `max_batch` (priced ledgers at the mean context of a generation, with the tensor-parallel collectives on
-    `device`'s link, as `estimate` prices them, at least the time of a process beside the scheduler that streams
-    every running request's token: ExecutionModel.front_floor), scheduled by the engine's batching policy (its
+    `device`'s link, raised to the engine's host time for the iteration and its front process's time, as `estimate`
+    prices them: workload/host_floor.py `raised`), scheduled by the engine's batching policy (its
     max_sequences caps `max_batch`, the KV pool's bound). `execution`: the engine on `device`, resolved once by the
     caller (default: from `cfg`)."""
     model = execution or execution_for(device, cfg)
@@ -82,8 +83,7 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
         roof = price(ledger, device, eff)
         gpu = (roof.total_s.typical + step_s + (eager[0].typical if eager else 0.0)
                + (extra[0].typical if extra else 0.0) + _tp_comm_s(ledger, device, cfg.gpus, model, roof))
-        front = model.front_floor(b)  # a process beside the scheduler streaming every token: a floor, as estimate
-        times.append(max(gpu, front.typical) if front is not None else gpu)
+        times.append(raised(model, b, cfg.gpus, gpu, "typical"))  # the engine's host time and front process, as estimate
     return ReplicaModel(prefill_fixed_s=fixed, prefill_per_token_s=per_token, decode_batches=tuple(batches),
                         decode_step_s=tuple(times), max_batch=max_batch, scheduling=policy.scheduling,
                         mixed_steps=policy.mixes, chunked_prefill=policy.chunked_prefill,

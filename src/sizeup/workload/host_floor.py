@@ -15,16 +15,22 @@ streams every running request's token) is pipelined with the steps either way: s
 
 from __future__ import annotations
 
-__all__ = ["floored", "mixed", "notes"]
+__all__ = ["floored", "mixed", "notes", "raised"]
 
 
 def floored(steps, requests: float, step: float, corner: str) -> float:
     """`step` (seconds, at the `corner` 'low' / 'typical' / 'high' of the ranges) raised to the engine's host
     time for an iteration holding `requests` requests (serving_steps.Steps `steps`: the engine and the replica's GPUs)."""
-    model = steps.execution
+    return raised(steps.execution, requests, steps.cfg.gpus, step, corner)
+
+
+def raised(model, requests: float, gpus: int, step: float, corner: str) -> float:
+    """`step` raised to (or, without an overlap scheduler, added to) the host time of execution model `model` for an
+    iteration of `requests` requests on a replica of `gpus` GPUs, then floored at its front process's time: one
+    function for the estimate's steps (`floored`) and the planner's (plan/serving.py replica_model)."""
     if model is None:
         return step
-    floor = model.host_floor(requests, steps.cfg.gpus)
+    floor = model.host_floor(requests, gpus)
     if floor is not None:
         step = max(step, getattr(floor, corner)) if model.host_overlapped else step + getattr(floor, corner)
     front = model.front_floor(requests)
