@@ -1,9 +1,11 @@
 """vLLM's start-up check (engines/vllm.py VLLM._refuses_to_start): the KV pool must hold one request of max_model_len
-tokens, else V0 and V1 raise at start-up. A --max-model-len given fails the fit; the model's own context is a note."""
+tokens, else V0 and V1 raise at start-up. A --max-model-len given is refused in one line naming the longest that
+starts (the server would not start: no fit, limit or served run to report); the model's own context is a note."""
 
 import pytest
 
 from sizeup.api import estimate
+from sizeup.errors import ConfigError
 
 QWEN = dict(device="h100-sxm-80gb", engine="vllm@0.11.0", quant="bf16")
 
@@ -14,9 +16,11 @@ def _notes(result) -> str:
 
 def test_a_max_model_len_the_pool_cannot_hold_does_not_start():
     # Qwen3-32B bf16 on one H100 80GB: ~4.5 GiB of pool, 40,960 tokens x 256 KiB = 10 GiB for one request
-    result = estimate("qwen3-32b", engine_options=("max-model-len=40960",), **QWEN)
-    assert not result.memory.fits
-    assert "vLLM refuses to start" in _notes(result) and "10.00 GiB" in _notes(result)
+    with pytest.raises(ConfigError) as refused:
+        estimate("qwen3-32b", engine_options=("max-model-len=40960",), **QWEN)
+    message = str(refused.value)
+    assert "\n" not in message and message.startswith("--engine-opt max-model-len=40960: vLLM refuses to start")
+    assert "10.00 GiB" in message and "give --engine-opt max-model-len=" in message
 
 
 def test_a_max_model_len_the_pool_holds_starts():

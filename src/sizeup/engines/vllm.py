@@ -391,9 +391,10 @@ class VLLM(ExecutionModel):
         concurrency = min(max(pool, 0) // kv_seq, max_seqs) if kv_seq else None
         fits = pool >= needed and pool > 0 and budget + (0 if inside else graphs.typical) <= req.usable.typical
         refused = self._refuses_to_start(req, pool, block)
-        if refused:  # a --max-model-len given is what vLLM would be started with: it does not start; at the model's
-            notes.append(refused)  # own context the deploy is taken to pass a --max-model-len the pool holds
-            fits = fits and not self.profile.values.get("max_model_len")
+        if refused and self.profile.values.get("max_model_len"):  # what vLLM would be started with: it does not start
+            raise ConfigError(f"--engine-opt max-model-len={int(self.profile.values['max_model_len'])}: {refused}")
+        if refused:  # at the model's own context the deploy is taken to pass a --max-model-len the pool holds
+            notes.append(refused)
         notes.append(f"vLLM takes {utilization:.0%} of the GPU up front; the KV pool is what remains after weights, "
                      f"the profiling run's peak" + (" (with the multimodal profile)" if profile else "")
                      + (", non-torch and CUDA-graph memory" if inside else
@@ -414,7 +415,8 @@ class VLLM(ExecutionModel):
         at start-up (seen: github.com/QwenLM/Qwen3/issues/295, V0, 2024-04; github.com/vllm-project/recipes/pull/12,
         V1 0.10.1, 2025-08; read 2026-12-05). Checked where a sequence's cache grows linearly with its tokens (no sliding-window, state-space
         or encoder layer, whose bytes at N tokens the per-token figure would overstate); None where it starts. The
-        caller fails the fit only for a --max-model-len given; at the model's own context it is a note."""
+        caller refuses a --max-model-len given in one line (the server would not start: nothing to estimate); at the
+        model's own context it is a note."""
         arch = req.arch
         length = int(self.profile.values.get("max_model_len") or arch.max_context or 0)
         if length <= 0 or req.context <= 0 or pool <= 0 or arch.encoder:
