@@ -223,6 +223,13 @@ def test_sglang_admission_keeps_room_for_outputs_as_each_release_sets_it():
     assert wary.init == pytest.approx(0.84) and wary.floor == pytest.approx(0.1176)
     wary_old = resolve("sglang@0.3", h100, settings={"schedule_conservativeness": 1.2}).load_policy.output_reserve
     assert wary_old.init == 0.7 and wary_old.floor == pytest.approx(0.12)
+    # from 0.4 the floor is min(init x 0.14, 1) of the clamped start: at c = 3 the start is 1.0, the floor 0.14
+    # (scaling the 0.098 floor by c gave 0.294)
+    very = resolve("sglang@0.5.4", h100, settings={"schedule_conservativeness": 3}).load_policy.output_reserve
+    assert very.init == 1.0 and very.floor == pytest.approx(0.14)
+    # the ratio after a retraction allows SGLANG_RETRACT_DECODE_STEPS (20) a kept request in every release, also from
+    # 0.5.2 where the retract loop stops once one decode step fits (headroom_steps 1)
+    assert (new.ratio_steps, old.output_reserve.ratio_steps) == (20, 20)
 
 
 def test_sglang_keeps_room_for_outputs_where_the_pool_is_small():

@@ -48,6 +48,10 @@ def test_after_a_preemption_the_ratio_is_set_from_the_requests_kept():
     assert books.ratio == pytest.approx(0.5)
     books.retracted(generated=190, count=2, whole=200)
     assert books.ratio == 1.0
+    # 0.5.2 on: retract until one step fits, but the new ratio still allows 20 steps a kept request
+    late = Ledger(OutputReserve(init=0.7, floor=0.1, decay_steps=600, headroom_steps=1, ratio_steps=20), [100, 100])
+    late.retracted(generated=60, count=2, whole=200)
+    assert late.ratio == pytest.approx(0.5) and late.headroom == 1
 
 
 def test_outputs_are_clipped_in_the_reserve():

@@ -20,13 +20,14 @@ class OutputReserve:
     still have to generate (each at most `clip`). The ratio starts at `init` (and returns there when the engine is
     idle), falls by (init - floor) / decay_steps per decode step down to `floor`; when a decode step finds no free
     token, running requests are preempted (the fewest outputs first; recomputed when readmitted) until
-    `headroom_steps` decode steps of the rest fit, and the ratio is set to (tokens they generated + headroom_steps x
+    `headroom_steps` decode steps of the rest fit, and the ratio is set to (tokens they generated + ratio_steps x
     their count) / their whole outputs, at most 1."""
 
     init: float
     floor: float
     decay_steps: int
     headroom_steps: int = 1
+    ratio_steps: int = 20
     clip: int = 4096
 
     @property

@@ -128,17 +128,22 @@ class SGLang(ExecutionModel):
     def load_policy(self) -> Batching:
         """`batching` with the scheduler's admission (data `kv_output_reserve`): new_token_ratio's start, floor and
         decay steps, scaled by --schedule-conservativeness as scheduler.py does (init = min(0.7 c, 1) from 0.4, the
-        floor min(base c, 1)), the retract headroom and the clip of a request's output estimate."""
+        floor min(init x 0.14, 1), 0.2-0.3: min(0.1 c, 1)), the retract headroom, the steps the reset ratio allows for
+        and the clip of a request's output estimate."""
         policy = super().load_policy
         if not self.profile.value("kv_output_reserve", 0):
             return policy
         value = self.profile.value
         c = float(self.profile.values.get("schedule_conservativeness", 1.0))
-        init = value("new_token_ratio_init", 0.7)
-        init = min(init * c, 1.0) if value("new_token_ratio_init_scaled", 1) else init
-        rule = OutputReserve(init=init, floor=min(value("new_token_ratio_min", 0.098) * c, 1.0),
-                             decay_steps=int(value("new_token_ratio_decay_steps", 600)),
+        base_init, base_floor = value("new_token_ratio_init", 0.7), value("new_token_ratio_min", 0.098)
+        if value("new_token_ratio_init_scaled", 1):  # 0.4+: init = min(0.7 c, 1), floor = min(init x 0.14, 1)
+            init = min(base_init * c, 1.0)
+            floor = min(init * base_floor / base_init, 1.0)
+        else:  # 0.2-0.3: the initial ratio unscaled, the floor min(0.1 c, 1)
+            init, floor = base_init, min(base_floor * c, 1.0)
+        rule = OutputReserve(init=init, floor=floor, decay_steps=int(value("new_token_ratio_decay_steps", 600)),
                              headroom_steps=int(value("retract_headroom_steps", 1)),
+                             ratio_steps=int(value("retract_ratio_steps", 20)),
                              clip=int(value("clip_max_new_tokens", 4096)))
         return replace(policy, preempts=True, output_reserve=rule)
 

@@ -3,7 +3,7 @@ kept for the step simulator (workload/scheduler.py `reserve`). A request is admi
 in use, its prompt and its whole output (clipped), those admitted earlier in the same scheduling round whole, and
 `ratio` x the outputs every request already held still has to generate (each clipped). The ratio falls by the
 rule's decay each decode step to its floor, returns to its start when the engine is idle, and after a preemption
-is set from the requests left running: (tokens they generated + headroom x their count) / their whole outputs.
+is set from the requests left running: (tokens they generated + ratio_steps x their count) / their whole outputs.
 
 Sums are kept as running totals (the simulator prices runs of decode steps at once): a running request's remaining
 output at decode step s is base - s with base = its outputs still to generate at its first token + that step - 1.
@@ -24,12 +24,13 @@ few steps later, before the next finish): a cadence of the simulator, not an eng
 class Ledger:
     """The reserve's state over one simulated run (`rule`: an OutputReserve; `outputs`: each request's output)."""
 
-    __slots__ = ("clip", "decay", "extra", "floor", "headroom", "init", "pending", "ratio", "running", "sum_base",
+    __slots__ = ("clip", "decay", "extra", "floor", "headroom", "init", "ratio_steps", "pending", "ratio", "running", "sum_base",
                  "sum_pending", "whole")
 
     def __init__(self, rule, outputs: Sequence[int]) -> None:
         self.init, self.floor, self.decay = rule.init, min(rule.floor, rule.init), rule.decay
         self.headroom, self.clip = max(int(rule.headroom_steps), 1), int(rule.clip)
+        self.ratio_steps = max(int(rule.ratio_steps), 1)
         self.ratio = self.init
         self.whole = not outputs or max(outputs) <= self.clip  # no output clipped: the totals are exact
         self.running: dict[int, int] = {}  # request -> base (remaining output at step s: base - s)
@@ -82,7 +83,7 @@ class Ledger:
     def retracted(self, generated: int, count: int, whole: int) -> None:
         """After a preemption: `count` requests left running, `generated` of their `whole` outputs made."""
         if count:
-            self.ratio = min(1.0, (generated + self.headroom * count) / max(whole, 1))
+            self.ratio = min(1.0, (generated + self.ratio_steps * count) / max(whole, 1))
 
     def recheck(self) -> int | None:
         """Decode steps after which a blocked admission is tried again while the ratio falls; None: at its floor."""
