@@ -77,3 +77,15 @@ def test_every_tensor_but_the_routed_experts_is_held_whole_on_each_rank():
     tp = api.estimate("qwen3-235b-a22b", **common)
     dp = api.estimate("qwen3-235b-a22b", **common, engine_options=("enable-attention-dp",))
     assert dp.memory.weights_bytes - tp.memory.weights_bytes == pytest.approx(extra, rel=1e-6)
+
+
+def test_attention_data_parallelism_with_pipeline_stages_is_refused_in_one_line():
+    """Attention DP's ranks are one stage's tensor-parallel GPUs; with --pp the memory model dropped the whole weights
+    beside the experts silently. Refused in one line instead (review, 2026-12-05)."""
+    from sizeup.api import estimate
+    from sizeup.errors import ConfigError
+
+    with pytest.raises(ConfigError) as refused:
+        estimate("qwen3-235b-a22b", device="h200-sxm-141gb", gpus=8, pp=2, engine="tensorrt-llm", quant="fp8",
+                 engine_options=("enable-attention-dp",))
+    assert "\n" not in str(refused.value) and "--pp 2" in str(refused.value)

@@ -409,6 +409,10 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         return _split_phase(on_dev, on_cpu, on_gpu, tokens)
 
     ranks = model.attention_ranks  # attention data parallelism: the ledger of one rank (engines/attention_dp.py)
+    if ranks > 1 and (cfg.pp > 1 or cfg.gpu_layers is not None):
+        raise ConfigError(f"attention data parallelism over {ranks} ranks with --pp {cfg.pp}"
+                          + (f" / --gpu-layers {cfg.gpu_layers}" if cfg.gpu_layers is not None else "")
+                          + ": not priced (its ranks are the tensor-parallel GPUs of one stage); drop one of them")
     prefill_ledger = step_ledger(arch, Step(batch=micro, new_tokens=dec_prompt, context=dec_prompt), fmt,
                                  cfg.kv_dtype, act_dtype, tp, ranks)
     prefill = phase(prefill_ledger, False, cfg.batch * dec_prompt, micro * dec_prompt)

@@ -222,14 +222,14 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
                            assumptions=tuple(dict.fromkeys(notes)))
 
 
-def _capacity(arch, device, cfg, model, policy, mix: RequestMix, kv: int | None) -> tuple[int, str, int]:
+def _capacity(arch, device, cfg, model, policy, mix: RequestMix, kv: int | None) -> tuple[int, int, str]:
     """The most requests running at once: the engine's max_sequences, the KV pool at the mean context of a request
     (paged caches hold what a request has reached: I + O / 2 tokens on average; I + O where the engine reserves a
     request's whole output; each beam its own output), and for mixed steps the step's token budget (B decodes +
-    B x I / O prompt tokens <= max_batched_tokens). `kv`, where the caller gives it, is taken as it is. Third: the
-    KV pool in tokens (at the mean context's bytes per token) for a policy that admits and preempts token by token."""
+    B x I / O prompt tokens <= max_batched_tokens). `kv`, where the caller gives it, is taken as it is. (the count,
+    the KV pool in tokens (at the held context's bytes per token) for a policy that admits and preempts token by
+    token, the sentence that says which bound binds)."""
     I, O = mix.input_tokens, mix.output_tokens
-    mean_context = I + max(O // 2, 1)
     w, held = mix.beams, O if policy.reserve_to_completion else max(O // 2, 1)
     if kv is None:  # probed at the tokens a request holds: the prompt once, each beam's output (whole or half)
         # the probe's count is the engine's, capped at its max_sequences: probed at the held context itself, not
@@ -248,7 +248,8 @@ def _capacity(arch, device, cfg, model, policy, mix: RequestMix, kv: int | None)
         parts["max_batched_tokens"] = max(1, int(policy.max_batched_tokens * O / (I + w * O)))
     limit = min(parts, key=parts.get)
     held_as = (f"{I + w * held:,} tokens a request, its whole output reserved before it starts"
-               if policy.reserve_to_completion else f"the mean context of {mean_context:,} tokens")
+               if policy.reserve_to_completion else f"the mean context of {I + w * held:,} tokens"
+               + (f" ({w} beams' outputs)" if w > 1 else ""))
     return parts[limit], pool, (f"at most {parts[limit]:,} requests run at once ({limit}; KV cache at {held_as}: "
                           f"{parts['the KV cache']:,}"
                           + (f", max_sequences {policy.max_sequences:,}" if policy.max_sequences else "")
