@@ -79,6 +79,13 @@ class ReplicaModel:
     configuration the decode table is priced from, so that a plan's equal replica models share their priced steps
     (`_step_pricing`)."""
 
+    gpu_step_s: tuple[float, ...] = ()
+    """The decode steps' GPU time at `decode_batches`, before the engine's host time; empty: `decode_step_s` is."""
+    host_s: tuple[tuple[float, float], ...] = ()
+    """Per decode batch, the engine's host time for the iteration (workload/host_floor.py `raised`): (added to the
+    step where no overlap scheduler hides it, the floor under the step: the overlapped host time or a front process),
+    so a mixed step is raised as a whole as the estimate raises it; empty: none."""
+
     def __post_init__(self) -> None:
         if self.max_batch < 1 or not self.decode_batches or len(self.decode_batches) != len(self.decode_step_s):
             raise ConfigError("replica model needs max_batch >= 1 and decode step times per batch size")
@@ -90,6 +97,17 @@ class ReplicaModel:
     def decode_table(self) -> list[float]:
         """Decode step time for every batch size 0..max_batch (interpolated once)."""
         return [float(v) for v in np.interp(np.arange(self.max_batch + 1), self.decode_batches, self.decode_step_s)]
+
+    def host_tables(self) -> tuple[list[float], list[float], list[float]]:
+        """(GPU step, host time added, host floor) for every batch 0..max_batch, interpolated once; a model without
+        host times: zeros for them (and without GPU steps, the decode table as the GPU's)."""
+        grid = np.arange(self.max_batch + 1)
+        gpu = (self.decode_table() if len(self.gpu_step_s) != len(self.decode_batches) else
+               [float(v) for v in np.interp(grid, self.decode_batches, self.gpu_step_s)])
+        if len(self.host_s) != len(self.decode_batches):
+            return gpu, [0.0] * len(grid), [0.0] * len(grid)
+        return (gpu, [float(v) for v in np.interp(grid, self.decode_batches, [h[0] for h in self.host_s])],
+                [float(v) for v in np.interp(grid, self.decode_batches, [h[1] for h in self.host_s])])
 
     def prefill_s(self, tokens: int) -> float:
         return self.prefill_fixed_s + self.prefill_per_token_s * tokens
@@ -282,6 +300,7 @@ def _step_pricing(model: ReplicaModel) -> tuple[list[float], Callable[[int, int]
     kept by (batch, chunk), since a plan simulates one replica model at many rates (rate_at_sla's bisection) and a
     simulation prices the same few steps thousands of times."""
     table = model.decode_table()
+    gpu, added, floor = model.host_tables()  # a step is raised to the engine's host time as a whole, as the estimate
     single = table[1]
     fixed, per_token = model.prefill_fixed_s, model.prefill_per_token_s
     compute, read = model.token_compute_s or per_token, model.read_s or single
@@ -289,7 +308,7 @@ def _step_pricing(model: ReplicaModel) -> tuple[list[float], Callable[[int, int]
     def streamed(tokens: int) -> float:
         return streaming.excess(read * streaming.read_growth(model.read_terms, tokens), tokens * compute, "typical")
 
-    decode_time = [t + streamed(b) for b, t in enumerate(table)]
+    decode_time = [max(g + streamed(b) + a, f) for b, (g, a, f) in enumerate(zip(gpu, added, floor))]
     memo: dict[tuple[int, int], float] = {}
 
     def priced(batch: int, chunk: int) -> float:
@@ -298,7 +317,7 @@ def _step_pricing(model: ReplicaModel) -> tuple[list[float], Callable[[int, int]
         rows = batch + chunk  # one GEMM per weight matrix over decodes and prompt tokens: the weights read once
         joined = (model.joined(batch, rows) if model.joined
                   else streaming.joined(read, compute, batch, rows, model.read_terms))
-        return decode_time[batch] + joined + streamed(rows) - streamed(batch)
+        return max(gpu[batch] + added[batch] + joined + streamed(rows), floor[batch])
 
     def step(batch: int, chunk: int) -> float:
         key = (batch, chunk)

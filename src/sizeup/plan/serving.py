@@ -33,7 +33,7 @@ from sizeup.price.execution import expert_rows, phase_efficiency
 from sizeup.price.memory import MemoryConfig, inference_memory
 from sizeup.price import streaming
 from sizeup.price.roofline import price
-from sizeup.workload.host_floor import raised
+from sizeup.workload.host_floor import host_terms
 from sizeup.workload.inference import InferenceConfig, estimate_inference, execution_for, tensor_parallel_comm
 from sizeup.workload.quantize import get_format
 from sizeup.workload.serving import Load, RequestMix, serving_load
@@ -68,7 +68,7 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
                                  execution=model).prefill.latency_s.typical / (k * p)
     fixed = max(t1.latency_s.typical - per_token * p, 0.0)
     batches = sorted({1, *[2 ** k for k in range(1, 12) if 2 ** k < max_batch], max_batch})
-    times = []
+    times, gpu_times, host = [], [], []
     fmt = get_format(cfg.weights)
     # the decoder as `estimate` runs it: T5's cross-attention over the prompt, its own tokens from one start token
     decoder = decoder_arch(arch, cfg.prompt)
@@ -83,9 +83,12 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
         roof = price(ledger, device, eff)
         gpu = (roof.total_s.typical + step_s + (eager[0].typical if eager else 0.0)
                + (extra[0].typical if extra else 0.0) + _tp_comm_s(ledger, device, cfg.gpus, model, roof))
-        times.append(raised(model, b, cfg.gpus, gpu, "typical"))  # the engine's host time and front process, as estimate
+        host.append(host_terms(model, b, cfg.gpus, "typical"))  # the engine's host time and front process, as estimate
+        gpu_times.append(gpu)
+        times.append(max(gpu + host[-1][0], host[-1][1]))  # workload/host_floor.py raised
     return ReplicaModel(prefill_fixed_s=fixed, prefill_per_token_s=per_token, decode_batches=tuple(batches),
-                        decode_step_s=tuple(times), max_batch=max_batch, scheduling=policy.scheduling,
+                        decode_step_s=tuple(times), gpu_step_s=tuple(gpu_times), host_s=tuple(host),
+                        max_batch=max_batch, scheduling=policy.scheduling,
                         mixed_steps=policy.mixes, chunked_prefill=policy.chunked_prefill,
                         max_step_tokens=policy.max_batched_tokens, steps_per_schedule=policy.steps_per_schedule,
                         request_s=intake(model, "typical"),  # the front end's queue, as the estimate steps it

@@ -15,7 +15,7 @@ streams every running request's token) is pipelined with the steps either way: s
 
 from __future__ import annotations
 
-__all__ = ["floored", "mixed", "notes", "raised"]
+__all__ = ["floored", "host_terms", "mixed", "notes", "raised"]
 
 
 def floored(steps, requests: float, step: float, corner: str) -> float:
@@ -24,17 +24,23 @@ def floored(steps, requests: float, step: float, corner: str) -> float:
     return raised(steps.execution, requests, steps.cfg.gpus, step, corner)
 
 
+def host_terms(model, requests: float, gpus: int, corner: str) -> tuple[float, float]:
+    """(host time added to a step, the floor under it) of `model` for an iteration of `requests` requests: `raised`
+    is max(step + added, floor)."""
+    if model is None:
+        return 0.0, 0.0
+    floor, front = model.host_floor(requests, gpus), model.front_floor(requests)
+    added = getattr(floor, corner) if floor is not None and not model.host_overlapped else 0.0
+    under = getattr(floor, corner) if floor is not None and model.host_overlapped else 0.0
+    return added, max(under, getattr(front, corner) if front is not None else 0.0)
+
+
 def raised(model, requests: float, gpus: int, step: float, corner: str) -> float:
     """`step` raised to (or, without an overlap scheduler, added to) the host time of execution model `model` for an
     iteration of `requests` requests on a replica of `gpus` GPUs, then floored at its front process's time: one
-    function for the estimate's steps (`floored`) and the planner's (plan/serving.py replica_model)."""
-    if model is None:
-        return step
-    floor = model.host_floor(requests, gpus)
-    if floor is not None:
-        step = max(step, getattr(floor, corner)) if model.host_overlapped else step + getattr(floor, corner)
-    front = model.front_floor(requests)
-    return step if front is None else max(step, getattr(front, corner))
+    function for the estimate's steps (`floored`) and the planner's (plan/serving.py replica_model, `host_terms`)."""
+    added, floor = host_terms(model, requests, gpus, corner)
+    return max(step + added, floor)
 
 
 def mixed(steps, requests: float, prompt_part: float, corner: str) -> float:
