@@ -124,8 +124,21 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
             if books is not None:
                 books.stop(k)
 
-    def make_room(tokens: int) -> None:  # preempt the latest admitted until the next step's tokens fit
+    def preempt(k: int) -> None:  # request k leaves the batch, its cache freed; requeued to be recomputed
         nonlocal holding, used, preempted
+        made = 1 + steps_done - start[k]  # tokens generated, the first at its prefill
+        used -= prompts[k] + beams * (steps_done - start[k])
+        prompts[k] += made  # recomputed as one prompt when readmitted
+        left[k] -= made
+        epoch[k] += 1
+        is_running[k] = False
+        if books is not None:
+            books.stop(k)
+        holding -= 1
+        preempted += 1
+        resumed.append(k)
+
+    def make_room(tokens: int) -> None:  # preempt the latest admitted until the next step's tokens fit
         if books is not None:
             retract(tokens)
             return
@@ -133,21 +146,12 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
             k = live.pop()
             if not is_running[k]:
                 continue
-            made = 1 + steps_done - start[k]  # tokens generated, the first at its prefill
-            used -= prompts[k] + beams * (steps_done - start[k])
-            prompts[k] += made  # recomputed as one prompt when readmitted
-            left[k] -= made
-            epoch[k] += 1
-            is_running[k] = False
-            holding -= 1
+            preempt(k)
             tokens -= 1
-            preempted += 1
-            resumed.append(k)
         finish()
 
     def retract(tokens: int) -> None:  # the reserve's rule: where the next step does not fit, preempt until its
         # headroom of decode steps for the rest fits (at least one preempted), then set the ratio from those left
-        nonlocal holding, used, preempted
         if used + tokens * beams <= pool:
             return
         first_pass = True
@@ -156,17 +160,8 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
             if not is_running[k]:
                 continue
             first_pass = False
-            made = 1 + steps_done - start[k]
-            used -= prompts[k] + beams * (steps_done - start[k])
-            prompts[k] += made
-            left[k] -= made
-            epoch[k] += 1
-            is_running[k] = False
-            books.stop(k)
-            holding -= 1
+            preempt(k)
             tokens -= 1
-            preempted += 1
-            resumed.append(k)
         finish()
         whole = generated = count = 0
         for k in live:
