@@ -20,7 +20,8 @@ METRICS = {"decode_tokens_per_s", "total_decode_tokens_per_s", "prefill_tokens_p
 # The one file whose tuned and check rows share a source (a single source exists for the Arc Pro B60).
 SHARED_SOURCE_FILES = {"rows_new_devices.yaml"}
 # Held-out sets: every row is check (nothing was fitted to them), so they have no tuned rows by design.
-CHECK_ONLY_FILES = {"rows_check_1205.yaml", "rows_local_1205b.yaml", "rows_rocm_vllm.yaml", "rows_mlperf50.yaml"}
+CHECK_ONLY_FILES = {"rows_check_1205.yaml", "rows_local_1205b.yaml", "rows_rocm_vllm.yaml", "rows_mlperf50.yaml",
+                    "rows_check_1206_serve.yaml"}
 
 
 def _rows():
@@ -47,7 +48,7 @@ def test_every_row_is_complete_and_sourced():
             missing = [k for k in REQUIRED if r.get(k) in (None, "")]
             assert not missing, (name, r.get("id"), missing)
             assert r["role"] in {"tuned", "check"}, (name, r["id"])
-            assert "2026-12-04" <= r["retrieved"] <= "2026-12-05", (name, r["id"])  # gathered, or added by a helper
+            assert "2026-12-04" <= r["retrieved"] <= "2026-12-06", (name, r["id"])  # gathered, or added by a helper
             assert r["metric"] in METRICS, (name, r["id"], r["metric"])
             assert isinstance(r["value"], (int, float)) and not isinstance(r["value"], bool) and r["value"] > 0
             assert isinstance(r["gpus"], int) and r["gpus"] >= 1
