@@ -91,3 +91,25 @@ def test_a_closed_loop_sends_the_next_request_when_its_client_has_the_last_token
                 stream=0.05)
     assert trace.first[0] == pytest.approx(0.35) and trace.done[0] == pytest.approx(0.451)
     assert trace.sent[1] == pytest.approx(0.451) and trace.first[1] == pytest.approx(0.801)
+
+
+def test_a_served_burst_waits_for_the_process_that_streams_its_tokens(monkeypatch):
+    """SGLang's HTTP process (front_floor: 119 µs a token) takes a burst in and streams from one thread: the burst's
+    TTFT grows over the intake queue alone, and the run says why; its steps (the front floor under each) as before."""
+    from sizeup.hardware.catalog import load_catalog
+    from sizeup.ingest.hf_config import load_model
+    from sizeup.workload import serving_runs
+    from sizeup.workload.inference import InferenceConfig, execution_for
+    from sizeup.workload.serving import Load, RequestMix, serving_load
+
+    h100, arch = load_catalog().device("h100-sxm-80gb"), load_model("llama-3.1-8b")
+    cfg = InferenceConfig(weights="bf16", kv_dtype="fp16", engine="sglang")
+    model = execution_for(h100, cfg)
+    assert serving_runs.streaming(model, "typical") == pytest.approx(model.front_floor(1.0).typical)
+    mix, load = RequestMix(input_tokens=200, output_tokens=200), Load(num_prompts=400)
+    shared = serving_load(arch, h100, cfg, mix, load, execution=model)
+    assert any("streams every token from the same process" in a for a in shared.assumptions)
+    monkeypatch.setattr(serving_runs, "streaming", lambda execution, corner: 0.0)
+    alone = serving_load(arch, h100, cfg, mix, load, execution=model)
+    assert shared.ttft_s.typical > alone.ttft_s.typical
+    assert not any("streams every token from the same process" in a for a in alone.assumptions)
