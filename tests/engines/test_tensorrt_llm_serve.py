@@ -10,6 +10,7 @@ from sizeup.engines import resolve
 from sizeup.engines.base import engine_settings
 from sizeup.errors import ConfigError
 from sizeup.hardware.catalog import load_catalog
+from sizeup.workload import host_floor
 
 H100 = load_catalog(include_user=False).device("h100-sxm-80gb")
 OFFLINE = engine_settings("tensorrt-llm", ("offline",))
@@ -41,11 +42,16 @@ def test_in_process_runs_and_a_stated_limit_replay_padded_graphs():
 def test_the_server_process_floors_an_iteration_at_its_per_token_time():
     served, offline = resolve("tensorrt-llm", H100), resolve("tensorrt-llm", H100, settings=OFFLINE)
     # frontend_per_token_s typical 119 us (vLLM's API-server share: 140 - 21.5 us) against the executor's 29 us
-    assert served.host_floor(256).typical == pytest.approx(256 * 119e-6)
-    assert offline.host_floor(256).typical == pytest.approx(256 * 29e-6)
+    assert served.front_floor(256).typical == pytest.approx(256 * 119e-6)
+    assert served.host_floor(256).typical == offline.host_floor(256).typical == pytest.approx(256 * 29e-6)
+    assert offline.front_floor(256) is None  # no server process in-process
+    # the iteration lasts at least the larger of the two processes' times (workload/host_floor.py)
+    assert host_floor.raised(served, 256, 1, 1e-3, "typical") == pytest.approx(256 * 119e-6)
+    assert host_floor.raised(offline, 256, 1, 1e-3, "typical") == pytest.approx(256 * 29e-6)
     # attention DP splits the executor's loop over the ranks, not the one server process
     dp = resolve("tensorrt-llm", H100, settings={"enable_attention_dp": 1.0})
-    assert dp.host_floor(800, 8).typical == pytest.approx(800 * 119e-6)
+    assert dp.host_floor(800, 8).typical == pytest.approx(100 * 29e-6)
+    assert dp.front_floor(800).typical == pytest.approx(800 * 119e-6)
     assert resolve("tensorrt-llm", H100, settings={**OFFLINE, "enable_attention_dp": 1.0}).host_floor(
         800, 8).typical == pytest.approx(100 * 29e-6)
 
@@ -89,14 +95,15 @@ def test_postprocess_workers_share_the_per_token_time_the_executor_still_floors(
     served = resolve("tensorrt-llm", H100)
     four = resolve("tensorrt-llm", H100, settings={"num_postprocess_workers": 4.0})
     assert served.postprocess_workers == 1 and four.postprocess_workers == 4
-    assert four.host_floor(256).typical == pytest.approx(256 * 119e-6 / 4)
+    assert four.front_floor(256).typical == pytest.approx(256 * 119e-6 / 4)
+    assert host_floor.raised(four, 256, 1, 1e-3, "typical") == pytest.approx(256 * 119e-6 / 4)
     # eight workers: 15 us a request's token, under the executor's own 29 us, which then floors the iteration
     eight = resolve("tensorrt-llm", H100, settings={"num_postprocess_workers": 8.0})
-    assert eight.host_floor(256).typical == pytest.approx(256 * 29e-6)
+    assert host_floor.raised(eight, 256, 1, 1e-3, "typical") == pytest.approx(256 * 29e-6)
     assert any("4 postprocess workers" in n and "relay" in n for n in four.option_notes())
     # an in-process run has no server: the workers change nothing
     offline = resolve("tensorrt-llm", H100, settings={**OFFLINE, "num_postprocess_workers": 4.0})
-    assert offline.host_floor(256).typical == pytest.approx(256 * 29e-6)
+    assert offline.host_floor(256).typical == pytest.approx(256 * 29e-6) and offline.front_floor(256) is None
 
 
 def test_postprocess_workers_lift_a_served_burst_capped_by_the_server():

@@ -22,7 +22,7 @@ def test_a_static_model_prices_neither_the_served_graphs_nor_the_front_end():
     assert served.per_op_overhead(True, 65) is None  # trtllm-serve: 65 is no captured size, launched eagerly
     assert static.per_op_overhead(True, 65) == offline.per_op_overhead(True, 65) is not None
     assert static.host_floor(128).typical == pytest.approx(offline.host_floor(128).typical)
-    assert static.host_floor(128).typical < served.host_floor(128).typical
+    assert static.front_floor(128) is None and served.front_floor(128) is not None
     assert static.request_overhead() is None and static.for_static_batch(False) == served
 
 
@@ -37,7 +37,8 @@ def test_an_estimate_with_no_load_is_priced_as_the_in_process_run(batch):
 
 def test_the_served_note_comes_with_a_load_that_priced_it():
     loaded = estimate("llama-3.1-8b", concurrency=65, **RUN)
-    assert any("priced as trtllm-serve on its defaults" in n and "requests x that" in n for n in loaded.assumptions)
+    assert any("priced as trtllm-serve on its defaults" in n and "streams every token" in n for n in loaded.assumptions)
+    assert any("HTTP process streams every running request's token" in n for n in loaded.under_load.assumptions)
     # a sweep's points are static batches, its columns under load a server's
     swept = estimate("llama-3.1-8b", sweep=(65,), **RUN)
     served = estimate("llama-3.1-8b", concurrency=65, **RUN).under_load

@@ -38,7 +38,6 @@ from sizeup.engines.kernels import Kernel
 from sizeup.engines.launch import Launch, LaunchRequest
 from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
 from sizeup.engines.reserve import InferenceMemory, MemoryRequest, allocate_on_demand
-from sizeup.ranges import Range
 from sizeup.units import GIB
 
 TRTLLM_ALL_REDUCE = PeerAllReduce(name="TensorRT-LLM one-shot / two-shot all-reduce", world_sizes=(2, 4, 8),
@@ -106,21 +105,20 @@ class TensorRTLLM(ExecutionModel):
         return bool(padded) or batch < 32 or (batch & (batch - 1)) == 0
 
     def host_floor(self, requests: float, gpus: int = 1):
-        """The larger of the executor's and the server's host time per iteration (two processes, pipelined). The
-        executor: with attention data parallelism (`enable_attention_dp`) every GPU's executor schedules, samples and
-        returns its own share of the requests, otherwise every rank's loop walks the whole batch. Under trtllm-serve
-        the main process detokenizes and streams each request's token of the iteration (`frontend_per_token_s`), one
-        process whatever the ranks, or spread over `num_postprocess_workers` processes (`postprocess_workers`)."""
+        """The executor's host time per iteration: with attention data parallelism (`enable_attention_dp`) every GPU's
+        executor schedules, samples and returns its own share of the requests, otherwise every rank's loop walks the
+        whole batch. The server's main process is `front_floor`."""
         ranks = gpus if self.profile.value("enable_attention_dp", 0) else 1
-        executor = super().host_floor(requests / max(ranks, 1), gpus)
+        return super().host_floor(requests / max(ranks, 1), gpus)
+
+    def front_floor(self, requests: float):
+        """Under trtllm-serve the main process, pipelined with the executor's: it detokenizes and streams each
+        request's token of the iteration (`frontend_per_token_s`), one process whatever the ranks, or spread over
+        `num_postprocess_workers` processes (`postprocess_workers`); in-process runs and static batches: None."""
         front = None if self.unserved else self.profile.range("frontend_per_token_s")
         if front is None or front.high <= 0:
-            return executor
-        front = front.scale(max(requests, 0.0) / self.postprocess_workers)
-        if executor is None:
-            return front
-        return Range(max(front.low, executor.low), max(front.typical, executor.typical),
-                     max(front.high, executor.high))
+            return None
+        return front.scale(max(requests, 0.0) / self.postprocess_workers)
 
     @property
     def postprocess_workers(self) -> int:
@@ -175,9 +173,8 @@ class TensorRTLLM(ExecutionModel):
                    if graphs and not self._replays(33) else
                    f"decode graphs replayed for batches up to {graphs:,}" if graphs
                    else "every decode batch replayed from a graph")
-                + (f"; its main Python process detokenizes and streams every token of every request "
-                   f"({front.typical * 1e6:,.0f} µs each, {front.low * 1e6:,.0f}-{front.high * 1e6:,.0f}), beside the "
-                   "executor's process, so an iteration lasts at least requests x that"
+                + ("; its main Python process detokenizes and streams every token of every request, beside the "
+                   "executor's process (the front process's time below)"
                    if front is not None and front.high > 0 and self.postprocess_workers == 1 else
                    f"; {self.postprocess_workers} postprocess workers (--num_postprocess_workers) detokenize and build "
                    f"the streamed chunks ({front.typical * 1e6:,.0f} µs a token, {front.low * 1e6:,.0f}-"

@@ -18,7 +18,10 @@ service time `front` (ExecutionModel.request_intake: the process's busy time per
 request's time outside the steps, request_overhead, its caller adds to TTFT). A request enters the scheduler at
 max(its sending, the previous request's entry) + `front`, so of N requests sent at once the k-th enters after
 k x `front`; a sparse stream passes with `front` each and no wait. No more than 1 / `front` requests a second get
-through.
+through. Where the same process also streams every running request's token (`stream` seconds a token: an engine's
+front_floor), intake and streaming queue in it in the order they come (workload/front_process.py): a request waits
+behind the streaming queued before its sending, a step's tokens reach their clients when the process has streamed
+them (first, done and the makespan are those times), and a closed loop sends its next request then.
 
 A KV pool of `kv_tokens` (Batching.preempts: pages taken as tokens are generated, no room kept for a request's
 output) changes admission and adds preemption: a request is admitted while its prompt's tokens fit in what is free
@@ -42,6 +45,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from sizeup.workload.front_process import FrontProcess
 from sizeup.workload.kv_reserve import Ledger
 
 __all__ = ["Trace", "run"]
@@ -76,7 +80,7 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
         step: Callable[[int, int], float], decode: Callable[[int], float], arrivals: Sequence[float] | None = None,
         window: int | None = None, beams: int = 1, chunked: bool = True, per_schedule: int = 1,
         front: float = 0.0, stop: Callable[[int, float], bool] | None = None, kv_tokens: int | None = None,
-        watermark: float = 0.0, output_reserve=None) -> Trace:
+        watermark: float = 0.0, output_reserve=None, stream: float = 0.0) -> Trace:
     """Step the scheduler over `requests` (input, output tokens). `arrivals`: sorted send times (None: all at t=0,
     sent as `window` allows: a closed loop that keeps that many in flight; None: no bound). `limit`: sequences held
     at once. `budget`: tokens one step computes (in mixed steps the decodes, `beams` each, count against it; None:
@@ -85,7 +89,10 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
     time)`, called at each first token, ends the run where it returns True (a caller that only needs to know an SLA is
     missed: the Trace says `stopped`). `kv_tokens`: the KV pool in tokens where it admits and preempts (module
     docstring), `watermark` the share of it a prompt must leave free to be admitted; None: `limit` alone.
-    `output_reserve` (an OutputReserve, with `kv_tokens`): room kept for outputs to come (module docstring)."""
+    `output_reserve` (an OutputReserve, with `kv_tokens`): room kept for outputs to come (module docstring).
+    `stream`: the front process's time per token it streams (seconds; 0: none priced): the same process takes requests
+    in, so intake and streaming queue in one process (workload/front_process.py) and a token reaches its client (first,
+    done, makespan) when the process has streamed it."""
     n = len(requests)
     times = list(arrivals) if arrivals is not None else [0.0] * n
     window = window or n
@@ -102,7 +109,9 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
     sent, first, done, order = list(times), [0.0] * n, [0.0] * n, []
     enters = [0.0] * n  # when a request has passed the front end and may be admitted
     last = 0.0  # the front end's previous entry
-    if not bounded:  # open loop: every request sent at its time, through the front end in order
+    proc = FrontProcess(None if bounded else times, enters, front, stream) if stream > 0 else None
+    shown = 0.0  # when the latest step's tokens reach their clients (the step's end without a front process)
+    if not bounded and proc is None:  # open loop: every request sent at its time, through the front end in order
         for k, t in enumerate(times):
             last = enters[k] = (last if last > t else t) + front  # max(t, last): a plan steps ~10^5 requests
     per_run = max(per_schedule, 1)
@@ -116,7 +125,7 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
             _, tag, k = pop(running)
             if tag != epoch[k]:
                 continue
-            done[k] = now
+            done[k] = shown
             order.append(k)
             holding -= 1
             is_running[k] = False
@@ -187,15 +196,20 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
             now = times[adm]  # idle until the next sending (closed loop: only with arrival times)
         while bounded and sent_to < n and times[sent_to] <= now and sent_to - adm + holding < window:
             sent[sent_to] = now if arrivals is None else times[sent_to]
-            last = enters[sent_to] = max(now, last) + front
+            if proc is None:
+                last = enters[sent_to] = max(now, last) + front
+            else:  # the client sends it once it has the last token of the one that finished
+                sent[sent_to] = max(sent[sent_to], shown)
+                proc.send(sent_to, sent[sent_to])
             sent_to += 1
-        if not holding and not resumed and enters[adm] > now:
-            now = enters[adm]  # idle until the next request is through the front end
+        if not holding and not resumed and (enters[adm] if proc is None else proc.entry(adm, now)) > now:
+            now = enters[adm] if proc is None else proc.entry(adm, now)  # idle until it is through the front end
         boundary = per_run == 1 or not running or steps_done % per_run == 0
         if boundary:
             if books is not None and not holding:
                 books.idle()  # nothing running: the reserve's ratio back at its start
-            while holding < limit and (resumed or adm < sent_to and enters[adm] <= now):
+            while holding < limit and (resumed or adm < sent_to and (enters[adm] if proc is None
+                                                                     else proc.entry(adm, now)) <= now):
                 k = resumed[-1] if resumed else adm
                 if kv and blocked(k):
                     break
@@ -239,6 +253,7 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
                 dt = step(0, chunk)
                 prefill += dt
             now += dt
+            shown = now if proc is None else proc.stream(now, (batch if mixes else 0) + finished)
             busy += dt
             held += dt * (batch + len(pending))
             if mixes and batch:
@@ -252,15 +267,15 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
             for k, _ in pending[:finished]:  # prompts finish in the order they were taken
                 if not started[k]:
                     started[k] = True
-                    first[k] = now
-                    if stop is not None and stop(k, now):
+                    first[k] = shown
+                    if stop is not None and stop(k, shown):
                         return Trace(sent=sent, first=first, done=done, order=order, makespan=now, held=held,
                                      decoding=decoding, busy=busy, prefill=prefill, stopped=True,
                                      preempted=preempted)
                 if books is not None:
                     books.start(k, left[k], steps_done)
                 if left[k] <= 1:
-                    done[k] = now
+                    done[k] = shown
                     order.append(k)
                     holding -= 1
                     used -= prompts[k]
@@ -280,9 +295,9 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
         if resumed:
             nxt = None if kv and blocked(resumed[-1]) else now
         elif adm < sent_to:  # sent (open loop: due): it may enter at its entry
-            nxt = None if kv and blocked(adm) else enters[adm]
+            nxt = None if kv and blocked(adm) else enters[adm] if proc is None else proc.entry(adm, now)
         elif bounded and sent_to < n and sent_to - adm + holding < window:  # a slot to send the next one
-            nxt = max(times[sent_to], now) + front
+            nxt = max(times[sent_to], now, proc.last if proc is not None else 0.0) + front
         else:
             nxt = None
         if nxt is None and books is not None and (resumed or adm < sent_to) and holding < limit:
@@ -300,6 +315,7 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
         if count < 1:
             count = 1
         span = count * dt
+        shown = now + span if proc is None else proc.stream_run(now, dt, count, batch)
         now += span
         busy += span
         held += span * batch
@@ -313,9 +329,9 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
         else:  # without a pool nothing goes stale and nothing counts held tokens: the finishes alone, inline (hot)
             while running and running[0][0] <= steps_done:
                 k = pop(running)[2]
-                done[k] = now
+                done[k] = shown
                 order.append(k)
                 holding -= 1
                 is_running[k] = False
-    return Trace(sent=sent, first=first, done=done, order=order, makespan=now, held=held, decoding=decoding,
-                 busy=busy, prefill=prefill, preempted=preempted)
+    return Trace(sent=sent, first=first, done=done, order=order, makespan=now if proc is None else max(now, shown),
+                 held=held, decoding=decoding, busy=busy, prefill=prefill, preempted=preempted)

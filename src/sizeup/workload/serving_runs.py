@@ -25,7 +25,7 @@ from typing import Callable
 from sizeup.workload import scheduler
 
 __all__ = ["regime", "lengths", "simulate", "run_row", "front", "service", "intake", "note", "static_notes",
-           "md1_wait", "front_notes", "preempt_notes"]
+           "md1_wait", "front_notes", "preempt_notes", "streaming"]
 
 _PHI = (math.sqrt(5) - 1) / 2
 _SQRT2 = math.sqrt(2) - 1
@@ -77,7 +77,8 @@ def lengths(mix, n: int) -> list[tuple[int, int]]:
 
 def simulate(requests: list[tuple[int, int]], *, limit: int, window: int | None, budget: int | None, beams: int,
              mixes: bool, step: Callable[[float, float], float], decode: Callable[[float], float],
-             front: float = 0.0, kv_tokens: int | None = None, watermark: float = 0.0, reserve=None) -> dict:
+             front: float = 0.0, kv_tokens: int | None = None, watermark: float = 0.0, reserve=None,
+             stream: float = 0.0) -> dict:
     """Step the engine's scheduler (workload/scheduler.py) over `requests` (input, output), sent by a client that
     keeps `window` of them in flight (None: all sent at t=0), at most `limit` running on the server. `budget`: tokens
     one step computes (decodes first, then prompt chunks in arrival order; None: whole prompts). `mixes`: a step
@@ -88,7 +89,8 @@ def simulate(requests: list[tuple[int, int]], *, limit: int, window: int | None,
     running batch. `kv_tokens` / `watermark`: the KV pool a preempting engine admits and preempts over
     (workload/scheduler.py), None: `limit` stands for it; `reserve`: room it keeps for outputs to come."""
     trace = scheduler.run(requests, limit=limit, window=window, budget=budget, beams=beams, mixes=mixes, step=step,
-                          decode=decode, front=front, kv_tokens=kv_tokens, watermark=watermark, output_reserve=reserve)
+                          decode=decode, front=front, kv_tokens=kv_tokens, watermark=watermark, output_reserve=reserve,
+                          stream=stream)
     ttft, tpot, e2e = [], [], []
     for k in trace.order:  # summed in the order requests finish
         out = requests[k][1]
@@ -127,6 +129,13 @@ def intake(execution, corner: str) -> float:
     return min(getattr(busy, corner), service(execution, corner)) if busy is not None else 0.0
 
 
+def streaming(execution, corner: str) -> float:
+    """The front process's time per token it streams at `corner` (ExecutionModel.front_floor of one request: the
+    process that also takes requests in, workload/front_process.py); 0 where the engine prices none."""
+    per = execution.front_floor(1.0) if execution is not None else None
+    return getattr(per, corner) if per is not None else 0.0
+
+
 def front(execution, policy, step: float, corner: str) -> float:
     """What a request's first token pays outside the GPU steps: the engine's host time per request (`service`)
     and the steps its output reaches the client late (Batching.first_token_lag_steps) at step time `step`."""
@@ -152,7 +161,8 @@ def run_row(kind: str, mix, load, capacity: int, policy, steps, corner: str,
     row = simulate(requests, limit=limit, window=load.concurrency, budget=policy.max_batched_tokens,
                    beams=mix.beams, mixes=policy.mixes, step=lambda b, p: step(b, p, corner), decode=decode,
                    front=intake(steps.execution, corner), kv_tokens=kv_tokens if pooled else None,
-                   watermark=policy.kv_watermark, reserve=policy.output_reserve)
+                   watermark=policy.kv_watermark, reserve=policy.output_reserve,
+                   stream=streaming(steps.execution, corner))
     batch = max(row["running"], 1.0)
     lag = (decode(batch) * policy.first_token_lag_steps + service(steps.execution, corner)
            - intake(steps.execution, corner))
@@ -221,9 +231,18 @@ def front_notes(model, rows: dict, load, kind: str | None) -> list[str]:
     cap = (f"at most {1 / s:,.0f} requests/s ({s * 1e3:.3g} ms of its time each"
            + (f"; a lone request's {latency * 1e3:.3g} ms outside the steps is in TTFT once" if latency > s else "")
            + ")")
+    per = streaming(model, "typical")
+    shared = ([f"{model.label}'s front end streams every token from the same process ({per * 1e6:,.0f} µs each): "
+               "taking requests in and streaming queue in the order they come (workload/front_process.py), so a request "
+               "sent while it streams waits behind that work and a token made while it takes a burst in reaches its "
+               "client after the requests queued before it (TTFT, TPOT and the makespan as the client sees them)"]
+              if per > 0 and kind in ("finite", "waves") else [])
     if kind == "finite" and load.concurrency is None:
         return [f"{model.label}'s front end (one API-server process) takes the {load.num_prompts:,} requests sent at "
-                f"once one after another, {cap}: the k-th reaches the scheduler after k x {s * 1e3:.3g} ms, in TTFT"]
+                f"once one after another, {cap}: the k-th reaches the scheduler after k x {s * 1e3:.3g} ms, in TTFT",
+                *shared]
+    if shared:
+        return shared
     if load.rate is not None:
         rho = load.rate * s
         return [] if rho < 0.3 else [
