@@ -12,6 +12,9 @@ A fully connected mesh (AMD Instinct MI300X / MI325X: each GPU joined to each of
 no switch) gives a group of n ranks n−1 links per GPU, each at its own rate: a collective over 2 GPUs runs on one
 link (64 GB/s each way), over 8 on all seven (448 GB/s). RCCL spreads its channels over the direct links, so the
 ring formula holds with the per-GPU rate of the links the group uses (`Link.peer_bytes_per_s`).
+Where the collective library's all-reduce was timed on the link at a group size (comm.yaml `all_reduce_measured`:
+RCCL on 8 MI300X), an all-reduce of that many ranks takes the time measured at its size, log-log between the sizes
+timed (`Link.measured`): one efficiency fitted on the plateau prices the mid-size messages of a decode step too fast.
 
 An NVLink bridge (PCIe cards: A40, H100 PCIe / NVL, H800 PCIe: 2 cards; H200 NVL: 2 or 4) joins a few cards, not a
 whole server: a group larger than the bridge runs its ring over PCIe between the bridged sets (`Link.span`,
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from math import log
 
 from sizeup.errors import CatalogError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
@@ -194,8 +198,6 @@ def _timed(link: Link, n: int, size_bytes: float) -> float | None:
         return None
     if size_bytes <= points[0][0]:
         return points[0][1]
-    from math import log
-
     for (b0, t0), (b1, t1) in zip(points, points[1:]):
         if b0 <= size_bytes <= b1:
             w = log(size_bytes / b0) / log(b1 / b0)
