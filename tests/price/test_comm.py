@@ -100,12 +100,30 @@ def test_mi300x_links_are_a_mesh_of_seven_64_gb_per_s_links():
 
 def test_a_mesh_all_reduce_over_two_gpus_runs_on_one_link():
     """A large all-reduce over 2 MI300X moves 1/2 of the message over one 64 GB/s link; over 8 GPUs 7/4 of it over
-    seven: the 8-GPU one is faster although it moves more, unlike a switch where the 2-GPU one is."""
+    seven: the 8-GPU one is faster although it moves more, unlike a switch where the 2-GPU one is. 2 GiB: past the
+    sizes RCCL was timed at, the ring formula on the plateau's efficiency."""
     link = device_link(load_catalog(include_user=False).device("mi300x"))
-    two, eight = (collective_time("all_reduce", 1 << 30, n, link).typical for n in (2, 8))
+    two, eight = (collective_time("all_reduce", 1 << 31, n, link).typical for n in (2, 8))
     assert eight < two
-    bus = 2 * 7 / 8 * (1 << 30) / (eight - link.latency_s.typical)  # busbw as rccl-tests reports it
+    bus = 2 * 7 / 8 * (1 << 31) / (eight - link.latency_s.typical)  # busbw as rccl-tests reports it
     assert bus == pytest.approx(448e9 * link.efficiency.typical)  # ~314 GB/s: the 8x MI300X plateau read
+
+
+def test_a_mid_size_all_reduce_over_eight_mi300x_takes_the_time_rccl_was_measured_at():
+    """rccl-tests on 8 MI300X (comm.yaml xgmi.all_reduce_measured, in place): 2 MiB 35.8 us, 8 MiB 87.9 us, where the
+    plateau's efficiency would give ~25 and ~61 us; between two sizes timed, log-log; 4 ranks: no series, the formula;
+    an engine's own one-pass all-reduce (with_latency) is not RCCL's, so not its series either."""
+    link = device_link(load_catalog(include_user=False).device("mi300x"))
+    assert collective_time("all_reduce", 2 << 20, 8, link).typical == pytest.approx(35.80e-6)
+    assert collective_time("all_reduce", 8 << 20, 8, link).typical == pytest.approx(87.87e-6)
+    three = collective_time("all_reduce", 3 << 20, 8, link)
+    assert 35.80e-6 < three.typical < 54.34e-6 and three.low <= three.typical <= three.high
+    ring = 13.7e-6 + 2 * 7 / 8 * (2 << 20) / (448e9 * 0.7)
+    assert collective_time("all_reduce", 2 << 20, 8, with_latency(link, link.latency_s)).typical == pytest.approx(ring)
+    four = 13.7e-6 + 2 * 3 / 4 * (2 << 20) / (192e9 * 0.7)
+    assert collective_time("all_reduce", 2 << 20, 4, link).typical == pytest.approx(four)
+    mi355x = device_link(load_catalog(include_user=False).device("mi355x"))
+    assert mi355x.measured is None  # twice the link rate, no series read for it
 
 
 def test_an_nvidia_switch_link_is_not_a_mesh():

@@ -12,6 +12,9 @@ A fully connected mesh (AMD Instinct MI300X / MI325X: each GPU joined to each of
 no switch) gives a group of n ranks n−1 links per GPU, each at its own rate: a collective over 2 GPUs runs on one
 link (64 GB/s each way), over 8 on all seven (448 GB/s). RCCL spreads its channels over the direct links, so the
 ring formula holds with the per-GPU rate of the links the group uses (`Link.peer_bytes_per_s`).
+Where the collective library's all-reduce was timed on the link at a group size (comm.yaml `all_reduce_measured`:
+RCCL on 8 MI300X), an all-reduce of that many ranks takes the time measured at its size, log-log between the sizes
+timed (`Link.measured`): one efficiency fitted on the plateau prices the mid-size messages of a decode step too fast.
 
 An NVLink bridge (PCIe cards: A40, H100 PCIe / NVL, H800 PCIe: 2 cards; H200 NVL: 2 or 4) joins a few cards, not a
 whole server: a group larger than the bridge runs its ring over PCIe between the bridged sets (`Link.span`,
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from math import log
 
 from sizeup.errors import CatalogError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
@@ -55,6 +59,9 @@ class Link:
     """An NVLink bridge: the most GPUs it joins; a larger group runs on `beyond`. None: no such bound."""
     beyond: Link | None = None
     """The link a group larger than `span` runs its ring on (the cards' PCIe)."""
+    measured: tuple[int, tuple[tuple[float, float], ...]] | None = None
+    """The library's all-reduce timed on this link (comm.yaml `all_reduce_measured`): (ranks, ((bytes, seconds), ...)),
+    read by `collective_time` for an all-reduce over that many ranks within the sizes timed. None: the formula."""
 
 
 def for_group(link: Link, n: int) -> Link:
@@ -89,6 +96,21 @@ def _bridges() -> dict[str, int]:
         raise CatalogError(f"{path}: malformed bridges entry ({e})") from None
 
 
+@lru_cache(maxsize=8)
+def _measured(name: str, architecture: str) -> tuple[int, tuple[tuple[float, float], ...]] | None:
+    """A link's measured all-reduce times (comm.yaml `<name>.all_reduce_measured`: ranks and [bytes, us] points) where
+    they were read for the device's `architecture`."""
+    path = builtin_data_dir() / "efficiency" / "comm.yaml"
+    entry = (read_yaml(path)["links"].get(name) or {}).get("all_reduce_measured")
+    if not entry or architecture not in entry.get("architectures", ()):
+        return None
+    try:
+        points = tuple(sorted((float(b), float(us) * 1e-6) for b, us in entry["points_bytes_us"]))
+        return int(entry["ranks"]), points
+    except (KeyError, TypeError, ValueError) as e:
+        raise CatalogError(f"{path}: malformed {name}.all_reduce_measured ({e})") from None
+
+
 @lru_cache(maxsize=1)
 def _links() -> dict[str, tuple[Range, Range, Range | None]]:
     path = builtin_data_dir() / "efficiency" / "comm.yaml"
@@ -113,7 +135,8 @@ def device_link(device: DeviceSpec) -> Link | None:
             and per_gpu > 0):
         latency, eff, hop = links["xgmi"]
         return Link(kind="xgmi", bytes_per_s=device.interconnect.bytes_per_s / 2, latency_s=latency, efficiency=eff,
-                    hop_latency_s=hop, peer_bytes_per_s=device.interconnect.bytes_per_s / 2 / per_gpu)
+                    hop_latency_s=hop, peer_bytes_per_s=device.interconnect.bytes_per_s / 2 / per_gpu,
+                    measured=_measured("xgmi", device.architecture))
     pcie = "pcie_rccl" if device.vendor == "amd" and "pcie_rccl" in links else "pcie"  # AMD GPUs run RCCL
     host = None
     if device.pcie_bytes_per_s:
@@ -136,8 +159,8 @@ def device_link(device: DeviceSpec) -> Link | None:
 
 def with_latency(link: Link, latency_s: Range) -> Link:
     """`link` as a collective of fixed latency `latency_s` sees it (an engine's own all-reduce: one pass, no ring
-    steps), its bandwidth unchanged."""
-    return replace(link, latency_s=latency_s, hop_latency_s=None)
+    steps), its bandwidth unchanged: the library's measured times (`Link.measured`) no longer apply."""
+    return replace(link, latency_s=latency_s, hop_latency_s=None, measured=None)
 
 
 def network_link(bytes_per_s_per_gpu: float) -> Link:
@@ -157,7 +180,29 @@ def collective_time(kind: str, size_bytes: float, n: int, link: Link) -> Range:
         return Range(0.0, 0.0, 0.0)
     factor = {"all_reduce": 2 * (n - 1) / n, "all_gather": (n - 1) / n, "reduce_scatter": (n - 1) / n,
               "all_to_all": (n - 1) / n}[kind]
-    return _transfer(factor * size_bytes, for_group(link, n), ring_steps(kind, n))
+    ring = _transfer(factor * size_bytes, for_group(link, n), ring_steps(kind, n))
+    timed = _timed(link, n, size_bytes) if kind == "all_reduce" else None
+    if timed is None:
+        return ring
+    return Range(min(ring.low, timed), timed, max(ring.high, timed))
+
+
+def _timed(link: Link, n: int, size_bytes: float) -> float | None:
+    """The all-reduce of `size_bytes` over `n` ranks as the link's measured series times it (log-log between the two
+    sizes around it; a message below the smallest timed takes its time), or None: no series for `n` ranks, or a
+    message past the largest timed (the ring formula, fitted on the plateau, holds there)."""
+    if link.measured is None or link.measured[0] != n:
+        return None
+    points = link.measured[1]
+    if size_bytes > points[-1][0]:
+        return None
+    if size_bytes <= points[0][0]:
+        return points[0][1]
+    for (b0, t0), (b1, t1) in zip(points, points[1:]):
+        if b0 <= size_bytes <= b1:
+            w = log(size_bytes / b0) / log(b1 / b0)
+            return t0 * (t1 / t0) ** w
+    return None
 
 
 def send_time(size_bytes: float, link: Link) -> Range:
