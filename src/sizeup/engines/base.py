@@ -312,6 +312,8 @@ class ExecutionModel(EntryPoint):
     sets (a bare KEY sets 1). An option not listed is refused in one line naming those listed."""
     SWITCHES: ClassVar[frozenset[str]] = frozenset()
     """The keys of ENGINE_OPTIONS that are on/off switches: KEY, KEY=1 or KEY=0, any other value refused."""
+    OPTION_WORDS: ClassVar[dict[str, dict[str, float]]] = {}
+    """Keys of ENGINE_OPTIONS whose value is a word (as the engine's CLI spells it) -> the number each sets."""
 
     def default_kv_dtype(self, weights: str) -> tuple[str, str] | None:
         """(KV cache format, why) the engine stores by default for weights of format `weights`, where that is not
@@ -481,10 +483,12 @@ def engine_settings(name: str, options: tuple[str, ...]) -> dict[str, float]:
             known = ", ".join(sorted(cls.ENGINE_OPTIONS)) or "none"
             raise ConfigError(f"--engine-opt {item!r}: not an option sizeup models for {cls.NAME} (expected one of: "
                               f"{known})")
+        words = cls.OPTION_WORDS.get(key)
         try:
-            value = float(raw) if sep else 1.0
-        except ValueError:
-            raise ConfigError(f"--engine-opt {item!r}: expected KEY or KEY=NUMBER") from None
+            value = float(words[raw.strip().lower().replace("-", "_")]) if words else float(raw) if sep else 1.0
+        except (KeyError, ValueError):
+            raise ConfigError(f"--engine-opt {item!r}: expected " + (f"{key}=" + " | ".join(words) if words else
+                                                                     "KEY or KEY=NUMBER")) from None
         if key in cls.SWITCHES and value not in (0.0, 1.0):
             raise ConfigError(f"--engine-opt {item!r}: {key} is a switch; expected {key}, {key}=1 or {key}=0")
         out[cls.ENGINE_OPTIONS[key]] = value

@@ -58,8 +58,15 @@ class TensorRTLLM(ExecutionModel):
     NATIVE_ONLY_HINT = "FP4 tensor cores are Blackwell's; vllm runs NVFP4 weight-only there: --engine vllm"
     ENGINE_OPTIONS = {"max-batch-size": "max_batch_size", "max-num-tokens": "max_num_tokens",
                       "enable-attention-dp": "enable_attention_dp", "cuda-graph-max-batch-size": "cuda_graph_max_bs",
-                      "offline": "offline_frontend", "num-postprocess-workers": "num_postprocess_workers"}
+                      "offline": "offline_frontend", "num-postprocess-workers": "num_postprocess_workers",
+                      "batch-scheduler-policy": "kv_reserve_to_completion"}
     SWITCHES = frozenset({"enable-attention-dp", "offline"})
+    OPTION_WORDS = {"batch-scheduler-policy": {"guaranteed_no_evict": 1.0, "no_evict": 1.0, "max_utilization": 0.0,
+                                               "max_util": 0.0}}
+    """CapacitySchedulerPolicy (the Triton backend's batch_scheduler_policy, an MLPerf harness's 'max_util' /
+    'no_evict'): GUARANTEED_NO_EVICT (the default) keeps each started request's blocks to completion; MAX_UTILIZATION
+    admits a request on its next step's blocks and pauses the latest started when the pool runs out, its generated
+    tokens moved into its prompt and recomputed (data `kv_preempt_recompute`, Batching.preempts)."""
     BATCH_CAP_OPTION = "max-batch-size"
     IN_PROCESS_ARRIVALS = True
     """The LLM API takes requests as they come (LLM.generate_async; the MLPerf harness's Server scenario feeds the
