@@ -2,7 +2,7 @@
 devices): tests/validation/rows_server_throughput.yaml, the SGLang / vLLM / TensorRT-LLM rows of
 rows_sglang_ollama_vllm_versions.yaml (its Ollama rows are the local engines'), rows_fp4.yaml (NVFP4 / MXFP4) and
 rows_new_devices.yaml (Arc Pro B60 on vLLM XPU, H200 NVL), rows_rocm_vllm.yaml (vLLM on ROCm, MI300X), rows_mlperf50.yaml
-(MLPerf v5.0 checks) and the vLLM / SGLang / TensorRT-LLM rows of the held-out
+(MLPerf v5.0 checks), rows_check_1206_serve.yaml (out-of-sample checks gathered 2026-12-06) and the vLLM / SGLang / TensorRT-LLM rows of the held-out
 rows_check_1205.yaml, each row the `sizeup estimate
 ... --concurrency N|inf | --rps R` command of its source's setup; tuned and check apart, per kind, and the MLPerf
 (v4.1) Offline/Server throughput rows on their own. The engines' data is sourced settings except the figures
@@ -22,7 +22,8 @@ sys.path[:0] = [str(ROOT / "src"), str(ROOT / "benchmarks")]
 from validation import cli, rows  # noqa: E402
 
 FILES = ("rows_server_throughput.yaml", "rows_sglang_ollama_vllm_versions.yaml", "rows_fp4.yaml",
-         "rows_new_devices.yaml", "rows_check_1205.yaml", "rows_rocm_vllm.yaml", "rows_mlperf50.yaml")
+         "rows_new_devices.yaml", "rows_check_1205.yaml", "rows_rocm_vllm.yaml", "rows_mlperf50.yaml",
+         "rows_check_1206_serve.yaml")
 SERVING = ("vllm", "sglang", "tensorrt-llm")
 """rows_check_1205.yaml (the held-out check set) mixes engines: only its serving engines' rows are priced here, its local
 engines' rows by validate_local_engines.py."""
