@@ -2,8 +2,8 @@
 devices): tests/validation/rows_server_throughput.yaml, the SGLang / vLLM / TensorRT-LLM rows of
 rows_sglang_ollama_vllm_versions.yaml (its Ollama rows are the local engines'), rows_fp4.yaml (NVFP4 / MXFP4) and
 rows_new_devices.yaml (Arc Pro B60 on vLLM XPU, H200 NVL), rows_rocm_vllm.yaml (vLLM on ROCm, MI300X), rows_mlperf50.yaml
-(MLPerf v5.0 checks), rows_check_1206_serve.yaml (out-of-sample checks gathered 2026-12-06) and the vLLM / SGLang / TensorRT-LLM rows of the held-out
-rows_check_1205.yaml, each row the `sizeup estimate
+(MLPerf v5.0 checks), rows_check_1206_serve.yaml (out-of-sample checks gathered 2026-12-06) and the vLLM / SGLang /
+TensorRT-LLM rows of the held-out rows_check_1205.yaml, each row the `sizeup estimate
 ... --concurrency N|inf | --rps R` command of its source's setup; tuned and check apart, per kind, and the MLPerf
 (v4.1) Offline/Server throughput rows on their own. The engines' data is sourced settings except the figures
 benchmarks/validation/engine_fits.py names with their tuned rows (vLLM's host time per request, SGLang's MXFP4 MoE
