@@ -66,3 +66,13 @@ def test_the_replica_holds_more_deepseek_requests_with_whole_weights_beside_the_
     assert dp.memory.weights_bytes > tp.memory.weights_bytes
     assert dp.memory.max_concurrent_sequences > tp.memory.max_concurrent_sequences
     assert any("attention DP ranks" in a for a in dp.assumptions)
+
+
+def test_a_lone_request_must_fit_whole_in_one_ranks_pool():
+    """The pool the serving steps read counts the replica's tokens (each GPU a share of the requests), but one
+    request's cache sits whole on the rank that runs it: the longest context is one rank's, not eight ranks'."""
+    common = {"device": "h200-sxm-141gb", "gpus": 8, "engine": "sglang@0.5.3", "quant": "fp8", "prompt": 1000,
+              "output": 1000}
+    tp = api.estimate("deepseek-v3", **common)
+    dp = api.estimate("deepseek-v3", **common, engine_options=("enable-dp-attention",))
+    assert dp.max_context <= tp.max_context  # MLA: the same whole latent per rank, a smaller pool beside whole weights

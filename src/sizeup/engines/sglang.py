@@ -310,7 +310,8 @@ class SGLang(ExecutionModel):
         running = self._running_cap()
         if running and concurrency is not None:
             concurrency = min(concurrency, int(running))
-        fits = pool >= needed and pool > 0 and activations <= outside and static <= req.usable.typical + outside
+        busiest = int(kv_seq / cache_share(req.arch, req.tp) * rows) if ranks > 1 else needed  # a rank's own, whole
+        fits = pool >= busiest and pool > 0 and activations <= outside and static <= req.usable.typical + outside
         notes = (f"SGLang takes mem_fraction_static {fraction:.3f} of the memory free when it starts "
                  f"({start / GIB:,.1f} GiB, the GPU less its CUDA context: {static / GIB:,.1f} GiB) for weights and "
                  f"the KV token pool ({max(pool, 0) / GIB:,.1f} GiB); activations, CUDA graphs and the context use "
