@@ -257,10 +257,16 @@ def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, 
     """Continuous batching, stepped by the engine's scheduler (workload/scheduler.py) at the arrival times, its steps
     priced by `_step_pricing`; None where `stop` ended the run."""
     decode_time, step = _step_pricing(model)
+    pool = model.kv_tokens
+    if pool is not None:  # a pool that holds max_batch of the largest requests, and each one's output again beside
+        # them, never blocks an admission nor runs dry: stepped without it (the same run, without its books)
+        largest, longest = max(i + o for i, o in sizes), max(o for _, o in sizes)
+        if pool * (1 - model.kv_watermark) >= model.max_batch * (largest + longest) + largest:
+            pool = None
     trace = scheduler.run(sizes, arrivals=times, limit=model.max_batch, budget=model.max_step_tokens,
                           mixes=model.mixed_steps, chunked=model.chunked_prefill,
                           per_schedule=model.steps_per_schedule, step=step, decode=decode_time.__getitem__,
-                          front=model.request_s, stop=stop, kv_tokens=model.kv_tokens, watermark=model.kv_watermark,
+                          front=model.request_s, stop=stop, kv_tokens=pool, watermark=model.kv_watermark,
                           output_reserve=model.output_reserve)
     if trace.stopped:
         return None
