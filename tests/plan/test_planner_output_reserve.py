@@ -42,3 +42,19 @@ def test_an_engine_without_the_reserve_keeps_its_max_batch_alone(h100, llama8b):
     cfg = InferenceConfig(prompt=200, output=2000, weights="bf16", engine="vllm")
     model = replica_model(llama8b, h100, cfg, 256, execution_for(h100, cfg))
     assert model.kv_tokens is None and model.output_reserve is None
+
+
+def test_a_pool_that_cannot_bind_steps_as_the_cap_alone(h100, llama8b):
+    """A pool that holds max_batch of the largest requests and each one's output again beside them is stepped without
+    its books (plan/capacity.py): the run is the one the pool would give, just below that bound too."""
+    from dataclasses import replace
+
+    prompt, output = 200, 200
+    cfg = InferenceConfig(prompt=prompt, output=output, weights="bf16", engine="sglang@0.5.3")
+    model = replica_model(llama8b, h100, cfg, 138, execution_for(h100, cfg))
+    bound = model.max_batch * (prompt + 2 * output) + prompt + output
+    assert model.kv_tokens >= bound
+    for rate in (30.0, 1e6):
+        free = simulate(model, rate, prompt, output, requests=1000)
+        pooled = simulate(replace(model, kv_tokens=bound - 1), rate, prompt, output, requests=1000)
+        assert free.ttft.values == pooled.ttft.values and free.e2e.values == pooled.e2e.values
