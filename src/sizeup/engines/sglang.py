@@ -16,17 +16,32 @@ an estimate (and `--engine-opt disable-radix-cache` changes nothing priced).
 
 Tensor parallelism (`SGLang.tensor_parallel`): its custom all-reduce, vLLM's copied (the TensorRT-LLM one-shot
 kernel for releases 0.4.2-0.4.4), under vLLM's gates; NCCL's (RCCL's) ring elsewhere (engines/peer_all_reduce.py).
+
+Attention data parallelism (`--engine-opt enable-dp-attention`: `--dp-size` the replica's GPUs, as 0.4.0-0.4.4 set it
+and the DeepSeek recipes run it, `--tp 8 --dp 8`): every GPU an attention DP rank with its own scheduler process and
+token pool, attending its own requests with the attention weights whole, the MoE over every rank's tokens
+(engines/attention_dp.py prices the step, the pool and the weights). server_args changes with it, by release
+(data `dp_attention_*`): each rank's chunked prefill is chunked_prefill_size // 2 (0.4.0-0.4.4) or // dp_size, the
+schedule conservativeness x 0.3, max_running_requests split over the ranks (from 0.4.2), the decode graphs capped at
+96 and the overlap scheduler off (0.4.0 / 0.4.1), and the memory reserve grown (0.4.8-0.5.2: 4 GiB; from 0.5.3: 3 MiB
+per captured batch size and rank). Not priced apart: a dp size below tp (attention tensor-parallel inside each DP
+group), the all-reduce SGLang ran after the MoE before its reduce-scatter path (0.4.x: an all-gather, the MoE's own
+all-reduce over every token, then a slice: about twice the bytes of the reduce-scatter priced), the dense MLPs and
+shared experts split over every rank's tokens in 0.4.x (priced whole on each rank's own), and the LM head split over
+the ranks unless --enable-dp-lm-head (priced whole).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from sizeup.engines.attention_dp import cache_share, pool_sequences
 from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
 from sizeup.engines.launch import Launch, LaunchRequest, dtype_flag
 from sizeup.engines.peer_all_reduce import PeerAllReduce, peer_all_reduce
 from sizeup.engines.policies import OutputReserve
 from sizeup.engines.reserve import InferenceMemory, MemoryRequest, device_total_bytes
+from sizeup.errors import ConfigError
 from sizeup.units import GIB
 
 __all__ = ["SGLang"]
@@ -55,9 +70,10 @@ class SGLang(ExecutionModel):
                       "mem-fraction-static": "mem_fraction_static", "max-running-requests": "max_running_requests",
                       "enable-mixed-chunk": "mixed_chunk",
                       "cuda-graph-max-bs": "cuda_graph_max_bs", "offline": "offline_frontend",
-                      "schedule-conservativeness": "schedule_conservativeness"}
+                      "schedule-conservativeness": "schedule_conservativeness",
+                      "enable-dp-attention": "enable_dp_attention"}
     SWITCHES = frozenset({"disable-radix-cache", "enable-torch-compile", "disable-flashinfer", "enable-mixed-chunk",
-                          "offline"})
+                          "offline", "enable-dp-attention"})
     BATCH_CAP_OPTION = "max-running-requests"
 
     def _chunk(self) -> int:
@@ -87,7 +103,18 @@ class SGLang(ExecutionModel):
         own = self.profile.values.get("cuda_graph_max_bs")
         if own is not None:
             return int(own) or None
-        return self._default_graph_bs(int(self.profile.value("tensor_parallel_size", 1)))
+        graphs = self._default_graph_bs(int(self.profile.value("tensor_parallel_size", 1)))
+        cap = int(self.profile.value("dp_attention_graph_max_bs", 0)) if self.dp_attention else 0
+        return min(graphs, cap) if cap else graphs
+
+    dp_attention = property(lambda self: bool(self.profile.value("enable_dp_attention", 0)))
+    """--enable-dp-attention (`--engine-opt enable-dp-attention`): every GPU of the replica an attention DP rank."""
+
+    def per_op_overhead(self, decode: bool, tokens: int | None = None):
+        """As base.py, the captured graphs judged against one DP rank's batch under attention data parallelism (each
+        rank's scheduler replays its own graph, padded to the largest rank's batch)."""
+        ranks = self.attention_ranks
+        return super().per_op_overhead(decode, -(-tokens // ranks) if tokens and ranks > 1 else tokens)
 
     def _default_graph_bs(self, tp: int) -> int:
         """server_args' cuda_graph_max_bs for this GPU's memory at tensor-parallel size `tp`."""
@@ -104,20 +131,56 @@ class SGLang(ExecutionModel):
         """This model for a replica of `gpus` GPUs (tensor parallel): server_args sizes the captured decode graphs by
         tp size; the same object where the size does not change, so its memo of priced phases is kept."""
         tp = max(int(gpus), 1)
-        if tp == int(self.profile.value("tensor_parallel_size", 1)):
-            return self
-        wider = self._with_setting("tensor_parallel_size", tp)
-        return self if wider.graph_max_batch == self.graph_max_batch else wider
+        model = self
+        if self.dp_attention:  # --dp-size tp: each GPU an attention DP rank (engines/attention_dp.py)
+            if not self.profile.value("dp_attention", 0):
+                raise ConfigError(f"--engine-opt enable-dp-attention: {self.label} predates the releases read with "
+                                  "--enable-dp-attention (from 0.4.0); name sglang@0.4 or later")
+            model = self._with_setting("attention_dp_ranks", tp)
+        if tp == int(model.profile.value("tensor_parallel_size", 1)):
+            return model
+        wider = model._with_setting("tensor_parallel_size", tp)
+        return model if wider.graph_max_batch == model.graph_max_batch else wider
+
+    def _rank_chunk(self) -> int:
+        """One DP rank's chunked_prefill_size under attention data parallelism (server_args: // 2 up to 0.4.4, else
+        // dp_size); the chunk itself otherwise."""
+        chunk, ranks = self._chunk(), self.attention_ranks
+        if ranks <= 1 or chunk <= 0:
+            return chunk
+        return chunk // (int(self.profile.value("dp_attention_chunk_divisor", 0)) or ranks)
+
+    def _running_cap(self) -> int | None:
+        """The replica's max_running_requests: under attention data parallelism each rank's scheduler takes
+        max_running_requests // dp_size (from 0.4.2; 0.4.0 / 0.4.1 each rank the whole cap)."""
+        running, ranks = self.profile.values.get("max_running_requests"), self.attention_ranks
+        if not running or ranks <= 1:
+            return int(running) if running else None
+        if self.profile.value("dp_attention_running_split", 1):
+            return max(int(running) // ranks, 1) * ranks
+        return int(running) * ranks
+
+    @property
+    def host_overlapped(self) -> bool:
+        """The overlap scheduler, off under attention data parallelism in 0.4.0 / 0.4.1 (`dp_attention_overlap`)."""
+        off = self.dp_attention and not self.profile.value("dp_attention_overlap", 1)
+        return bool(self.profile.value("host_overlap", 1)) and not off
+
+    def host_floor(self, requests: float, gpus: int = 1):
+        """As base.py; under attention data parallelism each DP rank's scheduler process walks its own share."""
+        ranks = max(int(gpus), 1) if self.dp_attention else 1
+        return super().host_floor(requests / ranks, gpus)
 
     @property
     def batching(self) -> Batching:
-        chunk = self._chunk()
+        chunk, ranks = self._rank_chunk(), self.attention_ranks
         mixed = bool(self.profile.value("mixed_chunk", 0))
-        running = self.profile.values.get("max_running_requests")
+        running = self._running_cap()
         return Batching(scheduling="continuous", chunked_prefill=chunk > 0, mixed_steps=mixed,
-                        max_batched_tokens=chunk if chunk > 0 else None,
+                        max_batched_tokens=chunk * ranks if chunk > 0 else None,
                         max_sequences=int(running) if running else None,
-                        basis=f"SGLang scheduler: prefill batches of at most chunked_prefill_size {chunk:,} tokens "
+                        basis=(f"{ranks} attention DP ranks, each its own scheduler: " if ranks > 1 else "")
+                              + f"SGLang scheduler: prefill batches of at most chunked_prefill_size {chunk:,} tokens "
                               + ("mixed into decode batches (--enable-mixed-chunk)" if mixed else
                                  "run apart from decode batches (enable_mixed_chunk off by default), before decode "
                                  "while prompts wait")
@@ -135,6 +198,8 @@ class SGLang(ExecutionModel):
             return policy
         value = self.profile.value
         c = float(self.profile.values.get("schedule_conservativeness", 1.0))
+        if self.dp_attention:  # server_args: schedule_conservativeness x 0.3 with --enable-dp-attention
+            c *= self.profile.value("dp_attention_conservativeness", 0.3)
         base_init, base_floor = value("new_token_ratio_init", 0.7), value("new_token_ratio_min", 0.098)
         if value("new_token_ratio_init_scaled", 1):  # 0.4+: init = min(0.7 c, 1), floor = min(init x 0.14, 1)
             init = min(base_init * c, 1.0)
@@ -182,7 +247,8 @@ class SGLang(ExecutionModel):
         (`mem_fraction_tiers`) a tier by the GPU's memory plus a share per rank (`_tier_reserve_mib`); None up to
         0.4.7."""
         if self.profile.value("mem_fraction_tiers", 0):
-            return self._tier_reserve_mib(tp * pp)
+            dp = self.profile.value("mem_tier_reserve_dp_attention_gib", 0) * 1024 if self.dp_attention else 0
+            return self._tier_reserve_mib(tp * pp) + dp
         if not self.profile.value("mem_fraction_reserve", 0):
             return None
         t = self._reserve_terms()
@@ -191,6 +257,11 @@ class SGLang(ExecutionModel):
         chunk = self._chunk()
         step = chunk if chunk > 0 else self.profile.value("max_prefill_tokens", 16384)
         reserve = t["base"] + t["token"] * max(step, 2048) + t["graph"] * graph + t["ranks"] * tp * pp / 8
+        ranks = tp if self.dp_attention else 1  # --dp-size tp
+        if ranks > 1:  # server_args: DP attention's padding, more above 300 captured sizes
+            reserve += graph * ranks * (self.profile.value("mem_reserve_dp_per_graph_batch_rank_mib", 3)
+                                        + (self.profile.value("mem_reserve_dp_large_graph_mib", 1.5) if graph > 300
+                                           else 0))
         if device_total_bytes(self.device) / 2**20 > t["above"]:
             reserve = max(reserve, t["floor"])
         return reserve
@@ -228,20 +299,27 @@ class SGLang(ExecutionModel):
         static = start * fraction
         kv_seq = req.kv_per_sequence(1)
         pool = int(static - req.weights_bytes)
-        activations = req.activation_peak(min(self._chunk() or req.prompt, req.batch * req.prompt), req.batch)
+        ranks = self.attention_ranks  # attention DP: each rank's pool whole caches of its own requests
+        rows = -(-req.batch // ranks)
+        activations = req.activation_peak(min(self._rank_chunk() or req.prompt, rows * req.prompt), rows)
         outside = device_total_bytes(req.device) - static
-        needed = kv_seq * req.batch
-        concurrency = max(pool, 0) // kv_seq if kv_seq else None
-        running = self.profile.values.get("max_running_requests")
+        # attention DP: a GPU's share of the requests' whole caches, spread evenly (so the pool over it counts the
+        # replica's tokens, as tensor parallelism's does)
+        needed = int(kv_seq / cache_share(req.arch, req.tp) * req.batch / ranks) if ranks > 1 else kv_seq * req.batch
+        concurrency = pool_sequences(max(pool, 0) // kv_seq, req.arch, req.tp, ranks) if kv_seq else None
+        running = self._running_cap()
         if running and concurrency is not None:
             concurrency = min(concurrency, int(running))
-        fits = pool >= needed and pool > 0 and activations <= outside and static <= req.usable.typical + outside
+        busiest = int(kv_seq / cache_share(req.arch, req.tp) * rows) if ranks > 1 else needed  # a rank's own, whole
+        fits = pool >= busiest and pool > 0 and activations <= outside and static <= req.usable.typical + outside
         notes = (f"SGLang takes mem_fraction_static {fraction:.3f} of the memory free when it starts "
                  f"({start / GIB:,.1f} GiB, the GPU less its CUDA context: {static / GIB:,.1f} GiB) for weights and "
                  f"the KV token pool ({max(pool, 0) / GIB:,.1f} GiB); activations, CUDA graphs and the context use "
                  f"the rest ({outside / GIB:,.1f} GiB)"
                  + (f": server_args' GPU memory less its reserve for activations and CUDA graphs, {reserve:,.0f} MiB at "
-                    f"tp {req.tp}, pp {req.pp} ({self._reserve_formula()})" if reserve is not None else ""),)
+                    f"tp {req.tp}, pp {req.pp} ({self._reserve_formula()})" if reserve is not None else "")
+                 + (f"; {ranks} attention DP ranks (--enable-dp-attention), each pool whole caches of its own "
+                    f"requests" if ranks > 1 else ""),)
         return InferenceMemory(weights_bytes=req.weights_bytes, kv_cache_bytes=max(pool, 0),
                                kv_cache_needed_bytes=needed, activations_bytes=activations, overhead_bytes=0,
                                usable_bytes=req.usable, fits=fits, cpu_bytes=req.cpu_weights_bytes,
@@ -283,6 +361,8 @@ class SGLang(ExecutionModel):
         args = ["--model-path", request.checkpoint, "--host", "0.0.0.0", "--port", "30000", "--tp",
                 str(request.gpus), "--context-length", str(request.max_len), "--mem-fraction-static",
                 f"{self.mem_fraction(request.gpus):.3f}", "--max-running-requests", str(max(1, request.max_batch))]
+        if self.dp_attention:
+            args += ["--dp-size", str(request.gpus), "--enable-dp-attention"]
         if request.quant in SGLANG_QUANTIZATION:
             args += ["--quantization", SGLANG_QUANTIZATION[request.quant]]
         args += dtype_flag(request.quant) + ["--enable-metrics"]

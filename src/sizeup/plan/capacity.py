@@ -79,6 +79,14 @@ class ReplicaModel:
     configuration the decode table is priced from, so that a plan's equal replica models share their priced steps
     (`_step_pricing`)."""
 
+    kv_tokens: int | None = None
+    """The KV pool in tokens where the engine admits against room kept for outputs to come (`output_reserve`): the
+    scheduler admits and preempts over it as the estimate does (workload/scheduler.py); None: `max_batch` alone."""
+    kv_watermark: float = 0.0
+    """The share of `kv_tokens` a prompt must leave free to be admitted (engines/policies.py `Batching`)."""
+    output_reserve: object = field(default=None, compare=False)
+    """The engine's admission rule that keeps room for outputs to come (engines/policies.py OutputReserve), with
+    `kv_tokens`; None: none."""
     gpu_step_s: tuple[float, ...] = ()
     """The decode steps' GPU time at `decode_batches`, before the engine's host time; empty: `decode_step_s` is."""
     host_s: tuple[tuple[float, float], ...] = ()
@@ -249,10 +257,17 @@ def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, 
     """Continuous batching, stepped by the engine's scheduler (workload/scheduler.py) at the arrival times, its steps
     priced by `_step_pricing`; None where `stop` ended the run."""
     decode_time, step = _step_pricing(model)
+    pool = model.kv_tokens
+    if pool is not None:  # a pool that holds max_batch of the largest requests, and each one's output again beside
+        # them, never blocks an admission nor runs dry: stepped without it (the same run, without its books)
+        largest, longest = max(i + o for i, o in sizes), max(o for _, o in sizes)
+        if pool * (1 - model.kv_watermark) >= model.max_batch * (largest + longest) + largest:
+            pool = None
     trace = scheduler.run(sizes, arrivals=times, limit=model.max_batch, budget=model.max_step_tokens,
                           mixes=model.mixed_steps, chunked=model.chunked_prefill,
                           per_schedule=model.steps_per_schedule, step=step, decode=decode_time.__getitem__,
-                          front=model.request_s, stop=stop)
+                          front=model.request_s, stop=stop, kv_tokens=pool, watermark=model.kv_watermark,
+                          output_reserve=model.output_reserve)
     if trace.stopped:
         return None
     return np.asarray(trace.first), np.asarray(trace.done), trace.decoding, trace.busy

@@ -96,7 +96,21 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
                         joined=_joined(arch, device, cfg, model) if policy.mixes else None,
                         read_s=streaming.weight_read(device, first.memory.weights_bytes, arch, times[0]),
                         front_s=model.load_policy.first_token_lag_steps * times[0]
-                        + service(model, "typical") - intake(model, "typical"))
+                        + service(model, "typical") - intake(model, "typical"),
+                        **_reserved_pool(first, model.load_policy, decoder_cache_tokens(arch, p, replace(cfg, prompt=p, output=1).cache_tokens)
+                                        * cfg.batch))
+
+
+def _reserved_pool(first, policy, tokens: int) -> dict:
+    """The KV pool (in tokens) and admission rule of an engine that keeps room for outputs to come (its load policy's
+    `output_reserve`), so the plan's scheduler admits as the estimate's does; {} where the engine keeps none (its
+    max_batch, the pool at a request's mean context, bounds the running requests). `first`: an estimate of
+    `tokens` cached tokens (the plan's batch of one prompt and its first token)."""
+    memory = first.memory
+    if policy.output_reserve is None or not memory.kv_cache_needed_bytes or not memory.kv_cache_bytes:
+        return {}
+    return {"kv_tokens": int(memory.kv_cache_bytes * tokens / memory.kv_cache_needed_bytes),
+            "kv_watermark": policy.kv_watermark, "output_reserve": policy.output_reserve}
 
 
 def _joined(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, model: ExecutionModel):
