@@ -50,10 +50,13 @@ def test_apple_prefill_is_metal_at_the_soc_default(catalog):
 
 def test_mmq_prefill_matmul_runs_far_below_the_fp16_tensor_peak(catalog):
     """H100 PCIe llama-bench pp512 Llama-3-8B Q4_K_M: 8,125 tok/s (XiongjieDai, May 2024) x ~16 GFLOP/token
-    is ~130 TFLOP/s, 17% of the 756 TFLOP/s fp16 peak; the generic cuBLAS default (72%) made it 29,068."""
+    is ~130 TFLOP/s, 17% of the 756 TFLOP/s fp16 peak; the generic cuBLAS default (72%) made it 29,068. A current
+    build (int8 tensor-core MMQ since PR #8075) runs x1.38 of it: still under half the peak."""
     d = catalog.device("h100-pcie-80gb")
-    eff = phase_efficiency(resolve("llama.cpp", d), False, get_format("q4_k_m"), 512)
+    eff = phase_efficiency(resolve("llama.cpp", d, build_date="2024-05-15"), False, get_format("q4_k_m"), 512)
     assert 0.15 <= tensor_fraction(eff, "matmul", "fp16").typical <= 0.25
+    now = phase_efficiency(resolve("llama.cpp", d), False, get_format("q4_k_m"), 512)
+    assert 0.2 <= tensor_fraction(now, "matmul", "fp16").typical <= 0.5
     other = phase_efficiency(resolve("vllm", d), False, get_format("q4_k_m"), 512)
     assert tensor_fraction(other, "matmul", "fp16").typical > 0.5  # no table entry: the device default
 
@@ -155,3 +158,20 @@ def test_orin_mmvq_dequantization_scales_with_the_power_mode(catalog):
     full = kernel_peak(catalog.device("jetson-agx-orin-64gb"), maxn)
     low = kernel_peak(catalog.device("jetson-agx-orin-64gb-15w"), maxn)
     assert low / full == pytest.approx(6 * 408 / (16 * 1300), rel=1e-3)  # nvpmodel 15W: 6 SMs at 408 MHz
+
+
+def test_mmq_of_builds_since_pr_8075_is_the_may_2024_fraction_times_the_measured_speedup(catalog):
+    """The cuda-mmq fractions were fit on May 2024 builds (dequantize + FP16 cuBLAS at pp512); from PR #8075
+    (2024-06-24) int8 tensor-core MMQ runs: x1.38 on Ada (PR #7676 RTX 4090 Q4_0 ub512 x1.33, PR #8062 x1.04), no
+    gain on GA10x (PR #8062's RTX 3090 MMQ against the May 2024 cuBLAS row), their median elsewhere."""
+    def typical(device, build=None, weights="q4_k_m"):
+        return select_kernel("llama.cpp", weights, catalog.device(device), False, 512, build_date=build).fraction
+
+    may, june, now = typical("rtx-4090", "2024-05-15"), typical("rtx-4090", "2024-06-24"), typical("rtx-4090")
+    assert may.typical == pytest.approx(0.145) and now == june
+    assert june.typical == pytest.approx(0.145 * 1.38) and june.low == pytest.approx(may.low * 1.33)
+    assert june.high == pytest.approx(may.high * 1.44)
+    assert typical("rtx-3090").typical == pytest.approx(typical("rtx-3090", "2024-05-15").typical)
+    assert typical("h100-pcie-80gb").typical == pytest.approx(typical("h100-pcie-80gb", "2024-05-15").typical * 1.19)
+    assert "PR #8075" in select_kernel("llama.cpp", "q4_k_m", catalog.device("rtx-4090"), False, 512).basis
+    assert typical("rtx-4090", weights="f16") == typical("rtx-4090", "2024-05-15", "f16")  # cuBLAS F16: unchanged

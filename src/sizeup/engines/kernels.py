@@ -161,9 +161,26 @@ def select_kernel(engine: str, weights: str, device, decode: bool, batch_tokens:
         arch = by_arch.get(device.architecture or "") or by_arch["default"]
         fraction = Range(float(arch["low"]), float(arch["typical"]), float(arch["high"]))
         derived = "" if device.architecture in by_arch else " (derived: no tuned row for this architecture)"
+        fraction, later = _later_builds(entry, fraction, build_date, device.architecture or "")
         return Kernel(engine, name, entry.get("description", ""), entry["peak"], fraction,
-                      arch["basis"] + derived, source)
+                      arch["basis"] + derived + later, source)
     return None
+
+
+def _later_builds(entry: dict, fraction: Range, build_date: str | None, architecture: str) -> tuple[Range, str]:
+    """The fraction of a build from each `since` date of the entry's `later_builds` on (None: the current build):
+    the fitted fraction (of the builds its rows ran) times the speedup measured for the change merged that day, by
+    architecture (`factor_by_architecture`, its `default` for the others)."""
+    note = ""
+    for step in entry.get("later_builds") or ():
+        if build_date is not None and build_date < str(step["since"]):
+            continue
+        by_arch = step["factor_by_architecture"]
+        f = by_arch.get(architecture) or by_arch["default"]
+        fraction = Range(fraction.low * float(f["low"]), fraction.typical * float(f["typical"]),
+                         fraction.high * float(f["high"]))
+        note += f"; x{float(f['typical']):g} for builds from {step['since']} ({step['change']}: {f['basis']})"
+    return fraction, note
 
 
 def _dequant_fraction(entry: dict, weights: str, device) -> tuple[Range, str] | None:
