@@ -15,6 +15,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable, Sequence
+from math import ceil
 
 __all__ = ["run_lean"]
 
@@ -30,6 +31,7 @@ def run_lean(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | N
     bounded = window < n  # a closed loop: a request is sent when one in flight finishes
     outputs = [o for _, o in requests]
     prompts = [i if i > 1 else 1 for i, _ in requests]
+    tail = [(o - 1) * n + k for k, o in enumerate(outputs)]  # a heap entry less the step its decodes start at * n
     sent, first, done, order = list(times), [0.0] * n, [0.0] * n, []
     enters = [0.0] * n  # when a request has passed the front end and may be admitted
     last = 0.0
@@ -37,10 +39,11 @@ def run_lean(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | N
         for k, t in enumerate(times):
             last = enters[k] = (last if last > t else t) + front
     per_run = max(per_schedule, 1)
+    every = per_run == 1
     push, pop = heapq.heappush, heapq.heappop
     append = order.append
     running: list[int] = []  # heap of (decode step at which it finishes) * n + request
-    priced: dict[int, float] = {}  # step(batch, chunk) by chunk * (limit + 1) + batch (batch <= limit)
+    priced: dict = {}  # by chunk * (limit + 1) + batch (batch <= limit): (step, what it adds to the decodes) / step
     span_key = limit + 1
     pending: list[list[int]] = []  # admitted, prompt not done: [request, prompt tokens left]
     adm, sent_to = 0, 0 if bounded else n
@@ -56,7 +59,7 @@ def run_lean(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | N
                 sent_to += 1
         if not holding and enters[adm] > now:
             now = enters[adm]
-        boundary = per_run == 1 or not running or steps_done % per_run == 0
+        boundary = every or not running or steps_done % per_run == 0
         if boundary:
             while holding < limit and adm < sent_to and enters[adm] <= now:
                 pending.append([adm, prompts[adm]])
@@ -67,24 +70,31 @@ def run_lean(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | N
             room = (budget - (batch * beams if mixes else 0)) if budget else math.inf
             if room < 1:
                 room = 1
-            chunk = finished = 0
-            for entry in pending:
-                space = room - chunk
-                if space <= 0:
-                    break
-                take = min(entry[1], space) if chunked else entry[1]
-                if take > space and chunk:
-                    break
-                chunk += take
-                entry[1] -= take
-                if entry[1] <= 0:
-                    finished += 1
+            if len(pending) == 1:  # one prompt (the planner's usual step): the loop below, unrolled
+                entry = pending[0]
+                chunk = entry[1] if not chunked or entry[1] <= room else room
+                entry[1] -= chunk
+                finished = 1 if entry[1] <= 0 else 0
+            else:
+                chunk = finished = 0
+                for entry in pending:
+                    space = room - chunk
+                    if space <= 0:
+                        break
+                    take = min(entry[1], space) if chunked else entry[1]
+                    if take > space and chunk:
+                        break
+                    chunk += take
+                    entry[1] -= take
+                    if entry[1] <= 0:
+                        finished += 1
             if mixes:
                 key = chunk * span_key + batch
-                dt = priced.get(key)
-                if dt is None:
-                    dt = priced[key] = step(batch, chunk)
-                extra = dt - decode(batch) if batch else dt
+                got = priced.get(key)
+                if got is None:
+                    dt = step(batch, chunk)
+                    got = priced[key] = (dt, dt - decode(batch) if batch else dt)
+                dt, extra = got
                 if extra > 0:
                     prefill += extra
             else:
@@ -105,8 +115,9 @@ def run_lean(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | N
                     done[k] = now
                     append(k)
                     holding -= 1
-            base = steps_done * n - n
-            for k, _ in pending[:finished]:
+            base = steps_done * n
+            taken = pending if finished == len(pending) else pending[:finished]
+            for k, _ in taken:
                 first[k] = now
                 if stop is not None and stop(k, now):
                     return dict(sent=sent, first=first, done=done, order=order, makespan=now, held=held,
@@ -116,8 +127,11 @@ def run_lean(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | N
                     append(k)
                     holding -= 1
                 else:
-                    push(running, base + outputs[k] * n + k)
-            del pending[:finished]
+                    push(running, base + tail[k])
+            if taken is pending:
+                pending = []
+            else:
+                del pending[:finished]
             continue
         dt = decode(batch)
         count = running[0] // n - steps_done
@@ -128,7 +142,7 @@ def run_lean(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | N
         else:
             nxt = None
         if pending or (nxt is not None and holding < limit):
-            wait = 0 if pending or nxt <= now else math.ceil((nxt - now) / dt)
+            wait = 0 if pending or nxt <= now else ceil((nxt - now) / dt)
             if wait < 1 and not pending:
                 wait = 1
             if per_run > 1:
