@@ -29,9 +29,6 @@ def run_lean(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | N
     times = list(arrivals) if arrivals is not None else [0.0] * n
     window = window or n
     bounded = window < n  # a closed loop: a request is sent when one in flight finishes
-    outputs = [o for _, o in requests]
-    prompts = [i if i > 1 else 1 for i, _ in requests]
-    tail = [(o - 1) * n + k for k, o in enumerate(outputs)]  # a heap entry less the step its decodes start at * n
     sent, first, done, order = list(times), [0.0] * n, [0.0] * n, []
     enters = [0.0] * n  # when a request has passed the front end and may be admitted
     last = 0.0
@@ -62,7 +59,8 @@ def run_lean(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | N
         boundary = every or not running or steps_done % per_run == 0
         if boundary:
             while holding < limit and adm < sent_to and enters[adm] <= now:
-                pending.append([adm, prompts[adm]])
+                tokens = requests[adm][0]
+                pending.append([adm, tokens if tokens > 1 else 1])
                 adm += 1
                 holding += 1
         batch = holding - len(pending)
@@ -105,7 +103,7 @@ def run_lean(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | N
                 prefill += dt
             now += dt
             busy += dt
-            held += dt * (batch + len(pending))
+            held += dt * holding  # the decodes and the prompts: batch + len(pending)
             if mixes and batch:
                 decoding += batch * dt
                 steps_done += 1
@@ -115,19 +113,20 @@ def run_lean(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | N
                     done[k] = now
                     append(k)
                     holding -= 1
-            base = steps_done * n
+            base = steps_done * n - n
             taken = pending if finished == len(pending) else pending[:finished]
             for k, _ in taken:
                 first[k] = now
                 if stop is not None and stop(k, now):
                     return dict(sent=sent, first=first, done=done, order=order, makespan=now, held=held,
                                 decoding=decoding, busy=busy, prefill=prefill, stopped=True, preempted=0)
-                if outputs[k] <= 1:
+                out = requests[k][1]
+                if out <= 1:
                     done[k] = now
                     append(k)
                     holding -= 1
                 else:
-                    push(running, base + tail[k])
+                    push(running, base + out * n + k)
             if taken is pending:
                 pending = []
             else:
