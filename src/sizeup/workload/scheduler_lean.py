@@ -134,15 +134,15 @@ def run_lean(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | N
             continue
         dt = decode(batch)
         count = running[0] // n - steps_done
-        if adm < sent_to:
-            nxt = enters[adm]
-        elif bounded and sent_to < n and sent_to - adm + holding < window:
-            nxt = max(times[sent_to], now) + front
-        else:
-            nxt = None
-        if pending or (nxt is not None and holding < limit):
-            wait = 0 if pending or nxt <= now else ceil((nxt - now) / dt)
-            if wait < 1 and not pending:
+        if pending:  # prompts wait for the next scheduling point (steps per schedule)
+            wait = (-steps_done) % per_run if per_run > 1 else 0
+            if wait < count:
+                count = wait
+        elif holding < limit and (adm < sent_to or bounded and sent_to < n and sent_to - adm + holding < window):
+            # the next request sent (open loop: due) may enter at its entry; a free slot of the closed loop sends one
+            nxt = enters[adm] if adm < sent_to else max(times[sent_to], now) + front
+            wait = 1 if nxt <= now else ceil((nxt - now) / dt)
+            if wait < 1:
                 wait = 1
             if per_run > 1:
                 wait += (-(steps_done + wait)) % per_run
