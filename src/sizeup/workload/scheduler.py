@@ -36,6 +36,10 @@ workload/kv_reserve.py) admits a request only where its prompt, its whole output
 remaining outputs fit beside the tokens in use; when a decode step finds no room it preempts (the latest admitted:
 the fewest outputs made) until the rule's headroom of decode steps fits, and resets the share. This touches
 admission and preemption only, not how a step is priced.
+
+Without a KV pool (`kv_tokens` None: every planner run) `run` steps workload/scheduler_lean.py's loop, the same
+decisions without the pool's books (tests/workload/test_scheduler_lean.py holds the two equal on random runs): a
+change to the rules here goes into both.
 """
 
 from __future__ import annotations
