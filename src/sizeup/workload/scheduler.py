@@ -37,9 +37,9 @@ remaining outputs fit beside the tokens in use; when a decode step finds no room
 the fewest outputs made) until the rule's headroom of decode steps fits, and resets the share. This touches
 admission and preemption only, not how a step is priced.
 
-Without a KV pool (`kv_tokens` None: every planner run) `run` steps workload/scheduler_lean.py's loop, the same
-decisions without the pool's books (tests/workload/test_scheduler_lean.py holds the two equal on random runs): a
-change to the rules here goes into both.
+Without a KV pool (`kv_tokens` None: the planner's runs whose pool cannot bind) and without a streaming front process
+(`stream` 0) `run` steps workload/scheduler_lean.py's loop, the same decisions without their books
+(tests/workload/test_scheduler_lean.py holds the two equal on random runs): a change to the rules here goes into both.
 """
 
 from __future__ import annotations
