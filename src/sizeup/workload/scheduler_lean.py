@@ -1,8 +1,9 @@
 """workload/scheduler.py `run` without a KV pool (`kv_tokens` None: the planner's runs whose pool cannot bind and the
 estimate's runs that bound the batch by `limit` alone) and without a streaming front process (`stream` 0), written for
 speed: nothing blocks admission, no request is preempted, so no heap entry goes stale and no token is counted held.
-It takes the decisions the general loop takes, step for step, and returns the same figures (tests/workload/test_scheduler_lean.py compares the two on random runs); a change to the
-scheduling rules goes into both.
+It takes the decisions the general loop takes, step for step, and returns the same figures
+(tests/workload/test_scheduler_lean.py compares the two on random runs); a change to the scheduling rules goes into
+both.
 
 What it drops against the general loop: the pool's books (tokens used, the watermark, the output reserve, preemption
 and the requeued requests), the heap's epochs (a heap entry is one integer, the finishing step times n plus the
