@@ -287,7 +287,7 @@ def _ttft_miss(targets: dict[str, float], times: list[float], front_s: float) ->
             limits.append((target, n - math.floor((n - 1) * PERCENTILE_POINTS[point] / 100) + 1))
     if not limits:
         return None
-    if len(limits) == 1:  # one TTFT target (the common SLA): the same test without the loop (a plan calls it ~10^5 times)
+    if len(limits) == 1:  # one TTFT target (the common SLA): the test without the loop (a plan calls it ~10^5 times)
         (target, allowed), = limits
         missed = 0
 
