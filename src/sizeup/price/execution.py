@@ -44,8 +44,18 @@ def phase_efficiency(model, decode: bool, weights: WeightFormat, tokens: int | N
 def expert_rows(arch, tokens: int) -> float | None:
     """The rows each routed expert of `arch`'s MoE layers gets in a step of `tokens` tokens (tokens x top-k /
     experts, the M of each expert's GEMM when the routing spreads evenly; the first MoE layer's), None: no MoE."""
-    mlp = next((layer.mlp for layer in arch.layers if layer.mlp.is_moe), None)
+    got = _FIRST_MOE.get(id(arch))
+    if got is None or got[0] is not arch:  # an arch is frozen (a tuple of frozen layers): its first MoE MLP, once
+        if len(_FIRST_MOE) >= 64:
+            _FIRST_MOE.clear()
+        got = _FIRST_MOE[id(arch)] = (arch, next((layer.mlp for layer in arch.layers if layer.mlp.is_moe), None))
+    mlp = got[1]
     return None if mlp is None else tokens * mlp.top_k / mlp.experts
+
+
+_FIRST_MOE: dict[int, tuple] = {}
+"""expert_rows's first MoE MLP by the arch's id (the arch kept beside it, so its id is not reused while kept): a plan
+asks ~10^4 times, each a walk over every layer of a dense model."""
 
 
 def _phase_efficiency(model, eff: Efficiency, decode: bool, weights: WeightFormat, tokens: int | None,

@@ -36,6 +36,10 @@ workload/kv_reserve.py) admits a request only where its prompt, its whole output
 remaining outputs fit beside the tokens in use; when a decode step finds no room it preempts (the latest admitted:
 the fewest outputs made) until the rule's headroom of decode steps fits, and resets the share. This touches
 admission and preemption only, not how a step is priced.
+
+Without a KV pool (`kv_tokens` None: the planner's runs whose pool cannot bind) and without a streaming front process
+(`stream` 0) `run` steps workload/scheduler_lean.py's loop, the same decisions without their books
+(tests/workload/test_scheduler_lean.py holds the two equal on random runs): a change to the rules here goes into both.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from dataclasses import dataclass
 
 from sizeup.workload.front_process import FrontProcess
 from sizeup.workload.kv_reserve import Ledger
+from sizeup.workload.scheduler_lean import run_lean
 
 __all__ = ["Trace", "run"]
 
@@ -93,6 +98,23 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
     `stream`: the front process's time per token it streams (seconds; 0: none priced): the same process takes requests
     in, so intake and streaming queue in one process (workload/front_process.py) and a token reaches its client (first,
     done, makespan) when the process has streamed it."""
+    if kv_tokens is None and stream <= 0:  # no KV pool, no front process streaming: the same decisions by a loop
+        # without their books (workload/scheduler_lean.py)
+        return Trace(**run_lean(requests, limit=limit, budget=budget, mixes=mixes, step=step, decode=decode,
+                                arrivals=arrivals, window=window, beams=beams, chunked=chunked,
+                                per_schedule=per_schedule, front=front, stop=stop))
+    return _run_pool(requests, limit=limit, budget=budget, mixes=mixes, step=step, decode=decode, arrivals=arrivals,
+                     window=window, beams=beams, chunked=chunked, per_schedule=per_schedule, front=front, stop=stop,
+                     kv_tokens=kv_tokens, watermark=watermark, output_reserve=output_reserve, stream=stream)
+
+
+def _run_pool(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, mixes: bool,
+              step: Callable[[int, int], float], decode: Callable[[int], float], arrivals: Sequence[float] | None,
+              window: int | None, beams: int, chunked: bool, per_schedule: int, front: float,
+              stop: Callable[[int, float], bool] | None, kv_tokens: int | None, watermark: float,
+              output_reserve, stream: float = 0.0) -> Trace:
+    """`run`'s general loop, the KV pool's and the front process's books kept (with `kv_tokens` None and no `stream`
+    it runs as workload/scheduler_lean.py does: tests/workload/test_scheduler_lean.py compares them)."""
     n = len(requests)
     times = list(arrivals) if arrivals is not None else [0.0] * n
     window = window or n

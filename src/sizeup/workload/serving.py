@@ -311,7 +311,7 @@ def _continuous(steps: _Steps, policy, mix: RequestMix, load: Load, capacity: in
     x_max = min(full["x"], cap)
     if load.rate is None:
         n = min(load.concurrency, capacity) if load.concurrency is not None else capacity
-        row = at(n)
+        row = dict(full) if n == capacity else at(n)  # at the capacity: `full`, priced once (a plan asks per family)
         if row["x"] > cap:  # the front end passes fewer requests than the engine would run
             row = _front_bound(at, n, cap, service if load.concurrency is not None else 0.0)
         row["saturated"] = False
