@@ -94,7 +94,8 @@ class Load:
         if self.rate is not None:
             held = (f", through a batcher holding them up to {self.batcher_s:g} s"
                     + (f" or {self.batcher_max:,} requests" if self.batcher_max else "")) if self.batcher_s else ""
-            return f"Poisson arrivals at {self.rate:g} requests/s{copies}{held}"
+            count = f"{self.num_prompts:,} requests sent as " if self.num_prompts else ""
+            return f"{count}Poisson arrivals at {self.rate:g} requests/s{copies}{held}"
         if self.concurrency is not None:
             return f"{self.concurrency} concurrent requests (closed loop){copies}"
         return f"every request queued at once (offline){copies}"
