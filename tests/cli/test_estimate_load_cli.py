@@ -33,7 +33,8 @@ def test_a_dataset_gives_the_lengths_and_explicit_ones_win(capsys):
 
 def test_a_finite_run_at_a_rate_is_priced_as_the_serving_benchmarks_send_it(capsys):
     """vllm bench serve / sglang.bench_serving --request-rate 4 --num-prompts 40: a finite run of Poisson arrivals."""
-    load = _json(capsys, "--prompt", "500", "--output", "100", "--rps", "4", "--num-prompts", "40")["throughput_under_load"]
+    d = _json(capsys, "--prompt", "500", "--output", "100", "--rps", "4", "--num-prompts", "40")
+    load = d["throughput_under_load"]
     assert load["load"]["num_prompts"] == 40 and load["load"]["requests_per_s"] == 4
     assert any("a finite run of 40 requests, sent at 4 requests/s (Poisson" in a for a in load["assumptions"])
     assert load["requests_per_s"]["typical"] < 4  # 40 requests over ~10 s of arrivals and the last one's e2e

@@ -1,8 +1,8 @@
 """The one step simulator of an engine's scheduler: requests are sent (a closed loop of `window` in flight, or at
 given arrival times), admitted while the engine holds fewer than `limit` sequences, and run one step at a time as
-its batching policy (engines/base.py `Batching`) says. Both the estimate (workload/serving_runs.py: waves and finite
-`--num-prompts` runs) and the planner (plan/capacity.py: Poisson arrivals against an SLA) step it; they differ only
-in how they price a step.
+its batching policy (engines/base.py `Batching`) says. Both the estimate (workload/serving_runs.py: closed loops of
+fixed lengths and finite `--num-prompts` runs) and the planner (plan/capacity.py: Poisson arrivals against an SLA)
+step it; they differ only in how they price a step.
 
 A step decodes one token of every running sequence. Prompt tokens of admitted requests, decodes first and then
 prompts in arrival order up to the step's token budget, either ride in it (`mixes`: chunked prefill mixed into

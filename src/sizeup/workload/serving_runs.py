@@ -43,9 +43,10 @@ STEADY_REQUESTS = 24_000
 
 
 def regime(mix, load, scheduling: str, staggered: bool = False) -> str | None:
-    """'finite' for N requests (load.num_prompts), 'waves' for a closed loop of fixed lengths (--prompt / --output
-    and no spread, or both spreads 0; a dataset's lengths vary even where its spread is not stated),
-    None for the staggered steady state (a spread, Poisson arrivals, offline, static batching)."""
+    """'finite' for N requests (load.num_prompts: at once, at a concurrency or at a rate), 'waves' for a closed loop
+    of fixed lengths (--prompt / --output and no spread, or both spreads 0; a dataset's lengths vary even where its
+    spread is not stated), priced in its stepped steady state, None for the staggered steady state (a spread, Poisson
+    arrivals without a count, offline, static batching)."""
     if scheduling == "static":
         return None
     if load.num_prompts is not None:
@@ -225,8 +226,9 @@ def front(execution, policy, step: float, corner: str) -> float:
 
 def run_row(kind: str, mix, load, capacity: int, policy, steps, corner: str,
             step: Callable[[float, float, str], float], kv_tokens: int | None = None) -> dict:
-    """One corner's figures of a wave (`kind` 'waves': one wave of the closed loop's C requests is the steady state)
-    or of a finite run (`kind` 'finite': load.num_prompts requests, fed at load.concurrency or all at once).
+    """One corner's figures of a closed loop of fixed lengths (`kind` 'waves': its steady state, `_steady` over a run
+    of `rounds` requests a slot from evenly spread phases) or of a finite run (`kind` 'finite': load.num_prompts
+    requests, sent at load.rate (`arrivals`), fed at load.concurrency or all at once).
     `steps` prices decode steps (serving_steps.Steps), `step(decodes, prompt_tokens, corner)` a step with prompt tokens;
     the requests pass the engine's front end one after another (`intake`, its busy time a request, stepped by the
     scheduler: of N sent at once the k-th waits k of them); TTFT and e2e add the rest of the request's host time
@@ -281,14 +283,15 @@ def note(kind: str, mix, load, policy) -> str:
               else "whole prompts")
     if kind == "waves":
         c = load.concurrency
-        return (f"fixed request lengths at a closed-loop concurrency of {c}, in its steady state: stepped through the "
-                f"engine's scheduler over {rounds(c)} requests a slot ({c * rounds(c):,} requests), each finish sending "
-                f"the next, the slots' first requests sent at evenly spread phases of one cycle (the cycle from {2 * c:,} "
-                f"requests stepped from a start together): a run that has lost its start, so a prompt ({budget}) "
-                f"shares steps with the others' decodes and queues only behind the prompts the load itself brings "
-                f"together, not a wave of {c}; TTFT, TPOT, e2e the means over the last third of the rounds before the "
-                f"last, throughput their finishes over the time they span. Give --num-prompts N for the whole run of "
-                f"N requests from a start together, --input-len-spread / --output-len-spread for varied lengths")
+        return (f"fixed request lengths at a closed-loop concurrency of {c}, in its steady state: stepped through "
+                f"the engine's scheduler over {rounds(c)} requests a slot ({c * rounds(c):,} requests), each finish "
+                f"sending the next, the slots' first requests sent at evenly spread phases of one cycle (the cycle "
+                f"from {2 * c:,} requests stepped from a start together): a run that has lost its start, so a prompt "
+                f"({budget}) shares steps with the others' decodes and queues only behind the prompts the load itself "
+                f"brings together, not a wave of {c}; TTFT, TPOT, e2e the means over the last third of the rounds "
+                f"before the last, throughput their finishes over the time they span. Give --num-prompts N for the "
+                f"whole run of N requests from a start together, --input-len-spread / --output-len-spread for varied "
+                f"lengths")
     mix, derived = _drawn(mix, kind)
     fed = (f"sent at {load.rate:g} requests/s (Poisson: exponential gaps at low-discrepancy quantiles, deterministic; "
            f"the first at t=0)" if load.rate is not None else
