@@ -31,6 +31,15 @@ def test_a_dataset_gives_the_lengths_and_explicit_ones_win(capsys):
     assert d["throughput_under_load"]["requests"]["output_tokens"] == 50
 
 
+def test_a_finite_run_at_a_rate_is_priced_as_the_serving_benchmarks_send_it(capsys):
+    """vllm bench serve / sglang.bench_serving --request-rate 4 --num-prompts 40: a finite run of Poisson arrivals."""
+    d = _json(capsys, "--prompt", "500", "--output", "100", "--rps", "4", "--num-prompts", "40")
+    load = d["throughput_under_load"]
+    assert load["load"]["num_prompts"] == 40 and load["load"]["requests_per_s"] == 4
+    assert any("a finite run of 40 requests, sent at 4 requests/s (Poisson" in a for a in load["assumptions"])
+    assert load["requests_per_s"]["typical"] < 4  # 40 requests over ~10 s of arrivals and the last one's e2e
+
+
 def test_the_sweep_adds_throughput_under_load(capsys):
     d = _json(capsys, "--sweep", "1,16")
     assert all(p["under_load"]["load"]["concurrency"] == p["batch"] for p in d["batch_sweep"])
@@ -44,6 +53,7 @@ def test_the_sweep_adds_throughput_under_load(capsys):
     (["--concurrency", "4", "--batch", "8"], "--batch 8: under load the engine forms its batches"),
     (["--engine-opt", "frobnicate"], "not an option sizeup models for tensorrt-llm"),
     (["--replicas", "2"], "--replicas 2: with --concurrency"),
+    (["--rps", "2", "--num-prompts", "1000001"], "--num-prompts 1000001: expected a positive integer <= 1,000,000"),
 ])
 def test_bad_load_flags_are_one_line_errors(capsys, argv, message):
     assert main([*BASE, *argv]) == 1

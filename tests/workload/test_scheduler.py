@@ -26,6 +26,17 @@ def test_a_closed_loop_wave_prefills_together_then_decodes_together():
     assert trace.prefill == pytest.approx(prompt)
 
 
+def test_a_closed_loop_with_sending_times_sends_at_its_time_or_when_its_slot_frees():
+    """One slot: the second request's time (0.5 s) passes while the first runs, so it is sent at the first's finish
+    (its TTFT from then, not from 0.5 s); the third's time (100 s) comes after its slot frees: sent then."""
+    trace = run([(50, 3)] * 3, arrivals=[0.0, 0.5, 100.0], window=1, limit=8, budget=None, mixes=True, step=step,
+                decode=decode)
+    alone = step(0, 50) + 2 * decode(1)
+    assert trace.sent == pytest.approx([0.0, alone, 100.0])
+    assert [trace.first[k] - trace.sent[k] for k in range(3)] == pytest.approx([step(0, 50)] * 3)
+    assert trace.done[2] == pytest.approx(100.0 + alone)
+
+
 def test_requests_far_apart_run_alone():
     trace = run([(50, 3), (50, 3)], arrivals=[0.0, 100.0], limit=8, budget=None, mixes=True, step=step,
                 decode=decode)

@@ -57,10 +57,11 @@ def test_a_closed_loop_over_the_front_end_waits_there():
 
 
 def test_waves_over_the_front_end_are_stepped_through_it():
-    """Fixed lengths at a concurrency are waves, stepped by the scheduler with the front end in it: no more than
-    1 / service requests a second get through."""
+    """Fixed lengths at a concurrency are stepped by the scheduler with the front end in it: no more than
+    1 / service requests a second get through (measured over the finishes of the steady state's rounds: 1 % for
+    the window's edges)."""
     est = serving_load(LLAMA8, H100, VLLM, SHORT, Load(concurrency=256))
-    assert 0.9 / _service() < est.requests_per_s.typical <= 1 / _service()
+    assert 0.9 / _service() < est.requests_per_s.typical <= 1.01 / _service()
 
 
 def test_a_modest_rate_waits_as_an_md1_queue():

@@ -1,5 +1,6 @@
-"""Waves and finite runs (workload/serving_runs.py): a closed loop of fixed-length requests and a run of N requests,
-stepped through the engine's scheduler (physics invariants, no published figure)."""
+"""Closed loops and finite runs (workload/serving_runs.py): a closed loop of fixed-length requests in its steady state
+and a run of N requests (all at once, at a concurrency or at a rate), stepped through the engine's scheduler
+(physics invariants, no published figure)."""
 
 import pytest
 
@@ -8,7 +9,7 @@ from sizeup.hardware.catalog import load_catalog
 from sizeup.ingest.hf_config import load_model
 from sizeup.workload.inference import InferenceConfig
 from sizeup.workload.serving import Load, RequestMix, dataset_mix, serving_load
-from sizeup.workload.serving_runs import lengths, regime
+from sizeup.workload.serving_runs import arrivals, lengths, regime
 
 H100 = load_catalog().device("h100-sxm-80gb")
 LLAMA8 = load_model("llama-3.1-8b")
@@ -24,27 +25,26 @@ def _fixed(i, o=256):
     return RequestMix(input_tokens=i, output_tokens=o)
 
 
-def test_fixed_lengths_at_a_concurrency_are_waves_and_a_spread_keeps_the_staggered_model():
-    wave = _serve(Load(concurrency=64), _fixed(1024))
-    assert any("waves" in a for a in wave.assumptions)
+def test_fixed_lengths_at_a_concurrency_are_stepped_and_a_spread_keeps_the_staggered_model():
+    loop = _serve(Load(concurrency=64), _fixed(1024))
+    assert any("closed-loop concurrency of 64, in its steady state" in a for a in loop.assumptions)
     staggered = _serve(Load(concurrency=64, staggered=True), _fixed(1024))
-    assert not any("waves" in a for a in staggered.assumptions)
+    assert not any("in its steady state" in a for a in staggered.assumptions)
     assert regime(SPREAD, Load(concurrency=64), "continuous") is None
     zero = RequestMix(input_tokens=1024, output_tokens=256, input_spread=0, output_spread=0)
     assert regime(zero, Load(concurrency=64), "continuous") == "waves"
     assert regime(zero, Load(concurrency=64), "static") is None  # static batches are priced as before
 
 
-def test_wave_ttft_grows_with_the_prompt_tokens_of_a_wave():
+def test_a_closed_loop_in_its_steady_state_has_lost_its_start():
+    """Its prompts are not a wave of C queued behind one another: TTFT far below that of the run's first C requests
+    started together (a finite run of C), and no lower than a lone request's; it still grows with the prompt tokens
+    the load brings (a longer prompt, more of them a cycle)."""
     ttft = {(c, i): _serve(Load(concurrency=c), _fixed(i)).ttft_s.typical
-            for c, i in ((8, 1024), (32, 1024), (128, 1024), (32, 4096))}
-    assert ttft[8, 1024] < ttft[32, 1024] < ttft[128, 1024]
-    assert ttft[32, 1024] < ttft[32, 4096]
-    # the same prompt tokens per wave: about the same TTFT (a wave's prefill, not the prompt, sets it)
-    assert ttft[32, 4096] == pytest.approx(ttft[128, 1024], rel=0.35)
-    # a request waits for the prompts ahead of it in its wave: far above the staggered model's own prefill
-    staggered = _serve(Load(concurrency=128, staggered=True), _fixed(1024)).ttft_s.typical
-    assert ttft[128, 1024] > 3 * staggered
+            for c, i in ((1, 1024), (32, 1024), (128, 1024), (128, 4096))}
+    start = _serve(Load(concurrency=128, num_prompts=128), _fixed(1024)).ttft_s.typical
+    assert ttft[128, 1024] < start / 3
+    assert ttft[1, 1024] * 0.95 <= ttft[32, 1024] <= ttft[128, 1024] < ttft[128, 4096]
 
 
 def test_a_wave_decodes_at_its_concurrency_and_reports_consistent_rates():
@@ -71,11 +71,37 @@ def test_a_finite_run_at_rate_inf_waits_for_the_prompts_ahead():
     assert fed.ttft_s.typical < many.ttft_s.typical
 
 
-def test_finite_runs_take_a_count_and_no_rate():
+def test_finite_runs_take_a_count_up_to_the_cap_and_no_batcher():
     with pytest.raises(ConfigError, match="--num-prompts 0"):
         Load(num_prompts=0)
-    with pytest.raises(ConfigError, match="--num-prompts 10"):
-        Load(num_prompts=10, rate=2.0)
+    with pytest.raises(ConfigError, match="1 to 1,000,000 requests"):
+        Load(num_prompts=1_000_001)
+    with pytest.raises(ConfigError, match="not a finite run"):
+        Load(num_prompts=10, rate=2.0, batcher_s=0.3)
+    assert Load(num_prompts=114_688, concurrency=7168).num_prompts == 114_688
+
+
+def test_arrivals_are_a_deterministic_poisson_process():
+    times = arrivals(20_000, 4.0)
+    assert times == arrivals(20_000, 4.0) and times[0] == 0.0
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert sum(gaps) / len(gaps) == pytest.approx(0.25, rel=0.01)
+    var = sum((g - 0.25) ** 2 for g in gaps) / len(gaps)
+    assert var ** 0.5 == pytest.approx(0.25, rel=0.05)  # an exponential's: standard deviation = mean
+
+
+def test_a_finite_run_at_a_rate_keeps_up_below_saturation_and_tends_to_the_burst_above():
+    mix = _fixed(512, 128)
+    slow = _serve(Load(num_prompts=200, rate=2.0), mix)
+    assert any("sent at 2 requests/s (Poisson" in a for a in slow.assumptions)
+    # the engine keeps up: the run lasts the arrivals' span and one request's e2e
+    span = arrivals(200, 2.0)[-1] + slow.e2e_latency_s.typical
+    assert slow.requests_per_s.typical == pytest.approx(200 / span, rel=0.05)
+    lone = _serve(Load(concurrency=1), mix).ttft_s.typical
+    assert slow.ttft_s.typical < 2 * lone
+    burst, fast = _serve(Load(num_prompts=200), mix), _serve(Load(num_prompts=200, rate=1e6), mix)
+    assert fast.output_tokens_per_s.typical == pytest.approx(burst.output_tokens_per_s.typical, rel=0.02)
+    assert slow.output_tokens_per_s.typical < fast.output_tokens_per_s.typical
 
 
 def test_lengths_are_deterministic_quantiles_of_the_mix():

@@ -95,9 +95,9 @@ class EstimateOptions(ServingOptions):
                                             minimum=0, maximum=1e7)
     output_len_spread: float | None = option(None, "standard deviation of the output length under load (tokens)",
                                              minimum=0, maximum=1e7)
-    num_prompts: int | None = option(None, "a finite run of this many requests (vllm bench --num-prompts), fed at "
-                                           "the concurrency or all at once, priced to its last", minimum=1,
-                                     maximum=100_000)
+    num_prompts: int | None = option(None, "a finite run of this many requests (vllm bench --num-prompts), sent at "
+                                           "the rate (Poisson), fed at the concurrency or all at once, priced to its "
+                                           "last", minimum=1, maximum=1_000_000)
     batcher_window: float | None = option(None, "a front end holding arrivals up to this many seconds before it "
                                                 "sends them on together (an MLPerf harness batcher), with rps",
                                           minimum=1e-6, maximum=3600)

@@ -54,8 +54,6 @@ def with_lengths(o):
         if given > 1:
             raise ConfigError("--concurrency and --rps: give one (a closed loop, every request queued, or an arrival "
                               "rate)")
-        if o.num_prompts is not None and o.rps is not None:
-            raise ConfigError(f"--num-prompts {o.num_prompts}: a finite run is fed at --concurrency N|inf, not --rps")
         if o.batch != 1:
             raise ConfigError(f"--batch {o.batch}: under load the engine forms its batches; give --concurrency N|inf "
                               f"or --rps R, not --batch")

@@ -1,8 +1,8 @@
 """The one step simulator of an engine's scheduler: requests are sent (a closed loop of `window` in flight, or at
 given arrival times), admitted while the engine holds fewer than `limit` sequences, and run one step at a time as
-its batching policy (engines/base.py `Batching`) says. Both the estimate (workload/serving_runs.py: waves and finite
-`--num-prompts` runs) and the planner (plan/capacity.py: Poisson arrivals against an SLA) step it; they differ only
-in how they price a step.
+its batching policy (engines/base.py `Batching`) says. Both the estimate (workload/serving_runs.py: closed loops of
+fixed lengths and finite `--num-prompts` runs) and the planner (plan/capacity.py: Poisson arrivals against an SLA)
+step it; they differ only in how they price a step.
 
 A step decodes one token of every running sequence. Prompt tokens of admitted requests, decodes first and then
 prompts in arrival order up to the step's token budget, either ride in it (`mixes`: chunked prefill mixed into
@@ -87,7 +87,8 @@ def run(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | None, 
         front: float = 0.0, stop: Callable[[int, float], bool] | None = None, kv_tokens: int | None = None,
         watermark: float = 0.0, output_reserve=None, stream: float = 0.0) -> Trace:
     """Step the scheduler over `requests` (input, output tokens). `arrivals`: sorted send times (None: all at t=0,
-    sent as `window` allows: a closed loop that keeps that many in flight; None: no bound). `limit`: sequences held
+    sent as `window` allows: a closed loop that keeps that many in flight; None: no bound; with both, a request is
+    sent at its time or at the finish that frees its slot, the later). `limit`: sequences held
     at once. `budget`: tokens one step computes (in mixed steps the decodes, `beams` each, count against it; None:
     whole prompts). `step(decodes, prompt_tokens)` prices a step with prompt tokens, `decode(batch)` a pure decode
     step. `front`: the front end's service time per request (seconds; TTFT is timed from the sending). `stop(request,
@@ -217,7 +218,9 @@ def _run_pool(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | 
         if not holding and not resumed and bounded and adm == sent_to and times[adm] > now:
             now = times[adm]  # idle until the next sending (closed loop: only with arrival times)
         while bounded and sent_to < n and times[sent_to] <= now and sent_to - adm + holding < window:
-            sent[sent_to] = now if arrivals is None else times[sent_to]
+            # with arrival times: at its time, or when the finish that frees its slot came (the window-th before it)
+            sent[sent_to] = now if arrivals is None else max(times[sent_to], (
+                done[order[sent_to - window]] if 0 <= sent_to - window < len(order) else 0.0))
             if proc is None:
                 last = enters[sent_to] = max(now, last) + front
             else:  # the client sends it once it has the last token of the one that finished

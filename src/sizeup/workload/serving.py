@@ -38,6 +38,8 @@ from sizeup.workload.serving_steps import Steps as _Steps
 __all__ = ["Load", "RequestMix", "ServingEstimate", "dataset_mix", "dataset_names", "serving_load"]
 
 CORNERS = ("low", "typical", "high")
+MAX_PROMPTS = 1_000_000
+"""The most requests a finite run steps (--num-prompts): its time grows with them, about 10 s a 100,000 here."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,7 +53,8 @@ class Load:
     """Independent copies of the server (data parallel: each on its own GPUs), requests spread evenly over them;
     `concurrency` and `rate` are the whole load's."""
     num_prompts: int | None = None
-    """A finite run of N requests (--num-prompts); staggered: fixed lengths priced staggered, not as waves."""
+    """A finite run of N requests (--num-prompts): sent at `rate` (Poisson, as a serving benchmark's client), fed at
+    `concurrency`, or all at once; staggered: fixed lengths priced staggered, not as a closed loop's stepped run."""
     staggered: bool = False
     batcher_s: float | None = None
     """A front end holding arrivals up to this many seconds (or `batcher_max` requests) before it sends them on
@@ -67,8 +70,12 @@ class Load:
             raise ConfigError(f"--concurrency {self.concurrency}: expected a positive integer or 'inf'")
         if self.rate is not None and not (0 < self.rate < 1e9):
             raise ConfigError(f"--rps {self.rate}: expected a positive request rate per second")
-        if self.num_prompts is not None and not (1 <= self.num_prompts <= 100_000 and self.rate is None):
-            raise ConfigError(f"--num-prompts {self.num_prompts}: expected 1 to 100,000 requests, with --concurrency")
+        if self.num_prompts is not None and not 1 <= self.num_prompts <= MAX_PROMPTS:
+            raise ConfigError(f"--num-prompts {self.num_prompts}: expected 1 to {MAX_PROMPTS:,} requests (each is "
+                              f"stepped through the scheduler: about 10 µs of sizeup's time a request and step)")
+        if self.num_prompts is not None and self.batcher_s is not None:
+            raise ConfigError(f"--batcher-window {self.batcher_s:g}: a steady state of Poisson arrivals, not a finite "
+                              f"run (--num-prompts {self.num_prompts})")
         if self.batcher_max is not None and self.batcher_s is None:
             raise ConfigError(f"--batcher-max {self.batcher_max}: needs --batcher-window S (the seconds the front end "
                               f"holds arrivals before the count can send them early)")
@@ -87,7 +94,8 @@ class Load:
         if self.rate is not None:
             held = (f", through a batcher holding them up to {self.batcher_s:g} s"
                     + (f" or {self.batcher_max:,} requests" if self.batcher_max else "")) if self.batcher_s else ""
-            return f"Poisson arrivals at {self.rate:g} requests/s{copies}{held}"
+            count = f"{self.num_prompts:,} requests sent as " if self.num_prompts else ""
+            return f"{count}Poisson arrivals at {self.rate:g} requests/s{copies}{held}"
         if self.concurrency is not None:
             return f"{self.concurrency} concurrent requests (closed loop){copies}"
         return f"every request queued at once (offline){copies}"
@@ -198,7 +206,7 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
         "prompts run in prefill steps of their own between decode steps, their whole time added in proportion")
         + (f"; chunked prefill, at most {policy.max_batched_tokens:,} tokens a step" if policy.chunked_prefill
            and policy.max_batched_tokens else ""))
-    if load.rate is not None:
+    if load.rate is not None and not kind:
         notes.append("Poisson arrivals: a processor-sharing queue at the completion rate of each running batch "
                      "(requests running, TPOT and the wait for a free slot from its stationary law; TPOT = mean "
                      "running / (rate x output tokens))")

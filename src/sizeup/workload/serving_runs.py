@@ -1,13 +1,19 @@
-"""Runs that are not a staggered steady state: a closed loop of fixed-length requests (waves) and a finite run of N
-requests (a benchmark's --num-prompts), priced by stepping the engine's scheduler over the requests.
+"""Runs priced by stepping the engine's scheduler over the requests: a closed loop of fixed-length requests and a
+finite run of N requests (a benchmark's --num-prompts).
 
-- waves: C requests of the same lengths start together, so they end together and the next C start together: each
-  wave prefills C x I prompt tokens (in chunks of the engine's max_batched_tokens, the decodes of prompts already
-  done riding in the same steps where steps mix), then decodes the rest of O steps at batch C. One wave is the
-  steady state (a serving benchmark at max concurrency C with fixed lengths, ignoring end-of-sequence).
-- a finite run: N requests queued at t=0 (rate inf) or fed at concurrency C; the engine admits as many as it holds,
-  a finished request's slot goes to the next. TTFT includes the wait for the prompts ahead; the run ends with its
-  longest outputs (the drain tail, the batch shrinking), so throughput = output tokens / makespan.
+- a closed loop of C requests of the same lengths ('waves' in the code), its steady state: what a benchmark at
+  max concurrency C averages over (ignoring end-of-sequence) once the run has lost its start. Started together,
+  the C requests would queue their prompts in the step's token budget (chunks of the engine's max_batched_tokens,
+  the decodes of prompts already done riding in the same steps where steps mix) and finish as staggered as those
+  chunks, the loop losing that start only over tens of rounds in a deterministic step model (a real run's jitter
+  does it sooner); so the loop is stepped from its slots' first requests sent at evenly spread phases of one cycle
+  (`_phases`, the cycle from two rounds stepped from a start together), each finish sending the next, for `rounds`
+  requests a slot, and measured over its later rounds, before the drain (`_steady`). A prompt then shares steps
+  with the others' decodes and queues only behind those the load itself brings together.
+- a finite run: N requests queued at t=0 (rate inf), fed at concurrency C, or sent at rate R (Poisson, as a serving
+  benchmark's client: `arrivals`); the engine admits as many as it holds, a finished request's slot goes to the
+  next. TTFT includes the wait for the prompts ahead; the run ends with its longest outputs (the drain tail, the
+  batch shrinking), so throughput = output tokens / makespan (the benchmark's duration, from its first sending).
 
 Request lengths are deterministic: with a spread, request k takes the quantile u_k of a log-normal of the mix's
 mean and standard deviation, u_k = frac(0.5 + k x phi) (a low-discrepancy sequence: the lengths of N draws in an
@@ -29,16 +35,24 @@ __all__ = ["regime", "lengths", "simulate", "run_row", "front", "service", "inta
 
 _PHI = (math.sqrt(5) - 1) / 2
 _SQRT2 = math.sqrt(2) - 1
+_SQRT3 = math.sqrt(3) - 1
+ROUNDS = 6
+"""Requests per slot a closed loop of fixed lengths is stepped over to reach its steady state (`_steady`)."""
+STEADY_REQUESTS = 24_000
+"""The most requests that steady state is stepped over where the window is large (3 a slot at the least)."""
 
 
 def regime(mix, load, scheduling: str, staggered: bool = False) -> str | None:
-    """'finite' for N requests (load.num_prompts), 'waves' for a closed loop of fixed lengths (--prompt / --output
-    and no spread, or both spreads 0; a dataset's lengths vary even where its spread is not stated),
-    None for the staggered steady state (a spread, Poisson arrivals, offline, static batching)."""
-    if scheduling == "static" or load.rate is not None:
+    """'finite' for N requests (load.num_prompts: at once, at a concurrency or at a rate), 'waves' for a closed loop
+    of fixed lengths (--prompt / --output and no spread, or both spreads 0; a dataset's lengths vary even where its
+    spread is not stated), priced in its stepped steady state, None for the staggered steady state (a spread, Poisson
+    arrivals without a count, offline, static batching)."""
+    if scheduling == "static":
         return None
     if load.num_prompts is not None:
         return "finite"
+    if load.rate is not None:
+        return None
     spreads = (mix.input_spread, mix.output_spread)
     fixed = spreads == (0, 0) or (not any(spreads) and not mix.source.startswith("--dataset"))  # a dataset varies
     if load.concurrency is not None and fixed and not staggered:
@@ -75,10 +89,24 @@ def lengths(mix, n: int) -> list[tuple[int, int]]:
     return out
 
 
+def arrivals(n: int, rate: float) -> list[float]:
+    """Sending times of `n` requests at `rate` a second as a serving benchmark's client sends them (vLLM's
+    benchmarks/benchmark_serving.py at burstiness 1 and SGLang's bench_serving: the first at once, then exponential
+    gaps of mean 1 / rate: Poisson arrivals). Deterministic: gap k is the exponential's quantile at
+    u_k = frac(0.5 + k x (sqrt 3 - 1)), a low-discrepancy sequence (no RNG, unrelated to the lengths' sequences), so
+    the gaps have the exponential's spread and their mean tends to 1 / rate."""
+    out, t = [], 0.0
+    for k in range(n):
+        out.append(t)
+        u = min(max((0.5 + k * _SQRT3) % 1.0, 1e-6), 1 - 1e-6)
+        t += -math.log1p(-u) / rate
+    return out
+
+
 def simulate(requests: list[tuple[int, int]], *, limit: int, window: int | None, budget: int | None, beams: int,
              mixes: bool, step: Callable[[float, float], float], decode: Callable[[float], float],
              front: float = 0.0, kv_tokens: int | None = None, watermark: float = 0.0, reserve=None,
-             stream: float = 0.0) -> dict:
+             stream: float = 0.0, arrivals: list[float] | None = None, steady: bool = False) -> dict:
     """Step the engine's scheduler (workload/scheduler.py) over `requests` (input, output), sent by a client that
     keeps `window` of them in flight (None: all sent at t=0), at most `limit` running on the server. `budget`: tokens
     one step computes (decodes first, then prompt chunks in arrival order; None: whole prompts). `mixes`: a step
@@ -87,10 +115,33 @@ def simulate(requests: list[tuple[int, int]], *, limit: int, window: int | None,
     request (served one after another: workload/scheduler.py). Returns the means, from each request's
     sending, of TTFT, TPOT ((e2e - TTFT) / (O - 1), over requests of O > 1) and e2e, the makespan and the mean
     running batch. `kv_tokens` / `watermark`: the KV pool a preempting engine admits and preempts over
-    (workload/scheduler.py), None: `limit` stands for it; `reserve`: room it keeps for outputs to come."""
-    trace = scheduler.run(requests, limit=limit, window=window, budget=budget, beams=beams, mixes=mixes, step=step,
-                          decode=decode, front=front, kv_tokens=kv_tokens, watermark=watermark, output_reserve=reserve,
-                          stream=stream)
+    (workload/scheduler.py), None: `limit` stands for it; `reserve`: room it keeps for outputs to come. `arrivals`:
+    the requests' sending times (an open loop, `window` None). `steady`: a closed loop's steady state, not the whole
+    run (`_steady`)."""
+    def run(requests, arrivals):
+        return scheduler.run(requests, limit=limit, window=window, budget=budget, beams=beams, mixes=mixes, step=step,
+                             decode=decode, front=front, kv_tokens=kv_tokens, watermark=watermark,
+                             output_reserve=reserve, stream=stream, arrivals=arrivals)
+
+    if steady and window and len(requests) >= 3 * window:
+        return _steady(run(requests, _phases(run(requests[:2 * window], None), window, len(requests))), requests,
+                       window)
+    return _whole(run(requests, arrivals), requests)
+
+
+def _phases(start, window: int, n: int) -> list[float]:
+    """Sending times of a closed loop's first `window` requests spread evenly over one cycle of a slot (then each
+    request sent as a finish frees its slot): the loop as it runs once it has lost its start, its requests at every
+    phase of their cycle, as they are where anything (the clients, the network, the host) jitters them. The cycle is
+    the mean e2e of the second round of `start` (the loop stepped from a synchronised start for two rounds)."""
+    second = range(window, 2 * window)
+    cycle = sum(start.done[k] - start.sent[k] for k in second) / window
+    times = [k * cycle / window for k in range(window)]
+    return times + [times[-1]] * (n - window)
+
+
+def _whole(trace, requests: list[tuple[int, int]]) -> dict:
+    """The whole run's figures: means from each request's sending, rates over the makespan."""
     ttft, tpot, e2e = [], [], []
     for k in trace.order:  # summed in the order requests finish
         out = requests[k][1]
@@ -103,6 +154,37 @@ def simulate(requests: list[tuple[int, int]], *, limit: int, window: int | None,
     return {"ttft": sum(ttft) / count, "tpot": sum(tpot) / len(tpot) if tpot else 0.0, "e2e": sum(e2e) / count,
             "makespan": t, "running": trace.held / t if t else 0.0, "x": count / t, "out": out_tokens / t,
             "total": (out_tokens + sum(i for i, _ in requests)) / t,
+            "prefill_share": trace.prefill / t if t else 0.0, "preempted": trace.preempted}
+
+
+def rounds(window: int) -> int:
+    """Requests per slot a closed loop's steady state is stepped over (`ROUNDS`, fewer where the window is so large
+    that `STEADY_REQUESTS` would be passed, at least 3: a first round, a measured one, a last one)."""
+    return max(3, min(ROUNDS, STEADY_REQUESTS // max(window, 1)))
+
+
+def _steady(trace, requests: list[tuple[int, int]], window: int) -> dict:
+    """A closed loop's steady state from a run of R requests per slot (`rounds`), the last round draining: measured
+    over the rounds before it, the last third of them (at least one round: m = max(1, (R - 1) // 3)): TTFT, TPOT and
+    e2e their requests' means, the rates their finishes (a closed loop sends its requests in the order the earlier
+    ones finish) over the time from the finish before them to their last."""
+    n = len(requests)
+    r = n // window
+    m = max(1, (r - 1) // 3)
+    lo, hi = (r - 1 - m) * window, (r - 1) * window
+    kept = range(lo, hi)
+    ttft = [trace.first[k] - trace.sent[k] for k in kept]
+    e2e = [trace.done[k] - trace.sent[k] for k in kept]
+    tpot = [(trace.done[k] - trace.first[k]) / (requests[k][1] - 1) for k in kept if requests[k][1] > 1]
+    span = trace.done[trace.order[hi - 1]] - trace.done[trace.order[lo - 1]]
+    finished = trace.order[lo:hi]
+    if span <= 0:
+        return _whole(trace, requests)
+    x, mean_e2e, t = len(finished) / span, sum(e2e) / len(e2e), trace.makespan
+    return {"ttft": sum(ttft) / len(ttft), "tpot": sum(tpot) / len(tpot) if tpot else 0.0, "e2e": mean_e2e,
+            "makespan": t, "running": min(float(window), x * mean_e2e), "x": x,
+            "out": sum(requests[k][1] for k in finished) / span,
+            "total": sum(requests[k][0] + requests[k][1] for k in finished) / span,
             "prefill_share": trace.prefill / t if t else 0.0, "preempted": trace.preempted}
 
 
@@ -144,8 +226,9 @@ def front(execution, policy, step: float, corner: str) -> float:
 
 def run_row(kind: str, mix, load, capacity: int, policy, steps, corner: str,
             step: Callable[[float, float, str], float], kv_tokens: int | None = None) -> dict:
-    """One corner's figures of a wave (`kind` 'waves': one wave of the closed loop's C requests is the steady state)
-    or of a finite run (`kind` 'finite': load.num_prompts requests, fed at load.concurrency or all at once).
+    """One corner's figures of a closed loop of fixed lengths (`kind` 'waves': its steady state, `_steady` over a run
+    of `rounds` requests a slot from evenly spread phases) or of a finite run (`kind` 'finite': load.num_prompts
+    requests, sent at load.rate (`arrivals`), fed at load.concurrency or all at once).
     `steps` prices decode steps (serving_steps.Steps), `step(decodes, prompt_tokens, corner)` a step with prompt tokens;
     the requests pass the engine's front end one after another (`intake`, its busy time a request, stepped by the
     scheduler: of N sent at once the k-th waits k of them); TTFT and e2e add the rest of the request's host time
@@ -155,14 +238,17 @@ def run_row(kind: str, mix, load, capacity: int, policy, steps, corner: str,
     def decode(batch: float) -> float:
         return steps.decode(batch, corner)
 
-    requests = lengths(_drawn(mix, kind)[0], load.concurrency if kind == "waves" else load.num_prompts)
+    waves = kind == "waves"
+    requests = lengths(_drawn(mix, kind)[0], load.concurrency * rounds(load.concurrency) if waves
+                       else load.num_prompts)
     pooled = policy.preempts and kv_tokens is not None
     limit = (policy.max_sequences or len(requests)) if pooled else capacity
     row = simulate(requests, limit=limit, window=load.concurrency, budget=policy.max_batched_tokens,
                    beams=mix.beams, mixes=policy.mixes, step=lambda b, p: step(b, p, corner), decode=decode,
                    front=intake(steps.execution, corner), kv_tokens=kv_tokens if pooled else None,
                    watermark=policy.kv_watermark, reserve=policy.output_reserve,
-                   stream=streaming(steps.execution, corner))
+                   stream=streaming(steps.execution, corner), steady=waves,
+                   arrivals=arrivals(len(requests), load.rate) if load.rate is not None else None)
     batch = max(row["running"], 1.0)
     lag = (decode(batch) * policy.first_token_lag_steps + service(steps.execution, corner)
            - intake(steps.execution, corner))
@@ -196,13 +282,20 @@ def note(kind: str, mix, load, policy) -> str:
     budget = (f"chunks of at most {policy.max_batched_tokens:,} tokens a step" if policy.max_batched_tokens
               else "whole prompts")
     if kind == "waves":
-        return (f"fixed request lengths at a closed-loop concurrency of {load.concurrency}: the requests start and "
-                f"end together, so the steady state is waves: each wave prefills {load.concurrency} x "
-                f"{mix.input_tokens:,} prompt tokens ({budget}; a request's first token when its prompt's last "
-                f"chunk is done), then decodes at batch {load.concurrency}; throughput = requests x output / wave "
-                f"time (give --input-len-spread / --output-len-spread for staggered requests)")
+        c = load.concurrency
+        return (f"fixed request lengths at a closed-loop concurrency of {c}, in its steady state: stepped through "
+                f"the engine's scheduler over {rounds(c)} requests a slot ({c * rounds(c):,} requests), each finish "
+                f"sending the next, the slots' first requests sent at evenly spread phases of one cycle (the cycle "
+                f"from {2 * c:,} requests stepped from a start together): a run that has lost its start, so a prompt "
+                f"({budget}) shares steps with the others' decodes and queues only behind the prompts the load itself "
+                f"brings together, not a wave of {c}; TTFT, TPOT, e2e the means over the last third of the rounds "
+                f"before the last, throughput their finishes over the time they span. Give --num-prompts N for the "
+                f"whole run of N requests from a start together, --input-len-spread / --output-len-spread for varied "
+                f"lengths")
     mix, derived = _drawn(mix, kind)
-    fed = f"fed at a concurrency of {load.concurrency}" if load.concurrency else "all queued at t=0"
+    fed = (f"sent at {load.rate:g} requests/s (Poisson: exponential gaps at low-discrepancy quantiles, deterministic; "
+           f"the first at t=0)" if load.rate is not None else
+           f"fed at a concurrency of {load.concurrency}" if load.concurrency else "all queued at t=0")
     spread = ("lengths as log-normal quantiles of the mix's mean and spread" if mix.input_spread or mix.output_spread
               else "every request at the mean lengths (no spread given)")
     if derived:
@@ -237,6 +330,9 @@ def front_notes(model, rows: dict, load, kind: str | None) -> list[str]:
                "sent while it streams waits behind that work and a token made while it takes a burst in reaches its "
                "client after the requests queued before it (TTFT, TPOT and the makespan as the client sees them)"]
               if per > 0 and kind in ("finite", "waves") else [])
+    if kind == "finite" and load.rate is not None:
+        return [f"{model.label}'s front end (one API-server process) takes the requests in as they are sent, {cap}: "
+                f"stepped with the run (its queue in TTFT)", *shared]
     if kind == "finite" and load.concurrency is None:
         return [f"{model.label}'s front end (one API-server process) takes the {load.num_prompts:,} requests sent at "
                 f"once one after another, {cap}: the k-th reaches the scheduler after k x {s * 1e3:.3g} ms, in TTFT",

@@ -1,4 +1,4 @@
-"""The priced steps of one serving configuration (workload/serving.py's steady state, serving_runs.py's waves): a
+"""The priced steps of one serving configuration (workload/serving.py's steady state, serving_runs.py's stepped runs): a
 decode step of B running requests at the mean context, a prefill of k prompts, and what prompt tokens riding in a
 decode step add when one GEMM per weight matrix runs over all the step's rows. Each is an estimate of
 workload/inference.py, cached by batch and GEMM rows, at a corner of the ranges ('low' / 'typical' / 'high')."""

@@ -101,9 +101,10 @@ def _add_load_arguments(p: argparse.ArgumentParser) -> None:
                    help="standard deviation of the input length (with --concurrency / --rps)")
     p.add_argument("--output-len-spread", type=number_flag(minimum=0, maximum=1e7), metavar="TOKENS",
                    help="standard deviation of the output length (a static batch runs to its longest)")
-    p.add_argument("--num-prompts", type=number_flag(integer=True, minimum=1, maximum=100_000), metavar="N",
-                   help="a finite run of N requests (vllm bench / benchmark_throughput --num-prompts N), fed at "
-                        "--concurrency or all at once: TTFT waits for the prompts ahead, the run drains at its end")
+    p.add_argument("--num-prompts", type=number_flag(integer=True, minimum=1, maximum=1_000_000), metavar="N",
+                   help="a finite run of N requests (vllm bench / benchmark_throughput --num-prompts N), sent at "
+                        "--rps R (Poisson, as the serving benchmarks' --request-rate), fed at --concurrency or all at "
+                        "once: TTFT waits for the prompts ahead, the run drains at its end")
     p.add_argument("--batcher-window", type=number_flag(unit="s", above=0, maximum=3600), metavar="SECONDS",
                    help="with --rps: a front end that holds arriving requests up to SECONDS (or --batcher-max N) "
                         "and sends them on together (an MLPerf harness batcher); its wait adds to TTFT")
