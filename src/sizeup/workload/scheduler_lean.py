@@ -52,7 +52,9 @@ def run_lean(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | N
             if not holding and adm == sent_to and times[adm] > now:
                 now = times[adm]
             while sent_to < n and times[sent_to] <= now and sent_to - adm + holding < window:
-                sent[sent_to] = now if arrivals is None else times[sent_to]
+                # with arrival times: at its time, or when the finish that frees its slot came (the window-th before it)
+                sent[sent_to] = now if arrivals is None else max(times[sent_to], (
+                    done[order[sent_to - window]] if 0 <= sent_to - window < len(order) else 0.0))
                 last = enters[sent_to] = max(now, last) + front
                 sent_to += 1
         if not holding and enters[adm] > now:
