@@ -136,3 +136,17 @@ def test_a_big_model_on_one_gpu_overcommits_its_small_kv_pool_and_preempts():
     assert "preemptions in this run" in note
     assert load.capacity >= load.running.typical  # as many prompts as the pool holds, up to max_num_seqs
 
+
+
+def test_a_window_too_large_to_step_to_its_steady_state_is_one_wave_and_says_so():
+    """Above STEADY_REQUESTS // 3 in flight the closed loop is priced as one wave from a start together (as many
+    requests stepped as the window, not five times it), and a window past the finite-run cap is refused in one line."""
+    from sizeup.workload.serving import MAX_PROMPTS
+    from sizeup.workload.serving_runs import STEADY_REQUESTS, stepped_steady
+    big = STEADY_REQUESTS // 3 + 1
+    assert stepped_steady(big - 1) and not stepped_steady(big)
+    wave = _serve(Load(concurrency=big), _fixed(128, 16))
+    assert any(f"closed-loop concurrency of {big:,}: one wave" in a for a in wave.assumptions)
+    assert not any("in its steady state" in a for a in wave.assumptions)
+    with pytest.raises(ConfigError, match=f"--concurrency {MAX_PROMPTS + 1}: expected 1 to"):
+        Load(concurrency=MAX_PROMPTS + 1)

@@ -66,13 +66,14 @@ class Load:
             raise ConfigError(f"--replicas {self.replicas}: expected a positive number of server copies")
         if self.concurrency is not None and self.rate is not None:
             raise ConfigError("--concurrency and --rps: give one (a closed loop or an arrival rate)")
-        if self.concurrency is not None and self.concurrency < 1:
-            raise ConfigError(f"--concurrency {self.concurrency}: expected a positive integer or 'inf'")
+        if self.concurrency is not None and not 1 <= self.concurrency <= MAX_PROMPTS:
+            raise ConfigError(f"--concurrency {self.concurrency}: expected 1 to {MAX_PROMPTS:,} requests in flight "
+                              f"or 'inf'")
         if self.rate is not None and not (0 < self.rate < 1e9):
             raise ConfigError(f"--rps {self.rate}: expected a positive request rate per second")
         if self.num_prompts is not None and not 1 <= self.num_prompts <= MAX_PROMPTS:
             raise ConfigError(f"--num-prompts {self.num_prompts}: expected 1 to {MAX_PROMPTS:,} requests (each is "
-                              f"stepped through the scheduler: about 10 µs of sizeup's time a request and step)")
+                              f"stepped through the scheduler: about 10 s of sizeup's time a 100,000)")
         if self.num_prompts is not None and self.batcher_s is not None:
             raise ConfigError(f"--batcher-window {self.batcher_s:g}: a steady state of Poisson arrivals, not a finite "
                               f"run (--num-prompts {self.num_prompts})")

@@ -39,7 +39,8 @@ _SQRT3 = math.sqrt(3) - 1
 ROUNDS = 6
 """Requests per slot a closed loop of fixed lengths is stepped over to reach its steady state (`_steady`)."""
 STEADY_REQUESTS = 24_000
-"""The most requests that steady state is stepped over where the window is large (3 a slot at the least)."""
+"""The most requests a closed loop's steady state is stepped over (3 a slot at the least, plus the 2 a slot its phases
+take): a window above STEADY_REQUESTS // 3 is priced as one wave of it from a start together (`stepped_steady`)."""
 
 
 def regime(mix, load, scheduling: str, staggered: bool = False) -> str | None:
@@ -157,6 +158,12 @@ def _whole(trace, requests: list[tuple[int, int]]) -> dict:
             "prefill_share": trace.prefill / t if t else 0.0, "preempted": trace.preempted}
 
 
+def stepped_steady(window: int) -> bool:
+    """Whether a closed loop of `window` is stepped to its steady state (`_steady`); a larger one is priced as one
+    wave from a start together (its time in sizeup grows with the requests stepped; `note` says which)."""
+    return 3 * window <= STEADY_REQUESTS
+
+
 def rounds(window: int) -> int:
     """Requests per slot a closed loop's steady state is stepped over (`ROUNDS`, fewer where the window is so large
     that `STEADY_REQUESTS` would be passed, at least 3: a first round, a measured one, a last one)."""
@@ -238,9 +245,9 @@ def run_row(kind: str, mix, load, capacity: int, policy, steps, corner: str,
     def decode(batch: float) -> float:
         return steps.decode(batch, corner)
 
-    waves = kind == "waves"
+    waves = kind == "waves" and stepped_steady(load.concurrency)
     requests = lengths(_drawn(mix, kind)[0], load.concurrency * rounds(load.concurrency) if waves
-                       else load.num_prompts)
+                       else load.concurrency if kind == "waves" else load.num_prompts)
     pooled = policy.preempts and kv_tokens is not None
     limit = (policy.max_sequences or len(requests)) if pooled else capacity
     row = simulate(requests, limit=limit, window=load.concurrency, budget=policy.max_batched_tokens,
@@ -281,6 +288,11 @@ def note(kind: str, mix, load, policy) -> str:
     """The assumption line that says which run was priced."""
     budget = (f"chunks of at most {policy.max_batched_tokens:,} tokens a step" if policy.max_batched_tokens
               else "whole prompts")
+    if kind == "waves" and not stepped_steady(load.concurrency):
+        return (f"fixed request lengths at a closed-loop concurrency of {load.concurrency:,}: one wave of them from a "
+                f"start together, stepped through the engine's scheduler ({budget}); TTFT, TPOT, e2e its means. A "
+                f"window above {STEADY_REQUESTS // 3:,} is not stepped to its steady state (sizeup's own time), so "
+                f"TTFT counts the queue of the whole wave's prompts")
     if kind == "waves":
         c = load.concurrency
         return (f"fixed request lengths at a closed-loop concurrency of {c}, in its steady state: stepped through "
