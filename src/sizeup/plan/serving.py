@@ -97,8 +97,9 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
                         read_s=streaming.weight_read(device, first.memory.weights_bytes, arch, times[0]),
                         front_s=model.load_policy.first_token_lag_steps * times[0]
                         + service(model, "typical") - intake(model, "typical"),
-                        **_reserved_pool(first, model.load_policy, decoder_cache_tokens(arch, p, replace(cfg, prompt=p, output=1).cache_tokens)
-                                        * cfg.batch))
+                        **_reserved_pool(first, model.load_policy,
+                                         decoder_cache_tokens(arch, p, replace(cfg, prompt=p, output=1).cache_tokens)
+                                         * cfg.batch))
 
 
 def _reserved_pool(first, policy, tokens: int) -> dict:

@@ -2,8 +2,8 @@
 in (HTTP/JSON, chat template, tokenization, the hand-off to the scheduler: `intake` seconds, ExecutionModel.
 request_intake) and streaming an iteration's tokens (detokenizing, building and writing a chunk per running request:
 `per_token` seconds each, ExecutionModel.front_floor) — one Python thread (an asyncio event loop) that does both, as
-a served engine's HTTP process does where its engine says so (docs/engines.md). workload/scheduler.py asks it when a request may be admitted (its intake
-done) and when a step's tokens reach the client (the process has streamed them): a request sent while the process is
+a served engine's HTTP process does where its engine says so (docs/engines.md). workload/scheduler.py asks it when a
+request may be admitted (its intake done) and when a step's tokens reach the client (the process has streamed them): a request sent while the process is
 streaming earlier iterations waits behind that work, and a token made while the process is still taking a burst in
 reaches its client only after the requests ahead of it in the process's queue.
 
