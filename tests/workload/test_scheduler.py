@@ -37,6 +37,16 @@ def test_a_closed_loop_with_sending_times_sends_at_its_time_or_when_its_slot_fre
     assert trace.done[2] == pytest.approx(100.0 + alone)
 
 
+def test_a_closed_loop_request_sent_at_its_time_passes_the_front_end_once():
+    """A front end of 0.2 s a request; two slots, one held by a long request decoding at 0.101 s a step. The third
+    request's time (5 s) comes after its slot frees: it enters at 5.2 s and is admitted at the next step's boundary,
+    so its TTFT is the front end's time once, less than a step's wait, and its prompt step (not 0.2 s more)."""
+    trace = run([(50, 200), (50, 3), (50, 3)], arrivals=[0.0, 0.0, 5.0], window=2, limit=8, budget=None, mixes=True,
+                step=step, decode=decode, front=0.2)
+    assert trace.sent[2] == pytest.approx(5.0)
+    assert 0.2 + step(1, 50) <= trace.first[2] - trace.sent[2] <= 0.2 + decode(1) + step(1, 50)
+
+
 def test_requests_far_apart_run_alone():
     trace = run([(50, 3), (50, 3)], arrivals=[0.0, 100.0], limit=8, budget=None, mixes=True, step=step,
                 decode=decode)

@@ -222,7 +222,7 @@ def _run_pool(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | 
             sent[sent_to] = now if arrivals is None else max(times[sent_to], (
                 done[order[sent_to - window]] if 0 <= sent_to - window < len(order) else 0.0))
             if proc is None:
-                last = enters[sent_to] = max(now, last) + front
+                last = enters[sent_to] = max(sent[sent_to], last) + front  # from its sending, not the wake-up
             else:  # the client sends it once it has the last token of the one that finished
                 sent[sent_to] = max(sent[sent_to], shown)
                 proc.send(sent_to, sent[sent_to])

@@ -55,7 +55,7 @@ def run_lean(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | N
                 # with arrival times: at its time, or when the finish that frees its slot came (the window-th before it)
                 sent[sent_to] = now if arrivals is None else max(times[sent_to], (
                     done[order[sent_to - window]] if 0 <= sent_to - window < len(order) else 0.0))
-                last = enters[sent_to] = max(now, last) + front
+                last = enters[sent_to] = max(sent[sent_to], last) + front  # from its sending, not the wake-up
                 sent_to += 1
         if not holding and enters[adm] > now:
             now = enters[adm]
