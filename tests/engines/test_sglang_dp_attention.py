@@ -76,3 +76,9 @@ def test_a_lone_request_must_fit_whole_in_one_ranks_pool():
     tp = api.estimate("deepseek-v3", **common)
     dp = api.estimate("deepseek-v3", **common, engine_options=("enable-dp-attention",))
     assert dp.max_context <= tp.max_context  # MLA: the same whole latent per rank, a smaller pool beside whole weights
+
+
+def test_on_one_gpu_the_option_says_only_its_side_effects_are_priced():
+    one = api.estimate("llama-3.1-8b", device="h200-sxm-141gb", engine="sglang",
+                       engine_options=("enable-dp-attention",))
+    assert any("enable-dp-attention on one GPU: one attention DP rank" in n for n in one.memory.notes)

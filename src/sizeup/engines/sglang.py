@@ -319,7 +319,10 @@ class SGLang(ExecutionModel):
                  + (f": server_args' GPU memory less its reserve for activations and CUDA graphs, {reserve:,.0f} MiB at "
                     f"tp {req.tp}, pp {req.pp} ({self._reserve_formula()})" if reserve is not None else "")
                  + (f"; {ranks} attention DP ranks (--enable-dp-attention), each pool whole caches of its own "
-                    f"requests" if ranks > 1 else ""),)
+                    f"requests" if ranks > 1 else
+                    "; --enable-dp-attention on one GPU: one attention DP rank, so only what server_args sets with it "
+                    "is priced (schedule conservativeness x 0.3, its memory reserve, 0.4.0's graph cap)"
+                    if self.dp_attention else ""),)
         return InferenceMemory(weights_bytes=req.weights_bytes, kv_cache_bytes=max(pool, 0),
                                kv_cache_needed_bytes=needed, activations_bytes=activations, overhead_bytes=0,
                                usable_bytes=req.usable, fits=fits, cpu_bytes=req.cpu_weights_bytes,
