@@ -106,6 +106,16 @@ def test_postprocess_workers_share_the_per_token_time_the_executor_still_floors(
     assert offline.host_floor(256).typical == pytest.approx(256 * 29e-6) and offline.front_floor(256) is None
 
 
+def test_with_postprocess_workers_the_intake_process_does_not_stream():
+    """workload/front_process.py queues streaming with intake only where one process does both: trtllm-serve's main
+    process by default; with workers it takes requests in while they stream (serving_runs.streaming 0)."""
+    from sizeup.workload.serving_runs import streaming
+    served = resolve("tensorrt-llm", H100)
+    four = resolve("tensorrt-llm", H100, settings={"num_postprocess_workers": 4.0})
+    assert served.front_streams and streaming(served, "typical") == pytest.approx(119e-6)
+    assert not four.front_streams and streaming(four, "typical") == 0.0
+
+
 def test_postprocess_workers_lift_a_served_burst_capped_by_the_server():
     kwargs = {"device": "h100-sxm-80gb", "engine": "tensorrt-llm@1.2", "quant": "mxfp4", "dataset": "sharegpt",
               "num_prompts": 1000, "offline": True}

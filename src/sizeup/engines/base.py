@@ -245,6 +245,7 @@ class ExecutionModel(EntryPoint):
         per = self.profile.range("host_per_request_s")
         return None if per is None or per.high <= 0 else per.scale(max(requests, 0.0))
 
+    front_streams = True  # workload/front_process.py: the front floor's streaming queues with request intake
     host_overlapped = property(lambda self: bool(self.profile.value("host_overlap", 1)))
     """Whether `host_floor` runs beside the GPU step (overlap / async scheduling: a floor under the step) or before
     it (the data's `host_overlap` 0: no overlap scheduler, so the host's time is added to the step)."""
@@ -252,7 +253,8 @@ class ExecutionModel(EntryPoint):
     def front_floor(self, requests: float) -> Range | None:
         """Host time per iteration of a process beside the scheduler's (a served engine's HTTP process streaming
         every running request's token), pipelined with the step whether or not the scheduler's own host work
-        overlaps the GPU: an iteration lasts at least this long (workload/host_floor.py); None: none priced apart."""
+        overlaps the GPU: an iteration lasts at least this long (workload/host_floor.py); None: none priced apart.
+        `front_streams` False: that streaming runs in processes apart from the one taking requests in."""
         return None
 
     def extra_launches(self, ledger, fp32: bool) -> tuple[Range, str] | None:

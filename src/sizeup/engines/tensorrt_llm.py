@@ -127,6 +127,9 @@ class TensorRTLLM(ExecutionModel):
             return None
         return front.scale(max(requests, 0.0) / self.postprocess_workers)
 
+    front_streams = property(lambda self: self.postprocess_workers <= 1)
+    """With post-processing workers the main process only takes requests in (and relays chunks, not priced)."""
+
     @property
     def postprocess_workers(self) -> int:
         """The processes that detokenize and build the streamed chunks under trtllm-serve: its main process (0, the

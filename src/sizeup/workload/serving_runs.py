@@ -220,8 +220,9 @@ def intake(execution, corner: str) -> float:
 
 def streaming(execution, corner: str) -> float:
     """The front process's time per token it streams at `corner` (ExecutionModel.front_floor of one request: the
-    process that also takes requests in, workload/front_process.py); 0 where the engine prices none."""
-    per = execution.front_floor(1.0) if execution is not None else None
+    process that also takes requests in, workload/front_process.py); 0 where the engine prices none or streams in
+    processes apart from its intake (ExecutionModel.front_streams)."""
+    per = execution.front_floor(1.0) if execution is not None and execution.front_streams else None
     return getattr(per, corner) if per is not None else 0.0
 
 
