@@ -6,7 +6,6 @@ from dataclasses import replace
 
 import pytest
 
-from sizeup.hardware.catalog import load_catalog
 from sizeup.ingest.load import load_model
 from sizeup.plan.capacity import ReplicaModel, simulate
 from sizeup.plan.serving import replica_model
@@ -21,16 +20,6 @@ decode table is priced at powers of two (serving_load: powers of 2^(1/2)) and it
 TPOT_TOLERANCE = 0.15
 """Mean TPOT at half the saturated rate: within 15% (serving_load takes the running batch from Little's law, the
 simulation from the simulated queue)."""
-
-
-@pytest.fixture(scope="module")
-def h100():
-    return load_catalog().device("h100")
-
-
-@pytest.fixture(scope="module")
-def llama8b():
-    return load_model("llama-3.1-8b")
 
 
 def _pair(arch, device, engine: str, quant: str, prompt: int, output: int):

@@ -5,22 +5,10 @@ the plan allowed 482); an engine without the rule keeps `max_batch` alone."""
 
 import pytest
 
-from sizeup.hardware.catalog import load_catalog
-from sizeup.ingest.load import load_model
 from sizeup.plan.capacity import simulate
 from sizeup.plan.serving import replica_model
 from sizeup.workload.inference import InferenceConfig, execution_for
 from sizeup.workload.serving import Load, RequestMix, serving_load
-
-
-@pytest.fixture(scope="module")
-def h100():
-    return load_catalog().device("h100")
-
-
-@pytest.fixture(scope="module")
-def llama8b():
-    return load_model("llama-3.1-8b")
 
 
 def test_the_reserve_bounds_the_plans_running_requests_as_the_estimates(h100, llama8b):

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from sizeup.engines import resolve
-from sizeup.hardware.catalog import load_catalog
 from sizeup.ingest.families.registry import parse_config
 from sizeup.plan.scenario import parse_scenario
 from sizeup.plan.serving import _p95_memory, replica_model
@@ -23,11 +22,6 @@ def _arch(name: str):
 
 
 T5, LLAVA = _arch("flan-t5-xl"), _arch("llava-1.5-7b-hf")
-
-
-@pytest.fixture(scope="module")
-def h100():
-    return load_catalog().device("h100")
 
 
 @pytest.mark.parametrize("prompt", [64, 400])
