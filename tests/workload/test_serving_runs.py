@@ -47,6 +47,45 @@ def test_a_closed_loop_in_its_steady_state_has_lost_its_start():
     assert ttft[1, 1024] * 0.95 <= ttft[32, 1024] <= ttft[128, 1024] < ttft[128, 4096]
 
 
+def test_a_closed_loop_s_slots_take_independent_phases_not_an_even_spread():
+    """Jitter leaves each slot at a phase of its own: the steady state averages seeded draws of independent uniform
+    phases (one draw for a single slot, fewer for a large loop that meets many prompts in one draw), each draw the
+    same every time; a loop whose whole prompts (one step each) take much of its cycle meets more of them than the
+    even spread (the draw where they land farthest apart) and its TTFT is above that draw's, its throughput the
+    same."""
+    from sizeup.workload import serving_runs as runs
+
+    assert runs.configurations(1) == 1 and runs.configurations(2) == runs.MAX_DRAWS
+    assert runs.configurations(1000) == 1
+    assert [runs.configurations(c) for c in (5, 25, 50, 100)] == sorted(
+        [runs.configurations(c) for c in (5, 25, 50, 100)], reverse=True)
+
+    class Start:  # two rounds of 4 slots, each request 2 s from its sending
+        sent = [0.0] * 8
+        done = [2.0] * 8
+
+    draws = [runs._phases(Start, 4, 12, j) for j in range(3)]
+    assert draws[0] == runs._phases(Start, 4, 12, 0)
+    assert all(d[0] == 0.0 and d[:4] == sorted(d[:4]) and max(d[:4]) < 2.0 and d[4:] == [d[3]] * 8 for d in draws)
+    assert len({tuple(d) for d in draws}) == 3
+
+    mix = _fixed(8192, 128)  # prompts that take much of the cycle at 16 slots
+    drawn = _serve(Load(concurrency=16), mix, "tensorrt-llm")  # whole prompts a step: two that meet queue
+    drawn_phases = runs._phases
+
+    def even(start, window, n, draw=0):
+        cycle = sum(start.done[k] - start.sent[k] for k in range(window, 2 * window)) / window
+        return [k * cycle / window for k in range(window)] + [(window - 1) * cycle / window] * (n - window)
+
+    try:
+        runs._phases = even
+        spread = _serve(Load(concurrency=16), mix, "tensorrt-llm")
+    finally:
+        runs._phases = drawn_phases
+    assert drawn.ttft_s.typical > spread.ttft_s.typical
+    assert drawn.output_tokens_per_s.typical == pytest.approx(spread.output_tokens_per_s.typical, rel=0.1)
+
+
 def test_a_wave_decodes_at_its_concurrency_and_reports_consistent_rates():
     s = _serve(Load(concurrency=32), _fixed(512, 512))
     assert s.e2e_latency_s.typical == pytest.approx(s.ttft_s.typical + 511 * s.tpot_s.typical, rel=0.05)

@@ -6,10 +6,13 @@ finite run of N requests (a benchmark's --num-prompts).
   the C requests would queue their prompts in the step's token budget (chunks of the engine's max_batched_tokens,
   the decodes of prompts already done riding in the same steps where steps mix) and finish as staggered as those
   chunks, the loop losing that start only over tens of rounds in a deterministic step model (a real run's jitter
-  does it sooner); so the loop is stepped from its slots' first requests sent at evenly spread phases of one cycle
-  (`_phases`, the cycle from two rounds stepped from a start together), each finish sending the next, for `rounds`
-  requests a slot, and measured over its later rounds, before the drain (`_steady`). A prompt then shares steps
-  with the others' decodes and queues only behind those the load itself brings together.
+  does it sooner); so the loop is stepped from its slots' first requests sent at independent uniform phases of one
+  cycle (`_phases`, the cycle from two rounds stepped from a start together), each finish sending the next, for
+  `rounds` requests a slot, and measured over its later rounds, before the drain (`_steady`), averaged over several
+  such phase draws (`configurations`). Jitter leaves each slot at a phase of its own, independent of the others': a
+  long run passes through their draws, so its means are their average (an even spread is one particular draw, the
+  one where prompts land farthest apart). A prompt then shares steps with the others' decodes and queues behind the
+  prompts that land near it, as often as independent phases bring them together.
 - a finite run: N requests queued at t=0 (rate inf), fed at concurrency C, or sent at rate R (Poisson, as a serving
   benchmark's client: `arrivals`); the engine admits as many as it holds, a finished request's slot goes to the
   next. TTFT includes the wait for the prompts ahead; the run ends with its longest outputs (the drain tail, the
@@ -24,20 +27,26 @@ workload/scheduler.py, the planner's simulator too.
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import replace
 from statistics import NormalDist
 from typing import Callable
 
 from sizeup.workload import scheduler
 
-__all__ = ["regime", "lengths", "simulate", "run_row", "front", "service", "intake", "note", "static_notes",
-           "md1_wait", "front_notes", "preempt_notes", "streaming"]
+__all__ = ["regime", "lengths", "simulate", "run_row", "configurations", "front", "service", "intake", "note",
+           "static_notes", "md1_wait", "front_notes", "preempt_notes", "streaming"]
 
 _PHI = (math.sqrt(5) - 1) / 2
 _SQRT2 = math.sqrt(2) - 1
 _SQRT3 = math.sqrt(3) - 1
 ROUNDS = 6
 """Requests per slot a closed loop of fixed lengths is stepped over to reach its steady state (`_steady`)."""
+PHASE_SAMPLES = 384
+"""Slot phases a closed loop's steady state is drawn over in all (`configurations`): ceil(384 / (C - 1)) draws of the
+C - 1 slots' phases (the first slot's at 0: only the others' relative to it count), at most MAX_DRAWS; a loop of
+hundreds of slots samples many meetings of prompts within one draw."""
+MAX_DRAWS = 16
 STEADY_REQUESTS = 24_000
 """The most requests a closed loop's steady state is stepped over (3 a slot at the least, plus the 2 a slot its phases
 take): a window above STEADY_REQUESTS // 3 is priced as one wave of it from a start together (`stepped_steady`)."""
@@ -125,19 +134,32 @@ def simulate(requests: list[tuple[int, int]], *, limit: int, window: int | None,
                              output_reserve=reserve, stream=stream, arrivals=arrivals)
 
     if steady and window and len(requests) >= 3 * window:
-        return _steady(run(requests, _phases(run(requests[:2 * window], None), window, len(requests))), requests,
-                       window)
+        start = run(requests[:2 * window], None)
+        draws = configurations(window)
+        rows = [_steady(run(requests, _phases(start, window, len(requests), j)), requests, window)
+                for j in range(draws)]
+        return {k: sum(r[k] for r in rows) / draws for k in rows[0]}
     return _whole(run(requests, arrivals), requests)
 
 
-def _phases(start, window: int, n: int) -> list[float]:
-    """Sending times of a closed loop's first `window` requests spread evenly over one cycle of a slot (then each
-    request sent as a finish frees its slot): the loop as it runs once it has lost its start, its requests at every
-    phase of their cycle, as they are where anything (the clients, the network, the host) jitters them. The cycle is
-    the mean e2e of the second round of `start` (the loop stepped from a synchronised start for two rounds)."""
+def configurations(window: int) -> int:
+    """How many draws of its slots' phases a closed loop of `window` is stepped over (`PHASE_SAMPLES`): one for a
+    single slot (nothing to meet), at most MAX_DRAWS."""
+    return 1 if window < 2 else max(1, min(MAX_DRAWS, math.ceil(PHASE_SAMPLES / (window - 1))))
+
+
+def _phases(start, window: int, n: int, draw: int = 0) -> list[float]:
+    """Sending times of a closed loop's first `window` requests (then each request sent as a finish frees its slot):
+    draw `draw` of independent uniform phases over one cycle of a slot, the first slot's at 0 (only the others'
+    relative to it count), the others' from a generator seeded with the draw (random.Random(draw), whose random()
+    sequence for a given seed the standard library keeps reproducible: the same estimate every time). The loop as it
+    runs once jitter (the clients, the network, the host) has made it lose its start: each slot at a phase of its own,
+    independent of the others'. The cycle is the mean e2e of the second round of `start` (the loop stepped from a
+    synchronised start for two rounds)."""
     second = range(window, 2 * window)
     cycle = sum(start.done[k] - start.sent[k] for k in second) / window
-    times = [k * cycle / window for k in range(window)]
+    draws = random.Random(draw)
+    times = sorted([0.0] + [draws.random() * cycle for _ in range(window - 1)])
     return times + [times[-1]] * (n - window)
 
 
@@ -235,8 +257,9 @@ def front(execution, policy, step: float, corner: str) -> float:
 def run_row(kind: str, mix, load, capacity: int, policy, steps, corner: str,
             step: Callable[[float, float, str], float], kv_tokens: int | None = None) -> dict:
     """One corner's figures of a closed loop of fixed lengths (`kind` 'waves': its steady state, `_steady` over a run
-    of `rounds` requests a slot from evenly spread phases) or of a finite run (`kind` 'finite': load.num_prompts
-    requests, sent at load.rate (`arrivals`), fed at load.concurrency or all at once).
+    of `rounds` requests a slot from independent uniform phases, averaged over `configurations` draws) or of a finite
+    run (`kind` 'finite': load.num_prompts requests, sent at load.rate (`arrivals`), fed at load.concurrency or all at
+    once).
     `steps` prices decode steps (serving_steps.Steps), `step(decodes, prompt_tokens, corner)` a step with prompt tokens;
     the requests pass the engine's front end one after another (`intake`, its busy time a request, stepped by the
     scheduler: of N sent at once the k-th waits k of them); TTFT and e2e add the rest of the request's host time
@@ -298,11 +321,13 @@ def note(kind: str, mix, load, policy) -> str:
         c = load.concurrency
         return (f"fixed request lengths at a closed-loop concurrency of {c}, in its steady state: stepped through "
                 f"the engine's scheduler over {rounds(c)} requests a slot ({c * rounds(c):,} requests), each finish "
-                f"sending the next, the slots' first requests sent at evenly spread phases of one cycle (the cycle "
-                f"from {2 * c:,} requests stepped from a start together): a run that has lost its start, so a prompt "
-                f"({budget}) shares steps with the others' decodes and queues only behind the prompts the load itself "
-                f"brings together, not a wave of {c}; TTFT, TPOT, e2e the means over the last third of the rounds "
-                f"before the last, throughput their finishes over the time they span. Give --num-prompts N for the "
+                f"sending the next, the slots' first requests sent at independent uniform phases of one cycle (the "
+                f"cycle from {2 * c:,} requests stepped from a start together; {configurations(c)} seeded draw(s) of "
+                f"the phases, their means averaged): a run that jitter has made lose its start, so a prompt "
+                f"({budget}) shares steps with the others' decodes and queues behind the prompts that land near it "
+                f"as often as independent phases bring them together, not a wave of {c}; TTFT, TPOT, e2e the means "
+                f"over the last third of the rounds before the last, throughput their finishes over the time they "
+                f"span. Give --num-prompts N for the "
                 f"whole run of N requests from a start together, --input-len-spread / --output-len-spread for varied "
                 f"lengths")
     mix, derived = _drawn(mix, kind)
