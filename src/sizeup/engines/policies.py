@@ -55,6 +55,13 @@ class Batching:
     """Whether one step carries prompt tokens beside the decodes of running requests (vLLM V1, TensorRT-LLM's
     in-flight batching); False: prompts run in steps of their own (vLLM V0, SGLang); None: as `chunked_prefill`."""
 
+    limits_per_micro_batch: bool = False
+    """Whether `max_sequences` and `max_batched_tokens` bound each of a pipeline's micro-batches rather than all the
+    running requests (TensorRT-LLM's in-flight batcher: pipeline_parallelism micro-batches in flight, its capacity
+    scheduler sized `getMaxBatchSize() * mNumMicroBatches` and each micro-batch scheduled within max_batch_size and
+    max_num_tokens: cpp/tensorrt_llm/batch_manager/trtGptModelInflightBatching.cpp, github.com/NVIDIA/TensorRT-LLM,
+    read 2026-12-06); with `--pp N` the serving model then admits N times as many (workload/serving.py)."""
+
     steps_per_schedule: int = 1
     """Decode steps the scheduler runs per scheduling decision (vLLM V0 multi-step): prompts admitted between runs."""
 
@@ -90,6 +97,7 @@ class Batching:
                 "max_batched_tokens": self.max_batched_tokens, "max_sequences": self.max_sequences,
                 "physical_batch_tokens": self.physical_batch_tokens, "basis": self.basis,
                 "mixed_steps": self.mixes, "steps_per_schedule": self.steps_per_schedule,
+                "limits_per_micro_batch": self.limits_per_micro_batch,
                 "reserve_to_completion": self.reserve_to_completion,
                 "first_token_lag_steps": self.first_token_lag_steps, "preempts": self.preempts,
                 "kv_watermark": self.kv_watermark,

@@ -59,7 +59,8 @@ class TensorRTLLM(ExecutionModel):
     ENGINE_OPTIONS = {"max-batch-size": "max_batch_size", "max-num-tokens": "max_num_tokens",
                       "enable-attention-dp": "enable_attention_dp", "cuda-graph-max-batch-size": "cuda_graph_max_bs",
                       "offline": "offline_frontend", "num-postprocess-workers": "num_postprocess_workers",
-                      "batch-scheduler-policy": "kv_reserve_to_completion"}
+                      "batch-scheduler-policy": "kv_reserve_to_completion",
+                      "kv-cache-free-gpu-memory-fraction": "kv_free_gpu_memory_fraction"}
     SWITCHES = frozenset({"enable-attention-dp", "offline"})
     OPTION_WORDS = {"batch-scheduler-policy": {"guaranteed_no_evict": 1.0, "no_evict": 1.0, "max_utilization": 0.0,
                                                "max_util": 0.0}}
@@ -207,7 +208,7 @@ class TensorRTLLM(ExecutionModel):
         tokens = int(self.profile.value("max_num_tokens", 8192)) * ranks
         seqs = int(self.profile.value("max_batch_size", 2048)) * ranks
         return Batching(scheduling="continuous", chunked_prefill=False, mixed_steps=True, max_batched_tokens=tokens,
-                        max_sequences=seqs,
+                        max_sequences=seqs, limits_per_micro_batch=True,
                         basis=f"in-flight batching: context and generation requests in one iteration, at most "
                               f"max_num_tokens {tokens:,} tokens and max_batch_size {seqs:,} requests; generation-only "
                               f"batches above cuda_graph_config.max_batch_size {self.graph_max_batch or 0:,} "
@@ -252,8 +253,8 @@ class TensorRTLLM(ExecutionModel):
         free = req.usable.typical - req.weights_bytes - step
         pool = int(max(free, 0) * self.profile.value("kv_free_gpu_memory_fraction", 0.9))
         ranks = int(self.profile.value("attention_dp_ranks", 1))  # attention DP: each rank's pool its own requests
-        seqs = min(pool_sequences(pool // kv_seq, req.arch, req.tp, ranks),
-                   int(self.profile.value("max_batch_size", 2048)) * ranks) if kv_seq else None
+        seqs = min(pool_sequences(pool // kv_seq, req.arch, req.tp, ranks),  # max_batch_size per micro-batch
+                   int(self.profile.value("max_batch_size", 2048)) * ranks * max(req.pp, 1)) if kv_seq else None
         note = (f"TensorRT-LLM pre-allocates {self.profile.value('kv_free_gpu_memory_fraction', 0.9):.0%} of the "
                 f"memory free after weights and a max_num_tokens step ({pool / GIB:,.1f} GiB) as the KV cache: "
                 f"{seqs:,} sequences of {req.context:,} tokens at once"

@@ -181,6 +181,9 @@ def _one_replica(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, mix:
         raise ConfigError(f"--rps {load.rate:g}: the offline entry point (--engine-opt offline: every prompt handed "
                           f"over in one call) has no arrival process; drop --rps, or drop offline to load a server")
     policy = model.load_policy
+    if cfg.pp > 1 and policy.limits_per_micro_batch:  # each of the pp micro-batches in flight within the limits
+        policy = replace(policy, max_sequences=policy.max_sequences and policy.max_sequences * cfg.pp,
+                         max_batched_tokens=policy.max_batched_tokens and policy.max_batched_tokens * cfg.pp)
     steps = _Steps(arch, device, cfg, model, mix)
     first = steps.at(1)
     if first.decode is None or not first.decode.compute_priced or not first.prefill.compute_priced:
