@@ -14,7 +14,9 @@ def test_sglang_defaults_follow_server_args():
     a100 = resolve("sglang@0.3", CATALOG.device("a100-sxm-80gb"))
     assert a100.batching.max_batched_tokens == 8192  # chunked_prefill_size, >= 25,000 MB
     assert a100.batching.chunked_prefill and not a100.batching.mixes  # enable_mixed_chunk off
-    assert a100.mem_fraction(1) == 0.88 and a100.mem_fraction(4) == 0.85 and a100.mem_fraction(8) == 0.81
+    assert a100.mem_fraction(1) == 0.88 and a100.mem_fraction(4) == 0.85 and a100.mem_fraction(8) == 0.82  # 0.3.6
+    assert resolve("sglang@0.3.0", CATALOG.device("a100-sxm-80gb")).mem_fraction(8) == 0.83  # 0.2.9-0.3.5
+    assert resolve("sglang@0.4.0", CATALOG.device("a100-sxm-80gb")).mem_fraction(8) == 0.81
     small = resolve("sglang@0.3", CATALOG.device("rtx-4090"))
     assert small.batching.max_batched_tokens == 2048  # 24 GB: under 25,000 MB
 
