@@ -14,7 +14,9 @@ def test_sglang_defaults_follow_server_args():
     a100 = resolve("sglang@0.3", CATALOG.device("a100-sxm-80gb"))
     assert a100.batching.max_batched_tokens == 8192  # chunked_prefill_size, >= 25,000 MB
     assert a100.batching.chunked_prefill and not a100.batching.mixes  # enable_mixed_chunk off
-    assert a100.mem_fraction(1) == 0.88 and a100.mem_fraction(4) == 0.85 and a100.mem_fraction(8) == 0.81
+    assert a100.mem_fraction(1) == 0.88 and a100.mem_fraction(4) == 0.85 and a100.mem_fraction(8) == 0.82  # 0.3.6
+    assert resolve("sglang@0.3.0", CATALOG.device("a100-sxm-80gb")).mem_fraction(8) == 0.83  # 0.2.9-0.3.5
+    assert resolve("sglang@0.4.0", CATALOG.device("a100-sxm-80gb")).mem_fraction(8) == 0.81
     small = resolve("sglang@0.3", CATALOG.device("rtx-4090"))
     assert small.batching.max_batched_tokens == 2048  # 24 GB: under 25,000 MB
 
@@ -295,3 +297,26 @@ def test_sglang_048_to_052_reserve_a_tier_of_the_gpu_memory_per_parallel_rank():
         assert model.mem_fraction(1) == round((mib - 10 * 1024) / mib, 3)
     assert resolve("sglang@0.5.2", h200).reserved_mib(8) == (12 + 4) * 1024
     assert resolve("sglang@0.5.2", small).reserved_mib(1) == pytest.approx(2.9 * 1024)
+
+
+def test_sglang_045_to_047_size_the_pool_and_graphs_by_memory_above_80_gib():
+    """0.4.5.post3 / 0.4.6 server_args: above 81,920 MiB mem_fraction_static = (gpu_mem - 13 GiB) / gpu_mem and the decode
+    graphs captured to 256 (0.4.6: not with DP attention); 0.4.7: 0.88 above 80 GiB, above 96 GiB min(0.88 + 48 GiB x
+    0.12 / gpu_mem, (gpu_mem - 18 GiB) / gpu_mem), graphs to 256 above 96 GiB; 0.4.4 and an 80 GB GPU: by tp size, 160."""
+    from sizeup.engines.reserve import device_total_bytes
+
+    h100, h200, nvl = (CATALOG.device(d) for d in ("h100-sxm-80gb", "h200-sxm-141gb", "h100-nvl-94gb"))
+    mib = device_total_bytes(h200) / 2**20
+    assert resolve("sglang@0.4.4", h200).mem_fraction(8) == 0.81
+    assert resolve("sglang@0.4.4", h200).at_gpus(8).graph_max_batch == 160
+    for release in ("sglang@0.4.5", "sglang@0.4.6"):
+        assert resolve(release, h200).mem_fraction(8) == round((mib - 13 * 1024) / mib, 3)
+        assert resolve(release, h200).at_gpus(8).graph_max_batch == 256
+        assert resolve(release, h100).mem_fraction(8) == 0.81 and resolve(release, h100).graph_max_batch == 160
+    assert resolve("sglang@0.4.7", h200).mem_fraction(8) == round(min(0.88 + 48 * 1024 * 0.12 / mib,
+                                                                      (mib - 18 * 1024) / mib), 3)
+    assert resolve("sglang@0.4.7", nvl).mem_fraction(8) == 0.88 and resolve("sglang@0.4.7", nvl).graph_max_batch == 160
+    assert resolve("sglang@0.4.5", nvl).graph_max_batch == 256
+    dp = resolve("sglang@0.4.6", h200, settings={"enable_dp_attention": 1}).at_gpus(8)
+    assert dp.graph_max_batch == 160
+    assert resolve("sglang@0.4.5", h200, settings={"enable_dp_attention": 1}).at_gpus(8).graph_max_batch == 256

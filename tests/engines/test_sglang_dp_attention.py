@@ -26,7 +26,8 @@ def test_each_rank_schedules_its_share_of_the_chunk_and_the_running_cap():
     assert early.batching.max_batched_tokens == 4 * plain.batching.max_batched_tokens  # chunk // 2 on each of 8
     assert early.batching.max_sequences == 800  # 0.4.0: every rank the whole cap
     assert early.graph_max_batch == 96 and not early.host_overlapped  # 0.4.0: graphs capped, overlap off
-    assert dp.host_overlapped and dp.graph_max_batch == plain.at_gpus(8).graph_max_batch
+    # 0.4.6 cuda_graph_runner.py captures past 160 above 81,920 MiB only at dp_size 1
+    assert dp.host_overlapped and dp.graph_max_batch == 160 and plain.at_gpus(8).graph_max_batch == 256
 
 
 def test_the_admission_is_three_tenths_as_conservative():

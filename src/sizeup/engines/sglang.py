@@ -2,7 +2,7 @@
 chunked prefill, CUDA graphs for decode batches.
 
 Memory: SGLang takes `mem_fraction_static` of the GPU's memory (by tensor-parallel size up to 0.4.7; 0.4.8-0.5.2 the
-GPU's memory less a tier by memory and ranks; from 0.5.3 less server_args' reserve for prefill activations and CUDA
+GPU's memory less a tier by memory and ranks, 0.4.5-0.4.7 above 80 GiB less 13 GiB or 18 GiB; from 0.5.3 less server_args' reserve for prefill activations and CUDA
 graphs: `reserved_mib`) of the memory free at start for the weights and
 the token pool of the KV cache (the radix cache's pages); what is left holds activations, CUDA graphs and the CUDA
 context. `--engine-opt offline`: the offline engine (sglang.Engine, bench_offline_throughput), no HTTP front end. Scheduling: a prefill batch (up to chunked_prefill_size tokens, a longer prompt split into chunks) runs
@@ -92,7 +92,7 @@ class SGLang(ExecutionModel):
             return int(self.profile.value("chunked_prefill_size.large_gpu", 16384))
         return int(self.profile.value("chunked_prefill_size.default", 8192))
 
-    GRAPH_TIERS = ("20480", "25000", "35840", "61440", "92160", "163840")
+    GRAPH_TIERS = ("20480", "25000", "35840", "61440", "92160", "98304", "163840")
     """GPU memory bounds (MiB) of server_args' cuda_graph_max_bs tiers; the data states the size below each."""
 
     @property
@@ -215,7 +215,7 @@ class SGLang(ExecutionModel):
     def mem_fraction(self, tp: int, pp: int = 1) -> float:
         """mem_fraction_static: the run's own; from 0.5.3 (`mem_fraction_reserve` 1) the GPU's memory less server_args'
         reserve for activations and CUDA graphs, as a fraction (`reserved_mib`; 0.4.8-0.5.2 a tier by the GPU's memory
-        and the ranks); up to 0.4.7 a figure by tp size."""
+        and the ranks); up to 0.4.7 a figure by tp size, except above 80 GiB in 0.4.5-0.4.7 (`_large_gpu_fraction`)."""
         return self._static(tp, pp)[0]
 
     def _static(self, tp: int, pp: int) -> tuple[float, float | None]:
@@ -227,10 +227,34 @@ class SGLang(ExecutionModel):
         if reserve is not None:
             mib = device_total_bytes(self.device) / 2**20
             return round((mib - reserve) / mib, 3), reserve
+        large = self._large_gpu_fraction()
+        if large is not None:
+            return round(large, 3), None
         for size, key in ((16, "tp16"), (8, "tp8"), (4, "tp4"), (2, "tp2")):
             if tp >= size:
                 return self.profile.value(f"mem_fraction_static.{key}", 0.88), None
         return self.profile.value("mem_fraction_static.tp1", 0.88), None
+
+    def _large_gpu_fraction(self) -> float | None:
+        """0.4.5-0.4.7 server_args above 80 GiB (`mem_fraction_large_gpu_above_mib`; None below it or in other
+        releases, the fraction then by tp size): 0.4.5-0.4.6 the GPU's memory less 13 GiB
+        (`mem_fraction_large_gpu_reserve_mib`); 0.4.7 0.88, above 96 GiB min(0.88 + 48 GiB x 0.12 / gpu_mem, the memory
+        less 18 GiB) (`mem_fraction_large_gpu_headroom_*`), 0.79 on an NVIDIA GPU above 180,000 MiB."""
+        value, mib = self.profile.value, device_total_bytes(self.device) / 2**20
+        above = value("mem_fraction_large_gpu_above_mib", 0)
+        if not above or mib <= above:
+            return None
+        huge = value("mem_fraction_huge_gpu_above_mib", 0)
+        if huge and mib > huge and self.device.vendor == "nvidia":
+            return value("mem_fraction_huge_gpu", 0.79)
+        whole = (mib - value("mem_fraction_large_gpu_reserve_mib", 13312)) / mib
+        headroom = value("mem_fraction_large_gpu_headroom_mib", 0)
+        if not headroom:
+            return whole
+        base = value("mem_fraction_static.tp1", 0.88)  # 0.4.7: 0.88 above 80 GiB at any tp size
+        if mib <= value("mem_fraction_large_gpu_headroom_above_mib", 98304):
+            return base
+        return min(base + headroom * (1 - base) / mib, whole)
 
     def _reserve_terms(self) -> dict[str, float]:
         """server_args' reserve terms (data/engines/sglang.yaml `mem_reserve_*`, MiB)."""
