@@ -230,6 +230,8 @@ METRICS: dict[str, Metric] = {
                                           _load("output_tokens_per_s")),
     "input_tokens_per_s_at_load": Metric("load_throughput", "throughput_under_load.input_tokens_per_s",
                                          _load("input_tokens_per_s")),
+    "total_tokens_per_s_at_load": Metric("load_throughput", "throughput_under_load.total_tokens_per_s",
+                                         _load("total_tokens_per_s")),
     "requests_per_s": Metric("load_throughput", "throughput_under_load.requests_per_s", _load("requests_per_s")),
     "ttft_s": Metric("serving_latency", "throughput_under_load.ttft_s (else prefill.latency_s)", _latency("ttft_s"),
                      time=True),

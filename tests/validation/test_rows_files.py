@@ -16,7 +16,8 @@ FILES = sorted(p for p in HERE.glob("rows_*.yaml") if p.name not in ROOFLINE_FIL
 REQUIRED = ("id", "role", "model", "device", "gpus", "engine", "quant", "metric", "value", "conversion", "stated",
             "argv", "source", "source_key", "retrieved")
 METRICS = {"decode_tokens_per_s", "total_decode_tokens_per_s", "prefill_tokens_per_s", "peak_memory_bytes", "ttft_s",
-           "tpot_s", "e2e_latency_s", "output_tokens_per_s_at_load", "input_tokens_per_s_at_load", "requests_per_s"}
+           "tpot_s", "e2e_latency_s", "output_tokens_per_s_at_load", "input_tokens_per_s_at_load",
+           "total_tokens_per_s_at_load", "requests_per_s"}
 # The one file whose tuned and check rows share a source (a single source exists for the Arc Pro B60).
 SHARED_SOURCE_FILES = {"rows_new_devices.yaml"}
 # Held-out sets: every row is check (nothing was fitted to them), so they have no tuned rows by design.
