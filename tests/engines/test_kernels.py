@@ -45,16 +45,7 @@ def test_decode_batch_is_mmvq_and_keeps_the_device_default(catalog):
 
 def test_apple_prefill_is_metal_at_the_soc_default(catalog):
     k = select_kernel("llama.cpp", "q4_0", catalog.device("apple-m2-ultra"), False, 512)
-    assert k.name == "metal-simdgroup" and k.fraction is None and k.vector is None
-
-
-def test_the_m4_generation_runs_the_metal_prompt_gemm_at_its_own_vector_fraction(catalog):
-    """vector_by_architecture apple-m4 (fit on the two tuned M4 Max rows): every M4-family chip takes it, an M3 the
-    soc default; the prompt of the M4 runs faster than at the default."""
-    for device in ("apple-m4", "apple-m4-pro", "apple-m4-max"):
-        k = select_kernel("llama.cpp", "q4_0", catalog.device(device), False, 512)
-        assert k.name == "metal-simdgroup" and k.vector.typical == 0.80 and k.vector.low < 0.80 < k.vector.high <= 0.933
-    assert select_kernel("llama.cpp", "q4_0", catalog.device("apple-m3-max"), False, 512).vector is None
+    assert k.name == "metal-simdgroup" and k.fraction is None
 
 
 def test_mmq_prefill_matmul_runs_far_below_the_fp16_tensor_peak(catalog):

@@ -157,12 +157,7 @@ def select_kernel(engine: str, weights: str, device, decode: bool, batch_tokens:
             if dequant is not None:
                 return Kernel(engine, name, entry.get("description", ""), "int32", dequant[0],
                               f"{basis}; {dequant[1]}" if basis else dequant[1], source, memory)
-            vec = (entry.get("vector_by_architecture") or {}).get(device.architecture or "")
-            vector = Range(float(vec["low"]), float(vec["typical"]), float(vec["high"])) if vec else None
-            if vec:
-                basis = f"{basis}; {vec['basis']}" if basis else vec["basis"]
-            return Kernel(engine, name, entry.get("description", ""), entry["peak"], None, basis, source, memory,
-                          vector=vector)
+            return Kernel(engine, name, entry.get("description", ""), entry["peak"], None, basis, source, memory)
         arch = by_arch.get(device.architecture or "") or by_arch["default"]
         fraction = Range(float(arch["low"]), float(arch["typical"]), float(arch["high"]))
         derived = "" if device.architecture in by_arch else " (derived: no tuned row for this architecture)"
