@@ -49,3 +49,22 @@ def test_q4f16_1_dequantization_binds_on_a100_not_on_desktop_cards():
         return api.estimate("llama-2-13b", device=device, engine="mlc", quant="mlc-q4f16_1", prompt=8, output=256).decode
 
     assert decode("a100-pcie-80gb").bound == "compute" and decode("rtx-4090").bound == "memory"
+
+
+def test_metal_pays_a_command_buffer_per_kernel():
+    """TVM's Metal runtime commits one command buffer per kernel: a decode step of llama-3-8b runs 12 kernels a layer
+    (the ledger's 15 ops, q/k/v and gate/up fused) + the embedding, final norm and head, each at
+    metal_command_buffer_s; CUDA replays a graph and adds nothing."""
+    from sizeup import api
+    from sizeup.engines.profile import engine_profile
+
+    def est(device):
+        return api.estimate("llama-3-8b", device=device, engine="mlc", quant="mlc-q4f16_1", batch=1, prompt=32,
+                            output=256)
+
+    note = next(a for a in est("apple-m1-pro").assumptions if a.startswith("MLC-LLM on Metal"))
+    kernels = int(note.split(" kernels")[0].rsplit(" ", 1)[1].replace(",", ""))
+    assert kernels == 32 * 12 + 3
+    per = engine_profile("mlc").range("metal_command_buffer_s").typical
+    assert f"{kernels * per * 1e3:,.1f} ms" in note
+    assert not any(a.startswith("MLC-LLM on Metal") for a in est("rtx-4090").assumptions)

@@ -16,6 +16,7 @@ from dataclasses import replace
 from sizeup.engines.base import Batching, ExecutionModel, engine
 from sizeup.engines.kernels import check_backend, default_backend, select_kernel
 from sizeup.engines.launch import Launch, LaunchRequest
+from sizeup.engines.llama_cpp_host_kv import host_kv_memory, host_kv_step
 from sizeup.engines.llama_cpp_memory import compute_buffer, fit_params, flash_attention_default, input_layer_bytes
 from sizeup.engines.reserve import whole_context_cache
 from sizeup.errors import ConfigError
@@ -35,12 +36,14 @@ class LlamaCpp(ExecutionModel):
     """GGUF files only: its quantized types, F32/F16/BF16, and MXFP4 (gpt-oss's MoE format) (ggml-org/llama.cpp
     tools/quantize `QUANT_OPTIONS`, read 2026-12-05); no AWQ / GPTQ / FP8 / NVFP4 checkpoint is read."""
     ENGINE_OPTIONS = {"fit": "fit", "fit-target": "fit_target_mib", "fit-ctx": "fit_ctx",
-                      "n-cpu-moe": "n_cpu_moe", "ncmoe": "n_cpu_moe", "cpu-moe": "cpu_moe", "cmoe": "cpu_moe"}
-    SWITCHES = frozenset({"fit", "cpu-moe", "cmoe"})
+                      "n-cpu-moe": "n_cpu_moe", "ncmoe": "n_cpu_moe", "cpu-moe": "cpu_moe", "cmoe": "cpu_moe",
+                      "no-kv-offload": "no_kv_offload", "nkvo": "no_kv_offload"}
+    SWITCHES = frozenset({"fit", "cpu-moe", "cmoe", "no-kv-offload", "nkvo"})
     """llama-server / llama-cli's `--fit on` (their default from PR 16653; llama-bench's is off, and so is sizeup's,
     its rows being llama-bench runs), `--fit-target MiB` (the margin left free per device), `--fit-ctx N` (the least
     context it cuts to): engines/llama_cpp_memory.py fit_params. `--n-cpu-moe N` / `--cpu-moe`: the MoE expert
-    weights of the first N layers / of every layer stay in CPU RAM (`host_expert_layers`)."""
+    weights of the first N layers / of every layer stay in CPU RAM (`host_expert_layers`). `--no-kv-offload` (`-nkvo
+    1`): the KV cache in host RAM and the attention on the host CPU (engines/llama_cpp_host_kv.py)."""
     MULTI_GPU = "layers"
     """`--split-mode layer` is llama.cpp's default over several GPUs: "layer (default): split layers and KV across
     GPUs" (ggml-org/llama.cpp common/arg.cpp, `-sm, --split-mode`, read 2026-12-05); `row` is opt-in."""
@@ -127,7 +130,20 @@ class LlamaCpp(ExecutionModel):
     def host_weights_on_device(self, decode: bool, tokens: int) -> bool:
         return not decode and min(tokens, int(self.profile.value("n_ubatch", 512))) >= self.OP_OFFLOAD_MIN_BATCH
 
+    host_kv = property(lambda self: bool(self.profile.value("no_kv_offload", 0)))
+    """`--no-kv-offload`: the KV cache in host RAM, attention on the host CPU (engines/llama_cpp_host_kv.py)."""
+
     def step_extra(self, arch, ledger, weights: str, decode: bool, tokens: int):
+        extras = [x for x in (self._expert_copies(arch, weights, decode, tokens),
+                              host_kv_step(self, arch, ledger, decode, tokens) if self.host_kv else None) if x]
+        if not extras:
+            return None
+        total = extras[0][0]
+        for more in extras[1:]:
+            total = total + more[0]
+        return total, "; ".join(x[1] for x in extras)
+
+    def _expert_copies(self, arch, weights: str, decode: bool, tokens: int):
         """A prompt with experts kept in CPU RAM (`--n-cpu-moe`): each physical batch of `n_ubatch` tokens copies
         every expert tensor of those layers (one MUL_MAT_ID weight holds all the layer's experts) over the host link
         before the GPU multiplies it, one copy after another (their bytes / the link's one-direction bandwidth)."""
@@ -166,13 +182,14 @@ class LlamaCpp(ExecutionModel):
         mem = whole_context_cache(request, ubatch=ubatch, tower=TOWER_ATTENTION, compute=compute, host_input=host)
         asked = request.context * request.batch
         if cells <= asked:
-            return mem
+            return host_kv_memory(mem) if self.host_kv else mem
         scale = cells / asked
         kv, needed = int(mem.kv_cache_bytes * scale), int(mem.kv_cache_needed_bytes * scale)
         total = mem.weights_bytes + kv + mem.activations_bytes + mem.overhead_bytes
-        return replace(mem, kv_cache_bytes=kv, kv_cache_needed_bytes=needed, fits=total <= request.usable.typical,
-                       cpu_bytes=mem.cpu_bytes + (needed - kv) - (mem.kv_cache_needed_bytes - mem.kv_cache_bytes),
-                       notes=(*mem.notes, why))
+        mem = replace(mem, kv_cache_bytes=kv, kv_cache_needed_bytes=needed, fits=total <= request.usable.typical,
+                      cpu_bytes=mem.cpu_bytes + (needed - kv) - (mem.kv_cache_needed_bytes - mem.kv_cache_bytes),
+                      notes=(*mem.notes, why))
+        return host_kv_memory(mem) if self.host_kv else mem
 
     @property
     def batching(self) -> Batching:

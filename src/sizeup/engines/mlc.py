@@ -9,6 +9,13 @@ fitted fraction keeps the device default and says so. Tensor parallelism (`--gpu
 all-reduce per layer): its compiler's default all-reduce strategy is NCCL's ring (mlc-ai/mlc-llm PR #1990: the
 `allreduce-strategy` flag "defaults to ring"; the one-shot / two-shot CUDA-IPC kernels from TensorRT-LLM only when asked
 for, and by PR #2706 at `--opt O3`), which is what sizeup prices, and the estimate says so.
+
+On Metal there is no graph replay: TVM's Metal runtime opens, encodes and commits one MTLCommandBuffer per kernel
+launch (apache/tvm src/runtime/metal/metal_module.mm, MetalWrappedFunc::operator(): `stream->GetCommandBuffer`,
+`computeCommandEncoder`, `dispatchThreadgroups`, `endEncoding`, `commit` for every call), so each kernel of a step
+pays a command buffer's cost on the GPU's timeline (`metal_command_buffer_s`), added to the step (`step_extra`).
+The kernels are the ledger's ops as MLC builds the model (python/mlc_llm/model/llama/llama_model.py: one
+`qkv_proj`, one `gate_up_proj`, so q/k/v and gate/up are one kernel each).
 """
 
 from __future__ import annotations
@@ -16,10 +23,13 @@ from __future__ import annotations
 from sizeup.engines.base import Batching, ExecutionModel, TensorParallel, engine
 from sizeup.engines.settings_kernels import settings_kernel
 from sizeup.errors import ConfigError
+from sizeup.ledger import OpKind
 
 BACKENDS = {"nvidia": ("cuda", "vulkan"), "amd": ("hip", "vulkan"), "apple": ("metal",), "intel": ("vulkan",)}
 """Runtimes MLC-LLM builds a model for, by vendor (mlc_llm compile --device cuda|rocm|vulkan|metal)."""
 NATIVE = {"nvidia": "cuda", "amd": "hip", "apple": "metal", "intel": "vulkan"}
+FUSED_PROJECTIONS = (".k_proj", ".v_proj", ".up_proj")
+"""Ledger ops MLC runs inside another kernel: k and v in `qkv_proj`, up in `gate_up_proj` (llama_model.py)."""
 
 
 @engine("mlc", "mlc-llm", "mlc_llm")
@@ -52,6 +62,18 @@ class MLC(ExecutionModel):
             return None
         return (f"{'decode' if decode else 'prefill'}: MLC-LLM on {self.backend}: no fitted fraction for this "
                 f"runtime, priced at the {self.device.kind} default efficiency (derived)")
+
+    def step_extra(self, arch, ledger, weights: str, decode: bool, tokens: int):
+        """On Metal: one command buffer per kernel (TVM's Metal runtime), each at `metal_command_buffer_s`."""
+        per = self.profile.range("metal_command_buffer_s")
+        if (self.backend or NATIVE.get(self.device.vendor)) != "metal" or per is None:
+            return None
+        kernels = sum(op.count for op in ledger.ops if op.kind != OpKind.VIEW
+                      and not op.scope.endswith(FUSED_PROJECTIONS))
+        t = per.scale(kernels)
+        return t, (f"MLC-LLM on Metal: TVM's Metal runtime commits one command buffer per kernel; {kernels:,} kernels "
+                   f"a step (q/k/v and gate/up fused as MLC builds them) x {per.typical * 1e6:.0f} us "
+                   f"({per.low * 1e6:.0f}-{per.high * 1e6:.0f}) = {t.typical * 1e3:,.1f} ms")
 
     def tensor_parallel(self, link_kind: str, gpus: int) -> TensorParallel | None:
         note = (f"MLC-LLM tensor parallelism over {gpus} GPUs: NCCL's ring all-reduce per layer, the compiler's "
