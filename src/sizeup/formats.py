@@ -384,6 +384,8 @@ FORMATS.update({f.id: f for f in [
                  layout=GroupLayout(4, 0, 16, False, None, _MLC_SOURCE)),
     WeightFormat(id="gptq-int4-g0", family="gptq", compute_dtype="fp16", bits=4, group_size=0,
                  description="GPTQ 4-bit without groups (one scale and zero per output channel)"),
+    WeightFormat(id="gptq-int4-g32", family="gptq", compute_dtype="fp16", bits=4, group_size=32,
+                 description="GPTQ 4-bit, group 32 (a scale and zero per 32 weights: TheBloke's '32g' branches)"),
 ]})
 _ALIASES.update({"mlc-q4f16-1": "mlc-q4f16_1", "q4f16-1": "mlc-q4f16_1", "mlc-q4f32-1": "mlc-q4f32_1",
                  "q4f32-1": "mlc-q4f32_1", "mlc-q4f16-ft": "mlc-q4f16_ft", "q4f16-ft": "mlc-q4f16_ft",
@@ -394,7 +396,8 @@ _ALIASES.update({"mlc-q4f16-1": "mlc-q4f16_1", "q4f16-1": "mlc-q4f16_1", "mlc-q4
                  "int4wo-128-hqq": "int4-wo-g128", "int4-wo-64": "int4-wo-g64", "int4-wo-128": "int4-wo-g128",
                  **{f"{p}{g}": f"int4-wo-g{g}" for g in (32, 256) for p in ("int4wo-", "int4-wo-")},
                  "gptq-4bit": "gptq-int4", "gptq-int4-g128": "gptq-int4", "gptq-4bit-128g": "gptq-int4",
-                 "4bit-128g": "gptq-int4", "gptq-4bit-g0": "gptq-int4-g0",
+                 "4bit-128g": "gptq-int4", "gptq-4bit-g0": "gptq-int4-g0", "gptq-4bit-32g": "gptq-int4-g32",
+                 "4bit-32g": "gptq-int4-g32",
                  "load-in-8bit": "int8-bnb", "load-in-4bit": "bnb-fp4", "bnb-8bit": "int8-bnb", "bnb-4bit": "nf4",
                  "nf4-dq": "nf4", "bnb-fp4-no-dq": "bnb-fp4"})
 """More spellings: MLC's q0f16 / q0f32 (no quantization); torchao's config names (int4_weight_only(group_size=128) by

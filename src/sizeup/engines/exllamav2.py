@@ -21,7 +21,7 @@ from sizeup.errors import ConfigError
 class ExLlamaV2(ExecutionModel):
     MULTI_GPU = "layers"  # gpu_split: consecutive layers per GPU (ExLlamaV2's default placement)
     FORMATS = ("fp16", "exl2-8bpw", "exl2-6bpw", "exl2-5bpw", "exl2-4.65bpw", "gptq-int4", "exl2-4bpw",
-               "exl2-3bpw")
+               "exl2-3bpw", "gptq-int4-g32")
 
     @classmethod
     def build(cls, device, version=None, *, backend=None, build_date=None, settings=None) -> ExecutionModel:
@@ -46,7 +46,7 @@ class ExLlamaV2(ExecutionModel):
 class ExLlama(ExLlamaV2):
     """ExLlama v1 (turboderp/exllama, 2023): GPTQ only."""
 
-    FORMATS = ("gptq-int4", "gptq-int4-g0")
+    FORMATS = ("gptq-int4", "gptq-int4-g0", "gptq-int4-g32")
 
     def matrix_kernel(self, weights: str, decode: bool, tokens: int):
         """A prompt's reconstructed fp16 weights are multiplied by cublasHgemm from the 2023-06-04 refactor on
