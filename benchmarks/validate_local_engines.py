@@ -29,7 +29,8 @@ from validation.engine_fits import ENGINE_FITS, engine_values, key_of  # noqa: E
 from validation.rows import ROW_DIR, Row  # noqa: E402
 
 FILES = ("rows_mlx.yaml", "rows_exllamav2.yaml", "rows_mlc_jetson.yaml", "rows_sglang_ollama_vllm_versions.yaml",
-         "rows_check_1205.yaml", "rows_local_1205b.yaml", "rows_check_1206_local.yaml")
+         "rows_check_1205.yaml", "rows_local_1205b.yaml", "rows_check_1206_local.yaml",
+         "rows_check_1206_audit3.yaml")
 ENGINES = {"mlx": "mlx", "mlx-benchmark": "mlx", "exllamav2": "exllamav2", "exllama": "exllama", "mlc": "mlc",
            "ollama": "ollama", "llama.cpp": "llama.cpp (Jetson and held-out rows)"}
 

@@ -23,15 +23,16 @@ from validation import cli, rows  # noqa: E402
 
 FILES = ("rows_server_throughput.yaml", "rows_sglang_ollama_vllm_versions.yaml", "rows_fp4.yaml",
          "rows_new_devices.yaml", "rows_check_1205.yaml", "rows_rocm_vllm.yaml", "rows_mlperf50.yaml",
-         "rows_check_1206_serve.yaml")
+         "rows_check_1206_serve.yaml", "rows_check_1206_audit3.yaml")
+MIXED = ("rows_check_1205.yaml", "rows_check_1206_audit3.yaml")
 SERVING = ("vllm", "sglang", "tensorrt-llm")
-"""rows_check_1205.yaml (the held-out check set) mixes engines: only its serving engines' rows are priced here, its local
+"""rows_check_1205.yaml (the held-out check set) and rows_check_1206_audit3.yaml (an out-of-sample audit) mix engines: only its serving engines' rows are priced here, its local
 engines' rows by validate_local_engines.py."""
 
 
 def selected() -> list:
     return [r for r in rows.load(rows.files_named(*FILES)) if "--engine ollama" not in r.command
-            and (r.file != "rows_check_1205.yaml" or rows.engine_of(r.argv) in SERVING)]
+            and (r.file not in MIXED or rows.engine_of(r.argv) in SERVING)]
 
 
 def main() -> None:

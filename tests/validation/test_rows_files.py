@@ -22,7 +22,7 @@ METRICS = {"decode_tokens_per_s", "total_decode_tokens_per_s", "prefill_tokens_p
 SHARED_SOURCE_FILES = {"rows_new_devices.yaml"}
 # Held-out sets: every row is check (nothing was fitted to them), so they have no tuned rows by design.
 CHECK_ONLY_FILES = {"rows_check_1205.yaml", "rows_local_1205b.yaml", "rows_rocm_vllm.yaml", "rows_mlperf50.yaml",
-                    "rows_check_1206_local.yaml", "rows_check_1206_serve.yaml"}
+                    "rows_check_1206_local.yaml", "rows_check_1206_serve.yaml", "rows_check_1206_audit3.yaml"}
 
 
 def _rows():
@@ -74,7 +74,11 @@ def test_argv_is_the_command_the_row_states():
 
 def test_devices_resolve_and_presets_exist():
     """Every device name resolves in today's catalog (variants included: memory sizes, Jetson power modes), and a
-    model not marked `model_preset: missing` is a shipped preset."""
+    model not marked `model_preset: missing` is a shipped preset; a device marked `device_preset: missing` (an
+    unanswerable audit row: hardware sizeup lacks) must not resolve."""
+    import pytest
+
+    from sizeup.errors import SizeupError
     from sizeup.hardware.catalog import load_catalog
     from sizeup.hardware.resolve import resolve_device
 
@@ -82,7 +86,11 @@ def test_devices_resolve_and_presets_exist():
     models = HERE.parents[1] / "src" / "sizeup" / "data" / "models"
     for name, rows in _rows().items():
         for r in rows:
-            resolve_device(catalog, r["device"])
+            if r.get("device_preset") == "missing":
+                with pytest.raises(SizeupError):
+                    resolve_device(catalog, r["device"])
+            else:
+                resolve_device(catalog, r["device"])
             assert (r.get("model_preset") == "missing") != (models / f"{r['model']}.json").is_file(), (name, r["id"])
 
 
