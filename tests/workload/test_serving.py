@@ -184,7 +184,7 @@ def test_ttft_adds_the_engines_request_host_time_and_its_output_lag(monkeypatch)
     assert any("takes 12 ms" in a and "one request after another" in a for a in with_host.assumptions)
     monkeypatch.setattr(ExecutionModel, "request_overhead", lambda self: None)
     bare = serving_load(LLAMA8, H100, config, mix, light, execution=model)
-    busy = 0.0045  # the front end's busy time per request (vllm.yaml request_intake_s), its queue's service time
+    busy = 0.0033  # the front end's busy time per request (vllm.yaml request_intake_s), its queue's service time
     queue = 0.5 * busy * busy / (2 * (1 - 0.5 * busy))  # M/D/1 wait at the front end, 0.2 % busy
     assert with_host.ttft_s.typical - bare.ttft_s.typical == pytest.approx(0.012 + queue, abs=1e-6)
     policy = model.load_policy

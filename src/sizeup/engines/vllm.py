@@ -305,6 +305,14 @@ class VLLM(ExecutionModel):
         per = self.profile.range("host_per_request_s.offline") if self.offline and self.v1 else None
         return per.scale(max(requests, 0.0)) if per is not None else super().host_floor(requests, gpus)
 
+    def front_floor(self, requests: float):
+        """`vllm serve`'s API-server process (V1: the AsyncLLM output handler detokenizes every running request's
+        token of the iteration and the OpenAI server streams a chunk for it, in the process that also takes requests
+        in), pipelined with the engine core's step: `frontend_per_token_s` x the running requests (workload/
+        front_process.py queues it with the intake); the offline LLM class streams nothing: None."""
+        front = None if self.offline else self.profile.range("frontend_per_token_s")
+        return None if front is None or front.high <= 0 else front.scale(max(requests, 0.0))
+
     def request_overhead(self):
         """`vllm serve`'s API server per request (base.py); the offline LLM class has no server: None."""
         if self.offline:
