@@ -37,13 +37,18 @@ class LlamaCpp(ExecutionModel):
     tools/quantize `QUANT_OPTIONS`, read 2026-12-05); no AWQ / GPTQ / FP8 / NVFP4 checkpoint is read."""
     ENGINE_OPTIONS = {"fit": "fit", "fit-target": "fit_target_mib", "fit-ctx": "fit_ctx",
                       "n-cpu-moe": "n_cpu_moe", "ncmoe": "n_cpu_moe", "cpu-moe": "cpu_moe", "cmoe": "cpu_moe",
-                      "no-kv-offload": "no_kv_offload", "nkvo": "no_kv_offload"}
+                      "no-kv-offload": "no_kv_offload", "nkvo": "no_kv_offload",
+                      "flash-attn": "flash_attn", "fa": "flash_attn", "n-ubatch": "n_ubatch", "ub": "n_ubatch"}
     SWITCHES = frozenset({"fit", "cpu-moe", "cmoe", "no-kv-offload", "nkvo"})
+    OPTION_WORDS = {key: {"on": 1.0, "1": 1.0, "true": 1.0, "off": 0.0, "0": 0.0, "false": 0.0, "auto": -1.0}
+                    for key in ("flash-attn", "fa")}
     """llama-server / llama-cli's `--fit on` (their default from PR 16653; llama-bench's is off, and so is sizeup's,
     its rows being llama-bench runs), `--fit-target MiB` (the margin left free per device), `--fit-ctx N` (the least
     context it cuts to): engines/llama_cpp_memory.py fit_params. `--n-cpu-moe N` / `--cpu-moe`: the MoE expert
     weights of the first N layers / of every layer stay in CPU RAM (`host_expert_layers`). `--no-kv-offload` (`-nkvo
-    1`): the KV cache in host RAM and the attention on the host CPU (engines/llama_cpp_host_kv.py)."""
+    1`): the KV cache in host RAM and the attention on the host CPU (engines/llama_cpp_host_kv.py). `-fa on|off|auto`
+    (llama-bench `-fa 1|0`; `--engine-opt flash-attn=on`): flash attention, auto being the build's default
+    (`flash_attention`). `-ub N` (`--engine-opt n-ubatch=N`): the physical batch (`ubatch`)."""
     MULTI_GPU = "layers"
     """`--split-mode layer` is llama.cpp's default over several GPUs: "layer (default): split layers and KV across
     GPUs" (ggml-org/llama.cpp common/arg.cpp, `-sm, --split-mode`, read 2026-12-05); `row` is opt-in."""
@@ -80,8 +85,20 @@ class LlamaCpp(ExecutionModel):
                 f"fit on {self.backend} measurements)")
 
     def flash_attention(self) -> bool:
-        """Whether this build runs flash attention by default (engines/llama_cpp_memory.py)."""
-        return flash_attention_default(self.build_date)
+        """Whether flash attention runs: `--engine-opt flash-attn=on|off` (llama.cpp's `-fa`), else (and for `auto`)
+        this build's default (engines/llama_cpp_memory.py)."""
+        asked = self.profile.value("flash_attn", -1.0)
+        return flash_attention_default(self.build_date) if asked < 0 else bool(asked)
+
+    @property
+    def ubatch(self) -> int:
+        """Tokens of one physical batch: `n_ubatch` (`-ub`, `--engine-opt n-ubatch=N`; the data's 512 by default),
+        at most the logical batch `n_batch`, as src/llama-context.cpp clamps it (`cparams.n_ubatch =
+        std::min(cparams.n_batch, params.n_ubatch == 0 ? params.n_batch : params.n_ubatch)`)."""
+        n = self.profile.value("n_ubatch", 512)
+        if n < 1 or n != int(n):
+            raise ConfigError(f"--engine-opt n-ubatch={n:g}: expected a whole number of tokens, 1 or more")
+        return min(int(n), int(self.profile.value("n_batch", 2048)))
 
     def fitted(self, arch, weights, context: int, gpus: int = 1, kv_bytes: float = 2.0):
         """(n_ctx, layers on the GPU, sentence) of `--fit on` (`--engine-opt fit`), None when it is off: the model's
@@ -96,7 +113,7 @@ class LlamaCpp(ExecutionModel):
             return fit_params(arch, weights, free=free * gpus,
                               margin=self.profile.value("fit_target_mib", 1024) * 2**20 * gpus,
                               min_ctx=int(self.profile.value("fit_ctx", 4096)), asked_ctx=context,
-                              ubatch=int(self.profile.value("n_ubatch", 512)), flash=self.flash_attention(),
+                              ubatch=self.ubatch, flash=self.flash_attention(),
                               kv_bytes=kv_bytes)
 
         ctx, layers, note = fit(usable.typical)
@@ -128,7 +145,7 @@ class LlamaCpp(ExecutionModel):
     ggml-backend.cpp `ggml_backend_sched_backend_id_from_cur`)."""
 
     def host_weights_on_device(self, decode: bool, tokens: int) -> bool:
-        return not decode and min(tokens, int(self.profile.value("n_ubatch", 512))) >= self.OP_OFFLOAD_MIN_BATCH
+        return not decode and min(tokens, self.ubatch) >= self.OP_OFFLOAD_MIN_BATCH
 
     host_kv = property(lambda self: bool(self.profile.value("no_kv_offload", 0)))
     """`--no-kv-offload`: the KV cache in host RAM, attention on the host CPU (engines/llama_cpp_host_kv.py)."""
@@ -154,7 +171,7 @@ class LlamaCpp(ExecutionModel):
         sizes = tensor_bytes_map(arch, get_format(weights))
         moved = sum(sizes[t.name] for t in arch.tensors() if t.role == "expert" and t.layer is not None
                     and t.layer < layers)
-        ubatch = int(self.profile.value("n_ubatch", 512))
+        ubatch = self.ubatch
         copies = -(-tokens // ubatch)
         t = copies * moved / link
         return Range(t, t, t), (f"prefill: {copies} physical batch(es) of up to {ubatch} tokens each copy the "
@@ -173,7 +190,7 @@ class LlamaCpp(ExecutionModel):
         return fit[0], f"{fit[2]}: the KV cache holds {fit[0]:,} tokens (llama-server without -c), whatever the request uses"
 
     def memory(self, request):
-        ubatch = int(self.profile.value("n_ubatch", 512))
+        ubatch = self.ubatch
         cells, why = self.cache_cells(request)
         compute = compute_buffer(request.arch, ubatch, cells, self.flash_attention())
         embedding = input_layer_bytes(request.arch, request.weights)
@@ -195,7 +212,7 @@ class LlamaCpp(ExecutionModel):
     def batching(self) -> Batching:
         return Batching(scheduling="continuous", chunked_prefill=False,
                         max_batched_tokens=int(self.profile.value("n_batch", 2048)),
-                        physical_batch_tokens=int(self.profile.value("n_ubatch", 512)),
+                        physical_batch_tokens=self.ubatch,
                         basis="llama-server: continuous batching on by default (tools/server/README.md, -cb); a prompt "
                               "is computed n_ubatch tokens at a time (common/common.h)")
 
