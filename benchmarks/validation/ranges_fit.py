@@ -7,6 +7,9 @@ ceil((n+1) q)-th of n), so a small cell takes its extremes; low is at most 1 and
 typical value). The widening factors are calibrated the same way: the smallest factor (on the log-ratios) at which
 the pool left without a whole device class (engine, architecture, devices with derived peaks) covers that group's
 rows at TARGET (80%, issue 29's target on hidden rows); an engine no row backs is widened at least ENGINE_FLOOR.
+The derived-peak factor is calibrated per (kind, engine) on that pair's rows alone, within a device class; a pair
+with fewer than MIN_HELD_OUT held-out rows takes the widest calibrated factor, at least FALLBACK_FACTOR, so one
+pair's rows cannot narrow another's.
 Kinds no row backs take a stated default (DEFAULT_RULES); an engine with too few rows of a kind that has such a
 default gets the pool of every engine widened, and never less than that default (price/ranges_table.py lookup), so
 one engine's rows cannot narrow another's unbacked case. A bound row (rows.py `bound`: the source's value only bounds
@@ -41,6 +44,8 @@ FALLBACK_FACTOR = 1.5
 RELEASE_FACTOR = 1.25
 """An engine release no row ran (the rows naming none count as the current release): a stated judgment, as the rows
 naming releases are too few to calibrate it."""
+DERIVED_PEAK_CALIBRATED = ("prefill", "training_step", "traced_model")
+"""Kinds whose rows calibrate the derived-peak factor (they run at the 16-bit compute peak)."""
 ENGINE_FLOOR = 1.5
 """The least widening of a figure whose engine no row backs: an engine never measured (a new one: mlx, sglang,
 exllamav2, ...) may differ from the measured ones more than they differ from each other (a stated judgment)."""
@@ -163,6 +168,43 @@ def _split(results: list[Result], outer, inner) -> list[tuple[list[Result], list
     return pairs
 
 
+def _split_by_outer(results: list[Result], outer, inner) -> dict:
+    """_split per outer group: {outer key: its (pool, held-out) pairs}."""
+    groups: dict = {}
+    for r in results:
+        groups.setdefault(outer(r), []).append(r)
+    return {key: pairs for key, members in sorted(groups.items()) if (pairs := _split(members, outer, inner))}
+
+
+def _derived_peak(rs: list[Result], coverage: float) -> dict:
+    """The derived-peak factor per (kind, engine), calibrated on that pair's rows alone and within a device class (the
+    factor widens a cell's range, so a class's published-peak rows must cover its derived-peak rows, and back: an
+    engine's published rows pooled over every class are as wide as its worst class and cover an Apple cell's
+    derived rows without saying how a derived peak errs). `factor`, what a pair with fewer than MIN_HELD_OUT held-out
+    rows takes, is the widest calibrated factor and never less than FALLBACK_FACTOR (never narrower by default)."""
+    kinds = [r for r in rs if r.context.kind in DERIVED_PEAK_CALIBRATED]
+    by_pair: dict = {}
+    for (kind, engine, _), pairs in _split_by_outer(kinds, lambda r: (r.context.kind, r.context.engine,
+                                                                      r.context.device_class),
+                                                    lambda r: r.context.derived_peak).items():
+        by_pair.setdefault((kind, engine), []).extend(pairs)
+    per: dict = {}
+    for (kind, engine), pairs in sorted(by_pair.items()):
+        factor, held, base = _calibrate(pairs, coverage)
+        if held >= MIN_HELD_OUT:
+            per.setdefault(kind, {})[engine] = {"factor": factor, "held_out": held, "inside_unwidened": round(base, 3)}
+    calibrated = [p["factor"] for e in per.values() for p in e.values()]
+    widest = max([*calibrated, FALLBACK_FACTOR])
+    names = ", ".join(f"{k} {e} x{p['factor']:g} ({p['held_out']})" for k, es in per.items() for e, p in es.items())
+    how = (f"calibrated per (kind, engine) within a device class: the smallest factor at which that pair's rows on "
+           f"devices with published peaks cover its rows on derived peaks of the same class (and back) at "
+           f"{TARGET:.0%}; pools of at least {MIN_ROWS} rows, {MIN_HELD_OUT} held-out rows a pair")
+    basis = (f"{how} ({names}); any other pair takes the widest, x{widest:g} (never less than the stated "
+             f"{FALLBACK_FACTOR})" if calibrated else
+             f"stated: {how}, and no pair has them, so every pair takes {FALLBACK_FACTOR}, a judgment")
+    return {"factor": widest, "basis": basis, "pairs": per}
+
+
 def widening(results: list[Result], coverage: float = COVERAGE) -> dict:
     rs = calibrating(results)
     kind, engine = (lambda r: r.context.kind), (lambda r: (r.context.kind, r.context.engine))
@@ -174,9 +216,6 @@ def widening(results: list[Result], coverage: float = COVERAGE) -> dict:
                    "every other engine's rows cover an engine left out"),
         "architecture": (_split(rs, cell, lambda r: r.context.model_type),
                          "a cell's rows on other architectures cover an architecture left out"),
-        "derived_peak": (_split([r for r in rs if r.context.kind in ("prefill", "training_step", "traced_model")],
-                                engine, lambda r: r.context.derived_peak),
-                         "rows on devices with published peaks cover those on derived peaks (and back)"),
     }
     out = {}
     for name, (pairs, how) in specs.items():
@@ -189,6 +228,7 @@ def widening(results: list[Result], coverage: float = COVERAGE) -> dict:
                       "measured ones more than they differ from each other)")
             factor = ENGINE_FLOOR
         out[name] = {"factor": factor, "basis": basis}
+    out["derived_peak"] = _derived_peak(rs, coverage)
     out["release"] = {"factor": RELEASE_FACTOR, "basis": "stated: an engine release no row of the pool ran (a row "
                       "naming none counts as the current release); too few rows name releases to calibrate it"}
     return out

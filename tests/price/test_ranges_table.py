@@ -118,3 +118,19 @@ def test_a_framework_without_rows_borrows_the_default_frameworks_range_widened()
     assert f"from {own.pooled_rows} rows of trl/qlora (the default framework's)" in b.text
     assert rt.borrowed("training_memory", engine="x/qlora", source="nobody/qlora", why="", device_class="datacenter") \
         is None
+
+
+def test_a_derived_peak_takes_its_kind_and_engines_own_factor_else_the_widest():
+    """The derived-peak factor is calibrated per (kind, engine): a pair with its own factor takes it, any other pair
+    the table's (the widest calibrated), so that one pair's many rows cannot narrow another pair's range."""
+    pairs = {"prefill": {"llama.cpp": {"factor": 1.0, "held_out": 140}}}
+    table = {**TABLE, "widening": {**TABLE["widening"], "derived_peak": {"factor": 1.8, "pairs": pairs}},
+             "cells": {"prefill": {"*": {"*": {"rows": 40, "low": 0.7, "high": 1.3, "model_types": {"llama": 40}}},
+                                   "llama.cpp": {"apple": {"rows": 20, "low": 0.8, "high": 1.2,
+                                                           "model_types": {"llama": 20}}},
+                                   "mlx": {"apple": {"rows": 20, "low": 0.8, "high": 1.2,
+                                                     "model_types": {"llama": 20}}}}}}
+    own = rt.lookup(table, "prefill", engine="llama.cpp", device_class="apple", model_type="llama", derived_peak=True)
+    assert (own.low_ratio, own.high_ratio, own.widened) == (0.8, 1.2, ())
+    other = rt.lookup(table, "prefill", engine="mlx", device_class="apple", model_type="llama", derived_peak=True)
+    assert other.high_ratio == pytest.approx(1.2 ** 1.8) and "x1.8 (the device's 16-bit" in other.widened[0]

@@ -179,6 +179,14 @@ def _factor(widening: dict, name: str, why: str, notes: list[str]) -> float:
     return f
 
 
+def _derived_peak_factor(widening: dict, kind: str, engine: str) -> dict:
+    """The derived-peak widening of (kind, engine): the pair's own calibrated factor where it has one
+    (widening.derived_peak.pairs), else the table's, the widest calibrated (benchmarks/validation/ranges_fit.py)."""
+    spec = widening["derived_peak"]
+    own = ((spec.get("pairs") or {}).get(kind) or {}).get(engine)
+    return {"derived_peak": own if own is not None else spec}
+
+
 def _widen(low: float, high: float, factor: float) -> tuple[float, float]:
     """The log-ratios stretched by `factor` (ratios stay on their side of 1)."""
     return math.exp(math.log(low) * factor), math.exp(math.log(high) * factor)
@@ -225,8 +233,8 @@ def lookup(t: dict, kind: str, *, engine: str, device_class: str, model_type: st
     if release and releases is not None and release not in releases and "release" in widening:
         factor *= _factor(widening, "release", f"no row ran release {release}", notes)
     if derived_peak and kind in DERIVED_PEAK_KINDS:
-        factor *= _factor(widening, "derived_peak", "the device's 16-bit compute peak is derived, not published",
-                          notes)
+        factor *= _factor(_derived_peak_factor(widening, kind, engine), "derived_peak",
+                          "the device's 16-bit compute peak is derived, not published", notes)
     low, high = _widen(float(pool["low"]), float(pool["high"]), factor)
     floor = t["defaults"].get(kind) if scope == "kind" else None
     if floor is not None and (float(floor["low"]) < low or float(floor["high"]) > high):
