@@ -12,7 +12,9 @@ with fewer than MIN_HELD_OUT held-out rows takes the widest calibrated factor, a
 pair's rows cannot narrow another's.
 Kinds no row backs take a stated default (DEFAULT_RULES); an engine with too few rows of a kind that has such a
 default gets the pool of every engine widened, and never less than that default (price/ranges_table.py lookup), so
-one engine's rows cannot narrow another's unbacked case. A bound row (rows.py `bound`: the source's value only bounds
+one engine's rows cannot narrow another's unbacked case. A traced model's engine (its runtime) with too few rows
+takes its runtime family's pool (runtime_families: fusing or op-by-op), widened by the engine factor, before the
+pool of every engine. A bound row (rows.py `bound`: the source's value only bounds
 what it measured) sets no quantile, factor or default; it is judged by side in the coverage (inside when the range
 reaches the side of the bound the measurement lies on)."""
 
@@ -22,11 +24,16 @@ import math
 import statistics
 from collections.abc import Iterable
 from datetime import date
+from functools import lru_cache
 
 from .runner import COUNTED_KINDS, metric_of
 from .summary import Result
 
 ANY = "*"
+FAMILY = "family:"
+"""The engine key prefix of a runtime family's pool (cells[kind]["family:NAME"]["*"])."""
+FAMILY_KINDS = ("traced_model",)
+"""Kinds whose engines pool by runtime family before every engine's pool (runtime_families)."""
 COVERAGE = 0.9
 """Nominal share of out-of-sample rows inside a cell's range (the target on hidden rows is 80%: the margin is for
 sources unlike any seen)."""
@@ -60,6 +67,28 @@ DEFAULT_RULES = {
     ANY: (("decode", "prefill", "serving_throughput", "training_step", "traced_model"), None,
           "a kind no row backs: the out-of-sample ratios of every speed row, widened by the engine factor"),
 }
+
+
+@lru_cache(maxsize=1)
+def runtime_families() -> dict[str, str]:
+    """Each traced-model runtime's family, from how sizeup prices it (data/efficiency/overheads.yaml): 'fusing' where
+    the runtime folds norms and elementwise ops into the matrix kernels before it runs (`fuses`: TensorRT, ONNX
+    Runtime, torch.compile), 'op-by-op' where every op is its own kernel dispatched from the host (no `fuses`, no
+    `per_graph_s`: PyTorch eager). A runtime of neither (unfused kernels replayed from a graph: cuda-graphs) has no
+    family. An engine with too few rows of its own takes its family's pool before the pool of every engine: a fused
+    engine's errors (its fusion and kernel choice) are not an eager framework's (its per-op host dispatch, which
+    varies with the host: 60 us per op as tuned on the DeepLearningExamples ResNet-50 rows, at most 9 us on TRTBench's
+    YOLOv8n row, 2.49 ms over the 280 kernels sizeup counts)."""
+    from sizeup.hardware.catalog import builtin_data_dir, read_yaml
+
+    runtimes = read_yaml(builtin_data_dir() / "efficiency" / "overheads.yaml")["runtimes"]
+    return {name: "fusing" if spec.get("fuses") else "op-by-op" for name, spec in sorted(runtimes.items())
+            if spec.get("fuses") or "per_graph_s" not in spec}
+
+
+def families() -> dict[str, dict[str, str]]:
+    """Per kind of FAMILY_KINDS, each engine key's family (the table's `families`, read by price/ranges_table.py)."""
+    return {kind: dict(runtime_families()) for kind in FAMILY_KINDS}
 
 
 def usable(results: Iterable[Result]) -> list[Result]:
@@ -117,12 +146,16 @@ def _cell(members: list[Result], coverage: float) -> dict:
             "high": round(high, 4), "model_types": dict(sorted(types.items())), "releases": dict(sorted(releases.items()))}
 
 
-def cells(results: list[Result], coverage: float = COVERAGE) -> dict:
+def cells(results: list[Result], coverage: float = COVERAGE, engine_families: dict | None = None) -> dict:
     out: dict = {}
     groups: dict[tuple[str, str, str], list[Result]] = {}
+    fams = families() if engine_families is None else engine_families
     for r in calibrating(results):
         k, e, c = r.context.kind, r.context.engine, r.context.device_class
-        for key in ((k, e, c), (k, e, ANY), (k, ANY, ANY)):
+        keys = [(k, e, c), (k, e, ANY), (k, ANY, ANY)]
+        if (family := fams.get(k, {}).get(e)) is not None:
+            keys.append((k, FAMILY + family, ANY))
+        for key in keys:
             groups.setdefault(key, []).append(r)
     for (k, e, c), members in sorted(groups.items()):
         out.setdefault(k, {}).setdefault(e, {})[c] = _cell(members, coverage)
@@ -251,7 +284,8 @@ def defaults(results: list[Result], factors: dict, coverage: float = COVERAGE) -
 
 
 def build(results: list[Result], *, command: str, commit: str, coverage: float = COVERAGE) -> dict:
-    table_cells = cells(results, coverage)
+    fams = families()
+    table_cells = cells(results, coverage, fams)
     factors = widening(results, coverage)
     rs = calibrating(results)
     return {
@@ -269,6 +303,7 @@ def build(results: list[Result], *, command: str, commit: str, coverage: float =
         "method": __doc__.strip().replace("\n", " "),
         "widening": factors,
         "defaults": defaults(results, factors, coverage),
+        "families": fams,
         "cells": table_cells,
     }
 
