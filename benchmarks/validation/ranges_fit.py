@@ -7,9 +7,14 @@ ceil((n+1) q)-th of n), so a small cell takes its extremes; low is at most 1 and
 typical value). The widening factors are calibrated the same way: the smallest factor (on the log-ratios) at which
 the pool left without a whole device class (engine, architecture, devices with derived peaks) covers that group's
 rows at TARGET (80%, issue 29's target on hidden rows); an engine no row backs is widened at least ENGINE_FLOOR.
+The derived-peak factor is calibrated per (kind, engine) on that pair's rows alone, within a device class; a pair
+with fewer than MIN_HELD_OUT held-out rows takes the widest calibrated factor, at least FALLBACK_FACTOR, so one
+pair's rows cannot narrow another's.
 Kinds no row backs take a stated default (DEFAULT_RULES); an engine with too few rows of a kind that has such a
 default gets the pool of every engine widened, and never less than that default (price/ranges_table.py lookup), so
-one engine's rows cannot narrow another's unbacked case. A bound row (rows.py `bound`: the source's value only bounds
+one engine's rows cannot narrow another's unbacked case. A traced model's engine (its runtime) with too few rows
+takes its runtime family's pool (runtime_families: fusing or op-by-op), widened by the engine factor, before the
+pool of every engine. A bound row (rows.py `bound`: the source's value only bounds
 what it measured) sets no quantile, factor or default; it is judged by side in the coverage (inside when the range
 reaches the side of the bound the measurement lies on)."""
 
@@ -19,11 +24,16 @@ import math
 import statistics
 from collections.abc import Iterable
 from datetime import date
+from functools import lru_cache
 
 from .runner import COUNTED_KINDS, metric_of
 from .summary import Result
 
 ANY = "*"
+FAMILY = "family:"
+"""The engine key prefix of a runtime family's pool (cells[kind]["family:NAME"]["*"])."""
+FAMILY_KINDS = ("traced_model",)
+"""Kinds whose engines pool by runtime family before every engine's pool (runtime_families)."""
 COVERAGE = 0.9
 """Nominal share of out-of-sample rows inside a cell's range (the target on hidden rows is 80%: the margin is for
 sources unlike any seen)."""
@@ -41,6 +51,8 @@ FALLBACK_FACTOR = 1.5
 RELEASE_FACTOR = 1.25
 """An engine release no row ran (the rows naming none count as the current release): a stated judgment, as the rows
 naming releases are too few to calibrate it."""
+DERIVED_PEAK_CALIBRATED = ("prefill", "training_step", "traced_model")
+"""Kinds whose rows calibrate the derived-peak factor (they run at the 16-bit compute peak)."""
 ENGINE_FLOOR = 1.5
 """The least widening of a figure whose engine no row backs: an engine never measured (a new one: mlx, sglang,
 exllamav2, ...) may differ from the measured ones more than they differ from each other (a stated judgment)."""
@@ -55,6 +67,28 @@ DEFAULT_RULES = {
     ANY: (("decode", "prefill", "serving_throughput", "training_step", "traced_model"), None,
           "a kind no row backs: the out-of-sample ratios of every speed row, widened by the engine factor"),
 }
+
+
+@lru_cache(maxsize=1)
+def runtime_families() -> dict[str, str]:
+    """Each traced-model runtime's family, from how sizeup prices it (data/efficiency/overheads.yaml): 'fusing' where
+    the runtime folds norms and elementwise ops into the matrix kernels before it runs (`fuses`: TensorRT, ONNX
+    Runtime, torch.compile), 'op-by-op' where every op is its own kernel dispatched from the host (no `fuses`, no
+    `per_graph_s`: PyTorch eager). A runtime of neither (unfused kernels replayed from a graph: cuda-graphs) has no
+    family. An engine with too few rows of its own takes its family's pool before the pool of every engine: a fused
+    engine's errors (its fusion and kernel choice) are not an eager framework's (its per-op host dispatch, which
+    varies with the host: 60 us per op as tuned on the DeepLearningExamples ResNet-50 rows, at most 9 us on TRTBench's
+    YOLOv8n row, 2.49 ms over the 280 kernels sizeup counts)."""
+    from sizeup.hardware.catalog import builtin_data_dir, read_yaml
+
+    runtimes = read_yaml(builtin_data_dir() / "efficiency" / "overheads.yaml")["runtimes"]
+    return {name: "fusing" if spec.get("fuses") else "op-by-op" for name, spec in sorted(runtimes.items())
+            if spec.get("fuses") or "per_graph_s" not in spec}
+
+
+def families() -> dict[str, dict[str, str]]:
+    """Per kind of FAMILY_KINDS, each engine key's family (the table's `families`, read by price/ranges_table.py)."""
+    return {kind: dict(runtime_families()) for kind in FAMILY_KINDS}
 
 
 def usable(results: Iterable[Result]) -> list[Result]:
@@ -112,12 +146,16 @@ def _cell(members: list[Result], coverage: float) -> dict:
             "high": round(high, 4), "model_types": dict(sorted(types.items())), "releases": dict(sorted(releases.items()))}
 
 
-def cells(results: list[Result], coverage: float = COVERAGE) -> dict:
+def cells(results: list[Result], coverage: float = COVERAGE, engine_families: dict | None = None) -> dict:
     out: dict = {}
     groups: dict[tuple[str, str, str], list[Result]] = {}
+    fams = families() if engine_families is None else engine_families
     for r in calibrating(results):
         k, e, c = r.context.kind, r.context.engine, r.context.device_class
-        for key in ((k, e, c), (k, e, ANY), (k, ANY, ANY)):
+        keys = [(k, e, c), (k, e, ANY), (k, ANY, ANY)]
+        if (family := fams.get(k, {}).get(e)) is not None:
+            keys.append((k, FAMILY + family, ANY))
+        for key in keys:
             groups.setdefault(key, []).append(r)
     for (k, e, c), members in sorted(groups.items()):
         out.setdefault(k, {}).setdefault(e, {})[c] = _cell(members, coverage)
@@ -163,6 +201,43 @@ def _split(results: list[Result], outer, inner) -> list[tuple[list[Result], list
     return pairs
 
 
+def _split_by_outer(results: list[Result], outer, inner) -> dict:
+    """_split per outer group: {outer key: its (pool, held-out) pairs}."""
+    groups: dict = {}
+    for r in results:
+        groups.setdefault(outer(r), []).append(r)
+    return {key: pairs for key, members in sorted(groups.items()) if (pairs := _split(members, outer, inner))}
+
+
+def _derived_peak(rs: list[Result], coverage: float) -> dict:
+    """The derived-peak factor per (kind, engine), calibrated on that pair's rows alone and within a device class (the
+    factor widens a cell's range, so a class's published-peak rows must cover its derived-peak rows, and back: an
+    engine's published rows pooled over every class are as wide as its worst class and cover an Apple cell's
+    derived rows without saying how a derived peak errs). `factor`, what a pair with fewer than MIN_HELD_OUT held-out
+    rows takes, is the widest calibrated factor and never less than FALLBACK_FACTOR (never narrower by default)."""
+    kinds = [r for r in rs if r.context.kind in DERIVED_PEAK_CALIBRATED]
+    by_pair: dict = {}
+    for (kind, engine, _), pairs in _split_by_outer(kinds, lambda r: (r.context.kind, r.context.engine,
+                                                                      r.context.device_class),
+                                                    lambda r: r.context.derived_peak).items():
+        by_pair.setdefault((kind, engine), []).extend(pairs)
+    per: dict = {}
+    for (kind, engine), pairs in sorted(by_pair.items()):
+        factor, held, base = _calibrate(pairs, coverage)
+        if held >= MIN_HELD_OUT:
+            per.setdefault(kind, {})[engine] = {"factor": factor, "held_out": held, "inside_unwidened": round(base, 3)}
+    calibrated = [p["factor"] for e in per.values() for p in e.values()]
+    widest = max([*calibrated, FALLBACK_FACTOR])
+    names = ", ".join(f"{k} {e} x{p['factor']:g} ({p['held_out']})" for k, es in per.items() for e, p in es.items())
+    how = (f"calibrated per (kind, engine) within a device class: the smallest factor at which that pair's rows on "
+           f"devices with published peaks cover its rows on derived peaks of the same class (and back) at "
+           f"{TARGET:.0%}; pools of at least {MIN_ROWS} rows, {MIN_HELD_OUT} held-out rows a pair")
+    basis = (f"{how} ({names}); any other pair takes the widest, x{widest:g} (never less than the stated "
+             f"{FALLBACK_FACTOR})" if calibrated else
+             f"stated: {how}, and no pair has them, so every pair takes {FALLBACK_FACTOR}, a judgment")
+    return {"factor": widest, "basis": basis, "pairs": per}
+
+
 def widening(results: list[Result], coverage: float = COVERAGE) -> dict:
     rs = calibrating(results)
     kind, engine = (lambda r: r.context.kind), (lambda r: (r.context.kind, r.context.engine))
@@ -174,9 +249,6 @@ def widening(results: list[Result], coverage: float = COVERAGE) -> dict:
                    "every other engine's rows cover an engine left out"),
         "architecture": (_split(rs, cell, lambda r: r.context.model_type),
                          "a cell's rows on other architectures cover an architecture left out"),
-        "derived_peak": (_split([r for r in rs if r.context.kind in ("prefill", "training_step", "traced_model")],
-                                engine, lambda r: r.context.derived_peak),
-                         "rows on devices with published peaks cover those on derived peaks (and back)"),
     }
     out = {}
     for name, (pairs, how) in specs.items():
@@ -189,6 +261,7 @@ def widening(results: list[Result], coverage: float = COVERAGE) -> dict:
                       "measured ones more than they differ from each other)")
             factor = ENGINE_FLOOR
         out[name] = {"factor": factor, "basis": basis}
+    out["derived_peak"] = _derived_peak(rs, coverage)
     out["release"] = {"factor": RELEASE_FACTOR, "basis": "stated: an engine release no row of the pool ran (a row "
                       "naming none counts as the current release); too few rows name releases to calibrate it"}
     return out
@@ -211,7 +284,8 @@ def defaults(results: list[Result], factors: dict, coverage: float = COVERAGE) -
 
 
 def build(results: list[Result], *, command: str, commit: str, coverage: float = COVERAGE) -> dict:
-    table_cells = cells(results, coverage)
+    fams = families()
+    table_cells = cells(results, coverage, fams)
     factors = widening(results, coverage)
     rs = calibrating(results)
     return {
@@ -229,6 +303,7 @@ def build(results: list[Result], *, command: str, commit: str, coverage: float =
         "method": __doc__.strip().replace("\n", " "),
         "widening": factors,
         "defaults": defaults(results, factors, coverage),
+        "families": fams,
         "cells": table_cells,
     }
 

@@ -118,3 +118,42 @@ def test_a_framework_without_rows_borrows_the_default_frameworks_range_widened()
     assert f"from {own.pooled_rows} rows of trl/qlora (the default framework's)" in b.text
     assert rt.borrowed("training_memory", engine="x/qlora", source="nobody/qlora", why="", device_class="datacenter") \
         is None
+
+
+def test_a_derived_peak_takes_its_kind_and_engines_own_factor_else_the_widest():
+    """The derived-peak factor is calibrated per (kind, engine): a pair with its own factor takes it, any other pair
+    the table's (the widest calibrated), so that one pair's many rows cannot narrow another pair's range."""
+    pairs = {"prefill": {"llama.cpp": {"factor": 1.0, "held_out": 140}}}
+    table = {**TABLE, "widening": {**TABLE["widening"], "derived_peak": {"factor": 1.8, "pairs": pairs}},
+             "cells": {"prefill": {"*": {"*": {"rows": 40, "low": 0.7, "high": 1.3, "model_types": {"llama": 40}}},
+                                   "llama.cpp": {"apple": {"rows": 20, "low": 0.8, "high": 1.2,
+                                                           "model_types": {"llama": 20}}},
+                                   "mlx": {"apple": {"rows": 20, "low": 0.8, "high": 1.2,
+                                                     "model_types": {"llama": 20}}}}}}
+    own = rt.lookup(table, "prefill", engine="llama.cpp", device_class="apple", model_type="llama", derived_peak=True)
+    assert (own.low_ratio, own.high_ratio, own.widened) == (0.8, 1.2, ())
+    other = rt.lookup(table, "prefill", engine="mlx", device_class="apple", model_type="llama", derived_peak=True)
+    assert other.high_ratio == pytest.approx(1.2 ** 1.8) and "x1.8 (the device's 16-bit" in other.widened[0]
+
+
+FAMILIES = {**TABLE, "families": {"traced_model": {"tensorrt": "fusing", "onnxruntime": "fusing",
+                                                   "pytorch-eager": "op-by-op"}},
+            "cells": {"traced_model": {
+                "*": {"*": {"rows": 40, "low": 0.3, "high": 1.3}},
+                "family:fusing": {"*": {"rows": 25, "low": 0.4, "high": 1.2}},
+                "family:op-by-op": {"*": {"rows": 10, "low": 0.8, "high": 5.0}},
+                "tensorrt": {"*": {"rows": 20, "low": 0.5, "high": 1.1}}}}}
+
+
+def test_a_runtime_with_too_few_rows_takes_its_familys_pool_widened_before_every_engines():
+    ort = rt.lookup(FAMILIES, "traced_model", engine="onnxruntime", device_class="datacenter")
+    assert (ort.scope, ort.pooled_rows) == ("family", 25)
+    assert ort.low_ratio == pytest.approx(0.4 ** 1.5) and ort.high_ratio == pytest.approx(1.2 ** 1.5)
+    assert "its runtime family, fusing" in ort.widened[0] and "from 25 rows of its runtime family" in ort.text
+    own = rt.lookup(FAMILIES, "traced_model", engine="tensorrt", device_class="datacenter")
+    assert (own.scope, own.pooled_rows) == ("engine", 20)
+    # a family with too few rows of its own, a runtime of no family and a table without families: every engine's
+    for engine, table in (("pytorch-eager", FAMILIES), ("generic", FAMILIES),
+                          ("onnxruntime", {k: v for k, v in FAMILIES.items() if k != "families"})):
+        b = rt.lookup(table, "traced_model", engine=engine, device_class="datacenter")
+        assert (b.scope, b.pooled_rows, b.low_ratio) == ("kind", 40, pytest.approx(0.3 ** 1.5))

@@ -1,6 +1,8 @@
 """Bound rows (rows.py `bound`): a source's value that only bounds what it measured ("the longest context that fits
 in 24 GB": the run's peak is at most 24 GB) is scored by side, has no error of its own, and sets no range."""
 
+import dataclasses
+
 import pytest
 
 from tests.validation.bench import _rows, runner, summary
@@ -76,3 +78,17 @@ def test_the_row_report_leaves_bounds_out_of_the_errors():
     text = row_report.summary_table(rows, ins, judged, judged, lambda r: r.context.engine)
     line = next(x for x in text.splitlines() if x.startswith("| all "))
     assert "| 2 (1) | 10.0% |" in line and line.endswith("| 100% | 100% |")  # only the measured row's +10%
+
+
+def test_a_traced_runtime_pools_with_its_family_and_a_graph_replay_has_none():
+    families = ranges_fit.runtime_families()
+    assert families["tensorrt"] == families["onnxruntime"] == families["torch-compile"] == "fusing"
+    assert families["pytorch-eager"] == families["pytorch-eager-amp"] == "op-by-op" and "cuda-graphs" not in families
+    rs = []
+    for engine, typical in (("tensorrt", 2.0), ("onnxruntime", 1.0), ("pytorch-eager", 1.0)):
+        r = _result(100.0, 50.0, 100.0 * typical, 150.0, metric="images_per_s", kind="traced_model")
+        rs.append(dataclasses.replace(r, context=dataclasses.replace(r.context, engine=engine)))
+    cells = ranges_fit.cells(rs, engine_families=ranges_fit.families())["traced_model"]
+    assert cells["family:fusing"]["*"]["rows"] == 2 and cells["family:fusing"]["*"]["low"] == 0.5
+    assert cells["family:op-by-op"]["*"]["rows"] == 1 and cells["*"]["*"]["rows"] == 3
+    assert "family:fusing" not in ranges_fit.cells(rs, engine_families={})["traced_model"]

@@ -39,6 +39,8 @@ KINDS = {
     "traced_model": "latency of a traced model",
 }
 ANY = "*"
+FAMILY = "family:"
+"""The engine key prefix of a runtime family's pool in the table's cells."""
 CLASS_WORDS = {"consumer": "consumer GPUs", "workstation": "workstation GPUs", "datacenter": "data-centre GPUs",
                "apple": "Apple silicon", "edge": "edge boards", "cpu": "CPUs"}
 
@@ -112,7 +114,8 @@ class Backing:
     """The rows the range's ratios were taken from (the cell's, or a wider pool's)."""
     scope: str
     """'cell' | 'engine' (this engine on every device class) | 'borrowed' (another engine's rows, widened: a training
-    framework without rows takes the default framework's, `borrowed`) | 'kind' (every engine) | 'default' (no row) |
+    framework without rows takes the default framework's, `borrowed`) | 'family' (the engines of its runtime family,
+    widened: a traced model's runtime with too few rows) | 'kind' (every engine) | 'default' (no row) |
     'budget' (a memory total the engine sets itself, exact)."""
     low_ratio: float
     high_ratio: float
@@ -136,6 +139,7 @@ class Backing:
             return f"{what}: no row: derived; range {span} (the table's stated default: {self.widened[0]})"
         else:
             pool = (f"{self.pooled_rows} rows of {self.engine} on every device class" if self.scope == "engine"
+                    else f"{self.pooled_rows} rows of its runtime family" if self.scope == "family"
                     else f"{self.pooled_rows} rows of every engine")
             out = f"{what}: {own if self.rows else 'no row on ' + place}; range {span} from {pool}"
         if self.widened:
@@ -179,6 +183,14 @@ def _factor(widening: dict, name: str, why: str, notes: list[str]) -> float:
     return f
 
 
+def _derived_peak_factor(widening: dict, kind: str, engine: str) -> dict:
+    """The derived-peak widening of (kind, engine): the pair's own calibrated factor where it has one
+    (widening.derived_peak.pairs), else the table's, the widest calibrated (benchmarks/validation/ranges_fit.py)."""
+    spec = widening["derived_peak"]
+    own = ((spec.get("pairs") or {}).get(kind) or {}).get(engine)
+    return {"derived_peak": own if own is not None else spec}
+
+
 def _widen(low: float, high: float, factor: float) -> tuple[float, float]:
     """The log-ratios stretched by `factor` (ratios stay on their side of 1)."""
     return math.exp(math.log(low) * factor), math.exp(math.log(high) * factor)
@@ -210,6 +222,10 @@ def lookup(t: dict, kind: str, *, engine: str, device_class: str, model_type: st
     elif int((per_engine.get(ANY) or {}).get("rows", 0)) >= min_rows:
         scope, pool = "engine", per_engine[ANY]
         factor *= _factor(widening, "device_class", "too few rows on this device class", notes)
+    elif int(((family := _family_pool(t, kind, engine)) or {}).get("rows", 0)) >= min_rows:
+        scope, pool = "family", family
+        factor *= _factor(widening, "engine", f"too few rows on this engine: the rows of its runtime family, "
+                          f"{t['families'][kind][engine]}", notes)
     elif int((cells.get(ANY, {}).get(ANY) or {}).get("rows", 0)) >= int(t.get("min_kind_rows", min_rows)):
         scope, pool = "kind", cells[ANY][ANY]
         factor *= _factor(widening, "engine", "too few rows on this engine", notes)
@@ -225,8 +241,8 @@ def lookup(t: dict, kind: str, *, engine: str, device_class: str, model_type: st
     if release and releases is not None and release not in releases and "release" in widening:
         factor *= _factor(widening, "release", f"no row ran release {release}", notes)
     if derived_peak and kind in DERIVED_PEAK_KINDS:
-        factor *= _factor(widening, "derived_peak", "the device's 16-bit compute peak is derived, not published",
-                          notes)
+        factor *= _factor(_derived_peak_factor(widening, kind, engine), "derived_peak",
+                          "the device's 16-bit compute peak is derived, not published", notes)
     low, high = _widen(float(pool["low"]), float(pool["high"]), factor)
     floor = t["defaults"].get(kind) if scope == "kind" else None
     if floor is not None and (float(floor["low"]) < low or float(floor["high"]) > high):
@@ -238,6 +254,13 @@ def lookup(t: dict, kind: str, *, engine: str, device_class: str, model_type: st
     return Backing(kind=kind, engine=engine, device_class=device_class, rows=rows, arch_rows=arch_rows,
                    pooled_rows=int(pool.get("rows", 0)), scope=scope, low_ratio=low, high_ratio=high,
                    widened=tuple(notes))
+
+
+def _family_pool(t: dict, kind: str, engine: str) -> dict | None:
+    """The pool of the runtime family `engine` belongs to for `kind` (the table's `families`: a traced model's
+    runtime fuses its ops or runs them one by one, benchmarks/validation/ranges_fit.py runtime_families); None if none."""
+    family = (t.get("families") or {}).get(kind, {}).get(engine)
+    return None if family is None else ((t["cells"].get(kind) or {}).get(FAMILY + family) or {}).get(ANY)
 
 
 def budget(kind: str, engine: str, device_class: str) -> Backing:
