@@ -36,8 +36,9 @@ def test_layout_only_where_the_gpus_span_nodes():
     assert nodes == Nodes(per_node=8, network_gbit_per_s=3200.0)  # 400 Gb/s per GPU
     assert "2 nodes of 8" in note and "400 Gb/s per GPU assumed" in note
     assert node_layout(H100, 16, 4, 800.0)[0] == Nodes(per_node=4, network_gbit_per_s=800.0)
-    with pytest.raises(ConfigError, match="multiple"):
-        node_layout(H100, 12)
+    assert "2 nodes of 8" in node_layout(H100, 12)[1]  # the last node part full
+    with pytest.raises(ConfigError, match="positive"):
+        node_layout(H100, 16, 0)
 
 
 def test_sixteen_gpus_over_two_nodes_pay_more_per_collective_than_one_nvlink_domain():

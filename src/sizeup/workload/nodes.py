@@ -67,15 +67,12 @@ def node_layout(device: DeviceSpec, gpus: int, gpus_per_node: int | None = None,
     per_node = gpus_per_node or board_gpus(device)
     if per_node is None or gpus <= per_node:
         return None, None
-    if gpus % per_node:
-        raise ConfigError(f"--gpus {gpus} is not a multiple of the {per_node} GPUs per node"
-                          f"{'' if gpus_per_node else ' (give --gpus-per-node)'}")
     _, _, per_gpu = _nodes()
     network = network_gbit_per_s or per_gpu * per_node
     nodes = Nodes(per_node=per_node, network_gbit_per_s=network)
     how = "--gpus-per-node" if gpus_per_node else "the device's board, data/efficiency/comm.yaml nodes"
     net = "--network-gbps" if network_gbit_per_s else f"{per_gpu:g} Gb/s per GPU assumed: one NDR InfiniBand HCA each"
-    return nodes, (f"{gpus} GPUs over {gpus // per_node} nodes of {per_node} ({how}), {network:,.0f} Gb/s between "
+    return nodes, (f"{gpus} GPUs over {-(-gpus // per_node)} nodes of {per_node} ({how}), {network:,.0f} Gb/s between "
                    f"nodes per node ({net}): collectives of a group across nodes run in two levels (inside the node, "
                    f"then 1/{per_node} of the message per GPU over the network); an engine's own all-reduce over peer "
                    f"memory stays inside one node, so such a group runs the library's ring")
