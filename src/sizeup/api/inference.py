@@ -44,6 +44,11 @@ class EstimateOptions(ServingOptions):
     pp: int = option(1, "pipeline stages: the GPUs split into this many stages of consecutive layers, each stage "
                         "tensor parallel over gpus / pp (vLLM --pipeline-parallel-size, TensorRT-LLM pp_size)",
                      minimum=1, maximum=MAX_GPUS)
+    gpus_per_node: int | None = option(None, "GPUs per node where the GPUs span nodes (default: the device's board, 8 "
+                                             "for NVLink-switch and xGMI-mesh devices; else one node)",
+                                       minimum=1, maximum=MAX_GPUS)
+    network_gbps: float | None = option(None, "node-to-node network per node, Gb/s (default 400 per GPU)",
+                                        minimum=1e-9, maximum=10**6)
     device: str | DeviceSpec | None = option(None, "device name (see 'sizeup hw list'), a DeviceSpec, or 'local' "
                                                    "with a calibration")
     offer: str | None = option(None, "the device as this cloud offer installs it: the GPU link the offer states, "
@@ -305,7 +310,8 @@ def _estimate(model: str, device: DeviceSpec, o: EstimateOptions, catalog) -> In
         cfg = InferenceConfig(batch=o.batch, prompt=o.prompt, output=o.output, context=o.context, weights=fmt,
                               kv_dtype=o.kv_dtype or "fp16", engine=engine, gpus=o.gpus, gpu_layers=o.gpu_layers,
                               threads=o.threads, images=o.images, image_hw=o.image_size, backend=o.backend,
-                              build_date=o.build_date, engine_options=o.engine_options, split=o.split, pp=o.pp)
+                              build_date=o.build_date, engine_options=o.engine_options, split=o.split, pp=o.pp,
+                              gpus_per_node=o.gpus_per_node, network_gbit_per_s=o.network_gbps)
         # one engine on one device, resolved once: with no load a static batch (nothing serves it)
         execution = execution or execution_for(device, cfg).for_static_batch(not o.under_load)
         own_kv = execution.default_kv_dtype(fmt) if o.kv_dtype is None else None

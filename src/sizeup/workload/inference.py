@@ -28,6 +28,7 @@ from sizeup.price.memory import InferenceMemory, MemoryConfig, inference_memory,
 from sizeup.price.rates import PhaseTotals, price_totals
 from sizeup.ranges import Range
 from sizeup.workload.offload import host_split, on_device_share
+from sizeup.workload.nodes import Nodes, node_layout
 from sizeup.workload.pipeline import check_pipeline, hop_time, micro_batch, pipeline_note
 from sizeup.workload.quantize import WeightFormat, get_format, weight_bytes
 from sizeup.workload.tensor_parallel import tensor_parallel_comm
@@ -78,6 +79,8 @@ class InferenceConfig:
     step_tokens: int | None = None
     """The rows of the server step a phase runs in (workload/serving.py: a mixed step's decodes and prompt tokens
     share one GEMM per weight matrix): the matrix kernel and MoE rows chosen there; None: the phase's own tokens."""
+    gpus_per_node: int | None = None  # GPUs per node (workload/nodes.py); None: the device's board
+    network_gbit_per_s: float | None = None  # node-to-node network per node, Gb/s; None: 400 per GPU
 
     def __post_init__(self) -> None:
         if self.threads is not None and self.threads < 1:
@@ -246,14 +249,14 @@ SCALAR_PRICING_MAX_OPS = 2000
 
 def _price_phase(ledger: Ledger, device: DeviceSpec, eff: Efficiency, gpus: int, step_overhead: Range | None,
                  tokens: int, runtime=None, hops: Range | None = None,
-                 model: ExecutionModel | None = None) -> tuple[PhaseEstimate, list[str]]:
+                 model: ExecutionModel | None = None, nodes: Nodes | None = None) -> tuple[PhaseEstimate, list[str]]:
     roof = _priced(ledger, device, eff, runtime)
     total = roof.total_s
     comm = hops or Range(0.0, 0.0, 0.0)  # a pipeline's sends between stages (workload/pipeline.py)
     notes = list(roof.notes)
     overhead = step_overhead or Range(0.0, 0.0, 0.0)
     if gpus > 1:
-        tp_comm, host, comm_notes = tensor_parallel_comm(ledger, device, gpus, model, roof.by_bound_s)
+        tp_comm, host, comm_notes = tensor_parallel_comm(ledger, device, gpus, model, roof.by_bound_s, nodes)
         comm, notes = comm + tp_comm, notes + comm_notes
         overhead = overhead + host
     latency = total + comm + overhead
@@ -360,6 +363,8 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
     assumptions += [*model.option_notes(), *([placed[1]] if placed else [])]
     if cfg.pp > 1:
         assumptions.append(pipeline_note(cfg.pp, tp, cfg.batch, device))
+    nodes, nodes_note = node_layout(device, cfg.gpus if split == 1 else 1, cfg.gpus_per_node, cfg.network_gbit_per_s)
+    assumptions += [nodes_note] if nodes_note else []
     if cfg.split == "layers" and cfg.gpus > 1:
         assumptions.append(f"--split layers: {cfg.gpus} GPUs each hold about 1/{cfg.gpus} of the layers (weights and "
                            f"cache) and run them in turn, one GPU active at a time: a step takes the time of the whole "
@@ -388,8 +393,9 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
             if extra is not None:
                 overhead = overhead + extra[0] if overhead is not None else extra[0]
                 assumptions.append(extra[1])
-            hops, no_link = hop_time(dev, cfg.pp, hop_tokens, arch.hidden, act_bytes)
-            on_dev, notes = _price_phase(ledger, dev, eff, tp, overhead, tokens, on_dev_model.runtime, hops, on_dev_model)
+            hops, no_link = hop_time(dev, cfg.pp, hop_tokens, arch.hidden, act_bytes, nodes, tp)
+            on_dev, notes = _price_phase(ledger, dev, eff, tp, overhead, tokens, on_dev_model.runtime, hops, on_dev_model,
+                                         nodes)
             assumptions.extend(notes + ([no_link] if no_link else []))
             note = phase_note(on_dev_model, eff, fmt, decode, rows, moe=arch.is_moe)
             if note is not None:

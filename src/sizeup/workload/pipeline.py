@@ -21,6 +21,7 @@ from __future__ import annotations
 from sizeup.errors import ConfigError
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ranges import Range
+from sizeup.workload.nodes import Nodes, stage_crossings
 
 __all__ = ["check_pipeline", "micro_batch", "hop_time", "pipeline_note"]
 
@@ -51,18 +52,25 @@ def micro_batch(batch: int, pp: int) -> int:
     return -(-batch // max(pp, 1))
 
 
-def hop_time(device: DeviceSpec, pp: int, tokens: int, hidden: int, act_bytes: int) -> tuple[Range, str | None]:
+def hop_time(device: DeviceSpec, pp: int, tokens: int, hidden: int, act_bytes: int, nodes: Nodes | None = None,
+             tp: int = 1) -> tuple[Range, str | None]:
     """Time of the pp - 1 sends of one micro-batch's `tokens` hidden states between stages, and a note where the
-    catalog lists no link (then not priced)."""
+    catalog lists no link (then not priced). `nodes`: the stages of `tp` GPUs spread over nodes (workload/nodes.py):
+    a send between stages on different nodes goes over the network (its rate per GPU and latency)."""
     if pp <= 1:
         return Range(0.0, 0.0, 0.0), None
-    from sizeup.price.comm import device_link, send_time
+    from sizeup.price.comm import device_link, network_link, send_time
 
     link = device_link(device)
     if link is None:
         return Range(0.0, 0.0, 0.0), (f"{device.id}: no link bandwidth in the catalog: the pipeline's sends between "
                                       f"stages not priced")
-    return send_time(tokens * hidden * act_bytes * STAGE_TENSORS, link).scale(pp - 1), None
+    size = tokens * hidden * act_bytes * STAGE_TENSORS
+    across = 0 if nodes is None else stage_crossings(pp, tp, nodes.per_node)
+    hops = send_time(size, link).scale(pp - 1 - across)
+    if across:
+        hops = hops + send_time(size, network_link(nodes.network_bytes_per_s_per_gpu())).scale(across)
+    return hops, None
 
 
 def pipeline_note(pp: int, tp: int, batch: int, device: DeviceSpec) -> str:

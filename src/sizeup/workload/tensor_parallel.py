@@ -10,6 +10,7 @@ from sizeup.engines.base import ExecutionModel, TensorParallel
 from sizeup.hardware.schema import DeviceSpec
 from sizeup.ledger import Ledger, OpKind
 from sizeup.ranges import Range
+from sizeup.workload.nodes import Nodes
 
 __all__ = ["eager_rank_drift", "tensor_parallel_comm"]
 
@@ -17,27 +18,34 @@ ZERO = Range(0.0, 0.0, 0.0)
 
 
 def tensor_parallel_comm(ledger: Ledger, device: DeviceSpec, gpus: int, model: ExecutionModel | None,
-                         by_bound_s: dict[str, float] | Callable[[], dict[str, float]] | None = None
-                         ) -> tuple[Range, Range, list[str]]:
+                         by_bound_s: dict[str, float] | Callable[[], dict[str, float]] | None = None,
+                         nodes: Nodes | None = None) -> tuple[Range, Range, list[str]]:
     """(time of the ledger's collectives over `gpus` tensor-parallel GPUs, the engine's host time per step to drive
     them, notes): NCCL's ring on the device's link (price/comm.py) unless the engine runs its own all-reduce
     (ExecutionModel.tensor_parallel). `by_bound_s`: the phase's roofline time by bound (or a function giving it,
     called only for an engine that launches eagerly), so that such an engine pays its rank drift
-    (`eager_rank_drift`); None: not priced."""
-    from sizeup.price.comm import collective_time, device_link, for_group, with_latency  # tensor parallel only
+    (`eager_rank_drift`); None: not priced. `nodes`: where the group spans nodes (workload/nodes.py), its collectives
+    run in two levels (price/comm.py group_collective_time) and no engine's own all-reduce (peer memory: one node)."""
+    from sizeup.price.comm import (collective_time, device_link, for_group, group_collective_time, network_link,
+                                   with_latency)  # tensor parallel only
 
     link = device_link(device) and for_group(device_link(device), gpus)  # the group's link (bridge span, mesh links)
     if link is None:
         return ZERO, ZERO, [f"{device.id}: no link bandwidth in the catalog: tensor-parallel communication not priced"]
     tp = model.tensor_parallel(link.kind, gpus) if model is not None else None
     own = None if tp is None or tp.all_reduce_latency_s is None else with_latency(link, tp.all_reduce_latency_s)
+    spans = nodes is not None and gpus > nodes.per_node
+    if spans:  # the group across nodes: the library's two-level collectives, no one-pass peer-memory all-reduce
+        own, inter = None, network_link(nodes.network_bytes_per_s_per_gpu())
     cap = tp.all_reduce_max_bytes if tp is not None and tp.all_reduce_max_bytes else float("inf")
     comm = ZERO
     for o in ledger.ops:
         if o.kind == OpKind.COMM:  # one per layer
             on = own if own is not None and o.op == "all_reduce" and o.bytes_written < cap else link
             full = max(o.bytes_read, o.bytes_written)  # the full tensor: a reduce-scatter writes 1/tp of what it reads
-            comm = comm + collective_time(o.op, full, gpus, on).scale(o.count)
+            one = (group_collective_time(o.op, full, gpus, nodes.per_node, device_link(device), inter) if spans
+                   else collective_time(o.op, full, gpus, on))
+            comm = comm + one.scale(o.count)
     if tp is None:
         return comm, ZERO, []
     drift, drift_notes = ZERO, []

@@ -31,6 +31,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="pipeline stages: --gpus split into N stages of consecutive layers, each tensor parallel over "
                         "gpus/N; at batch 1 a token pays every stage in turn, under load micro-batches fill the "
                         "stages (vLLM --pipeline-parallel-size, TensorRT-LLM pp_size; default 1)")
+    p.add_argument("--gpus-per-node", type=_GPUS, metavar="N",
+                   help="GPUs per node where --gpus span nodes: tensor-parallel collectives run in two levels, sends "
+                        "between pipeline stages on different nodes over the network (default: the device's board, 8 "
+                        "for NVLink-switch and xGMI-mesh devices, 72 for GB200/GB300 NVL72; other devices one node)")
+    p.add_argument("--network-gbps", type=number_flag(above=0, maximum=10**6, unit="Gbit/s"),
+                   help="node-to-node network per node, Gb/s, or with a unit: 3200Gbps, 400GB/s (default 400 Gb/s "
+                        "per GPU: one NDR InfiniBand HCA each)")
     p.add_argument("--offer", metavar="ID", help="the device as this cloud offer installs it: the GPU link the offer "
                                                  "states, else PCIe (see 'sizeup hw offers'; a plan's recipe names it)")
     p.add_argument("--quant", default=None, help="weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, "
@@ -175,7 +182,8 @@ def estimate_options(args: argparse.Namespace):
     concurrency, offline = parse_concurrency(args.concurrency)
     return EstimateOptions(
         device=args.device, offer=args.offer, gpus=args.gpus, split=args.split, quant=args.quant, kv_dtype=args.kv_dtype,
-        engine=args.engine, pp=args.pp, batch=args.batch, prompt=args.prompt, output=args.output, context=args.context,
+        engine=args.engine, pp=args.pp, gpus_per_node=args.gpus_per_node, network_gbps=args.network_gbps,
+        batch=args.batch, prompt=args.prompt, output=args.output, context=args.context,
         gpu_layers=args.gpu_layers, cpu=args.cpu, threads=args.threads, images=args.images,
         image_size=parse_image_size(args.image_size), backend=args.backend, build_date=args.build_date,
         sweep=False if not args.sweep else True if args.sweep == "auto" else _batches(args.sweep),
