@@ -23,7 +23,7 @@ from validation import cli, rows  # noqa: E402
 
 FILES = ("rows_server_throughput.yaml", "rows_sglang_ollama_vllm_versions.yaml", "rows_fp4.yaml",
          "rows_new_devices.yaml", "rows_check_1205.yaml", "rows_rocm_vllm.yaml", "rows_mlperf50.yaml",
-         "rows_check_1206_serve.yaml")
+         "rows_check_1206_serve.yaml", "rows_trtllm_moe.yaml")
 SERVING = ("vllm", "sglang", "tensorrt-llm")
 """rows_check_1205.yaml (the held-out check set) mixes engines: only its serving engines' rows are priced here, its local
 engines' rows by validate_local_engines.py."""
