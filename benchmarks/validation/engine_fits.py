@@ -52,6 +52,14 @@ ENGINE_FITS: dict[tuple[str, str], tuple[str, ...]] = {
     ("sglang", "moe_gemm_memory@mxfp4@hopper"): ("fp4-achatbot183-h100-gpt-oss-20b-mxfp4-c32-out",),
     ("vllm", "rocm_matmul@fp8"): ("srv-mlperf41-mi300xx8-llama2-70b-offline-tps",
                                   "srv-mlperf41-mi300xx1-llama2-70b-999-offline-tps"),
+    ("tensorrt-llm", "moe_gemm@fp8@hopper@rows2048"): ("moe-trtllm017-h100x1-mixtral-8x7b-fp8-i2048o128",
+                                                       "moe-trtllm017-h200x1-mixtral-8x7b-fp8-i2048o128",
+                                                       "moe-trtllm017-h100x8-mixtral-8x7b-fp8-i5000o500",
+                                                       "moe-trtllm017-h200x8-mixtral-8x7b-fp8-i5000o500"),
+    ("tensorrt-llm", "moe_gemm@fp8@hopper@rows512"): ("moe-trtllm017-h100x4-mixtral-8x7b-fp8-i1000o1000",
+                                                      "moe-trtllm017-h200x4-mixtral-8x7b-fp8-i1000o1000",
+                                                      "moe-trtllm017-h100x8-mixtral-8x7b-fp8-i128o2048",
+                                                      "moe-trtllm017-h200x8-mixtral-8x7b-fp8-i128o2048"),
     ("hf", "bnb_4bit_linear_host_s"): ("bnb-quanto62-a10g-llama-2-7b-nf4-tg", "bnb-quanto62-a10g-mistral-7b-nf4-tg"),
 }
 

@@ -94,12 +94,15 @@ def moe_kernel(model, weights: str, rows: float | None = None) -> Kernel | None:
 def rows_table(profile, prefix: str) -> list[tuple[float, str, Range]]:
     """The profile's `PREFIX<R>` ranges as (R, key, range), by R."""
     points = []
-    for key, value in profile.ranges.items():
+    for key in profile.ranges:
         if key.startswith(prefix):
             try:
-                points.append((float(key[len(prefix):]), key, value))
+                rows = float(key[len(prefix):])
             except ValueError:
                 continue
+            value = profile.range(key)  # through range(): a fit's swapped value (or a dropped point) is what it reads
+            if value is not None:
+                points.append((rows, key, value))
     return sorted(points, key=lambda p: p[0])
 
 
