@@ -7,7 +7,8 @@ import pytest
 from sizeup.engines import resolve
 from sizeup.errors import ConfigError
 from sizeup.hardware.catalog import load_catalog
-from sizeup.ledger import Ledger, OpKind, OpRecord
+from sizeup.ledger import Ledger
+from tests.workload.ledgers import all_reduce_ledger
 from sizeup import api
 from sizeup.price.comm import collective_time, device_link, group_collective_time, network_link, send_time
 from sizeup.workload.inference import tensor_parallel_comm
@@ -19,8 +20,7 @@ H100 = CATALOG.device("h100-sxm-80gb")
 
 
 def _ledger(nbytes: int, layers: int = 61) -> Ledger:
-    return Ledger(ops=[OpRecord(op="all_reduce", kind=OpKind.COMM, scope="layers", bytes_written=nbytes,
-                                count=2 * layers)])
+    return all_reduce_ledger(nbytes, layers)
 
 
 def test_board_size_of_nvlink_switch_and_mesh_devices_and_none_for_pcie_cards():

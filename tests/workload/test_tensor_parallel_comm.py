@@ -6,7 +6,8 @@ import pytest
 
 from sizeup.engines import resolve
 from sizeup.hardware.catalog import load_catalog
-from sizeup.ledger import Ledger, OpKind, OpRecord
+from sizeup.ledger import Ledger
+from tests.workload.ledgers import all_reduce_ledger
 from sizeup.price.comm import collective_time, device_link
 from sizeup.workload.inference import tensor_parallel_comm
 
@@ -15,8 +16,7 @@ H100 = CATALOG.device("h100-sxm-80gb")
 
 
 def _ledger(nbytes: int, layers: int = 80) -> Ledger:
-    return Ledger(ops=[OpRecord(op="all_reduce", kind=OpKind.COMM, scope="layers", bytes_written=nbytes,
-                                count=2 * layers)])
+    return all_reduce_ledger(nbytes, layers)
 
 
 def test_without_an_engine_hook_the_ring_of_the_link_prices_it():
