@@ -164,6 +164,8 @@ FORMATS: dict[str, WeightFormat] = {f.id: f for f in [
                               ("Q4_1", "Q4_1", ""), ("Q5_0", "Q5_0", ""), ("Q4_K_S", "Q4_K", "Q4_K_S"),
                               ("Q4_K_M", "Q4_K", "Q4_K_M"), ("Q5_K_S", "Q5_K", ""), ("Q5_K_M", "Q5_K", "Q5_K_M"),
                               ("Q6_K", "Q6_K", ""), ("Q8_0", "Q8_0", ""), ("F16", "F16", ""), ("IQ4_XS", "IQ4_XS", "")]],
+    WeightFormat(id="mxfp4_moe", family="gguf", compute_dtype="fp16", gguf_base="MXFP4", gguf_mix="MXFP4_MOE",
+                 description="GGUF MXFP4_MOE: MoE experts MXFP4, the other matrices Q8_0 (gpt-oss's GGUFs)"),
 ]}
 _ALIASES = {"f16": "q8_0" if False else "f16", "awq": "awq-int4", "gptq": "gptq-int4", "bnb-nf4": "nf4",
             "qlora": "nf4", "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "w8a8": "int8",
@@ -214,6 +216,8 @@ def gguf_type(t: Tensor, arch: Architecture, fmt: WeightFormat, n_expert: int | 
         return "F32"
     if t.role in ("position", "patch", "conv"):
         return "F16"
+    if mix == "MXFP4_MOE":
+        return _mxfp4_moe_type(t, arch)
     n = arch.num_layers
     n_expert = _max_experts(arch) if n_expert is None else n_expert
     if t.role == "lm_head" or (t.role == "embedding" and arch.tie_embeddings):
@@ -258,6 +262,19 @@ def gguf_type(t: Tensor, arch: Architecture, fmt: WeightFormat, n_expert: int | 
         elif n_expert != 8 and mix == "Q3_K_M":
             new = "Q4_K"
     return new
+
+
+def _mxfp4_moe_type(t: Tensor, arch: Architecture) -> str:
+    """LLAMA_FTYPE_MOSTLY_MXFP4_MOE in llama_tensor_get_type (src/llama-quant.cpp, read 2026-12-06): the output
+    tensor (the embedding where tied) first takes the output rule, Q8_0 where its rows (ne[0]) are not a multiple
+    of QK_K = 256, else Q6_K; then "MoE tensors -> MXFP4, other tensors -> Q8_0" (ne[2] > 1: the stacked experts);
+    ffn_gate_inp (the router), biases (only names ending in "weight" are quantized: the experts' stacked
+    biases are 2-D) and 1-D tensors (norms, gpt-oss's attention sinks) stay F32."""
+    if t.role == "lm_head" or (t.role == "embedding" and arch.tie_embeddings):
+        return "Q8_0" if t.shape[-1] % 256 else "Q6_K"
+    if t.role == "expert":
+        return "MXFP4" if len(t.shape) > 2 else "F32"
+    return "Q8_0"
 
 
 @lru_cache(maxsize=64)

@@ -19,7 +19,7 @@ def _est(*opts, model="gpt-oss-20b", prompt=512, **kw):
 
 
 def _expert_bytes(arch, layers):
-    sizes = tensor_bytes_map(arch, get_format("mxfp4"))
+    sizes = tensor_bytes_map(arch, get_format("mxfp4_moe"))  # llama.cpp's --quant mxfp4: the MXFP4_MOE GGUF
     return sum(sizes[t.name] for t in arch.tensors() if t.role == "expert" and t.layer < layers)
 
 
@@ -77,3 +77,13 @@ def test_a_dense_model_is_unchanged_and_bad_values_are_refused():
     with pytest.raises(ConfigError, match="not an option"):  # Ollama places whole layers; it has no such option
         api.estimate("gpt-oss-20b", device=GPU, engine="ollama", quant="mxfp4", batch=1, prompt=64, output=64,
                      engine_options=("n-cpu-moe=4",))
+
+
+def test_llama_cpp_mxfp4_is_the_mxfp4_moe_gguf_and_ollama_keeps_bf16():
+    """llama.cpp's `--quant mxfp4` prices gpt-oss as its GGUF ships (MXFP4_MOE: experts MXFP4, other matrices Q8_0:
+    11.27 GiB for gpt-oss-20b as llama-bench prints it); Ollama's own blob keeps the rest 16-bit (14 GB)."""
+    llama = _est()
+    assert llama.weights.id == "mxfp4_moe"
+    assert any("--quant mxfp4: mxfp4_moe under llama.cpp" in a for a in llama.assumptions)
+    ollama = api.estimate("gpt-oss-20b", device=GPU, engine="ollama", quant="mxfp4", batch=1, prompt=64, output=64)
+    assert ollama.weights.id == "mxfp4"

@@ -46,6 +46,13 @@ def test_a_q4_k_m_file_is_priced_as_q4_k_m_and_says_so(tmp_path):
     assert any("weights priced as bf16 (--quant), not as the q4_k_m the file stores" in a for a in bf16.assumptions)
 
 
+def test_an_mxfp4_moe_file_reads_as_mxfp4_moe(tmp_path):
+    """LLAMA_FTYPE_MOSTLY_MXFP4_MOE is 38 (llama.h): gpt-oss's GGUFs (experts MXFP4, other matrices Q8_0)."""
+    path = write(tmp_path, llama_gguf({"general.file_type": (U32, 38)}))
+    arch = model_from_header(path)
+    assert (arch.stored_format, arch.stored_format_from) == ("mxfp4_moe", "GGUF general.file_type = 38 (MOSTLY_MXFP4_MOE)")
+
+
 def test_the_cli_prices_the_stored_format(tmp_path, capsys):
     path = write(tmp_path, llama_gguf({"general.file_type": (U32, 7)}))  # MOSTLY_Q8_0
     assert main(["estimate", str(path), "--device", "rtx-4090", "--json"]) == 0

@@ -33,6 +33,25 @@ def test_q4_k_m_keeps_output_and_chosen_layers_at_q6_k():
     assert gguf_type(by_name["layers.0.norm0.weight"], arch, fmt) == "F32"
 
 
+def test_mxfp4_moe_gguf_of_gpt_oss_matches_the_published_file():
+    """llama-quantize's MXFP4_MOE (src/llama-quant.cpp): experts MXFP4, the other matrices Q8_0 (the output too:
+    2,880 is not a multiple of 256), router, biases, norms and sinks F32. bartowski's gpt-oss-20b-MXFP4.gguf: 12.1 GB
+    (huggingface.co/bartowski/openai_gpt-oss-20b-GGUF); convert_hf_to_gguf.py --outtype bf16 (experts kept MXFP4,
+    the rest bf16: `mxfp4`)
+    writes total_size = 13.8G (github.com/danbev/learning-ai notes/llama.cpp/gpt-oss.md)."""
+    assert total("gpt-oss-20b", "mxfp4_moe") == pytest.approx(12.1e9, rel=0.01)
+    assert total("gpt-oss-20b", "mxfp4") == pytest.approx(13.8e9, rel=0.01)
+    arch = load_model("gpt-oss-20b")
+    fmt = get_format("mxfp4_moe")
+    by_name = {t.name: t for t in arch.tensors()}
+    types = {name: gguf_type(by_name[name], arch, fmt) for name in (
+        "lm_head.weight", "embed_tokens.weight", "layers.0.attn.q_proj.weight", "layers.0.attn.sinks",
+        "layers.0.mlp.gate.weight", "layers.0.mlp.experts.down_proj", "layers.0.mlp.experts.down_proj_bias")}
+    assert types == {"lm_head.weight": "Q8_0", "embed_tokens.weight": "Q8_0", "layers.0.attn.q_proj.weight": "Q8_0",
+                     "layers.0.attn.sinks": "F32", "layers.0.mlp.gate.weight": "F32",
+                     "layers.0.mlp.experts.down_proj": "MXFP4", "layers.0.mlp.experts.down_proj_bias": "F32"}
+
+
 def test_nf4_double_quantization_costs_0_127_bits_per_parameter():
     """QLoRA §3: blocks of 64 with an fp32 absmax = 0.5 bit/param; double quantization of the absmax
     (8-bit, blocks of 256) = 8/64 + 32/(64·256) = 0.127 bit/param."""

@@ -49,6 +49,10 @@ class LlamaCpp(ExecutionModel):
     1`): the KV cache in host RAM and the attention on the host CPU (engines/llama_cpp_host_kv.py). `-fa on|off|auto`
     (llama-bench `-fa 1|0`; `--engine-opt flash-attn=on`): flash attention, auto being the build's default
     (`flash_attention`). `-ub N` (`--engine-opt n-ubatch=N`): the physical batch (`ubatch`)."""
+    FORMAT_NAMES = {"mxfp4": ("mxfp4_moe", "a gpt-oss GGUF as ggml-org / bartowski ship it, llama-quantize's "
+                              "MXFP4_MOE: the MoE experts MXFP4, the other matrices Q8_0 (src/llama-quant.cpp); "
+                              "gpt-oss-20b-MXFP4.gguf 12.1 GB, huggingface.co/bartowski/openai_gpt-oss-20b-GGUF, "
+                              "read 2026-12-06")}
     MULTI_GPU = "layers"
     """`--split-mode layer` is llama.cpp's default over several GPUs: "layer (default): split layers and KV across
     GPUs" (ggml-org/llama.cpp common/arg.cpp, `-sm, --split-mode`, read 2026-12-05); `row` is opt-in."""

@@ -30,6 +30,11 @@ MIB = 1 << 20
 class Ollama(LlamaCpp):
     FORMATS = ("q4_k_m", "q8_0", "f16")
     OPTIONS = frozenset({"gpu_layers", "threads", "backend"})
+    FORMAT_NAMES = {}
+    """Not llama.cpp's `mxfp4` -> mxfp4_moe: Ollama's own gpt-oss blobs keep the non-expert tensors 16-bit
+    (ollama.com/library/gpt-oss: gpt-oss:20b 14GB, gpt-oss:120b 65GB, read 2026-12-06; the MXFP4_MOE GGUFs are
+    12.1 GB and, by sizeup's MXFP4_MOE rule, 63.4 GB), so `--quant mxfp4` there stays MXFP4 experts with bf16
+    elsewhere."""
     ENGINE_OPTIONS = {"num-gpu": "num_gpu"}
     """`num_gpu` (Ollama's option: layers to offload; -1 or absent: Ollama decides from free memory)."""
 

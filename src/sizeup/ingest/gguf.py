@@ -68,11 +68,12 @@ LLAMA_FILE_TYPES = {
 }
 # ... -> the sizeup weight format it is (sizeup.formats.FORMATS); the others have none
 GGUF_FILE_TYPES = {0: "fp32", 1: "f16", 2: "q4_0", 3: "q4_1", 7: "q8_0", 8: "q5_0", 10: "q2_k", 12: "q3_k_m",
-                   14: "q4_k_s", 15: "q4_k_m", 16: "q5_k_s", 17: "q5_k_m", 18: "q6_k", 30: "iq4_xs", 32: "bf16"}
+                   14: "q4_k_s", 15: "q4_k_m", 16: "q5_k_s", 17: "q5_k_m", 18: "q6_k", 30: "iq4_xs", 32: "bf16",
+                   38: "mxfp4_moe"}
 # the ggml type holding most parameters -> the sizeup format read from it when general.file_type is absent
 _FORMAT_OF_TYPE = {"F32": "fp32", "F16": "f16", "BF16": "bf16", "Q4_0": "q4_0", "Q4_1": "q4_1", "Q5_0": "q5_0",
                    "Q8_0": "q8_0", "Q2_K": "q2_k", "Q3_K": "q3_k_m", "Q4_K": "q4_k_m", "Q5_K": "q5_k_m",
-                   "Q6_K": "q6_k", "IQ4_XS": "iq4_xs"}
+                   "Q6_K": "q6_k", "IQ4_XS": "iq4_xs", "MXFP4": "mxfp4_moe"}
 _SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
 _STRING, _ARRAY, _U32 = 8, 9, 4
 _BLOCK = re.compile(r"^blk\.(\d{1,9})\.")
