@@ -29,8 +29,11 @@ def test_estimate_json_carries_memory_and_throughput_ranges_and_their_backing(ca
     assert set(d["backing"]) == {"prefill", "decode", "memory", "throughput"}
     decode = d["backing"]["decode"]
     assert decode["engine"] == "llama.cpp" and decode["device_class"] == "consumer" and decode["rows"] > 0
-    ratio = d["decode"]["tokens_per_s"]["high"] / d["decode"]["tokens_per_s"]["typical"]
-    assert ratio == pytest.approx(decode["high_ratio"])
+    rate = d["decode"]["tokens_per_s"]
+    # the slow end is the calibrated ratio; the fast end too, unless the efficiency tables' best case (the device's
+    # peaks) caps it first (workload/inference_ranges.py _no_faster)
+    assert rate["low"] / rate["typical"] == pytest.approx(decode["low_ratio"], rel=1e-3)
+    assert 1 < rate["high"] / rate["typical"] <= decode["high_ratio"] * (1 + 1e-9)
     assert "published rows on llama.cpp" in decode["text"]
 
 
