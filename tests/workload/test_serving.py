@@ -289,6 +289,6 @@ def test_a_closed_loop_first_step_carries_the_replacing_prompts():
     budget = policy.max_batched_tokens - 64
     own = srv._step(steps, policy, 64, min(1000 + 64 * 1000 / 100, budget), "typical")[0]
     alone = srv._step(steps, policy, 64, 1000, "typical")[0]
-    front = srv.runs.front(steps.execution, policy, step, "typical")
+    front = srv.runs.front(steps.execution, policy, step, "typical", 64)  # 64 running: the step formed ahead
     assert est.ttft_s.typical == pytest.approx(front + step / 2 + own, rel=1e-6)
     assert own > alone

@@ -291,6 +291,9 @@ class ExecutionModel(EntryPoint):
         lag = int(self.profile.value("first_token_lag_steps", 0))
         if lag:
             policy = replace(policy, first_token_lag_steps=lag)
+        ahead = int(self.profile.value("schedule_ahead_steps", 0))
+        if ahead:
+            policy = replace(policy, schedule_ahead_steps=ahead)
         if self.profile.value("kv_preempt_recompute", 0) and not policy.reserve_to_completion:
             policy = replace(policy, preempts=True, kv_watermark=self.profile.value("kv_admission_watermark", 0.0))
         return policy

@@ -75,6 +75,13 @@ class Batching:
     (detokenize, stream) while the next step runs (vLLM V0's async output processing, SGLang's overlap scheduler),
     so the first token leaves one step after the prefill that made it; 0: at the end of its own step."""
 
+    schedule_ahead_steps: int = 0
+    """Steps the engine's next batch is formed ahead of the step running (TensorRT-LLM's PyTorch executor, overlap
+    scheduler: step n+1 is scheduled and launched before step n's outputs are processed), so a request that arrives
+    while steps run back to back joins the step after the one already formed: that many steps beyond the residual
+    of the step in flight, paid only where other requests keep the engine stepping (an idle engine takes it into the
+    next step at once)."""
+
     preempts: bool = False
     """Whether the engine admits a request once its prompt's KV pages are free (no room kept for its output, beyond
     `kv_watermark` of the pool) and, when the running requests' next tokens find no free page, preempts the most
@@ -99,7 +106,8 @@ class Batching:
                 "mixed_steps": self.mixes, "steps_per_schedule": self.steps_per_schedule,
                 "limits_per_micro_batch": self.limits_per_micro_batch,
                 "reserve_to_completion": self.reserve_to_completion,
-                "first_token_lag_steps": self.first_token_lag_steps, "preempts": self.preempts,
+                "first_token_lag_steps": self.first_token_lag_steps,
+                "schedule_ahead_steps": self.schedule_ahead_steps, "preempts": self.preempts,
                 "kv_watermark": self.kv_watermark,
                 "output_reserve": None if self.output_reserve is None else {
                     "init": self.output_reserve.init, "floor": self.output_reserve.floor,

@@ -28,6 +28,12 @@ Unlike vLLM's LLM class, the LLM API takes requests as they come (generate_async
 loaded with `--rps` (MLPerf Server). A static batch (an estimate with no load, a batch job: `ExecutionModel.static`)
 is priced in-process too: nothing serves it. Before 1.0 neither the server nor the in-process graphs were read, so
 `offline` changes nothing there and the note says so.
+
+Executor loop (data `schedule_ahead_steps`, Batching.schedule_ahead_steps): from 1.0 the PyTorch executor's overlap
+scheduler forms and launches step n+1 before it waits for step n, so under load a request that arrives mid-step joins
+the step after the one already formed (one step more TTFT than the C++ executor of 0.x, which fetches new requests
+between steps); an idle engine schedules a lone request at once. The first token leaves as its step ends (no
+first_token_lag_steps): its response is handled right after the next step is launched.
 """
 
 from __future__ import annotations

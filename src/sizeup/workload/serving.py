@@ -418,7 +418,7 @@ def _ttft(steps: _Steps, policy, batch: float, step: float, prompt: int, corner:
     x step on average whatever the tagged arrival, Palm's theorem), which its first mixed step carries too. `burst`:
     requests a front-end batcher released with it, whose prompts its own prefill step runs too where prompts run in
     steps of their own."""
-    front = runs.front(steps.execution, policy, step, corner)
+    front = runs.front(steps.execution, policy, step, corner, batch)
     step = step * max(policy.steps_per_schedule, 1)
     if policy.mixes:
         decodes = batch * steps.beams

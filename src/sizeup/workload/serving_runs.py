@@ -248,10 +248,19 @@ def streaming(execution, corner: str) -> float:
     return getattr(per, corner) if per is not None else 0.0
 
 
-def front(execution, policy, step: float, corner: str) -> float:
-    """What a request's first token pays outside the GPU steps: the engine's host time per request (`service`)
-    and the steps its output reaches the client late (Batching.first_token_lag_steps) at step time `step`."""
-    return step * policy.first_token_lag_steps + service(execution, corner)
+def front(execution, policy, step: float, corner: str, running: float = 1.0) -> float:
+    """What a request's first token pays outside its own steps: the engine's host time per request (`service`),
+    the steps its output reaches the client late (Batching.first_token_lag_steps) and the steps formed ahead of
+    the one running (Batching.schedule_ahead_steps, `ahead`) at step time `step`."""
+    return step * (policy.first_token_lag_steps + ahead(policy, running)) + service(execution, corner)
+
+
+def ahead(policy, running: float) -> float:
+    """The steps a request waits because the engine formed its next batch before it came (Batching.
+    schedule_ahead_steps), over `running` requests on average: paid where another request keeps the engine stepping
+    when it arrives, taken as the share min(1, running - 1) of arrivals (none with one request running: an idle
+    engine schedules it at once)."""
+    return policy.schedule_ahead_steps * min(1.0, max(running - 1.0, 0.0))
 
 
 def run_row(kind: str, mix, load, capacity: int, policy, steps, corner: str,
@@ -281,7 +290,7 @@ def run_row(kind: str, mix, load, capacity: int, policy, steps, corner: str,
                    stream=streaming(steps.execution, corner), steady=waves,
                    arrivals=arrivals(len(requests), load.rate) if load.rate is not None else None)
     batch = max(row["running"], 1.0)
-    lag = (decode(batch) * policy.first_token_lag_steps + service(steps.execution, corner)
+    lag = (decode(batch) * (policy.first_token_lag_steps + ahead(policy, batch)) + service(steps.execution, corner)
            - intake(steps.execution, corner))
     row.update(decode_only=batch / decode(batch), saturated=False, ttft=row["ttft"] + lag, e2e=row["e2e"] + lag)
     return row
