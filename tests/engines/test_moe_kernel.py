@@ -94,3 +94,16 @@ def test_tensorrt_llm_nvfp4_experts_stream_at_the_cutlass_module_share(catalog):
     # perf-overview's Mixtral table (tests/validation/rows_trtllm_moe.yaml) and no streaming share of its own
     hopper = resolve("tensorrt-llm@1.0", catalog.device("h200-sxm-141gb")).moe_kernel("fp8", True, 128)
     assert hopper.memory is None and "rows_trtllm_moe.yaml" in hopper.source
+
+
+def test_vllm_block_fp8_on_rocm_is_the_same_triton_fused_moe(catalog):
+    # vLLM on ROCm runs a block-FP8 checkpoint's experts through the Triton fused_moe_kernel it runs on Hopper (AITER
+    # opt-in): its H100 shares are taken for CDNA3, the memory share of the kernel table (0.265), not the 0.11+ H200
+    # bisection (0.34); every release, the Feb 2025 ROCm fork (0.7.3.dev) included
+    for release in ("vllm@0.7.2", "vllm@0.11.0"):
+        rocm = resolve(release, catalog.device("mi300x")).moe_kernel("fp8", False, 2048, 64.0)
+        hopper = resolve("vllm@0.10.1", catalog.device("h100-sxm-80gb")).moe_kernel("fp8", False, 2048, 64.0)
+        assert rocm.fraction.typical == pytest.approx(hopper.fraction.typical) == pytest.approx(0.036)
+        assert rocm.memory.typical == pytest.approx(0.265)
+        assert "21f6ca217" in rocm.source and "13932" in rocm.source and "cdna3@rows64" in rocm.basis
+    assert resolve("vllm@0.11.0", catalog.device("mi300x")).moe_kernel("bf16", False, 2048, 64.0) is None
