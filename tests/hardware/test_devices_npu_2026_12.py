@@ -54,6 +54,8 @@ def test_datasheet_figures(catalog, device_id, memory_gib, bandwidth_gb_s, tdp_w
     # SFPU: 32 FP32 lanes, one FMA per cycle = 64 FLOPs per Tensix per clock
     ("tenstorrent-n150", "vector.fp32", 72 * 1.0 * 64 / 1e3, False),
     ("tenstorrent-n300", "vector.fp32", 128 * 1.0 * 64 / 1e3, False),
+    # Wormhole bf16: the published FP16 figure at the Matrix Unit's same rate for both 16-bit formats
+    ("tenstorrent-n150", "tensor.bf16", 74, False),
     # Blackhole matrix unit: 2,048 BF16 FLOPs per Tensix per clock (664 TF BLOCKFP8 / 2 on 120 Tensix at 1.35 GHz)
     ("tenstorrent-p150a", "tensor.bf16", 120 * 1.35 * 2048 / 1e3, False),
     ("tenstorrent-p150a", "vector.fp32", 120 * 1.35 * 64 / 1e3, False),
