@@ -72,3 +72,22 @@ def test_bad_layer_types_are_refused():
         parse_config({**cfg, "layer_types": ["linear_attention"] * 3}, "bad")
     kinds = ["full_attention"] * 48
     assert all(layer.ssm is None for layer in parse_config({**cfg, "layer_types": kinds}, "all-full").layers)
+
+
+def test_tensor_parallel_splits_the_delta_net_heads(arch):
+    """vLLM shards the Gated DeltaNet by heads (in_proj column-, out_proj row-parallel): each of 4 ranks runs a
+    quarter of the recurrence and holds a quarter of the state; its output is all-reduced like attention's."""
+    step = Step(batch=1, new_tokens=1, context=4096)
+    one, four = (transformer_ledger(arch, step, tp=tp).ops for tp in (1, 4))
+    rule = [o.flops for o in four if o.op == "gated_delta_rule"]
+    assert rule[0] * 4 == next(o.flops for o in one if o.op == "gated_delta_rule")
+    assert sum(1 for o in four if o.op == "all_reduce" and o.scope.endswith(".mixer")) == 36
+    state = 36 * arch.layers[0].ssm.state_elements * 2 // 4  # a quarter of the heads' state per rank, fp16
+    kv = 4096 * 12 * 1 * (256 + 256) * 2  # 2 KV heads over 4 ranks: one (replicated) per rank
+    assert kv_bytes_per_sequence(arch, 4096, "fp16", tp=4) == state + kv
+
+
+def test_mamba_under_tensor_parallel_is_still_refused():
+    cfg = {"model_type": "mamba", "hidden_size": 768, "num_hidden_layers": 2, "vocab_size": 50280}
+    with pytest.raises(ConfigError, match="tensor parallel"):
+        transformer_ledger(parse_config(cfg, "m"), Step(batch=1, new_tokens=1, context=16), tp=2)
