@@ -23,7 +23,8 @@ from validation import cli, rows  # noqa: E402
 
 FILES = ("rows_server_throughput.yaml", "rows_sglang_ollama_vllm_versions.yaml", "rows_fp4.yaml",
          "rows_new_devices.yaml", "rows_check_1205.yaml", "rows_rocm_vllm.yaml", "rows_mlperf50.yaml",
-         "rows_check_1206_serve.yaml", "rows_check_1206_audit3.yaml", "rows_trtllm_moe.yaml")
+         "rows_check_1206_serve.yaml", "rows_check_1206_audit3.yaml", "rows_trtllm_moe.yaml",
+         "rows_check_1206_devices.yaml")
 MIXED = ("rows_check_1205.yaml", "rows_check_1206_audit3.yaml")
 SERVING = ("vllm", "sglang", "tensorrt-llm")
 """rows_check_1205.yaml (the held-out check set) and rows_check_1206_audit3.yaml (an out-of-sample audit) mix

@@ -22,7 +22,8 @@ METRICS = {"decode_tokens_per_s", "total_decode_tokens_per_s", "prefill_tokens_p
 SHARED_SOURCE_FILES = {"rows_new_devices.yaml"}
 # Held-out sets: every row is check (nothing was fitted to them), so they have no tuned rows by design.
 CHECK_ONLY_FILES = {"rows_check_1205.yaml", "rows_local_1205b.yaml", "rows_rocm_vllm.yaml", "rows_mlperf50.yaml",
-                    "rows_check_1206_local.yaml", "rows_check_1206_serve.yaml", "rows_check_1206_audit3.yaml"}
+                    "rows_check_1206_local.yaml", "rows_check_1206_serve.yaml", "rows_check_1206_audit3.yaml",
+                    "rows_check_1206_devices.yaml"}
 
 
 def _rows():

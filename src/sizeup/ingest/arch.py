@@ -50,6 +50,9 @@ class AttentionSpec:
     """ALiBi (MPT, BLOOM, Falcon with `alibi`): a per-head linear bias on the scores, no rotary, no weights."""
     sinks: bool = False
     """A learned sink logit per head in the softmax (gpt-oss): `heads` parameters."""
+    output_gate: bool = False
+    """Gated attention (Qwen3-Next `attn_output_gate`): q_proj also emits a per-channel gate (its width doubles) that
+    multiplies the attention output through a sigmoid before o_proj."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,7 +85,11 @@ class SSMSpec:
 
     version: int
     """1: Mamba (x_proj and dt_proj, a (inner, state) A matrix); 2: Mamba-2 (SSD: one A per head, B and C
-    from in_proj in `groups` groups, a gated RMSNorm before out_proj)."""
+    from in_proj in `groups` groups, a gated RMSNorm before out_proj); 3: Gated DeltaNet (Yang et al. 2024,
+    arXiv:2412.06464; Qwen3-Next's linear attention): `groups` key heads of `state` width (queries and keys, the
+    conv's B and C), `heads` value heads over `inner` = heads × value width, a (key width × value width) state per
+    value head (inner × state in all), in_proj_qkvz plus in_proj_ba (β and the decay, 2 per value head), a gated
+    RMSNorm of one value head's width before out_proj."""
     inner: int
     state: int
     conv: int
@@ -120,8 +127,8 @@ class LayerSpec:
     parallel: bool = False
     """Attention and MLP read the same input and add into one residual (GPT-J, GPT-NeoX, Falcon, Phi)."""
     ssm: SSMSpec | None = None
-    """A state-space mixer in place of attention and MLP (Mamba): `attention` and `mlp` are then
-    NO_ATTENTION and NO_MLP, weightless and cache-free."""
+    """A state-space mixer in place of attention (`attention` is then NO_ATTENTION, weightless and cache-free);
+    Mamba has no MLP either (NO_MLP); a hybrid's linear-attention layer (Qwen3-Next) keeps its MLP after it."""
 
 
 NO_ATTENTION = AttentionSpec(heads=1, kv_heads=1, head_dim=0, v_head_dim=0)
@@ -403,7 +410,8 @@ def _layer_tensors(i: int, layer: LayerSpec, h: int, norm: str) -> list[WeightTe
     for n in range(layer.norms):
         out += [WeightTensor(t.name, t.shape, t.role, i) for t in _norm(f"{p}.norm{n}", h, norm)]
     if layer.ssm is not None:
-        return out + _ssm_tensors(f"{p}.mixer", layer.ssm, h, i)
+        out += _ssm_tensors(f"{p}.mixer", layer.ssm, h, i)
+        return out + (_mlp_block(p, m, h, i) if m.intermediate else [])
     if a.mla is not None:
         q = a.mla
         if q.q_lora_rank:
@@ -416,8 +424,9 @@ def _layer_tensors(i: int, layer: LayerSpec, h: int, norm: str) -> list[WeightTe
         out.append(WeightTensor(f"{p}.attn.kv_a_layernorm.weight", (q.kv_lora_rank,), "norm", i))
         out += _linear(f"{p}.attn.kv_b_proj", q.kv_lora_rank, a.heads * (q.qk_nope_head_dim + q.v_head_dim),
                        "attention", i, False)
-    else:
-        out += _linear(f"{p}.attn.q_proj", h, a.heads * a.head_dim, "attention", i, a.qkv_bias)
+    else:  # a gated attention's q_proj also emits the output gate
+        out += _linear(f"{p}.attn.q_proj", h, a.heads * a.head_dim * (2 if a.output_gate else 1), "attention", i,
+                       a.qkv_bias)
         out += _linear(f"{p}.attn.k_proj", h, a.kv_heads * a.head_dim, "attention", i, a.qkv_bias)
         out += _linear(f"{p}.attn.v_proj", h, a.kv_heads * a.v_head_dim, "attention", i, a.qkv_bias)
         if a.qk_norm:
@@ -426,6 +435,12 @@ def _layer_tensors(i: int, layer: LayerSpec, h: int, norm: str) -> list[WeightTe
         if a.sinks:
             out.append(WeightTensor(f"{p}.attn.sinks", (a.heads,), "attention", i))
     out += _linear(f"{p}.attn.o_proj", a.heads * a.v_head_dim, h, "attention", i, a.o_bias)
+    return out + _mlp_block(p, m, h, i)
+
+
+def _mlp_block(p: str, m: MLPSpec, h: int, i: int) -> list[WeightTensor]:
+    """The MLP of layer `i` (prefix `p`): routed experts with their router and shared experts, or a dense MLP."""
+    out: list[WeightTensor] = []
     if m.is_moe:
         out.append(WeightTensor(f"{p}.mlp.gate.weight", (m.experts, h), "router", i))
         if m.router_bias:
@@ -462,6 +477,9 @@ def _ssm_tensors(p: str, s: SSMSpec, h: int, i: int) -> list[WeightTensor]:
     channels = s.conv_channels
     if s.version == 1:
         out = _linear(f"{p}.in_proj", h, 2 * s.inner, "ssm", i, s.bias)
+    elif s.version == 3:  # q, k, v and z; then β and the decay's Δ per value head
+        out = _linear(f"{p}.in_proj_qkvz", h, channels + s.inner, "ssm", i, s.bias)
+        out += _linear(f"{p}.in_proj_ba", h, 2 * s.heads, "ssm", i, s.bias)
     else:  # z, x, B, C and dt in one projection
         out = _linear(f"{p}.in_proj", h, s.inner + channels + s.heads, "ssm", i, s.bias)
     out.append(WeightTensor(f"{p}.conv1d.weight", (channels, 1, s.conv), "ssm", i))
@@ -471,6 +489,9 @@ def _ssm_tensors(p: str, s: SSMSpec, h: int, i: int) -> list[WeightTensor]:
         out += _linear(f"{p}.x_proj", s.inner, s.dt_rank + 2 * s.state, "ssm", i, False)
         out += _linear(f"{p}.dt_proj", s.dt_rank, s.inner, "ssm", i, True)
         out += [WeightTensor(f"{p}.A_log", (s.inner, s.state), "ssm", i), WeightTensor(f"{p}.D", (s.inner,), "ssm", i)]
+    elif s.version == 3:  # no D; the gated RMSNorm is one value head wide, shared by the heads
+        out += [WeightTensor(f"{p}.dt_bias", (s.heads,), "ssm", i), WeightTensor(f"{p}.A_log", (s.heads,), "ssm", i),
+                WeightTensor(f"{p}.norm.weight", (s.inner // s.heads,), "norm", i)]
     else:
         out += [WeightTensor(f"{p}.dt_bias", (s.heads,), "ssm", i), WeightTensor(f"{p}.A_log", (s.heads,), "ssm", i),
                 WeightTensor(f"{p}.D", (s.heads,), "ssm", i), WeightTensor(f"{p}.norm.weight", (s.inner,), "norm", i)]

@@ -166,7 +166,8 @@ class _Builder:
         if a.mla is not None:
             self._mla(i, layer, heads)
         else:
-            self.linear(f"{p}.q_proj", f"{w}.q_proj.weight", t, h, a.heads * a.head_dim, a.qkv_bias)
+            self.linear(f"{p}.q_proj", f"{w}.q_proj.weight", t, h, a.heads * a.head_dim * (2 if a.output_gate else 1),
+                        a.qkv_bias)
             self.linear(f"{p}.k_proj", f"{w}.k_proj.weight", t, h, a.kv_heads * a.head_dim, a.qkv_bias)
             self.linear(f"{p}.v_proj", f"{w}.v_proj.weight", t, h, a.kv_heads * a.v_head_dim, a.qkv_bias)
             if a.qk_norm:
@@ -201,6 +202,8 @@ class _Builder:
                 new_kv = int(t * kv_heads * (a.head_dim + a.v_head_dim) * self.kv_bytes)
                 self.add("kv_cache_write", OpKind.COPY, p, 0, t * kv_heads * (a.head_dim + a.v_head_dim) * self.a,
                          new_kv)
+        if a.output_gate:  # attention output × sigmoid(gate): the sigmoid (4) and the multiply (1) per element
+            self.elementwise("gate", f"{p}.output_gate", t * heads * a.v_head_dim, 5, inputs=2)
         self.linear(f"{p}.o_proj", f"{w}.o_proj.weight", t, a.heads * a.v_head_dim, h, a.o_bias, shard="row")
         self.all_reduce(p, t)
 
@@ -325,12 +328,16 @@ class _Builder:
 
     def layer(self, i: int, layer: LayerSpec) -> None:
         t, h, p = self.step.tokens, self.arch.hidden, f"model.layers.{i}"
-        if layer.ssm is not None:  # Mamba: a norm, the state-space mixer, the residual
+        if layer.ssm is not None:  # Mamba: a norm, the state-space mixer, the residual (a hybrid: then its MLP)
             self.norm(f"{p}.norm", t, h, f"layers.{i}.norm0.weight")
             from sizeup.ingest.ssm_ops import ssm_mixer  # state-space layers only
 
             ssm_mixer(self, i, layer)
             self.elementwise("add", p, t * h, 1, inputs=2)
+            if layer.mlp.intermediate:
+                self.norm(f"{p}.post_attention_layernorm", t, h, f"layers.{i}.norm1.weight")
+                self.mlp(i, layer)
+                self.elementwise("add", p, t * h, 1, inputs=2)
             return
         if layer.parallel:  # attention and MLP off one input (1 shared norm, or one per branch), one residual
             self.norm(f"{p}.input_layernorm", t, h, f"layers.{i}.norm0.weight")

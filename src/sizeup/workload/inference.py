@@ -332,8 +332,8 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
         raise ConfigError(f"--cpu {cpu.id!r}: expected a cpu device, got a {cpu.kind}")
     feed = tower_input(arch, batch=cfg.batch, prompt=cfg.prompt, images=cfg.images, image_hw=cfg.image_hw)
     arch, dec_prompt = decoder_arch(arch, cfg.prompt), decoder_prompt(arch, cfg.prompt)
-    a0 = arch.layers[0].attention
-    if tp > 1 and arch.is_recurrent:
+    a0 = next((layer.attention for layer in arch.layers if layer.ssm is None), arch.layers[0].attention)  # a hybrid's
+    if tp > 1 and any(layer.ssm is not None and layer.ssm.version != 3 for layer in arch.layers):  # Gated DeltaNet splits
         raise ConfigError(f"--gpus {tp}: tensor parallelism over the state-space layers of {arch.name} is not "
                           f"modelled (expected --gpus 1)")
     if tp > 1 and (a0.heads % tp or (a0.kv_heads % tp and tp % a0.kv_heads)):
