@@ -5,7 +5,10 @@ cuBLAS, MMVQ with its dequantization as integer-ALU work, HIP, SYCL, Vulkan: eng
 (`llama.cpp@2024-06-01`, or `build_date`) the kernels it ran then. Memory: the KV cache allocated for the whole
 context, a compute buffer for one physical batch (`n_ubatch`), the layers not offloaded (`gpu_layers`) in CPU RAM,
 priced on the host CPU. The graph is replayed as a CUDA graph, so a kernel costs the device's generic per-op time;
-the host's work per token (graph build, sampling) is `step_overhead_s`.
+the host's work per token (graph build, sampling) is `step_overhead_s`. A decode step the build replays as a CUDA
+graph (`graph_replays`: from PR 6766, 2024-05-08, on NVIDIA GPUs of the build's minimum compute capability, one
+sequence until 2026-02-15, MoE models from then) costs `graph_op_s` per kernel; any other step the device's
+launch cost.
 """
 
 from __future__ import annotations
@@ -77,6 +80,41 @@ class LlamaCpp(ExecutionModel):
             raise ConfigError(f"--engine llama.cpp@{version}: a llama.cpp release is the date of its build, "
                               f"YYYY-MM-DD (e.g. llama.cpp@2024-06-01)")
         super().check_version(version)
+
+    GRAPH_CC = {"pascal-gp100": 6.0, "pascal-gp10x": 6.1, "volta": 7.0, "turing": 7.5, "ampere-ga100": 8.0,
+                "ampere-ga10x": 8.6, "ampere-ga10b": 8.7, "ada": 8.9, "hopper": 9.0, "blackwell-gb100": 10.0,
+                "blackwell-thor": 11.0, "blackwell-gb20x": 12.0, "blackwell-gb10": 12.1}
+    """CUDA compute capability of each NVIDIA architecture class (data/architectures.yaml ids; NVIDIA's CUDA GPUs
+    table, developer.nvidia.com/cuda-gpus): ggml-cuda keys its CUDA-graph gate on it (`cuda_graph_min_cc`)."""
+
+    def as_run(self, arch, tp: int):
+        """As base.py, and a MoE model marked (`moe_graph`): ggml-cuda's graph gate treats MUL_MAT_ID apart."""
+        model, arch, notes = super().as_run(arch, tp)
+        return (model._with_setting("moe_graph", 1.0) if arch.is_moe else model), arch, notes
+
+    def graph_replays(self, tokens: int | None) -> bool:
+        """Whether a decode step of `tokens` sequences replays a captured CUDA graph (ggml-cuda.cu
+        `ggml_backend_cuda_graph_compute`): a build with graphs (`cuda_graphs`), the CUDA backend on an NVIDIA GPU of
+        at least `cuda_graph_min_cc`, at most `cuda_graph_max_batch` sequences (`.moe` for a MoE model: MUL_MAT_ID
+        disabled graphs until PR 19645), and no expert weights in CPU RAM (`--n-cpu-moe` disables graphs, PR 18593)."""
+        device = self.device
+        if not self.profile.value("cuda_graphs", 0) or device.vendor != "nvidia" or device.kind not in ("gpu", "soc"):
+            return False
+        if (self.backend or default_backend(device)) != "cuda":
+            return False
+        cc = self.GRAPH_CC.get(device.architecture or "")
+        if cc is None or cc < self.profile.value("cuda_graph_min_cc", 8.0):
+            return False
+        moe = bool(self.profile.value("moe_graph", 0))
+        if moe and (self.profile.value("cpu_moe", 0) or self.profile.value("n_cpu_moe", 0)):
+            return False
+        limit = self.profile.value("cuda_graph_max_batch.moe" if moe else "cuda_graph_max_batch", 1)
+        return limit < 0 or (tokens or 1) <= limit
+
+    def per_op_overhead(self, decode: bool, tokens: int | None = None):
+        """A decode step replayed as a CUDA graph (`graph_replays`): `graph_op_s` per kernel; any other step (prefill,
+        a build or GPU without graphs, a batch past the gate): None, the device's launch cost."""
+        return self.profile.range("graph_op_s") if decode and self.graph_replays(tokens) else None
 
     def matrix_kernel(self, weights: str, decode: bool, tokens: int):
         return select_kernel(self.NAME, weights, self.device, decode, tokens, self.build_date, self.backend)
