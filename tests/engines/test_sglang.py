@@ -320,3 +320,20 @@ def test_sglang_045_to_047_size_the_pool_and_graphs_by_memory_above_80_gib():
     dp = resolve("sglang@0.4.6", h200, settings={"enable_dp_attention": 1}).at_gpus(8)
     assert dp.graph_max_batch == 160
     assert resolve("sglang@0.4.5", h200, settings={"enable_dp_attention": 1}).at_gpus(8).graph_max_batch == 256
+
+
+def test_sglang_block_fp8_moe_bandwidth_share_by_release():
+    # github.com/sgl-project/sglang/pull/11730: SGLang's own fused_moe on H200 (Qwen3-235B FP8 TP8, default config):
+    # 16 tokens read 128 x (1 - (120/128)^16) experts of 3 x 4096 x 192 fp8 bytes in 92.36 us, 0.44 of 4.8 TB/s
+    experts = 128 * (1 - (120 / 128) ** 16)
+    share = experts * 3 * 4096 * 192 / 92.36e-6 / 4.8e12
+    assert share == pytest.approx(0.44, abs=0.01)
+    h200 = CATALOG.device("h200-sxm-141gb")
+    newer = resolve("sglang@0.5.3", h200).moe_kernel("fp8", False, 64, 2.0)
+    assert newer.memory.typical == pytest.approx(0.43) and newer.memory.low == pytest.approx(0.38)
+    assert "11730" in newer.source
+    older = resolve("sglang@0.5.2", h200).moe_kernel("fp8", False, 64, 2.0)  # vLLM's Feb 2025 H100 kernel table
+    assert older.memory.typical == pytest.approx(0.265) and "13932" in older.source
+    e = estimate("deepseek-r1", device="h200-sxm-141gb", gpus=8, engine="sglang@0.5.7", quant="fp8", batch=64)
+    before = estimate("deepseek-r1", device="h200-sxm-141gb", gpus=8, engine="sglang@0.5.2", quant="fp8", batch=64)
+    assert e.decode.latency_s.typical < 0.8 * before.decode.latency_s.typical
