@@ -337,3 +337,13 @@ def test_sglang_block_fp8_moe_bandwidth_share_by_release():
     e = estimate("deepseek-r1", device="h200-sxm-141gb", gpus=8, engine="sglang@0.5.7", quant="fp8", batch=64)
     before = estimate("deepseek-r1", device="h200-sxm-141gb", gpus=8, engine="sglang@0.5.2", quant="fp8", batch=64)
     assert e.decode.latency_s.typical < 0.8 * before.decode.latency_s.typical
+
+
+def test_sglang_nvfp4_experts_on_blackwell_are_flashinfer_trtllm():
+    # TensorRT-LLM blog24, TRTLLM-Gen per-rank DeepSeek-V3 TP8 MoE module on one B200: 64 tokens read
+    # 256 (1 - (1 - 8/256)^64) experts of 3 x 7168 x 256 x 0.5625 B in 141.68 us, 0.63 of 7.7 TB/s
+    share = 256 * (1 - (1 - 8 / 256) ** 64) * 3 * 7168 * 256 * 0.5625 / 141.68e-6 / 7.7e12
+    assert share == pytest.approx(0.63, abs=0.01)
+    kernel = resolve("sglang@0.5.6", CATALOG.device("b200")).moe_kernel("nvfp4", False, 64, 2.0)
+    assert kernel.memory.typical == pytest.approx(0.60) and kernel.memory.high == pytest.approx(0.63)
+    assert "blog24" in kernel.source and "server_args" in kernel.source
