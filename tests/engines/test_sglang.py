@@ -329,13 +329,17 @@ def test_sglang_block_fp8_moe_bandwidth_share_by_release():
     share = experts * 3 * 4096 * 192 / 92.36e-6 / 4.8e12
     assert share == pytest.approx(0.44, abs=0.01)
     h200 = CATALOG.device("h200-sxm-141gb")
-    newer = resolve("sglang@0.5.3", h200).moe_kernel("fp8", False, 64, 2.0)
-    assert newer.memory.typical == pytest.approx(0.43) and newer.memory.low == pytest.approx(0.38)
-    assert "11730" in newer.source
-    older = resolve("sglang@0.5.2", h200).moe_kernel("fp8", False, 64, 2.0)  # vLLM's Feb 2025 H100 kernel table
+    # from 0.4.3 the wheels ship a fused_moe config tuned for DeepSeek's TP8 expert shape on H200 (none for H100)
+    for release in ("sglang@0.4.3", "sglang@0.4.5", "sglang@0.5.7"):
+        newer = resolve(release, h200).moe_kernel("fp8", False, 64, 2.0)
+        assert newer.memory.typical == pytest.approx(0.43) and newer.memory.low == pytest.approx(0.38)
+        assert "11730" in newer.source and "h200-sxm-141gb" in newer.basis
+    older = resolve("sglang@0.4.1", h200).moe_kernel("fp8", False, 64, 2.0)  # vLLM's Feb 2025 H100 kernel table
     assert older.memory.typical == pytest.approx(0.265) and "13932" in older.source
+    h100 = resolve("sglang@0.5.7", CATALOG.device("h100-sxm-80gb")).moe_kernel("fp8", False, 64, 2.0)
+    assert h100.memory.typical == pytest.approx(0.265)
     e = estimate("deepseek-r1", device="h200-sxm-141gb", gpus=8, engine="sglang@0.5.7", quant="fp8", batch=64)
-    before = estimate("deepseek-r1", device="h200-sxm-141gb", gpus=8, engine="sglang@0.5.2", quant="fp8", batch=64)
+    before = estimate("deepseek-r1", device="h200-sxm-141gb", gpus=8, engine="sglang@0.4.1", quant="fp8", batch=64)
     assert e.decode.latency_s.typical < 0.8 * before.decode.latency_s.typical
 
 
