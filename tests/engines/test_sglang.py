@@ -320,3 +320,34 @@ def test_sglang_045_to_047_size_the_pool_and_graphs_by_memory_above_80_gib():
     dp = resolve("sglang@0.4.6", h200, settings={"enable_dp_attention": 1}).at_gpus(8)
     assert dp.graph_max_batch == 160
     assert resolve("sglang@0.4.5", h200, settings={"enable_dp_attention": 1}).at_gpus(8).graph_max_batch == 256
+
+
+def test_sglang_block_fp8_moe_bandwidth_share_by_release():
+    # github.com/sgl-project/sglang/pull/11730: SGLang's own fused_moe on H200 (Qwen3-235B FP8 TP8, default config):
+    # 16 tokens read 128 x (1 - (120/128)^16) experts of 3 x 4096 x 192 fp8 bytes in 92.36 us, 0.44 of 4.8 TB/s
+    experts = 128 * (1 - (120 / 128) ** 16)
+    share = experts * 3 * 4096 * 192 / 92.36e-6 / 4.8e12
+    assert share == pytest.approx(0.44, abs=0.01)
+    h200 = CATALOG.device("h200-sxm-141gb")
+    # from 0.4.3 the wheels ship a fused_moe config tuned for DeepSeek's TP8 expert shape on H200 (none for H100)
+    for release in ("sglang@0.4.3", "sglang@0.4.5", "sglang@0.5.7"):
+        newer = resolve(release, h200).moe_kernel("fp8", False, 64, 2.0)
+        assert newer.memory.typical == pytest.approx(0.43) and newer.memory.low == pytest.approx(0.38)
+        assert "11730" in newer.source and "h200-sxm-141gb" in newer.basis
+    older = resolve("sglang@0.4.1", h200).moe_kernel("fp8", False, 64, 2.0)  # vLLM's Feb 2025 H100 kernel table
+    assert older.memory.typical == pytest.approx(0.265) and "13932" in older.source
+    h100 = resolve("sglang@0.5.7", CATALOG.device("h100-sxm-80gb")).moe_kernel("fp8", False, 64, 2.0)
+    assert h100.memory.typical == pytest.approx(0.265)
+    e = estimate("deepseek-r1", device="h200-sxm-141gb", gpus=8, engine="sglang@0.5.7", quant="fp8", batch=64)
+    before = estimate("deepseek-r1", device="h200-sxm-141gb", gpus=8, engine="sglang@0.4.1", quant="fp8", batch=64)
+    assert e.decode.latency_s.typical < 0.8 * before.decode.latency_s.typical
+
+
+def test_sglang_nvfp4_experts_on_blackwell_are_flashinfer_trtllm():
+    # TensorRT-LLM blog24, TRTLLM-Gen per-rank DeepSeek-V3 TP8 MoE module on one B200: 64 tokens read
+    # 256 (1 - (1 - 8/256)^64) experts of 3 x 7168 x 256 x 0.5625 B in 141.68 us, 0.63 of 7.7 TB/s
+    share = 256 * (1 - (1 - 8 / 256) ** 64) * 3 * 7168 * 256 * 0.5625 / 141.68e-6 / 7.7e12
+    assert share == pytest.approx(0.63, abs=0.01)
+    kernel = resolve("sglang@0.5.6", CATALOG.device("b200")).moe_kernel("nvfp4", False, 64, 2.0)
+    assert kernel.memory.typical == pytest.approx(0.60) and kernel.memory.high == pytest.approx(0.63)
+    assert "blog24" in kernel.source and "server_args" in kernel.source

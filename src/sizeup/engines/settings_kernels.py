@@ -72,11 +72,14 @@ def settings_kernel(model, weights: str, decode: bool, *, peak: str, name: str) 
 def moe_kernel(model, weights: str, rows: float | None = None) -> Kernel | None:
     """The grouped GEMM `model` (an ExecutionModel) runs for a MoE layer's experts of format `weights` on its device,
     from its profile's `moe_gemm@FORMAT@ARCH` (or its `@rows<R>` table, read at `rows` per expert; None: the table's
-    first point) and `moe_gemm_memory@FORMAT@ARCH`; None where neither is stated."""
+    first point) and `moe_gemm_memory@FORMAT@ARCH` (`moe_gemm_memory@FORMAT@ARCH@DEVICE` first, where the engine
+    ships kernel configs tuned for that GPU alone); None where neither is stated."""
     profile, arch = model.profile, model.device.architecture or ""
     suffix = f"@{weights.lower()}@{arch}"
-    fraction, memory = profile.range(f"moe_gemm{suffix}"), profile.range(f"moe_gemm_memory{suffix}")
-    keys = [k for k, v in ((f"moe_gemm{suffix}", fraction), (f"moe_gemm_memory{suffix}", memory)) if v is not None]
+    memory_key = next((k for k in (f"moe_gemm_memory{suffix}@{model.device.id}", f"moe_gemm_memory{suffix}")
+                       if k in profile.ranges), f"moe_gemm_memory{suffix}")
+    fraction, memory = profile.range(f"moe_gemm{suffix}"), profile.range(memory_key)
+    keys = [k for k, v in ((f"moe_gemm{suffix}", fraction), (memory_key, memory)) if v is not None]
     table = rows_table(profile, f"moe_gemm{suffix}@rows")
     if table:
         fraction, used = at_rows(table, rows)
