@@ -83,7 +83,8 @@ def test_models_json_is_the_api_result(cli_json):
     assert cli_json(["models", "llama", "8b", "--json"]) == as_json(api.models("llama 8b").to_dict())
     found = api.models("Qwen/Qwen3")
     assert [m.id for m in found.models] == ["qwen3-4b", "qwen3-4b-instruct-2507", "qwen3-8b", "qwen3-32b", "qwen3-30b-a3b",
-                                            "qwen3-30b-a3b-instruct-2507", "qwen3-235b-a22b"]
+                                            "qwen3-30b-a3b-instruct-2507", "qwen3-235b-a22b",
+                                            "qwen3-next-80b-a3b-instruct"]
     moe = next(m for m in found.models if m.id == "qwen3-30b-a3b")
     assert moe.moe and moe.active_params < moe.params and moe.context == 40960
     assert len(api.models().models) >= 40
