@@ -14,7 +14,8 @@ def test_every_device_has_one_class_and_the_known_ones_are_right():
                 "jetson-orin-nano-8gb": "edge", "raspberry-pi-5-8gb": "edge", "epyc-9654": "cpu",
                 "core-i9-13900k": "cpu", "ryzen-ai-max-395": "workstation", "ryzen-ai-max-395-cpu": "cpu",
                 "jetson-agx-thor": "edge", "apple-m5": "apple", "mi355x": "datacenter", "gb200": "datacenter",
-                "gtx-1080-ti": "consumer", "tesla-p40": "datacenter"}
+                "gtx-1080-ti": "consumer", "tesla-p40": "datacenter", "gaudi3": "accelerator",
+                "ascend-910b3": "accelerator", "tenstorrent-n300": "accelerator", "inferentia2": "accelerator"}
     assert {k: classes[k] for k in expected} == expected
     assert all(classes[d] == "cpu" for d in classes if d.startswith("apple-") and d.endswith("-cpu"))
     assert set(COMMON_DEVICES) <= set(classes)

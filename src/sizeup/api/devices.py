@@ -17,7 +17,7 @@ __all__ = ["CompareOptions", "DeviceComparison", "compare", "compare_devices", "
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CompareOptions(ServingOptions):
-    devices: str | tuple[str, ...] = option("common", "a class (consumer, workstation, apple, datacenter, edge, cpu), "
+    devices: str | tuple[str, ...] = option("common", "a class (consumer, workstation, apple, datacenter, accelerator, edge, cpu), "
                                                       "'all', 'common' (a few cards most asked about), or device "
                                                       "names (a list, or one string 'a,b,c')")
     engine: str | None = option(None, "serving engine for every device (default: llama.cpp on consumer cards, Macs, "

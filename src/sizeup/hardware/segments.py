@@ -12,7 +12,7 @@ from sizeup.hardware.schema import DeviceSpec
 
 __all__ = ["SEGMENTS", "COMMON_DEVICES", "segment_of"]
 
-SEGMENTS = ("consumer", "workstation", "apple", "datacenter", "edge", "cpu")
+SEGMENTS = ("consumer", "workstation", "apple", "datacenter", "accelerator", "edge", "cpu")
 """Every class; `all` on the command line is their union."""
 
 COMMON_DEVICES = ("rtx-3060-12gb", "rtx-4060-ti-16gb", "rtx-4090", "rtx-5090", "apple-m3-max", "l4",
@@ -29,8 +29,9 @@ def segment_of(device: DeviceSpec) -> str:
     """The class of `device`: edge (Jetson, Raspberry Pi), cpu (every CPU, a Mac's CPU cluster included), apple
     (M-series SoCs: their GPU), consumer (GeForce GTX 10 and RTX 20-50
     and TITAN, Radeon RX, Arc), workstation (RTX A/Ada/PRO, Radeon PRO, Arc Pro, DGX Spark, Ryzen AI Max
-    unified-memory desktops),
-    else datacenter."""
+    unified-memory desktops), accelerator (every NPU: Gaudi, Inferentia, Trainium, Ascend, Tenstorrent; the
+    catalog's kind npu, its own class so that GPU rows never narrow the range of a part they do not measure),
+    else datacenter (a TPU included)."""
     did = device.id
     if did.startswith(_EDGE):
         return "edge"
@@ -42,4 +43,6 @@ def segment_of(device: DeviceSpec) -> str:
         return "workstation"
     if did.startswith(_CONSUMER):
         return "consumer"
+    if device.kind == "npu":
+        return "accelerator"
     return "datacenter"

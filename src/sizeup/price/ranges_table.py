@@ -42,7 +42,7 @@ ANY = "*"
 FAMILY = "family:"
 """The engine key prefix of a runtime family's pool in the table's cells."""
 CLASS_WORDS = {"consumer": "consumer GPUs", "workstation": "workstation GPUs", "datacenter": "data-centre GPUs",
-               "apple": "Apple silicon", "edge": "edge boards", "cpu": "CPUs"}
+               "accelerator": "NPUs", "apple": "Apple silicon", "edge": "edge boards", "cpu": "CPUs"}
 
 
 def release_of(engine: str) -> str:

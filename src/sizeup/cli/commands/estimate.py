@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                     "(or with --devices) a table compares devices")
     p.add_argument("--devices", metavar="CLASS|A,B,…",
                    help="compare devices: which run the model, at which format, tokens/s and $ per million tokens; "
-                        "a class (consumer, workstation, apple, datacenter, edge, cpu, all) or device names separated "
+                        "a class (consumer, workstation, apple, datacenter, accelerator, edge, cpu, all) or device names separated "
                         "by commas (default without --device: a few common cards)")
     p.add_argument("--gpus", type=_GPUS, default=1, help="tensor-parallel GPUs (default 1)")
     p.add_argument("--split", choices=("tensor", "layers"), default="tensor",
