@@ -54,3 +54,23 @@ def test_the_lean_loop_takes_the_general_loops_decisions(seed):
                                   output_reserve=None)
     assert lean == general
     assert lean.order == general.order and lean.first == general.first and lean.done == general.done
+
+
+@pytest.mark.parametrize("seed", range(120))
+def test_runs_of_alike_requests_keep_the_general_loops_order(seed):
+    # every request alike (the planner's runs): the lean loop keeps the running requests in a queue, not a heap, since
+    # they finish in the order their prompts did; the same Trace as the general loop's heap, to the bit
+    case = _case(seed)
+    target = case.pop("target")
+    rng = random.Random(1000 + seed)
+    n = rng.choice([2, 30, 200, 1200])
+    case["requests"] = [(rng.choice([1, 2, rng.randint(1, 3000)]), rng.choice([1, 2, rng.randint(2, 400)]))] * n
+    if case["arrivals"] is not None:
+        rate = rng.choice([0.5, 5.0, 50.0, 500.0])
+        case["arrivals"] = sorted(rng.expovariate(rate) * k for k in range(n))
+    sent = case["arrivals"] or [0.0] * n
+    lean = scheduler.run(**case, stop=_stop(target, sent))
+    general = scheduler._run_pool(**case, stop=_stop(target, sent), kv_tokens=None, watermark=0.0,
+                                  output_reserve=None)
+    assert lean == general
+    assert lean.order == general.order and lean.first == general.first and lean.done == general.done

@@ -52,7 +52,8 @@ class EstimateOptions(ServingOptions):
     device: str | DeviceSpec | None = option(None, "device name (see 'sizeup hw list'), a DeviceSpec, or 'local' "
                                                    "with a calibration")
     offer: str | None = option(None, "the device as this cloud offer installs it: the GPU link the offer states, "
-                                     "else PCIe (see 'sizeup hw offers')")
+                                     "else PCIe; GPUs past one instance span its instances (--gpus-per-node), joined "
+                                     "by the network it states (see 'sizeup hw offers')")
     quant: str | None = option(None, "weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, q4_k_m, q8_0, ... "
                                      "(default: the format a .gguf file stores, else the most precise of the engine's "
                                      "formats that fits)")
@@ -194,10 +195,13 @@ def estimate(model: str, options: EstimateOptions | None = None, /, **changes: A
     profile = load_calibration(o.calibration, o.db, [o.device], kind="vision" if onnx else "llm",
                                engine=_engine_for_profile(o, catalog))
     device = resolve_device(o.device, catalog, profile)
-    if o.offer:
-        from sizeup.plan.topology import device_in_offer
+    offer_note = ""
+    if o.offer:  # the GPUs as the offer installs them; past one instance, its instances are the nodes
+        from sizeup.plan.topology import device_in_offer, offer_nodes
 
-        device = device_in_offer(catalog, device, o.offer)[0]
+        device, offer = device_in_offer(catalog, device, o.offer)
+        per_node, network, offer_note = offer_nodes(offer, o.gpus, o.gpus_per_node, o.network_gbps)
+        o = replace(o, gpus_per_node=per_node, network_gbps=network)
     if onnx:
         from sizeup.api.onnx_estimate import estimate_onnx
 
@@ -225,7 +229,7 @@ def estimate(model: str, options: EstimateOptions | None = None, /, **changes: A
         by_size = _by_memory_size(model, device, o, catalog, result)
         size_note = [_assumed(device, by_size)] if by_size and not device.resolved_as else []
         result = replace(result, assumptions=(*notes, *size_note, *([implied] if implied else []),
-                                              *result.assumptions))
+                                              *([offer_note] if offer_note else []), *result.assumptions))
         alternatives = () if result.memory.fits else tuple(what_would_fit(result))
     values = {f.name: getattr(result, f.name) for f in fields(result) if f.init}
     return EstimateResult(**values, would_fit=alternatives, batch_sweep=sweep, under_load=loaded,

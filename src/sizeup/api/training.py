@@ -96,7 +96,8 @@ class TrainOptions(Options):
     dataset_tokens: float | None = option(None, "tokens in the data set", minimum=1, maximum=MAX_TRAINING_TOKENS)
     offer: str | None = option(None, "cloud offer id: the GPUs as it installs them (its stated link, else PCIe), and "
                                      "the price (default: the cheapest offer that holds the GPUs)")
-    network_gbps: float | None = option(None, "node-to-node network per node, Gb/s (default from the offer)",
+    network_gbps: float | None = option(None, "node-to-node network per node, Gb/s (default from the offer, else "
+                                        "400 per GPU: data/efficiency/comm.yaml nodes)",
                                         minimum=1e-9, maximum=10**6)
     inputs: tuple[str, ...] = option((), "FILE.py:FACTORY models: float input shapes like 8x3x224x224 (the batch is "
                                          "the micro-batch)")

@@ -20,7 +20,6 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import accumulate, repeat
 from typing import Any
 
 import numpy as np
@@ -182,11 +181,13 @@ def simulate(model: ReplicaModel, rate_per_s: float, prompt_tokens: int, output_
     rng = random.Random(seed)
     if arrivals is None:
         draws, state = _exponentials(seed, requests)  # what rng.expovariate(rate) draws, divided by the rate
-        times = list(accumulate(map(float.__truediv__, draws, repeat(rate_per_s))))
+        arrive = np.cumsum(draws / rate_per_s)  # add.accumulate: the running sum in order, as itertools.accumulate
+        times = arrive.tolist()
         rng.setstate(state)
     else:
         times = sorted(float(a) for a in arrivals)
         requests = len(times)
+        arrive = np.asarray(times)
     sizes = [lengths(rng) for _ in range(requests)] if lengths else [(prompt_tokens, output_tokens)] * requests
     if model.scheduling == "static":
         first, done, batch_time, busy = _static(model, times, sizes)
@@ -197,7 +198,6 @@ def simulate(model: ReplicaModel, rate_per_s: float, prompt_tokens: int, output_
             return None
         first, done, batch_time, busy = ran
     first, done = first + model.front_s, done + model.front_s
-    arrive = np.asarray(times)
     ttft = first - arrive
     outputs = np.asarray([max(s[1] - 1, 0) for s in sizes]) if lengths else np.full(requests, max(output_tokens - 1, 0))
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -217,11 +217,12 @@ def simulate(model: ReplicaModel, rate_per_s: float, prompt_tokens: int, output_
 
 
 @lru_cache(maxsize=16)
-def _exponentials(seed: int, requests: int) -> tuple[tuple[float, ...], tuple]:
+def _exponentials(seed: int, requests: int) -> tuple[np.ndarray, tuple]:
     """`requests` unit exponential draws of random.Random(seed), as its expovariate takes them (-ln(1 - u)), and the
-    generator's state after them: a plan simulates the same seed at many rates."""
+    generator's state after them: a plan simulates the same seed at many rates. Read-only: the cache shares it."""
     rng = random.Random(seed)
-    draws = tuple(-math.log(1.0 - rng.random()) for _ in range(requests))
+    draws = np.array([-math.log(1.0 - rng.random()) for _ in range(requests)])
+    draws.flags.writeable = False
     return draws, rng.getstate()
 
 
@@ -229,27 +230,32 @@ def _static(model: ReplicaModel, times: list[float], sizes: list[tuple[int, int]
     """Static batches: the waiting requests (up to max_batch, through the front end as workload/scheduler.py has it) run prompt to their longest output together; the next
     batch starts when that one ends. Each request's tokens come out as the batch generates them."""
     n = len(times)
-    first, done = np.zeros(n), np.zeros(n)
+    first, done = [0.0] * n, [0.0] * n  # Python floats, made arrays once at the end (the same values)
     decode_time = model.decode_table()
-    entry = list(accumulate(times, lambda last, t: max(t, last) + model.request_s, initial=0.0))[1:]
+    request_s, max_batch = model.request_s, model.max_batch
+    entry, last = [], 0.0
+    for t in times:  # through the front end one after another: max(t, last) + request_s
+        last = (t if t > last else last) + request_s
+        entry.append(last)
     now, nxt, batch_time, busy = 0.0, 0, 0.0, 0.0
     while nxt < n:
         now = max(now, entry[nxt])
-        batch = []
-        while len(batch) < model.max_batch and nxt < n and entry[nxt] <= now:
-            batch.append(nxt)
+        start = nxt
+        while nxt - start < max_batch and nxt < n and entry[nxt] <= now:
             nxt += 1
+        batch = range(start, nxt)
         prefill = model.prefill_s(sum(sizes[i][0] for i in batch))
-        step = decode_time[len(batch)]
+        step = decode_time[nxt - start]
         longest = max(sizes[i][1] for i in batch)
+        out = now + prefill
         for i in batch:
-            first[i] = now + prefill
-            done[i] = first[i] + max(sizes[i][1] - 1, 0) * step
+            first[i] = out
+            done[i] = out + max(sizes[i][1] - 1, 0) * step
         run = prefill + max(longest - 1, 0) * step
-        batch_time += len(batch) * max(longest - 1, 0) * step
+        batch_time += (nxt - start) * max(longest - 1, 0) * step
         busy += run
         now += run
-    return first, done, batch_time, busy
+    return np.array(first), np.array(done), batch_time, busy
 
 
 def _continuous(model: ReplicaModel, times: list[float], sizes: list[tuple[int, int]],

@@ -18,7 +18,8 @@ from sizeup.hardware.offer_price import hourly_price
 from sizeup.hardware.schema import DeviceSpec, Offer
 from sizeup.units import GIGA
 
-__all__ = ["installed", "link_text", "link_class", "replica_offers", "JobPlacement", "place_job", "device_in_offer"]
+__all__ = ["installed", "link_text", "link_class", "replica_offers", "JobPlacement", "place_job", "device_in_offer",
+           "offer_nodes"]
 
 
 def installed(device: DeviceSpec, offer: Offer | None) -> DeviceSpec:
@@ -132,3 +133,23 @@ def device_in_offer(catalog, device: DeviceSpec, offer_id: str) -> tuple[DeviceS
     if offer.gpu != device.id:
         raise ConfigError(f"--offer {offer_id!r} carries {offer.gpu}, not {device.id}")
     return installed(device, offer), offer
+
+
+def offer_nodes(offer: Offer, gpus: int, gpus_per_node: int | None, network_gbit_per_s: float | None
+                ) -> tuple[int | None, float | None, str]:
+    """(GPUs per node, network per node in Gb/s, the sentence saying so) of `gpus` GPUs on `offer` (`estimate
+    --offer`): its GPUs per instance are the node and its stated network joins the instances, where `--gpus-per-node`
+    and `--network-gbps` do not say otherwise; an offer that states no network leaves the default (workload/nodes.py).
+    The sentence is empty where the GPUs fit one instance or the flags decide both."""
+    per_node = gpus_per_node or offer.gpu_count
+    stated = offer.network_bytes_per_s * 8 / GIGA if offer.network_bytes_per_s else None
+    network = network_gbit_per_s or stated
+    if gpus <= per_node or (gpus_per_node and (network_gbit_per_s or stated is None)):
+        return per_node, network, ""
+    parts = [] if gpus_per_node else [f"its {offer.gpu_count} GPUs per instance are a node (as --gpus-per-node "
+                                      f"{offer.gpu_count})"]
+    if not network_gbit_per_s:
+        parts.append(f"the instances are joined by its stated {offer.network_kind} at {stated:,.0f} Gb/s per "
+                     f"instance (as --network-gbps)" if stated else
+                     "it states no network between instances: the default network is assumed")
+    return per_node, network, f"--offer {offer.id}: " + "; ".join(parts)

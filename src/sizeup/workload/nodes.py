@@ -21,7 +21,7 @@ from sizeup.errors import CatalogError, ConfigError
 from sizeup.hardware.catalog import builtin_data_dir, read_yaml
 from sizeup.hardware.schema import DeviceSpec
 
-__all__ = ["Nodes", "node_layout", "board_gpus", "stage_crossings"]
+__all__ = ["Nodes", "node_layout", "board_gpus", "network_gbit_per_gpu", "stage_crossings"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,6 +46,12 @@ def _nodes() -> tuple[int, dict[str, int], float]:
         raise CatalogError(f"{path}: malformed nodes entry ({e})") from None
 
 
+def network_gbit_per_gpu() -> float:
+    """The node-to-node network assumed per GPU where neither the user (`--network-gbps`) nor an offer states one,
+    Gb/s (comm.yaml `nodes.network_gbit_per_gpu`): inference across nodes and training's data parallel both use it."""
+    return _nodes()[2]
+
+
 def board_gpus(device: DeviceSpec) -> int | None:
     """GPUs per node of `device` as comm.yaml `nodes` states it, or None (not covered: taken as one node)."""
     from sizeup.price.comm import device_link
@@ -67,7 +73,7 @@ def node_layout(device: DeviceSpec, gpus: int, gpus_per_node: int | None = None,
     per_node = gpus_per_node or board_gpus(device)
     if per_node is None or gpus <= per_node:
         return None, None
-    _, _, per_gpu = _nodes()
+    per_gpu = network_gbit_per_gpu()
     network = network_gbit_per_s or per_gpu * per_node
     nodes = Nodes(per_node=per_node, network_gbit_per_s=network)
     how = "--gpus-per-node" if gpus_per_node else "the device's board, data/efficiency/comm.yaml nodes"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections import deque
 from collections.abc import Callable, Sequence
 from math import ceil
 
@@ -38,15 +39,21 @@ def run_lean(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | N
             last = enters[k] = (last if last > t else t) + front
     per_run = max(per_schedule, 1)
     every = per_run == 1
-    push, pop = heapq.heappush, heapq.heappop
     append = order.append
-    running: list[int] = []  # heap of (decode step at which it finishes) * n + request
+    # (decode step at which it finishes) * n + request, smallest first: a heap; where every request is alike (the
+    # planner's runs) the requests are pushed in that order (prompts finish in admission order, the step count never
+    # falls), so a queue holds them in heap order at less cost
+    if n and requests.count(requests[0]) == n:
+        running, push, pop = deque(), deque.append, deque.popleft
+    else:
+        running, push, pop = [], heapq.heappush, heapq.heappop
     priced: dict = {}  # by chunk * (limit + 1) + batch (batch <= limit): (step, what it adds to the decodes) / step
     span_key = limit + 1
     pending: list[list[int]] = []  # admitted, prompt not done: [request, prompt tokens left]
     adm, sent_to = 0, 0 if bounded else n
     now, steps_done, held, decoding, busy, prefill = 0.0, 0, 0.0, 0.0, 0.0, 0.0
-    holding = 0
+    holding = npend = 0  # admitted requests; of them, those whose prompt is not done (len(pending))
+    inf = math.inf
     while adm < n or holding:
         if bounded:
             if not holding and adm == sent_to and times[adm] > now:
@@ -66,17 +73,26 @@ def run_lean(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | N
                 pending.append([adm, tokens if tokens > 1 else 1])
                 adm += 1
                 holding += 1
-        batch = holding - len(pending)
-        if pending and (mixes or boundary):
-            room = (budget - (batch * beams if mixes else 0)) if budget else math.inf
-            if room < 1:
-                room = 1
-            if len(pending) == 1:  # one prompt (the planner's usual step): the loop below, unrolled
+                npend += 1
+        batch = holding - npend
+        if npend and (mixes or boundary):
+            if npend == 1:  # one prompt (the planner's usual step): the loop below, unrolled
                 entry = pending[0]
-                chunk = entry[1] if not chunked or entry[1] <= room else room
-                entry[1] -= chunk
-                finished = 1 if entry[1] <= 0 else 0
+                left = entry[1]
+                if chunked:
+                    room = (budget - (batch * beams if mixes else 0)) if budget else inf
+                    if room < 1:
+                        room = 1
+                    chunk = left if left <= room else room
+                else:
+                    chunk = left
+                left -= chunk
+                entry[1] = left
+                finished = 1 if left <= 0 else 0
             else:
+                room = (budget - (batch * beams if mixes else 0)) if budget else inf
+                if room < 1:
+                    room = 1
                 chunk = finished = 0
                 for entry in pending:
                     space = room - chunk
@@ -116,8 +132,26 @@ def run_lean(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | N
                     done[k] = now
                     append(k)
                     holding -= 1
+            if not finished:
+                continue
             base = steps_done * n - n
-            taken = pending if finished == len(pending) else pending[:finished]
+            if npend == 1:  # the one prompt done (its first token): as the loop below takes it
+                k = entry[0]
+                first[k] = now
+                if stop is not None and stop(k, now):
+                    return dict(sent=sent, first=first, done=done, order=order, makespan=now, held=held,
+                                decoding=decoding, busy=busy, prefill=prefill, stopped=True, preempted=0)
+                out = requests[k][1]
+                if out <= 1:
+                    done[k] = now
+                    append(k)
+                    holding -= 1
+                else:
+                    push(running, base + out * n + k)
+                pending = []
+                npend = 0
+                continue
+            taken = pending if finished == npend else pending[:finished]
             for k, _ in taken:
                 first[k] = now
                 if stop is not None and stop(k, now):
@@ -134,10 +168,11 @@ def run_lean(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | N
                 pending = []
             else:
                 del pending[:finished]
+            npend -= finished
             continue
         dt = decode(batch)
         count = running[0] // n - steps_done
-        if pending:  # prompts wait for the next scheduling point (steps per schedule)
+        if npend:  # prompts wait for the next scheduling point (steps per schedule)
             wait = (-steps_done) % per_run if per_run > 1 else 0
             if wait < count:
                 count = wait

@@ -39,7 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="node-to-node network per node, Gb/s, or with a unit: 3200Gbps, 400GB/s (default 400 Gb/s "
                         "per GPU: one NDR InfiniBand HCA each)")
     p.add_argument("--offer", metavar="ID", help="the device as this cloud offer installs it: the GPU link the offer "
-                                                 "states, else PCIe (see 'sizeup hw offers'; a plan's recipe names it)")
+                                                 "states, else PCIe; GPUs past one instance span its instances, joined "
+                                                 "by the network it states (see 'sizeup hw offers'; a plan's recipe "
+                                                 "names it)")
     p.add_argument("--quant", default=None, help="weight format: bf16, fp16, fp8, int8, awq-int4, gptq-int4, nf4, "
                                                   "q4_k_m, q8_0, … (default: the format a .gguf file stores, else the "
                                                   "most precise of the engine's formats that fits)")

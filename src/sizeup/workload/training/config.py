@@ -141,7 +141,7 @@ class TrainingConfig:
     """Measured mean padded length per row, where known."""
     offer: str | None = None
     network_gbit_per_s: float | None = None
-    """Per node; default from the offer, else 400 Gb/s per GPU."""
+    """Per node; default from the offer, else comm.yaml nodes.network_gbit_per_gpu per GPU (400 Gb/s)."""
 
     def __post_init__(self) -> None:
         if self.optimizer not in OPTIMIZER_STATE_BYTES:

@@ -17,6 +17,7 @@ from sizeup.price.roofline import price, tensor_precision
 from sizeup.ranges import Range
 from sizeup.workload.finetune import Method, Trainable, dequant_traffic_bytes
 from sizeup.workload.frameworks import matmul_fraction
+from sizeup.workload.nodes import network_gbit_per_gpu
 from sizeup.workload.training.activations import layer_projections
 from sizeup.workload.training.config import PRECISIONS, TrainingConfig
 from sizeup.workload.training.encoder_decoder import (encoder_decoder_flops_per_sequence, encoder_time, encoder_trains,
@@ -254,8 +255,11 @@ def links(device: DeviceSpec, cfg: TrainingConfig, offer: Offer | None) -> tuple
     intra = device_link(device)
     if cfg.parallel.nodes == 1:
         return intra, None
+    """(the GPU link inside a node; the network each GPU sees between nodes, None on one node). The network per node:
+    `--network-gbps`, else the offer's stated one, else comm.yaml's per-GPU figure (workload/nodes.py) times the GPUs
+    per node, as inference across nodes takes it."""
     per_node = cfg.network_gbit_per_s or (offer.network_bytes_per_s * 8 / 1e9 if offer and offer.network_bytes_per_s
-                                          else 400.0 * cfg.parallel.gpus_per_node)
+                                          else network_gbit_per_gpu() * cfg.parallel.gpus_per_node)
     return intra, network_link(per_node * 1e9 / 8 / cfg.parallel.gpus_per_node)
 
 
