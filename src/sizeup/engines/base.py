@@ -257,9 +257,9 @@ class ExecutionModel(EntryPoint):
         `front_streams` False: that streaming runs in processes apart from the one taking requests in."""
         return None
 
-    def extra_launches(self, ledger, fp32: bool) -> tuple[Range, str] | None:
-        """Host time of the kernels a decode step launches beyond the ledger's one per op, and the sentence that
-        says so; None where the engine launches what the ledger counts."""
+    def extra_launches(self, ledger, fp32: bool, per_op: Range | None = None) -> tuple[Range, str] | None:
+        """Host time of the kernels a decode step launches beyond the ledger's one per op (`per_op`: the time each
+        ledger op pays in the phase), and the sentence that says so; None where it launches what it counts."""
         return None
 
     def phase_notes(self, arch: ModelArch, decode: bool) -> tuple[str, ...]:

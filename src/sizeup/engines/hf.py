@@ -97,7 +97,7 @@ class HFTransformers(ExecutionModel):
                 step = host + step if step is not None else host
         return step
 
-    def extra_launches(self, ledger, fp32: bool) -> tuple[Range, str] | None:
+    def extra_launches(self, ledger, fp32: bool, per_op: Range | None = None) -> tuple[Range, str] | None:
         eager = eager_kernel_overhead(self.profile, ledger, self.device, fp32)
         if eager is None:
             return None

@@ -116,6 +116,29 @@ class LlamaCpp(ExecutionModel):
         a build or GPU without graphs, a batch past the gate): None, the device's launch cost."""
         return self.profile.range("graph_op_s") if decode and self.graph_replays(tokens) else None
 
+    def extra_launches(self, ledger, fp32: bool, per_op: Range | None = None):
+        """A one-token decode of a Gated DeltaNet model (Qwen3-Next) on a build that builds the delta rule from ggml
+        ops (`gdn_decode_nodes`: the compute nodes of one mixer as the build's graph makes them; views, reshapes and
+        permutes launch nothing): the nodes beyond the ledger's ops of each mixer, each at the per-op time the ledger's
+        own ops pay (`per_op`: `graph_op_s` in a replayed CUDA graph, else the device's launch cost). None elsewhere,
+        and where the caller names no per-op time."""
+        nodes = self.profile.value("gdn_decode_nodes", 0.0)
+        if not nodes or per_op is None or self.device.kind == "cpu":
+            return None
+        rules = [o for o in ledger.ops if o.op == "gated_delta_rule"]  # one per mixer (`count` of them: a ledger
+        if not rules:                                                   # may fold layers into `model.layers.*`)
+            return None
+        mixers, scopes = sum(o.count for o in rules), {o.scope.rsplit(".", 1)[0] for o in rules}
+        counted = sum(o.count for o in ledger.ops if o.scope and o.scope.rsplit(".", 1)[0] in scopes)
+        extra = nodes * mixers - counted
+        if extra <= 0:
+            return None
+        return per_op.scale(extra), (
+            f"{self.NAME}: this build runs each Gated DeltaNet mixer's one-token decode as {nodes:.0f} ggml compute "
+            f"nodes (conts, repeats, the delta rule as mul/sum_rows/exp...; data/engines/llama.cpp.yaml "
+            f"gdn_decode_nodes) where the ledger counts {counted / mixers:.0f} ops: {extra:,.0f} more "
+            f"kernels, +{per_op.typical * extra * 1e3:.2f} ms per step")
+
     def matrix_kernel(self, weights: str, decode: bool, tokens: int):
         return select_kernel(self.NAME, weights, self.device, decode, tokens, self.build_date, self.backend)
 

@@ -385,7 +385,7 @@ def estimate_inference(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig
             rows = cfg.step_tokens or tokens  # the GEMMs' M: the server step's, where the phase runs in one
             eff = phase_efficiency(on_dev_model, decode, fmt, tokens, expert_rows(arch, rows), rows)
             overhead = on_dev_model.step_overhead(arch, decode)
-            eager = on_dev_model.extra_launches(ledger, fmt.compute_dtype == "fp32") if decode else None
+            eager = on_dev_model.extra_launches(ledger, fmt.compute_dtype == "fp32", eff.overhead_s) if decode else None
             if eager is not None:
                 overhead = overhead + eager[0] if overhead is not None else eager[0]
                 assumptions.append(eager[1])
