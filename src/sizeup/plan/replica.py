@@ -67,7 +67,7 @@ def replica_model(arch: ModelArch, device: DeviceSpec, cfg: InferenceConfig, max
         eff = phase_efficiency(model, True, fmt, b, expert_rows(decoder, b))  # as estimate prices batch b
         ledger = step_ledger(decoder, Step(batch=b, new_tokens=1, context=context), fmt, cfg.kv_dtype, "bf16",
                              cfg.gpus, ranks)
-        eager = model.extra_launches(ledger, fmt.compute_dtype == "fp32")  # hf: as estimate prices it
+        eager = model.extra_launches(ledger, fmt.compute_dtype == "fp32", eff.overhead_s)  # as estimate prices it
         extra = model.step_extra(decoder, ledger, fmt.id, True, b)  # a format's own path (bitsandbytes), as estimate
         roof = price(ledger, device, eff)
         gpu = (roof.total_s.typical + step_s + (eager[0].typical if eager else 0.0)
