@@ -217,3 +217,30 @@ def test_a_missing_key_without_a_class_default_names_the_gguf_key():
     with pytest.raises(ConfigError, match=r"^m.gguf \(GGUF metadata\): missing field 'hidden_size' \(GGUF 'llama."
                                           r"embedding_length', not in the file\) \(needed for model_type 'llama'\)$"):
         c.int("hidden_size", bound=HIDDEN)
+
+
+@pytest.mark.parametrize("arch_name, keys, expected_type", [
+    ("qwen3moe", {"expert_count": 4, "expert_used_count": 2, "expert_feed_forward_length": 32}, "qwen3_moe"),
+    ("deepseek2", {"expert_count": 4, "expert_used_count": 2, "expert_feed_forward_length": 32,
+                   "expert_shared_count": 1, "attention.kv_lora_rank": 32, "attention.key_length_mla": 24,
+                   "attention.value_length_mla": 16, "rope.dimension_count": 8, "leading_dense_block_count": 0},
+     "deepseek_v2")])
+def test_a_whole_small_moe_file_is_estimated(tmp_path, arch_name, keys, expected_type):
+    """The path a user takes: `sizeup estimate FILE.gguf` on a whole (tiny) file of the architecture."""
+    from sizeup.api import estimate
+    from sizeup.ingest.headers import model_from_header
+
+    meta = {"embedding_length": 64, "block_count": 2, "feed_forward_length": 128, "attention.head_count": 4,
+            "attention.head_count_kv": 2, "context_length": 2048, **keys}
+    kvs = [("general.architecture", STRING, arch_name), ("general.file_type", U32, 7),
+           ("tokenizer.ggml.tokens", ARRAY, (STRING, ["t"] * 96))]
+    kvs += [(f"{arch_name}.{k}", U32, v) for k, v in meta.items()]
+    tensors = [("token_embd.weight", (64, 96), Q8_0), ("output.weight", (64, 96), Q8_0),
+               ("blk.0.ffn_gate_exps.weight", (64, 32, 4), Q8_0)]
+    path = tmp_path / "tiny.gguf"
+    path.write_bytes(gguf_bytes(kvs, tensors))
+    arch = model_from_header(path)
+    assert (arch.model_type, arch.stored_format) == (expected_type, "q8_0")
+    assert arch.layers[1].mlp.experts == 4 and arch.layers[1].mlp.intermediate == 32
+    result = estimate(str(path), device="rtx-4090", prompt=64, output=16)
+    assert result.weights.id == "q8_0" and result.memory.weights_bytes > 0
