@@ -32,6 +32,7 @@ from sizeup.errors import ConfigError, IngestError
 from sizeup.files import OpenedFile, check_unchanged, open_regular
 from sizeup.formats import GGML_TYPES, GGUF_BLOCKS
 from sizeup.ingest.limits import MAX_PARAMS, MAX_PARAMS_TEXT
+from sizeup.ingest.gguf_arch import ARCHS as GGUF_ARCHS, arch_config
 
 __all__ = ["GGUFHeader", "read_gguf_header", "gguf_config", "stored_format", "GGUF_FILE_TYPES", "MAX_TENSORS",
            "MAX_KEYS"]
@@ -362,16 +363,6 @@ def stored_format(header: GGUFHeader) -> tuple[str, str]:
                                            f"are {kind}")
 
 
-# GGUF metadata keys ({arch}.*) -> config.json fields
-_GGUF_FIELDS = {
-    "embedding_length": "hidden_size", "block_count": "num_hidden_layers", "feed_forward_length": "intermediate_size",
-    "attention.head_count": "num_attention_heads", "attention.head_count_kv": "num_key_value_heads",
-    "context_length": "max_position_embeddings", "attention.key_length": "head_dim", "vocab_size": "vocab_size",
-    "expert_count": "num_local_experts", "expert_used_count": "num_experts_per_tok",
-    "attention.sliding_window": "sliding_window",
-}
-_GGUF_MODEL_TYPES = {"llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "gemma2": "gemma2", "gemma": "gemma",
-                     "phi3": "phi3", "mistral": "mistral"}
 _TOKENS = "tokenizer.ggml.tokens"
 
 
@@ -379,15 +370,10 @@ def gguf_config(header: GGUFHeader) -> tuple[dict[str, Any], dict[str, str]]:
     """The config.json fields a GGUF file's metadata gives, and for each the GGUF key it came from
     (values as stored: the config parser type- and range-checks them)."""
     arch_name = header.metadata.get("general.architecture")
-    if not isinstance(arch_name, str) or arch_name not in _GGUF_MODEL_TYPES:
+    if not isinstance(arch_name, str) or arch_name not in GGUF_ARCHS:
         raise ConfigError(f"{header.path}: GGUF architecture {_short(arch_name)} is not supported (expected one of "
-                          f"{', '.join(sorted(_GGUF_MODEL_TYPES))})")
-    config: dict[str, Any] = {"model_type": _GGUF_MODEL_TYPES[arch_name]}
-    sources: dict[str, str] = {}
-    for key, field_name in _GGUF_FIELDS.items():
-        value = header.metadata.get(f"{arch_name}.{key}")
-        if value is not None:
-            config[field_name], sources[field_name] = value, f"{arch_name}.{key}"
+                          f"{', '.join(sorted(GGUF_ARCHS))})")
+    config, sources = arch_config(header.path, arch_name, header.metadata)
     if "vocab_size" not in config:
         tokens = header.metadata.get(_TOKENS)
         if isinstance(tokens, list):
@@ -396,10 +382,9 @@ def gguf_config(header: GGUFHeader) -> tuple[dict[str, Any], dict[str, str]]:
             config["vocab_size"] = tokens
         elif tokens is not None:
             raise ConfigError(f"{header.path}: GGUF {_TOKENS!r} = {_short(tokens)}: expected an array of tokens")
-        sources["vocab_size"] = f"length of {_TOKENS}"
+        if tokens is not None:
+            sources["vocab_size"] = f"length of {_TOKENS}"
     config["tie_word_embeddings"] = not header.has_output
-    if config.get("num_local_experts"):
-        config["model_type"] = "mixtral"
     return config, sources
 
 

@@ -70,7 +70,9 @@ class Fields:
         return ConfigError(f"{self.where}: {self._field(key)} = {show(value)}: {expected}")
 
     def _missing(self, key: str) -> ConfigError:
-        return ConfigError(f"{self.where}: missing field {key!r} (needed for model_type {self.model_type!r})")
+        source = self.sources.get(key)
+        gguf = f" (GGUF {source!r}, not in the file)" if source else ""
+        return ConfigError(f"{self.where}: missing field {key!r}{gguf} (needed for model_type {self.model_type!r})")
 
     def has(self, key: str) -> bool:
         """Whether the config itself gives `key` (a class default does not count)."""
