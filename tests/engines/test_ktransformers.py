@@ -13,9 +13,9 @@ from sizeup.price.memory import host_read_share
 MODEL, GPU, CPU = "qwen3-30b-a3b-instruct-2507", "rtx-5090", "epyc-9355"
 
 
-def _est(*opts, **kw):
+def _est(*opts, prompt=969, **kw):
     return api.estimate(MODEL, device=GPU, engine="ktransformers@0.5.2", quant="bf16", cpu=CPU, threads=16, batch=1,
-                        prompt=969, output=128, engine_options=opts, **kw)
+                        prompt=prompt, output=128, engine_options=opts, **kw)
 
 
 def _experts(arch):
@@ -58,3 +58,17 @@ def test_a_release_before_the_sglang_integration_is_refused():
     with pytest.raises(ConfigError, match="ktransformers"):
         api.estimate(
             MODEL, device=GPU, engine="ktransformers@0.2.0", quant="bf16", cpu=CPU, prompt=10, output=10)
+
+
+def test_a_prompt_past_the_gpu_prefill_threshold_copies_the_cpu_experts_per_chunk():
+    """kt-kernel's layerwise prefill: each chunk copies the CPU-held experts ((E - N) / E of them) over the host link."""
+    arch = load_model(MODEL)
+    off = _est("kt-num-gpu-experts=28", prompt=3846)
+    on = _est("kt-num-gpu-experts=28", "kt-gpu-prefill-token-threshold=1024", prompt=3846)
+    assert on.prefill.tokens_per_s.typical > off.prefill.tokens_per_s.typical
+    note = next(a for a in on.assumptions if "kt-gpu-prefill-token-threshold" in a)
+    assert f"{_experts(arch) * 100 / 128 / 2**30:.2f} GiB" in note and "2 chunk(s)" in note
+    below = _est("kt-num-gpu-experts=28", "kt-gpu-prefill-token-threshold=4096", prompt=3846)
+    assert below.prefill.tokens_per_s.typical == pytest.approx(off.prefill.tokens_per_s.typical)
+    with pytest.raises(ConfigError, match="kt-gpu-prefill-token-threshold"):
+        _est("kt-gpu-prefill-token-threshold=-5")

@@ -25,7 +25,8 @@ from sizeup.errors import ConfigError
 class KTransformers(SGLang):
     FORMATS = ("bf16", "fp8")
     OPTIONS = frozenset({"threads"})
-    ENGINE_OPTIONS = {**SGLang.ENGINE_OPTIONS, "kt-num-gpu-experts": "kt_num_gpu_experts"}
+    ENGINE_OPTIONS = {**SGLang.ENGINE_OPTIONS, "kt-num-gpu-experts": "kt_num_gpu_experts",
+                      "kt-gpu-prefill-token-threshold": "kt_gpu_prefill_token_threshold"}
     SGLANG_RELEASE = "0.5.3"
     """The SGLang release whose profile prices the GPU part of every ktransformers 0.4+ release. ktransformers 0.4+
     runs it inside SGLang (kt-kernel README "Integration with SGLang": `python -m sglang.launch_server ...
@@ -79,10 +80,39 @@ class KTransformers(SGLang):
         experts = _routed_experts(arch)
         return (experts - self.gpu_experts(arch)) / experts if experts else 1.0
 
+    def prefill_threshold(self) -> int:
+        """`--kt-gpu-prefill-token-threshold N` (`--engine-opt`): a prefill of N tokens or more runs the host experts
+        on the GPU, layer by layer, after copying them there (0: off, every prefill on the CPU)."""
+        n = self.profile.value("kt_gpu_prefill_token_threshold", 0)
+        if n < 0 or n != int(n):
+            raise ConfigError(f"--engine-opt kt-gpu-prefill-token-threshold={n:g}: expected a whole number of "
+                              f"tokens, 0 (off) or more")
+        return int(n)
+
     def host_weights_on_device(self, decode: bool, tokens: int) -> bool:
-        """kt-kernel multiplies its experts on the CPU for prompts too (no copy to the GPU is priced); its
-        `kt-gpu-prefill-token-threshold` path (prefill of host experts on the GPU, 0.5.1+) is not modelled."""
-        return False
+        threshold = self.prefill_threshold()
+        return not decode and threshold > 0 and tokens >= threshold
+
+    def step_extra(self, arch, ledger, weights: str, decode: bool, tokens: int):
+        """A prefill past the threshold: each chunk (`chunked_prefill_size`) copies every CPU-held expert over the
+        host link before the GPU multiplies it (kt-kernel's layerwise prefill; their bytes / the link's one-way
+        bandwidth, the copy not overlapped with compute: an upper bound)."""
+        layers = self.host_expert_layers(arch) if self.device.kind != "cpu" else 0
+        link = self.device.pcie_bytes_per_s
+        if not layers or not link or not self.host_weights_on_device(decode, tokens):
+            return super().step_extra(arch, ledger, weights, decode, tokens)
+        from sizeup.formats import get_format, tensor_bytes_map
+        from sizeup.ranges import Range
+
+        sizes = tensor_bytes_map(arch, get_format(weights))
+        moved = self.host_expert_fraction(arch) * sum(sizes[t.name] for t in arch.tensors() if t.role == "expert")
+        chunk = self._chunk()
+        copies = -(-tokens // chunk)
+        t = copies * moved / link
+        return Range(t, t, t), (f"prefill: {tokens:,} tokens >= kt-gpu-prefill-token-threshold "
+                                f"{self.prefill_threshold():,}: {copies} chunk(s) of up to {chunk:,} tokens each copy "
+                                f"the {moved / 2**30:.2f} GiB of CPU-held experts to {self.device.id} over its host "
+                                f"link ({link / 1e9:.1f} GB/s one way) and multiply them there: {t * 1e3:,.0f} ms")
 
     def phase_notes(self, arch, decode: bool):
         n = self.gpu_experts(arch) if arch.is_moe else 0
