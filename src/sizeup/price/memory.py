@@ -55,6 +55,9 @@ class MemoryConfig:
     (`sizeup.price.tower_memory`). None: no tower runs."""
     host_experts: int = 0
     """The first N layers whose routed experts' weights stay in host memory (the engine's `host_expert_layers`)."""
+    host_expert_fraction: float = 1.0
+    """The share of those layers' routed experts held in host memory (the engine's `host_expert_fraction`: 1 for
+    whole layers, (E - N) / E where N experts per layer stay on the device)."""
     pp: int = 1
     """Pipeline stages (workload/pipeline.py): each GPU holds its stage's ceil(layers / pp) layers of weights and
     cache, and the larger of the embedding (first stage) and the head (last stage)."""
@@ -109,7 +112,7 @@ def _activation_peak(arch: ModelArch, tokens: int, logit_rows: int, act_bytes: i
 def _weights_on_gpu(arch: ModelArch, cfg: MemoryConfig) -> tuple[int, int]:
     if cfg.pp > 1:
         return _stage_weights(arch, cfg.weights, cfg.tp, cfg.pp), 0
-    return _weights_split(arch, cfg.weights, cfg.tp, cfg.gpu_layers, cfg.host_experts)
+    return _weights_split(arch, cfg.weights, cfg.tp, cfg.gpu_layers, cfg.host_experts, cfg.host_expert_fraction)
 
 
 def stage_share(arch: ModelArch, pp: int) -> float:
@@ -119,10 +122,12 @@ def stage_share(arch: ModelArch, pp: int) -> float:
 
 
 @lru_cache(maxsize=64)
-def host_read_share(arch: ModelArch, weights: WeightFormat, gpu_layers: int | None, host_experts: int) -> float:
+def host_read_share(arch: ModelArch, weights: WeightFormat, gpu_layers: int | None, host_experts: int,
+                    fraction: float = 1.0) -> float:
     """The share of the weight bytes one decoded token reads that live in host memory: the layers past `gpu_layers`
-    whole and the routed experts of the first `host_experts` layers, each expert tensor counted at top-k / experts
-    (the experts a token is routed to), the embedding lookup not counted (one row a token)."""
+    whole and the routed experts of the first `host_experts` layers (`fraction` of each layer's experts), each
+    expert tensor counted at top-k / experts (the experts a token is routed to, routing taken as uniform), the
+    embedding lookup not counted (one row a token)."""
     sizes = tensor_bytes_map(arch, weights)
     n, total, host = arch.num_layers, 0.0, 0.0
     offload = n if gpu_layers is None else gpu_layers
@@ -134,7 +139,9 @@ def host_read_share(arch: ModelArch, weights: WeightFormat, gpu_layers: int | No
             mlp = arch.layers[t.layer].mlp
             read *= mlp.top_k / mlp.experts
         total += read
-        if t.layer is not None and (t.layer >= offload or (t.role == "expert" and t.layer < host_experts)):
+        if t.layer is not None and t.layer < offload and t.role == "expert" and t.layer < host_experts:
+            host += read * fraction
+        elif t.layer is not None and t.layer >= offload:
             host += read
         elif t.layer is None and offload < n:
             host += read  # the output layer stays off the device with any layer off it
@@ -160,15 +167,20 @@ def _stage_weights(arch: ModelArch, weights: WeightFormat, tp: int, pp: int) -> 
 
 @lru_cache(maxsize=64)
 def _weights_split(arch: ModelArch, weights: WeightFormat, tp: int, gpu_layers: int | None,
-                   host_experts: int = 0) -> tuple[int, int]:
+                   host_experts: int = 0, fraction: float = 1.0) -> tuple[int, int]:
     """(GPU bytes, CPU bytes) of the weights, per GPU under tensor parallelism; the routed experts of the first
-    `host_experts` layers in host memory."""
+    `host_experts` layers in host memory (`fraction` of each such layer's experts, the rest on the GPU)."""
     gpu = cpu = 0
     n = arch.num_layers
     offload = n if gpu_layers is None else gpu_layers
     sizes = tensor_bytes_map(arch, weights)
     for t in arch.tensors():
         size = sizes[t.name]
+        if t.layer is not None and t.layer < offload and t.role == "expert" and t.layer < host_experts \
+                and fraction < 1.0:
+            cpu += int(size * fraction)
+            gpu += int(size * (1.0 - fraction)) // tp
+            continue
         if t.layer is not None:
             on_gpu = t.layer < offload and not (t.role == "expert" and t.layer < host_experts)
         elif t.role in ("embedding", "position") and gpu_layers is not None:
@@ -197,7 +209,8 @@ def inference_memory(arch: ModelArch, execution, cfg: MemoryConfig) -> Inference
         raise ConfigError(f"batch {cfg.batch} and context {cfg.context}: expected positive integers")
     device = execution.device
     if not cfg.host_experts and device.kind != "cpu":
-        cfg = replace(cfg, host_experts=execution.host_expert_layers(arch))
+        cfg = replace(cfg, host_experts=execution.host_expert_layers(arch),
+                      host_expert_fraction=float(getattr(execution, "host_expert_fraction", lambda a: 1.0)(arch)))
     weights, cpu_weights = _weights_on_gpu(arch, cfg)
     if getattr(execution, "attention_ranks", 1) > 1 and cfg.gpu_layers is None and cfg.pp == 1:
         weights += whole_beside_experts(arch, cfg.weights, cfg.tp)

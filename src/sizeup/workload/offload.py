@@ -27,8 +27,10 @@ def host_split(arch, fmt, cfg, model, device: DeviceSpec, cpu: DeviceSpec | None
     if not layers_off and not experts:
         return 1.0, None, []
     if experts:
-        share = host_read_share(arch, fmt, cfg.gpu_layers if layers_off else None, experts)
-        where = (f"the routed experts of the first {experts} of {n} layers stay in CPU RAM on "
+        fraction = float(getattr(model, "host_expert_fraction", lambda a: 1.0)(arch))
+        share = host_read_share(arch, fmt, cfg.gpu_layers if layers_off else None, experts, fraction)
+        held = "" if fraction >= 1.0 else f"{fraction:.1%} of "
+        where = (f"{held}the routed experts of the first {experts} of {n} layers stay in CPU RAM on "
                  f"{'the host' if cpu is None else cpu.id} and run there ({share:.1%} of the weight bytes a decoded "
                  f"token reads: each expert tensor at top-k / experts); attention, router and shared weights on "
                  f"{device.id}")
