@@ -17,11 +17,12 @@ __all__ = ["CompareOptions", "DeviceComparison", "compare", "compare_devices", "
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CompareOptions(ServingOptions):
-    devices: str | tuple[str, ...] = option("common", "a class (consumer, workstation, apple, datacenter, accelerator, edge, cpu), "
+    devices: str | tuple[str, ...] = option("common", "a class (consumer, workstation, apple, datacenter, "
+                                                      "accelerator, edge, cpu), "
                                                       "'all', 'common' (a few cards most asked about), or device "
                                                       "names (a list, or one string 'a,b,c')")
     engine: str | None = option(None, "serving engine for every device (default: llama.cpp on consumer cards, Macs, "
-                                      "edge and CPUs; vllm on workstation and data-centre GPUs)")
+                                      "edge and CPUs; vllm on workstation and data-centre GPUs and NPUs)")
     formats: tuple[str, ...] | None = option(None, "formats to try, most precise first (default: the engine's "
                                                    "ladder, e.g. llama.cpp q8_0 .. q2_k, vLLM bf16, fp8, awq-int4)")
     catalog: tuple[str | Path, ...] = option((), "extra folders of device/offer YAML files")

@@ -21,8 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                     "(or with --devices) a table compares devices")
     p.add_argument("--devices", metavar="CLASS|A,B,…",
                    help="compare devices: which run the model, at which format, tokens/s and $ per million tokens; "
-                        "a class (consumer, workstation, apple, datacenter, accelerator, edge, cpu, all) or device names separated "
-                        "by commas (default without --device: a few common cards)")
+                        "a class (consumer, workstation, apple, datacenter, accelerator, edge, cpu, all) or device "
+                        "names separated by commas (default without --device: a few common cards)")
     p.add_argument("--gpus", type=_GPUS, default=1, help="tensor-parallel GPUs (default 1)")
     p.add_argument("--split", choices=("tensor", "layers"), default="tensor",
                    help="how --gpus share the model: tensor (tensor parallel, the default) or layers (consecutive "
