@@ -101,14 +101,11 @@ class KTransformers(SGLang):
         link = self.device.pcie_bytes_per_s
         if not layers or not link or not self.host_weights_on_device(decode, tokens):
             return super().step_extra(arch, ledger, weights, decode, tokens)
-        from sizeup.formats import get_format, tensor_bytes_map
+        from sizeup.engines.host_experts import expert_copies
         from sizeup.ranges import Range
 
-        sizes = tensor_bytes_map(arch, get_format(weights))
-        moved = self.host_expert_fraction(arch) * sum(sizes[t.name] for t in arch.tensors() if t.role == "expert")
         chunk = self._chunk()
-        copies = -(-tokens // chunk)
-        t = copies * moved / link
+        moved, t, copies = expert_copies(arch, weights, layers, self.host_expert_fraction(arch), tokens, chunk, link)
         return Range(t, t, t), (f"prefill: {tokens:,} tokens >= kt-gpu-prefill-token-threshold "
                                 f"{self.prefill_threshold():,}: {copies} chunk(s) of up to {chunk:,} tokens each copy "
                                 f"the {moved / 2**30:.2f} GiB of CPU-held experts to {self.device.id} over its host "

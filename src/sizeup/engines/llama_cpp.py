@@ -17,13 +17,13 @@ import re
 from dataclasses import replace
 
 from sizeup.engines.base import Batching, ExecutionModel, engine
+from sizeup.engines.host_experts import expert_copies
 from sizeup.engines.kernels import check_backend, default_backend, select_kernel
 from sizeup.engines.launch import Launch, LaunchRequest
 from sizeup.engines.llama_cpp_host_kv import host_kv_memory, host_kv_step
 from sizeup.engines.llama_cpp_memory import compute_buffer, fit_params, flash_attention_default, input_layer_bytes
 from sizeup.engines.reserve import whole_context_cache
 from sizeup.errors import ConfigError
-from sizeup.formats import get_format, tensor_bytes_map
 from sizeup.ingest.transformer_ops import KV_BYTES_PER_ELEMENT
 from sizeup.ranges import Range
 
@@ -233,12 +233,8 @@ class LlamaCpp(ExecutionModel):
         link = self.device.pcie_bytes_per_s
         if not layers or not self.host_weights_on_device(decode, tokens) or not link:
             return None
-        sizes = tensor_bytes_map(arch, get_format(weights))
-        moved = sum(sizes[t.name] for t in arch.tensors() if t.role == "expert" and t.layer is not None
-                    and t.layer < layers)
         ubatch = self.ubatch
-        copies = -(-tokens // ubatch)
-        t = copies * moved / link
+        moved, t, copies = expert_copies(arch, weights, layers, 1.0, tokens, ubatch, link)
         return Range(t, t, t), (f"prefill: {copies} physical batch(es) of up to {ubatch} tokens each copy the "
                                 f"{moved / 2**30:.2f} GiB of experts kept in CPU RAM to {self.device.id} over its host "
                                 f"link ({link / 1e9:.1f} GB/s one way) before multiplying them there (ggml op offload "
