@@ -135,22 +135,6 @@ def run_lean(requests: Sequence[tuple[int, int]], *, limit: int, budget: int | N
             if not finished:
                 continue
             base = steps_done * n - n
-            if npend == 1:  # the one prompt done (its first token): as the loop below takes it
-                k = entry[0]
-                first[k] = now
-                if stop is not None and stop(k, now):
-                    return dict(sent=sent, first=first, done=done, order=order, makespan=now, held=held,
-                                decoding=decoding, busy=busy, prefill=prefill, stopped=True, preempted=0)
-                out = requests[k][1]
-                if out <= 1:
-                    done[k] = now
-                    append(k)
-                    holding -= 1
-                else:
-                    push(running, base + out * n + k)
-                pending = []
-                npend = 0
-                continue
             taken = pending if finished == npend else pending[:finished]
             for k, _ in taken:
                 first[k] = now
