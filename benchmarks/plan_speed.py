@@ -55,7 +55,13 @@ def every_engine(env: dict[str, str], base: Path | None = None, runs: int = 3) -
     sys.path.insert(0, str(ROOT / "src"))
     from sizeup.engines.base import engine_names
 
-    engines = ", ".join(engine_names())
+    names = list(engine_names())
+    if base:  # the engines both trees register, so that the two plans search the same engines
+        listed = subprocess.run([sys.executable, "-c", "from sizeup.engines.base import engine_names; "
+                                 "print(' '.join(engine_names()))"], env={**env, "PYTHONPATH": str(base / "src")},
+                                capture_output=True, text=True, check=True).stdout.split()
+        names = [n for n in names if n in listed]
+    engines = ", ".join(names)
     trees = ([("base", {**env, "PYTHONPATH": str(base / "src")})] if base else []) + [("this tree", env)]
     print()
     print("| serving example, every engine | tree | process wall (s) | process CPU (s) | exit code | headline |")

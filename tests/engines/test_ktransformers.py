@@ -72,3 +72,9 @@ def test_a_prompt_past_the_gpu_prefill_threshold_copies_the_cpu_experts_per_chun
     assert below.prefill.tokens_per_s.typical == pytest.approx(off.prefill.tokens_per_s.typical)
     with pytest.raises(ConfigError, match="kt-gpu-prefill-token-threshold"):
         _est("kt-gpu-prefill-token-threshold=-5")
+
+
+def test_a_dense_model_is_refused_in_one_line():
+    with pytest.raises(ConfigError, match="no routed experts") as e:
+        api.estimate("llama-3.1-8b", device=GPU, engine="ktransformers", quant="bf16", cpu=CPU, prompt=10, output=10)
+    assert "\n" not in str(e.value)

@@ -71,7 +71,9 @@ class KTransformers(SGLang):
     def host_expert_layers(self, arch) -> int:
         """Every MoE layer's routed experts are kt-kernel's (all of them host experts but for the GPU-held share)."""
         if not arch.is_moe:
-            return 0
+            raise ConfigError(f"--engine ktransformers: {arch.name} has no routed experts, and ktransformers runs a "
+                              f"mixture-of-experts model's experts on the CPU (expected a MoE model; a dense model: "
+                              f"--engine sglang)")
         experts = _routed_experts(arch)
         return arch.num_layers if self.gpu_experts(arch) < experts else 0
 
