@@ -252,12 +252,12 @@ def utilization(arch: ModelArch, device: DeviceSpec, cfg: TrainingConfig, time: 
 
 
 def links(device: DeviceSpec, cfg: TrainingConfig, offer: Offer | None) -> tuple[Link | None, Link | None]:
-    intra = device_link(device)
-    if cfg.parallel.nodes == 1:
-        return intra, None
     """(the GPU link inside a node; the network each GPU sees between nodes, None on one node). The network per node:
     `--network-gbps`, else the offer's stated one, else comm.yaml's per-GPU figure (workload/nodes.py) times the GPUs
     per node, as inference across nodes takes it."""
+    intra = device_link(device)
+    if cfg.parallel.nodes == 1:
+        return intra, None
     per_node = cfg.network_gbit_per_s or (offer.network_bytes_per_s * 8 / 1e9 if offer and offer.network_bytes_per_s
                                           else network_gbit_per_gpu() * cfg.parallel.gpus_per_node)
     return intra, network_link(per_node * 1e9 / 8 / cfg.parallel.gpus_per_node)
