@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sizeup.engines.base import engine
-from sizeup.engines.profile import engine_profile, release_key
+from sizeup.engines.profile import engine_profile
 from sizeup.engines.sglang import SGLang
 from sizeup.errors import ConfigError
 
@@ -47,14 +47,6 @@ class KTransformers(SGLang):
                        notes=(*own.notes, f"ktransformers {own.version}: the GPU part priced as SGLang {base.version} (its "
                                           f"scheduler, memory pool and CUDA graphs; the release ktransformers' SGLang "
                                           f"fork is cut from is not read)"))
-
-    @classmethod
-    def check_version(cls, version: str) -> None:
-        try:
-            release_key(version)
-        except ValueError:
-            raise ConfigError(f"--engine ktransformers@{version}: a ktransformers release is like 0.5.2") from None
-        super(SGLang, cls).check_version(version)
 
     def gpu_experts(self, arch) -> int:
         """`--kt-num-gpu-experts N`: routed experts per MoE layer kept on the GPU (0 by default)."""
